@@ -1,0 +1,42 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { getServerSession } from "next-auth";
+import { authOptions } from "@/lib/auth/options";
+import { SignOutButton } from "./components/SignOutButton";
+import "./globals.css";
+
+export const metadata: Metadata = {
+  title: "Gatehouse",
+  description: "A login reference application",
+};
+
+export const dynamic = "force-dynamic";
+
+export default async function RootLayout({ children }: { children: React.ReactNode }) {
+  const session = await getServerSession(authOptions());
+  return (
+    <html lang="en">
+      <body>
+        <header className="site">
+          <Link href="/" className="brand">
+            Gatehouse
+          </Link>
+          <nav aria-label="Account" style={{ display: "flex", gap: "1rem", alignItems: "center" }}>
+            {session ? (
+              <>
+                <Link href="/account">Account</Link>
+                <SignOutButton />
+              </>
+            ) : (
+              <>
+                <Link href="/sign-in">Sign in</Link>
+                <Link href="/register">Register</Link>
+              </>
+            )}
+          </nav>
+        </header>
+        <main>{children}</main>
+      </body>
+    </html>
+  );
+}

@@ -1,0 +1,19 @@
+import { safeCallbackPath } from "@/lib/http/callback-url";
+import { SignInForm } from "./SignInForm";
+
+export const dynamic = "force-dynamic";
+
+export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const params = await searchParams;
+  const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+  return (
+    <div className="card">
+      <h1>Sign in</h1>
+      <SignInForm
+        callbackPath={safeCallbackPath(first(params.callbackUrl))}
+        registered={first(params.registered) === "1"}
+        initialEmail={first(params.email) ?? ""}
+      />
+    </div>
+  );
+}

@@ -1,0 +1,43 @@
+import { z } from "zod";
+
+export const PASSWORD_MIN_LENGTH = 12;
+export const PASSWORD_MAX_LENGTH = 128;
+export const EMAIL_MAX_LENGTH = 254;
+
+/** NFKC, trimmed, lower-cased: "Alice@Example.com " and "alice@example.com" are one account. */
+export function normalizeEmail(email: string): string {
+  return email.normalize("NFKC").trim().toLowerCase();
+}
+
+// Length is counted in code points, so a password of emoji is not cut short or over-counted.
+const password = z
+  .string({ error: "Password is required." })
+  .refine((value) => [...value].length >= PASSWORD_MIN_LENGTH, `Use at least ${PASSWORD_MIN_LENGTH} characters.`)
+  .refine((value) => [...value].length <= PASSWORD_MAX_LENGTH, `Use at most ${PASSWORD_MAX_LENGTH} characters.`);
+
+const email = z
+  .string({ error: "Email is required." })
+  .max(EMAIL_MAX_LENGTH * 2, "That email address is too long.")
+  .transform(normalizeEmail)
+  .pipe(z.email({ error: "Enter a valid email address." }).max(EMAIL_MAX_LENGTH, "That email address is too long."));
+
+export const registrationSchema = z.object({ email, password });
+
+/**
+ * Sign-in only checks shape: applying the registration rules here would tell an attacker
+ * which guesses cannot be right without paying for a verification.
+ */
+export const signInSchema = z.object({
+  email: z.string().min(1).max(EMAIL_MAX_LENGTH * 2).transform(normalizeEmail),
+  password: z.string().min(1).max(PASSWORD_MAX_LENGTH * 4),
+});
+
+/** `{ field: firstMessage }` for a 400 body. */
+export function fieldErrors(error: z.ZodError): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const issue of error.issues) {
+    const key = String(issue.path[0] ?? "body");
+    fields[key] ??= issue.message;
+  }
+  return fields;
+}

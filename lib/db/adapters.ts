@@ -1,0 +1,102 @@
+import fs from "node:fs";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import lockfile from "proper-lockfile";
+import type { DatabaseTarget } from "./target";
+
+const NAME_OID = 19;
+const TEXT_OID = 25;
+
+/**
+ * Prisma's JS schema engine cannot deserialize PostgreSQL's `name` type (OID 19), which the
+ * catalogue queries of `migrate deploy` return (prisma/orm#27403). `name` is text on the wire,
+ * so reporting it as text is exact.
+ */
+class NameAsTextPool extends pg.Pool {
+  // pg's query has many overloads; this wrapper only rewrites the field metadata of results.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override query(...args: any[]): any {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const result = (super.query as any)(...args);
+    if (result && typeof result.then === "function") {
+      return result.then((res: pg.QueryResult) => {
+        for (const field of res?.fields ?? []) if (field.dataTypeID === NAME_OID) field.dataTypeID = TEXT_OID;
+        return res;
+      });
+    }
+    return result;
+  }
+}
+
+
+// A stale lock (left by a killed process) is taken over after this long without a heartbeat.
+const LOCK_STALE_MS = 10_000;
+
+// One PGlite per data folder per process (kept on globalThis so dev-mode reloads reuse it).
+const globalForPglite = globalThis as typeof globalThis & { __gatehousePglite?: Map<string, Promise<PGlite>> };
+const openDatabases = (globalForPglite.__gatehousePglite ??= new Map());
+
+/**
+ * Opens PGlite on its data folder, holding an inter-process lock for as long as the process
+ * lives: two PostgreSQL instances writing one data folder would corrupt it.
+ */
+export function openPglite(dataDir: string): Promise<PGlite> {
+  let opening = openDatabases.get(dataDir);
+  if (!opening) {
+    opening = lockAndOpen(dataDir);
+    openDatabases.set(dataDir, opening);
+    opening.catch(() => openDatabases.delete(dataDir));
+  }
+  return opening;
+}
+
+async function lockAndOpen(dataDir: string): Promise<PGlite> {
+  fs.mkdirSync(dataDir, { recursive: true });
+  try {
+    await lockfile.lock(dataDir, {
+      lockfilePath: `${dataDir}.lock`,
+      stale: LOCK_STALE_MS,
+      retries: { retries: 12, minTimeout: 1000, maxTimeout: 1000 },
+      onCompromised: (err) => {
+        // The lock was taken from under us: continuing could corrupt the data folder.
+        console.error(`PGlite data folder lock lost (${dataDir}): ${err.message}; exiting`);
+        process.exit(1);
+      },
+    });
+  } catch {
+    throw new Error(
+      `The embedded database folder ${dataDir} is in use by another process. ` +
+        "Stop the other Gatehouse process (or `npm run db:migrate`), or set DATABASE_URL to another pglite: folder.",
+    );
+  }
+  return PGlite.create({
+    dataDir,
+    // PostgreSQL arms a 10 s startup-progress timer after an unclean shutdown, and in PGlite's
+    // single-user mode it keeps re-arming, so a short-lived process (the Prisma CLI) never exits.
+    postgresqlconf: ["log_startup_progress_interval = 0"],
+  });
+}
+
+/**
+ * The adapter for the Prisma CLI. PGlite keeps timers armed while it is open, so a CLI run
+ * (`migrate deploy`) would never exit; closing the database when Prisma disposes the adapter
+ * lets it exit and releases the data-folder lock.
+ */
+export async function createCliAdapter(target: DatabaseTarget): Promise<PrismaPg | PrismaPGlite> {
+  if (target.kind === "postgres") return new PrismaPg(new NameAsTextPool({ connectionString: target.url, max: 2 }));
+  const db = await openPglite(target.dataDir);
+  const factory = new PrismaPGlite(db);
+  const connect = factory.connect.bind(factory);
+  factory.connect = async () => {
+    const adapter = await connect();
+    adapter.dispose = async () => {
+      openDatabases.delete(target.dataDir);
+      await db.close();
+      await lockfile.unlock(target.dataDir, { lockfilePath: `${target.dataDir}.lock` });
+    };
+    return adapter;
+  };
+  return factory;
+}

@@ -1,0 +1,91 @@
+import type { PGlite } from "@electric-sql/pglite";
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaClient } from "../generated/prisma/client";
+import { openPglite } from "./adapters";
+import { applyMigrations, type Transactional } from "./migrate";
+import { resolveDatabaseTarget, type DatabaseTarget } from "./target";
+
+export type Database = {
+  prisma: PrismaClient;
+  target: DatabaseTarget;
+  close(): Promise<void>;
+};
+
+function pgliteTransactional(db: PGlite): Transactional {
+  return (work) =>
+    db.transaction((tx) =>
+      work({
+        exec: async (sql) => void (await tx.exec(sql)),
+        query: async <T>(sql: string, params: unknown[]) => (await tx.query<T>(sql, params)).rows,
+      }),
+    );
+}
+
+function poolTransactional(pool: pg.Pool): Transactional {
+  return async (work) => {
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      const result = await work({
+        exec: async (sql) => void (await client.query(sql)),
+        query: async <T>(sql: string, params: unknown[]) => (await client.query(sql, params)).rows as T[],
+      });
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
+}
+
+/** Opens the database, applies pending migrations, and returns a Prisma client on it. */
+export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+  if (target.kind === "pglite") {
+    const db = await openPglite(target.dataDir);
+    await applyMigrations(pgliteTransactional(db));
+    const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+    return {
+      prisma,
+      target,
+      close: async () => {
+        await prisma.$disconnect();
+        // A clean close checkpoints PGlite, so the next start needs no recovery.
+        await db.close();
+      },
+    };
+  }
+  const pool = new pg.Pool({ connectionString: target.url, max: 10 });
+  await applyMigrations(poolTransactional(pool));
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    prisma,
+    target,
+    close: async () => {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}
+
+// One client per process, on globalThis so that dev-mode module reloads reuse it.
+const globalForDb = globalThis as typeof globalThis & { __gatehouseDb?: Promise<Database> };
+
+export function getDatabase(): Promise<Database> {
+  if (!globalForDb.__gatehouseDb) {
+    const opening = openDatabase(resolveDatabaseTarget(process.env.DATABASE_URL));
+    globalForDb.__gatehouseDb = opening;
+    opening.catch(() => {
+      globalForDb.__gatehouseDb = undefined;
+    });
+  }
+  return globalForDb.__gatehouseDb;
+}
+
+export async function prisma(): Promise<PrismaClient> {
+  return (await getDatabase()).prisma;
+}

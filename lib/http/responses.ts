@@ -1,0 +1,23 @@
+import { NextResponse } from "next/server";
+
+export type ErrorCode =
+  | "invalid_input"
+  | "invalid_json"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "email_taken"
+  | "rate_limited"
+  | "locked"
+  | "captcha_invalid"
+  | "busy"
+  | "internal";
+
+const NO_STORE = { "Cache-Control": "no-store" };
+
+export function jsonError(status: number, error: ErrorCode, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  return NextResponse.json({ error, message, ...extra }, { status, headers: { ...NO_STORE, ...headers } });
+}
+
+export function json(status: number, body: unknown) {
+  return NextResponse.json(body, { status, headers: NO_STORE });
+}

@@ -1,0 +1,59 @@
+import { randomBytes } from "node:crypto";
+import { hash, parseOptions, verify } from "@node-rs/argon2";
+import type { Argon2Params } from "./params";
+
+// @node-rs/argon2 declares Algorithm as a const enum, which isolated modules cannot import.
+const ARGON2ID = 2;
+
+export async function hashPassword(password: string, params: Argon2Params): Promise<string> {
+  return hash(password, {
+    algorithm: ARGON2ID,
+    memoryCost: params.memoryCostKiB,
+    timeCost: params.timeCost,
+    parallelism: params.parallelism,
+  });
+}
+
+/** False for a wrong password and for a hash that cannot be parsed: never throws on bad input. */
+export async function verifyPassword(storedHash: string, password: string): Promise<boolean> {
+  try {
+    return await verify(storedHash, password);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * True when the stored hash is weaker than the current parameters (or not Argon2id at all),
+ * so a successful sign-in should store a fresh hash.
+ */
+export function needsRehash(storedHash: string, current: Argon2Params): boolean {
+  try {
+    const stored = parseOptions(storedHash);
+    return (
+      stored.algorithm !== ARGON2ID ||
+      stored.memoryCost < current.memoryCostKiB ||
+      stored.timeCost < current.timeCost ||
+      stored.parallelism < current.parallelism
+    );
+  } catch {
+    return true;
+  }
+}
+
+const dummyHashes = new Map<string, Promise<string>>();
+
+/**
+ * A hash of a random password made with the current parameters. Verifying against it for an
+ * unknown account costs what a real verification costs, so response time does not reveal
+ * which accounts exist.
+ */
+export function dummyHash(params: Argon2Params): Promise<string> {
+  const key = JSON.stringify(params);
+  let pending = dummyHashes.get(key);
+  if (!pending) {
+    pending = hashPassword(randomBytes(32).toString("base64url"), params);
+    dummyHashes.set(key, pending);
+  }
+  return pending;
+}

@@ -1,0 +1,66 @@
+import type { PrismaClient } from "../generated/prisma/client";
+import { dummyHash, hashPassword, needsRehash, verifyPassword } from "@/lib/password/hash";
+import type { Argon2Params } from "@/lib/password/params";
+
+export type Credentials = { email: string; password: string };
+export type AccountUser = { id: string; email: string };
+
+type MaybeDbError = { code?: unknown; cause?: { code?: unknown; kind?: unknown } };
+
+/**
+ * Prisma reports a unique violation as P2002 through @prisma/adapter-pg; the PGlite adapter
+ * passes PostgreSQL's own SQLSTATE 23505 through as the cause instead.
+ */
+function isUniqueViolation(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const { code, cause } = error as MaybeDbError;
+  return code === "P2002" || cause?.code === "23505" || cause?.kind === "UniqueConstraintViolation";
+}
+
+/**
+ * Creates an account from already validated and normalised input. The hash is made before the
+ * insert, so a taken address costs as much time as a new one; the unique index decides races.
+ */
+export async function registerAccount(
+  prisma: PrismaClient,
+  input: Credentials,
+  params: Argon2Params,
+): Promise<{ ok: true; user: AccountUser } | { ok: false; reason: "email_taken" }> {
+  const passwordHash = await hashPassword(input.password, params);
+  try {
+    const user = await prisma.user.create({ data: { email: input.email, passwordHash }, select: { id: true, email: true } });
+    return { ok: true, user };
+  } catch (error) {
+    if (isUniqueViolation(error)) return { ok: false, reason: "email_taken" };
+    throw error;
+  }
+}
+
+/**
+ * Checks a password. An unknown email still pays one verification against a dummy hash with
+ * the same parameters, so the answer and its timing are the same for both failures.
+ * Returns the user on success, null otherwise; `rehashed` says a weaker stored hash was upgraded.
+ */
+export async function verifyCredentials(
+  prisma: PrismaClient,
+  input: Credentials,
+  params: Argon2Params,
+  onRehashError: (error: unknown) => void = () => {},
+): Promise<(AccountUser & { rehashed: boolean }) | null> {
+  const user = await prisma.user.findUnique({ where: { email: input.email }, select: { id: true, email: true, passwordHash: true } });
+  const valid = await verifyPassword(user?.passwordHash ?? (await dummyHash(params)), input.password);
+  if (!user || !valid) return null;
+  let rehashed = false;
+  if (needsRehash(user.passwordHash, params)) {
+    try {
+      const passwordHash = await hashPassword(input.password, params);
+      // Only replace the hash that was verified, so a concurrent password change wins.
+      const { count } = await prisma.user.updateMany({ where: { id: user.id, passwordHash: user.passwordHash }, data: { passwordHash } });
+      rehashed = count === 1;
+    } catch (error) {
+      // The sign-in is valid either way; the upgrade is retried on the next one.
+      onRehashError(error);
+    }
+  }
+  return { id: user.id, email: user.email, rehashed };
+}

@@ -1,0 +1,49 @@
+// The Gatehouse HTTP server: Next.js behind a plain Node server, for one reason.
+// Route handlers cannot see the TCP peer address, and `next start` only passes it on in
+// X-Forwarded-For when the client did not send that header itself, so a client could choose
+// its own rate-limit key. Here the socket address is written into PEER_HEADER on every
+// request, overwriting anything the client sent, and lib/http/client-address.ts trusts that
+// header only when this server announced it.
+import { createServer } from "node:http";
+import next from "next";
+
+const PEER_HEADER = "x-gatehouse-peer";
+const dev = process.argv.includes("--dev");
+const port = Number(process.env.PORT ?? 3000);
+const hostname = process.env.HOST ?? "0.0.0.0";
+
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`PORT: expected a port number, got ${JSON.stringify(process.env.PORT)}`);
+  process.exit(1);
+}
+
+const app = next({ dev, hostname, port });
+const handle = app.getRequestHandler();
+await app.prepare();
+globalThis[Symbol.for("gatehouse.peerHeader")] = PEER_HEADER;
+
+const server = createServer((req, res) => {
+  req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
+  handle(req, res);
+});
+server.listen(port, hostname, () => {
+  console.log(`Gatehouse ${dev ? "(development) " : ""}listening on http://${hostname === "0.0.0.0" ? "localhost" : hostname}:${port}`);
+});
+
+let stopping = false;
+async function shutdown(signal) {
+  if (stopping) return;
+  stopping = true;
+  console.log(`${signal}: closing`);
+  server.close();
+  server.closeIdleConnections?.();
+  try {
+    const db = await globalThis.__gatehouseDb;
+    await db?.close();
+  } catch {
+    // The database never opened: nothing to close.
+  }
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -1,0 +1,14 @@
+import path from "node:path";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  resolve: { alias: { "@": path.resolve(__dirname) } },
+  test: {
+    include: ["lib/**/*.test.ts", "tests/**/*.test.ts"],
+    environment: "node",
+    // Integration tests open real databases; give them room on a 2-core machine.
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    env: { ARGON2_PROFILE: "test", LOG_LEVEL: "silent" },
+  },
+});
