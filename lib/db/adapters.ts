@@ -42,23 +42,32 @@ const openDatabases = (globalForPglite.__gatehousePglite ??= new Map());
  * Opens PGlite on its data folder, holding an inter-process lock for as long as the process
  * lives: two PostgreSQL instances writing one data folder would corrupt it.
  */
-export function openPglite(dataDir: string): Promise<PGlite> {
+export function openPglite(dataDir: string, lockWaitMs = LOCK_STALE_MS + 2_000): Promise<PGlite> {
   let opening = openDatabases.get(dataDir);
   if (!opening) {
-    opening = lockAndOpen(dataDir);
+    opening = lockAndOpen(dataDir, lockWaitMs);
     openDatabases.set(dataDir, opening);
     opening.catch(() => openDatabases.delete(dataDir));
   }
   return opening;
 }
 
-async function lockAndOpen(dataDir: string): Promise<PGlite> {
+/** Closes cleanly (a checkpoint, so the next start needs no recovery) and releases the lock. */
+export async function closePglite(db: PGlite, dataDir: string): Promise<void> {
+  if (openDatabases.get(dataDir) !== undefined) openDatabases.delete(dataDir);
+  if (db.closed) return;
+  await db.close();
+  await lockfile.unlock(dataDir, { lockfilePath: `${dataDir}.lock` }).catch(() => {});
+}
+
+async function lockAndOpen(dataDir: string, lockWaitMs: number): Promise<PGlite> {
   fs.mkdirSync(dataDir, { recursive: true });
   try {
     await lockfile.lock(dataDir, {
       lockfilePath: `${dataDir}.lock`,
       stale: LOCK_STALE_MS,
-      retries: { retries: 12, minTimeout: 1000, maxTimeout: 1000 },
+      // Waiting a little longer than the stale period lets a restart after a crash succeed.
+      retries: { retries: Math.ceil(lockWaitMs / 500), minTimeout: 500, maxTimeout: 500 },
       onCompromised: (err) => {
         // The lock was taken from under us: continuing could corrupt the data folder.
         console.error(`PGlite data folder lock lost (${dataDir}): ${err.message}; exiting`);
@@ -79,24 +88,8 @@ async function lockAndOpen(dataDir: string): Promise<PGlite> {
   });
 }
 
-/**
- * The adapter for the Prisma CLI. PGlite keeps timers armed while it is open, so a CLI run
- * (`migrate deploy`) would never exit; closing the database when Prisma disposes the adapter
- * lets it exit and releases the data-folder lock.
- */
+/** The adapter for the Prisma CLI (prisma.config.ts): the same databases the app opens. */
 export async function createCliAdapter(target: DatabaseTarget): Promise<PrismaPg | PrismaPGlite> {
   if (target.kind === "postgres") return new PrismaPg(new NameAsTextPool({ connectionString: target.url, max: 2 }));
-  const db = await openPglite(target.dataDir);
-  const factory = new PrismaPGlite(db);
-  const connect = factory.connect.bind(factory);
-  factory.connect = async () => {
-    const adapter = await connect();
-    adapter.dispose = async () => {
-      openDatabases.delete(target.dataDir);
-      await db.close();
-      await lockfile.unlock(target.dataDir, { lockfilePath: `${target.dataDir}.lock` });
-    };
-    return adapter;
-  };
-  return factory;
+  return new PrismaPGlite(await openPglite(target.dataDir));
 }

@@ -3,7 +3,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client";
-import { openPglite } from "./adapters";
+import { closePglite, openPglite } from "./adapters";
 import { applyMigrations, type Transactional } from "./migrate";
 import { resolveDatabaseTarget, type DatabaseTarget } from "./target";
 
@@ -54,8 +54,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       target,
       close: async () => {
         await prisma.$disconnect();
-        // A clean close checkpoints PGlite, so the next start needs no recovery.
-        await db.close();
+        await closePglite(db, target.dataDir);
       },
     };
   }

@@ -1,0 +1,49 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { defineConfig, devices } from "@playwright/test";
+
+const port = Number(process.env.E2E_PORT ?? 3210);
+const baseURL = `http://127.0.0.1:${port}`;
+
+// A fresh embedded database for every run. Workers re-read this file; the environment
+// variable makes them agree with the runner instead of creating folders of their own.
+process.env.E2E_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-e2e-"));
+process.env.E2E_SECRET ??= randomBytes(32).toString("hex");
+
+export default defineConfig({
+  testDir: "e2e",
+  fullyParallel: true,
+  forbidOnly: !!process.env.CI,
+  retries: process.env.CI ? 1 : 0,
+  workers: 2,
+  reporter: process.env.CI ? [["list"]] : [["list"], ["html", { open: "never" }]],
+  use: {
+    baseURL,
+    trace: "on-first-retry",
+    launchOptions: {
+      // Debian's Chromium: Playwright's own browser download cannot run on this network.
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    },
+  },
+  projects: [{ name: "chromium", use: { ...devices["Desktop Chrome"] } }],
+  webServer: {
+    // The production build (`next build` runs first in `npm run test:e2e`).
+    command: "node server.mjs",
+    url: `${baseURL}/api/health`,
+    reuseExistingServer: !process.env.CI,
+    timeout: 120_000,
+    stdout: "pipe",
+    env: {
+      NODE_ENV: "production",
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATABASE_URL: `pglite:${process.env.E2E_DATA_DIR}`,
+      NEXTAUTH_SECRET: process.env.E2E_SECRET,
+      NEXTAUTH_URL: baseURL,
+      LOG_LEVEL: "warn",
+    },
+  },
+});

@@ -1,0 +1,42 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+
+export type TestDatabase = { url: string; dispose(): Promise<void> };
+
+export async function freshPglite(): Promise<TestDatabase> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-pglite-"));
+  return { url: `pglite:${dir}`, dispose: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * The PostgreSQL of this machine when TEST_DATABASE_URL is set. Without it the suite is skipped
+ * locally, but fails under CI=true: a missing service must not pass as green.
+ */
+export function postgresUrl(): string | undefined {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url && process.env.CI === "true") throw new Error("TEST_DATABASE_URL must be set when CI=true");
+  return url;
+}
+
+/** A throwaway database on the server, dropped afterwards, so runs never share state. */
+export async function freshPostgres(baseUrl: string): Promise<TestDatabase> {
+  const name = `gatehouse_test_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    dispose: async () => {
+      const client = new pg.Client({ connectionString: baseUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}

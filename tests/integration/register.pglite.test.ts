@@ -1,0 +1,4 @@
+import { freshPglite } from "../helpers/databases";
+import { registrationSuite } from "./register.suite";
+
+registrationSuite("embedded PGlite", freshPglite);

@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TestDatabase } from "../helpers/databases";
+
+type RouteModule = typeof import("@/app/api/register/route");
+type DbModule = typeof import("@/lib/db/client");
+type AccountsModule = typeof import("@/lib/users/accounts");
+
+/** The registration route handler and sign-in verification against one real database. */
+export function registrationSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
+  describe(`registration and sign-in on ${label}`, () => {
+    let database: TestDatabase;
+    let route: RouteModule;
+    let db: DbModule;
+    let accounts: AccountsModule;
+
+    beforeAll(async () => {
+      database = await makeDatabase();
+      process.env.DATABASE_URL = database.url;
+      route = await import("@/app/api/register/route");
+      db = await import("@/lib/db/client");
+      accounts = await import("@/lib/users/accounts");
+    });
+
+    afterAll(async () => {
+      await (await db?.getDatabase())?.close();
+      await database?.dispose();
+    });
+
+    const post = (body: string, contentType = "application/json") =>
+      route.POST(new Request("http://localhost/api/register", { method: "POST", headers: { "content-type": contentType }, body }));
+
+    async function userCount() {
+      return (await db.prisma()).user.count();
+    }
+
+    it("creates an account with a normalised email and an Argon2id hash", async () => {
+      const res = await post(JSON.stringify({ email: "  New.User@Example.COM ", password: "a long enough passphrase" }));
+      expect(res.status).toBe(201);
+      expect(await res.json()).toMatchObject({ email: "new.user@example.com" });
+      const user = await (await db.prisma()).user.findUniqueOrThrow({ where: { email: "new.user@example.com" } });
+      expect(user.passwordHash).toMatch(/^\$argon2id\$v=19\$/);
+    });
+
+    it("answers 409 email_taken for the same address in another case", async () => {
+      const res = await post(JSON.stringify({ email: "NEW.USER@example.com", password: "another long passphrase" }));
+      expect(res.status).toBe(409);
+      expect(await res.json()).toMatchObject({ error: "email_taken" });
+    });
+
+    it("lets exactly one of five parallel registrations of one address through", async () => {
+      const body = JSON.stringify({ email: "race@example.com", password: "a long enough passphrase" });
+      const statuses = (await Promise.all(Array.from({ length: 5 }, () => post(body)))).map((r) => r.status).sort();
+      expect(statuses).toEqual([201, 409, 409, 409, 409]);
+    });
+
+    it.each([
+      ["malformed JSON", "{not json", "application/json", 400, "invalid_json"],
+      ["a non-JSON content type", "email=a", "text/plain", 415, "unsupported_media_type"],
+      ["missing fields", "{}", "application/json", 400, "invalid_input"],
+      ["non-string fields", JSON.stringify({ email: 7, password: { a: 1 } }), "application/json", 400, "invalid_input"],
+      ["a malformed email", JSON.stringify({ email: "nope", password: "a long enough passphrase" }), "application/json", 400, "invalid_input"],
+      ["an 11-character password", JSON.stringify({ email: "short@example.com", password: "x".repeat(11) }), "application/json", 400, "invalid_input"],
+      ["a 10,000-character password", JSON.stringify({ email: "huge@example.com", password: "x".repeat(10_000) }), "application/json", 400, "invalid_input"],
+      ["a 1 MB body", JSON.stringify({ email: "mb@example.com", password: "x".repeat(1024 * 1024) }), "application/json", 413, "payload_too_large"],
+    ])("refuses %s with a JSON error and writes nothing", async (_name, body, type, status, error) => {
+      const before = await userCount();
+      const res = await post(body, type);
+      expect(res.status).toBe(status);
+      const json = await res.json();
+      expect(json).toMatchObject({ error });
+      expect(JSON.stringify(json)).not.toMatch(/at .*\.(ts|js):\d+/);
+      expect(await userCount()).toBe(before);
+    });
+
+    it("names the failing fields in a 400", async () => {
+      const res = await post(JSON.stringify({ email: "nope", password: "short" }));
+      expect((await res.json()).fields).toEqual({ email: expect.any(String), password: expect.any(String) });
+    });
+
+    it("verifies the right password, refuses a wrong one and an unknown user alike", async () => {
+      const { argon2Params } = await import("@/lib/password/params");
+      const prisma = await db.prisma();
+      const params = argon2Params("test");
+      expect(await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "a long enough passphrase" }, params)).toMatchObject({
+        email: "new.user@example.com",
+      });
+      expect(await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "wrong passphrase!!" }, params)).toBeNull();
+      expect(await accounts.verifyCredentials(prisma, { email: "nobody@example.com", password: "a long enough passphrase" }, params)).toBeNull();
+    });
+
+    it("re-hashes a weaker stored hash on a successful sign-in", async () => {
+      const { OWASP_ARGON2ID, TEST_ARGON2ID } = await import("@/lib/password/params");
+      const prisma = await db.prisma();
+      const result = await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "a long enough passphrase" }, OWASP_ARGON2ID);
+      expect(result?.rehashed).toBe(true);
+      const user = await prisma.user.findUniqueOrThrow({ where: { email: "new.user@example.com" } });
+      expect(user.passwordHash).toContain("$m=19456,t=2,p=1$");
+      // Once upgraded, a sign-in with the same parameters leaves it alone.
+      expect((await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "a long enough passphrase" }, OWASP_ARGON2ID))?.rehashed).toBe(false);
+      expect(TEST_ARGON2ID.memoryCostKiB).toBeLessThan(OWASP_ARGON2ID.memoryCostKiB);
+    });
+
+    it("keeps the data across a restart (close and reopen)", async () => {
+      const { resolveDatabaseTarget } = await import("@/lib/db/target");
+      await (await db.getDatabase()).close();
+      const reopened = await db.openDatabase(resolveDatabaseTarget(database.url));
+      try {
+        expect(await reopened.prisma.user.count({ where: { email: "new.user@example.com" } })).toBe(1);
+      } finally {
+        await reopened.close();
+      }
+    });
+  });
+}
