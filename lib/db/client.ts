@@ -43,8 +43,19 @@ function poolTransactional(pool: pg.Pool): Transactional {
   };
 }
 
+/** close() may be called more than once (shutdown, tests); only the first call closes. */
+function closeOnce(database: Database): Database {
+  let closing: Promise<void> | undefined;
+  const close = database.close;
+  return { ...database, close: () => (closing ??= close()) };
+}
+
 /** Opens the database, applies pending migrations, and returns a Prisma client on it. */
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+  return closeOnce(await openUnwrapped(target));
+}
+
+async function openUnwrapped(target: DatabaseTarget): Promise<Database> {
   if (target.kind === "pglite") {
     const db = await openPglite(target.dataDir);
     await applyMigrations(pgliteTransactional(db));
