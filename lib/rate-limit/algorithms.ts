@@ -1,0 +1,162 @@
+/**
+ * Rate-limit decisions as pure functions of (state, nowMs, policy): no clock, no I/O. A store loads
+ * the state for a key, calls `decide`, and persists `nextState` in the same atomic step.
+ */
+
+/** `capacity` tokens, refilled continuously over `periodMs` (Bucket4j's greedy refill). */
+export type Bandwidth = { capacity: number; periodMs: number };
+
+/** One bucket limited by every bandwidth at once, e.g. 5 per 15 minutes AND 2 per 10 seconds. */
+export type TokenBucketAlgorithm = { kind: "token-bucket"; bandwidths: readonly Bandwidth[] };
+
+/** Cloudflare-style sliding window: the previous fixed window's count weighted by its overlap. */
+export type SlidingWindowAlgorithm = { kind: "sliding-window"; limit: number; windowMs: number };
+
+export type AlgorithmPolicy = TokenBucketAlgorithm | SlidingWindowAlgorithm;
+
+/** `tokens[i]` belongs to `bandwidths[i]`; fractional counts are partial refills. */
+export type TokenBucketState = { kind: "token-bucket"; tokens: number[]; lastRefillMs: number };
+
+/** Windows are aligned to multiples of `windowMs` since the epoch. */
+export type SlidingWindowState = {
+  kind: "sliding-window";
+  windowStartMs: number;
+  currentCount: number;
+  previousCount: number;
+};
+
+export type LimiterState = TokenBucketState | SlidingWindowState;
+
+export type Decision = {
+  allowed: boolean;
+  /** Further requests admissible right now, after this one. */
+  remaining: number;
+  /** 0 when allowed; otherwise whole ms (>= 1) until a request would be allowed. */
+  retryAfterMs: number;
+  /** Whole ms until the state equals a fresh one: a store may forget the key then without changing any decision. */
+  resetAfterMs: number;
+};
+
+export type AlgorithmDecision<TState> = Decision & { nextState: TState };
+
+// Float refill sums land a hair off whole numbers (599 refills of 1/600 token is not exactly 599/600).
+// Counts this close to a whole number are taken as it: a billionth of a token is no leniency.
+const TOLERANCE = 1e-9;
+
+function snapToWhole(count: number): number {
+  const whole = Math.round(count);
+  return Math.abs(count - whole) <= TOLERANCE ? whole : count;
+}
+
+// Aims half the tolerance short of the deficit so that, after waiting the returned time, float error
+// cannot leave the count just under the whole number the caller was told to expect.
+function msToRefill(deficitTokens: number, msPerToken: number): number {
+  return deficitTokens <= 0 ? 0 : Math.ceil((deficitTokens - TOLERANCE / 2) * msPerToken);
+}
+
+export function consumeTokenBucket(
+  state: TokenBucketState | undefined,
+  nowMs: number,
+  algorithm: TokenBucketAlgorithm,
+): AlgorithmDecision<TokenBucketState> {
+  const { bandwidths } = algorithm;
+  if (bandwidths.length === 0) throw new Error("A token bucket needs at least one bandwidth");
+
+  // A clock that steps back (NTP, or hosts with skew sharing one store) must not earn a second refill
+  // for the same interval, so refill resumes from the latest time seen and waits count from there.
+  const refillFromMs = state ? Math.max(state.lastRefillMs, nowMs) : nowMs;
+  const elapsedMs = state ? refillFromMs - state.lastRefillMs : 0;
+  const waitOffsetMs = refillFromMs - nowMs;
+
+  const refilled = bandwidths.map((bandwidth, i) => {
+    // A bandwidth added by a configuration change starts full; a shrunk one is clamped.
+    const previous = state?.tokens[i] ?? bandwidth.capacity;
+    const gained = (elapsedMs * bandwidth.capacity) / bandwidth.periodMs;
+    return snapToWhole(Math.min(bandwidth.capacity, previous + gained));
+  });
+  const allowed = refilled.every((tokens) => tokens >= 1);
+  const tokens = allowed ? refilled.map((count) => snapToWhole(count - 1)) : refilled;
+
+  const msPerToken = bandwidths.map((bandwidth) => bandwidth.periodMs / bandwidth.capacity);
+  const retryMs = allowed ? 0 : Math.max(...tokens.map((count, i) => msToRefill(1 - count, msPerToken[i]!)));
+  const fullMs = Math.max(...tokens.map((count, i) => msToRefill(bandwidths[i]!.capacity - count, msPerToken[i]!)));
+
+  return {
+    allowed,
+    remaining: Math.max(0, Math.floor(Math.min(...tokens))),
+    retryAfterMs: allowed ? 0 : waitOffsetMs + retryMs,
+    resetAfterMs: fullMs === 0 ? 0 : waitOffsetMs + fullMs,
+    nextState: { kind: "token-bucket", tokens, lastRefillMs: refillFromMs },
+  };
+}
+
+export function consumeSlidingWindow(
+  state: SlidingWindowState | undefined,
+  nowMs: number,
+  algorithm: SlidingWindowAlgorithm,
+): AlgorithmDecision<SlidingWindowState> {
+  const { limit, windowMs } = algorithm;
+  if (!(limit >= 1 && windowMs > 0)) throw new Error("A sliding window needs limit >= 1 and windowMs > 0");
+
+  // If the clock steps back, stay at the start of the latest window seen: its previous count then
+  // weighs fully, the strictest reading, and nothing already counted is forgotten.
+  const effectiveNowMs = state ? Math.max(nowMs, state.windowStartMs) : nowMs;
+  const waitOffsetMs = effectiveNowMs - nowMs;
+  const windowStartMs = Math.floor(effectiveNowMs / windowMs) * windowMs;
+  const windowEndMs = windowStartMs + windowMs;
+
+  let previousCount = 0;
+  let currentCount = 0;
+  if (state?.windowStartMs === windowStartMs) {
+    previousCount = state.previousCount;
+    currentCount = state.currentCount;
+  } else if (state?.windowStartMs === windowStartMs - windowMs) {
+    previousCount = state.currentCount;
+  }
+
+  const weightedCount = (previousCount * (windowEndMs - effectiveNowMs)) / windowMs + currentCount;
+  const allowed = weightedCount + 1 <= limit + TOLERANCE;
+  // Refused requests are not counted, like the token bucket: hammering does not extend the wait.
+  if (allowed) currentCount += 1;
+
+  let retryMs = 0;
+  if (!allowed) {
+    // Solve previous * (windowEnd - t) / windowMs + current + 1 = limit for the earliest t.
+    const allowedAtMs =
+      currentCount + 1 <= limit
+        ? windowEndMs - ((limit - 1 - currentCount) * windowMs) / previousCount
+        : windowEndMs + windowMs - ((limit - 1) * windowMs) / currentCount;
+    retryMs = Math.max(1, Math.ceil(allowedAtMs - effectiveNowMs));
+  }
+
+  // The weighted count reaches 0 when the current window has become the previous one and passed too.
+  const zeroAtMs = currentCount > 0 ? windowEndMs + windowMs : previousCount > 0 ? windowEndMs : effectiveNowMs;
+  const weightedAfter = allowed ? weightedCount + 1 : weightedCount;
+
+  return {
+    allowed,
+    remaining: Math.max(0, Math.floor(limit - weightedAfter + TOLERANCE)),
+    retryAfterMs: allowed ? 0 : waitOffsetMs + retryMs,
+    resetAfterMs: zeroAtMs === effectiveNowMs ? 0 : waitOffsetMs + Math.ceil(zeroAtMs - effectiveNowMs),
+    nextState: { kind: "sliding-window", windowStartMs, currentCount, previousCount },
+  };
+}
+
+/**
+ * Consumes one request for `policy`. A state of another kind (the policy's algorithm was changed)
+ * is ignored and the key starts fresh.
+ */
+export function decide(
+  policy: AlgorithmPolicy,
+  state: LimiterState | undefined,
+  nowMs: number,
+): AlgorithmDecision<LimiterState> {
+  // A NaN or infinite time would be written into the state and poison every later decision.
+  if (!Number.isFinite(nowMs)) throw new Error(`Rate limiter got a non-finite time: ${nowMs}`);
+  switch (policy.kind) {
+    case "token-bucket":
+      return consumeTokenBucket(state?.kind === "token-bucket" ? state : undefined, nowMs, policy);
+    case "sliding-window":
+      return consumeSlidingWindow(state?.kind === "sliding-window" ? state : undefined, nowMs, policy);
+  }
+}

@@ -1,0 +1,23 @@
+import type { Decision } from "@/lib/rate-limit/algorithms";
+import type { Policy } from "@/lib/rate-limit/policies";
+
+export type { Decision };
+
+export type RateLimitStoreKind = "memory" | "redis" | "postgres";
+
+/**
+ * Persists limiter state. `consume` is one atomic read-decide-write per key: a `get` followed by a
+ * `set` would let concurrent requests both see the last token. Each store keys state by
+ * `scopedKey(policy.name, key)` and may forget a key after the decision's `resetAfterMs`.
+ * `nowMs` must come from the same clock the store uses for expiry (whole ms since the epoch).
+ */
+export interface RateLimitStore {
+  consume(key: string, policy: Policy, nowMs: number): Promise<Decision>;
+  readonly kind: RateLimitStoreKind;
+}
+
+/** Policy names may not contain ":", so the first ":" separates the two parts without ambiguity. */
+export function scopedKey(policyName: string, key: string): string {
+  if (policyName.includes(":")) throw new Error(`Rate limit policy name "${policyName}" must not contain ":"`);
+  return `${policyName}:${key}`;
+}

@@ -1,0 +1,115 @@
+import { describe, expect, it } from "vitest";
+import { defaultPolicies, parseLimitSpec, type Policy } from "@/lib/rate-limit/policies";
+import { MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
+
+const T0_MS = 1_700_000_000_000;
+
+function policy(name: string, spec: string): Policy {
+  return { name, algorithm: { kind: "token-bucket", bandwidths: parseLimitSpec(spec) }, failMode: "closed", description: name };
+}
+
+/** A store on a fake clock that the test moves by hand. */
+function storeWithFakeClock(startMs: number, maxEntries?: number) {
+  const clock = { nowMs: startMs };
+  const store = new MemoryRateLimitStore({ maxEntries, clock: () => clock.nowMs });
+  return { store, clock, consume: (key: string, p: Policy) => store.consume(key, p, clock.nowMs) };
+}
+
+const fivePer15m = policy("fivePer15m", "5/15m");
+
+describe("MemoryRateLimitStore", () => {
+  it("is a memory store returning decisions without the internal state", async () => {
+    const { store, consume } = storeWithFakeClock(T0_MS);
+    expect(store.kind).toBe("memory");
+    expect(await consume("alice", fivePer15m)).toEqual({ allowed: true, remaining: 4, retryAfterMs: 0, resetAfterMs: 180_000 });
+  });
+
+  it("keeps state between calls and refuses once the bucket is empty", async () => {
+    const { consume } = storeWithFakeClock(T0_MS);
+    const decisions = [];
+    for (let i = 0; i < 6; i++) decisions.push(await consume("alice", fivePer15m));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false]);
+    expect(decisions[5]).toMatchObject({ remaining: 0, retryAfterMs: 180_000 });
+  });
+
+  it("admits exactly the capacity to concurrent calls on one key", async () => {
+    const { consume } = storeWithFakeClock(T0_MS);
+    const decisions = await Promise.all(Array.from({ length: 20 }, () => consume("alice", fivePer15m)));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(5);
+  });
+
+  it("keeps policies apart even when they share a key", async () => {
+    const { consume } = storeWithFakeClock(T0_MS);
+    for (let i = 0; i < 5; i++) await consume("203.0.113.7", fivePer15m);
+    expect((await consume("203.0.113.7", fivePer15m)).allowed).toBe(false);
+    expect(await consume("203.0.113.7", policy("other", "5/15m"))).toMatchObject({ allowed: true, remaining: 4 });
+  });
+
+  // Small start times too: lru-cache ignores a TTL whose start time is 0, which a fake clock can produce.
+  it.each([0, 1, T0_MS])("forgets an idle key exactly at resetAfterMs and not before (clock starting at %i)", async (startMs) => {
+    const { store, clock, consume } = storeWithFakeClock(startMs);
+    await consume("alice", fivePer15m);
+    const { resetAfterMs } = await consume("alice", fivePer15m);
+    expect(resetAfterMs).toBe(360_000);
+
+    clock.nowMs = startMs + resetAfterMs - 1;
+    expect(store.has("fivePer15m", "alice")).toBe(true);
+    clock.nowMs = startMs + resetAfterMs;
+    expect(store.has("fivePer15m", "alice")).toBe(false);
+    // Forgetting then changed nothing: the bucket was full again, as for a fresh key.
+    expect(await consume("alice", fivePer15m)).toEqual(await consume("bob", fivePer15m));
+  });
+
+  it("renews the expiry on every write, so an active key is never reset", async () => {
+    const { store, clock, consume } = storeWithFakeClock(T0_MS);
+    let admitted = 0;
+    // An abuser trying once a second for 30 minutes: 5 at first, then one per 3 minutes of refill.
+    for (let elapsedMs = 0; elapsedMs <= 30 * 60_000; elapsedMs += 1_000) {
+      clock.nowMs = T0_MS + elapsedMs;
+      if ((await consume("mallory", fivePer15m)).allowed) admitted += 1;
+      expect(store.has("fivePer15m", "mallory")).toBe(true);
+    }
+    // A fixed 15-minute expiry from the first write would have handed out 5 fresh tokens mid-attack.
+    expect(admitted).toBe(5 + 10);
+  });
+
+  it("stays bounded by maxEntries, evicting the least recently used key", async () => {
+    const { store, consume } = storeWithFakeClock(T0_MS, 3);
+    await consume("a", fivePer15m);
+    await consume("b", fivePer15m);
+    await consume("b", fivePer15m);
+    await consume("c", fivePer15m);
+    await consume("a", fivePer15m);
+    await consume("d", fivePer15m);
+
+    expect(store.size).toBe(3);
+    expect(["a", "b", "c", "d"].map((key) => store.has("fivePer15m", key))).toEqual([true, false, true, true]);
+    // b's two earlier requests are gone with its entry.
+    expect((await consume("b", fivePer15m)).remaining).toBe(4);
+  });
+
+  it("uses the sliding window when the policy asks for it", async () => {
+    const { consume } = storeWithFakeClock(T0_MS);
+    const twoPerMinute: Policy = { ...fivePer15m, name: "window", algorithm: { kind: "sliding-window", limit: 2, windowMs: 60_000 } };
+    const decisions = [await consume("k", twoPerMinute), await consume("k", twoPerMinute), await consume("k", twoPerMinute)];
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, false]);
+  });
+
+  it("works with the default policies", async () => {
+    const { consume } = storeWithFakeClock(T0_MS);
+    const decisions = [];
+    for (let i = 0; i < 11; i++) decisions.push(await consume("203.0.113.7", defaultPolicies.altchaChallenge));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(10);
+    expect(decisions[10]!.retryAfterMs).toBe(1_000);
+  });
+
+  it("refuses a maxEntries that is not a whole number >= 1", () => {
+    expect(() => new MemoryRateLimitStore({ maxEntries: 0 })).toThrow(/maxEntries/);
+    expect(() => new MemoryRateLimitStore({ maxEntries: 2.5 })).toThrow(/maxEntries/);
+  });
+
+  it("refuses a policy name containing the key separator", async () => {
+    const { consume } = storeWithFakeClock(T0_MS);
+    await expect(consume("k", policy("a:b", "1/1s"))).rejects.toThrow(/must not contain ":"/);
+  });
+});
