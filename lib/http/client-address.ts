@@ -1,0 +1,156 @@
+import ipaddr from "ipaddr.js";
+
+type IP = ipaddr.IPv4 | ipaddr.IPv6;
+
+export interface TrustedRange {
+  readonly network: IP;
+  readonly prefixLength: number;
+}
+
+export type TrustedProxies = readonly TrustedRange[];
+
+export interface ClientAddress {
+  /** The client's address, normalised (IPv4 dotted quad, IPv6 RFC 5952), or "unknown". */
+  address: string;
+  /** The rate-limit key: IPv4 as is, IPv6 as its network (e.g. "2001:db8:1:2::/64"). */
+  key: string;
+  source: "socket" | "forwarded" | "unknown";
+}
+
+export interface ResolveOptions {
+  trustedProxies: TrustedProxies;
+  /** IPv6 addresses sharing this prefix share one key; default 64. */
+  ipv6PrefixLength?: number;
+  /** Name of the header carrying the TCP peer, as announced by server.mjs; absent under plain `next start`. */
+  peerHeader?: string | undefined;
+}
+
+/** server.mjs stores the peer header's name here to say it overwrites that header on every request. */
+export const PEER_HEADER_SYMBOL = Symbol.for("gatehouse.peerHeader");
+
+export const DEFAULT_IPV6_PREFIX_LENGTH = 64;
+
+// Everyone without a trustworthy address shares this one key, so a missing or spoofable peer
+// address makes the limiter stricter, never lets a client pick a fresh key per request.
+const UNKNOWN: Readonly<ClientAddress> = Object.freeze({ address: "unknown", key: "unknown", source: "unknown" });
+
+export function peerHeaderFromServer(): string | undefined {
+  const value = (globalThis as Record<symbol, unknown>)[PEER_HEADER_SYMBOL];
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/** Strict parse without IPv4-mapped collapse; null when `raw` is not a plain address. */
+function parseRawAddress(raw: string): IP | null {
+  let text = raw.trim();
+  // A zone id (fe80::1%eth0) names a local interface; it is not part of who the client is.
+  if (text.includes(":")) text = text.split("%", 1)[0] ?? "";
+  // Only four-part decimal IPv4: ipaddr.js would also read "3232235777" or "0x7f.1" as
+  // addresses, giving one client many spellings of the same key.
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text);
+  if (text.includes(":") && ipaddr.IPv6.isValid(text)) return ipaddr.IPv6.parse(text);
+  return null;
+}
+
+function collapseMapped(ip: IP): IP {
+  return ip.kind() === "ipv6" && (ip as ipaddr.IPv6).isIPv4MappedAddress() ? (ip as ipaddr.IPv6).toIPv4Address() : ip;
+}
+
+/** Parses an address, collapsing ::ffff:a.b.c.d to IPv4 so both spellings compare and key alike. */
+function parseAddress(raw: string): IP | null {
+  const ip = parseRawAddress(raw);
+  return ip === null ? null : collapseMapped(ip);
+}
+
+function networkOf(ip: IP, prefixLength: number): IP {
+  const bytes = ip.toByteArray().map((byte, index) => {
+    const bitsLeft = prefixLength - index * 8;
+    if (bitsLeft >= 8) return byte;
+    if (bitsLeft <= 0) return 0;
+    return byte & (0xff << (8 - bitsLeft));
+  });
+  return ipaddr.fromByteArray(bytes);
+}
+
+function format(ip: IP): string {
+  return ip.kind() === "ipv6" ? (ip as ipaddr.IPv6).toRFC5952String() : ip.toString();
+}
+
+function parseTrustedEntry(entry: string): TrustedRange {
+  const fail = (why: string) => new Error(`TRUSTED_PROXIES: ${JSON.stringify(entry)} ${why}`);
+  const [addressPart = "", prefixPart, ...rest] = entry.split("/");
+  if (rest.length > 0) throw fail("is not an IP address or CIDR range");
+  const raw = parseRawAddress(addressPart);
+  if (raw === null || addressPart.includes("%")) throw fail("is not an IP address or CIDR range");
+  const bits = raw.kind() === "ipv4" ? 32 : 128;
+  let prefixLength = bits;
+  if (prefixPart !== undefined) {
+    if (!/^\d{1,3}$/.test(prefixPart) || Number(prefixPart) > bits) throw fail(`has a prefix length outside 0-${bits}`);
+    prefixLength = Number(prefixPart);
+  }
+  // A typo such as 10.0.0.1/8 for 10.0.0.1/32 would silently trust 16 million addresses.
+  const network = networkOf(raw, prefixLength);
+  if (network.toNormalizedString() !== raw.toNormalizedString()) {
+    throw fail(`has host bits set; did you mean ${format(network)}/${prefixLength}?`);
+  }
+  // Addresses are compared after the IPv4-mapped collapse, so mapped ranges must collapse too.
+  if (raw.kind() === "ipv6" && prefixLength >= 96 && (raw as ipaddr.IPv6).isIPv4MappedAddress()) {
+    return { network: (raw as ipaddr.IPv6).toIPv4Address(), prefixLength: prefixLength - 96 };
+  }
+  return { network, prefixLength };
+}
+
+/** Parses TRUSTED_PROXIES: comma-separated IPv4/IPv6 addresses or CIDR ranges; empty means none. */
+export function parseTrustedProxies(value: string | undefined): TrustedProxies {
+  if (value === undefined) return [];
+  return value
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "")
+    .map(parseTrustedEntry);
+}
+
+function isTrusted(ip: IP, trustedProxies: TrustedProxies): boolean {
+  return trustedProxies.some(
+    (range) => range.network.kind() === ip.kind() && ip.match(range.network, range.prefixLength),
+  );
+}
+
+function toResult(ip: IP, source: "socket" | "forwarded", ipv6PrefixLength: number): ClientAddress {
+  const address = format(ip);
+  const key = ip.kind() === "ipv4" ? address : `${format(networkOf(ip, ipv6PrefixLength))}/${ipv6PrefixLength}`;
+  return { address, key, source };
+}
+
+/**
+ * The client address behind a request. The TCP peer (from the header server.mjs overwrites) is the
+ * client unless it is a trusted proxy; then X-Forwarded-For is read right to left past trusted hops.
+ * X-Real-IP is never read: it carries one address with no chain to check against.
+ */
+export function resolveClientAddress(headers: Headers, options: ResolveOptions): ClientAddress {
+  const ipv6PrefixLength = options.ipv6PrefixLength ?? DEFAULT_IPV6_PREFIX_LENGTH;
+  if (!Number.isInteger(ipv6PrefixLength) || ipv6PrefixLength < 0 || ipv6PrefixLength > 128) {
+    throw new RangeError(`ipv6PrefixLength: expected an integer from 0 to 128, got ${ipv6PrefixLength}`);
+  }
+  // Without the server's announcement the header could have been written by the client.
+  if (!options.peerHeader) return { ...UNKNOWN };
+  const peer = parseAddress(headers.get(options.peerHeader) ?? "");
+  if (peer === null) return { ...UNKNOWN };
+  if (!isTrusted(peer, options.trustedProxies)) return toResult(peer, "socket", ipv6PrefixLength);
+
+  // Headers.get joins repeated X-Forwarded-For headers with ", " in arrival order.
+  const forwarded = headers.get("x-forwarded-for");
+  if (forwarded === null || forwarded.trim() === "") return toResult(peer, "socket", ipv6PrefixLength);
+
+  let client = peer;
+  let source: "socket" | "forwarded" = "socket";
+  const hops = forwarded.split(",");
+  for (let index = hops.length - 1; index >= 0; index--) {
+    const hop = parseAddress(hops[index] ?? "");
+    // Malformed hop: nothing left of it can be vouched for, so keep the last trusted hop.
+    if (hop === null) break;
+    client = hop;
+    source = "forwarded";
+    if (!isTrusted(hop, options.trustedProxies)) break;
+  }
+  return toResult(client, source, ipv6PrefixLength);
+}
