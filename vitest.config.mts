@@ -9,6 +9,6 @@ export default defineConfig({
     // Integration tests open real databases; give them room on a 2-core machine.
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    env: { ARGON2_PROFILE: "test", LOG_LEVEL: "silent" },
+    env: { ARGON2_PROFILE: "test", LOG_LEVEL: "silent", ALTCHA_MAX_COUNTER: "50" },
   },
 });

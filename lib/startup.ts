@@ -1,4 +1,5 @@
 import { getConfig } from "@/lib/config/env";
+import { gatehouse } from "@/lib/auth/gatehouse";
 import { getDatabase } from "@/lib/db/client";
 
 /** Validates configuration and opens (and migrates) the database; a mistake stops the start. */
@@ -6,6 +7,8 @@ export async function startGatehouse(): Promise<void> {
   try {
     getConfig();
     await getDatabase();
+    // Builds every protection layer now, so a bad limit or proxy setting stops the start.
+    await gatehouse();
   } catch (error) {
     console.error(`Gatehouse cannot start: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);

@@ -2,21 +2,25 @@
 
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useState, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
+import { AltchaField, type AltchaHandle } from "../components/AltchaField";
+import { RefusalBanner, refusalFrom, useCountdown, type Refusal } from "../components/RefusalBanner";
 
 type Props = { minLength: number; maxLength: number };
 type Fields = Partial<Record<"email" | "password", string>>;
 
 export function RegisterForm({ minLength, maxLength }: Props) {
   const router = useRouter();
+  const altcha = useRef<AltchaHandle>(null);
   const [pending, setPending] = useState(false);
-  const [error, setError] = useState("");
+  const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [fields, setFields] = useState<Fields>({});
+  const remainingSeconds = useCountdown(refusal);
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     setPending(true);
-    setError("");
+    setRefusal(null);
     setFields({});
     const form = new FormData(event.currentTarget);
     const email = String(form.get("email") ?? "");
@@ -24,26 +28,26 @@ export function RegisterForm({ minLength, maxLength }: Props) {
       const res = await fetch("/api/register", {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ email, password: String(form.get("password") ?? "") }),
+        body: JSON.stringify({ email, password: String(form.get("password") ?? ""), altcha: (await altcha.current?.payload()) ?? "" }),
       });
       if (res.status === 201) {
         router.push(`/sign-in?registered=1&email=${encodeURIComponent(email.trim())}`);
         return;
       }
-      const body = (await res.json().catch(() => ({}))) as { message?: string; fields?: Fields };
+      const body = (await res.clone().json().catch(() => ({}))) as { fields?: Fields };
       setFields(body.fields ?? {});
-      setError(body.message ?? "Registration failed. Try again.");
+      setRefusal(await refusalFrom(res));
     } catch {
-      setError("Registration is unavailable right now. Try again in a moment.");
+      setRefusal({ error: "unavailable", message: "Registration is unavailable right now. Try again in a moment." });
     }
+    // Each solution is accepted once: the next attempt needs a fresh one.
+    altcha.current?.reset();
     setPending(false);
   }
 
   return (
     <>
-      <div className="banner error" role="alert" aria-live="assertive" data-testid="register-error">
-        {error}
-      </div>
+      <RefusalBanner refusal={refusal} remainingSeconds={remainingSeconds} testId="register-error" />
       <form onSubmit={onSubmit} noValidate>
         <label>
           Email
@@ -71,7 +75,8 @@ export function RegisterForm({ minLength, maxLength }: Props) {
             {fields.password}
           </span>
         </label>
-        <button type="submit" disabled={pending}>
+        <AltchaField ref={altcha} />
+        <button type="submit" disabled={pending || remainingSeconds > 0}>
           {pending ? "Creating account…" : "Create account"}
         </button>
       </form>

@@ -2,7 +2,9 @@
 
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useState, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
+import { AltchaField, type AltchaHandle } from "../components/AltchaField";
+import { RefusalBanner, refusalFrom, useCountdown, type Refusal } from "../components/RefusalBanner";
 
 type Props = { callbackPath: string; registered: boolean; initialEmail: string };
 
@@ -10,49 +12,58 @@ const GENERIC_FAILURE = "Incorrect email or password.";
 
 export function SignInForm({ callbackPath, registered, initialEmail }: Props) {
   const router = useRouter();
+  const altcha = useRef<AltchaHandle>(null);
   const [pending, setPending] = useState(false);
-  const [error, setError] = useState("");
+  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const remainingSeconds = useCountdown(refusal);
+  const waiting = remainingSeconds > 0;
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     setPending(true);
-    setError("");
+    setRefusal(null);
     const form = new FormData(event.currentTarget);
     try {
-      const csrf = await fetch("/api/auth/csrf", { cache: "no-store" }).then((res) => res.json() as Promise<{ csrfToken: string }>);
+      const [csrf, altchaPayload] = await Promise.all([
+        fetch("/api/auth/csrf", { cache: "no-store" }).then((res) => res.json() as Promise<{ csrfToken: string }>),
+        altcha.current?.payload() ?? Promise.resolve(""),
+      ]);
       const res = await fetch("/api/auth/callback/credentials", {
         method: "POST",
         headers: { "Content-Type": "application/x-www-form-urlencoded" },
         body: new URLSearchParams({
           email: String(form.get("email") ?? ""),
           password: String(form.get("password") ?? ""),
+          altcha: altchaPayload,
           csrfToken: csrf.csrfToken,
           callbackUrl: callbackPath,
           json: "true",
         }),
       });
-      const body = (await res.json().catch(() => ({}))) as { url?: string; message?: string };
-      if (!res.ok && body.message) {
-        setError(body.message);
-      } else if (!body.url || new URL(body.url, window.location.href).searchParams.has("error")) {
-        setError(GENERIC_FAILURE);
+      if (res.status >= 400 && res.headers.get("content-type")?.includes("application/json") && res.status !== 401) {
+        setRefusal(await refusalFrom(res));
       } else {
-        router.push(callbackPath);
-        router.refresh();
-        return;
+        const body = (await res.json().catch(() => ({}))) as { url?: string };
+        if (!body.url || new URL(body.url, window.location.href).searchParams.has("error")) {
+          setRefusal({ error: "invalid_credentials", message: GENERIC_FAILURE });
+        } else {
+          router.push(callbackPath);
+          router.refresh();
+          return;
+        }
       }
     } catch {
-      setError("Sign-in is unavailable right now. Try again in a moment.");
+      setRefusal({ error: "unavailable", message: "Sign-in is unavailable right now. Try again in a moment." });
     }
+    // Each solution is accepted once: the next attempt needs a fresh one.
+    altcha.current?.reset();
     setPending(false);
   }
 
   return (
     <>
-      {registered && !error ? <p className="banner ok">Your account is ready. Sign in to continue.</p> : null}
-      <div className="banner error" role="alert" aria-live="assertive" data-testid="sign-in-error">
-        {error}
-      </div>
+      {registered && !refusal ? <p className="banner ok">Your account is ready. Sign in to continue.</p> : null}
+      <RefusalBanner refusal={refusal} remainingSeconds={remainingSeconds} testId="sign-in-error" />
       <form onSubmit={onSubmit} noValidate>
         <label>
           Email
@@ -62,7 +73,8 @@ export function SignInForm({ callbackPath, registered, initialEmail }: Props) {
           Password
           <input name="password" type="password" autoComplete="current-password" required />
         </label>
-        <button type="submit" disabled={pending}>
+        <AltchaField ref={altcha} />
+        <button type="submit" disabled={pending || waiting}>
           {pending ? "Signing in…" : "Sign in"}
         </button>
       </form>

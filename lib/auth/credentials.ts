@@ -21,15 +21,19 @@ const email = z
   .transform(normalizeEmail)
   .pipe(z.email({ error: "Enter a valid email address." }).max(EMAIL_MAX_LENGTH, "That email address is too long."));
 
-export const registrationSchema = z.object({ email, password });
+// The ALTCHA payload is checked by the captcha layer; here only its size is bounded.
+const altcha = z.string().max(8_192).optional();
+
+export const registrationSchema = z.object({ email, password, altcha });
 
 /**
  * Sign-in only checks shape: applying the registration rules here would tell an attacker
  * which guesses cannot be right without paying for a verification.
  */
 export const signInSchema = z.object({
-  email: z.string().min(1).max(EMAIL_MAX_LENGTH * 2).transform(normalizeEmail),
-  password: z.string().min(1).max(PASSWORD_MAX_LENGTH * 4),
+  email: z.string().min(1, "Email is required.").max(EMAIL_MAX_LENGTH * 2).transform(normalizeEmail),
+  password: z.string().min(1, "Password is required.").max(PASSWORD_MAX_LENGTH * 4),
+  altcha,
 });
 
 /** `{ field: firstMessage }` for a 400 body. */

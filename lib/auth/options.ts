@@ -3,9 +3,9 @@ import CredentialsProvider from "next-auth/providers/credentials";
 import { getConfig } from "@/lib/config/env";
 import { prisma } from "@/lib/db/client";
 import { log } from "@/lib/log/logger";
-import { argon2Params } from "@/lib/password/params";
 import { verifyCredentials } from "@/lib/users/accounts";
 import { signInSchema } from "./credentials";
+import { gatehouse } from "./gatehouse";
 
 export function authOptions(): NextAuthOptions {
   const config = getConfig();
@@ -29,13 +29,18 @@ export function authOptions(): NextAuthOptions {
           const parsed = signInSchema.safeParse(credentials ?? {});
           // Malformed input gets the same generic refusal as a wrong password.
           if (!parsed.success) return null;
-          const user = await verifyCredentials(await prisma(), parsed.data, argon2Params(config.ARGON2_PROFILE), (error) =>
+          const gate = await gatehouse();
+          const usernameKey = gate.usernameKey(parsed.data.email);
+          const user = await verifyCredentials(await prisma(), parsed.data, gate.argon2, (error) =>
             log().warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
           );
           if (!user) {
-            log().info({ event: "sign_in_failed" });
+            // Counted for unknown usernames too, so a lockout does not reveal which accounts exist.
+            const state = await gate.lockouts.recordFailure(usernameKey, gate.clock(), gate.lockoutPolicy);
+            log().info({ event: "sign_in_failed", failureCount: state.failureCount, locked: state.lockedUntilMs !== null });
             return null;
           }
+          await gate.lockouts.reset(usernameKey);
           log().info({ event: "sign_in_succeeded", userId: user.id, rehashed: user.rehashed });
           return { id: user.id, email: user.email };
         },

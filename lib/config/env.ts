@@ -1,3 +1,5 @@
+import { createHmac } from "node:crypto";
+import os from "node:os";
 import { z } from "zod";
 
 /**
@@ -18,6 +20,29 @@ const schema = z
     // Largest request body the auth endpoints read, in bytes.
     MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024).default(16 * 1024),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+
+    // Client address: IPs or CIDRs of reverse proxies whose X-Forwarded-For is believed.
+    TRUSTED_PROXIES: z.string().default(""),
+    IPV6_PREFIX_LENGTH: z.coerce.number().int().min(32).max(128).default(64),
+
+    // Keys of rate-limit and lockout records are HMAC digests under this secret (derived from
+    // NEXTAUTH_SECRET when unset), so no username or address is stored or logged in clear.
+    RATE_LIMIT_KEY_SECRET: z.string().min(32).optional(),
+    RATE_LIMIT_MEMORY_MAX_ENTRIES: z.coerce.number().int().min(1_000).max(10_000_000).default(100_000),
+
+    ALTCHA_HMAC_SECRET: z.string().min(32).optional(),
+    ALTCHA_EXPIRES_SECONDS: z.coerce.number().int().min(10).max(3_600).default(300),
+    // Proof-of-work size: the solver hashes up to this many times (SHA-256).
+    ALTCHA_MAX_COUNTER: z.coerce.number().int().min(10).max(10_000_000).default(100_000),
+
+    LOCKOUT_THRESHOLD: z.coerce.number().int().min(1).max(100).default(5),
+    LOCKOUT_BASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+    LOCKOUT_MAX_SECONDS: z.coerce.number().int().min(1).max(7 * 86_400).default(3_600),
+    LOCKOUT_QUIET_HOURS: z.coerce.number().min(0.001).max(24 * 30).default(12),
+
+    // Concurrent Argon2id operations, and how many more may wait, before a 503.
+    HASH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(os.availableParallelism()),
+    HASH_QUEUE: z.coerce.number().int().min(0).max(10_000).default(8),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === "production") {
@@ -30,7 +55,13 @@ const schema = z
     }
   });
 
-export type AppConfig = Omit<z.infer<typeof schema>, "NEXTAUTH_SECRET"> & { NEXTAUTH_SECRET: string };
+type Secrets = "NEXTAUTH_SECRET" | "RATE_LIMIT_KEY_SECRET" | "ALTCHA_HMAC_SECRET";
+export type AppConfig = Omit<z.infer<typeof schema>, Secrets> & Record<Secrets, string>;
+
+/** A separate key per purpose, so one leaked derived key does not give away the others. */
+function derive(secret: string, purpose: string): string {
+  return createHmac("sha256", secret).update(`gatehouse:${purpose}`).digest("base64url");
+}
 
 export function parseConfig(env: Record<string, string | undefined>): AppConfig {
   const result = schema.safeParse(env);
@@ -38,7 +69,13 @@ export function parseConfig(env: Record<string, string | undefined>): AppConfig 
     const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "environment"}: ${issue.message}`);
     throw new Error(`Invalid configuration: ${problems.join("; ")}`);
   }
-  return { ...result.data, NEXTAUTH_SECRET: result.data.NEXTAUTH_SECRET ?? DEV_ONLY_SECRET };
+  const sessionSecret = result.data.NEXTAUTH_SECRET ?? DEV_ONLY_SECRET;
+  return {
+    ...result.data,
+    NEXTAUTH_SECRET: sessionSecret,
+    RATE_LIMIT_KEY_SECRET: result.data.RATE_LIMIT_KEY_SECRET ?? derive(sessionSecret, "rate-limit-keys"),
+    ALTCHA_HMAC_SECRET: result.data.ALTCHA_HMAC_SECRET ?? derive(sessionSecret, "altcha"),
+  };
 }
 
 let cached: AppConfig | undefined;

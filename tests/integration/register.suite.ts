@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { solve } from "../helpers/altcha";
 import type { TestDatabase } from "../helpers/databases";
+import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
 type RouteModule = typeof import("@/app/api/register/route");
+type ChallengeModule = typeof import("@/app/api/altcha/challenge/route");
 type DbModule = typeof import("@/lib/db/client");
 type AccountsModule = typeof import("@/lib/users/accounts");
 
@@ -10,13 +13,16 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
   describe(`registration and sign-in on ${label}`, () => {
     let database: TestDatabase;
     let route: RouteModule;
+    let challengeRoute: ChallengeModule;
     let db: DbModule;
     let accounts: AccountsModule;
 
     beforeAll(async () => {
+      announcePeerHeader();
       database = await makeDatabase();
       process.env.DATABASE_URL = database.url;
       route = await import("@/app/api/register/route");
+      challengeRoute = await import("@/app/api/altcha/challenge/route");
       db = await import("@/lib/db/client");
       accounts = await import("@/lib/users/accounts");
     });
@@ -26,15 +32,25 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
       await database?.dispose();
     });
 
-    const post = (body: string, contentType = "application/json") =>
-      route.POST(new Request("http://localhost/api/register", { method: "POST", headers: { "content-type": contentType }, body }));
+    const post = (body: string, contentType = "application/json", address = freshAddress()) =>
+      route.POST(new Request("http://localhost/api/register", { method: "POST", headers: { "content-type": contentType, [PEER_HEADER]: address }, body }));
+
+    /** A fresh solved ALTCHA payload from the real challenge route. */
+    async function altcha() {
+      const res = await challengeRoute.GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: freshAddress() } }));
+      return solve(await res.json());
+    }
+
+    async function register(fields: Record<string, unknown>) {
+      return post(JSON.stringify({ ...fields, altcha: await altcha() }));
+    }
 
     async function userCount() {
       return (await db.prisma()).user.count();
     }
 
     it("creates an account with a normalised email and an Argon2id hash", async () => {
-      const res = await post(JSON.stringify({ email: "  New.User@Example.COM ", password: "a long enough passphrase" }));
+      const res = await register({ email: "  New.User@Example.COM ", password: "a long enough passphrase" });
       expect(res.status).toBe(201);
       expect(await res.json()).toMatchObject({ email: "new.user@example.com" });
       const user = await (await db.prisma()).user.findUniqueOrThrow({ where: { email: "new.user@example.com" } });
@@ -42,14 +58,16 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
     });
 
     it("answers 409 email_taken for the same address in another case", async () => {
-      const res = await post(JSON.stringify({ email: "NEW.USER@example.com", password: "another long passphrase" }));
+      const res = await register({ email: "NEW.USER@example.com", password: "another long passphrase" });
       expect(res.status).toBe(409);
       expect(await res.json()).toMatchObject({ error: "email_taken" });
     });
 
     it("lets exactly one of five parallel registrations of one address through", async () => {
-      const body = JSON.stringify({ email: "race@example.com", password: "a long enough passphrase" });
-      const statuses = (await Promise.all(Array.from({ length: 5 }, () => post(body)))).map((r) => r.status).sort();
+      const bodies = await Promise.all(
+        Array.from({ length: 5 }, async () => JSON.stringify({ email: "race@example.com", password: "a long enough passphrase", altcha: await altcha() })),
+      );
+      const statuses = (await Promise.all(bodies.map((body) => post(body)))).map((r) => r.status).sort();
       expect(statuses).toEqual([201, 409, 409, 409, 409]);
     });
 
@@ -70,6 +88,35 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
       expect(json).toMatchObject({ error });
       expect(JSON.stringify(json)).not.toMatch(/at .*\.(ts|js):\d+/);
       expect(await userCount()).toBe(before);
+    });
+
+    it("requires a fresh ALTCHA solution: missing or replayed → 400 captcha_invalid, no account", async () => {
+      const missing = await post(JSON.stringify({ email: "bot@example.com", password: "a long enough passphrase" }));
+      expect(missing.status).toBe(400);
+      expect(await missing.json()).toMatchObject({ error: "captcha_invalid", reason: "missing" });
+
+      const payload = await altcha();
+      expect((await post(JSON.stringify({ email: "once@example.com", password: "a long enough passphrase", altcha: payload }))).status).toBe(201);
+      const replay = await post(JSON.stringify({ email: "twice@example.com", password: "a long enough passphrase", altcha: payload }));
+      expect(replay.status).toBe(400);
+      expect(await replay.json()).toMatchObject({ error: "captcha_invalid", reason: "replayed" });
+      expect(await (await db.prisma()).user.count({ where: { email: { in: ["bot@example.com", "twice@example.com"] } } })).toBe(0);
+    });
+
+    it("limits registrations per address (10 per hour): the 11th gets 429 with Retry-After", async () => {
+      const address = freshAddress();
+      const statuses: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        // Invalid bodies still spend the address's allowance: the limiter runs before parsing.
+        statuses.push((await post("{}", "application/json", address)).status);
+      }
+      expect(statuses.every((status) => status === 400)).toBe(true);
+      const refused = await post("{}", "application/json", address);
+      expect(refused.status).toBe(429);
+      // One token every 6 minutes: Retry-After is whole seconds, rounded up.
+      expect(refused.headers.get("Retry-After")).toBe("360");
+      expect(await refused.json()).toMatchObject({ error: "rate_limited", retryAfterSeconds: 360 });
+      expect((await post("{}", "application/json", freshAddress())).status).toBe(400);
     });
 
     it("names the failing fields in a 400", async () => {

@@ -1,3 +1,4 @@
+import { gatehouse } from "@/lib/auth/gatehouse";
 import { getDatabase } from "@/lib/db/client";
 import { json } from "@/lib/http/responses";
 
@@ -13,5 +14,6 @@ export async function GET() {
     database = "down";
   }
   const ok = database === "up";
-  return json(ok ? 200 : 503, { ok, database, rateLimitStore: "none" });
+  const rateLimitStore = { kind: (await gatehouse()).limiter.storeKind, state: "up" };
+  return json(ok ? 200 : 503, { ok, database, rateLimitStore });
 }

@@ -1,31 +1,48 @@
+import { gatehouse } from "@/lib/auth/gatehouse";
 import { fieldErrors, registrationSchema } from "@/lib/auth/credentials";
-import { getConfig } from "@/lib/config/env";
+import { verifyAltcha } from "@/lib/captcha/altcha";
 import { prisma } from "@/lib/db/client";
 import { BodyError, readJsonBody } from "@/lib/http/body";
+import { busy, captchaInvalid, rateLimited } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
-import { argon2Params } from "@/lib/password/params";
+import { HashBudgetFull } from "@/lib/password/hash-budget";
 import { registerAccount } from "@/lib/users/accounts";
 
 export const dynamic = "force-dynamic";
 
 export async function POST(request: Request) {
-  const config = getConfig();
+  const gate = await gatehouse();
+
+  // 1. Rate limit per client address, before the body is read.
+  const byAddress = await gate.limiter.consume("register", [gate.clientAddress(request.headers).key]);
+  if (!byAddress.allowed) return rateLimited(byAddress);
+
   let body: unknown;
   try {
-    body = await readJsonBody(request, config.MAX_BODY_BYTES);
+    body = await readJsonBody(request, gate.config.MAX_BODY_BYTES);
   } catch (error) {
     if (error instanceof BodyError) return jsonError(error.status, error.code, error.message);
     throw error;
   }
-
   // Validated before any hashing: a 10,000-character password costs nothing.
   const input = registrationSchema.safeParse(body);
   if (!input.success) {
     return jsonError(400, "invalid_input", "Check the highlighted fields.", { fields: fieldErrors(input.error) });
   }
 
-  const result = await registerAccount(await prisma(), input.data, argon2Params(config.ARGON2_PROFILE));
+  // 2. ALTCHA proof of work, spent once.
+  const captcha = await verifyAltcha(input.data.altcha, gate.altcha, gate.replays, gate.clock());
+  if (!captcha.ok) return captchaInvalid(captcha);
+
+  // 3. Hash budget, then Argon2id.
+  let result;
+  try {
+    result = await gate.hashBudget.run(async () => registerAccount(await prisma(), input.data, gate.argon2));
+  } catch (error) {
+    if (error instanceof HashBudgetFull) return busy();
+    throw error;
+  }
   if (!result.ok) return jsonError(409, "email_taken", "An account with this email already exists.");
 
   log().info({ event: "account_registered", userId: result.user.id });

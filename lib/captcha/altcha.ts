@@ -1,0 +1,91 @@
+import { createChallenge, verifySolution, type Challenge } from "altcha-lib";
+import { deriveKey } from "altcha-lib/algorithms/sha";
+import { z } from "zod";
+import type { ReplayStore } from "./replay-store";
+
+export type AltchaSettings = {
+  hmacSecret: string;
+  expiresSeconds: number;
+  /** The solver tries counters from 0 up to a secret random one in [maxCounter/10, maxCounter]. */
+  maxCounter: number;
+};
+
+const ALGORITHM = "SHA-256";
+// Bounds a payload before it is decoded: a real one is a few hundred bytes.
+const MAX_PAYLOAD_CHARS = 4_096;
+
+export async function issueChallenge(settings: AltchaSettings, nowMs: number): Promise<Challenge> {
+  const minCounter = Math.max(1, Math.floor(settings.maxCounter / 10));
+  const counter = minCounter + Math.floor(Math.random() * (settings.maxCounter - minCounter + 1));
+  return createChallenge({
+    algorithm: ALGORITHM,
+    cost: 1,
+    counter,
+    deriveKey,
+    expiresAt: Math.floor(nowMs / 1000) + settings.expiresSeconds,
+    hmacSignatureSecret: settings.hmacSecret,
+  });
+}
+
+const payloadSchema = z.object({
+  challenge: z.object({
+    parameters: z
+      .object({
+        algorithm: z.literal(ALGORITHM),
+        nonce: z.string().max(256),
+        salt: z.string().max(256),
+        cost: z.number().int().min(1).max(1),
+        keyLength: z.number().int().min(1).max(64),
+        keyPrefix: z.string().max(256),
+        expiresAt: z.number().int(),
+      })
+      .loose(),
+    signature: z.string().min(1).max(256),
+  }),
+  solution: z.object({ counter: z.number().int().min(0).max(2 ** 32 - 1), derivedKey: z.string().max(256) }).loose(),
+});
+
+export type CaptchaOutcome = { ok: true } | { ok: false; reason: "missing" | "malformed" | "invalid" | "expired" | "replayed" };
+
+/**
+ * Verifies an ALTCHA payload (base64 JSON from the widget) and spends it: a solution is
+ * accepted once, and only before its challenge expires.
+ */
+export async function verifyAltcha(payload: unknown, settings: AltchaSettings, replays: ReplayStore, nowMs: number): Promise<CaptchaOutcome> {
+  if (typeof payload !== "string" || payload === "") return { ok: false, reason: "missing" };
+  if (payload.length > MAX_PAYLOAD_CHARS) return { ok: false, reason: "malformed" };
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(payload, "base64").toString("utf8"));
+  } catch {
+    return { ok: false, reason: "malformed" };
+  }
+  const parsed = payloadSchema.safeParse(decoded);
+  if (!parsed.success) return { ok: false, reason: "malformed" };
+  const { challenge, solution } = parsed.data;
+
+  const expiresAtMs = challenge.parameters.expiresAt * 1000;
+  if (expiresAtMs <= nowMs) return { ok: false, reason: "expired" };
+
+  let verified = false;
+  try {
+    const result = await verifySolution({ challenge, solution, deriveKey, hmacSignatureSecret: settings.hmacSecret });
+    if (result.expired) return { ok: false, reason: "expired" };
+    verified = result.verified;
+  } catch {
+    verified = false;
+  }
+  if (!verified) return { ok: false, reason: "invalid" };
+
+  // Claimed only once verified, so a forged payload cannot burn someone else's challenge.
+  if (!(await replays.claim(challenge.signature, expiresAtMs, nowMs))) return { ok: false, reason: "replayed" };
+  return { ok: true };
+}
+
+export const CAPTCHA_MESSAGES: Record<Exclude<CaptchaOutcome, { ok: true }>["reason"], string> = {
+  missing: "Complete the “I'm not a robot” check first.",
+  malformed: "The robot check could not be read. Run it again.",
+  invalid: "The robot check failed. Run it again.",
+  expired: "The robot check expired. Run it again.",
+  replayed: "That robot check was already used. Run it again.",
+};

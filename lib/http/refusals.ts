@@ -1,0 +1,34 @@
+import type { CaptchaOutcome } from "@/lib/captcha/altcha";
+import { CAPTCHA_MESSAGES } from "@/lib/captcha/altcha";
+import type { LockoutCheck } from "@/lib/lockout/rules";
+import type { LimitResult } from "@/lib/rate-limit/limiter";
+import { jsonError } from "./responses";
+
+/** Whole seconds, rounded up, at least 1: Retry-After takes no fractions and 0 invites a retry storm. */
+export function retryAfterSeconds(retryAfterMs: number): number {
+  return Math.max(1, Math.ceil(retryAfterMs / 1000));
+}
+
+function withRetryAfter(status: 429 | 503, error: "rate_limited" | "locked" | "busy", message: string, retryAfterMs: number, extra: Record<string, unknown> = {}) {
+  const seconds = retryAfterSeconds(retryAfterMs);
+  return jsonError(status, error, message, { retryAfterSeconds: seconds, ...extra }, { "Retry-After": String(seconds) });
+}
+
+export function rateLimited(result: LimitResult) {
+  return withRetryAfter(429, "rate_limited", "Too many attempts from your network. Wait before trying again.", result.retryAfterMs);
+}
+
+export function locked(check: Extract<LockoutCheck, { locked: true }>) {
+  return withRetryAfter(429, "locked", "Sign-in for this account is paused after repeated failed attempts.", check.retryAfterMs, {
+    lockedUntil: new Date(check.lockedUntilMs).toISOString(),
+  });
+}
+
+export function captchaInvalid(outcome: Extract<CaptchaOutcome, { ok: false }>) {
+  return jsonError(400, "captcha_invalid", CAPTCHA_MESSAGES[outcome.reason], { reason: outcome.reason });
+}
+
+// Argon2id slots free up within a few hundred milliseconds; one second is a fair first retry.
+export function busy() {
+  return withRetryAfter(503, "busy", "The server is busy checking other passwords. Try again in a moment.", 1_000);
+}

@@ -1,0 +1,55 @@
+import type { PrismaClient } from "../generated/prisma/client";
+import { checkLockout, recordFailure, type LockoutCheck, type LockoutPolicy, type LockoutState } from "./rules";
+
+/** Persists lockout state; the decisions stay in rules.ts. */
+export interface LockoutRepository {
+  check(usernameKey: string, nowMs: number): Promise<LockoutCheck>;
+  /** Counts one failure atomically: concurrent failures are all counted. */
+  recordFailure(usernameKey: string, nowMs: number, policy: LockoutPolicy): Promise<LockoutState>;
+  reset(usernameKey: string): Promise<void>;
+}
+
+type Row = { failureCount: number; lastFailureAt: Date; lockedUntil: Date | null };
+
+function toState(row: Row): LockoutState | null {
+  // A freshly inserted placeholder row has no failures yet.
+  if (row.failureCount === 0) return null;
+  return { failureCount: row.failureCount, lastFailureAtMs: row.lastFailureAt.getTime(), lockedUntilMs: row.lockedUntil?.getTime() ?? null };
+}
+
+export function prismaLockoutRepository(prisma: PrismaClient): LockoutRepository {
+  return {
+    async check(usernameKey, nowMs) {
+      const row = await prisma.signInLockout.findUnique({ where: { usernameKey } });
+      return checkLockout(row ? toState(row) : null, nowMs);
+    },
+
+    async recordFailure(usernameKey, nowMs, policy) {
+      // Read-modify-write under a row lock (SELECT … FOR UPDATE): the rule runs in TypeScript,
+      // and concurrent failures for one username queue on the lock instead of overwriting
+      // each other. The insert makes sure there is a row to lock.
+      return prisma.$transaction(
+        async (tx) => {
+          await tx.$executeRaw`INSERT INTO "SignInLockout" ("usernameKey", "failureCount", "lastFailureAt") VALUES (${usernameKey}, 0, ${new Date(0)}) ON CONFLICT ("usernameKey") DO NOTHING`;
+          const rows = await tx.$queryRaw<Row[]>`SELECT "failureCount", "lastFailureAt", "lockedUntil" FROM "SignInLockout" WHERE "usernameKey" = ${usernameKey} FOR UPDATE`;
+          const next = recordFailure(rows[0] ? toState(rows[0]) : null, nowMs, policy);
+          await tx.signInLockout.update({
+            where: { usernameKey },
+            data: {
+              failureCount: next.failureCount,
+              lastFailureAt: new Date(next.lastFailureAtMs),
+              lockedUntil: next.lockedUntilMs === null ? null : new Date(next.lockedUntilMs),
+            },
+          });
+          return next;
+        },
+        // Many parallel failures queue on one row; give them time rather than dropping counts.
+        { maxWait: 15_000, timeout: 15_000 },
+      );
+    },
+
+    async reset(usernameKey) {
+      await prisma.signInLockout.deleteMany({ where: { usernameKey } });
+    },
+  };
+}

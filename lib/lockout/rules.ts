@@ -1,0 +1,53 @@
+/**
+ * Exponential account lockout, as pure decisions. Only invalid-credential failures count; they
+ * are kept per normalised username whether or not the account exists, so a lockout says
+ * nothing about which accounts exist.
+ */
+export type LockoutPolicy = {
+  /** Failures that lock the username. */
+  threshold: number;
+  /** Lock length at the threshold; each further failure doubles it. */
+  baseLockMs: number;
+  maxLockMs: number;
+  /** A failure older than this no longer counts: the streak starts again. */
+  quietPeriodMs: number;
+};
+
+export type LockoutState = {
+  failureCount: number;
+  lastFailureAtMs: number;
+  lockedUntilMs: number | null;
+};
+
+export const DEFAULT_LOCKOUT_POLICY: LockoutPolicy = Object.freeze({
+  threshold: 5,
+  baseLockMs: 60_000,
+  maxLockMs: 3_600_000,
+  quietPeriodMs: 12 * 3_600_000,
+});
+
+export type LockoutCheck = { locked: false } | { locked: true; retryAfterMs: number; lockedUntilMs: number };
+
+export function checkLockout(state: LockoutState | null, nowMs: number): LockoutCheck {
+  if (!state?.lockedUntilMs || state.lockedUntilMs <= nowMs) return { locked: false };
+  return { locked: true, retryAfterMs: state.lockedUntilMs - nowMs, lockedUntilMs: state.lockedUntilMs };
+}
+
+/** Lock length after `failureCount` failures: none below the threshold, then base × 2^k, capped. */
+export function lockDurationMs(failureCount: number, policy: LockoutPolicy): number {
+  if (failureCount < policy.threshold) return 0;
+  const doublings = failureCount - policy.threshold;
+  // 2^k overflows to Infinity long before it matters; the cap keeps it finite.
+  return Math.min(policy.maxLockMs, policy.baseLockMs * 2 ** Math.min(doublings, 52));
+}
+
+export function recordFailure(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): LockoutState {
+  const quiet = !state || nowMs - state.lastFailureAtMs >= policy.quietPeriodMs;
+  const failureCount = (quiet ? 0 : state.failureCount) + 1;
+  const lockMs = lockDurationMs(failureCount, policy);
+  return {
+    failureCount,
+    lastFailureAtMs: nowMs,
+    lockedUntilMs: lockMs > 0 ? nowMs + lockMs : null,
+  };
+}

@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { HashBudget, HashBudgetFull } from "./hash-budget";
+
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, opened };
+}
+
+describe("HashBudget", () => {
+  it("runs K at once, queues Q, and refuses the rest at once", async () => {
+    const budget = new HashBudget(2, 1);
+    const g = gate();
+    const running = [budget.run(() => g.opened), budget.run(() => g.opened), budget.run(() => g.opened)];
+    expect(budget.executing).toBe(2);
+    expect(budget.queued).toBe(1);
+    await expect(budget.run(async () => "never")).rejects.toBeInstanceOf(HashBudgetFull);
+    g.open();
+    await Promise.all(running);
+    expect(await budget.run(async () => "ok")).toBe("ok");
+  });
+
+  it("passes other errors through", async () => {
+    const budget = new HashBudget(1, 0);
+    await expect(budget.run(async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+  });
+});

@@ -1,0 +1,4 @@
+import { freshPglite } from "../helpers/databases";
+import { lockoutSuite } from "./lockout.suite";
+
+lockoutSuite("embedded PGlite", freshPglite);
