@@ -11,6 +11,8 @@ const baseURL = `http://127.0.0.1:${port}`;
 // variable makes them agree with the runner instead of creating folders of their own.
 process.env.E2E_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-e2e-"));
 process.env.E2E_SECRET ??= randomBytes(32).toString("hex");
+// Above the number of failures the rate-limit tests cause, so the two layers can be seen apart.
+process.env.E2E_LOCKOUT_THRESHOLD ??= "15";
 
 export default defineConfig({
   testDir: "e2e",
@@ -44,6 +46,14 @@ export default defineConfig({
       NEXTAUTH_SECRET: process.env.E2E_SECRET,
       NEXTAUTH_URL: baseURL,
       LOG_LEVEL: "warn",
+      // The test runner is the trusted proxy: e2e/helpers/serverGrid.ts gives each test its own
+      // client address through X-Forwarded-For, so parallel workers never share a bucket.
+      TRUSTED_PROXIES: "127.0.0.1,::1",
+      // Short windows so a test can wait out a refusal: one sign-in token every 6 s.
+      RATE_LIMIT_SIGN_IN_USERNAME: "5/30s",
+      LOCKOUT_THRESHOLD: process.env.E2E_LOCKOUT_THRESHOLD,
+      LOCKOUT_BASE_SECONDS: "30",
+      ALTCHA_MAX_COUNTER: "2000",
     },
   },
 });

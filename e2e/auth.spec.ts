@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./helpers/serverGrid";
 import { PASSWORD, registerThroughUi, signInThroughUi, uniqueEmail } from "./helpers/accounts";
 
 test("register, sign in, see the account page, sign out", async ({ page }) => {

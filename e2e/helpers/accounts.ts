@@ -18,5 +18,9 @@ export async function registerThroughUi(page: Page, email: string, password = PA
 export async function signInThroughUi(page: Page, email: string, password = PASSWORD) {
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  // Resolves once the server has answered, so callers see this attempt's result, not the last one's.
+  await Promise.all([
+    page.waitForResponse((response) => response.url().includes("/api/auth/callback/credentials")),
+    page.getByRole("button", { name: "Sign in" }).click(),
+  ]);
 }

@@ -1,0 +1,44 @@
+import { PASSWORD, signInThroughUi, uniqueEmail } from "./helpers/accounts";
+import { expect, registerApi, signInApi, test } from "./helpers/serverGrid";
+
+test("the 429 banner counts down from Retry-After and sign-in works again after it", async ({ page, request }) => {
+  const email = uniqueEmail("banner");
+  expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+  await page.goto("/sign-in");
+  const banner = page.getByTestId("sign-in-error");
+  const button = page.getByRole("button", { name: /Sign in/ });
+
+  // Five attempts spend the allowance; a slow browser may earn a token back meanwhile, so keep
+  // failing until the limiter answers (the lockout threshold is far above this in the test config).
+  let attempts = 0;
+  do {
+    attempts += 1;
+    await signInThroughUi(page, email, "wrong password");
+    await expect(banner).toHaveAttribute("data-error", /^(invalid_credentials|rate_limited)$/);
+  } while ((await banner.getAttribute("data-error")) !== "rate_limited" && attempts < 12);
+  expect(attempts).toBeGreaterThanOrEqual(6);
+  await expect(banner).toHaveAttribute("data-error", "rate_limited");
+  await expect(banner).toHaveAttribute("role", "alert");
+  await expect(page.getByTestId("sign-in-error-countdown")).toHaveText(/Try again in [1-6] s\./);
+  await expect(button).toBeDisabled();
+
+  // One token returns every 6 s (5/30s in the test configuration).
+  await expect(button).toBeEnabled({ timeout: 10_000 });
+  await expect(banner).toContainText("You can try again now.");
+  await signInThroughUi(page, email, PASSWORD);
+  await expect(page.getByTestId("who")).toContainText(`Signed in as ${email}`);
+});
+
+test("a locked account shows when sign-in resumes", async ({ page, request, newClient }) => {
+  const email = uniqueEmail("paused");
+  expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+  for (let i = 0; i < Number(process.env.E2E_LOCKOUT_THRESHOLD); i++) expect((await signInApi(await newClient(), email, "wrong password")).kind).toBe("invalid");
+
+  await page.goto("/sign-in");
+  await signInThroughUi(page, email, PASSWORD);
+  const banner = page.getByTestId("sign-in-error");
+  await expect(banner).toHaveAttribute("data-error", "locked");
+  await expect(banner).toContainText("Sign-in for this account is paused");
+  await expect(banner).toContainText(/It resumes at \d{1,2}:\d{2}/);
+  await expect(page.getByTestId("sign-in-error-countdown")).toHaveText(/Try again in \d+ s\./);
+});

@@ -1,0 +1,73 @@
+import { test as base, request as playwrightRequest, type APIRequestContext, type APIResponse, type TestInfo } from "@playwright/test";
+import { solve } from "../../tests/helpers/altcha";
+
+/**
+ * Why this exists: the server under test rate-limits per client address, and every worker
+ * connects from 127.0.0.1. Left alone, parallel workers would share one address's allowance
+ * and refuse each other at random. The e2e server trusts the test runner as a proxy
+ * (TRUSTED_PROXIES in playwright.config.ts), so each test declares its own client address in
+ * X-Forwarded-For, exactly as a reverse proxy would, and gets buckets of its own.
+ */
+let sequence = 0;
+export function addressFor(testInfo: TestInfo): string {
+  sequence += 1;
+  // 10.<worker>.<x>.<y>: unique per worker process and per call within it.
+  return `10.${(testInfo.workerIndex % 250) + 1}.${Math.floor(sequence / 250) % 250}.${(sequence % 250) + 1}`;
+}
+
+export const test = base.extend<{ clientAddress: string; newClient: () => Promise<APIRequestContext> }>({
+  clientAddress: async ({}, use, testInfo) => use(addressFor(testInfo)),
+  extraHTTPHeaders: async ({ clientAddress }, use) => use({ "X-Forwarded-For": clientAddress }),
+  /** Another client (its own address and cookies), for attacks from many addresses. */
+  newClient: async ({ baseURL }, use, testInfo) => {
+    const contexts: APIRequestContext[] = [];
+    await use(async () => {
+      const context = await playwrightRequest.newContext({ baseURL, extraHTTPHeaders: { "X-Forwarded-For": addressFor(testInfo) } });
+      contexts.push(context);
+      return context;
+    });
+    await Promise.all(contexts.map((context) => context.dispose()));
+  },
+});
+export { expect } from "@playwright/test";
+
+const MAX_RETRIES = 3;
+
+/**
+ * Retries a request the server refused for capacity (429 or 503), after Retry-After plus
+ * jitter. The jitter matters: workers refused together would otherwise come back together
+ * and be refused together again. Only for set-up traffic, never for the request under test.
+ */
+export async function withRetry(send: () => Promise<APIResponse>): Promise<APIResponse> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await send();
+    if (![429, 503].includes(response.status()) || attempt >= MAX_RETRIES) return response;
+    const seconds = Number(response.headers()["retry-after"] ?? "1");
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000 + Math.random() * 500));
+  }
+}
+
+/** A solved ALTCHA payload, fetched with `client` (challenges are rate-limited per address too). */
+export async function altchaPayload(client: APIRequestContext): Promise<string> {
+  const response = await withRetry(() => client.get("/api/altcha/challenge"));
+  return solve(await response.json());
+}
+
+export type SignInOutcome = { status: number; kind: "signed-in" | "invalid" | "refused"; body: Record<string, unknown>; retryAfter?: string };
+
+/** Signs in through next-auth's credentials callback, as the sign-in page does. */
+export async function signInApi(client: APIRequestContext, email: string, password: string, altcha?: string): Promise<SignInOutcome> {
+  const { csrfToken } = (await (await client.get("/api/auth/csrf")).json()) as { csrfToken: string };
+  const response = await client.post("/api/auth/callback/credentials", {
+    form: { email, password, csrfToken, altcha: altcha ?? (await altchaPayload(client)), callbackUrl: "/", json: "true" },
+  });
+  const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+  const status = response.status();
+  if (status === 429 || status === 400 || status === 503) return { status, kind: "refused", body, retryAfter: response.headers()["retry-after"] };
+  const url = typeof body.url === "string" ? new URL(body.url, "http://x") : null;
+  return { status, kind: url && !url.searchParams.has("error") ? "signed-in" : "invalid", body };
+}
+
+export async function registerApi(client: APIRequestContext, email: string, password: string): Promise<APIResponse> {
+  return withRetry(async () => client.post("/api/register", { data: { email, password, altcha: await altchaPayload(client) } }));
+}

@@ -1,0 +1,94 @@
+import { altchaPayload, expect, registerApi, signInApi, test, withRetry } from "./helpers/serverGrid";
+import { PASSWORD, uniqueEmail } from "./helpers/accounts";
+
+const LOCKOUT_THRESHOLD = Number(process.env.E2E_LOCKOUT_THRESHOLD);
+
+// Through the real route handlers of the production server, its database and its limiter.
+test.describe("sign-in protection over HTTP", () => {
+  test("5 wrong passwords from one address: the 6th is 429, and so is a 7th with the right password", async ({ request, newClient }) => {
+    const email = uniqueEmail("limited");
+    expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+
+    for (let i = 0; i < 5; i++) {
+      const outcome = await signInApi(request, email, "wrong password");
+      expect(outcome.kind, `attempt ${i + 1}`).toBe("invalid");
+    }
+    const sixth = await signInApi(request, email, "wrong password");
+    expect(sixth.status).toBe(429);
+    expect(sixth.body).toMatchObject({ error: "rate_limited" });
+    expect(Number(sixth.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(Number(sixth.retryAfter)).toBeLessThanOrEqual(6);
+
+    const seventh = await signInApi(request, email, PASSWORD);
+    expect(seventh.status).toBe(429);
+
+    // Another address has its own allowance for the same username.
+    const elsewhere = await signInApi(await newClient(), email, PASSWORD);
+    expect(elsewhere.kind).toBe("signed-in");
+  });
+
+  test("40 usernames from one address are refused once the per-address limit (30) is spent", async ({ request, newClient }) => {
+    test.setTimeout(120_000);
+    const outcomes: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      // Challenges come from other clients: the challenge endpoint has its own per-address limit.
+      const altcha = await altchaPayload(await newClient());
+      outcomes.push((await signInApi(request, uniqueEmail(`spray${i}`), "Summer2026!", altcha)).status);
+    }
+    const refused = outcomes.filter((status) => status === 429).length;
+    // 30 per 15 minutes refills one every 30 s, so a slow run may earn one or two back.
+    expect(refused).toBeGreaterThanOrEqual(8);
+    expect(refused).toBeLessThanOrEqual(10);
+    expect(outcomes.slice(0, 30).every((status) => status !== 429)).toBe(true);
+  });
+
+  test("an ALTCHA solution is accepted once: a replay gets 400 captcha_invalid", async ({ request, newClient }) => {
+    const email = uniqueEmail("replay");
+    expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+    const other = await newClient();
+    const payload = await altchaPayload(other);
+    expect((await signInApi(request, email, PASSWORD, payload)).kind).toBe("signed-in");
+    const replay = await signInApi(other, email, PASSWORD, payload);
+    expect(replay.status).toBe(400);
+    expect(replay.body).toMatchObject({ error: "captcha_invalid", reason: "replayed" });
+    expect((await signInApi(other, email, PASSWORD, "")).body).toMatchObject({ error: "captcha_invalid", reason: "missing" });
+  });
+
+  test("a locked username is refused before the password is checked, even from a new address", async ({ request, newClient }) => {
+    const email = uniqueEmail("locked");
+    expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+    // One failure per address: no limiter bucket fills, the username lockout does.
+    for (let i = 0; i < LOCKOUT_THRESHOLD; i++) expect((await signInApi(await newClient(), email, "wrong password")).kind).toBe("invalid");
+    const locked = await signInApi(await newClient(), email, PASSWORD);
+    expect(locked.status).toBe(429);
+    expect(locked.body).toMatchObject({ error: "locked" });
+    expect(Number(locked.retryAfter)).toBeGreaterThan(20);
+  });
+
+  test("bad input gets a JSON 4xx, never a 500", async ({ request }) => {
+    const { csrfToken } = (await (await request.get("/api/auth/csrf")).json()) as { csrfToken: string };
+    const malformed = await withRetry(() =>
+      request.post("/api/auth/callback/credentials", { headers: { "content-type": "application/json" }, data: "{not json" }),
+    );
+    expect(malformed.status()).toBe(400);
+    const huge = await request.post("/api/auth/callback/credentials", { form: { csrfToken, email: "a@b.c", password: "x".repeat(1024 * 1024) } });
+    expect(huge.status()).toBe(413);
+    expect(await huge.json()).toMatchObject({ error: "payload_too_large" });
+    const missing = await request.post("/api/auth/callback/credentials", { form: { csrfToken } });
+    expect(missing.status()).toBe(400);
+    expect(await missing.json()).toMatchObject({ error: "invalid_input" });
+  });
+});
+
+test("a client cannot pick its own address by sending the server's peer header", async ({ playwright, baseURL }) => {
+  // No X-Forwarded-For: the peer (127.0.0.1) is the client, whatever x-gatehouse-peer claims.
+  const statuses: number[] = [];
+  for (let i = 0; i < 11; i++) {
+    const client = await playwright.request.newContext({ baseURL, extraHTTPHeaders: { "x-gatehouse-peer": `203.0.113.${i + 1}` } });
+    statuses.push((await client.post("/api/register", { data: {} })).status());
+    await client.dispose();
+  }
+  // Ten invalid bodies spend 127.0.0.1's registration allowance (10 per hour); the 11th is refused.
+  expect(statuses.slice(0, 10)).toEqual(Array(10).fill(400));
+  expect(statuses[10]).toBe(429);
+});
