@@ -1,5 +1,7 @@
 import { getConfig, type AppConfig } from "@/lib/config/env";
 import { getDatabase } from "@/lib/db/client";
+import { postgresReplayStore } from "@/lib/captcha/postgres-replay-store";
+import { redisReplayStore } from "@/lib/captcha/redis-replay-store";
 import { memoryReplayStore, type ReplayStore } from "@/lib/captcha/replay-store";
 import type { AltchaSettings } from "@/lib/captcha/altcha";
 import { parseTrustedProxies, peerHeaderFromServer, resolveClientAddress, type ClientAddress } from "@/lib/http/client-address";
@@ -10,13 +12,21 @@ import { HashBudget } from "@/lib/password/hash-budget";
 import { argon2Params, type Argon2Params } from "@/lib/password/params";
 import { digestKey, RateLimiter } from "@/lib/rate-limit/limiter";
 import { loadPolicies } from "@/lib/rate-limit/policies";
+import type { RateLimitStore, RateLimitStoreKind } from "@/lib/rate-limit/store";
 import { MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
+import { createPostgresRateLimitStore } from "@/lib/rate-limit/stores/postgres";
+import { connectRedis, RedisRateLimitStore, untilReady } from "@/lib/rate-limit/stores/redis";
+import { guardRateLimitStore, guardReplayStore } from "@/lib/resilience/guarded";
+import { createStoreGuard, type StoreHealth } from "@/lib/resilience/store-guard";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
 
 /** Every protection layer, built once per process from the configuration. */
 export type Gatehouse = {
   config: AppConfig;
   clock: () => number;
   limiter: RateLimiter;
+  /** The limiter's backend and whether it answers (always "up" in memory). */
+  storeHealth(): { kind: RateLimitStoreKind; state: StoreHealth };
   replays: ReplayStore;
   altcha: AltchaSettings;
   lockouts: LockoutRepository;
@@ -28,23 +38,84 @@ export type Gatehouse = {
   usernameKey(email: string): string;
 };
 
+type Backend = { store: RateLimitStore; replays: ReplayStore; health(): StoreHealth };
+
+/**
+ * The limiter and replay stores. Memory: per instance, nothing to fail. Redis or PostgreSQL:
+ * shared by every instance, each call behind one guard (timeout + circuit breaker) per backend.
+ */
+async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () => number): Promise<Backend> {
+  if (config.RATE_LIMIT_STORE === "memory") {
+    return {
+      store: new MemoryRateLimitStore({ maxEntries: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, clock }),
+      replays: memoryReplayStore(config.RATE_LIMIT_MEMORY_MAX_ENTRIES, clock),
+      health: () => "up",
+    };
+  }
+  const guard = createStoreGuard({
+    timeoutMs: config.RATE_LIMIT_STORE_TIMEOUT_MS,
+    breakerFailures: config.RATE_LIMIT_BREAKER_FAILURES,
+    halfOpenAfterMs: config.RATE_LIMIT_BREAKER_HALF_OPEN_MS,
+    onOpen: () => log().error({ event: "rate_limit_breaker_open", store: config.RATE_LIMIT_STORE, effect: "each policy's outage rule applies" }),
+    onClose: () => log().info({ event: "rate_limit_breaker_closed", store: config.RATE_LIMIT_STORE }),
+  });
+  let store: RateLimitStore;
+  let replays: ReplayStore;
+  let health: () => StoreHealth = guard.health;
+  if (config.RATE_LIMIT_STORE === "redis") {
+    const redis = connectRedis(config.REDIS_URL, throttled(10_000, (error) => log().warn({ event: "redis_connection_error", err: error.message })));
+    // Waits briefly for the first connection; a Redis that is down does not stop the start.
+    if (!(await untilReady(redis, 2_000))) log().error({ event: "rate_limit_store_unreachable", store: "redis" });
+    store = new RedisRateLimitStore(redis, { keyPrefix: config.RATE_LIMIT_KEY_PREFIX });
+    replays = redisReplayStore(redis, config.RATE_LIMIT_KEY_PREFIX);
+    // Disconnected counts as down before the breaker has seen enough failures to open.
+    health = () => (redis.status === "ready" ? guard.health() : "down");
+  } else {
+    store = createPostgresRateLimitStore(prisma, {
+      onCleanupError: (error) => log().warn({ event: "rate_limit_cleanup_failed", err: String(error) }),
+    });
+    replays = postgresReplayStore(prisma);
+  }
+  return { store: guardRateLimitStore(store, guard), replays: guardReplayStore(replays, guard), health };
+}
+
+/** Calls `fn` at most once per `intervalMs`: an outage must not turn every request into a log line. */
+function throttled<T>(intervalMs: number, fn: (value: T) => void): (value: T) => void {
+  let lastMs = -Infinity;
+  return (value) => {
+    const nowMs = Date.now();
+    if (nowMs - lastMs < intervalMs) return;
+    lastMs = nowMs;
+    fn(value);
+  };
+}
+
 async function build(): Promise<Gatehouse> {
   const config = getConfig();
   const clock = Date.now;
   const policies = loadPolicies(process.env);
   const trustedProxies = parseTrustedProxies(config.TRUSTED_PROXIES);
   const { prisma } = await getDatabase();
-  // Memory is the only store so far: limits are per instance (see the README before scaling out).
-  const store = new MemoryRateLimitStore({ maxEntries: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, clock });
-  const limiter = new RateLimiter(store, policies, config.RATE_LIMIT_KEY_SECRET, clock, (policy, error) =>
-    log().error({ event: "rate_limit_store_failed", policy: policy.name, failMode: policy.failMode, err: String(error) }),
-  );
+  const backend = await openBackend(config, prisma, clock);
+  const failureLogs = new Map<string, (error: unknown) => void>();
+  const limiter = new RateLimiter(backend.store, policies, config.RATE_LIMIT_KEY_SECRET, clock, (policy, error) => {
+    // Protection is weakened (fail open) or traffic refused (fail closed): error, once per 10 s per policy.
+    let report = failureLogs.get(policy.name);
+    if (!report) {
+      report = throttled(10_000, (err: unknown) =>
+        log().error({ event: "rate_limit_store_failed", policy: policy.name, failMode: policy.failMode, err: String(err) }),
+      );
+      failureLogs.set(policy.name, report);
+    }
+    report(error);
+  });
   let warnedUnknownPeer = false;
   return {
     config,
     clock,
     limiter,
-    replays: memoryReplayStore(config.RATE_LIMIT_MEMORY_MAX_ENTRIES, clock),
+    storeHealth: () => ({ kind: backend.store.kind, state: backend.health() }),
+    replays: backend.replays,
     altcha: { hmacSecret: config.ALTCHA_HMAC_SECRET, expiresSeconds: config.ALTCHA_EXPIRES_SECONDS, maxCounter: config.ALTCHA_MAX_COUNTER },
     lockouts: prismaLockoutRepository(prisma),
     lockoutPolicy: {

@@ -45,7 +45,7 @@ const payloadSchema = z.object({
   solution: z.object({ counter: z.number().int().min(0).max(2 ** 32 - 1), derivedKey: z.string().max(256) }).loose(),
 });
 
-export type CaptchaOutcome = { ok: true } | { ok: false; reason: "missing" | "malformed" | "invalid" | "expired" | "replayed" };
+export type CaptchaOutcome = { ok: true } | { ok: false; reason: "missing" | "malformed" | "invalid" | "expired" | "replayed" | "unavailable" };
 
 /**
  * Verifies an ALTCHA payload (base64 JSON from the widget) and spends it: a solution is
@@ -78,8 +78,14 @@ export async function verifyAltcha(payload: unknown, settings: AltchaSettings, r
   if (!verified) return { ok: false, reason: "invalid" };
 
   // Claimed only once verified, so a forged payload cannot burn someone else's challenge.
-  if (!(await replays.claim(challenge.signature, expiresAtMs, nowMs))) return { ok: false, reason: "replayed" };
-  return { ok: true };
+  let firstUse: boolean;
+  try {
+    firstUse = await replays.claim(challenge.signature, expiresAtMs, nowMs);
+  } catch {
+    // Without the replay store a solution could be reused: refuse (fail closed) rather than guess.
+    return { ok: false, reason: "unavailable" };
+  }
+  return firstUse ? { ok: true } : { ok: false, reason: "replayed" };
 }
 
 export const CAPTCHA_MESSAGES: Record<Exclude<CaptchaOutcome, { ok: true }>["reason"], string> = {
@@ -88,4 +94,5 @@ export const CAPTCHA_MESSAGES: Record<Exclude<CaptchaOutcome, { ok: true }>["rea
   invalid: "The robot check failed. Run it again.",
   expired: "The robot check expired. Run it again.",
   replayed: "That robot check was already used. Run it again.",
+  unavailable: "The robot check cannot be confirmed right now. Try again in a moment.",
 };

@@ -15,6 +15,14 @@ describe("parseConfig", () => {
     expect(parseConfig({ NODE_ENV: "production", NEXTAUTH_SECRET: "s".repeat(32) }).NEXTAUTH_SECRET).toBe("s".repeat(32));
   });
 
+  it("refuses a malformed Redis URL or key prefix, naming the variable", () => {
+    expect(() => parseConfig({ REDIS_URL: "http://127.0.0.1:6379" })).toThrow(/REDIS_URL/);
+    expect(() => parseConfig({ REDIS_URL: "not a url" })).toThrow(/REDIS_URL/);
+    expect(() => parseConfig({ RATE_LIMIT_KEY_PREFIX: "has space" })).toThrow(/RATE_LIMIT_KEY_PREFIX/);
+    expect(() => parseConfig({ RATE_LIMIT_STORE: "memcached" })).toThrow(/RATE_LIMIT_STORE/);
+    expect(parseConfig({ REDIS_URL: "rediss://cache.internal:6380/2", RATE_LIMIT_KEY_PREFIX: "app-1:" }).RATE_LIMIT_KEY_PREFIX).toBe("app-1:");
+  });
+
   it("refuses malformed numbers, naming the variable", () => {
     expect(() => parseConfig({ MAX_BODY_BYTES: "lots" })).toThrow(/MAX_BODY_BYTES/);
   });

@@ -28,6 +28,25 @@ const schema = z
     // Keys of rate-limit and lockout records are HMAC digests under this secret (derived from
     // NEXTAUTH_SECRET when unset), so no username or address is stored or logged in clear.
     RATE_LIMIT_KEY_SECRET: z.string().min(32).optional(),
+    // Where limiter and ALTCHA replay state live: this process, or shared by every instance.
+    RATE_LIMIT_STORE: z.enum(["memory", "redis", "postgres"]).default("memory"),
+    REDIS_URL: z
+      .string()
+      .default("redis://127.0.0.1:6379")
+      .refine((value) => {
+        try {
+          return ["redis:", "rediss:"].includes(new URL(value).protocol);
+        } catch {
+          return false;
+        }
+      }, "must be a redis:// or rediss:// URL"),
+    RATE_LIMIT_KEY_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9:_.-]{1,64}$/, "1 to 64 characters from A-Z a-z 0-9 : _ . -")
+      .default("gatehouse:"),
+    RATE_LIMIT_STORE_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(250),
+    RATE_LIMIT_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1_000).default(5),
+    RATE_LIMIT_BREAKER_HALF_OPEN_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
     RATE_LIMIT_MEMORY_MAX_ENTRIES: z.coerce.number().int().min(1_000).max(10_000_000).default(100_000),
 
     ALTCHA_HMAC_SECRET: z.string().min(32).optional(),

@@ -25,6 +25,8 @@ export function locked(check: Extract<LockoutCheck, { locked: true }>) {
 }
 
 export function captchaInvalid(outcome: Extract<CaptchaOutcome, { ok: false }>) {
+  // The replay store is down: not the client's fault, so a 503 it may retry.
+  if (outcome.reason === "unavailable") return withRetryAfter(503, "busy", CAPTCHA_MESSAGES.unavailable, 5_000);
   return jsonError(400, "captcha_invalid", CAPTCHA_MESSAGES[outcome.reason], { reason: outcome.reason });
 }
 

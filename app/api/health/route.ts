@@ -13,7 +13,8 @@ export async function GET() {
   } catch {
     database = "down";
   }
+  // `ok` follows the database only: with the limiter store down each policy's outage rule
+  // applies and the app still serves, so a load balancer must not pull every instance.
   const ok = database === "up";
-  const rateLimitStore = { kind: (await gatehouse()).limiter.storeKind, state: "up" };
-  return json(ok ? 200 : 503, { ok, database, rateLimitStore });
+  return json(ok ? 200 : 503, { ok, database, rateLimitStore: (await gatehouse()).storeHealth() });
 }

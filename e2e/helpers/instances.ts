@@ -1,0 +1,55 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+
+export type Instance = { baseURL: string; stop(): Promise<void>; output(): string };
+
+/**
+ * Starts one more production server (`node server.mjs`, the same build the suite uses) with
+ * its own port and environment, and waits until /api/health answers.
+ */
+export async function startInstance(port: number, env: Record<string, string>): Promise<Instance> {
+  const baseURL = `http://127.0.0.1:${port}`;
+  let output = "";
+  const child: ChildProcess = spawn(process.execPath, ["server.mjs"], {
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      NEXTAUTH_URL: baseURL,
+      LOG_LEVEL: "warn",
+      TRUSTED_PROXIES: "127.0.0.1,::1",
+      ALTCHA_MAX_COUNTER: "2000",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout?.on("data", (chunk) => (output += chunk));
+  child.stderr?.on("data", (chunk) => (output += chunk));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`instance on ${port} exited: ${output}`);
+    try {
+      if ((await fetch(`${baseURL}/api/health`)).ok) break;
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) throw new Error(`instance on ${port} did not start: ${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return {
+    baseURL,
+    output: () => output,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+/** Secrets shared by the instances of one deployment (sessions and ALTCHA must verify on both). */
+export function sharedSecrets(): Record<string, string> {
+  return { NEXTAUTH_SECRET: randomBytes(32).toString("hex") };
+}

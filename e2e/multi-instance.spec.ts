@@ -1,0 +1,72 @@
+import { request as playwrightRequest } from "@playwright/test";
+import { freshPostgres, postgresUrl, type TestDatabase } from "../tests/helpers/databases";
+import { redisUrl, testKeyPrefix } from "../tests/helpers/redis";
+import { PASSWORD, uniqueEmail } from "./helpers/accounts";
+import { startInstance, sharedSecrets, type Instance } from "./helpers/instances";
+import { expect, registerApi, signInApi, test } from "./helpers/serverGrid";
+
+// Two instances of one deployment: one PostgreSQL database (PGlite is one process only) and a
+// shared limiter store. The in-memory store would give each instance its own 5 attempts.
+for (const store of ["redis", "postgres"] as const) {
+  test.describe(`two instances sharing the ${store} store`, () => {
+    test.describe.configure({ mode: "serial" });
+    let database: TestDatabase;
+    let instances: Instance[] = [];
+
+    test.beforeAll(async ({}, testInfo) => {
+      test.setTimeout(120_000);
+      const pg = postgresUrl();
+      const redis = redisUrl();
+      test.skip(!pg || !redis, "needs TEST_DATABASE_URL and TEST_REDIS_URL (CI sets both)");
+      database = await freshPostgres(pg!);
+      const env = {
+        ...sharedSecrets(),
+        DATABASE_URL: database.url,
+        RATE_LIMIT_STORE: store,
+        REDIS_URL: redis!,
+        RATE_LIMIT_KEY_PREFIX: testKeyPrefix(),
+      };
+      const base = 3300 + testInfo.workerIndex * 10 + (store === "redis" ? 0 : 5);
+      instances = await Promise.all([startInstance(base, env), startInstance(base + 1, env)]);
+    });
+
+    test.afterAll(async () => {
+      await Promise.all(instances.map((instance) => instance.stop()));
+      await database?.dispose();
+    });
+
+    test("3 failures through one and 2 through the other spend the 5 attempts; both refuse the 6th", async ({ clientAddress }) => {
+      const [a, b] = await Promise.all(
+        instances.map((instance) => playwrightRequest.newContext({ baseURL: instance.baseURL, extraHTTPHeaders: { "X-Forwarded-For": clientAddress } })),
+      );
+      const email = uniqueEmail(`shared-${store}`);
+      expect((await registerApi(a!, email, PASSWORD)).status()).toBe(201);
+
+      const outcomes = [];
+      for (const client of [a, a, a, b, b]) outcomes.push((await signInApi(client!, email, "wrong password")).kind);
+      expect(outcomes).toEqual(["invalid", "invalid", "invalid", "invalid", "invalid"]);
+
+      for (const client of [a, b]) {
+        const sixth = await signInApi(client!, email, PASSWORD);
+        expect(sixth.status).toBe(429);
+        expect(sixth.body).toMatchObject({ error: "rate_limited" });
+      }
+      const health = await (await b!.get("/api/health")).json();
+      expect(health.rateLimitStore).toEqual({ kind: store, state: "up" });
+      await Promise.all([a!.dispose(), b!.dispose()]);
+    });
+
+    test("an ALTCHA solution spent on one instance is refused on the other", async ({ clientAddress }) => {
+      const [a, b] = await Promise.all(
+        instances.map((instance) => playwrightRequest.newContext({ baseURL: instance.baseURL, extraHTTPHeaders: { "X-Forwarded-For": clientAddress } })),
+      );
+      const { altchaPayload } = await import("./helpers/serverGrid");
+      const payload = await altchaPayload(a!);
+      expect((await signInApi(a!, uniqueEmail("nobody"), "wrong password", payload)).kind).toBe("invalid");
+      const replay = await signInApi(b!, uniqueEmail("nobody"), "wrong password", payload);
+      expect(replay.status).toBe(400);
+      expect(replay.body).toMatchObject({ error: "captcha_invalid", reason: "replayed" });
+      await Promise.all([a!.dispose(), b!.dispose()]);
+    });
+  });
+}

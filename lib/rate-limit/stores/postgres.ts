@@ -1,0 +1,166 @@
+import { setTimeout as delay } from "node:timers/promises";
+import { Prisma, type PrismaClient } from "@/lib/generated/prisma/client";
+import { decide, type LimiterState } from "@/lib/rate-limit/algorithms";
+import type { Policy } from "@/lib/rate-limit/policies";
+import { scopedKey, type Decision, type RateLimitStore } from "@/lib/rate-limit/store";
+
+export type PostgresStoreOptions = {
+  /** Re-reads after a lost version race before giving up with an error (the policy's fail mode then decides). */
+  maxRetries?: number;
+  /** How often expired buckets and spent ALTCHA ids are deleted. */
+  cleanupIntervalMs?: number;
+  /** A failed clean-up only leaves stale rows behind, so callers log it at warn, not error. */
+  onCleanupError?: (error: unknown) => void;
+};
+
+export type PostgresRateLimitStore = RateLimitStore & {
+  /** Stops the clean-up timer and waits for a clean-up in progress; the Prisma client stays open. */
+  close(): Promise<void>;
+  /** Deletes expired rows of both RateLimitBucket and AltchaReplay; returns how many. */
+  cleanupExpired(): Promise<number>;
+};
+
+export const DEFAULT_MAX_RETRIES = 5;
+export const DEFAULT_CLEANUP_INTERVAL_MS = 60_000;
+const RETRY_BACKOFF_BASE_MS = 2;
+const RETRY_BACKOFF_MAX_MS = 50;
+// setInterval treats anything longer as 1 ms.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The database's clock as a UTC `timestamp` (the columns are `timestamp(3)` without time zone
+ * holding UTC, as Prisma writes them). AT TIME ZONE 'UTC' makes it independent of the session's TimeZone.
+ */
+export const SERVER_NOW_UTC = Prisma.sql`(clock_timestamp() AT TIME ZONE 'UTC')`;
+
+/** Whole ms since the epoch as a UTC `timestamp`, exact (integer interval arithmetic, no float seconds). */
+export function utcTimestamp(epochMs: number): Prisma.Sql {
+  return Prisma.sql`(TIMESTAMP 'epoch' + ${epochMs}::bigint * INTERVAL '1 millisecond')`;
+}
+
+type BucketRow = {
+  state: LimiterState | null;
+  version: number | null;
+  // extract(epoch) of a timestamp without time zone ignores the session's TimeZone: UTC in, UTC out.
+  expiresAtMs: bigint | null;
+  nowMs: bigint;
+};
+
+function checkOptions(maxRetries: number, cleanupIntervalMs: number): void {
+  if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) {
+    throw new Error(`PostgreSQL rate-limit store: maxRetries must be a whole number >= 0, got ${maxRetries}`);
+  }
+  if (!Number.isSafeInteger(cleanupIntervalMs) || cleanupIntervalMs < 1 || cleanupIntervalMs > MAX_TIMER_MS) {
+    throw new Error(`PostgreSQL rate-limit store: cleanupIntervalMs must be a whole number from 1 to ${MAX_TIMER_MS}, got ${cleanupIntervalMs}`);
+  }
+}
+
+/**
+ * Limiter state in the RateLimitBucket table, shared by every instance. Each consume reads the row
+ * and the database clock in one query, decides in TypeScript (algorithms.ts), then writes only if
+ * the row is still the version it read; a lost race re-reads and decides again, up to `maxRetries`.
+ *
+ * `nowMs` is ignored: instances whose clocks disagree would otherwise refill a shared bucket from
+ * each other's timestamps, so every decision uses the one clock they all share, the database's.
+ *
+ * A refusal writes nothing: it consumes nothing, and the stored state already implies the refill.
+ * So a key being hammered after it is empty costs one read per request and causes no write
+ * conflicts: each lost race means another request was admitted.
+ *
+ * Within one instance, consumes of the same key run one after another. Racing each other they
+ * would mostly lose (measured: of 200 parallel requests on a 20-token key, about 190 ran out of retries
+ * and errored, which a fail-open policy turns into admissions), and one hot key would take every pooled
+ * connection. Queued, a key races only the other instances and holds at most one connection here.
+ */
+export function createPostgresRateLimitStore(prisma: PrismaClient, options: PostgresStoreOptions = {}): PostgresRateLimitStore {
+  const { maxRetries = DEFAULT_MAX_RETRIES, cleanupIntervalMs = DEFAULT_CLEANUP_INTERVAL_MS, onCleanupError = () => {} } = options;
+  checkOptions(maxRetries, cleanupIntervalMs);
+
+  // Per key, the last queued consume; removed once the queue drains, so it holds only keys in flight.
+  const queueTails = new Map<string, Promise<unknown>>();
+
+  function queued<T>(storageKey: string, work: () => Promise<T>): Promise<T> {
+    const result = (queueTails.get(storageKey) ?? Promise.resolve()).then(work);
+    const tail = result.catch(() => {});
+    queueTails.set(storageKey, tail);
+    void tail.then(() => {
+      if (queueTails.get(storageKey) === tail) queueTails.delete(storageKey);
+    });
+    return result;
+  }
+
+  async function consume(storageKey: string, policy: Policy): Promise<Decision> {
+    for (let attempt = 0; attempt <= maxRetries; attempt++) {
+      const [row] = await prisma.$queryRaw<BucketRow[]>`
+        SELECT b."state", b."version", (extract(epoch FROM b."expiresAt") * 1000)::bigint AS "expiresAtMs", t."nowMs"
+        FROM (SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS "nowMs") t
+        LEFT JOIN "RateLimitBucket" b ON b."key" = ${storageKey}`;
+      if (!row) throw new Error("PostgreSQL rate-limit store: the clock query returned no row");
+      const nowMs = Number(row.nowMs);
+      const exists = row.version !== null && row.expiresAtMs !== null;
+      const readExpiresAtMs = Number(row.expiresAtMs);
+      // Past its expiry a state equals a fresh one (resetAfterMs), so the row counts as absent.
+      const state = exists && readExpiresAtMs > nowMs ? (row.state ?? undefined) : undefined;
+
+      const { nextState, ...decision } = decide(policy.algorithm, state, nowMs);
+      if (!decision.allowed) return decision;
+
+      const stateJson = JSON.stringify(nextState);
+      const expiresAt = utcTimestamp(nowMs + decision.resetAfterMs);
+      // The expiry in the condition guards against ABA: after a clean-up deletes the row, a new one
+      // starts again at version 0, but always with a later expiry than the deleted one had.
+      const written = exists
+        ? await prisma.$executeRaw`
+            UPDATE "RateLimitBucket" SET "state" = ${stateJson}::jsonb, "version" = "version" + 1, "expiresAt" = ${expiresAt}
+            WHERE "key" = ${storageKey} AND "version" = ${row.version} AND "expiresAt" = ${utcTimestamp(readExpiresAtMs)}`
+        : await prisma.$executeRaw`
+            INSERT INTO "RateLimitBucket" ("key", "state", "version", "expiresAt")
+            VALUES (${storageKey}, ${stateJson}::jsonb, 0, ${expiresAt})
+            ON CONFLICT ("key") DO NOTHING`;
+      if (written === 1) return decision;
+      // Re-reading at once can lose to the same instance again (PGlite's one connection even makes
+      // the order fixed); a short random wait, doubling per loss, breaks the pattern.
+      if (attempt < maxRetries) await delay(Math.random() * Math.min(RETRY_BACKOFF_MAX_MS, RETRY_BACKOFF_BASE_MS * 2 ** attempt));
+    }
+    throw new Error(
+      `PostgreSQL rate-limit store: "${policy.name}" bucket still contended after ${maxRetries + 1} attempts`,
+    );
+  }
+
+  async function cleanupExpired(): Promise<number> {
+    // One statement for both tables: one round trip, and one consistent "now".
+    const [row] = await prisma.$queryRaw<{ deleted: bigint }[]>`
+      WITH buckets AS (DELETE FROM "RateLimitBucket" WHERE "expiresAt" <= ${SERVER_NOW_UTC} RETURNING 1),
+           replays AS (DELETE FROM "AltchaReplay" WHERE "expiresAt" <= ${SERVER_NOW_UTC} RETURNING 1)
+      SELECT (SELECT count(*) FROM buckets) + (SELECT count(*) FROM replays) AS "deleted"`;
+    return Number(row?.deleted ?? 0);
+  }
+
+  let running: Promise<void> | undefined;
+  function runCleanup(): Promise<void> {
+    // A clean-up slower than the interval is not stacked with another one.
+    running ??= cleanupExpired()
+      .then(() => {}, onCleanupError)
+      .finally(() => {
+        running = undefined;
+      });
+    return running;
+  }
+  let timer: NodeJS.Timeout | undefined = setInterval(() => void runCleanup(), cleanupIntervalMs);
+  // Housekeeping must not keep the process alive on shutdown.
+  timer.unref();
+
+  return {
+    kind: "postgres",
+    async consume(key, policy) {
+      const storageKey = scopedKey(policy.name, key);
+      return queued(storageKey, () => consume(storageKey, policy));
+    },
+    cleanupExpired,
+    async close() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      await running;
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import net from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freshPglite, type TestDatabase } from "../helpers/databases";
+import { PEER_HEADER, announcePeerHeader } from "../helpers/peer";
+
+/** A port nobody listens on: connections are refused at once. */
+async function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe("a Redis that refuses connections at start", () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await freshPglite();
+    announcePeerHeader();
+    Object.assign(process.env, { DATABASE_URL: database.url, RATE_LIMIT_STORE: "redis", REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+  });
+
+  afterAll(async () => {
+    const { getDatabase } = await import("@/lib/db/client");
+    await (await getDatabase()).close();
+    await database?.dispose();
+  });
+
+  it("starts anyway, reports the store down, and applies each policy's outage rule", async () => {
+    const { startGatehouse } = await import("@/lib/startup");
+    await startGatehouse();
+
+    const health = await (await import("@/app/api/health/route")).GET();
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ ok: true, database: "up", rateLimitStore: { kind: "redis", state: "down" } });
+
+    // Registration fails closed: 429 with Retry-After, before anything else runs.
+    const { POST } = await import("@/app/api/register/route");
+    const refused = await POST(new Request("http://localhost/api/register", { method: "POST", headers: { "content-type": "application/json", [PEER_HEADER]: "198.51.100.9" }, body: "{}" }));
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("Retry-After")).toBe("5");
+
+    // Challenges only protect capacity: they fail open and are still issued.
+    const challenge = await (await import("@/app/api/altcha/challenge/route")).GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: "198.51.100.9" } }));
+    expect(challenge.status).toBe(200);
+  });
+});
