@@ -13,7 +13,7 @@ for (const store of ["redis", "postgres"] as const) {
     let database: TestDatabase;
     let instances: Instance[] = [];
 
-    test.beforeAll(async ({}, testInfo) => {
+    test.beforeAll(async () => {
       test.setTimeout(120_000);
       const pg = postgresUrl();
       const redis = redisUrl();
@@ -26,8 +26,7 @@ for (const store of ["redis", "postgres"] as const) {
         REDIS_URL: redis!,
         RATE_LIMIT_KEY_PREFIX: testKeyPrefix(),
       };
-      const base = 3300 + testInfo.workerIndex * 10 + (store === "redis" ? 0 : 5);
-      instances = await Promise.all([startInstance(base, env), startInstance(base + 1, env)]);
+      instances = await Promise.all([startInstance(env), startInstance(env)]);
     });
 
     test.afterAll(async () => {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { freePort } from "../../tests/helpers/ports";
 
 export type Instance = { baseURL: string; stop(): Promise<void>; output(): string };
 
@@ -7,7 +8,8 @@ export type Instance = { baseURL: string; stop(): Promise<void>; output(): strin
  * Starts one more production server (`node server.mjs`, the same build the suite uses) with
  * its own port and environment, and waits until /api/health answers.
  */
-export async function startInstance(port: number, env: Record<string, string>): Promise<Instance> {
+export async function startInstance(env: Record<string, string>): Promise<Instance> {
+  const port = await freePort();
   const baseURL = `http://127.0.0.1:${port}`;
   let output = "";
   const child: ChildProcess = spawn(process.execPath, ["server.mjs"], {

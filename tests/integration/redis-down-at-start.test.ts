@@ -1,17 +1,7 @@
-import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshPglite, type TestDatabase } from "../helpers/databases";
 import { PEER_HEADER, announcePeerHeader } from "../helpers/peer";
-
-/** A port nobody listens on: connections are refused at once. */
-async function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from "../helpers/ports";
 
 describe("a Redis that refuses connections at start", () => {
   let database: TestDatabase;
@@ -19,7 +9,7 @@ describe("a Redis that refuses connections at start", () => {
   beforeAll(async () => {
     database = await freshPglite();
     announcePeerHeader();
-    Object.assign(process.env, { DATABASE_URL: database.url, RATE_LIMIT_STORE: "redis", REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+    Object.assign(process.env, { DATABASE_URL: database.url, RATE_LIMIT_STORE: "redis", REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
   });
 
   afterAll(async () => {
