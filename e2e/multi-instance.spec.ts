@@ -11,7 +11,7 @@ for (const store of ["redis", "postgres"] as const) {
   test.describe(`two instances sharing the ${store} store`, () => {
     test.describe.configure({ mode: "serial" });
     let database: TestDatabase;
-    let instances: Instance[] = [];
+    const instances: Instance[] = [];
 
     test.beforeAll(async () => {
       test.setTimeout(120_000);
@@ -26,11 +26,12 @@ for (const store of ["redis", "postgres"] as const) {
         REDIS_URL: redis!,
         RATE_LIMIT_KEY_PREFIX: testKeyPrefix(),
       };
-      instances = await Promise.all([startInstance(env), startInstance(env)]);
+      // One after the other, each kept as soon as it is up, so afterAll stops it even if the next fails.
+      for (let i = 0; i < 2; i++) instances.push(await startInstance(env));
     });
 
     test.afterAll(async () => {
-      await Promise.all(instances.map((instance) => instance.stop()));
+      await Promise.all(instances.splice(0).map((instance) => instance.stop()));
       await database?.dispose();
     });
 
