@@ -1,9 +1,22 @@
 import { getServerSession } from "next-auth";
 import { redirect } from "next/navigation";
+import { gatehouse } from "@/lib/auth/gatehouse";
 import { authOptions } from "@/lib/auth/options";
 import { prisma } from "@/lib/db/client";
+import type { SecurityEventKind } from "@/lib/events/security-events";
 
 export const dynamic = "force-dynamic";
+
+const LABELS: Record<SecurityEventKind, string> = {
+  sign_in_failed: "Failed sign-in (wrong password)",
+  sign_in_succeeded: "Signed in",
+  locked: "Sign-in paused after repeated failures",
+  refresh_family_created: "New API session (refresh token issued)",
+};
+
+function utc(date: Date): string {
+  return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
 
 export default async function AccountPage() {
   const session = await getServerSession(authOptions());
@@ -12,15 +25,44 @@ export default async function AccountPage() {
   const user = await (await prisma()).user.findUnique({ where: { id: userId }, select: { email: true, createdAt: true } });
   // A valid session for an account that no longer exists is treated as signed out.
   if (!user) redirect("/sign-in?callbackUrl=%2Faccount");
+  const events = await (await gatehouse()).events.recent(userId, 20);
   return (
-    <div className="card">
-      <h1>Your account</h1>
-      <dl>
-        <dt>Email</dt>
-        <dd data-testid="account-email">{user.email}</dd>
-        <dt>Member since</dt>
-        <dd>{user.createdAt.toISOString().slice(0, 10)}</dd>
-      </dl>
-    </div>
+    <>
+      <div className="card">
+        <h1>Your account</h1>
+        <dl>
+          <dt>Email</dt>
+          <dd data-testid="account-email">{user.email}</dd>
+          <dt>Member since</dt>
+          <dd>{user.createdAt.toISOString().slice(0, 10)}</dd>
+        </dl>
+      </div>
+      <div className="card" style={{ marginTop: "1rem" }}>
+        <h2>Recent security events</h2>
+        <p className="hint">Addresses are shortened to the network they came from. If you do not recognise an event, change your password.</p>
+        {events.length === 0 ? (
+          <p>No events yet.</p>
+        ) : (
+          <table className="events" data-testid="security-events">
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">What</th>
+                <th scope="col">From</th>
+              </tr>
+            </thead>
+            <tbody>
+              {events.map((event, i) => (
+                <tr key={i} data-kind={event.kind}>
+                  <td>{utc(event.at)}</td>
+                  <td>{LABELS[event.kind] ?? event.kind}</td>
+                  <td>{event.address}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </div>
+    </>
   );
 }

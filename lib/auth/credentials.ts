@@ -36,6 +36,8 @@ export const signInSchema = z.object({
   altcha,
 });
 
+export type SignInInput = z.infer<typeof signInSchema>;
+
 /** `{ field: firstMessage }` for a 400 body. */
 export function fieldErrors(error: z.ZodError): Record<string, string> {
   const fields: Record<string, string> = {};

@@ -5,6 +5,7 @@ import { redisReplayStore } from "@/lib/captcha/redis-replay-store";
 import { memoryReplayStore, type ReplayStore } from "@/lib/captcha/replay-store";
 import type { AltchaSettings } from "@/lib/captcha/altcha";
 import { parseTrustedProxies, peerHeaderFromServer, resolveClientAddress, type ClientAddress } from "@/lib/http/client-address";
+import { prismaSecurityEvents, type SecurityEvents } from "@/lib/events/security-events";
 import { prismaLockoutRepository, type LockoutRepository } from "@/lib/lockout/repository";
 import type { LockoutPolicy } from "@/lib/lockout/rules";
 import { log } from "@/lib/log/logger";
@@ -31,6 +32,7 @@ export type Gatehouse = {
   altcha: AltchaSettings;
   lockouts: LockoutRepository;
   lockoutPolicy: LockoutPolicy;
+  events: SecurityEvents;
   hashBudget: HashBudget;
   argon2: Argon2Params;
   clientAddress(headers: Headers): ClientAddress;
@@ -118,6 +120,7 @@ async function build(): Promise<Gatehouse> {
     replays: backend.replays,
     altcha: { hmacSecret: config.ALTCHA_HMAC_SECRET, expiresSeconds: config.ALTCHA_EXPIRES_SECONDS, maxCounter: config.ALTCHA_MAX_COUNTER },
     lockouts: prismaLockoutRepository(prisma),
+    events: prismaSecurityEvents(prisma, clock, (error) => log().warn({ event: "security_event_not_recorded", err: String(error) })),
     lockoutPolicy: {
       threshold: config.LOCKOUT_THRESHOLD,
       baseLockMs: config.LOCKOUT_BASE_SECONDS * 1000,

@@ -54,6 +54,13 @@ const schema = z
     // Proof-of-work size: the solver hashes up to this many times (SHA-256).
     ALTCHA_MAX_COUNTER: z.coerce.number().int().min(10).max(10_000_000).default(100_000),
 
+    // Token API: short-lived JWT access tokens, rotating opaque refresh tokens.
+    API_TOKEN_SECRET: z.string().min(32).optional(),
+    ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(24 * 3600).default(900),
+    REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+    // Content-Security-Policy: report-only unless set to "enforce".
+    CSP_MODE: z.enum(["report-only", "enforce"]).default("report-only"),
+
     LOCKOUT_THRESHOLD: z.coerce.number().int().min(1).max(100).default(5),
     LOCKOUT_BASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
     LOCKOUT_MAX_SECONDS: z.coerce.number().int().min(1).max(7 * 86_400).default(3_600),
@@ -74,7 +81,7 @@ const schema = z
     }
   });
 
-type Secrets = "NEXTAUTH_SECRET" | "RATE_LIMIT_KEY_SECRET" | "ALTCHA_HMAC_SECRET";
+type Secrets = "NEXTAUTH_SECRET" | "RATE_LIMIT_KEY_SECRET" | "ALTCHA_HMAC_SECRET" | "API_TOKEN_SECRET";
 export type AppConfig = Omit<z.infer<typeof schema>, Secrets> & Record<Secrets, string>;
 
 /** A separate key per purpose, so one leaked derived key does not give away the others. */
@@ -94,6 +101,7 @@ export function parseConfig(env: Record<string, string | undefined>): AppConfig 
     NEXTAUTH_SECRET: sessionSecret,
     RATE_LIMIT_KEY_SECRET: result.data.RATE_LIMIT_KEY_SECRET ?? derive(sessionSecret, "rate-limit-keys"),
     ALTCHA_HMAC_SECRET: result.data.ALTCHA_HMAC_SECRET ?? derive(sessionSecret, "altcha"),
+    API_TOKEN_SECRET: result.data.API_TOKEN_SECRET ?? derive(sessionSecret, "api-access-tokens"),
   };
 }
 

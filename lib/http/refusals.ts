@@ -34,3 +34,20 @@ export function captchaInvalid(outcome: Extract<CaptchaOutcome, { ok: false }>) 
 export function busy() {
   return withRetryAfter(503, "busy", "The server is busy checking other passwords. Try again in a moment.", 1_000);
 }
+
+/**
+ * 429 for API clients: Retry-After plus the IETF httpapi RateLimit-Policy / RateLimit fields
+ * (draft-ietf-httpapi-ratelimit-headers), so a client can pace itself instead of guessing.
+ * Each bandwidth of the policy is listed as a quota (q) per window (w, seconds).
+ */
+export function apiRateLimited(result: LimitResult) {
+  const response = rateLimited(result);
+  const { algorithm, name } = result.policy;
+  const quotas =
+    algorithm.kind === "token-bucket"
+      ? algorithm.bandwidths.map((b, i) => ({ id: i === 0 ? name : `${name}-${i + 1}`, q: b.capacity, w: Math.ceil(b.periodMs / 1000) }))
+      : [{ id: name, q: algorithm.limit, w: Math.ceil(algorithm.windowMs / 1000) }];
+  response.headers.set("RateLimit-Policy", quotas.map((quota) => `"${quota.id}";q=${quota.q};w=${quota.w}`).join(", "));
+  response.headers.set("RateLimit", `"${quotas[0]!.id}";r=${result.remaining};t=${retryAfterSeconds(result.retryAfterMs)}`);
+  return response;
+}

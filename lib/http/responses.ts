@@ -10,7 +10,11 @@ export type ErrorCode =
   | "locked"
   | "captcha_invalid"
   | "busy"
-  | "internal";
+  | "internal"
+  | "invalid_token"
+  | "unauthenticated"
+  | "not_found"
+  | "invalid_credentials";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 

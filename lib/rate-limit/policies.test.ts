@@ -52,7 +52,10 @@ describe("defaultPolicies", () => {
     const summary = Object.values(defaultPolicies).map((policy) => ({
       name: policy.name,
       kind: policy.algorithm.kind,
-      spec: policy.algorithm.kind === "token-bucket" ? formatLimitSpec(policy.algorithm.bandwidths) : undefined,
+      spec:
+        policy.algorithm.kind === "token-bucket"
+          ? formatLimitSpec(policy.algorithm.bandwidths)
+          : formatLimitSpec([{ capacity: policy.algorithm.limit, periodMs: policy.algorithm.windowMs }]),
       failMode: policy.failMode,
     }));
     expect(summary).toEqual([
@@ -60,7 +63,14 @@ describe("defaultPolicies", () => {
       { name: "signInAddress", kind: "token-bucket", spec: "30/15m", failMode: "closed" },
       { name: "register", kind: "token-bucket", spec: "10/1h", failMode: "closed" },
       { name: "altchaChallenge", kind: "token-bucket", spec: "30/1m,10/10s", failMode: "open" },
+      { name: "apiToken", kind: "sliding-window", spec: "10/1m", failMode: "closed" },
+      { name: "apiReports", kind: "token-bucket", spec: "6/10s", failMode: "closed" },
+      { name: "apiReportDownload", kind: "token-bucket", spec: "30/1m", failMode: "open" },
+      { name: "apiDownloadTokens", kind: "token-bucket", spec: "5/1h", failMode: "closed" },
+      { name: "api", kind: "token-bucket", spec: "120/1m,20/1s", failMode: "open" },
+      { name: "cspReport", kind: "token-bucket", spec: "60/1m", failMode: "open" },
     ]);
+    expect(defaultPolicies.apiToken.idleTtlMs).toBe(600_000);
     for (const policy of Object.values(defaultPolicies)) expect(policy.description.length).toBeGreaterThan(20);
   });
 

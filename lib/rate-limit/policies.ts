@@ -14,9 +14,24 @@ export type Policy = {
   algorithm: AlgorithmPolicy;
   failMode: FailMode;
   description: string;
+  /**
+   * Keep an idle key at least this long (renewed on every access, so expire-after-access, never
+   * after write). Longer than the state needs changes no decision; it only bounds memory less.
+   */
+  idleTtlMs?: number;
 };
 
-export type PolicyName = "signInUsername" | "signInAddress" | "register" | "altchaChallenge";
+export type PolicyName =
+  | "signInUsername"
+  | "signInAddress"
+  | "register"
+  | "altchaChallenge"
+  | "apiToken"
+  | "apiReports"
+  | "apiReportDownload"
+  | "apiDownloadTokens"
+  | "api"
+  | "cspReport";
 
 export type Policies = Readonly<Record<PolicyName, Policy>>;
 
@@ -67,7 +82,21 @@ function tokenBucketPolicy(name: PolicyName, spec: string, failMode: FailMode, d
   });
 }
 
-const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string }> = {
+/** A sliding window from a one-bandwidth spec (`10/1m`: 10 per minute), kept 10 windows after its last use. */
+function slidingWindowPolicy(name: PolicyName, spec: string, failMode: FailMode, description: string): Policy {
+  const bandwidths = parseLimitSpec(spec);
+  if (bandwidths.length !== 1) throw new Error(`Invalid rate limit spec "${spec}": a sliding window takes one count/period`);
+  const [{ capacity, periodMs }] = bandwidths as [Bandwidth];
+  return Object.freeze({
+    name,
+    algorithm: Object.freeze({ kind: "sliding-window" as const, limit: capacity, windowMs: periodMs }),
+    failMode,
+    description,
+    idleTtlMs: 10 * periodMs,
+  });
+}
+
+const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string; algorithm?: "sliding-window" }> = {
   signInUsername: {
     failMode: "closed",
     description:
@@ -92,6 +121,37 @@ const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string
       "ALTCHA challenge requests per client address: protects server capacity only, since each solution is " +
       "verified and spent later. Fails open so a store outage does not block every sign-in.",
   },
+  apiToken: {
+    failMode: "closed",
+    algorithm: "sliding-window",
+    description:
+      "Token and refresh requests per client address and path (sliding window), in front of the sign-in " +
+      "pipeline: the unauthenticated surface of the API. Idle counters are kept 10 windows. Fails closed.",
+  },
+  apiReports: {
+    failMode: "closed",
+    description: "Report builds per user: the expensive endpoint gets its own tight bucket. Fails closed (it costs real work).",
+  },
+  apiReportDownload: {
+    failMode: "open",
+    description:
+      "Report downloads per client address: its own bucket, never the expensive one (a shared prefix once " +
+      "sent downloads into the report-build quota). Fails open: it protects capacity.",
+  },
+  apiDownloadTokens: {
+    failMode: "closed",
+    description: "Download tokens per user id (a quota keyed by identity, not address). Fails closed: a quota.",
+  },
+  api: {
+    failMode: "open",
+    description: "Every other authenticated API call, per user: generous, against runaway clients. Fails open.",
+  },
+  cspReport: {
+    failMode: "open",
+    description:
+      "Content-Security-Policy reports per client address, in a bucket of their own: browsers send them on " +
+      "their own, so they must never spend a user's sign-in or API quota. Fails open.",
+  },
 };
 
 export const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
@@ -99,6 +159,12 @@ export const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.fr
   signInAddress: "30/15m",
   register: "10/1h",
   altchaChallenge: "30/1m,10/10s",
+  apiToken: "10/1m",
+  apiReports: "6/10s",
+  apiReportDownload: "30/1m",
+  apiDownloadTokens: "5/1h",
+  api: "120/1m,20/1s",
+  cspReport: "60/1m",
 });
 
 /** Environment variable that overrides each policy's limit spec. */
@@ -107,14 +173,21 @@ export const policyEnvVars: Readonly<Record<PolicyName, string>> = Object.freeze
   signInAddress: "RATE_LIMIT_SIGN_IN_ADDRESS",
   register: "RATE_LIMIT_REGISTER",
   altchaChallenge: "RATE_LIMIT_ALTCHA_CHALLENGE",
+  apiToken: "RATE_LIMIT_API_TOKEN",
+  apiReports: "RATE_LIMIT_API_REPORTS",
+  apiReportDownload: "RATE_LIMIT_API_REPORT_DOWNLOAD",
+  apiDownloadTokens: "RATE_LIMIT_API_DOWNLOAD_TOKENS",
+  api: "RATE_LIMIT_API",
+  cspReport: "RATE_LIMIT_CSP_REPORT",
 });
 
 const POLICY_NAMES = Object.keys(defaultLimitSpecs) as PolicyName[];
 
 function buildPolicies(specs: Record<PolicyName, string>): Policies {
   const entries = POLICY_NAMES.map((name) => {
-    const { failMode, description } = DESCRIPTIONS[name];
-    return [name, tokenBucketPolicy(name, specs[name], failMode, description)] as const;
+    const { failMode, description, algorithm } = DESCRIPTIONS[name];
+    const build = algorithm === "sliding-window" ? slidingWindowPolicy : tokenBucketPolicy;
+    return [name, build(name, specs[name], failMode, description)] as const;
   });
   return Object.freeze(Object.fromEntries(entries) as Record<PolicyName, Policy>);
 }
@@ -133,7 +206,8 @@ export function loadPolicies(env: Record<string, string | undefined>): Policies 
     const value = env[variable];
     if (value === undefined || value.trim() === "") continue;
     try {
-      parseLimitSpec(value);
+      if (DESCRIPTIONS[name].algorithm === "sliding-window") slidingWindowPolicy(name, value, "closed", "");
+      else parseLimitSpec(value);
       specs[name] = value;
     } catch (error) {
       problems.push(`${variable}: ${(error as Error).message}`);

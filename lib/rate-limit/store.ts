@@ -16,6 +16,14 @@ export interface RateLimitStore {
   readonly kind: RateLimitStoreKind;
 }
 
+/**
+ * How long a store keeps a key after this write: until its state would be fresh again, or the
+ * policy's idle TTL if longer (both renewed on every access). Zero: forget it now.
+ */
+export function keepForMs(resetAfterMs: number, policy: Policy): number {
+  return resetAfterMs > 0 ? Math.max(resetAfterMs, policy.idleTtlMs ?? 0) : 0;
+}
+
 /** Policy names may not contain ":", so the first ":" separates the two parts without ambiguity. */
 export function scopedKey(policyName: string, key: string): string {
   if (policyName.includes(":")) throw new Error(`Rate limit policy name "${policyName}" must not contain ":"`);

@@ -113,3 +113,18 @@ describe("MemoryRateLimitStore", () => {
     await expect(consume("k", policy("a:b", "1/1s"))).rejects.toThrow(/must not contain ":"/);
   });
 });
+
+describe("MemoryRateLimitStore idle TTL", () => {
+  it("keeps a sliding-window counter for 10 windows after its last access, not after its first write", async () => {
+    let now = 1_000_000;
+    const store = new MemoryRateLimitStore({ clock: () => now });
+    const policy = { ...defaultPolicies.apiToken, idleTtlMs: 600_000 };
+    await store.consume("client", policy, now);
+    now += 500_000;
+    await store.consume("client", policy, now); // renews the 10 minutes
+    now += 599_999;
+    expect(store.has(policy.name, "client")).toBe(true);
+    now += 1;
+    expect(store.has(policy.name, "client")).toBe(false);
+  });
+});

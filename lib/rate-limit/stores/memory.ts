@@ -1,7 +1,7 @@
 import { LRUCache } from "lru-cache";
 import { decide, type LimiterState } from "@/lib/rate-limit/algorithms";
 import type { Policy } from "@/lib/rate-limit/policies";
-import { scopedKey, type Decision, type RateLimitStore } from "@/lib/rate-limit/store";
+import { keepForMs, scopedKey, type Decision, type RateLimitStore } from "@/lib/rate-limit/store";
 
 export type MemoryStoreOptions = {
   /** Keys kept at most; the least recently used goes first. */
@@ -50,8 +50,9 @@ export class MemoryRateLimitStore implements RateLimitStore {
     );
     // The TTL is renewed on every write to when the state would be fresh again, so an idle key is
     // forgotten without changing any decision and an active one is never reset early.
-    if (resetAfterMs > 0) {
-      this.#entries.set(storageKey, nextState, { ttl: resetAfterMs, start: nowMs + LRU_TIME_SHIFT_MS - 1 });
+    const ttlMs = keepForMs(resetAfterMs, policy);
+    if (ttlMs > 0) {
+      this.#entries.set(storageKey, nextState, { ttl: ttlMs, start: nowMs + LRU_TIME_SHIFT_MS - 1 });
     } else {
       this.#entries.delete(storageKey);
     }

@@ -2,7 +2,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { Prisma, type PrismaClient } from "@/lib/generated/prisma/client";
 import { decide, type LimiterState } from "@/lib/rate-limit/algorithms";
 import type { Policy } from "@/lib/rate-limit/policies";
-import { scopedKey, type Decision, type RateLimitStore } from "@/lib/rate-limit/store";
+import { keepForMs, scopedKey, type Decision, type RateLimitStore } from "@/lib/rate-limit/store";
 
 export type PostgresStoreOptions = {
   /** Re-reads after a lost version race before giving up with an error (the policy's fail mode then decides). */
@@ -106,7 +106,7 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
       if (!decision.allowed) return decision;
 
       const stateJson = JSON.stringify(nextState);
-      const expiresAt = utcTimestamp(nowMs + decision.resetAfterMs);
+      const expiresAt = utcTimestamp(nowMs + keepForMs(decision.resetAfterMs, policy));
       // The expiry in the condition guards against ABA: after a clean-up deletes the row, a new one
       // starts again at version 0, but always with a later expiry than the deleted one had.
       const written = exists

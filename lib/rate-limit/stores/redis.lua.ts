@@ -4,8 +4,9 @@
  * still agree on every decision. Keep the two in step: redis.test.ts checks the same cases.
  *
  * KEYS[1]: the bucket key. ARGV[1]: "tb" (token bucket) or "sw" (sliding window).
- * Token bucket: ARGV[2] = n, then n pairs of capacity, periodMs.
- * Sliding window: ARGV[2] = limit, ARGV[3] = windowMs.
+ * ARGV[2]: the policy's idle TTL in ms (0 for none): the key is kept at least this long.
+ * Token bucket: ARGV[3] = n, then n pairs of capacity, periodMs.
+ * Sliding window: ARGV[3] = limit, ARGV[4] = windowMs.
  * Returns { allowed (0|1), remaining, retryAfterMs, resetAfterMs }.
  */
 export const CONSUME_SCRIPT = `
@@ -33,7 +34,7 @@ end
 local allowed, remaining, retry, reset, next_state
 
 if kind == 'tb' then
-  local n = tonumber(ARGV[2])
+  local n = tonumber(ARGV[3])
   if state and #state.t ~= n then state = nil end
   local from = now
   if state then from = math.max(state.l, now) end
@@ -43,8 +44,8 @@ if kind == 'tb' then
   local tokens = {}
   allowed = true
   for i = 1, n do
-    local cap = tonumber(ARGV[1 + 2 * i])
-    local period = tonumber(ARGV[2 + 2 * i])
+    local cap = tonumber(ARGV[2 + 2 * i])
+    local period = tonumber(ARGV[3 + 2 * i])
     local prev = cap
     if state then prev = tonumber(state.t[i]) end
     tokens[i] = snap(math.min(cap, prev + elapsed * cap / period))
@@ -53,8 +54,8 @@ if kind == 'tb' then
   local min_tokens = math.huge
   retry, reset = 0, 0
   for i = 1, n do
-    local cap = tonumber(ARGV[1 + 2 * i])
-    local ms_per_token = tonumber(ARGV[2 + 2 * i]) / cap
+    local cap = tonumber(ARGV[2 + 2 * i])
+    local ms_per_token = tonumber(ARGV[3 + 2 * i]) / cap
     if allowed then tokens[i] = snap(tokens[i] - 1) end
     if tokens[i] < min_tokens then min_tokens = tokens[i] end
     if not allowed then retry = math.max(retry, ms_to_refill(1 - tokens[i], ms_per_token)) end
@@ -65,8 +66,8 @@ if kind == 'tb' then
   if reset > 0 then reset = offset + reset end
   next_state = { k = 'tb', t = tokens, l = from }
 else
-  local limit = tonumber(ARGV[2])
-  local window = tonumber(ARGV[3])
+  local limit = tonumber(ARGV[3])
+  local window = tonumber(ARGV[4])
   local eff = now
   if state then eff = math.max(now, state.s) end
   local offset = eff - now
@@ -95,9 +96,10 @@ else
   next_state = { k = 'sw', s = start, c = cur, p = prev }
 end
 
--- Forget the key exactly when its state would be fresh again: forgetting then changes nothing.
+-- Forget the key exactly when its state would be fresh again (forgetting then changes nothing),
+-- or after the policy's idle TTL if that is longer; renewed on every access.
 if reset > 0 then
-  redis.call('SET', KEYS[1], cjson.encode(next_state), 'PX', reset)
+  redis.call('SET', KEYS[1], cjson.encode(next_state), 'PX', math.max(reset, tonumber(ARGV[2])))
 else
   redis.call('DEL', KEYS[1])
 end

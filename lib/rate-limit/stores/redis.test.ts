@@ -129,3 +129,19 @@ describe.skipIf(!url)("RedisRateLimitStore (real Redis)", () => {
     expect(after.eval - before.eval).toBe(0);
   });
 });
+
+describe.skipIf(!url)("RedisRateLimitStore idle TTL (real Redis)", () => {
+  it("keeps a sliding-window key for the policy's idle TTL, renewed on access", async () => {
+    const redis = connectRedis(url!);
+    await untilReady(redis, 5_000);
+    const prefix = testKeyPrefix();
+    const store = new RedisRateLimitStore(redis, { keyPrefix: prefix });
+    const policy: Policy = { name: "sw9", algorithm: { kind: "sliding-window", limit: 10, windowMs: 60_000 }, failMode: "closed", description: "t", idleTtlMs: 600_000 };
+    await store.consume("idle", policy);
+    const ttlMs = await redis.pttl(`${prefix}sw9:idle`);
+    expect(ttlMs).toBeGreaterThan(599_000);
+    expect(ttlMs).toBeLessThanOrEqual(600_000);
+    await redis.del(`${prefix}sw9:idle`);
+    await redis.quit();
+  });
+});

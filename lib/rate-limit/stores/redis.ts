@@ -14,10 +14,11 @@ type RedisWithConsume = Redis & {
 
 function scriptArgs(policy: Policy): (string | number)[] {
   const { algorithm } = policy;
+  const idleTtlMs = policy.idleTtlMs ?? 0;
   if (algorithm.kind === "token-bucket") {
-    return ["tb", algorithm.bandwidths.length, ...algorithm.bandwidths.flatMap((b) => [b.capacity, b.periodMs])];
+    return ["tb", idleTtlMs, algorithm.bandwidths.length, ...algorithm.bandwidths.flatMap((b) => [b.capacity, b.periodMs])];
   }
-  return ["sw", algorithm.limit, algorithm.windowMs];
+  return ["sw", idleTtlMs, algorithm.limit, algorithm.windowMs];
 }
 
 /**

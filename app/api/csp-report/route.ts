@@ -1,0 +1,48 @@
+import { gatehouse } from "@/lib/auth/gatehouse";
+import { BodyError, readBodyText } from "@/lib/http/body";
+import { jsonError } from "@/lib/http/responses";
+import { log } from "@/lib/log/logger";
+
+export const dynamic = "force-dynamic";
+
+const MAX_REPORT_BYTES = 16 * 1024;
+
+type Violation = { directive?: string; blocked?: string };
+
+function violations(body: unknown): Violation[] {
+  // report-uri sends {"csp-report": {...}}; the Reporting API sends [{type, body: {...}}].
+  const entries = Array.isArray(body) ? body.map((entry) => entry?.body) : [(body as Record<string, unknown>)?.["csp-report"]];
+  return entries
+    .filter((entry): entry is Record<string, unknown> => typeof entry === "object" && entry !== null)
+    .slice(0, 20)
+    .map((entry) => ({
+      directive: String(entry["effectiveDirective"] ?? entry["effective-directive"] ?? entry["violated-directive"] ?? "").slice(0, 100),
+      blocked: String(entry["blockedURL"] ?? entry["blocked-uri"] ?? "").slice(0, 200),
+    }));
+}
+
+/**
+ * Content-Security-Policy violation reports. Browsers send these on their own, many per page, so
+ * they have a bucket of their own (cspReport) and never spend a user's sign-in or API quota.
+ */
+export async function POST(request: Request) {
+  const gate = await gatehouse();
+  const limit = await gate.limiter.consume("cspReport", [gate.clientAddress(request.headers).key]);
+  // Over the limit the report is dropped quietly: a browser does not retry or show anything.
+  if (!limit.allowed) return new Response(null, { status: 204 });
+  let text: string;
+  try {
+    text = await readBodyText(request, MAX_REPORT_BYTES);
+  } catch (error) {
+    if (error instanceof BodyError) return jsonError(error.status, error.code, error.message);
+    throw error;
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return jsonError(400, "invalid_json", "A CSP report is JSON.");
+  }
+  for (const violation of violations(body)) log().info({ event: "csp_violation", ...violation });
+  return new Response(null, { status: 204 });
+}

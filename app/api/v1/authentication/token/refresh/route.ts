@@ -1,0 +1,84 @@
+import { z } from "zod";
+import { gatehouse } from "@/lib/auth/gatehouse";
+import { fieldErrors } from "@/lib/auth/credentials";
+import { prisma } from "@/lib/db/client";
+import { BodyError, readJsonBody } from "@/lib/http/body";
+import { rateLimited } from "@/lib/http/refusals";
+import { json, jsonError } from "@/lib/http/responses";
+import { log } from "@/lib/log/logger";
+import { issueAccessToken } from "@/lib/tokens/access-token";
+import { revokeRefreshFamily, rotateRefreshToken, type RotationFailure } from "@/lib/tokens/refresh-tokens";
+
+export const dynamic = "force-dynamic";
+
+// Its own sliding-window counter, apart from the token endpoint's (the limiter key names the route).
+const PATH = "/api/v1/authentication/token/refresh";
+
+// Ours are 43 characters; the bound only stops a large string being hashed. A string within it
+// that is not one of ours is an invalid token (401), not invalid input.
+const refreshSchema = z.object({
+  refresh_token: z.string({ error: "refresh_token is required." }).min(1, "refresh_token is required.").max(512, "refresh_token is too long."),
+});
+
+const MESSAGES: Record<RotationFailure | "account_gone", string> = {
+  unknown: "The refresh token is not valid.",
+  expired: "The refresh token has expired. Sign in again.",
+  revoked: "The refresh token has been revoked. Sign in again.",
+  reused: "This refresh token was already used, so the session it belongs to has been revoked. Sign in again.",
+  account_gone: "The refresh token is not valid.",
+};
+
+function invalidToken(reason: RotationFailure | "account_gone") {
+  return jsonError(401, "invalid_token", MESSAGES[reason]);
+}
+
+/** Exchanges a refresh token for a new access token and a new refresh token of the same family. */
+export async function POST(request: Request) {
+  const gate = await gatehouse();
+  const client = gate.clientAddress(request.headers);
+
+  const byPath = await gate.limiter.consume("apiToken", [client.key, PATH]);
+  if (!byPath.allowed) return rateLimited(byPath);
+
+  let body: unknown;
+  try {
+    body = await readJsonBody(request, gate.config.MAX_BODY_BYTES);
+  } catch (error) {
+    if (error instanceof BodyError) return jsonError(error.status, error.code, error.message);
+    throw error;
+  }
+  const input = refreshSchema.safeParse(body);
+  if (!input.success) return jsonError(400, "invalid_input", "Send the refresh token as refresh_token.", { fields: fieldErrors(input.error) });
+
+  const db = await prisma();
+  const nowMs = gate.clock();
+  const refreshTtlSeconds = gate.config.REFRESH_TOKEN_TTL_DAYS * 86_400;
+  const rotated = await rotateRefreshToken(db, input.data.refresh_token, refreshTtlSeconds * 1000, nowMs);
+  if (!rotated.ok) {
+    if (rotated.reason === "reused") {
+      // Someone else holds a copy of this session's token. Never log the token itself.
+      log().warn({ event: "refresh_token_reused", familyId: rotated.familyId, userId: rotated.userId, effect: "family revoked" });
+    } else {
+      log().info({ event: "refresh_token_refused", reason: rotated.reason, familyId: rotated.familyId });
+    }
+    return invalidToken(rotated.reason);
+  }
+
+  // No foreign key ties tokens to accounts: a deleted account's family is closed here, not renewed.
+  const user = await db.user.findUnique({ where: { id: rotated.userId }, select: { id: true } });
+  if (!user) {
+    await revokeRefreshFamily(db, rotated.familyId, nowMs);
+    log().info({ event: "refresh_token_refused", reason: "account_gone", familyId: rotated.familyId });
+    return invalidToken("account_gone");
+  }
+
+  const access = await issueAccessToken(user.id, gate.config.API_TOKEN_SECRET, gate.config.ACCESS_TOKEN_TTL_SECONDS, nowMs);
+  log().info({ event: "refresh_token_rotated", userId: user.id, familyId: rotated.familyId });
+  return json(200, {
+    access_token: access.token,
+    token_type: "Bearer",
+    expires_in: gate.config.ACCESS_TOKEN_TTL_SECONDS,
+    refresh_token: rotated.token,
+    refresh_expires_in: refreshTtlSeconds,
+  });
+}

@@ -1,0 +1,34 @@
+import type { NextRequest } from "next/server";
+import { z } from "zod";
+import { apiCaller } from "@/lib/auth/api-auth";
+import { gatehouse } from "@/lib/auth/gatehouse";
+import { prisma } from "@/lib/db/client";
+import { rateLimited } from "@/lib/http/refusals";
+import { json, jsonError } from "@/lib/http/responses";
+
+export const dynamic = "force-dynamic";
+
+// Any 8-4-4-4-12 hex id, as PostgreSQL's uuid type takes it (z.uuid() would also demand an RFC variant).
+const userId = z.guid();
+
+/** The caller's own account, by Bearer access token or browser session. */
+export async function GET(request: NextRequest) {
+  const gate = await gatehouse();
+  const auth = await apiCaller(request, gate);
+  if (!auth.ok) return auth.response;
+  const { caller } = auth;
+
+  const limit = await gate.limiter.consume("api", [caller.userId]);
+  if (!limit.allowed) return rateLimited(limit);
+
+  // A signed token names an account that may since have been deleted; a non-UUID id never reaches the query.
+  const user = userId.safeParse(caller.userId).success
+    ? await (await prisma()).user.findUnique({ where: { id: caller.userId }, select: { id: true, email: true, createdAt: true } })
+    : null;
+  if (!user) {
+    return caller.via === "bearer"
+      ? jsonError(401, "invalid_token", "The account for this access token no longer exists.", {}, { "WWW-Authenticate": 'Bearer error="invalid_token"' })
+      : jsonError(401, "unauthenticated", "The account for this session no longer exists. Sign in again.", {}, { "WWW-Authenticate": "Bearer" });
+  }
+  return json(200, { id: user.id, email: user.email, createdAt: user.createdAt.toISOString() });
+}

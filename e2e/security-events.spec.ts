@@ -1,0 +1,36 @@
+import { PASSWORD, signInThroughUi, uniqueEmail } from "./helpers/accounts";
+import { expect, registerApi, signInApi, test } from "./helpers/serverGrid";
+
+test("after failed attempts, signing in says how many there were and the account page lists them", async ({ page, request, newClient }) => {
+  const email = uniqueEmail("watched");
+  expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+  // A first successful sign-in, then three wrong passwords from elsewhere.
+  expect((await signInApi(await newClient(), email, PASSWORD)).kind).toBe("signed-in");
+  for (let i = 0; i < 3; i++) expect((await signInApi(await newClient(), email, "wrong password")).kind).toBe("invalid");
+
+  await page.goto("/sign-in");
+  await signInThroughUi(page, email, PASSWORD);
+  await expect(page.getByTestId("who")).toContainText(`Signed in as ${email}`);
+  await expect(page.getByTestId("failures-before-sign-in")).toContainText("There were 3 failed sign-in attempts");
+
+  await page.getByRole("link", { name: "See where they came from" }).click();
+  const events = page.getByTestId("security-events");
+  await expect(events.locator('tr[data-kind="sign_in_failed"]')).toHaveCount(3);
+  await expect(events.locator('tr[data-kind="sign_in_succeeded"]')).toHaveCount(2);
+  // Addresses are shown truncated to their /24.
+  await expect(events.locator('tr[data-kind="sign_in_failed"] td').nth(2)).toHaveText(/^10\.\d+\.\d+\.x$/);
+});
+
+test("security headers and a report-only CSP with a nonce are sent", async ({ request }) => {
+  const response = await request.get("/sign-in");
+  const headers = response.headers();
+  expect(headers["content-security-policy-report-only"]).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]+' 'strict-dynamic'/);
+  expect(headers["content-security-policy-report-only"]).toContain("frame-ancestors 'none'");
+  expect(headers["content-security-policy-report-only"]).toContain("report-uri /api/csp-report");
+  expect(headers["x-content-type-options"]).toBe("nosniff");
+  expect(headers["referrer-policy"]).toBe("strict-origin-when-cross-origin");
+  expect(headers["strict-transport-security"]).toContain("max-age=");
+  // The page's own scripts carry the nonce, so enforcing the policy would not break it.
+  const nonce = /'nonce-([^']+)'/.exec(headers["content-security-policy-report-only"]!)![1];
+  expect(await response.text()).toContain(`nonce="${nonce}"`);
+});

@@ -1,0 +1,31 @@
+import { getToken } from "next-auth/jwt";
+import type { NextRequest } from "next/server";
+import { jsonError } from "@/lib/http/responses";
+import { verifyAccessToken } from "@/lib/tokens/access-token";
+import type { Gatehouse } from "./gatehouse";
+
+export type ApiCaller = { userId: string; via: "bearer" | "session" };
+
+/**
+ * Who calls the API: a Bearer access token, or else the browser's next-auth session cookie.
+ * A Bearer header that does not verify is refused outright, never silently downgraded to the
+ * session, so a client learns its token is bad.
+ */
+export async function apiCaller(request: NextRequest, gate: Gatehouse): Promise<{ ok: true; caller: ApiCaller } | { ok: false; response: Response }> {
+  const authorization = request.headers.get("authorization");
+  if (authorization !== null) {
+    const match = /^Bearer ([A-Za-z0-9_\-.]{1,4096})$/.exec(authorization);
+    const check = match ? await verifyAccessToken(match[1]!, gate.config.API_TOKEN_SECRET, gate.clock()) : { ok: false as const, reason: "invalid" as const };
+    if (!check.ok) {
+      const message = check.reason === "expired" ? "The access token has expired. Refresh it." : "The access token is not valid.";
+      return {
+        ok: false,
+        response: jsonError(401, "invalid_token", message, {}, { "WWW-Authenticate": `Bearer error="invalid_token", error_description="${check.reason}"` }),
+      };
+    }
+    return { ok: true, caller: { userId: check.userId, via: "bearer" } };
+  }
+  const session = await getToken({ req: request, secret: gate.config.NEXTAUTH_SECRET });
+  if (session?.sub) return { ok: true, caller: { userId: session.sub, via: "session" } };
+  return { ok: false, response: jsonError(401, "unauthenticated", "Sign in or send a Bearer access token.", {}, { "WWW-Authenticate": "Bearer" }) };
+}

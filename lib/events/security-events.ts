@@ -1,0 +1,72 @@
+import ipaddr from "ipaddr.js";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import type { ClientAddress } from "@/lib/http/client-address";
+import type { LockoutState } from "@/lib/lockout/rules";
+
+export type SecurityEventKind = "sign_in_failed" | "sign_in_succeeded" | "locked" | "refresh_family_created";
+
+export type SecurityEventView = { kind: SecurityEventKind; address: string; at: Date };
+
+/** IPv4 to its /24, IPv6 to its /48: a user recognises the network; nobody gets a precise trail. */
+export function truncateAddress(address: string): string {
+  if (!ipaddr.isValid(address)) return "unknown";
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === "ipv4") {
+    const [a, b, c] = (parsed as ipaddr.IPv4).octets;
+    return `${a}.${b}.${c}.x`;
+  }
+  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 3).map((part) => part.toString(16));
+  return `${parts.join(":")}::/48`;
+}
+
+export type SecurityEvents = {
+  /** A wrong password for `email`: recorded only when such an account exists (nobody else could read it). */
+  signInFailed(email: string, client: ClientAddress, lockout: LockoutState): Promise<void>;
+  signInSucceeded(userId: string, client: ClientAddress): Promise<void>;
+  refreshFamilyCreated(userId: string, client: ClientAddress): Promise<void>;
+  recent(userId: string, limit?: number): Promise<SecurityEventView[]>;
+  /** Failed sign-ins between the previous successful sign-in and the latest one. */
+  failuresBeforeLatestSignIn(userId: string): Promise<number>;
+};
+
+export function prismaSecurityEvents(prisma: PrismaClient, clock: () => number, onError: (error: unknown) => void): SecurityEvents {
+  // One clock (the app's) for every event, so their order is the order they happened in.
+  async function record(userId: string, kind: SecurityEventKind, client: ClientAddress, atMs = clock()) {
+    try {
+      await prisma.securityEvent.create({ data: { userId, kind, address: truncateAddress(client.address), createdAt: new Date(atMs) } });
+    } catch (error) {
+      // The sign-in itself stands; only the user's view of it is incomplete.
+      onError(error);
+    }
+  }
+
+  return {
+    async signInFailed(email, client, lockout) {
+      const user = await prisma.user.findUnique({ where: { email }, select: { id: true } }).catch(() => null);
+      if (!user) return;
+      await record(user.id, "sign_in_failed", client, lockout.lastFailureAtMs);
+      // Every failure at or past the threshold sets a (longer) lock: the user should see each,
+      // listed just after the failure that caused it.
+      if (lockout.lockedUntilMs !== null) await record(user.id, "locked", client, lockout.lastFailureAtMs + 1);
+    },
+    signInSucceeded: (userId, client) => record(userId, "sign_in_succeeded", client),
+    refreshFamilyCreated: (userId, client) => record(userId, "refresh_family_created", client),
+    async recent(userId, limit = 20) {
+      const rows = await prisma.securityEvent.findMany({ where: { userId }, orderBy: { createdAt: "desc" }, take: limit });
+      return rows.map((row) => ({ kind: row.kind as SecurityEventKind, address: row.address, at: row.createdAt }));
+    },
+    async failuresBeforeLatestSignIn(userId) {
+      const successes = await prisma.securityEvent.findMany({
+        where: { userId, kind: "sign_in_succeeded" },
+        orderBy: { createdAt: "desc" },
+        take: 2,
+        select: { createdAt: true },
+      });
+      const latest = successes[0];
+      if (!latest) return 0;
+      return prisma.securityEvent.count({
+        where: { userId, kind: "sign_in_failed", createdAt: { lt: latest.createdAt, ...(successes[1] ? { gt: successes[1].createdAt } : {}) } },
+      });
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import type { Prisma, PrismaClient } from "@/lib/generated/prisma/client";
+
+/**
+ * Opaque, rotating refresh tokens. A token is 32 random bytes (base64url, 43 characters) and the
+ * table holds only its SHA-256 digest: a fast hash is right here, because a 256-bit random secret
+ * cannot be guessed, so a slow hash would add cost and no protection. A database leak then
+ * yields no usable token.
+ */
+const TOKEN_BYTES = 32;
+const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+// Classifies the advisory locks taken here (two-int form), apart from any other user of them.
+const FAMILY_LOCK_CLASS = 0x67_74_72_66;
+
+type Db = PrismaClient | Prisma.TransactionClient;
+
+export type IssuedRefreshToken = { token: string; familyId: string; expiresAtMs: number; newFamily: boolean };
+
+export type RotationFailure = "unknown" | "expired" | "revoked" | "reused";
+
+export type RotationResult =
+  | { ok: true; userId: string; familyId: string; token: string; expiresAtMs: number; newFamily: false }
+  | { ok: false; reason: RotationFailure; familyId?: string; userId?: string };
+
+/** SHA-256 hex of a presented token: the only form in which it is stored or looked up. */
+export function refreshTokenDigest(token: string): string {
+  return createHash("sha256").update(token, "utf8").digest("hex");
+}
+
+/** Whether `token` has the shape of one of ours; anything else is unknown without a lookup. */
+export function isWellFormedRefreshToken(token: string): boolean {
+  return TOKEN_PATTERN.test(token);
+}
+
+/** Starts a family (`familyId` null) or continues one with a fresh token valid for `ttlMs`. */
+export async function issueRefreshToken(db: Db, userId: string, familyId: string | null, ttlMs: number, nowMs: number): Promise<IssuedRefreshToken> {
+  const token = randomBytes(TOKEN_BYTES).toString("base64url");
+  const family = familyId ?? randomUUID();
+  const expiresAtMs = nowMs + ttlMs;
+  await db.refreshToken.create({
+    data: { tokenHash: refreshTokenDigest(token), familyId: family, userId, createdAt: new Date(nowMs), expiresAt: new Date(expiresAtMs) },
+  });
+  return { token, familyId: family, expiresAtMs, newFamily: familyId === null };
+}
+
+/**
+ * Serialises every write to one family for the rest of the transaction. Without it, a revocation
+ * running while a rotation inserts the family's next token could miss that token (the UPDATE's
+ * snapshot predates the insert) and leave one live token in a family meant to be dead.
+ */
+async function lockFamily(tx: Prisma.TransactionClient, familyId: string): Promise<void> {
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${FAMILY_LOCK_CLASS}::int4, hashtext(${familyId}))`;
+}
+
+async function revokeLockedFamily(tx: Prisma.TransactionClient, familyId: string, nowMs: number): Promise<number> {
+  const { count } = await tx.refreshToken.updateMany({ where: { familyId, revokedAt: null }, data: { revokedAt: new Date(nowMs) } });
+  return count;
+}
+
+// Many refreshes of one family queue on its lock; give them time rather than failing with a 500.
+const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 10_000 };
+
+/** Revokes every token of a family (sign-out everywhere, a deleted account); returns how many were live. */
+export async function revokeRefreshFamily(prisma: PrismaClient, familyId: string, nowMs: number): Promise<number> {
+  return prisma.$transaction(async (tx) => {
+    await lockFamily(tx, familyId);
+    return revokeLockedFamily(tx, familyId, nowMs);
+  }, TRANSACTION_OPTIONS);
+}
+
+/**
+ * Exchanges a refresh token for a new one in the same family. The conditional update is the
+ * arbiter: only a token that is neither rotated, revoked nor expired can be claimed, and only once.
+ * Presenting an already rotated token again is reuse (someone holds a copy), so the whole family
+ * is revoked, the newest token included.
+ *
+ * Two concurrent refreshes with one token: exactly one claims it; the other finds it rotated and
+ * is treated as reuse, revoking the family, so the winner's new token dies too. That is the
+ * standard, safe outcome: the server cannot tell a client's double submit from a thief racing the
+ * client, and the cost of being wrong in the safe direction is one extra sign-in.
+ */
+export async function rotateRefreshToken(prisma: PrismaClient, presented: string, ttlMs: number, nowMs: number): Promise<RotationResult> {
+  if (!isWellFormedRefreshToken(presented)) return { ok: false, reason: "unknown" };
+  const tokenHash = refreshTokenDigest(presented);
+  const now = new Date(nowMs);
+
+  return prisma.$transaction(async (tx): Promise<RotationResult> => {
+    const found = await tx.refreshToken.findUnique({ where: { tokenHash }, select: { familyId: true } });
+    if (!found) return { ok: false, reason: "unknown" };
+    await lockFamily(tx, found.familyId);
+
+    const claimed = await tx.refreshToken.updateMany({
+      where: { tokenHash, rotatedAt: null, revokedAt: null, expiresAt: { gt: now } },
+      data: { rotatedAt: now },
+    });
+    // Read after the claim and under the family lock, so it sees every committed change.
+    const row = await tx.refreshToken.findUniqueOrThrow({ where: { tokenHash }, select: { userId: true, familyId: true, rotatedAt: true, revokedAt: true } });
+    const { userId, familyId } = row;
+
+    if (claimed.count === 1) {
+      const next = await issueRefreshToken(tx, userId, familyId, ttlMs, nowMs);
+      return { ok: true, userId, familyId, token: next.token, expiresAtMs: next.expiresAtMs, newFamily: false };
+    }
+    // Checked first: a rotated token presented again is a theft signal even if it has since
+    // expired or its family was already revoked (revoking again changes nothing).
+    if (row.rotatedAt !== null) {
+      await revokeLockedFamily(tx, familyId, nowMs);
+      return { ok: false, reason: "reused", familyId, userId };
+    }
+    if (row.revokedAt !== null) return { ok: false, reason: "revoked", familyId, userId };
+    return { ok: false, reason: "expired", familyId, userId };
+  }, TRANSACTION_OPTIONS);
+}
