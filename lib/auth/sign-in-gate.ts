@@ -1,7 +1,7 @@
 import { verifyAltcha } from "@/lib/captcha/altcha";
 import type { ClientAddress } from "@/lib/http/client-address";
 import { busy, captchaInvalid, locked, rateLimited } from "@/lib/http/refusals";
-import { HashBudgetFull } from "@/lib/password/hash-budget";
+import { isHashBudgetFull } from "@/lib/password/hash-budget";
 import type { SignInInput } from "./credentials";
 import type { Gatehouse } from "./gatehouse";
 
@@ -40,7 +40,7 @@ export async function withinHashBudget(gate: Gatehouse, work: () => Promise<Resp
   try {
     return await gate.hashBudget.run(work);
   } catch (error) {
-    if (error instanceof HashBudgetFull) return busy();
+    if (isHashBudgetFull(error)) return busy();
     throw error;
   }
 }

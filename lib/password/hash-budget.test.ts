@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { HashBudget, HashBudgetFull } from "./hash-budget";
+import { HashBudget, HashBudgetFull, isHashBudgetFull } from "./hash-budget";
 
 function gate() {
   let open!: () => void;
@@ -23,5 +23,15 @@ describe("HashBudget", () => {
   it("passes other errors through", async () => {
     const budget = new HashBudget(1, 0);
     await expect(budget.run(async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+  });
+});
+
+describe("isHashBudgetFull", () => {
+  it("recognises the refusal by its registry symbol, even from another bundle's copy of the class", () => {
+    const fromAnotherBundle = Object.assign(new Error("full"), { [Symbol.for("gatehouse.hashBudgetFull")]: true });
+    expect(isHashBudgetFull(fromAnotherBundle)).toBe(true);
+    expect(isHashBudgetFull(new HashBudgetFull())).toBe(true);
+    expect(isHashBudgetFull(new Error("other"))).toBe(false);
+    expect(isHashBudgetFull(undefined)).toBe(false);
   });
 });

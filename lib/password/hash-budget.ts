@@ -1,9 +1,22 @@
 import { BulkheadRejectedError, bulkhead } from "cockatiel";
 
+const HASH_BUDGET_FULL = Symbol.for("gatehouse.hashBudgetFull");
+
 export class HashBudgetFull extends Error {
+  readonly [HASH_BUDGET_FULL] = true;
+
   constructor() {
     super("Too many password checks are running; try again shortly.");
   }
+}
+
+/**
+ * Next.js bundles a module once per entry point, so the budget built at start (instrumentation)
+ * throws a HashBudgetFull class that `instanceof` in a route's bundle does not recognise: the
+ * refusal became a 500. A registry symbol is the same in every bundle.
+ */
+export function isHashBudgetFull(error: unknown): error is HashBudgetFull {
+  return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[HASH_BUDGET_FULL] === true;
 }
 
 /**

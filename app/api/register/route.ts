@@ -6,7 +6,7 @@ import { BodyError, readJsonBody } from "@/lib/http/body";
 import { busy, captchaInvalid, rateLimited } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
-import { HashBudgetFull } from "@/lib/password/hash-budget";
+import { isHashBudgetFull } from "@/lib/password/hash-budget";
 import { registerAccount } from "@/lib/users/accounts";
 
 export const dynamic = "force-dynamic";
@@ -40,7 +40,7 @@ export async function POST(request: Request) {
   try {
     result = await gate.hashBudget.run(async () => registerAccount(await prisma(), input.data, gate.argon2));
   } catch (error) {
-    if (error instanceof HashBudgetFull) return busy();
+    if (isHashBudgetFull(error)) return busy();
     throw error;
   }
   if (!result.ok) return jsonError(409, "email_taken", "An account with this email already exists.");
