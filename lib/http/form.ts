@@ -1,4 +1,4 @@
-import { BodyError, readBodyText } from "./body";
+import { BodyError, readBodyText, readJsonBody } from "./body";
 import { jsonError } from "./responses";
 
 export type ParsedForm = { ok: true; text: string; fields: Record<string, unknown> } | { ok: false; response: Response };
@@ -29,4 +29,14 @@ export async function readForm(request: Request, maxBytes: number): Promise<Pars
     return { ok: false, response: jsonError(400, "invalid_json", "The request body is not a valid JSON object.") };
   }
   return { ok: false, response: jsonError(415, "unsupported_media_type", "Send the form as application/x-www-form-urlencoded.") };
+}
+
+/** A bounded JSON body, or the 4xx answer for one that is too large, not JSON, or of another type. */
+export async function readJson(request: Request, maxBytes: number): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
+  try {
+    return { ok: true, value: await readJsonBody(request, maxBytes) };
+  } catch (error) {
+    if (error instanceof BodyError) return { ok: false, response: jsonError(error.status, error.code, error.message) };
+    throw error;
+  }
 }

@@ -1,4 +1,5 @@
 import { errors, jwtVerify, SignJWT } from "jose";
+import { json } from "@/lib/http/responses";
 
 const ISSUER = "gatehouse";
 const AUDIENCE = "gatehouse-api";
@@ -37,4 +38,15 @@ export async function verifyAccessToken(token: string, secret: string, nowMs: nu
   } catch (error) {
     return { ok: false, reason: error instanceof errors.JWTExpired ? "expired" : "invalid" };
   }
+}
+
+/** The OAuth-style 200 body both token endpoints answer with (never cached). */
+export function tokenPair(accessToken: string, refreshToken: string, config: { ACCESS_TOKEN_TTL_SECONDS: number; REFRESH_TOKEN_TTL_DAYS: number }) {
+  return json(200, {
+    access_token: accessToken,
+    token_type: "Bearer",
+    expires_in: config.ACCESS_TOKEN_TTL_SECONDS,
+    refresh_token: refreshToken,
+    refresh_expires_in: config.REFRESH_TOKEN_TTL_DAYS * 86_400,
+  });
 }

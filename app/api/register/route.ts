@@ -2,7 +2,7 @@ import { gatehouse } from "@/lib/auth/gatehouse";
 import { fieldErrors, registrationSchema } from "@/lib/auth/credentials";
 import { verifyAltcha } from "@/lib/captcha/altcha";
 import { prisma } from "@/lib/db/client";
-import { BodyError, readJsonBody } from "@/lib/http/body";
+import { readJson } from "@/lib/http/form";
 import { busy, captchaInvalid, rateLimited } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
@@ -18,15 +18,10 @@ export async function POST(request: Request) {
   const byAddress = await gate.limiter.consume("register", [gate.clientAddress(request.headers).key]);
   if (!byAddress.allowed) return rateLimited(byAddress);
 
-  let body: unknown;
-  try {
-    body = await readJsonBody(request, gate.config.MAX_BODY_BYTES);
-  } catch (error) {
-    if (error instanceof BodyError) return jsonError(error.status, error.code, error.message);
-    throw error;
-  }
+  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+  if (!body.ok) return body.response;
   // Validated before any hashing: a 10,000-character password costs nothing.
-  const input = registrationSchema.safeParse(body);
+  const input = registrationSchema.safeParse(body.value);
   if (!input.success) {
     return jsonError(400, "invalid_input", "Check the highlighted fields.", { fields: fieldErrors(input.error) });
   }

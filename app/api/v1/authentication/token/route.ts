@@ -3,11 +3,11 @@ import { fieldErrors, signInSchema, type SignInInput } from "@/lib/auth/credenti
 import { gatehouse } from "@/lib/auth/gatehouse";
 import { admitSignIn, withinHashBudget, type Admission } from "@/lib/auth/sign-in-gate";
 import { prisma } from "@/lib/db/client";
-import { BodyError, readJsonBody } from "@/lib/http/body";
+import { readJson } from "@/lib/http/form";
 import { rateLimited } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
-import { issueAccessToken } from "@/lib/tokens/access-token";
+import { issueAccessToken, tokenPair } from "@/lib/tokens/access-token";
 import { issueRefreshToken } from "@/lib/tokens/refresh-tokens";
 
 export const dynamic = "force-dynamic";
@@ -32,14 +32,9 @@ export async function POST(request: Request) {
   if (!byPath.allowed) return rateLimited(byPath);
 
   const admitted = await admitSignIn(gate, client, async (): Promise<Admission<SignInInput>> => {
-    let body: unknown;
-    try {
-      body = await readJsonBody(request, gate.config.MAX_BODY_BYTES);
-    } catch (error) {
-      if (error instanceof BodyError) return { ok: false, response: jsonError(error.status, error.code, error.message) };
-      throw error;
-    }
-    const input = signInSchema.safeParse(body);
+    const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+    if (!body.ok) return body;
+    const input = signInSchema.safeParse(body.value);
     if (!input.success) return { ok: false, response: jsonError(400, "invalid_input", "Enter your email and password.", { fields: fieldErrors(input.error) }) };
     return { ok: true, value: input.data };
   });
@@ -56,12 +51,6 @@ export async function POST(request: Request) {
     await gate.events.refreshFamilyCreated(user.id, client);
     log().info({ event: "api_tokens_issued", userId: user.id, familyId: refresh.familyId });
 
-    return json(200, {
-      access_token: access.token,
-      token_type: "Bearer",
-      expires_in: gate.config.ACCESS_TOKEN_TTL_SECONDS,
-      refresh_token: refresh.token,
-      refresh_expires_in: refreshTtlSeconds,
-    });
+    return tokenPair(access.token, refresh.token, gate.config);
   });
 }

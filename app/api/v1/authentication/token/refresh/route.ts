@@ -2,11 +2,11 @@ import { z } from "zod";
 import { gatehouse } from "@/lib/auth/gatehouse";
 import { fieldErrors } from "@/lib/auth/credentials";
 import { prisma } from "@/lib/db/client";
-import { BodyError, readJsonBody } from "@/lib/http/body";
+import { readJson } from "@/lib/http/form";
 import { rateLimited } from "@/lib/http/refusals";
-import { json, jsonError } from "@/lib/http/responses";
+import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
-import { issueAccessToken } from "@/lib/tokens/access-token";
+import { issueAccessToken, tokenPair } from "@/lib/tokens/access-token";
 import { revokeRefreshFamily, rotateRefreshToken, type RotationFailure } from "@/lib/tokens/refresh-tokens";
 
 export const dynamic = "force-dynamic";
@@ -40,14 +40,9 @@ export async function POST(request: Request) {
   const byPath = await gate.limiter.consume("apiToken", [client.key, PATH]);
   if (!byPath.allowed) return rateLimited(byPath);
 
-  let body: unknown;
-  try {
-    body = await readJsonBody(request, gate.config.MAX_BODY_BYTES);
-  } catch (error) {
-    if (error instanceof BodyError) return jsonError(error.status, error.code, error.message);
-    throw error;
-  }
-  const input = refreshSchema.safeParse(body);
+  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+  if (!body.ok) return body.response;
+  const input = refreshSchema.safeParse(body.value);
   if (!input.success) return jsonError(400, "invalid_input", "Send the refresh token as refresh_token.", { fields: fieldErrors(input.error) });
 
   const db = await prisma();
@@ -74,11 +69,5 @@ export async function POST(request: Request) {
 
   const access = await issueAccessToken(user.id, gate.config.API_TOKEN_SECRET, gate.config.ACCESS_TOKEN_TTL_SECONDS, nowMs);
   log().info({ event: "refresh_token_rotated", userId: user.id, familyId: rotated.familyId });
-  return json(200, {
-    access_token: access.token,
-    token_type: "Bearer",
-    expires_in: gate.config.ACCESS_TOKEN_TTL_SECONDS,
-    refresh_token: rotated.token,
-    refresh_expires_in: refreshTtlSeconds,
-  });
+  return tokenPair(access.token, rotated.token, gate.config);
 }
