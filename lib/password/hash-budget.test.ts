@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { describe, expect, it } from "vitest";
 import { HashBudget, HashBudgetFull, isHashBudgetFull } from "./hash-budget";
 
@@ -23,6 +24,26 @@ describe("HashBudget", () => {
   it("passes other errors through", async () => {
     const budget = new HashBudget(1, 0);
     await expect(budget.run(async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+  });
+});
+
+describe("HashBudget async context", () => {
+  it("runs queued work in its own caller's async context, not in the one that freed the slot", async () => {
+    const requestContext = new AsyncLocalStorage<string>();
+    const budget = new HashBudget(1, 2);
+    const g = gate();
+    const seen: string[] = [];
+    const run = (id: string, wait?: Promise<void>) =>
+      requestContext.run(id, () =>
+        budget.run(async () => {
+          if (wait) await wait;
+          seen.push(requestContext.getStore()!);
+        }),
+      );
+    const all = [run("first", g.opened), run("second"), run("third")];
+    g.open();
+    await Promise.all(all);
+    expect(seen).toEqual(["first", "second", "third"]);
   });
 });
 

@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import { BulkheadRejectedError, bulkhead } from "cockatiel";
 
 const HASH_BUDGET_FULL = Symbol.for("gatehouse.hashBudgetFull");
@@ -44,7 +45,9 @@ export class HashBudget {
 
   async run<T>(work: () => Promise<T>): Promise<T> {
     try {
-      return await this.bulkhead.execute(work);
+      // A queued task is started by whichever request frees a slot, in that request's async
+      // context; binding keeps it in its own, where next-auth reads cookies() and headers().
+      return await this.bulkhead.execute(AsyncResource.bind(work));
     } catch (error) {
       if (error instanceof BulkheadRejectedError) throw new HashBudgetFull();
       throw error;
