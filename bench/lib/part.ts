@@ -1,0 +1,44 @@
+import type { BenchServer } from "./server";
+
+/** What every bench part receives and returns. */
+
+export type PartId = "limiter" | "flood" | "distributed" | "memory" | "argon2";
+
+/** Each part prints its title as a heading; the smoke test looks for them. */
+export const PART_TITLES: Readonly<Record<PartId, string>> = {
+  limiter: "1. Limiter decision cost",
+  flood: "2. Flood from one address",
+  distributed: "3. Distributed attack",
+  memory: "4. Memory of the in-memory store",
+  argon2: "5. Argon2id cost and ceiling",
+};
+
+export type PartContext = {
+  /** Tiny sizes: proves the code path still runs; its figures mean nothing. */
+  smoke: boolean;
+  /** The repository root (the folder holding package.json). */
+  root: string;
+  /** Progress output (stdout). */
+  say(line: string): void;
+  /**
+   * Runs `work` against a production server started with the drill settings. A full run starts
+   * a fresh server per part; a smoke run shares one, since starting one takes several seconds.
+   */
+  withServer<T>(work: (server: BenchServer) => Promise<T>): Promise<T>;
+};
+
+export type PartReport = {
+  /** Markdown for bench/RESULTS.md, below the part's heading. */
+  markdown: string;
+  /** One-line headline figures, printed at the end of the run and listed at the top of RESULTS.md. */
+  headlines: string[];
+};
+
+export type Part = {
+  id: PartId;
+  title: string;
+  run(context: PartContext): Promise<PartReport>;
+};
+
+/** The command that reproduces one part's figures. */
+export const reproduce = (id: PartId): string => `npm run bench -- --part ${id}`;

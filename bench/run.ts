@@ -1,0 +1,164 @@
+/**
+ * Gatehouse benchmarks and attack drills.
+ *
+ *   npm run bench                          every part; writes bench/RESULTS.md
+ *   npm run bench -- --part limiter        one part (repeat --part, or a comma list, for several)
+ *   npm run bench -- --smoke               tiny sizes, about 10 s, writes nothing (the test suite runs this)
+ *   npm run bench -- --build               run `next build` first even if a build exists
+ *
+ * Parts: limiter, flood, distributed, memory, argon2. flood and distributed start the production
+ * server (`node server.mjs`) from .next; a full run builds it when .next/BUILD_ID is missing, a
+ * smoke run skips those two parts instead. All load goes to 127.0.0.1 and every loop is bounded.
+ */
+import os from "node:os";
+import path from "node:path";
+import { closeConnections } from "./lib/http";
+import { describeMachine, machineMarkdown } from "./lib/machine";
+import { reproduce, type Part, type PartId } from "./lib/part";
+import { writeResults, type Section } from "./lib/results";
+import { buildFreshness, DRILL_SETTINGS, ensureBuild, hasBuild, startServer, withServer, type BenchServer } from "./lib/server";
+import { argon2Part } from "./parts/argon2";
+import { distributedPart } from "./parts/distributed";
+import { floodPart } from "./parts/flood";
+import { limiterPart } from "./parts/limiter";
+import { memoryPart } from "./parts/memory";
+
+const PARTS: readonly Part[] = [limiterPart, floodPart, distributedPart, memoryPart, argon2Part];
+const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed"]);
+// Hard stops, whatever a part does: the bench must end by itself.
+const FULL_RUN_LIMIT_MS = 30 * 60_000;
+const SMOKE_RUN_LIMIT_MS = 3 * 60_000;
+
+type Options = { parts: Part[]; smoke: boolean; build: boolean };
+
+function usage(): string {
+  return `usage: npm run bench [-- --part ${PARTS.map((part) => part.id).join("|")}] [--smoke] [--build]`;
+}
+
+function parseArgs(argv: readonly string[]): Options {
+  const wanted = new Set<string>();
+  let smoke = false;
+  let build = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--smoke") smoke = true;
+    else if (arg === "--build") build = true;
+    else if (arg === "--part" || arg.startsWith("--part=")) {
+      const value = arg === "--part" ? argv[++i] : arg.slice("--part=".length);
+      if (!value) throw new Error(`--part needs a value\n${usage()}`);
+      for (const id of value.split(",")) wanted.add(id.trim());
+    } else if (arg === "--help" || arg === "-h") {
+      console.log(usage());
+      process.exit(0);
+    } else throw new Error(`unknown argument ${arg}\n${usage()}`);
+  }
+  const unknown = [...wanted].filter((id) => !PARTS.some((part) => part.id === id));
+  if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(", ")}\n${usage()}`);
+  return { parts: wanted.size === 0 ? [...PARTS] : PARTS.filter((part) => wanted.has(part.id)), smoke, build };
+}
+
+async function main(): Promise<number> {
+  const options = parseArgs(process.argv.slice(2));
+  const root = path.resolve(__dirname, "..");
+  const runStartedMs = performance.now();
+  // Progress lines carry the seconds since the start, so slow steps show.
+  const say = (line: string) => console.log(line.startsWith("#") || line === "" ? line : `[${((performance.now() - runStartedMs) / 1000).toFixed(1)} s] ${line}`);
+  const machine = describeMachine(root);
+  const limitMs = options.smoke ? SMOKE_RUN_LIMIT_MS : FULL_RUN_LIMIT_MS;
+  setTimeout(() => {
+    console.error(`bench: stopped after ${limitMs / 60_000} minutes (hard limit)`);
+    process.exit(2);
+  }, limitMs).unref();
+
+  console.log(`# Gatehouse bench${options.smoke ? " (smoke: tiny sizes, figures not meaningful)" : ""}`);
+  console.log(machineMarkdown(machine));
+
+  const needsServer = options.parts.some((part) => SERVER_PARTS.has(part.id));
+  let serverUnavailable: string | undefined;
+  if (needsServer) {
+    if (options.smoke && !hasBuild(root)) serverUnavailable = "skipped: no production build (.next/BUILD_ID); run `npm run build` first";
+    else ensureBuild(root, say, options.build && !options.smoke);
+  }
+  // A build older than the code measures old code: said on screen and next to the figures.
+  let buildNote = "";
+  if (needsServer && !serverUnavailable) {
+    const { builtAt, newerFiles } = buildFreshness(root);
+    buildNote = ` Production build of ${builtAt.toISOString()}${newerFiles.length > 0 ? `, **older than ${newerFiles.length} source file(s)** (e.g. ${newerFiles.slice(0, 3).join(", ")}): rebuild with \`npm run build\` or \`--build\`` : " (current with the sources)"}.`;
+    if (newerFiles.length > 0) say(`warning: the production build is older than ${newerFiles.length} source file(s), e.g. ${newerFiles.slice(0, 3).join(", ")}; the drills measure the build`);
+  }
+
+  // Smoke runs share one server between the drills; full runs give each drill a fresh one.
+  let shared: Promise<BenchServer> | undefined;
+  const serverFor = <T>(work: (server: BenchServer) => Promise<T>): Promise<T> => {
+    if (!options.smoke) return withServer(root, DRILL_SETTINGS, say, work);
+    shared ??= startServer(root, DRILL_SETTINGS, say);
+    return shared.then(work);
+  };
+  // In a smoke run the server's start (several seconds) overlaps the parts that need none.
+  if (options.smoke && needsServer && !serverUnavailable) {
+    shared = startServer(root, DRILL_SETTINGS, say);
+    shared.catch(() => {});
+  }
+
+  const sections: Section[] = [];
+  let failed = 0;
+  // A smoke run does the parts without a server first, while the shared one starts.
+  const order = options.smoke ? [...options.parts].sort((a, b) => Number(SERVER_PARTS.has(a.id)) - Number(SERVER_PARTS.has(b.id))) : options.parts;
+  for (const part of order) {
+    say("");
+    say(`## ${part.title}`);
+    if (SERVER_PARTS.has(part.id) && serverUnavailable) {
+      say(serverUnavailable);
+      continue;
+    }
+    const startedMs = performance.now();
+    // Other work on the machine skews every figure; the load average says how much there was.
+    const loadBefore = os.loadavg()[0]!;
+    try {
+      const report = await part.run({ smoke: options.smoke, root, say, withServer: serverFor });
+      const load = `1-minute load average ${loadBefore.toFixed(2)} before, ${os.loadavg()[0]!.toFixed(2)} after`;
+      const built = SERVER_PARTS.has(part.id) ? buildNote : "";
+      const measured = `Measured ${new Date().toISOString()} (commit ${machine.commit}) in ${((performance.now() - startedMs) / 1000).toFixed(0)} s; ${load}.${built} Reproduce: \`${reproduce(part.id)}\``;
+      const markdown = [`## ${part.title}`, "", measured, "", report.markdown].join("\n");
+      console.log("");
+      console.log(report.markdown);
+      sections.push({ id: part.id, markdown, headlines: report.headlines });
+    } catch (error) {
+      failed++;
+      console.error(`${part.id} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    }
+  }
+
+  if (shared) await (await shared.catch(() => undefined))?.stop();
+
+  say("");
+  say("## Headlines");
+  for (const section of sections) for (const line of section.headlines) say(`- ${line}`);
+
+  if (!options.smoke && sections.length > 0) {
+    const file = path.join(root, "bench", "RESULTS.md");
+    const header = [
+      "# Gatehouse: benchmark results",
+      "",
+      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on the machine below, and each section names the command that reproduces it. The HTTP drills (parts 2 and 3) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing).",
+      "",
+      "## Machine",
+      "",
+      machineMarkdown(machine),
+      `- Last written: ${machine.date}`,
+    ].join("\n");
+    writeResults(file, PARTS.map((part) => part.id), header, sections);
+    say(`\nwrote ${path.relative(process.cwd(), file)}`);
+  }
+  return failed === 0 ? 0 : 1;
+}
+
+main()
+  .then((code) => {
+    closeConnections();
+    process.exit(code);
+  })
+  .catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exit(1);
+  });
