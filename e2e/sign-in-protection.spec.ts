@@ -92,3 +92,14 @@ test("a client cannot pick its own address by sending the server's peer header",
   expect(statuses.slice(0, 10)).toEqual(Array(10).fill(400));
   expect(statuses[10]).toBe(429);
 });
+
+test("a flood of CSP reports from a client does not refuse its sign-in", async ({ request }) => {
+  const email = uniqueEmail("telemetry");
+  expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+  const report = { "csp-report": { "violated-directive": "script-src-elem", "blocked-uri": "inline" } };
+  for (let i = 0; i < 100; i++) {
+    const response = await request.post("/api/csp-report", { headers: { "content-type": "application/csp-report" }, data: JSON.stringify(report) });
+    expect(response.status()).toBe(204);
+  }
+  expect((await signInApi(request, email, PASSWORD)).kind).toBe("signed-in");
+});

@@ -1,5 +1,6 @@
 import { verifyAltcha } from "@/lib/captcha/altcha";
 import type { ClientAddress } from "@/lib/http/client-address";
+import type { LimitResult } from "@/lib/rate-limit/limiter";
 import { busy, captchaInvalid, locked, rateLimited } from "@/lib/http/refusals";
 import { isHashBudgetFull } from "@/lib/password/hash-budget";
 import type { SignInInput } from "./credentials";
@@ -16,15 +17,17 @@ export async function admitSignIn(
   gate: Gatehouse,
   client: ClientAddress,
   readInput: () => Promise<Admission<SignInInput>>,
+  // API clients also get the RateLimit-Policy / RateLimit fields on a 429.
+  refuseLimited: (result: LimitResult) => Response = rateLimited,
 ): Promise<Admission<SignInInput>> {
   const byAddress = await gate.limiter.consume("signInAddress", [client.key]);
-  if (!byAddress.allowed) return { ok: false, response: rateLimited(byAddress) };
+  if (!byAddress.allowed) return { ok: false, response: refuseLimited(byAddress) };
 
   const input = await readInput();
   if (!input.ok) return input;
 
   const byUsername = await gate.limiter.consume("signInUsername", [client.key, input.value.email]);
-  if (!byUsername.allowed) return { ok: false, response: rateLimited(byUsername) };
+  if (!byUsername.allowed) return { ok: false, response: refuseLimited(byUsername) };
 
   const captcha = await verifyAltcha(input.value.altcha, gate.altcha, gate.replays, gate.clock());
   if (!captcha.ok) return { ok: false, response: captchaInvalid(captcha) };

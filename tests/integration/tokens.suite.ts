@@ -261,6 +261,9 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         const body = await refused.json();
         expect(body).toEqual({ error: "rate_limited", message: "Too many attempts from your network. Wait before trying again.", retryAfterSeconds: expect.any(Number) });
         expect(refused.headers.get("Retry-After")).toBe(String(body.retryAfterSeconds));
+        // API clients get the IETF rate-limit fields too: a sliding window of 10 per 60 s.
+        expect(refused.headers.get("RateLimit-Policy")).toBe('"apiToken";q=10;w=60');
+        expect(refused.headers.get("RateLimit")).toBe(`"apiToken";r=0;t=${body.retryAfterSeconds}`);
         // Ten in the current window: allowed again once 9 / 10 of it has slid out, 6 s into the next one.
         const { min, max } = secondsUntil(windowStartMs + 66_000, before, after);
         expect(body.retryAfterSeconds).toBeGreaterThanOrEqual(min);

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { apiCaller } from "@/lib/auth/api-auth";
 import { gatehouse } from "@/lib/auth/gatehouse";
 import { prisma } from "@/lib/db/client";
-import { rateLimited } from "@/lib/http/refusals";
+import { apiRateLimited } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";
@@ -19,7 +19,7 @@ export async function GET(request: NextRequest) {
   const { caller } = auth;
 
   const limit = await gate.limiter.consume("api", [caller.userId]);
-  if (!limit.allowed) return rateLimited(limit);
+  if (!limit.allowed) return apiRateLimited(limit);
 
   // A signed token names an account that may since have been deleted; a non-UUID id never reaches the query.
   const user = userId.safeParse(caller.userId).success

@@ -4,7 +4,7 @@ import { gatehouse } from "@/lib/auth/gatehouse";
 import { admitSignIn, withinHashBudget, type Admission } from "@/lib/auth/sign-in-gate";
 import { prisma } from "@/lib/db/client";
 import { readJson } from "@/lib/http/form";
-import { rateLimited } from "@/lib/http/refusals";
+import { apiRateLimited } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { issueAccessToken, tokenPair } from "@/lib/tokens/access-token";
@@ -29,7 +29,7 @@ export async function POST(request: Request) {
   const client = gate.clientAddress(request.headers);
 
   const byPath = await gate.limiter.consume("apiToken", [client.key, PATH]);
-  if (!byPath.allowed) return rateLimited(byPath);
+  if (!byPath.allowed) return apiRateLimited(byPath);
 
   const admitted = await admitSignIn(gate, client, async (): Promise<Admission<SignInInput>> => {
     const body = await readJson(request, gate.config.MAX_BODY_BYTES);
@@ -37,7 +37,7 @@ export async function POST(request: Request) {
     const input = signInSchema.safeParse(body.value);
     if (!input.success) return { ok: false, response: jsonError(400, "invalid_input", "Enter your email and password.", { fields: fieldErrors(input.error) }) };
     return { ok: true, value: input.data };
-  });
+  }, apiRateLimited);
   if (!admitted.ok) return admitted.response;
 
   return withinHashBudget(gate, async () => {

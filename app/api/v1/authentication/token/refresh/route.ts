@@ -3,7 +3,7 @@ import { gatehouse } from "@/lib/auth/gatehouse";
 import { fieldErrors } from "@/lib/auth/credentials";
 import { prisma } from "@/lib/db/client";
 import { readJson } from "@/lib/http/form";
-import { rateLimited } from "@/lib/http/refusals";
+import { apiRateLimited } from "@/lib/http/refusals";
 import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { issueAccessToken, tokenPair } from "@/lib/tokens/access-token";
@@ -38,7 +38,7 @@ export async function POST(request: Request) {
   const client = gate.clientAddress(request.headers);
 
   const byPath = await gate.limiter.consume("apiToken", [client.key, PATH]);
-  if (!byPath.allowed) return rateLimited(byPath);
+  if (!byPath.allowed) return apiRateLimited(byPath);
 
   const body = await readJson(request, gate.config.MAX_BODY_BYTES);
   if (!body.ok) return body.response;
