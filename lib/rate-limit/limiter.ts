@@ -34,10 +34,6 @@ export class RateLimiter {
     private readonly onStoreFailure: StoreFailureHandler = () => {},
   ) {}
 
-  get storeKind() {
-    return this.store.kind;
-  }
-
   async consume(policyName: PolicyName, keyParts: readonly string[]): Promise<LimitResult> {
     const policy = this.policies[policyName];
     const key = digestKey(this.keySecret, keyParts);

@@ -1,12 +1,12 @@
 import { gatehouse } from "@/lib/auth/gatehouse";
+import { withinHashBudget } from "@/lib/auth/sign-in-gate";
 import { fieldErrors, registrationSchema } from "@/lib/auth/credentials";
 import { verifyAltcha } from "@/lib/captcha/altcha";
 import { prisma } from "@/lib/db/client";
 import { readJson } from "@/lib/http/form";
-import { busy, captchaInvalid, rateLimited } from "@/lib/http/refusals";
+import { captchaInvalid, rateLimited } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
-import { isHashBudgetFull } from "@/lib/password/hash-budget";
 import { registerAccount } from "@/lib/users/accounts";
 
 export const dynamic = "force-dynamic";
@@ -31,15 +31,10 @@ export async function POST(request: Request) {
   if (!captcha.ok) return captchaInvalid(captcha);
 
   // 3. Hash budget, then Argon2id.
-  let result;
-  try {
-    result = await gate.hashBudget.run(async () => registerAccount(await prisma(), input.data, gate.argon2));
-  } catch (error) {
-    if (isHashBudgetFull(error)) return busy();
-    throw error;
-  }
-  if (!result.ok) return jsonError(409, "email_taken", "An account with this email already exists.");
-
-  log().info({ event: "account_registered", userId: result.user.id });
-  return json(201, { id: result.user.id, email: result.user.email });
+  return withinHashBudget(gate, async () => {
+    const result = await registerAccount(await prisma(), input.data, gate.argon2);
+    if (!result.ok) return jsonError(409, "email_taken", "An account with this email already exists.");
+    log().info({ event: "account_registered", userId: result.user.id });
+    return json(201, { id: result.user.id, email: result.user.email });
+  });
 }
