@@ -11,6 +11,28 @@ export type AltchaHandle = {
   reset(): void;
 };
 
+const SOLVE_TIMEOUT_MS = 60_000;
+
+/** The payload of the solve in progress, or "" if it fails, expires or takes too long. */
+function nextVerification(element: AltchaWidgetElement): Promise<string> {
+  return new Promise((resolve) => {
+    const finish = (payload: string) => {
+      clearTimeout(timer);
+      element.removeEventListener("verified", onVerified);
+      element.removeEventListener("statechange", onChange);
+      resolve(payload);
+    };
+    const onVerified = (event: Event) => finish((event as CustomEvent<{ payload?: string }>).detail?.payload ?? "");
+    const onChange = (event: Event) => {
+      const state = (event as CustomEvent<{ state?: string }>).detail?.state;
+      if (state === "error" || state === "expired" || state === "unverified") finish("");
+    };
+    const timer = setTimeout(() => finish(""), SOLVE_TIMEOUT_MS);
+    element.addEventListener("verified", onVerified);
+    element.addEventListener("statechange", onChange);
+  });
+}
+
 /** The ALTCHA proof-of-work widget: it starts solving as soon as the form gets focus. */
 export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
   const widget = useRef<AltchaWidgetElement | null>(null);
@@ -40,8 +62,11 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
       if (solved.current) return solved.current;
       const element = widget.current;
       if (!element?.verify) return "";
+      // Focus already started a solve: a second verify() would abort it and return null, so a
+      // quick submit went out with no payload. Wait for the running one instead.
+      if (element.getState?.() === "verifying") return nextVerification(element);
       const result = await element.verify();
-      return result?.payload ?? "";
+      return result?.payload ?? solved.current;
     },
     reset() {
       solved.current = "";
