@@ -10,12 +10,16 @@ import next from "next";
 const PEER_HEADER = "x-gatehouse-peer";
 const dev = process.argv.includes("--dev");
 const port = Number(process.env.PORT ?? 3000);
-const hostname = process.env.HOST ?? "0.0.0.0";
+// The development server signs sessions with a public secret: it listens on this machine only unless told otherwise.
+const hostname = process.env.HOST ?? (dev ? "127.0.0.1" : "0.0.0.0");
 
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
   console.error(`PORT: expected a port number, got ${JSON.stringify(process.env.PORT)}`);
   process.exit(1);
 }
+
+// Lets lib/config/env.ts tell the development server from every other start; no variable can fake it.
+if (dev) globalThis[Symbol.for("gatehouse.devServer")] = true;
 
 const app = next({ dev, hostname, port });
 const handle = app.getRequestHandler();

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
@@ -9,6 +10,6 @@ export default defineConfig({
     // Integration tests open real databases; give them room on a 2-core machine.
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    env: { ARGON2_PROFILE: "test", LOG_LEVEL: "silent", ALTCHA_MAX_COUNTER: "50" },
+    env: { NEXTAUTH_SECRET: randomBytes(32).toString("hex"), ARGON2_PROFILE: "test", LOG_LEVEL: "silent", ALTCHA_MAX_COUNTER: "50" },
   },
 });

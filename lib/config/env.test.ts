@@ -1,12 +1,22 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "./env";
 
+const SECRET = { NEXTAUTH_SECRET: "s".repeat(32) };
+
 describe("parseConfig", () => {
-  it("has working defaults outside production", () => {
-    const config = parseConfig({});
+  it("has working defaults for the development server", () => {
+    const config = parseConfig({}, { devServer: true });
     expect(config.ARGON2_PROFILE).toBe("owasp");
     expect(config.MAX_BODY_BYTES).toBe(16 * 1024);
     expect(config.NEXTAUTH_SECRET.length).toBeGreaterThanOrEqual(32);
+  });
+
+  it("refuses the public development secret to every server but the development server, whatever NODE_ENV says", () => {
+    for (const NODE_ENV of ["production", "test", "development", undefined]) {
+      expect(() => parseConfig({ NODE_ENV }), String(NODE_ENV)).toThrow(/NEXTAUTH_SECRET/);
+      expect(() => parseConfig({ NODE_ENV, NEXTAUTH_SECRET: "too short" }, { devServer: true }), String(NODE_ENV)).toThrow(/NEXTAUTH_SECRET/);
+    }
+    expect(parseConfig({ NODE_ENV: "test", ...SECRET }).NEXTAUTH_SECRET).toBe(SECRET.NEXTAUTH_SECRET);
   });
 
   it("requires a real secret and the OWASP profile in production, naming the variable", () => {
@@ -16,14 +26,14 @@ describe("parseConfig", () => {
   });
 
   it("refuses a malformed Redis URL or key prefix, naming the variable", () => {
-    expect(() => parseConfig({ REDIS_URL: "http://127.0.0.1:6379" })).toThrow(/REDIS_URL/);
-    expect(() => parseConfig({ REDIS_URL: "not a url" })).toThrow(/REDIS_URL/);
-    expect(() => parseConfig({ RATE_LIMIT_KEY_PREFIX: "has space" })).toThrow(/RATE_LIMIT_KEY_PREFIX/);
-    expect(() => parseConfig({ RATE_LIMIT_STORE: "memcached" })).toThrow(/RATE_LIMIT_STORE/);
-    expect(parseConfig({ REDIS_URL: "rediss://cache.internal:6380/2", RATE_LIMIT_KEY_PREFIX: "app-1:" }).RATE_LIMIT_KEY_PREFIX).toBe("app-1:");
+    expect(() => parseConfig({ ...SECRET, REDIS_URL: "http://127.0.0.1:6379" })).toThrow(/REDIS_URL/);
+    expect(() => parseConfig({ ...SECRET, REDIS_URL: "not a url" })).toThrow(/REDIS_URL/);
+    expect(() => parseConfig({ ...SECRET, RATE_LIMIT_KEY_PREFIX: "has space" })).toThrow(/RATE_LIMIT_KEY_PREFIX/);
+    expect(() => parseConfig({ ...SECRET, RATE_LIMIT_STORE: "memcached" })).toThrow(/RATE_LIMIT_STORE/);
+    expect(parseConfig({ ...SECRET, REDIS_URL: "rediss://cache.internal:6380/2", RATE_LIMIT_KEY_PREFIX: "app-1:" }).RATE_LIMIT_KEY_PREFIX).toBe("app-1:");
   });
 
   it("refuses malformed numbers, naming the variable", () => {
-    expect(() => parseConfig({ MAX_BODY_BYTES: "lots" })).toThrow(/MAX_BODY_BYTES/);
+    expect(() => parseConfig({ ...SECRET, MAX_BODY_BYTES: "lots" })).toThrow(/MAX_BODY_BYTES/);
   });
 });

@@ -6,7 +6,15 @@ import { z } from "zod";
  * Every setting Gatehouse reads, with its default, parsed once. A bad value stops the process
  * at start with a message that names the variable, instead of failing later on a request.
  */
+// Public (it is in the repository), so only the development server may run with it.
 const DEV_ONLY_SECRET = "gatehouse-development-secret-do-not-use-in-production";
+
+/** server.mjs --dev stores true here; no environment variable can say it. */
+export const DEV_SERVER_SYMBOL = Symbol.for("gatehouse.devServer");
+
+function isDevServer(): boolean {
+  return (globalThis as Record<symbol, unknown>)[DEV_SERVER_SYMBOL] === true;
+}
 
 const schema = z
   .object({
@@ -71,10 +79,10 @@ const schema = z
     HASH_QUEUE: z.coerce.number().int().min(0).max(10_000).default(8),
   })
   .superRefine((env, ctx) => {
+    if (env.NEXTAUTH_SECRET !== undefined && env.NEXTAUTH_SECRET.length < 32) {
+      ctx.addIssue({ code: "custom", path: ["NEXTAUTH_SECRET"], message: "must be at least 32 characters" });
+    }
     if (env.NODE_ENV === "production") {
-      if (!env.NEXTAUTH_SECRET || env.NEXTAUTH_SECRET.length < 32) {
-        ctx.addIssue({ code: "custom", path: ["NEXTAUTH_SECRET"], message: "must be set to at least 32 characters in production" });
-      }
       if (env.ARGON2_PROFILE !== "owasp") {
         ctx.addIssue({ code: "custom", path: ["ARGON2_PROFILE"], message: "only 'owasp' is allowed in production" });
       }
@@ -89,11 +97,19 @@ function derive(secret: string, purpose: string): string {
   return createHmac("sha256", secret).update(`gatehouse:${purpose}`).digest("base64url");
 }
 
-export function parseConfig(env: Record<string, string | undefined>): AppConfig {
+/**
+ * `devServer`: running as `npm run dev` (server.mjs --dev), the one case where a missing
+ * NEXTAUTH_SECRET falls back to the public development secret. Everywhere else, whatever
+ * NODE_ENV says, a server without its own secret would sign sessions anyone can forge.
+ */
+export function parseConfig(env: Record<string, string | undefined>, options: { devServer?: boolean } = {}): AppConfig {
   const result = schema.safeParse(env);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "environment"}: ${issue.message}`);
     throw new Error(`Invalid configuration: ${problems.join("; ")}`);
+  }
+  if (result.data.NEXTAUTH_SECRET === undefined && !(options.devServer ?? isDevServer())) {
+    throw new Error("Invalid configuration: NEXTAUTH_SECRET: must be set to at least 32 random characters (only `npm run dev` runs without it)");
   }
   const sessionSecret = result.data.NEXTAUTH_SECRET ?? DEV_ONLY_SECRET;
   return {
