@@ -38,6 +38,22 @@ export const signInSchema = z.object({
 
 export type SignInInput = z.infer<typeof signInSchema>;
 
+/**
+ * The browser's sign-in form: the sign-in fields plus next-auth's CSRF token, where to go next,
+ * and `json` (answer with the URL instead of a redirect). Other fields are dropped.
+ */
+export const browserSignInSchema = signInSchema.extend({
+  csrfToken: z.string({ error: "Reload the page and try again." }).min(1).max(512),
+  callbackUrl: z.string().max(2048).optional(),
+  json: z.literal("true").optional(),
+});
+
+export const signOutSchema = z.object({
+  csrfToken: z.string({ error: "Reload the page and try again." }).min(1).max(512),
+  callbackUrl: z.string().max(2048).optional(),
+  json: z.literal("true").optional(),
+});
+
 /** `{ field: firstMessage }` for a 400 body. */
 export function fieldErrors(error: z.ZodError): Record<string, string> {
   const fields: Record<string, string> = {};

@@ -1,4 +1,5 @@
 import { getConfig, type AppConfig } from "@/lib/config/env";
+import { AdmissionDesk } from "./admission";
 import { getDatabase } from "@/lib/db/client";
 import { postgresReplayStore } from "@/lib/captcha/postgres-replay-store";
 import { redisReplayStore } from "@/lib/captcha/redis-replay-store";
@@ -34,6 +35,8 @@ export type Gatehouse = {
   lockoutPolicy: LockoutPolicy;
   events: SecurityEvents;
   hashBudget: HashBudget;
+  /** Issues and takes back the admissions without which no sign-in reaches Argon2id. */
+  admissions: AdmissionDesk;
   argon2: Argon2Params;
   clientAddress(headers: Headers): ClientAddress;
   /** The lockout key of a normalised username: a digest, so the table holds no usernames. */
@@ -128,12 +131,13 @@ async function build(): Promise<Gatehouse> {
       quietPeriodMs: config.LOCKOUT_QUIET_HOURS * 3_600_000,
     },
     hashBudget: new HashBudget(config.HASH_CONCURRENCY, config.HASH_QUEUE),
+    admissions: new AdmissionDesk(),
     argon2: argon2Params(config.ARGON2_PROFILE),
     clientAddress(headers) {
       const client = resolveClientAddress(headers, { trustedProxies, ipv6PrefixLength: config.IPV6_PREFIX_LENGTH, peerHeader: peerHeaderFromServer() });
       if (client.source === "unknown" && !warnedUnknownPeer) {
         warnedUnknownPeer = true;
-        // Everyone now shares one bucket: safe, but one abuser locks out all. Start with server.mjs.
+        // Routes with address limits answer 503 until the server runs behind server.mjs.
         log().error({ event: "client_address_unknown", hint: "run server.mjs (npm start), not next start" });
       }
       return client;

@@ -1,10 +1,11 @@
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { getConfig } from "@/lib/config/env";
+import { safeRedirect } from "@/lib/http/callback-url";
 import { log } from "@/lib/log/logger";
-import { authenticate } from "./authenticate";
 import { signInSchema } from "./credentials";
 import { gatehouse } from "./gatehouse";
+import { checkPassword } from "./sign-in";
 
 export function authOptions(): NextAuthOptions {
   const config = getConfig();
@@ -24,18 +25,30 @@ export function authOptions(): NextAuthOptions {
           email: { label: "Email", type: "email" },
           password: { label: "Password", type: "password" },
         },
-        async authorize(credentials, req) {
-          const parsed = signInSchema.safeParse(credentials ?? {});
-          // Malformed input gets the same generic refusal as a wrong password.
-          if (!parsed.success) return null;
+        /**
+         * Only the sign-in route can get here with an admission (it carries one through the
+         * request's async context). Without one, or with fields that differ from the admitted
+         * ones, nothing is verified and nothing is counted.
+         */
+        async authorize(credentials) {
           const gate = await gatehouse();
-          // next-auth passes the request's headers: the client address comes from them as everywhere.
-          const client = gate.clientAddress(new Headers((req?.headers ?? {}) as Record<string, string>));
-          return authenticate(gate, parsed.data, client);
+          const slot = gate.admissions.current();
+          if (!slot) {
+            log().error({ event: "password_check_refused", reason: "no_admission" });
+            return null;
+          }
+          const parsed = signInSchema.safeParse(credentials ?? {});
+          if (!parsed.success || parsed.data.email !== slot.admission.email || parsed.data.password !== slot.admission.password) {
+            log().error({ event: "password_check_refused", reason: "admission_mismatch" });
+            return null;
+          }
+          slot.outcome = await checkPassword(gate, slot.admission);
+          return slot.outcome.ok ? slot.outcome.user : null;
         },
       }),
     ],
     callbacks: {
+      redirect: ({ url, baseUrl }) => safeRedirect(url, baseUrl),
       session({ session, token }) {
         if (session.user && token.sub) (session.user as { id?: string }).id = token.sub;
         return session;

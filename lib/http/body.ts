@@ -1,12 +1,45 @@
+import { isTypeValid, parse as parseContentType } from "content-type";
+import { jsonError } from "./responses";
+
+/**
+ * One parse per body. A body is read once, bounded, by the one parser its exact media type
+ * names; every later layer (next-auth included) gets the fields that parser produced, never
+ * the bytes. "Contains application/json" is not a media type: `application/json;
+ * x=application/x-www-form-urlencoded` once meant JSON to one layer and a form to another.
+ */
+
+export type BodyResult<T> = { ok: true; value: T } | { ok: false; response: Response };
+
+type MediaType = "application/x-www-form-urlencoded" | "application/json";
+
+const MEDIA_HINT: Record<MediaType, string> = {
+  "application/x-www-form-urlencoded": "Send the form as application/x-www-form-urlencoded.",
+  "application/json": "Send the body as application/json.",
+};
+
 /** A body the edge refuses, with the status and code to answer with. */
 export class BodyError extends Error {
   constructor(
     readonly status: 400 | 413 | 415,
-    readonly code: "invalid_json" | "payload_too_large" | "unsupported_media_type",
+    readonly code: "invalid_input" | "invalid_json" | "payload_too_large" | "unsupported_media_type",
     message: string,
   ) {
     super(message);
   }
+}
+
+/**
+ * True when the Content-Type header is exactly `expected` (case-insensitive), with no parameter
+ * but an optional UTF-8 charset. Anything malformed, repeated or trailing is not a match.
+ */
+export function isMediaType(header: string | null, expected: MediaType): boolean {
+  if (header === null) return false;
+  const parsed = parseContentType(header);
+  if (parsed.index !== header.length || !isTypeValid(parsed.type) || parsed.type !== expected) return false;
+  const names = Object.keys(parsed.parameters);
+  if (names.some((name) => name !== "charset")) return false;
+  const charset = parsed.parameters.charset;
+  return charset === undefined || charset.toLowerCase() === "utf-8";
 }
 
 /**
@@ -33,13 +66,39 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
   return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
 }
 
-export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
-  const type = request.headers.get("content-type") ?? "";
-  if (!/^application\/json\b/i.test(type)) throw new BodyError(415, "unsupported_media_type", "Send the body as application/json.");
-  const text = await readBodyText(request, maxBytes);
+async function readAs<T>(request: Request, maxBytes: number, type: MediaType, parse: (text: string) => T): Promise<BodyResult<T>> {
   try {
-    return JSON.parse(text);
-  } catch {
-    throw new BodyError(400, "invalid_json", "The request body is not valid JSON.");
+    if (!isMediaType(request.headers.get("content-type"), type)) throw new BodyError(415, "unsupported_media_type", MEDIA_HINT[type]);
+    return { ok: true, value: parse(await readBodyText(request, maxBytes)) };
+  } catch (error) {
+    if (error instanceof BodyError) return { ok: false, response: jsonError(error.status, error.code, error.message) };
+    throw error;
   }
+}
+
+/**
+ * A bounded urlencoded form as `{ name: value }`. A field sent twice is refused: which of the two
+ * counts is exactly the question two parsers answer differently.
+ */
+export function readForm(request: Request, maxBytes: number): Promise<BodyResult<Record<string, string>>> {
+  return readAs(request, maxBytes, "application/x-www-form-urlencoded", (text) => {
+    // No prototype: a field named __proto__ stays a field.
+    const fields: Record<string, string> = Object.create(null);
+    for (const [name, value] of new URLSearchParams(text)) {
+      if (Object.hasOwn(fields, name)) throw new BodyError(400, "invalid_input", `The field ${JSON.stringify(name.slice(0, 64))} was sent more than once.`);
+      fields[name] = value;
+    }
+    return fields;
+  });
+}
+
+/** A bounded JSON body, or the 4xx answer for one that is too large, not JSON, or of another type. */
+export function readJson(request: Request, maxBytes: number): Promise<BodyResult<unknown>> {
+  return readAs(request, maxBytes, "application/json", (text) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new BodyError(400, "invalid_json", "The request body is not valid JSON.");
+    }
+  });
 }

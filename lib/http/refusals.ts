@@ -51,3 +51,11 @@ export function apiRateLimited(result: LimitResult) {
   response.headers.set("RateLimit", `"${quotas[0]!.id}";r=${result.remaining};t=${retryAfterSeconds(result.retryAfterMs)}`);
   return response;
 }
+
+/**
+ * No trustworthy client address: the server was started without server.mjs (plain `next start`
+ * cannot see the socket). One shared bucket would let one client refuse everybody, so refuse all.
+ */
+export function noClientAddress() {
+  return jsonError(503, "misconfigured", "This server cannot see client addresses. Start it with server.mjs (npm start), not next start.", {}, { "Retry-After": "60" });
+}

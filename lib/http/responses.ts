@@ -14,7 +14,8 @@ export type ErrorCode =
   | "invalid_token"
   | "unauthenticated"
   | "not_found"
-  | "invalid_credentials";
+  | "invalid_credentials"
+  | "misconfigured";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 

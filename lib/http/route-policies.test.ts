@@ -22,9 +22,9 @@ describe("route policy table", () => {
 
   it("gives every limited route existing policies and every unlimited one a reason", () => {
     for (const rule of ROUTE_RULES) {
-      if ("policies" in rule) {
-        expect(rule.policies.length, rule.path).toBeGreaterThan(0);
-        for (const policy of rule.policies) expect(defaultPolicies[policy], `${rule.path}: ${policy}`).toBeDefined();
+      if ("limits" in rule) {
+        expect(rule.limits.length, rule.path).toBeGreaterThan(0);
+        for (const { policy } of rule.limits) expect(defaultPolicies[policy], `${rule.path}: ${policy}`).toBeDefined();
       } else {
         expect(rule.unlimited.length, rule.path).toBeGreaterThan(20);
       }
@@ -33,34 +33,30 @@ describe("route policy table", () => {
 
   it("lets no path be claimed by two rules", () => {
     const samples = [
-      ...ROUTE_RULES.map((rule) => rule.path.replace("[...nextauth]", "callback/credentials").replace("[id]", "3f1c2a9e-0000-4000-8000-000000000000")),
-      "/api/auth/session",
-      "/api/auth/signout",
+      ...ROUTE_RULES.map((rule) => rule.path.replace("[...rest]", "_log").replace("[id]", "3f1c2a9e-0000-4000-8000-000000000000")),
+      "/api/auth/callback/credentials/x",
+      "/api/auth/signin/credentials",
     ];
     for (const sample of samples) expect(rulesFor(sample).map((rule) => rule.path), sample).toHaveLength(1);
   });
 
   it("keeps report downloads out of the expensive report bucket", () => {
-    expect(rulesFor("/api/v1/reports").map((rule) => "policies" in rule && rule.policies)).toEqual([["apiReports"]]);
-    expect(rulesFor("/api/v1/reports/abc").map((rule) => "policies" in rule && rule.policies)).toEqual([["apiReportDownload"]]);
+    const policies = (path: string) => rulesFor(path).map((rule) => ("limits" in rule ? rule.limits.map((limit) => limit.policy) : []));
+    expect(policies("/api/v1/reports")).toEqual([["apiReports"]]);
+    expect(policies("/api/v1/reports/abc")).toEqual([["apiReportDownload"]]);
     expect(rulesFor("/api/v1/reportsX")).toEqual([]);
+  });
+
+  it("sends every next-auth path but the four the app uses to the 404 route", () => {
+    for (const path of ["/api/auth/_log", "/api/auth/callback/credentials/x", "/api/auth/signin", "/api/auth/providers", "/api/auth/callback/github"]) {
+      expect(rulesFor(path).map((rule) => rule.path), path).toEqual(["/api/auth/[...rest]"]);
+    }
   });
 
   it("keeps browser telemetry in a bucket of its own", () => {
     const telemetry = ROUTE_RULES.find((rule) => rule.path === "/api/csp-report")!;
-    expect("policies" in telemetry && telemetry.policies).toEqual(["cspReport"]);
-    const others = ROUTE_RULES.filter((rule) => rule !== telemetry).flatMap((rule) => ("policies" in rule ? rule.policies : []));
+    expect("limits" in telemetry && telemetry.limits.map((limit) => limit.policy)).toEqual(["cspReport"]);
+    const others = ROUTE_RULES.filter((rule) => rule !== telemetry).flatMap((rule) => ("limits" in rule ? rule.limits.map((limit) => limit.policy) : []));
     expect(others).not.toContain("cspReport");
-  });
-});
-
-describe("route handlers apply what the table says", () => {
-  // The sign-in pipeline applies these two itself (lib/auth/sign-in-gate.ts).
-  const ADMIT_SIGN_IN = ["signInAddress", "signInUsername"];
-
-  it.each(ROUTE_RULES.map((rule) => [rule.path, rule] as const))("%s", (_path, rule) => {
-    const source = fs.readFileSync(rule.file, "utf8");
-    const applied = [...source.matchAll(/limiter\.consume\("(\w+)"|(admitSignIn)\(/g)].flatMap((match) => (match[2] ? ADMIT_SIGN_IN : [match[1]!]));
-    expect(applied).toEqual("policies" in rule ? [...rule.policies] : []);
   });
 });

@@ -1,30 +1,60 @@
 import type { PolicyName } from "@/lib/rate-limit/policies";
 
 /**
- * Every route handler under app/api, with the rate-limit policies it applies, in the order it
- * applies them, or `unlimited` with the reason. Matching is on the whole path pattern, never
- * on a prefix: a prefix rule once sent report downloads into the report-build bucket.
- * route-policies.test.ts fails for a route file missing here, and for a path two rules claim.
+ * What a limit is keyed by. `address` and `addressAndRoute` are known before the body is read;
+ * `addressAndUsername` needs the parsed username, `user` the authenticated caller.
  */
-export type RouteRule = { path: string; file: string } & ({ policies: readonly PolicyName[] } | { unlimited: string });
+export type LimitKey = "address" | "addressAndRoute" | "addressAndUsername" | "user";
+export type RouteLimit = { policy: PolicyName; key: LimitKey };
+
+/** How a refusal is answered: plain 429, 429 with RateLimit fields for API clients, or a quiet 204. */
+export type RefusalStyle = "browser" | "api" | "drop";
+
+/**
+ * Every route handler under app/api, with the limits it applies, in the order they apply, or
+ * `unlimited` with the reason. This table is what runs: `limited(path, handler)` applies the
+ * rows (lib/http/limited.ts), so no route names a policy. Matching is on the whole path
+ * pattern, never on a prefix: a prefix rule once sent report downloads into the report-build
+ * bucket. route-policies.test.ts fails for a route file missing here, and for a path two rules
+ * claim; tests/integration/route-limits.test.ts proves through the handlers that each row holds.
+ */
+export type RouteRule = { path: string; file: string } & ({ limits: readonly RouteLimit[]; refusal: RefusalStyle } | { unlimited: string });
+
+const SIGN_IN: readonly RouteLimit[] = [
+  { policy: "signInAddress", key: "address" },
+  { policy: "signInUsername", key: "addressAndUsername" },
+];
 
 export const ROUTE_RULES: readonly RouteRule[] = [
-  { path: "/api/auth/[...nextauth]", file: "app/api/auth/[...nextauth]/route.ts", policies: ["signInAddress", "signInUsername"] },
-  { path: "/api/register", file: "app/api/register/route.ts", policies: ["register"] },
-  { path: "/api/altcha/challenge", file: "app/api/altcha/challenge/route.ts", policies: ["altchaChallenge"] },
-  { path: "/api/csp-report", file: "app/api/csp-report/route.ts", policies: ["cspReport"] },
+  // next-auth: only the four actions the app uses exist; every other /api/auth path is a 404.
+  { path: "/api/auth/callback/credentials", file: "app/api/auth/callback/credentials/route.ts", limits: SIGN_IN, refusal: "browser" },
+  { path: "/api/auth/csrf", file: "app/api/auth/csrf/route.ts", unlimited: "issues a CSRF token and cookie: no lookup, no hashing" },
+  { path: "/api/auth/session", file: "app/api/auth/session/route.ts", unlimited: "decodes the session cookie: no lookup, no hashing" },
+  { path: "/api/auth/signout", file: "app/api/auth/signout/route.ts", unlimited: "clears the caller's own cookie behind next-auth's CSRF check" },
+  { path: "/api/auth/[...rest]", file: "app/api/auth/[...rest]/route.ts", unlimited: "answers 404 for every next-auth action the app does not use" },
+  { path: "/api/register", file: "app/api/register/route.ts", limits: [{ policy: "register", key: "address" }], refusal: "browser" },
+  { path: "/api/altcha/challenge", file: "app/api/altcha/challenge/route.ts", limits: [{ policy: "altchaChallenge", key: "address" }], refusal: "browser" },
+  { path: "/api/csp-report", file: "app/api/csp-report/route.ts", limits: [{ policy: "cspReport", key: "address" }], refusal: "drop" },
   { path: "/api/health", file: "app/api/health/route.ts", unlimited: "cheap, read-only, and polled by load balancers from a few fixed addresses" },
   {
     path: "/api/v1/authentication/token",
     file: "app/api/v1/authentication/token/route.ts",
-    policies: ["apiToken", "signInAddress", "signInUsername"],
+    limits: [{ policy: "apiToken", key: "addressAndRoute" }, ...SIGN_IN],
+    refusal: "api",
   },
-  { path: "/api/v1/authentication/token/refresh", file: "app/api/v1/authentication/token/refresh/route.ts", policies: ["apiToken"] },
-  { path: "/api/v1/me", file: "app/api/v1/me/route.ts", policies: ["api"] },
-  { path: "/api/v1/reports", file: "app/api/v1/reports/route.ts", policies: ["apiReports"] },
-  { path: "/api/v1/reports/[id]", file: "app/api/v1/reports/[id]/route.ts", policies: ["apiReportDownload"] },
-  { path: "/api/v1/download-tokens", file: "app/api/v1/download-tokens/route.ts", policies: ["apiDownloadTokens"] },
+  {
+    path: "/api/v1/authentication/token/refresh",
+    file: "app/api/v1/authentication/token/refresh/route.ts",
+    limits: [{ policy: "apiToken", key: "addressAndRoute" }],
+    refusal: "api",
+  },
+  { path: "/api/v1/me", file: "app/api/v1/me/route.ts", limits: [{ policy: "api", key: "user" }], refusal: "api" },
+  { path: "/api/v1/reports", file: "app/api/v1/reports/route.ts", limits: [{ policy: "apiReports", key: "user" }], refusal: "api" },
+  { path: "/api/v1/reports/[id]", file: "app/api/v1/reports/[id]/route.ts", limits: [{ policy: "apiReportDownload", key: "address" }], refusal: "api" },
+  { path: "/api/v1/download-tokens", file: "app/api/v1/download-tokens/route.ts", limits: [{ policy: "apiDownloadTokens", key: "user" }], refusal: "api" },
 ];
+
+export type RoutePath = (typeof ROUTE_RULES)[number]["path"];
 
 /** The route file's URL pattern: app/api/v1/reports/[id]/route.ts → /api/v1/reports/[id]. */
 export function pathOfRouteFile(file: string): string {
@@ -51,9 +81,9 @@ export function rulesFor(path: string): RouteRule[] {
   return literal.length > 0 ? literal : claiming;
 }
 
-/** The policies a route handler applies, from the table; throws for an unclassified route. */
-export function policiesFor(path: string): readonly PolicyName[] {
+/** The rule for a route pattern; throws for an unclassified one, so such a route cannot build. */
+export function ruleAt(path: string): RouteRule {
   const rule = ROUTE_RULES.find((candidate) => candidate.path === path);
   if (!rule) throw new Error(`Route ${path} is not in ROUTE_RULES`);
-  return "policies" in rule ? rule.policies : [];
+  return rule;
 }

@@ -1,11 +1,14 @@
 import type { PrismaClient } from "../generated/prisma/client";
-import { checkLockout, recordFailure, type LockoutCheck, type LockoutPolicy, type LockoutState } from "./rules";
+import { admitAttempt, checkLockout, type AttemptDecision, type LockoutCheck, type LockoutPolicy, type LockoutState } from "./rules";
 
 /** Persists lockout state; the decisions stay in rules.ts. */
 export interface LockoutRepository {
   check(usernameKey: string, nowMs: number): Promise<LockoutCheck>;
-  /** Counts one failure atomically: concurrent failures are all counted. */
-  recordFailure(usernameKey: string, nowMs: number, policy: LockoutPolicy): Promise<LockoutState>;
+  /**
+   * Atomically: refuses while locked, else counts the attempt as a failure (admitAttempt).
+   * Concurrent attempts for one username are serialised, so none is missed and none slips past a lock.
+   */
+  admitAttempt(usernameKey: string, nowMs: number, policy: LockoutPolicy): Promise<AttemptDecision>;
   reset(usernameKey: string): Promise<void>;
 }
 
@@ -24,15 +27,17 @@ export function prismaLockoutRepository(prisma: PrismaClient): LockoutRepository
       return checkLockout(row ? toState(row) : null, nowMs);
     },
 
-    async recordFailure(usernameKey, nowMs, policy) {
-      // Read-modify-write under a row lock (SELECT … FOR UPDATE): the rule runs in TypeScript,
+    async admitAttempt(usernameKey, nowMs, policy) {
+      // Check-and-count under a row lock (SELECT … FOR UPDATE): the rule runs in TypeScript,
       // and concurrent failures for one username queue on the lock instead of overwriting
       // each other. The insert makes sure there is a row to lock.
       return prisma.$transaction(
         async (tx) => {
           await tx.$executeRaw`INSERT INTO "SignInLockout" ("usernameKey", "failureCount", "lastFailureAt") VALUES (${usernameKey}, 0, ${new Date(0)}) ON CONFLICT ("usernameKey") DO NOTHING`;
           const rows = await tx.$queryRaw<Row[]>`SELECT "failureCount", "lastFailureAt", "lockedUntil" FROM "SignInLockout" WHERE "usernameKey" = ${usernameKey} FOR UPDATE`;
-          const next = recordFailure(rows[0] ? toState(rows[0]) : null, nowMs, policy);
+          const decision = admitAttempt(rows[0] ? toState(rows[0]) : null, nowMs, policy);
+          if (!decision.allowed) return decision;
+          const next = decision.state;
           await tx.signInLockout.update({
             where: { usernameKey },
             data: {
@@ -41,7 +46,7 @@ export function prismaLockoutRepository(prisma: PrismaClient): LockoutRepository
               lockedUntil: next.lockedUntilMs === null ? null : new Date(next.lockedUntilMs),
             },
           });
-          return next;
+          return decision;
         },
         // Many parallel failures queue on one row; give them time rather than dropping counts.
         { maxWait: 15_000, timeout: 15_000 },

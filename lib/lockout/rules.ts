@@ -41,6 +41,20 @@ export function lockDurationMs(failureCount: number, policy: LockoutPolicy): num
   return Math.min(policy.maxLockMs, policy.baseLockMs * 2 ** Math.min(doublings, 52));
 }
 
+export type AttemptDecision = { allowed: true; state: LockoutState } | { allowed: false; check: Extract<LockoutCheck, { locked: true }> };
+
+/**
+ * Admits one password check, counting it as a failure before the password is known. Counting
+ * first is what bounds parallel guesses: N concurrent checks of a username take turns here, and
+ * once the count reaches the threshold the next one is refused, however many were in flight.
+ * A success then clears the count (the caller resets).
+ */
+export function admitAttempt(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): AttemptDecision {
+  const check = checkLockout(state, nowMs);
+  if (check.locked) return { allowed: false, check };
+  return { allowed: true, state: recordFailure(state, nowMs, policy) };
+}
+
 export function recordFailure(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): LockoutState {
   const quiet = !state || nowMs - state.lastFailureAtMs >= policy.quietPeriodMs;
   const failureCount = (quiet ? 0 : state.failureCount) + 1;

@@ -1,42 +1,47 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestDatabase } from "../helpers/databases";
+import { watchPasswordChecks } from "../helpers/verifications";
 
-type Authorize = (credentials: Record<string, string>, req: unknown) => Promise<unknown>;
+type Gate = import("@/lib/auth/gatehouse").Gatehouse;
 
 /**
- * The account lockout through next-auth's real credentials authorize() and a real database.
- * (The HTTP sequence through the route handler is in e2e/sign-in-protection.spec.ts.)
+ * The account lockout at the password check (checkPassword) on a real database. The HTTP shapes
+ * that lead there are in attack-shapes.suite.ts and e2e/attack-shapes.spec.ts.
  */
 export function lockoutSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
   describe(`account lockout on ${label}`, () => {
     let database: TestDatabase;
-    let authorize: Authorize;
+    let checks: Awaited<ReturnType<typeof watchPasswordChecks>>;
     const PASSWORD = "the right passphrase";
-
     const globals = globalThis as { __gatehouseDb?: unknown; __gatehouse?: unknown };
 
-    async function gate() {
-      return (await import("@/lib/auth/gatehouse")).gatehouse();
+    const gate = async () => (await import("@/lib/auth/gatehouse")).gatehouse();
+    const client = (n: number) => ({ address: `203.0.113.${n % 250}`, key: `203.0.113.${n % 250}`, source: "socket" as const });
+
+    /** The password check with an admission, as a sign-in route issues one after its cheap layers. */
+    async function check(email: string, password: string, n = 1) {
+      const { checkPassword } = await import("@/lib/auth/sign-in");
+      const g: Gate = await gate();
+      return checkPassword(g, g.admissions.issue({ email, password, client: client(n) }));
     }
 
     async function failureCount(email: string) {
       const { prisma } = await import("@/lib/db/client");
-      const g = await gate();
-      const row = await (await prisma()).signInLockout.findUnique({ where: { usernameKey: g.usernameKey(email) } });
+      const row = await (await prisma()).signInLockout.findUnique({ where: { usernameKey: (await gate()).usernameKey(email) } });
       return row?.failureCount ?? 0;
     }
 
     beforeAll(async () => {
       database = await makeDatabase();
-      process.env.DATABASE_URL = database.url;
-      const { authOptions } = await import("@/lib/auth/options");
-      const provider = authOptions().providers[0] as unknown as { options: { authorize: Authorize } };
-      authorize = provider.options.authorize;
+      // Room for every parallel check in the queue: this suite is about the lockout, not the budget.
+      Object.assign(process.env, { DATABASE_URL: database.url, HASH_QUEUE: "100" });
       const { registerAccount } = await import("@/lib/users/accounts");
       const { prisma } = await import("@/lib/db/client");
       const g = await gate();
-      await registerAccount(await prisma(), { email: "victim@example.com", password: PASSWORD }, g.argon2);
-      await registerAccount(await prisma(), { email: "restart@example.com", password: PASSWORD }, g.argon2);
+      for (const email of ["victim@example.com", "restart@example.com", "reset@example.com"]) {
+        await registerAccount(await prisma(), { email, password: PASSWORD }, g.argon2);
+      }
+      checks = await watchPasswordChecks();
     });
 
     afterAll(async () => {
@@ -45,29 +50,35 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
       await database?.dispose();
     });
 
-    it("counts 50 parallel wrong passwords for one username exactly", async () => {
-      const results = await Promise.all(Array.from({ length: 50 }, () => authorize({ email: "victim@example.com", password: "wrong guess" }, {})));
-      expect(results.every((result) => result === null)).toBe(true);
-      expect(await failureCount("victim@example.com")).toBe(50);
+    it("lets at most the threshold of 50 parallel wrong passwords reach Argon2id, each counted once", async () => {
+      checks.reset();
+      const outcomes = await Promise.all(Array.from({ length: 50 }, (_, n) => check("victim@example.com", "wrong guess", n)));
+      expect(outcomes.every((outcome) => !outcome.ok)).toBe(true);
+      const refusedLocked = outcomes.filter((outcome) => !outcome.ok && outcome.refusal?.status === 429).length;
+      expect(checks.verified()).toBe(5);
+      expect(refusedLocked).toBe(45);
+      expect(await failureCount("victim@example.com")).toBe(5);
+      // The right password, now: refused by the lock, not verified.
+      const owner = await check("victim@example.com", PASSWORD);
+      expect(owner.ok).toBe(false);
+      expect(!owner.ok && (await owner.refusal?.json())).toMatchObject({ error: "locked" });
+      expect(checks.verified()).toBe(5);
     });
 
     it("counts failures for usernames that do not exist, the same way", async () => {
-      for (let i = 0; i < 3; i++) await authorize({ email: "Ghost@Example.com ", password: "wrong guess" }, {});
+      for (let i = 0; i < 3; i++) await check("ghost@example.com", "wrong guess");
       expect(await failureCount("ghost@example.com")).toBe(3);
     });
 
     it("resets the count on a successful sign-in", async () => {
-      await authorize({ email: "reset@example.com", password: "wrong" }, {});
-      const { registerAccount } = await import("@/lib/users/accounts");
-      const { prisma } = await import("@/lib/db/client");
-      await registerAccount(await prisma(), { email: "reset@example.com", password: PASSWORD }, (await gate()).argon2);
+      await check("reset@example.com", "wrong");
       expect(await failureCount("reset@example.com")).toBe(1);
-      expect(await authorize({ email: "reset@example.com", password: PASSWORD }, {})).toMatchObject({ email: "reset@example.com" });
+      expect(await check("reset@example.com", PASSWORD)).toMatchObject({ ok: true, user: { email: "reset@example.com" } });
       expect(await failureCount("reset@example.com")).toBe(0);
     });
 
     it("keeps a lockout across an app restart", async () => {
-      for (let i = 0; i < 5; i++) await authorize({ email: "restart@example.com", password: "wrong guess" }, {});
+      for (let i = 0; i < 5; i++) await check("restart@example.com", "wrong guess");
       const before = await gate();
       expect((await before.lockouts.check(before.usernameKey("restart@example.com"), Date.now())).locked).toBe(true);
 
@@ -79,9 +90,9 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
 
       const after = await gate();
       expect(after).not.toBe(before);
-      const check = await after.lockouts.check(after.usernameKey("restart@example.com"), Date.now());
-      expect(check.locked).toBe(true);
-      expect(check.locked && check.retryAfterMs).toBeGreaterThan(50_000);
+      const state = await after.lockouts.check(after.usernameKey("restart@example.com"), Date.now());
+      expect(state.locked).toBe(true);
+      expect(state.locked && state.retryAfterMs).toBeGreaterThan(50_000);
     });
   });
 }

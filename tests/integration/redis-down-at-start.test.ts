@@ -22,7 +22,7 @@ describe("a Redis that refuses connections at start", () => {
     const { startGatehouse } = await import("@/lib/startup");
     await startGatehouse();
 
-    const health = await (await import("@/app/api/health/route")).GET();
+    const health = await (await import("@/app/api/health/route")).GET(new Request("http://localhost/api/health"));
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ ok: true, database: "up", rateLimitStore: { kind: "redis", state: "down" } });
 

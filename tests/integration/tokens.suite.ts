@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { NextRequest } from "next/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { solve } from "../helpers/altcha";
+import { browserSignIn, sessionCookieOf } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
@@ -9,10 +10,8 @@ type TokenRoute = typeof import("@/app/api/v1/authentication/token/route");
 type RefreshRoute = typeof import("@/app/api/v1/authentication/token/refresh/route");
 type MeRoute = typeof import("@/app/api/v1/me/route");
 type ChallengeRoute = typeof import("@/app/api/altcha/challenge/route");
-type NextAuthRoute = typeof import("@/app/api/auth/[...nextauth]/route");
 type DbModule = typeof import("@/lib/db/client");
 type Gatehouse = import("@/lib/auth/gatehouse").Gatehouse;
-type Authorize = (credentials: Record<string, string>, req: unknown) => Promise<unknown>;
 type TokenPair = { access_token: string; token_type: string; expires_in: number; refresh_token: string; refresh_expires_in: number };
 
 const TOKEN_PATH = "/api/v1/authentication/token";
@@ -50,10 +49,8 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
     let refreshRoute: RefreshRoute;
     let meRoute: MeRoute;
     let challengeRoute: ChallengeRoute;
-    let nextAuthRoute: NextAuthRoute;
     let db: DbModule;
     let gate: Gatehouse;
-    let authorize: Authorize;
     const users: Record<string, string> = {};
 
     beforeAll(async () => {
@@ -64,11 +61,8 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
       refreshRoute = await import("@/app/api/v1/authentication/token/refresh/route");
       meRoute = await import("@/app/api/v1/me/route");
       challengeRoute = await import("@/app/api/altcha/challenge/route");
-      nextAuthRoute = await import("@/app/api/auth/[...nextauth]/route");
       db = await import("@/lib/db/client");
       gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
-      const { authOptions } = await import("@/lib/auth/options");
-      authorize = (authOptions().providers[0] as unknown as { options: { authorize: Authorize } }).options.authorize;
       const { registerAccount } = await import("@/lib/users/accounts");
       for (const name of ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan"]) {
         const created = await registerAccount(await db.prisma(), { email: `${name}@example.com`, password: PASSWORD }, gate.argon2);
@@ -111,17 +105,6 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
 
     function me(headers: Record<string, string> = {}) {
       return meRoute.GET(new NextRequest("http://localhost/api/v1/me", { headers: { [PEER_HEADER]: freshAddress(), ...headers } }));
-    }
-
-    /** The browser sign-in route; the pipeline answers before next-auth (and its CSRF check) runs. */
-    async function browserSignIn(email: string, password: string) {
-      const body = new URLSearchParams({ csrfToken: "unused", email, password, altcha: await altcha() }).toString();
-      const request = new NextRequest("http://localhost/api/auth/callback/credentials", {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded", [PEER_HEADER]: freshAddress() },
-        body,
-      });
-      return nextAuthRoute.POST(request, { params: Promise.resolve({ nextauth: ["callback", "credentials"] }) });
     }
 
     async function lockoutRow(email: string) {
@@ -215,7 +198,11 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
       it("counts browser failures toward the token endpoint's lockout, and token failures toward the browser's", async () => {
         for (let i = 0; i < 3; i++) expect((await signIn("dave@example.com", WRONG)).status).toBe(401);
         for (let i = 0; i < 2; i++) {
-          expect(await authorize({ email: "dave@example.com", password: WRONG }, { headers: { [PEER_HEADER]: freshAddress() } })).toBeNull();
+          const browser = await browserSignIn("dave@example.com", WRONG);
+          // next-auth's answer to a wrong password: 401 with the error page's URL, and no session.
+          expect(browser.status).toBe(401);
+          expect(await browser.json()).toEqual({ url: expect.stringContaining("error=CredentialsSignin") });
+          expect(sessionCookieOf(browser)).toBeNull();
         }
         expect((await lockoutRow("dave@example.com"))?.failureCount).toBe(5);
         const res = await signIn("dave@example.com", PASSWORD);

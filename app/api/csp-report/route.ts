@@ -1,5 +1,5 @@
-import { gatehouse } from "@/lib/auth/gatehouse";
 import { BodyError, readBodyText } from "@/lib/http/body";
+import { limited } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 
@@ -25,11 +25,7 @@ function violations(body: unknown): Violation[] {
  * Content-Security-Policy violation reports. Browsers send these on their own, many per page, so
  * they have a bucket of their own (cspReport) and never spend a user's sign-in or API quota.
  */
-export async function POST(request: Request) {
-  const gate = await gatehouse();
-  const limit = await gate.limiter.consume("cspReport", [gate.clientAddress(request.headers).key]);
-  // Over the limit the report is dropped quietly: a browser does not retry or show anything.
-  if (!limit.allowed) return new Response(null, { status: 204 });
+export const POST = limited("/api/csp-report", async (request) => {
   let text: string;
   try {
     text = await readBodyText(request, MAX_REPORT_BYTES);
@@ -45,4 +41,4 @@ export async function POST(request: Request) {
   }
   for (const violation of violations(body)) log().info({ event: "csp_violation", ...violation });
   return new Response(null, { status: 204 });
-}
+});

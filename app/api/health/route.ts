@@ -1,10 +1,10 @@
-import { gatehouse } from "@/lib/auth/gatehouse";
 import { getDatabase } from "@/lib/db/client";
+import { limited } from "@/lib/http/limited";
 import { json } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";
 
-export async function GET() {
+export const GET = limited("/api/health", async (_request, { gate }) => {
   let database: "up" | "down" = "down";
   try {
     const { prisma } = await getDatabase();
@@ -16,5 +16,5 @@ export async function GET() {
   // `ok` follows the database only: with the limiter store down each policy's outage rule
   // applies and the app still serves, so a load balancer must not pull every instance.
   const ok = database === "up";
-  return json(ok ? 200 : 503, { ok, database, rateLimitStore: (await gatehouse()).storeHealth() });
-}
+  return json(ok ? 200 : 503, { ok, database, rateLimitStore: gate.storeHealth() });
+});

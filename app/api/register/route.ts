@@ -1,23 +1,18 @@
-import { gatehouse } from "@/lib/auth/gatehouse";
-import { withinHashBudget } from "@/lib/auth/sign-in-gate";
 import { fieldErrors, registrationSchema } from "@/lib/auth/credentials";
+import { withinHashBudget } from "@/lib/auth/sign-in";
 import { verifyAltcha } from "@/lib/captcha/altcha";
 import { prisma } from "@/lib/db/client";
-import { readJson } from "@/lib/http/form";
-import { captchaInvalid, rateLimited } from "@/lib/http/refusals";
+import { readJson } from "@/lib/http/body";
+import { limited } from "@/lib/http/limited";
+import { busy, captchaInvalid } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { registerAccount } from "@/lib/users/accounts";
 
 export const dynamic = "force-dynamic";
 
-export async function POST(request: Request) {
-  const gate = await gatehouse();
-
-  // 1. Rate limit per client address, before the body is read.
-  const byAddress = await gate.limiter.consume("register", [gate.clientAddress(request.headers).key]);
-  if (!byAddress.allowed) return rateLimited(byAddress);
-
+/** Registration: per-address limit (the wrapper, before the body), validation, ALTCHA, hash budget, Argon2id. */
+export const POST = limited("/api/register", async (request, { gate }) => {
   const body = await readJson(request, gate.config.MAX_BODY_BYTES);
   if (!body.ok) return body.response;
   // Validated before any hashing: a 10,000-character password costs nothing.
@@ -26,15 +21,17 @@ export async function POST(request: Request) {
     return jsonError(400, "invalid_input", "Check the highlighted fields.", { fields: fieldErrors(input.error) });
   }
 
-  // 2. ALTCHA proof of work, spent once.
   const captcha = await verifyAltcha(input.data.altcha, gate.altcha, gate.replays, gate.clock());
   if (!captcha.ok) return captchaInvalid(captcha);
 
-  // 3. Hash budget, then Argon2id.
-  return withinHashBudget(gate, async () => {
-    const result = await registerAccount(await prisma(), input.data, gate.argon2);
-    if (!result.ok) return jsonError(409, "email_taken", "An account with this email already exists.");
-    log().info({ event: "account_registered", userId: result.user.id });
-    return json(201, { id: result.user.id, email: result.user.email });
-  });
-}
+  return withinHashBudget(
+    gate,
+    async () => {
+      const result = await registerAccount(await prisma(), input.data, gate.argon2);
+      if (!result.ok) return jsonError(409, "email_taken", "An account with this email already exists.");
+      log().info({ event: "account_registered", userId: result.user.id });
+      return json(201, { id: result.user.id, email: result.user.email });
+    },
+    busy,
+  );
+});

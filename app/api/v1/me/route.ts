@@ -1,9 +1,7 @@
-import type { NextRequest } from "next/server";
 import { z } from "zod";
 import { apiCaller } from "@/lib/auth/api-auth";
-import { gatehouse } from "@/lib/auth/gatehouse";
 import { prisma } from "@/lib/db/client";
-import { apiRateLimited } from "@/lib/http/refusals";
+import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";
@@ -12,14 +10,13 @@ export const dynamic = "force-dynamic";
 const userId = z.guid();
 
 /** The caller's own account, by Bearer access token or browser session. */
-export async function GET(request: NextRequest) {
-  const gate = await gatehouse();
-  const auth = await apiCaller(request, gate);
+export const GET = limited("/api/v1/me", async (request, limits) => {
+  const auth = await apiCaller(request, limits.gate);
   if (!auth.ok) return auth.response;
   const { caller } = auth;
 
-  const limit = await gate.limiter.consume("api", [caller.userId]);
-  if (!limit.allowed) return apiRateLimited(limit);
+  const refused = await limits.limit("user", caller.userId);
+  if (refused) return refused;
 
   // A signed token names an account that may since have been deleted; a non-UUID id never reaches the query.
   const user = userId.safeParse(caller.userId).success
@@ -31,4 +28,4 @@ export async function GET(request: NextRequest) {
       : jsonError(401, "unauthenticated", "The account for this session no longer exists. Sign in again.", {}, { "WWW-Authenticate": "Bearer" });
   }
   return json(200, { id: user.id, email: user.email, createdAt: user.createdAt.toISOString() });
-}
+});

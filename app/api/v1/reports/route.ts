@@ -1,21 +1,19 @@
-import type { NextRequest } from "next/server";
 import { apiCaller } from "@/lib/auth/api-auth";
-import { gatehouse } from "@/lib/auth/gatehouse";
 import { prisma } from "@/lib/db/client";
-import { apiRateLimited } from "@/lib/http/refusals";
+import { limited } from "@/lib/http/limited";
 import { json } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";
 
 /** Builds the caller's sign-in history report: the expensive endpoint, with its own tight bucket. */
-export async function POST(request: NextRequest) {
-  const gate = await gatehouse();
+export const POST = limited("/api/v1/reports", async (request, limits) => {
+  const { gate } = limits;
   const auth = await apiCaller(request, gate);
   if (!auth.ok) return auth.response;
   const { userId } = auth.caller;
 
-  const limit = await gate.limiter.consume("apiReports", [userId]);
-  if (!limit.allowed) return apiRateLimited(limit);
+  const refused = await limits.limit("user", userId);
+  if (refused) return refused;
 
   const events = await gate.events.recent(userId, 1_000);
   const count = (kind: string) => events.filter((event) => event.kind === kind).length;
@@ -29,4 +27,4 @@ export async function POST(request: NextRequest) {
   };
   const report = await (await prisma()).report.create({ data: { userId, content }, select: { id: true, createdAt: true } });
   return json(201, { id: report.id, createdAt: report.createdAt.toISOString(), href: `/api/v1/reports/${report.id}` });
-}
+});

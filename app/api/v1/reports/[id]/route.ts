@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import type { NextRequest } from "next/server";
 import { apiCaller } from "@/lib/auth/api-auth";
-import { gatehouse } from "@/lib/auth/gatehouse";
+import type { Gatehouse } from "@/lib/auth/gatehouse";
 import { prisma } from "@/lib/db/client";
-import { apiRateLimited } from "@/lib/http/refusals";
+import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";
@@ -11,7 +11,7 @@ export const dynamic = "force-dynamic";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The caller: a Bearer token or session, or else a download token from POST /api/v1/download-tokens. */
-async function downloader(request: NextRequest, gate: Awaited<ReturnType<typeof gatehouse>>) {
+async function downloader(request: NextRequest, gate: Gatehouse) {
   const downloadToken = request.nextUrl.searchParams.get("token");
   if (downloadToken && request.headers.get("authorization") === null) {
     const found = await (await prisma()).downloadToken.findUnique({
@@ -29,11 +29,7 @@ async function downloader(request: NextRequest, gate: Awaited<ReturnType<typeof 
  * Downloads one of the caller's reports. Its own bucket per client address: downloads must
  * neither spend the report-build quota nor let anyone probe ids freely.
  */
-export async function GET(request: NextRequest, context: { params: Promise<{ id: string }> }) {
-  const gate = await gatehouse();
-  const limit = await gate.limiter.consume("apiReportDownload", [gate.clientAddress(request.headers).key]);
-  if (!limit.allowed) return apiRateLimited(limit);
-
+export const GET = limited("/api/v1/reports/[id]", async (request, { gate }, context: { params: Promise<{ id: string }> }) => {
   const caller = await downloader(request, gate);
   if (!caller.ok) return caller.response;
 
@@ -44,4 +40,4 @@ export async function GET(request: NextRequest, context: { params: Promise<{ id:
   const report = await (await prisma()).report.findFirst({ where: { id, userId: caller.userId }, select: { id: true, createdAt: true, content: true } });
   if (!report) return notFound();
   return json(200, { id: report.id, createdAt: report.createdAt.toISOString(), content: report.content });
-}
+});

@@ -1,18 +1,14 @@
 import { z } from "zod";
-import { gatehouse } from "@/lib/auth/gatehouse";
 import { fieldErrors } from "@/lib/auth/credentials";
 import { prisma } from "@/lib/db/client";
-import { readJson } from "@/lib/http/form";
-import { apiRateLimited } from "@/lib/http/refusals";
+import { readJson } from "@/lib/http/body";
+import { limited } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { issueAccessToken, tokenPair } from "@/lib/tokens/access-token";
 import { revokeRefreshFamily, rotateRefreshToken, type RotationFailure } from "@/lib/tokens/refresh-tokens";
 
 export const dynamic = "force-dynamic";
-
-// Its own sliding-window counter, apart from the token endpoint's (the limiter key names the route).
-const PATH = "/api/v1/authentication/token/refresh";
 
 // Ours are 43 characters; the bound only stops a large string being hashed. A string within it
 // that is not one of ours is an invalid token (401), not invalid input.
@@ -33,13 +29,8 @@ function invalidToken(reason: RotationFailure | "account_gone") {
 }
 
 /** Exchanges a refresh token for a new access token and a new refresh token of the same family. */
-export async function POST(request: Request) {
-  const gate = await gatehouse();
-  const client = gate.clientAddress(request.headers);
-
-  const byPath = await gate.limiter.consume("apiToken", [client.key, PATH]);
-  if (!byPath.allowed) return apiRateLimited(byPath);
-
+// Its own sliding-window counter, apart from the token endpoint's: the limit's key names the route.
+export const POST = limited("/api/v1/authentication/token/refresh", async (request, { gate }) => {
   const body = await readJson(request, gate.config.MAX_BODY_BYTES);
   if (!body.ok) return body.response;
   const input = refreshSchema.safeParse(body.value);
@@ -70,4 +61,4 @@ export async function POST(request: Request) {
   const access = await issueAccessToken(user.id, gate.config.API_TOKEN_SECRET, gate.config.ACCESS_TOKEN_TTL_SECONDS, nowMs);
   log().info({ event: "refresh_token_rotated", userId: user.id, familyId: rotated.familyId });
   return tokenPair(access.token, rotated.token, gate.config);
-}
+});

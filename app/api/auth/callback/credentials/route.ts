@@ -1,0 +1,38 @@
+import { browserSignInSchema, fieldErrors } from "@/lib/auth/credentials";
+import { callNextAuth } from "@/lib/auth/next-auth-call";
+import { admitSignIn } from "@/lib/auth/sign-in";
+import { readForm } from "@/lib/http/body";
+import { safeCallbackPath } from "@/lib/http/callback-url";
+import { limited } from "@/lib/http/limited";
+import { jsonError } from "@/lib/http/responses";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * Browser sign-in, cheapest layer first: the per-address limit (the wrapper, before the body),
+ * one parse of the form, the per-username limit, ALTCHA and the lockout (admitSignIn); then
+ * next-auth, whose authorize() runs checkPassword with this request's admission: the hash
+ * budget, the lockout again, and Argon2id. A refusal from inside is answered as JSON here.
+ */
+export const POST = limited("/api/auth/callback/credentials", async (request, limits) => {
+  const admitted = await admitSignIn(limits, async () => {
+    const form = await readForm(request, limits.gate.config.MAX_BODY_BYTES);
+    if (!form.ok) return form;
+    const input = browserSignInSchema.safeParse(form.value);
+    if (!input.success) return { ok: false, response: jsonError(400, "invalid_input", "Enter your email and password.", { fields: fieldErrors(input.error) }) };
+    return { ok: true, value: input.data };
+  });
+  if (!admitted.ok) return admitted.response;
+
+  const { value, admission } = admitted;
+  // next-auth sees exactly the admitted fields, rebuilt: one parse, one truth.
+  const canonical: Record<string, string> = {
+    csrfToken: value.csrfToken,
+    email: admission.email,
+    password: admission.password,
+    callbackUrl: safeCallbackPath(value.callbackUrl),
+    ...(value.json ? { json: value.json } : {}),
+  };
+  const { result, outcome } = await limits.gate.admissions.carry(admission, () => callNextAuth(request, ["callback", "credentials"], canonical));
+  return outcome && !outcome.ok && outcome.refusal ? outcome.refusal : result;
+});

@@ -1,0 +1,6 @@
+import { callNextAuth } from "@/lib/auth/next-auth-call";
+import { limited } from "@/lib/http/limited";
+
+export const dynamic = "force-dynamic";
+
+export const GET = limited("/api/auth/csrf", (request) => callNextAuth(request, ["csrf"]));

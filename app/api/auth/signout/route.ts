@@ -1,0 +1,18 @@
+import { fieldErrors, signOutSchema } from "@/lib/auth/credentials";
+import { callNextAuth } from "@/lib/auth/next-auth-call";
+import { readForm } from "@/lib/http/body";
+import { safeCallbackPath } from "@/lib/http/callback-url";
+import { limited } from "@/lib/http/limited";
+import { jsonError } from "@/lib/http/responses";
+
+export const dynamic = "force-dynamic";
+
+/** Sign-out: the same single parse as sign-in, then next-auth's CSRF check and cookie clearing. */
+export const POST = limited("/api/auth/signout", async (request, limits) => {
+  const form = await readForm(request, limits.gate.config.MAX_BODY_BYTES);
+  if (!form.ok) return form.response;
+  const input = signOutSchema.safeParse(form.value);
+  if (!input.success) return jsonError(400, "invalid_input", "Reload the page and try again.", { fields: fieldErrors(input.error) });
+  const { csrfToken, callbackUrl, json } = input.data;
+  return callNextAuth(request, ["signout"], { csrfToken, callbackUrl: safeCallbackPath(callbackUrl), ...(json ? { json } : {}) });
+});

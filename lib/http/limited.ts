@@ -1,0 +1,100 @@
+import { NextRequest } from "next/server";
+import { gatehouse, type Gatehouse } from "@/lib/auth/gatehouse";
+import { log } from "@/lib/log/logger";
+import type { LimitResult } from "@/lib/rate-limit/limiter";
+import type { ClientAddress } from "./client-address";
+import { apiRateLimited, noClientAddress, rateLimited } from "./refusals";
+import { ruleAt, type LimitKey, type RefusalStyle, type RouteLimit, type RoutePath } from "./route-policies";
+
+const REFUSE: Record<RefusalStyle, (result: LimitResult) => Response> = {
+  browser: rateLimited,
+  api: apiRateLimited,
+  // Browsers neither retry nor show telemetry refusals: drop quietly.
+  drop: () => new Response(null, { status: 204 }),
+};
+
+/**
+ * One request's walk through its route's limits. Rows apply strictly in table order: the wrapper
+ * applies the leading rows that need only the address, and the handler applies the rest as soon as
+ * it knows their key (`limit("addressAndUsername", email)`, `limit("user", id)`).
+ */
+export class RouteLimits {
+  private next = 0;
+
+  constructor(
+    readonly gate: Gatehouse,
+    readonly client: ClientAddress,
+    readonly path: RoutePath,
+    private readonly rows: readonly RouteLimit[],
+    private readonly style: RefusalStyle,
+  ) {}
+
+  /** Applies the next rows keyed by `key`; a refusal to send, or null to go on. */
+  async limit(key: LimitKey, value = ""): Promise<Response | null> {
+    if (this.rows[this.next]?.key !== key) throw new Error(`${this.path}: no ${key} limit is next in ROUTE_RULES`);
+    while (this.rows[this.next]?.key === key) {
+      const row = this.rows[this.next++]!;
+      const result = await this.gate.limiter.consume(row.policy, this.keyParts(key, value));
+      if (!result.allowed) return REFUSE[this.style](result);
+    }
+    return null;
+  }
+
+  /** The rows not applied yet (a handler that answered 2xx with one left skipped a limit). */
+  get pending(): readonly RouteLimit[] {
+    return this.rows.slice(this.next);
+  }
+
+  /** Applies the leading rows that need nothing but the client address. */
+  async leading(): Promise<Response | null> {
+    for (;;) {
+      const key = this.rows[this.next]?.key;
+      if (key !== "address" && key !== "addressAndRoute") return null;
+      const refused = await this.limit(key);
+      if (refused) return refused;
+    }
+  }
+
+  private keyParts(key: LimitKey, value: string): string[] {
+    switch (key) {
+      case "address":
+        return [this.client.key];
+      // The key names the route, not the request URL, so `/token/` or `/TOKEN` cannot get a fresh counter.
+      case "addressAndRoute":
+        return [this.client.key, this.path];
+      case "addressAndUsername":
+        return [this.client.key, value];
+      case "user":
+        return [value];
+    }
+  }
+}
+
+type Handler<C> = (request: NextRequest, limits: RouteLimits, context: C) => Promise<Response>;
+
+/**
+ * A route handler behind its row of ROUTE_RULES: the client address, then the leading limits,
+ * then the handler. A route with address limits and no trustworthy client address (plain
+ * `next start`, which cannot see the socket) answers 503 rather than put everyone in one bucket.
+ */
+export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (request: Request, context?: C) => Promise<Response> {
+  const rule = ruleAt(path);
+  const rows = "limits" in rule ? rule.limits : [];
+  const style = "limits" in rule ? rule.refusal : "browser";
+  const needsAddress = rows.some((row) => row.key !== "user");
+  return async (incoming, context) => {
+    const request = incoming instanceof NextRequest ? incoming : new NextRequest(incoming);
+    const gate = await gatehouse();
+    const client = gate.clientAddress(request.headers);
+    if (needsAddress && client.source === "unknown") return noClientAddress();
+    const limits = new RouteLimits(gate, client, path, rows, style);
+    const refused = await limits.leading();
+    if (refused) return refused;
+    // Next.js always passes the context; a route with params is only ever called with it.
+    const response = await handler(request, limits, context as C);
+    if (response.status < 400 && limits.pending.length > 0) {
+      log().error({ event: "route_limit_skipped", path, policies: limits.pending.map((row) => row.policy) });
+    }
+    return response;
+  };
+}

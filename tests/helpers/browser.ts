@@ -1,0 +1,59 @@
+import { solve } from "./altcha";
+import { freshAddress, PEER_HEADER } from "./peer";
+
+/** The browser's routes under test, loaded after the test has set DATABASE_URL. */
+const routes = {
+  csrf: () => import("@/app/api/auth/csrf/route"),
+  session: () => import("@/app/api/auth/session/route"),
+  signIn: () => import("@/app/api/auth/callback/credentials/route"),
+  challenge: () => import("@/app/api/altcha/challenge/route"),
+};
+
+/** A CSRF token and the cookie that goes with it, from the real csrf route. */
+export async function csrfFor(address = freshAddress()): Promise<{ csrfToken: string; cookie: string }> {
+  const res = await (await routes.csrf()).GET(new Request("http://localhost/api/auth/csrf", { headers: { [PEER_HEADER]: address } }));
+  const { csrfToken } = (await res.json()) as { csrfToken: string };
+  return { csrfToken, cookie: cookiesOf(res) };
+}
+
+/** `name=value; …` of every cookie a response sets, as a browser would send them back. */
+export function cookiesOf(res: Response): string {
+  return res.headers
+    .getSetCookie()
+    .map((cookie) => cookie.split(";")[0]!)
+    .join("; ");
+}
+
+/** A fresh solved ALTCHA payload from the real challenge route. */
+export async function altchaPayload(): Promise<string> {
+  const res = await (await routes.challenge()).GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: freshAddress() } }));
+  return solve(await res.json());
+}
+
+export type BrowserSignIn = {
+  address?: string;
+  /** Extra or replacing form fields. */
+  fields?: Record<string, string>;
+  /** A raw body instead of the form built from the fields. */
+  body?: string;
+  contentType?: string;
+  url?: string;
+};
+
+/** POST /api/auth/callback/credentials as the sign-in page sends it: CSRF cookie and token, a solved ALTCHA, json=true. */
+export async function browserSignIn(email: string, password: string, options: BrowserSignIn = {}): Promise<Response> {
+  const address = options.address ?? freshAddress();
+  const { csrfToken, cookie } = await csrfFor(address);
+  const fields = { csrfToken, email, password, altcha: await altchaPayload(), callbackUrl: "/", json: "true", ...options.fields };
+  const request = new Request(options.url ?? "http://localhost/api/auth/callback/credentials", {
+    method: "POST",
+    headers: { "content-type": options.contentType ?? "application/x-www-form-urlencoded", cookie, [PEER_HEADER]: address },
+    body: options.body ?? new URLSearchParams(fields).toString(),
+  });
+  return (await routes.signIn()).POST(request);
+}
+
+/** The session cookie a sign-in response set, or null. */
+export function sessionCookieOf(res: Response): string | null {
+  return res.headers.getSetCookie().find((cookie) => /session-token=[^;]+/.test(cookie)) ?? null;
+}

@@ -1,0 +1,272 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { altchaPayload, browserSignIn, csrfFor, sessionCookieOf } from "../helpers/browser";
+import type { TestDatabase } from "../helpers/databases";
+import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+import { watchPasswordChecks } from "../helpers/verifications";
+
+type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+type Authorize = (credentials: Record<string, string>, req: unknown) => Promise<unknown>;
+
+const PASSWORD = "the right passphrase";
+
+/**
+ * Request shapes an attacker tries against the password check, through the real route handlers
+ * and a real database. Each ends with no session, no Argon2id call beyond the policy, and a 4xx.
+ * (Shapes that only Next.js's router can produce, such as extra path segments or an encoded
+ * slash, are in e2e/attack-shapes.spec.ts against the production server.)
+ */
+export function attackShapeSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
+  describe(`attack shapes on ${label}`, () => {
+    let database: TestDatabase;
+    let gate: Gate;
+    let checks: Awaited<ReturnType<typeof watchPasswordChecks>>;
+    const signInRoute = () => import("@/app/api/auth/callback/credentials/route");
+    const tokenRoute = () => import("@/app/api/v1/authentication/token/route");
+
+    async function register(email: string) {
+      const { registerAccount } = await import("@/lib/users/accounts");
+      const { prisma } = await import("@/lib/db/client");
+      const created = await registerAccount(await prisma(), { email, password: PASSWORD }, gate.argon2);
+      if (!created.ok) throw new Error(`could not create ${email}`);
+    }
+
+    /** Locks `email` the way an attacker would: five wrong passwords through the token endpoint. */
+    async function lock(email: string) {
+      for (let i = 0; i < 5; i++) await tokenSignIn(email, "wrong guess");
+      expect((await gate.lockouts.check(gate.usernameKey(email), Date.now())).locked).toBe(true);
+    }
+
+    async function failureCount(email: string) {
+      const { prisma } = await import("@/lib/db/client");
+      return (await (await prisma()).signInLockout.findUnique({ where: { usernameKey: gate.usernameKey(email) } }))?.failureCount ?? 0;
+    }
+
+    async function tokenSignIn(email: string, password: string, address = freshAddress()) {
+      const request = new Request("http://localhost/api/v1/authentication/token", {
+        method: "POST",
+        headers: { "content-type": "application/json", [PEER_HEADER]: address },
+        body: JSON.stringify({ email, password, altcha: await altchaPayload() }),
+      });
+      return (await tokenRoute()).POST(request);
+    }
+
+    beforeAll(async () => {
+      announcePeerHeader();
+      database = await makeDatabase();
+      Object.assign(process.env, { DATABASE_URL: database.url, HASH_QUEUE: "100" });
+      gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
+      for (const name of ["victim", "parallel", "tokenparallel", "owner", "redirect", "query"]) await register(`${name}@example.com`);
+      await lock("victim@example.com");
+      checks = await watchPasswordChecks();
+    });
+
+    afterAll(async () => {
+      await (await (await import("@/lib/db/client")).getDatabase()).close();
+      await database?.dispose();
+    });
+
+    beforeEach(() => checks.reset());
+
+    describe("next-auth's authorize() is not a way in", () => {
+      const authorize = async (): Promise<Authorize> => {
+        const { authOptions } = await import("@/lib/auth/options");
+        return (authOptions().providers[0] as unknown as { options: { authorize: Authorize } }).options.authorize;
+      };
+
+      it("verifies nothing and counts nothing without an admission, and says so at error level", async () => {
+        const before = await failureCount("owner@example.com");
+        expect(await (await authorize())({ email: "owner@example.com", password: PASSWORD }, {})).toBeNull();
+        expect(checks.verified()).toBe(0);
+        expect(checks.refusedWithoutAdmission()).toBe(1);
+        expect(await failureCount("owner@example.com")).toBe(before);
+      });
+
+      it("refuses fields that differ from the admitted ones (a decoy admitted, the victim named)", async () => {
+        const admission = gate.admissions.issue({ email: "decoy@example.com", password: "anything", client: { address: "203.0.113.1", key: "203.0.113.1", source: "socket" } });
+        const run = await gate.admissions.carry(admission, async () => (await authorize())({ email: "owner@example.com", password: PASSWORD }, {}));
+        expect(run.result).toBeNull();
+        expect(run.outcome).toBeUndefined();
+        expect(checks.verified()).toBe(0);
+        expect(checks.refusedWithoutAdmission()).toBe(1);
+      });
+
+      it("opens the password check once per admission", async () => {
+        const { checkPassword } = await import("@/lib/auth/sign-in");
+        const admission = gate.admissions.issue({ email: "owner@example.com", password: "wrong", client: { address: "203.0.113.2", key: "203.0.113.2", source: "socket" } });
+        expect(await checkPassword(gate, admission)).toEqual({ ok: false, refusal: null });
+        expect(await checkPassword(gate, admission)).toEqual({ ok: false, refusal: null });
+        expect(checks.verified()).toBe(1);
+        expect(checks.refusedWithoutAdmission()).toBe(1);
+        // A look-alike object is not an admission.
+        expect(await checkPassword(gate, { ...admission })).toEqual({ ok: false, refusal: null });
+        expect(checks.verified()).toBe(1);
+        await gate.lockouts.reset(gate.usernameKey("owner@example.com"));
+      });
+    });
+
+    describe("the right password for a locked account", () => {
+      it("gets 429 locked and no session from the browser sign-in, with no verification", async () => {
+        const res = await browserSignIn("victim@example.com", PASSWORD);
+        expect(res.status).toBe(429);
+        expect(await res.json()).toMatchObject({ error: "locked" });
+        expect(sessionCookieOf(res)).toBeNull();
+        expect(checks.verified()).toBe(0);
+      });
+
+      it("gets 429 locked and no tokens from the token endpoint, with no verification", async () => {
+        const res = await tokenSignIn("victim@example.com", PASSWORD);
+        expect(res.status).toBe(429);
+        expect(await res.json()).toMatchObject({ error: "locked" });
+        expect(checks.verified()).toBe(0);
+      });
+
+      it("gets a 404 from every next-auth action the app does not use", async () => {
+        const { GET, POST } = await import("@/app/api/auth/[...rest]/route");
+        const { csrfToken, cookie } = await csrfFor();
+        const body = new URLSearchParams({ csrfToken, email: "victim@example.com", password: PASSWORD, json: "true" }).toString();
+        for (const rest of [["callback", "credentials", "x"], ["signin", "credentials"], ["_log"], ["providers"], ["callback/credentials"], ["CALLBACK", "credentials"]]) {
+          const url = `http://localhost/api/auth/${rest.join("/")}`;
+          const headers = { "content-type": "application/x-www-form-urlencoded", cookie, [PEER_HEADER]: freshAddress() };
+          const posted = await POST(new Request(url, { method: "POST", headers, body }), { params: Promise.resolve({ rest }) });
+          expect(posted.status, url).toBe(404);
+          expect(await posted.json()).toEqual({ error: "not_found", message: "No such endpoint." });
+          expect(sessionCookieOf(posted)).toBeNull();
+          expect((await GET(new Request(url, { headers }), { params: Promise.resolve({ rest }) })).status).toBe(404);
+        }
+        expect(checks.verified()).toBe(0);
+      });
+    });
+
+    describe("one parse: the body means one thing to every layer", () => {
+      const ambiguous = [
+        "application/json; x=application/x-www-form-urlencoded",
+        "application/x-www-form-urlencoded; x=application/json",
+        "application/x-www-form-urlencoded, application/json",
+        "application/json, application/x-www-form-urlencoded",
+        "application/x-www-form-urlencoded; charset=latin1",
+        "application/x-www-form-urlencodedx",
+        "text/plain; application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=----x",
+        "application/json",
+        "",
+      ];
+
+      it.each(ambiguous)("refuses Content-Type %j with 415, before any layer reads the body", async (contentType) => {
+        const form = new URLSearchParams({ email: "decoy@example.com", password: "x", csrfToken: "t", altcha: "a", json: "true" });
+        const res = await browserSignIn("victim@example.com", PASSWORD, { contentType, body: `${form}&${JSON.stringify({ email: "victim@example.com", password: PASSWORD })}` });
+        expect(res.status).toBe(415);
+        expect(await res.json()).toMatchObject({ error: "unsupported_media_type" });
+        expect(sessionCookieOf(res)).toBeNull();
+        expect(checks.verified()).toBe(0);
+      });
+
+      it("takes a urlencoded body with a UTF-8 charset or another case as the same form", async () => {
+        for (const contentType of ["application/x-www-form-urlencoded; charset=UTF-8", "Application/X-WWW-Form-Urlencoded"]) {
+          const res = await browserSignIn("victim@example.com", PASSWORD, { contentType });
+          expect(res.status, contentType).toBe(429); // read as the form it is: the victim, who is locked
+          expect(await res.json()).toMatchObject({ error: "locked" });
+        }
+        expect(checks.verified()).toBe(0);
+      });
+
+      it.each([
+        ["email", (f: URLSearchParams) => f.append("email", "victim@example.com")],
+        ["password", (f: URLSearchParams) => f.append("password", PASSWORD)],
+        ["csrfToken", (f: URLSearchParams) => f.append("csrfToken", "other")],
+      ])("refuses a form with %s twice (400), counting nothing", async (_field, duplicate) => {
+        const { csrfToken, cookie } = await csrfFor();
+        const form = new URLSearchParams({ csrfToken, email: "decoy@example.com", password: "a decoy password", altcha: await altchaPayload(), json: "true" });
+        duplicate(form);
+        const address = freshAddress();
+        const request = new Request("http://localhost/api/auth/callback/credentials", {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded", cookie, [PEER_HEADER]: address },
+          body: form.toString(),
+        });
+        const res = await (await signInRoute()).POST(request);
+        expect(res.status).toBe(400);
+        expect(await res.json()).toMatchObject({ error: "invalid_input" });
+        expect(checks.verified()).toBe(0);
+        expect(await failureCount("decoy@example.com")).toBe(0);
+      });
+
+      it("ignores fields in the query string: the body's username is the one checked, counted and signed in", async () => {
+        const url = `http://localhost/api/auth/callback/credentials?${new URLSearchParams({ email: "victim@example.com", password: PASSWORD, callbackUrl: "https://evil.example/" })}`;
+        const res = await browserSignIn("query@example.com", "a wrong password", { url });
+        expect(res.status).toBe(401);
+        expect(sessionCookieOf(res)).toBeNull();
+        expect(checks.verified()).toBe(1);
+        expect(await failureCount("query@example.com")).toBe(1);
+        expect(await failureCount("victim@example.com")).toBe(5);
+
+        const right = await browserSignIn("query@example.com", PASSWORD, { url });
+        expect(right.status).toBe(200);
+        expect(sessionCookieOf(right)).not.toBeNull();
+        expect(new URL((await right.json()).url).origin).toBe("http://localhost:3000");
+      });
+
+      it("hands next-auth the normalised username the gate checked, not the raw field", async () => {
+        const res = await browserSignIn("  QUERY@Example.COM ", PASSWORD);
+        expect(res.status).toBe(200);
+        expect(sessionCookieOf(res)).not.toBeNull();
+        expect(checks.verified()).toBe(1);
+      });
+    });
+
+    describe("parallel wrong passwords from many addresses", () => {
+      it("reach Argon2id at most LOCKOUT_THRESHOLD times through the browser sign-in", async () => {
+        const results = await Promise.all(Array.from({ length: 12 }, () => browserSignIn("parallel@example.com", "wrong guess")));
+        expect(results.filter((res) => res.status === 401)).toHaveLength(5);
+        expect(results.filter((res) => res.status === 429)).toHaveLength(7);
+        expect(results.some((res) => sessionCookieOf(res) !== null)).toBe(false);
+        expect(checks.verified()).toBe(5);
+        expect(await failureCount("parallel@example.com")).toBe(5);
+      });
+
+      it("reach Argon2id at most LOCKOUT_THRESHOLD times through the token endpoint", async () => {
+        const results = await Promise.all(Array.from({ length: 12 }, () => tokenSignIn("tokenparallel@example.com", "wrong guess")));
+        expect(results.map((res) => res.status).sort()).toEqual([...Array(5).fill(401), ...Array(7).fill(429)]);
+        expect(checks.verified()).toBe(5);
+      });
+    });
+
+    describe("redirects after sign-in stay on the origin", () => {
+      it.each(["/\t/evil.example", "/\r\n/evil.example", "//evil.example", "/\\evil.example", "https://evil.example/", "/%09/evil.example", "/%5C%5Cevil.example"])(
+        "sends %j home instead",
+        async (callbackUrl) => {
+          const res = await browserSignIn("redirect@example.com", PASSWORD, { fields: { callbackUrl } });
+          expect(res.status).toBe(200);
+          const { url } = (await res.json()) as { url: string };
+          expect(new URL(url).origin).toBe("http://localhost:3000");
+          expect(new URL(url).pathname).toBe("/");
+        },
+      );
+    });
+
+    describe("without server.mjs", () => {
+      it("answers 503 naming server.mjs instead of putting every client in one bucket", async () => {
+        const symbol = Symbol.for("gatehouse.peerHeader");
+        const globals = globalThis as Record<symbol, unknown>;
+        const saved = globals[symbol];
+        delete globals[symbol];
+        try {
+          const post = (path: string, type: string, body: string) => new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": type }, body });
+          const responses = [
+            await (await signInRoute()).POST(post("/api/auth/callback/credentials", "application/x-www-form-urlencoded", "")),
+            await (await tokenRoute()).POST(post("/api/v1/authentication/token", "application/json", "{}")),
+            await (await import("@/app/api/register/route")).POST(post("/api/register", "application/json", "{}")),
+            await (await import("@/app/api/altcha/challenge/route")).GET(new Request("http://localhost/api/altcha/challenge")),
+          ];
+          for (const response of responses) {
+            expect(response.status).toBe(503);
+            expect(response.headers.get("Retry-After")).toBe("60");
+            expect(await response.json()).toMatchObject({ error: "misconfigured", message: expect.stringContaining("server.mjs") });
+          }
+        } finally {
+          globals[symbol] = saved;
+        }
+        expect(checks.verified()).toBe(0);
+      });
+    });
+  });
+}

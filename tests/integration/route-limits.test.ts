@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROUTE_RULES, type RouteLimit } from "@/lib/http/route-policies";
+import { freshPglite, type TestDatabase } from "../helpers/databases";
+import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+
+type Handler = (request: Request, context?: unknown) => Promise<Response>;
+type Sample = { handler: () => Promise<Handler>; request: (address: string) => Request | Promise<Request>; context?: unknown };
+
+const EMAIL = "limits@example.com";
+
+/**
+ * The route table is what runs: for every row of every limited route, a request that passes
+ * everything before that row is refused once the row's bucket is spent. A route that forgot a
+ * row, applied it out of order or keyed it differently would answer something else.
+ */
+describe("every route applies its rows of ROUTE_RULES", () => {
+  let database: TestDatabase;
+  let gate: import("@/lib/auth/gatehouse").Gatehouse;
+  let userId: string;
+  let bearer: string;
+
+  beforeAll(async () => {
+    announcePeerHeader();
+    database = await freshPglite();
+    process.env.DATABASE_URL = database.url;
+    gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
+    const { registerAccount } = await import("@/lib/users/accounts");
+    const { prisma } = await import("@/lib/db/client");
+    const created = await registerAccount(await prisma(), { email: EMAIL, password: "a long enough passphrase" }, gate.argon2);
+    if (!created.ok) throw new Error("registration failed");
+    userId = created.user.id;
+    const { issueAccessToken } = await import("@/lib/tokens/access-token");
+    bearer = (await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, Date.now())).token;
+  });
+
+  afterAll(async () => {
+    await (await (await import("@/lib/db/client")).getDatabase()).close();
+    await database?.dispose();
+  });
+
+  const post = (path: string, address: string, type: string, body: string, headers: Record<string, string> = {}) =>
+    new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": type, [PEER_HEADER]: address, ...headers }, body });
+  const get = (path: string, address: string, headers: Record<string, string> = {}) => new Request(`http://localhost${path}`, { headers: { [PEER_HEADER]: address, ...headers } });
+  const form = new URLSearchParams({ csrfToken: "t", email: EMAIL, password: "x", altcha: "", json: "true" }).toString();
+  const signInJson = JSON.stringify({ email: EMAIL, password: "x" });
+
+  const SAMPLES: Record<string, Sample> = {
+    "/api/auth/callback/credentials": {
+      handler: async () => (await import("@/app/api/auth/callback/credentials/route")).POST,
+      request: (address) => post("/api/auth/callback/credentials", address, "application/x-www-form-urlencoded", form),
+    },
+    "/api/register": {
+      handler: async () => (await import("@/app/api/register/route")).POST,
+      request: (address) => post("/api/register", address, "application/json", signInJson),
+    },
+    "/api/altcha/challenge": { handler: async () => (await import("@/app/api/altcha/challenge/route")).GET, request: (address) => get("/api/altcha/challenge", address) },
+    "/api/csp-report": {
+      handler: async () => (await import("@/app/api/csp-report/route")).POST,
+      request: (address) => post("/api/csp-report", address, "application/csp-report", '{"csp-report":{}}'),
+    },
+    "/api/v1/authentication/token": {
+      handler: async () => (await import("@/app/api/v1/authentication/token/route")).POST,
+      request: (address) => post("/api/v1/authentication/token", address, "application/json", signInJson),
+    },
+    "/api/v1/authentication/token/refresh": {
+      handler: async () => (await import("@/app/api/v1/authentication/token/refresh/route")).POST,
+      request: (address) => post("/api/v1/authentication/token/refresh", address, "application/json", '{"refresh_token":"x"}'),
+    },
+    "/api/v1/me": { handler: async () => (await import("@/app/api/v1/me/route")).GET, request: (address) => get("/api/v1/me", address, { authorization: `Bearer ${bearer}` }) },
+    "/api/v1/reports": {
+      handler: async () => (await import("@/app/api/v1/reports/route")).POST,
+      request: (address) => post("/api/v1/reports", address, "application/json", "{}", { authorization: `Bearer ${bearer}` }),
+    },
+    "/api/v1/reports/[id]": {
+      handler: async () => (await import("@/app/api/v1/reports/[id]/route")).GET as Handler,
+      request: (address) => get("/api/v1/reports/x", address, { authorization: `Bearer ${bearer}` }),
+      context: { params: Promise.resolve({ id: "x" }) },
+    },
+    "/api/v1/download-tokens": {
+      handler: async () => (await import("@/app/api/v1/download-tokens/route")).POST,
+      request: (address) => post("/api/v1/download-tokens", address, "application/json", "{}", { authorization: `Bearer ${bearer}` }),
+    },
+  };
+
+  function keyParts(limit: RouteLimit, path: string, address: string): string[] {
+    switch (limit.key) {
+      case "address":
+        return [address];
+      case "addressAndRoute":
+        return [address, path];
+      case "addressAndUsername":
+        return [address, EMAIL];
+      case "user":
+        return [userId];
+    }
+  }
+
+  /** Spends a bucket the way requests would, until it refuses. */
+  async function spend(limit: RouteLimit, parts: string[]) {
+    for (let i = 0; i < 10_000; i++) if (!(await gate.limiter.consume(limit.policy, parts)).allowed) return;
+    throw new Error(`${limit.policy} never refused`);
+  }
+
+  const limitedRules = ROUTE_RULES.flatMap((rule) => ("limits" in rule ? [{ ...rule, limits: rule.limits, refusal: rule.refusal }] : []));
+
+  it("has a sample request for every limited route", () => {
+    expect(Object.keys(SAMPLES).sort()).toEqual(limitedRules.map((rule) => rule.path).sort());
+  });
+
+  for (const rule of limitedRules) {
+    rule.limits.forEach((limit, index) => {
+      it(`${rule.path}: refuses once ${limit.policy} (row ${index + 1}, by ${limit.key}) is spent`, async () => {
+        const sample = SAMPLES[rule.path]!;
+        const address = freshAddress();
+        await spend(limit, keyParts(limit, rule.path, address));
+        const res = await (await sample.handler())(await sample.request(address), sample.context);
+        if (rule.refusal === "drop") {
+          expect(res.status).toBe(204);
+        } else {
+          expect(res.status).toBe(429);
+          expect(await res.json()).toMatchObject({ error: "rate_limited" });
+          expect(Number(res.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+          if (rule.refusal === "api") expect(res.headers.get("RateLimit-Policy")).toContain(`"${limit.policy}"`);
+        }
+      });
+    });
+  }
+});
