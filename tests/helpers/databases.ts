@@ -35,6 +35,13 @@ export async function freshPostgres(baseUrl: string): Promise<TestDatabase> {
     dispose: async () => {
       const client = new pg.Client({ connectionString: baseUrl });
       await client.connect();
+      // A pool that has just ended may still have backends on their way out; FORCE would kill
+      // them, and the dying client then raises 57P01 as an unhandled error in the test run.
+      for (let i = 0; i < 50; i++) {
+        const { rows } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1", [name]);
+        if (rows[0]!.n === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await client.end();
     },
