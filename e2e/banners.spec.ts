@@ -38,7 +38,8 @@ test("a locked account shows when sign-in resumes", async ({ page, request, newC
   await signInThroughUi(page, email, PASSWORD);
   const banner = page.getByTestId("sign-in-error");
   await expect(banner).toHaveAttribute("data-error", "locked");
-  await expect(banner).toContainText("Sign-in for this account is paused");
+  await expect(banner).toContainText("Sign-in to this account is paused");
+  await expect(banner).toContainText("or sign in from a device you have used before");
   await expect(banner).toContainText(/It resumes at \d{1,2}:\d{2}/);
   await expect(page.getByTestId("sign-in-error-countdown")).toHaveText(/Try again in \d+ s\./);
 });

@@ -11,6 +11,7 @@ const LABELS: Record<SecurityEventKind, string> = {
   sign_in_failed: "Failed sign-in (wrong password)",
   sign_in_succeeded: "Signed in",
   locked: "Sign-in paused after repeated failures",
+  untrusted_paused: "Sign-in from new devices paused after too many failures",
   refresh_family_created: "New API session (refresh token issued)",
 };
 
@@ -25,7 +26,10 @@ export default async function AccountPage() {
   const user = await (await prisma()).user.findUnique({ where: { id: userId }, select: { email: true, createdAt: true } });
   // A valid session for an account that no longer exists is treated as signed out.
   if (!user) redirect("/sign-in?callbackUrl=%2Faccount");
-  const events = await (await gatehouse()).events.recent(userId, 20);
+  const gate = await gatehouse();
+  const events = await gate.events.recent(userId, 20);
+  // What strangers currently meet when they try this account (the owner's known devices are not affected).
+  const strangers = await gate.lockouts.check(gate.usernameKey(user.email), gate.clock(), gate.lockoutPolicy);
   return (
     <>
       <div className="card">
@@ -36,6 +40,13 @@ export default async function AccountPage() {
           <dt>Member since</dt>
           <dd>{user.createdAt.toISOString().slice(0, 10)}</dd>
         </dl>
+        {strangers.locked ? (
+          <p className="banner warn" role="status" data-testid="new-devices-paused">
+            {strangers.capped
+              ? "Sign-in to your account from new devices is paused after too many failed attempts. Devices you have signed in from before still work; signing in from one of them lifts the pause."
+              : `Sign-in to your account from new devices is paused after repeated failed attempts, until about ${utc(new Date(strangers.lockedUntilMs))}. Devices you have signed in from before still work.`}
+          </p>
+        ) : null}
       </div>
       <div className="card" style={{ marginTop: "1rem" }}>
         <h2>Recent security events</h2>

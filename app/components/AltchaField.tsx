@@ -61,7 +61,13 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
     async payload() {
       if (solved.current) return solved.current;
       const element = widget.current;
-      if (!element?.verify) return "";
+      if (!element) return "";
+      // A submit right after the page loads can come before the widget's script has defined the
+      // element: wait for it (bounded) rather than send no payload.
+      if (!element.verify) {
+        await Promise.race([customElements.whenDefined("altcha-widget"), new Promise((resolve) => setTimeout(resolve, SOLVE_TIMEOUT_MS))]);
+      }
+      if (!element.verify) return "";
       // Focus already started a solve: a second verify() would abort it and return null, so a
       // quick submit went out with no payload. Wait for the running one instead.
       if (element.getState?.() === "verifying") return nextVerification(element);

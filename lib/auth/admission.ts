@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ClientAddress } from "@/lib/http/client-address";
+import type { KnownDevice } from "@/lib/devices/known-devices";
 import type { AccountUser } from "@/lib/users/accounts";
 
 /**
@@ -7,10 +8,15 @@ import type { AccountUser } from "@/lib/users/accounts";
  * validated, normalised username and the password, for this request only. Nothing but
  * AdmissionDesk.issue makes one the desk will honour.
  */
-export type SignInAdmission = Readonly<{ email: string; password: string; client: ClientAddress }>;
+export type SignInAdmission = Readonly<{ email: string; password: string; client: ClientAddress; device: KnownDevice | null }>;
 
-/** The password check's answer: a user, or a refusal to send as it is (null: the generic 401). */
-export type PasswordOutcome = { ok: true; user: AccountUser } | { ok: false; refusal: Response | null };
+/**
+ * The password check's answer: a user and the device token that now identifies their client, or
+ * a refusal to send as it is (null: the generic 401).
+ */
+export type PasswordOutcome =
+  | { ok: true; user: AccountUser; device: { token: string; expiresAtMs: number } }
+  | { ok: false; refusal: Response | null };
 
 type Slot = { admission: SignInAdmission; outcome?: PasswordOutcome };
 
@@ -22,7 +28,7 @@ export class AdmissionDesk {
   private readonly unused = new WeakSet<SignInAdmission>();
   private readonly scope = new AsyncLocalStorage<Slot>();
 
-  issue(fields: { email: string; password: string; client: ClientAddress }): SignInAdmission {
+  issue(fields: { email: string; password: string; client: ClientAddress; device: KnownDevice | null }): SignInAdmission {
     const admission = Object.freeze({ ...fields });
     this.unused.add(admission);
     return admission;

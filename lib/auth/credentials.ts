@@ -9,6 +9,9 @@ export function normalizeEmail(email: string): string {
   return email.normalize("NFKC").trim().toLowerCase();
 }
 
+// C0 controls and DEL have no place in an address, and PostgreSQL refuses a NUL outright.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
 // Length is counted in code points, so a password of emoji is not cut short or over-counted.
 const password = z
   .string({ error: "Password is required." })
@@ -31,12 +34,22 @@ export const registrationSchema = z.object({ email, password, altcha });
  * which guesses cannot be right without paying for a verification.
  */
 export const signInSchema = z.object({
-  email: z.string().min(1, "Email is required.").max(EMAIL_MAX_LENGTH * 2).transform(normalizeEmail),
+  email: z
+    .string()
+    .min(1, "Email is required.")
+    .max(EMAIL_MAX_LENGTH * 2)
+    .refine((value) => !CONTROL.test(value), "Enter a valid email address.")
+    .transform(normalizeEmail),
   password: z.string().min(1, "Password is required.").max(PASSWORD_MAX_LENGTH * 4),
   altcha,
 });
 
 export type SignInInput = z.infer<typeof signInSchema>;
+
+/** The API's sign-in: the sign-in fields and the `device_token` a previous sign-in returned. */
+export const apiSignInSchema = signInSchema.extend({
+  device_token: z.string().max(512).optional(),
+});
 
 /**
  * The browser's sign-in form: the sign-in fields plus next-auth's CSRF token, where to go next,

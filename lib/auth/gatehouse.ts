@@ -7,6 +7,8 @@ import { memoryReplayStore, type ReplayStore } from "@/lib/captcha/replay-store"
 import type { AltchaSettings } from "@/lib/captcha/altcha";
 import { parseTrustedProxies, peerHeaderFromServer, resolveClientAddress, type ClientAddress } from "@/lib/http/client-address";
 import { prismaSecurityEvents, type SecurityEvents } from "@/lib/events/security-events";
+import { LRUCache } from "lru-cache";
+import { prismaKnownDevices, type KnownDevices } from "@/lib/devices/known-devices";
 import { prismaLockoutRepository, type LockoutRepository } from "@/lib/lockout/repository";
 import type { LockoutPolicy } from "@/lib/lockout/rules";
 import { log } from "@/lib/log/logger";
@@ -32,7 +34,13 @@ export type Gatehouse = {
   replays: ReplayStore;
   altcha: AltchaSettings;
   lockouts: LockoutRepository;
+  /** The username-wide lockout that untrusted clients share (with NIST's cap). */
   lockoutPolicy: LockoutPolicy;
+  /** One known device's own lockout: the same schedule, no cap. */
+  deviceLockoutPolicy: LockoutPolicy;
+  devices: KnownDevices;
+  /** Failed password checks per client address key in the last 15 minutes (the challenge size). */
+  addressFailures: LRUCache<string, number>;
   events: SecurityEvents;
   hashBudget: HashBudget;
   /** Issues and takes back the admissions without which no sign-in reaches Argon2id. */
@@ -41,6 +49,8 @@ export type Gatehouse = {
   clientAddress(headers: Headers): ClientAddress;
   /** The lockout key of a normalised username: a digest, so the table holds no usernames. */
   usernameKey(email: string): string;
+  /** The lockout key of one known device. */
+  deviceLockKey(deviceId: string): string;
 };
 
 type Backend = { store: RateLimitStore; replays: ReplayStore; health(): StoreHealth };
@@ -114,6 +124,12 @@ async function build(): Promise<Gatehouse> {
     }
     report(error);
   });
+  const deviceLockoutPolicy: LockoutPolicy = {
+    threshold: config.LOCKOUT_THRESHOLD,
+    baseLockMs: config.LOCKOUT_BASE_SECONDS * 1000,
+    maxLockMs: config.LOCKOUT_MAX_SECONDS * 1000,
+    quietPeriodMs: config.LOCKOUT_QUIET_HOURS * 3_600_000,
+  };
   let warnedUnknownPeer = false;
   return {
     config,
@@ -124,13 +140,11 @@ async function build(): Promise<Gatehouse> {
     altcha: { hmacSecret: config.ALTCHA_HMAC_SECRET, expiresSeconds: config.ALTCHA_EXPIRES_SECONDS, maxCounter: config.ALTCHA_MAX_COUNTER },
     lockouts: prismaLockoutRepository(prisma),
     events: prismaSecurityEvents(prisma, clock, (error) => log().warn({ event: "security_event_not_recorded", err: String(error) })),
-    lockoutPolicy: {
-      threshold: config.LOCKOUT_THRESHOLD,
-      baseLockMs: config.LOCKOUT_BASE_SECONDS * 1000,
-      maxLockMs: config.LOCKOUT_MAX_SECONDS * 1000,
-      quietPeriodMs: config.LOCKOUT_QUIET_HOURS * 3_600_000,
-    },
-    hashBudget: new HashBudget(config.HASH_CONCURRENCY, config.HASH_QUEUE),
+    lockoutPolicy: { ...deviceLockoutPolicy, capFailures: config.LOCKOUT_CAP_FAILURES },
+    deviceLockoutPolicy,
+    devices: prismaKnownDevices(prisma, { secret: config.DEVICE_COOKIE_SECRET, lifetimeMs: config.DEVICE_COOKIE_DAYS * 86_400_000 }),
+    addressFailures: new LRUCache<string, number>({ max: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, ttl: 15 * 60_000, updateAgeOnGet: false }),
+    hashBudget: new HashBudget(config.HASH_CONCURRENCY, config.HASH_QUEUE, config.HASH_TRUSTED_SLOTS, clock),
     admissions: new AdmissionDesk(),
     argon2: argon2Params(config.ARGON2_PROFILE),
     clientAddress(headers) {
@@ -143,6 +157,7 @@ async function build(): Promise<Gatehouse> {
       return client;
     },
     usernameKey: (email) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["lockout", email]),
+    deviceLockKey: (deviceId) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["device-lockout", deviceId]),
   };
 }
 

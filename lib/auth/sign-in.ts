@@ -2,9 +2,10 @@ import { verifyAltcha } from "@/lib/captcha/altcha";
 import { prisma } from "@/lib/db/client";
 import type { BodyResult } from "@/lib/http/body";
 import type { RouteLimits } from "@/lib/http/limited";
-import { busy, captchaInvalid, locked } from "@/lib/http/refusals";
+import { busy, captchaInvalid, deviceLocked, unavailable, untrustedLocked } from "@/lib/http/refusals";
+import type { LockoutCheck, LockoutPolicy } from "@/lib/lockout/rules";
 import { log } from "@/lib/log/logger";
-import { isHashBudgetFull } from "@/lib/password/hash-budget";
+import { isHashBudgetFull, type Lane } from "@/lib/password/hash-budget";
 import { verifyCredentials } from "@/lib/users/accounts";
 import type { PasswordOutcome, SignInAdmission } from "./admission";
 import type { SignInInput } from "./credentials";
@@ -12,17 +13,34 @@ import type { Gatehouse } from "./gatehouse";
 
 export type Admitted<T> = { ok: true; value: T; admission: SignInAdmission } | { ok: false; response: Response };
 
+/** What a sign-in route read: the sign-in fields and the device token it was sent, if any. */
+export type SignInRequest = SignInInput & { deviceToken?: string | undefined };
+
+/**
+ * Whose failures an attempt counts toward and what refuses it: a known device has its own lock
+ * and the trusted lane of the hash budget; everyone else shares the username's lock (OWASP
+ * device cookies).
+ */
+type Subject = { lane: Lane; key: string; policy: LockoutPolicy; refuse(check: Extract<LockoutCheck, { locked: true }>): Response };
+
+function subjectOf(gate: Gatehouse, admission: Pick<SignInAdmission, "email" | "device">): Subject {
+  if (admission.device) {
+    return { lane: "trusted", key: gate.deviceLockKey(admission.device.id), policy: gate.deviceLockoutPolicy, refuse: deviceLocked };
+  }
+  return { lane: "untrusted", key: gate.usernameKey(admission.email), policy: gate.lockoutPolicy, refuse: untrustedLocked };
+}
+
 /**
  * The cheap layers of a password sign-in, in order, shared by the browser sign-in and the token
  * endpoint. The route's wrapper has already applied the per-address limit (before the body);
- * here come the body, the per-username limit, the ALTCHA proof of work and a first look at the
- * lockout. What passes gets an admission: the only thing checkPassword accepts.
+ * here come the body, the per-username limit, the ALTCHA proof of work, the device cookie and a
+ * first look at the lockout. What passes gets an admission: the only thing checkPassword accepts.
  */
-export async function admitSignIn<T extends SignInInput>(limits: RouteLimits, readInput: () => Promise<BodyResult<T>>): Promise<Admitted<T>> {
+export async function admitSignIn<T extends SignInRequest>(limits: RouteLimits, readInput: () => Promise<BodyResult<T>>): Promise<Admitted<T>> {
   const { gate, client } = limits;
   const input = await readInput();
   if (!input.ok) return input;
-  const { email, password, altcha } = input.value;
+  const { email, password, altcha, deviceToken } = input.value;
 
   const byUsername = await limits.limit("addressAndUsername", email);
   if (byUsername) return { ok: false, response: byUsername };
@@ -30,54 +48,81 @@ export async function admitSignIn<T extends SignInInput>(limits: RouteLimits, re
   const captcha = await verifyAltcha(altcha, gate.altcha, gate.replays, gate.clock());
   if (!captcha.ok) return { ok: false, response: captchaInvalid(captcha) };
 
-  // Refuses a locked username before it queues for the hash budget; checkPassword decides again.
-  const lockout = await gate.lockouts.check(gate.usernameKey(email), gate.clock());
-  if (lockout.locked) return { ok: false, response: locked(lockout) };
+  // A forged, expired, revoked or another username's token is no token: an untrusted client.
+  const device = await gate.devices.recognise(deviceToken, gate.usernameKey(email), gate.clock());
+  // Refuses a locked subject before it queues for the hash budget; checkPassword decides again.
+  const subject = subjectOf(gate, { email, device });
+  const lockout = await gate.lockouts.check(subject.key, gate.clock(), subject.policy);
+  if (lockout.locked) return { ok: false, response: subject.refuse(lockout) };
 
-  return { ok: true, value: input.value, admission: gate.admissions.issue({ email, password, client }) };
+  return { ok: true, value: input.value, admission: gate.admissions.issue({ email, password, client, device }) };
 }
 
 /**
  * The one function that runs Argon2id for a sign-in (next-auth's authorize() and the token
  * endpoint both call it). It needs an unused admission from this process's desk; inside a
- * hash-budget slot it admits the attempt against the lockout atomically (counting it before the
- * verification, so parallel guesses cannot all pass a check none has counted yet), then verifies.
+ * hash-budget slot of its lane it admits the attempt against its subject's lockout atomically
+ * (counting it before the verification, so parallel guesses cannot all pass a check none has
+ * counted yet), then verifies. A success issues a new device token in place of the old one.
  */
 export async function checkPassword(gate: Gatehouse, admission: SignInAdmission): Promise<PasswordOutcome> {
   if (!gate.admissions.take(admission)) {
     log().error({ event: "password_check_refused", reason: "no_admission" });
     return { ok: false, refusal: null };
   }
-  const { email, password, client } = admission;
-  const usernameKey = gate.usernameKey(email);
+  try {
+    return await checkAdmitted(gate, admission);
+  } catch (error) {
+    // next-auth would put the message in its error URL, and the token route would answer 500.
+    log().error({ event: "password_check_failed", err: error instanceof Error ? error.message : String(error) });
+    return { ok: false, refusal: unavailable() };
+  }
+}
+
+async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promise<PasswordOutcome> {
+  const { email, password, client, device } = admission;
+  const subject = subjectOf(gate, admission);
   return withinHashBudget(
     gate,
     async (): Promise<PasswordOutcome> => {
-      const attempt = await gate.lockouts.admitAttempt(usernameKey, gate.clock(), gate.lockoutPolicy);
-      if (!attempt.allowed) return { ok: false, refusal: locked(attempt.check) };
+      const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy);
+      if (!attempt.allowed) return { ok: false, refusal: subject.refuse(attempt.check) };
 
       const user = await verifyCredentials(await prisma(), { email, password }, gate.argon2, (error) =>
         log().warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
       );
       if (!user) {
         // Already counted by admitAttempt, whether or not the account exists.
-        log().info({ event: "sign_in_failed", failureCount: attempt.state.failureCount, locked: attempt.state.lockedUntilMs !== null });
-        await gate.events.signInFailed(email, client, attempt.state);
+        gate.addressFailures.set(client.key, (gate.addressFailures.get(client.key) ?? 0) + 1);
+        log().info({ event: "sign_in_failed", lane: subject.lane, failureCount: attempt.state.failureCount, locked: attempt.state.lockedUntilMs !== null });
+        await gate.events.signInFailed(email, client, attempt.state, subject.policy.capFailures === attempt.state.failureCount);
         return { ok: false, refusal: null };
       }
-      await gate.lockouts.reset(usernameKey);
-      log().info({ event: "sign_in_succeeded", userId: user.id, rehashed: user.rehashed });
+      const usernameKey = gate.usernameKey(email);
+      if (device) {
+        await gate.lockouts.reset(subject.key);
+        await gate.devices.forget(device.id);
+        // Strangers stay locked out while the owner signs in, except NIST's cap, which lasts
+        // only until the owner signs in from a known device.
+        const strangers = await gate.lockouts.check(usernameKey, gate.clock(), gate.lockoutPolicy);
+        if (strangers.locked && strangers.capped) await gate.lockouts.reset(usernameKey);
+      } else {
+        await gate.lockouts.reset(usernameKey);
+      }
+      const issued = await gate.devices.issue(usernameKey, gate.clock());
+      log().info({ event: "sign_in_succeeded", lane: subject.lane, userId: user.id, rehashed: user.rehashed });
       await gate.events.signInSucceeded(user.id, client);
-      return { ok: true, user: { id: user.id, email: user.email } };
+      return { ok: true, user: { id: user.id, email: user.email }, device: { token: issued.token, expiresAtMs: issued.expiresAtMs } };
     },
     () => ({ ok: false, refusal: busy() }),
+    subject.lane,
   );
 }
 
 /** Runs Argon2id work inside the hash budget; a full budget answers `whenFull()` at once. */
-export async function withinHashBudget<T>(gate: Gatehouse, work: () => Promise<T>, whenFull: () => T): Promise<T> {
+export async function withinHashBudget<T>(gate: Gatehouse, work: () => Promise<T>, whenFull: () => T, lane: Lane = "untrusted"): Promise<T> {
   try {
-    return await gate.hashBudget.run(work);
+    return await gate.hashBudget.run(work, lane);
   } catch (error) {
     if (isHashBudgetFull(error)) return whenFull();
     throw error;

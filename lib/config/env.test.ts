@@ -13,16 +13,28 @@ describe("parseConfig", () => {
 
   it("refuses the public development secret to every server but the development server, whatever NODE_ENV says", () => {
     for (const NODE_ENV of ["production", "test", "development", undefined]) {
-      expect(() => parseConfig({ NODE_ENV }), String(NODE_ENV)).toThrow(/NEXTAUTH_SECRET/);
-      expect(() => parseConfig({ NODE_ENV, NEXTAUTH_SECRET: "too short" }, { devServer: true }), String(NODE_ENV)).toThrow(/NEXTAUTH_SECRET/);
+      const NEXTAUTH_URL = "https://login.example";
+      expect(() => parseConfig({ NODE_ENV, NEXTAUTH_URL }), String(NODE_ENV)).toThrow(/NEXTAUTH_SECRET/);
+      expect(() => parseConfig({ NODE_ENV, NEXTAUTH_URL, NEXTAUTH_SECRET: "too short" }, { devServer: true }), String(NODE_ENV)).toThrow(/NEXTAUTH_SECRET/);
     }
     expect(parseConfig({ NODE_ENV: "test", ...SECRET }).NEXTAUTH_SECRET).toBe(SECRET.NEXTAUTH_SECRET);
   });
 
   it("requires a real secret and the OWASP profile in production, naming the variable", () => {
-    expect(() => parseConfig({ NODE_ENV: "production" })).toThrow(/NEXTAUTH_SECRET/);
-    expect(() => parseConfig({ NODE_ENV: "production", NEXTAUTH_SECRET: "s".repeat(32), ARGON2_PROFILE: "test" })).toThrow(/ARGON2_PROFILE/);
-    expect(parseConfig({ NODE_ENV: "production", NEXTAUTH_SECRET: "s".repeat(32) }).NEXTAUTH_SECRET).toBe("s".repeat(32));
+    expect(() => parseConfig({ NODE_ENV: "production", NEXTAUTH_URL: "https://login.example" })).toThrow(/NEXTAUTH_SECRET/);
+    const production = { NODE_ENV: "production", NEXTAUTH_SECRET: "s".repeat(32), NEXTAUTH_URL: "https://login.example" };
+    expect(() => parseConfig({ ...production, ARGON2_PROFILE: "test" })).toThrow(/ARGON2_PROFILE/);
+    expect(parseConfig(production).NEXTAUTH_SECRET).toBe("s".repeat(32));
+  });
+
+  it("requires the app's https URL in production, allowing plain http on localhost only", () => {
+    const production = { NODE_ENV: "production", NEXTAUTH_SECRET: "s".repeat(32) };
+    for (const NEXTAUTH_URL of [undefined, "", "not a url", "http://login.example", "ftp://login.example"]) {
+      expect(() => parseConfig({ ...production, NEXTAUTH_URL }), String(NEXTAUTH_URL)).toThrow(/NEXTAUTH_URL/);
+    }
+    for (const NEXTAUTH_URL of ["https://login.example", "http://127.0.0.1:3210", "http://localhost:3000"]) {
+      expect(parseConfig({ ...production, NEXTAUTH_URL }).NEXTAUTH_URL).toBe(NEXTAUTH_URL);
+    }
   });
 
   it("refuses a malformed Redis URL or key prefix, naming the variable", () => {

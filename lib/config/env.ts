@@ -9,6 +9,17 @@ import { z } from "zod";
 // Public (it is in the repository), so only the development server may run with it.
 const DEV_ONLY_SECRET = "gatehouse-development-secret-do-not-use-in-production";
 
+/** https, or plain http on this machine only (the e2e tests and the bench run production there). */
+function isProductionUrl(value: string | undefined): boolean {
+  try {
+    const url = new URL(value ?? "");
+    const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+    return url.protocol === "https:" || (url.protocol === "http:" && loopback);
+  } catch {
+    return false;
+  }
+}
+
 /** server.mjs --dev stores true here; no environment variable can say it. */
 export const DEV_SERVER_SYMBOL = Symbol.for("gatehouse.devServer");
 
@@ -21,6 +32,9 @@ const schema = z
     NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
     DATABASE_URL: z.string().default(""),
     NEXTAUTH_SECRET: z.string().optional(),
+    // The app's public URL. next-auth builds redirects from it and marks cookies Secure (with the
+    // __Secure- prefix) when it is https; without it, production would redirect to localhost.
+    NEXTAUTH_URL: z.string().optional(),
     // Seconds a signed-in session (JWT) lasts.
     SESSION_MAX_AGE_SECONDS: z.coerce.number().int().min(60).max(30 * 24 * 3600).default(8 * 3600),
     // "owasp" is the only profile allowed in production; "test" exists so unit tests stay fast.
@@ -73,24 +87,40 @@ const schema = z
     LOCKOUT_BASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
     LOCKOUT_MAX_SECONDS: z.coerce.number().int().min(1).max(7 * 86_400).default(3_600),
     LOCKOUT_QUIET_HOURS: z.coerce.number().min(0.001).max(24 * 30).default(12),
+    // NIST SP 800-63B: consecutive failures after which untrusted clients stay refused until the
+    // owner signs in from a known device (or resets the password).
+    LOCKOUT_CAP_FAILURES: z.coerce.number().int().min(2).max(10_000).default(100),
+
+    // Known-device cookies (OWASP): how long one lasts, and the key that signs it.
+    DEVICE_COOKIE_DAYS: z.coerce.number().int().min(1).max(400).default(180),
+    DEVICE_COOKIE_SECRET: z.string().min(32).optional(),
 
     // Concurrent Argon2id operations, and how many more may wait, before a 503.
     HASH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(os.availableParallelism()),
     HASH_QUEUE: z.coerce.number().int().min(0).max(10_000).default(8),
+    // Slots only known devices may use, so a flood of untrusted attempts cannot take them all.
+    // Default: 1 when HASH_CONCURRENCY is 2 or more, else 0 (known devices then only go first).
+    HASH_TRUSTED_SLOTS: z.coerce.number().int().min(0).max(255).optional(),
   })
   .superRefine((env, ctx) => {
     if (env.NEXTAUTH_SECRET !== undefined && env.NEXTAUTH_SECRET.length < 32) {
       ctx.addIssue({ code: "custom", path: ["NEXTAUTH_SECRET"], message: "must be at least 32 characters" });
     }
+    if (env.HASH_TRUSTED_SLOTS !== undefined && env.HASH_TRUSTED_SLOTS >= env.HASH_CONCURRENCY) {
+      ctx.addIssue({ code: "custom", path: ["HASH_TRUSTED_SLOTS"], message: "must be less than HASH_CONCURRENCY, or untrusted sign-ins could never run" });
+    }
     if (env.NODE_ENV === "production") {
+      if (!isProductionUrl(env.NEXTAUTH_URL)) {
+        ctx.addIssue({ code: "custom", path: ["NEXTAUTH_URL"], message: "must be the app's https:// URL in production (http:// only on localhost)" });
+      }
       if (env.ARGON2_PROFILE !== "owasp") {
         ctx.addIssue({ code: "custom", path: ["ARGON2_PROFILE"], message: "only 'owasp' is allowed in production" });
       }
     }
   });
 
-type Secrets = "NEXTAUTH_SECRET" | "RATE_LIMIT_KEY_SECRET" | "ALTCHA_HMAC_SECRET" | "API_TOKEN_SECRET";
-export type AppConfig = Omit<z.infer<typeof schema>, Secrets> & Record<Secrets, string>;
+type Secrets = "NEXTAUTH_SECRET" | "RATE_LIMIT_KEY_SECRET" | "ALTCHA_HMAC_SECRET" | "API_TOKEN_SECRET" | "DEVICE_COOKIE_SECRET";
+export type AppConfig = Omit<z.infer<typeof schema>, Secrets | "HASH_TRUSTED_SLOTS"> & Record<Secrets, string> & { HASH_TRUSTED_SLOTS: number };
 
 /** A separate key per purpose, so one leaked derived key does not give away the others. */
 function derive(secret: string, purpose: string): string {
@@ -118,6 +148,8 @@ export function parseConfig(env: Record<string, string | undefined>, options: { 
     RATE_LIMIT_KEY_SECRET: result.data.RATE_LIMIT_KEY_SECRET ?? derive(sessionSecret, "rate-limit-keys"),
     ALTCHA_HMAC_SECRET: result.data.ALTCHA_HMAC_SECRET ?? derive(sessionSecret, "altcha"),
     API_TOKEN_SECRET: result.data.API_TOKEN_SECRET ?? derive(sessionSecret, "api-access-tokens"),
+    DEVICE_COOKIE_SECRET: result.data.DEVICE_COOKIE_SECRET ?? derive(sessionSecret, "device-cookies"),
+    HASH_TRUSTED_SLOTS: result.data.HASH_TRUSTED_SLOTS ?? (result.data.HASH_CONCURRENCY >= 2 ? 1 : 0),
   };
 }
 

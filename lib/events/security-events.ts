@@ -3,7 +3,7 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { ClientAddress } from "@/lib/http/client-address";
 import type { LockoutState } from "@/lib/lockout/rules";
 
-export type SecurityEventKind = "sign_in_failed" | "sign_in_succeeded" | "locked" | "refresh_family_created";
+export type SecurityEventKind = "sign_in_failed" | "sign_in_succeeded" | "locked" | "untrusted_paused" | "refresh_family_created";
 
 export type SecurityEventView = { kind: SecurityEventKind; address: string; at: Date };
 
@@ -20,8 +20,11 @@ export function truncateAddress(address: string): string {
 }
 
 export type SecurityEvents = {
-  /** A wrong password for `email`: recorded only when such an account exists (nobody else could read it). */
-  signInFailed(email: string, client: ClientAddress, lockout: LockoutState): Promise<void>;
+  /**
+   * A wrong password for `email`: recorded only when such an account exists (nobody else could
+   * read it). `paused`: this failure reached NIST's cap, so new devices are now refused.
+   */
+  signInFailed(email: string, client: ClientAddress, lockout: LockoutState, paused?: boolean): Promise<void>;
   signInSucceeded(userId: string, client: ClientAddress): Promise<void>;
   refreshFamilyCreated(userId: string, client: ClientAddress): Promise<void>;
   recent(userId: string, limit?: number): Promise<SecurityEventView[]>;
@@ -41,13 +44,14 @@ export function prismaSecurityEvents(prisma: PrismaClient, clock: () => number, 
   }
 
   return {
-    async signInFailed(email, client, lockout) {
+    async signInFailed(email, client, lockout, paused = false) {
       const user = await prisma.user.findUnique({ where: { email }, select: { id: true } }).catch(() => null);
       if (!user) return;
       await record(user.id, "sign_in_failed", client, lockout.lastFailureAtMs);
       // Every failure at or past the threshold sets a (longer) lock: the user should see each,
       // listed just after the failure that caused it.
       if (lockout.lockedUntilMs !== null) await record(user.id, "locked", client, lockout.lastFailureAtMs + 1);
+      if (paused) await record(user.id, "untrusted_paused", client, lockout.lastFailureAtMs + 2);
     },
     signInSucceeded: (userId, client) => record(userId, "sign_in_succeeded", client),
     refreshFamilyCreated: (userId, client) => record(userId, "refresh_family_created", client),

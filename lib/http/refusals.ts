@@ -18,8 +18,48 @@ export function rateLimited(result: LimitResult) {
   return withRetryAfter(429, "rate_limited", "Too many attempts from your network. Wait before trying again.", result.retryAfterMs);
 }
 
-export function locked(check: Extract<LockoutCheck, { locked: true }>) {
-  return withRetryAfter(429, "locked", "Sign-in for this account is paused after repeated failed attempts.", check.retryAfterMs, {
+/**
+ * A lock's end, coarsened for clients that present no known-device cookie: the exact moment a
+ * lock lifts is the moment an attacker should strike again. Up to 10 minutes: whole minutes; up
+ * to an hour: 5 minutes; beyond: 15 minutes. Always rounded up, so no retry comes early.
+ */
+export function coarseRetryAfterMs(retryAfterMs: number): number {
+  const stepMs = retryAfterMs <= 600_000 ? 60_000 : retryAfterMs <= 3_600_000 ? 300_000 : 900_000;
+  return Math.max(stepMs, Math.ceil(retryAfterMs / stepMs) * stepMs);
+}
+
+function aboutMinutes(ms: number): string {
+  const minutes = Math.round(ms / 60_000);
+  if (minutes <= 1) return "about a minute";
+  if (minutes === 60) return "about an hour";
+  return minutes > 60 ? `about ${Math.round(minutes / 60)} hours` : `about ${minutes} minutes`;
+}
+
+type Locked = Extract<LockoutCheck, { locked: true }>;
+
+/** The username-wide lock, as told to a client without a known-device cookie. */
+export function untrustedLocked(check: Locked) {
+  if (check.capped) {
+    return withRetryAfter(
+      429,
+      "locked",
+      "Sign-in to this account from new devices is paused after too many failed attempts. Sign in from a device you have used before, or reset your password.",
+      check.retryAfterMs,
+      { capped: true },
+    );
+  }
+  const retryAfterMs = coarseRetryAfterMs(check.retryAfterMs);
+  return withRetryAfter(
+    429,
+    "locked",
+    `Sign-in to this account is paused after repeated failed attempts. Try again in ${aboutMinutes(retryAfterMs)}, or sign in from a device you have used before.`,
+    retryAfterMs,
+  );
+}
+
+/** A known device's own lock: its holder proved the device before, so the exact end is theirs to know. */
+export function deviceLocked(check: Locked) {
+  return withRetryAfter(429, "locked", "Sign-in from this device is paused after repeated failed attempts.", check.retryAfterMs, {
     lockedUntil: new Date(check.lockedUntilMs).toISOString(),
   });
 }
@@ -50,6 +90,16 @@ export function apiRateLimited(result: LimitResult) {
   response.headers.set("RateLimit-Policy", quotas.map((quota) => `"${quota.id}";q=${quota.q};w=${quota.w}`).join(", "));
   response.headers.set("RateLimit", `"${quotas[0]!.id}";r=${result.remaining};t=${retryAfterSeconds(result.retryAfterMs)}`);
   return response;
+}
+
+/** next-auth's double-submit CSRF check failed: a stale page or a cross-site post. */
+export function csrfRefused() {
+  return jsonError(403, "csrf_invalid", "This page has expired. Reload it and try again.");
+}
+
+/** The password check could not finish (the database did not answer): nothing was decided. */
+export function unavailable() {
+  return withRetryAfter(503, "busy", "Sign-in is unavailable right now. Try again in a moment.", 5_000);
 }
 
 /**

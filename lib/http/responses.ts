@@ -15,7 +15,9 @@ export type ErrorCode =
   | "unauthenticated"
   | "not_found"
   | "invalid_credentials"
-  | "misconfigured";
+  | "misconfigured"
+  | "csrf_invalid"
+  | "unavailable";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 

@@ -1,9 +1,12 @@
 import type { PrismaClient } from "../generated/prisma/client";
 import { admitAttempt, checkLockout, type AttemptDecision, type LockoutCheck, type LockoutPolicy, type LockoutState } from "./rules";
 
-/** Persists lockout state; the decisions stay in rules.ts. */
+/**
+ * Persists lockout state; the decisions stay in rules.ts. A key is a subject's digest: a
+ * username as seen from untrusted clients, or one known device.
+ */
 export interface LockoutRepository {
-  check(usernameKey: string, nowMs: number): Promise<LockoutCheck>;
+  check(usernameKey: string, nowMs: number, policy: LockoutPolicy): Promise<LockoutCheck>;
   /**
    * Atomically: refuses while locked, else counts the attempt as a failure (admitAttempt).
    * Concurrent attempts for one username are serialised, so none is missed and none slips past a lock.
@@ -22,9 +25,9 @@ function toState(row: Row): LockoutState | null {
 
 export function prismaLockoutRepository(prisma: PrismaClient): LockoutRepository {
   return {
-    async check(usernameKey, nowMs) {
+    async check(usernameKey, nowMs, policy) {
       const row = await prisma.signInLockout.findUnique({ where: { usernameKey } });
-      return checkLockout(row ? toState(row) : null, nowMs);
+      return checkLockout(row ? toState(row) : null, nowMs, policy);
     },
 
     async admitAttempt(usernameKey, nowMs, policy) {

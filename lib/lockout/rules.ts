@@ -1,7 +1,7 @@
 /**
- * Exponential account lockout, as pure decisions. Only invalid-credential failures count; they
- * are kept per normalised username whether or not the account exists, so a lockout says
- * nothing about which accounts exist.
+ * Exponential lockout, as pure decisions. Only password checks count. A subject is either a
+ * normalised username as seen from untrusted clients (existing account or not, so a lockout says
+ * nothing about which accounts exist) or one known device (lib/devices).
  */
 export type LockoutPolicy = {
   /** Failures that lock the username. */
@@ -11,6 +11,11 @@ export type LockoutPolicy = {
   maxLockMs: number;
   /** A failure older than this no longer counts: the streak starts again. */
   quietPeriodMs: number;
+  /**
+   * NIST SP 800-63B's cap on consecutive failures: at this count the subject stays locked, quiet
+   * period or not, until a success resets it. Undefined: no cap.
+   */
+  capFailures?: number;
 };
 
 export type LockoutState = {
@@ -26,11 +31,17 @@ export const DEFAULT_LOCKOUT_POLICY: LockoutPolicy = Object.freeze({
   quietPeriodMs: 12 * 3_600_000,
 });
 
-export type LockoutCheck = { locked: false } | { locked: true; retryAfterMs: number; lockedUntilMs: number };
+/** `capped`: locked until a success, not until `lockedUntilMs` (which then says when to ask again). */
+export type LockoutCheck = { locked: false } | { locked: true; retryAfterMs: number; lockedUntilMs: number; capped: boolean };
 
-export function checkLockout(state: LockoutState | null, nowMs: number): LockoutCheck {
+function isCapped(state: LockoutState, policy: LockoutPolicy): boolean {
+  return policy.capFailures !== undefined && state.failureCount >= policy.capFailures;
+}
+
+export function checkLockout(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): LockoutCheck {
+  if (state && isCapped(state, policy)) return { locked: true, retryAfterMs: policy.maxLockMs, lockedUntilMs: nowMs + policy.maxLockMs, capped: true };
   if (!state?.lockedUntilMs || state.lockedUntilMs <= nowMs) return { locked: false };
-  return { locked: true, retryAfterMs: state.lockedUntilMs - nowMs, lockedUntilMs: state.lockedUntilMs };
+  return { locked: true, retryAfterMs: state.lockedUntilMs - nowMs, lockedUntilMs: state.lockedUntilMs, capped: false };
 }
 
 /** Lock length after `failureCount` failures: none below the threshold, then base × 2^k, capped. */
@@ -50,13 +61,14 @@ export type AttemptDecision = { allowed: true; state: LockoutState } | { allowed
  * A success then clears the count (the caller resets).
  */
 export function admitAttempt(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): AttemptDecision {
-  const check = checkLockout(state, nowMs);
+  const check = checkLockout(state, nowMs, policy);
   if (check.locked) return { allowed: false, check };
   return { allowed: true, state: recordFailure(state, nowMs, policy) };
 }
 
 export function recordFailure(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): LockoutState {
-  const quiet = !state || nowMs - state.lastFailureAtMs >= policy.quietPeriodMs;
+  // A capped streak does not fade: only a success (or the owner's reset) ends it.
+  const quiet = !state || (!isCapped(state, policy) && nowMs - state.lastFailureAtMs >= policy.quietPeriodMs);
   const failureCount = (quiet ? 0 : state.failureCount) + 1;
   const lockMs = lockDurationMs(failureCount, policy);
   return {

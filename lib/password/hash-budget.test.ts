@@ -27,6 +27,62 @@ describe("HashBudget", () => {
   });
 });
 
+describe("HashBudget lanes", () => {
+  it("keeps the reserved slot for known devices: a flood of untrusted work is refused, the trusted sign-in runs", async () => {
+    const budget = new HashBudget(2, 3, 1);
+    const g = gate();
+    const flood = Array.from({ length: 4 }, () => budget.run(() => g.opened, "untrusted"));
+    // One untrusted running, three queued: the second slot is the trusted lane's.
+    expect(budget.executing).toBe(1);
+    expect(budget.queued).toBe(3);
+    await expect(budget.run(async () => "never", "untrusted")).rejects.toBeInstanceOf(HashBudgetFull);
+    expect(await budget.run(async () => "owner", "trusted")).toBe("owner");
+    g.open();
+    await Promise.all(flood);
+  });
+
+  it("starts queued trusted work before queued untrusted work, whatever the arrival order", async () => {
+    const budget = new HashBudget(1, 5);
+    const g = gate();
+    const order: string[] = [];
+    const first = budget.run(() => g.opened, "untrusted");
+    const queued = [
+      budget.run(async () => void order.push("untrusted 1"), "untrusted"),
+      budget.run(async () => void order.push("untrusted 2"), "untrusted"),
+      budget.run(async () => void order.push("trusted"), "trusted"),
+    ];
+    g.open();
+    await Promise.all([first, ...queued]);
+    expect(order).toEqual(["trusted", "untrusted 1", "untrusted 2"]);
+  });
+
+  it("lets trusted work use every slot, and refuses a reservation that leaves untrusted work none", async () => {
+    const budget = new HashBudget(2, 0, 1);
+    const g = gate();
+    const both = [budget.run(() => g.opened, "trusted"), budget.run(() => g.opened, "trusted")];
+    expect(budget.executing).toBe(2);
+    g.open();
+    await Promise.all(both);
+    expect(() => new HashBudget(2, 0, 2)).toThrow(RangeError);
+  });
+
+  it("reports recent pressure from the last seconds, on an injected clock", async () => {
+    let nowMs = 0;
+    const budget = new HashBudget(1, 1, 0, () => nowMs);
+    expect(budget.recentPressure()).toBe(0);
+    const g = gate();
+    const runs = [budget.run(() => g.opened), budget.run(() => g.opened)];
+    await expect(budget.run(async () => "never")).rejects.toBeInstanceOf(HashBudgetFull);
+    expect(budget.recentPressure()).toBe(1);
+    g.open();
+    await Promise.all(runs);
+    nowMs = 9_000;
+    expect(budget.recentPressure()).toBe(1);
+    nowMs = 10_000;
+    expect(budget.recentPressure()).toBe(0);
+  });
+});
+
 describe("HashBudget async context", () => {
   it("runs queued work in its own caller's async context, not in the one that freed the slot", async () => {
     const requestContext = new AsyncLocalStorage<string>();

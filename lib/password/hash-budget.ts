@@ -1,5 +1,4 @@
 import { AsyncResource } from "node:async_hooks";
-import { BulkheadRejectedError, bulkhead } from "cockatiel";
 
 const HASH_BUDGET_FULL = Symbol.for("gatehouse.hashBudgetFull");
 
@@ -20,37 +19,97 @@ export function isHashBudgetFull(error: unknown): error is HashBudgetFull {
   return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[HASH_BUDGET_FULL] === true;
 }
 
+/** Known devices (the owner, most likely) and everyone else. */
+export type Lane = "trusted" | "untrusted";
+
+// Occupancy is remembered per second for this long: the proof of work follows the recent past.
+const PRESSURE_WINDOW_SECONDS = 10;
+
 /**
- * At most `concurrency` Argon2id operations at once (each holds 19 MiB and a core) and a short
- * queue behind them. Past that, callers fail fast with HashBudgetFull (a 503) instead of
+ * At most `concurrency` Argon2id operations at once (each holds 19 MiB and a core), with a short
+ * queue per lane behind them. Past that, callers fail fast with HashBudgetFull (a 503) instead of
  * waiting in a line that grows without bound under a flood.
+ *
+ * Two lanes, so a flood of untrusted attempts cannot push the owner out: trusted work starts
+ * before any queued untrusted work, and `trustedSlots` slots are never given to untrusted work.
  */
 export class HashBudget {
-  private readonly bulkhead;
+  private readonly running: Record<Lane, number> = { trusted: 0, untrusted: 0 };
+  private readonly waiting: Record<Lane, (() => void)[]> = { trusted: [], untrusted: [] };
+  /** Highest occupancy seen in each of the last seconds: [second, occupancy]. */
+  private readonly peaks: [number, number][] = [];
 
   constructor(
     readonly concurrency: number,
     readonly queue: number,
+    readonly trustedSlots = 0,
+    private readonly clock: () => number = Date.now,
   ) {
-    this.bulkhead = bulkhead(concurrency, queue);
+    if (trustedSlots > 0 && trustedSlots >= concurrency) throw new RangeError("trustedSlots must be less than concurrency");
   }
 
   get executing(): number {
-    return this.concurrency - this.bulkhead.executionSlots;
+    return this.running.trusted + this.running.untrusted;
   }
 
   get queued(): number {
-    return this.queue - this.bulkhead.queueSlots;
+    return this.waiting.trusted.length + this.waiting.untrusted.length;
   }
 
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      // A queued task is started by whichever request frees a slot, in that request's async
-      // context; binding keeps it in its own, where next-auth reads cookies() and headers().
-      return await this.bulkhead.execute(AsyncResource.bind(work));
-    } catch (error) {
-      if (error instanceof BulkheadRejectedError) throw new HashBudgetFull();
-      throw error;
+  /** How full the budget has been over the last few seconds, from 0 (idle) to 1 (refusing). */
+  recentPressure(): number {
+    const second = Math.floor(this.clock() / 1000);
+    let peak = this.occupancy();
+    for (const [at, occupancy] of this.peaks) if (second - at < PRESSURE_WINDOW_SECONDS) peak = Math.max(peak, occupancy);
+    return peak;
+  }
+
+  async run<T>(work: () => Promise<T>, lane: Lane = "untrusted"): Promise<T> {
+    // A queued task is started by whichever request frees a slot, in that request's async
+    // context; binding keeps it in its own, where next-auth reads cookies() and headers().
+    const bound = AsyncResource.bind(work);
+    if (this.waiting[lane].length === 0 && this.canStart(lane)) {
+      this.running[lane]++;
+    } else {
+      if (this.waiting[lane].length >= this.queue) {
+        this.remember(1);
+        throw new HashBudgetFull();
+      }
+      // The slot is taken on our behalf by dispatch() before this resolves.
+      await new Promise<void>((resolve) => this.waiting[lane].push(resolve));
     }
+    this.remember(this.occupancy());
+    try {
+      return await bound();
+    } finally {
+      this.running[lane]--;
+      this.dispatch();
+    }
+  }
+
+  private canStart(lane: Lane): boolean {
+    if (this.executing >= this.concurrency) return false;
+    return lane === "trusted" || this.running.untrusted < this.concurrency - this.trustedSlots;
+  }
+
+  private dispatch() {
+    for (const lane of ["trusted", "untrusted"] as const) {
+      while (this.waiting[lane].length > 0 && this.canStart(lane)) {
+        this.running[lane]++;
+        this.waiting[lane].shift()!();
+      }
+    }
+  }
+
+  private occupancy(): number {
+    return Math.min(1, (this.executing + this.queued) / (this.concurrency + this.queue));
+  }
+
+  private remember(occupancy: number) {
+    const second = Math.floor(this.clock() / 1000);
+    const last = this.peaks.at(-1);
+    if (last && last[0] === second) last[1] = Math.max(last[1], occupancy);
+    else this.peaks.push([second, occupancy]);
+    if (this.peaks.length > PRESSURE_WINDOW_SECONDS) this.peaks.shift();
   }
 }

@@ -41,12 +41,19 @@ export async function verifyAccessToken(token: string, secret: string, nowMs: nu
 }
 
 /** The OAuth-style 200 body both token endpoints answer with (never cached). */
-export function tokenPair(accessToken: string, refreshToken: string, config: { ACCESS_TOKEN_TTL_SECONDS: number; REFRESH_TOKEN_TTL_DAYS: number }) {
+/** `extra`: fields only a password sign-in returns (the client's new `device_token`). */
+export function tokenPair(
+  accessToken: string,
+  refreshToken: string,
+  config: { ACCESS_TOKEN_TTL_SECONDS: number; REFRESH_TOKEN_TTL_DAYS: number },
+  extra: Record<string, string> = {},
+) {
   return json(200, {
     access_token: accessToken,
     token_type: "Bearer",
     expires_in: config.ACCESS_TOKEN_TTL_SECONDS,
     refresh_token: refreshToken,
     refresh_expires_in: config.REFRESH_TOKEN_TTL_DAYS * 86_400,
+    ...extra,
   });
 }

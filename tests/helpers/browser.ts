@@ -38,6 +38,8 @@ export type BrowserSignIn = {
   body?: string;
   contentType?: string;
   url?: string;
+  /** More cookies to send, e.g. a known-device cookie (`name=value`). */
+  cookie?: string;
 };
 
 /** POST /api/auth/callback/credentials as the sign-in page sends it: CSRF cookie and token, a solved ALTCHA, json=true. */
@@ -47,7 +49,7 @@ export async function browserSignIn(email: string, password: string, options: Br
   const fields = { csrfToken, email, password, altcha: await altchaPayload(), callbackUrl: "/", json: "true", ...options.fields };
   const request = new Request(options.url ?? "http://localhost/api/auth/callback/credentials", {
     method: "POST",
-    headers: { "content-type": options.contentType ?? "application/x-www-form-urlencoded", cookie, [PEER_HEADER]: address },
+    headers: { "content-type": options.contentType ?? "application/x-www-form-urlencoded", cookie: [cookie, options.cookie].filter(Boolean).join("; "), [PEER_HEADER]: address },
     body: options.body ?? new URLSearchParams(fields).toString(),
   });
   return (await routes.signIn()).POST(request);
@@ -56,4 +58,10 @@ export async function browserSignIn(email: string, password: string, options: Br
 /** The session cookie a sign-in response set, or null. */
 export function sessionCookieOf(res: Response): string | null {
   return res.headers.getSetCookie().find((cookie) => /session-token=[^;]+/.test(cookie)) ?? null;
+}
+
+/** The value of the known-device cookie a response set, or null. */
+export function deviceCookieOf(res: Response): string | null {
+  const header = res.headers.getSetCookie().find((cookie) => /^(__Host-)?gatehouse-device=/.test(cookie));
+  return header ? header.split(";")[0]!.split("=")[1]! : null;
 }

@@ -33,7 +33,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     /** Locks `email` the way an attacker would: five wrong passwords through the token endpoint. */
     async function lock(email: string) {
       for (let i = 0; i < 5; i++) await tokenSignIn(email, "wrong guess");
-      expect((await gate.lockouts.check(gate.usernameKey(email), Date.now())).locked).toBe(true);
+      expect((await gate.lockouts.check(gate.usernameKey(email), Date.now(), gate.lockoutPolicy)).locked).toBe(true);
     }
 
     async function failureCount(email: string) {
@@ -82,7 +82,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       });
 
       it("refuses fields that differ from the admitted ones (a decoy admitted, the victim named)", async () => {
-        const admission = gate.admissions.issue({ email: "decoy@example.com", password: "anything", client: { address: "203.0.113.1", key: "203.0.113.1", source: "socket" } });
+        const admission = gate.admissions.issue({ email: "decoy@example.com", password: "anything", client: { address: "203.0.113.1", key: "203.0.113.1", source: "socket" }, device: null });
         const run = await gate.admissions.carry(admission, async () => (await authorize())({ email: "owner@example.com", password: PASSWORD }, {}));
         expect(run.result).toBeNull();
         expect(run.outcome).toBeUndefined();
@@ -92,7 +92,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
 
       it("opens the password check once per admission", async () => {
         const { checkPassword } = await import("@/lib/auth/sign-in");
-        const admission = gate.admissions.issue({ email: "owner@example.com", password: "wrong", client: { address: "203.0.113.2", key: "203.0.113.2", source: "socket" } });
+        const admission = gate.admissions.issue({ email: "owner@example.com", password: "wrong", client: { address: "203.0.113.2", key: "203.0.113.2", source: "socket" }, device: null });
         expect(await checkPassword(gate, admission)).toEqual({ ok: false, refusal: null });
         expect(await checkPassword(gate, admission)).toEqual({ ok: false, refusal: null });
         expect(checks.verified()).toBe(1);
@@ -210,6 +210,26 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
         expect(res.status).toBe(200);
         expect(sessionCookieOf(res)).not.toBeNull();
         expect(checks.verified()).toBe(1);
+      });
+    });
+
+    describe("next-auth's own answers are not mistaken for success", () => {
+      it("answers a stale CSRF token with 403 csrf_invalid, counting and verifying nothing", async () => {
+        const res = await browserSignIn("owner@example.com", PASSWORD, { fields: { csrfToken: "stale" } });
+        expect(res.status).toBe(403);
+        expect(await res.json()).toEqual({ error: "csrf_invalid", message: "This page has expired. Reload it and try again." });
+        expect(sessionCookieOf(res)).toBeNull();
+        expect(checks.verified()).toBe(0);
+      });
+
+      it("refuses an email with a NUL or another control character as input (400), never an error in a URL", async () => {
+        for (const email of ["owner\u0000@example.com", "owner@example.com\u0007"]) {
+          const res = await browserSignIn(email, PASSWORD);
+          expect(res.status).toBe(400);
+          expect(await res.json()).toMatchObject({ error: "invalid_input", fields: { email: "Enter a valid email address." } });
+          expect((await tokenSignIn(email, PASSWORD)).status).toBe(400);
+        }
+        expect(checks.verified()).toBe(0);
       });
     });
 

@@ -22,7 +22,7 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
     async function check(email: string, password: string, n = 1) {
       const { checkPassword } = await import("@/lib/auth/sign-in");
       const g: Gate = await gate();
-      return checkPassword(g, g.admissions.issue({ email, password, client: client(n) }));
+      return checkPassword(g, g.admissions.issue({ email, password, client: client(n), device: null }));
     }
 
     async function failureCount(email: string) {
@@ -80,7 +80,7 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
     it("keeps a lockout across an app restart", async () => {
       for (let i = 0; i < 5; i++) await check("restart@example.com", "wrong guess");
       const before = await gate();
-      expect((await before.lockouts.check(before.usernameKey("restart@example.com"), Date.now())).locked).toBe(true);
+      expect((await before.lockouts.check(before.usernameKey("restart@example.com"), Date.now(), before.lockoutPolicy)).locked).toBe(true);
 
       // A restart: the database closes and every in-process layer (limiter memory included) is rebuilt.
       const { getDatabase } = await import("@/lib/db/client");
@@ -90,7 +90,7 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
 
       const after = await gate();
       expect(after).not.toBe(before);
-      const state = await after.lockouts.check(after.usernameKey("restart@example.com"), Date.now());
+      const state = await after.lockouts.check(after.usernameKey("restart@example.com"), Date.now(), after.lockoutPolicy);
       expect(state.locked).toBe(true);
       expect(state.locked && state.retryAfterMs).toBeGreaterThan(50_000);
     });

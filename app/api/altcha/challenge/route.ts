@@ -1,8 +1,22 @@
+import { challengeLevel, maxCounterAt } from "@/lib/captcha/difficulty";
 import { issueChallenge } from "@/lib/captcha/altcha";
+import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { json } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";
 
-/** A signed, expiring proof-of-work challenge for the ALTCHA widget. */
-export const GET = limited("/api/altcha/challenge", async (_request, { gate }) => json(200, await issueChallenge(gate.altcha, gate.clock())));
+/**
+ * A signed, expiring proof-of-work challenge for the ALTCHA widget, sized by pressure: the hash
+ * budget's recent occupancy and this address's recent failures raise it; a known device keeps
+ * the base size (lib/captcha/difficulty.ts).
+ */
+export const GET = limited("/api/altcha/challenge", async (request, { gate, client }) => {
+  const nowMs = gate.clock();
+  const level = challengeLevel({
+    budgetPressure: gate.hashBudget.recentPressure(),
+    addressFailures: gate.addressFailures.get(client.key) ?? 0,
+    knownDevice: await gate.devices.isKnown(deviceTokenOf(request), nowMs),
+  });
+  return json(200, await issueChallenge({ ...gate.altcha, maxCounter: maxCounterAt(gate.altcha.maxCounter, level) }, nowMs));
+});

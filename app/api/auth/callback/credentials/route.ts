@@ -3,14 +3,17 @@ import { callNextAuth } from "@/lib/auth/next-auth-call";
 import { admitSignIn } from "@/lib/auth/sign-in";
 import { readForm } from "@/lib/http/body";
 import { safeCallbackPath } from "@/lib/http/callback-url";
+import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
+import { csrfRefused } from "@/lib/http/refusals";
 import { jsonError } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";
 
 /**
  * Browser sign-in, cheapest layer first: the per-address limit (the wrapper, before the body),
- * one parse of the form, the per-username limit, ALTCHA and the lockout (admitSignIn); then
+ * one parse of the form, the per-username limit, ALTCHA, the known-device cookie and the lockout
+ * (admitSignIn); then
  * next-auth, whose authorize() runs checkPassword with this request's admission: the hash
  * budget, the lockout again, and Argon2id. A refusal from inside is answered as JSON here.
  */
@@ -20,7 +23,7 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
     if (!form.ok) return form;
     const input = browserSignInSchema.safeParse(form.value);
     if (!input.success) return { ok: false, response: jsonError(400, "invalid_input", "Enter your email and password.", { fields: fieldErrors(input.error) }) };
-    return { ok: true, value: input.data };
+    return { ok: true, value: { ...input.data, deviceToken: deviceTokenOf(request) } };
   });
   if (!admitted.ok) return admitted.response;
 
@@ -34,5 +37,9 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
     ...(value.json ? { json: value.json } : {}),
   };
   const { result, outcome } = await limits.gate.admissions.carry(admission, () => callNextAuth(request, ["callback", "credentials"], canonical));
-  return outcome && !outcome.ok && outcome.refusal ? outcome.refusal : result;
+  // authorize() never ran: next-auth's CSRF check refused (its answer would read as a success).
+  if (!outcome) return csrfRefused();
+  if (!outcome.ok) return outcome.refusal ?? result;
+  // Signed in: this browser is now a known device of this account (OWASP device cookie).
+  return setDeviceCookie(result, outcome.device.token, outcome.device.expiresAtMs, limits.gate.clock());
 });

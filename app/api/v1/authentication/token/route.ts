@@ -1,7 +1,8 @@
-import { fieldErrors, signInSchema } from "@/lib/auth/credentials";
+import { apiSignInSchema, fieldErrors } from "@/lib/auth/credentials";
 import { admitSignIn, checkPassword } from "@/lib/auth/sign-in";
 import { prisma } from "@/lib/db/client";
 import { readJson } from "@/lib/http/body";
+import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
@@ -16,7 +17,8 @@ const INVALID_CREDENTIALS = { error: "invalid_credentials", message: "Incorrect 
 /**
  * Password sign-in for API clients: the browser's pipeline (per-address and per-username limits,
  * ALTCHA, the shared username lockout, then checkPassword: the hash budget, the lockout again and
- * Argon2id) behind a sliding-window limit per client address and path. Only JSON is read: a
+ * Argon2id) behind a sliding-window limit per client address and path. A known device sends the
+ * `device_token` from its last sign-in (or the browser's device cookie) and gets a new one. Only JSON is read: a
  * cross-site form cannot send it without a CORS preflight.
  */
 export const POST = limited("/api/v1/authentication/token", async (request, limits) => {
@@ -24,9 +26,10 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
   const admitted = await admitSignIn(limits, async () => {
     const body = await readJson(request, gate.config.MAX_BODY_BYTES);
     if (!body.ok) return body;
-    const input = signInSchema.safeParse(body.value);
+    const input = apiSignInSchema.safeParse(body.value);
     if (!input.success) return { ok: false, response: jsonError(400, "invalid_input", "Enter your email and password.", { fields: fieldErrors(input.error) }) };
-    return { ok: true, value: input.data };
+    // An app keeps its device token in the body; a browser calling the API sends its cookie.
+    return { ok: true, value: { ...input.data, deviceToken: input.data.device_token ?? deviceTokenOf(request) } };
   });
   if (!admitted.ok) return admitted.response;
 
@@ -40,5 +43,5 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
   const refresh = await issueRefreshToken(await prisma(), user.id, null, refreshTtlSeconds * 1000, nowMs);
   await gate.events.refreshFamilyCreated(user.id, client);
   log().info({ event: "api_tokens_issued", userId: user.id, familyId: refresh.familyId });
-  return tokenPair(access.token, refresh.token, gate.config);
+  return tokenPair(access.token, refresh.token, gate.config, { device_token: checked.device.token });
 });

@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { deviceIdOf, newDeviceId, signDeviceToken, verifyDeviceToken } from "./device-token";
+
+const SECRET = "k".repeat(32);
+const DAY_MS = 86_400_000;
+
+describe("device tokens", () => {
+  const id = newDeviceId();
+  const token = signDeviceToken(SECRET, { id, expiresAtMs: 180 * DAY_MS }, "alice-key");
+
+  it("verify for the username they were issued for, until they expire", () => {
+    expect(verifyDeviceToken(SECRET, token, "alice-key", 0)).toEqual({ id, expiresAtMs: 180 * DAY_MS });
+    expect(verifyDeviceToken(SECRET, token, "alice-key", 180 * DAY_MS - 1)).not.toBeNull();
+    expect(verifyDeviceToken(SECRET, token, "alice-key", 180 * DAY_MS)).toBeNull();
+  });
+
+  it("carry no username and give nothing for another one", () => {
+    expect(token).not.toContain("alice");
+    expect(verifyDeviceToken(SECRET, token, "bob-key", 0)).toBeNull();
+  });
+
+  it.each([
+    ["another secret", (t: string) => t, "x".repeat(32)],
+    ["a changed expiry", (t: string) => t.replace(/\.(\d+)\./, (_m, s: string) => `.${Number(s) + 1}.`), SECRET],
+    ["a changed id", (t: string) => `A${t.slice(1)}`, SECRET],
+    ["a truncated mac", (t: string) => t.slice(0, -1), SECRET],
+    ["an extra part", (t: string) => `${t}.x`, SECRET],
+    ["an oversized value", (t: string) => `${t}${"A".repeat(100)}`, SECRET],
+    ["an empty value", () => "", SECRET],
+  ])("are ignored with %s", (_name, change, secret) => {
+    expect(verifyDeviceToken(secret, change(token), "alice-key", 0)).toBeNull();
+  });
+
+  it("name their id for the lookup, and nothing for junk", () => {
+    expect(deviceIdOf(token)).toBe(id);
+    expect(deviceIdOf("not a token")).toBeNull();
+    expect(deviceIdOf(undefined)).toBeNull();
+  });
+});
