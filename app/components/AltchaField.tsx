@@ -2,7 +2,7 @@
 
 import type { AltchaWidgetElement } from "altcha/types/generic";
 import type {} from "altcha/types/react";
-import { useEffect, useImperativeHandle, useRef, type Ref } from "react";
+import { useEffect, useImperativeHandle, useRef, useState, type Ref } from "react";
 
 export type AltchaHandle = {
   /** The solved payload, solving first if the visitor submitted before it finished. */
@@ -37,6 +37,8 @@ function nextVerification(element: AltchaWidgetElement): Promise<string> {
 export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
   const widget = useRef<AltchaWidgetElement | null>(null);
   const solved = useRef("");
+  const [solvingSinceMs, setSolvingSinceMs] = useState<number | null>(null);
+  const solvingSeconds = useSolvingSeconds(solvingSinceMs);
 
   useEffect(() => {
     // The widget is a browser-only custom element; loading it here keeps it out of server rendering.
@@ -47,7 +49,9 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
       solved.current = (event as CustomEvent<{ payload?: string }>).detail?.payload ?? "";
     };
     const onChange = (event: Event) => {
-      if ((event as CustomEvent<{ state?: string }>).detail?.state !== "verified") solved.current = "";
+      const state = (event as CustomEvent<{ state?: string }>).detail?.state;
+      if (state !== "verified") solved.current = "";
+      setSolvingSinceMs(state === "verifying" ? Date.now() : null);
     };
     element.addEventListener("verified", onVerified);
     element.addEventListener("statechange", onChange);
@@ -80,5 +84,26 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
     },
   }));
 
-  return <altcha-widget ref={widget as Ref<HTMLElement>} challenge="/api/altcha/challenge" name="altcha" auto="onfocus" />;
+  return (
+    <>
+      <altcha-widget ref={widget as Ref<HTMLElement>} challenge="/api/altcha/challenge" name="altcha" auto="onfocus" />
+      {/* The check grows harder while the server is under attack: say it is still working. */}
+      <p className="hint" aria-live="polite" data-testid="altcha-progress">
+        {solvingSeconds >= 2 ? `Still checking that you are not a robot (${solvingSeconds} s). This takes longer while the site is busy.` : ""}
+      </p>
+    </>
+  );
+}
+
+/** Whole seconds since the solve started, ticking while it runs. */
+function useSolvingSeconds(sinceMs: number | null): number {
+  const [nowMs, setNowMs] = useState(0);
+  useEffect(() => {
+    if (sinceMs === null) return;
+    const tick = () => setNowMs(Date.now());
+    tick();
+    const timer = setInterval(tick, 1_000);
+    return () => clearInterval(timer);
+  }, [sinceMs]);
+  return sinceMs === null ? 0 : Math.max(0, Math.floor((nowMs - sinceMs) / 1000));
 }

@@ -124,11 +124,14 @@ async function build(): Promise<Gatehouse> {
     }
     report(error);
   });
+  // A device's failures are capped too (it is then revoked), so a stolen cookie is not an
+  // endless slow trickle of guesses beside the strangers' capped one.
   const deviceLockoutPolicy: LockoutPolicy = {
     threshold: config.LOCKOUT_THRESHOLD,
     baseLockMs: config.LOCKOUT_BASE_SECONDS * 1000,
     maxLockMs: config.LOCKOUT_MAX_SECONDS * 1000,
     quietPeriodMs: config.LOCKOUT_QUIET_HOURS * 3_600_000,
+    capFailures: config.LOCKOUT_CAP_FAILURES,
   };
   let warnedUnknownPeer = false;
   return {
@@ -140,10 +143,12 @@ async function build(): Promise<Gatehouse> {
     altcha: { hmacSecret: config.ALTCHA_HMAC_SECRET, expiresSeconds: config.ALTCHA_EXPIRES_SECONDS, maxCounter: config.ALTCHA_MAX_COUNTER },
     lockouts: prismaLockoutRepository(prisma),
     events: prismaSecurityEvents(prisma, clock, (error) => log().warn({ event: "security_event_not_recorded", err: String(error) })),
-    lockoutPolicy: { ...deviceLockoutPolicy, capFailures: config.LOCKOUT_CAP_FAILURES },
+    lockoutPolicy: { ...deviceLockoutPolicy, capHoldMs: config.LOCKOUT_CAP_HOURS * 3_600_000 },
     deviceLockoutPolicy,
     devices: prismaKnownDevices(prisma, { secret: config.DEVICE_COOKIE_SECRET, lifetimeMs: config.DEVICE_COOKIE_DAYS * 86_400_000 }),
-    addressFailures: new LRUCache<string, number>({ max: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, ttl: 15 * 60_000, updateAgeOnGet: false }),
+    // noUpdateTTL: an address's count lapses 15 minutes after its first failure, not after its last,
+    // so ongoing typos behind a shared address do not keep everyone there at the top level.
+    addressFailures: new LRUCache<string, number>({ max: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, ttl: 15 * 60_000, noUpdateTTL: true }),
     hashBudget: new HashBudget(config.HASH_CONCURRENCY, config.HASH_QUEUE, config.HASH_TRUSTED_SLOTS, clock),
     admissions: new AdmissionDesk(),
     argon2: argon2Params(config.ARGON2_PROFILE),

@@ -1,10 +1,12 @@
 import { verifyAltcha } from "@/lib/captcha/altcha";
+import { challengeLevel } from "@/lib/captcha/difficulty";
 import { prisma } from "@/lib/db/client";
 import type { BodyResult } from "@/lib/http/body";
 import type { RouteLimits } from "@/lib/http/limited";
 import { busy, captchaInvalid, deviceLocked, unavailable, untrustedLocked } from "@/lib/http/refusals";
 import type { LockoutCheck, LockoutPolicy } from "@/lib/lockout/rules";
 import { log } from "@/lib/log/logger";
+import type { KnownDevice } from "@/lib/devices/known-devices";
 import { isHashBudgetFull, type Lane } from "@/lib/password/hash-budget";
 import { verifyCredentials } from "@/lib/users/accounts";
 import type { PasswordOutcome, SignInAdmission } from "./admission";
@@ -45,17 +47,45 @@ export async function admitSignIn<T extends SignInRequest>(limits: RouteLimits, 
   const byUsername = await limits.limit("addressAndUsername", email);
   if (byUsername) return { ok: false, response: byUsername };
 
-  const captcha = await verifyAltcha(altcha, gate.altcha, gate.replays, gate.clock());
+  // A forged, expired, revoked or another username's token is no token: an untrusted client.
+  // (The MAC is checked first, so only a token this server signed costs a database read.)
+  let device = await gate.devices.recognise(deviceToken, gate.usernameKey(email), gate.clock());
+
+  // The proof of work must be as hard as this address's recent failures call for, unless the
+  // client is a known device of this very account (budget pressure is left out: it moves faster
+  // than a person solves).
+  const minLevel = challengeLevel({ budgetPressure: 0, addressFailures: gate.addressFailures.get(client.key) ?? 0, knownDevice: device !== null });
+  const captcha = await verifyAltcha(altcha, gate.altcha, gate.replays, gate.clock(), minLevel);
   if (!captcha.ok) return { ok: false, response: captchaInvalid(captcha) };
 
-  // A forged, expired, revoked or another username's token is no token: an untrusted client.
-  const device = await gate.devices.recognise(deviceToken, gate.usernameKey(email), gate.clock());
+  if (device) device = await claimLane(limits, email, device);
   // Refuses a locked subject before it queues for the hash budget; checkPassword decides again.
   const subject = subjectOf(gate, { email, device });
   const lockout = await gate.lockouts.check(subject.key, gate.clock(), subject.policy);
-  if (lockout.locked) return { ok: false, response: subject.refuse(lockout) };
+  if (lockout.locked) {
+    if (device) await gate.devices.release(device.id);
+    return { ok: false, response: subject.refuse(lockout) };
+  }
 
   return { ok: true, value: input.value, admission: gate.admissions.issue({ email, password, client, device }) };
+}
+
+// Long enough for a queued check and Argon2id; a request that dies frees the device after it.
+const DEVICE_CLAIM_MS = 30_000;
+
+/**
+ * The owner's lane is for owners: a username gets it a few times an hour (knownDeviceLane), and
+ * a device serves one sign-in at a time, so neither self-registered accounts nor a copied
+ * token can fill the trusted slots. Declined, the attempt goes on as an untrusted client's.
+ */
+async function claimLane(limits: RouteLimits, email: string, device: KnownDevice): Promise<KnownDevice | null> {
+  const { gate } = limits;
+  const lane = await gate.limiter.consume("knownDeviceLane", [gate.usernameKey(email)]);
+  if (!lane.allowed || !(await gate.devices.claim(device.id, gate.clock(), DEVICE_CLAIM_MS))) {
+    log().info({ event: "device_lane_declined", reason: lane.allowed ? "device_in_use" : "lane_limit" });
+    return null;
+  }
+  return device;
 }
 
 /**
@@ -86,7 +116,10 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
     gate,
     async (): Promise<PasswordOutcome> => {
       const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy);
-      if (!attempt.allowed) return { ok: false, refusal: subject.refuse(attempt.check) };
+      if (!attempt.allowed) {
+        if (device) await gate.devices.release(device.id);
+        return { ok: false, refusal: subject.refuse(attempt.check) };
+      }
 
       const user = await verifyCredentials(await prisma(), { email, password }, gate.argon2, (error) =>
         log().warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
@@ -95,7 +128,10 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         // Already counted by admitAttempt, whether or not the account exists.
         gate.addressFailures.set(client.key, (gate.addressFailures.get(client.key) ?? 0) + 1);
         log().info({ event: "sign_in_failed", lane: subject.lane, failureCount: attempt.state.failureCount, locked: attempt.state.lockedUntilMs !== null });
-        await gate.events.signInFailed(email, client, attempt.state, subject.policy.capFailures === attempt.state.failureCount);
+        const capped = subject.policy.capFailures === attempt.state.failureCount;
+        await gate.events.signInFailed(email, client, attempt.state, capped && !device);
+        // A device that keeps failing is more likely stolen than mistyped on: past the cap it is revoked.
+        if (device) await (capped ? gate.devices.forget(device.id) : gate.devices.release(device.id));
         return { ok: false, refusal: null };
       }
       const usernameKey = gate.usernameKey(email);

@@ -14,7 +14,12 @@ const ALGORITHM = "SHA-256";
 // Bounds a payload before it is decoded: a real one is a few hundred bytes.
 const MAX_PAYLOAD_CHARS = 4_096;
 
-export async function issueChallenge(settings: AltchaSettings, nowMs: number): Promise<Challenge> {
+/**
+ * `level` (lib/captcha/difficulty.ts) travels in the challenge's signed data, so the sign-in can
+ * refuse a solution easier than its own situation calls for (one fetched elsewhere, or with
+ * another account's device cookie).
+ */
+export async function issueChallenge(settings: AltchaSettings, nowMs: number, level = 0): Promise<Challenge> {
   const minCounter = Math.max(1, Math.floor(settings.maxCounter / 10));
   const counter = minCounter + Math.floor(Math.random() * (settings.maxCounter - minCounter + 1));
   return createChallenge({
@@ -24,6 +29,7 @@ export async function issueChallenge(settings: AltchaSettings, nowMs: number): P
     deriveKey,
     expiresAt: Math.floor(nowMs / 1000) + settings.expiresSeconds,
     hmacSignatureSecret: settings.hmacSecret,
+    data: { level },
   });
 }
 
@@ -45,13 +51,13 @@ const payloadSchema = z.object({
   solution: z.object({ counter: z.number().int().min(0).max(2 ** 32 - 1), derivedKey: z.string().max(256) }).loose(),
 });
 
-export type CaptchaOutcome = { ok: true } | { ok: false; reason: "missing" | "malformed" | "invalid" | "expired" | "replayed" | "unavailable" };
+export type CaptchaOutcome = { ok: true } | { ok: false; reason: "missing" | "malformed" | "invalid" | "expired" | "too_easy" | "replayed" | "unavailable" };
 
 /**
  * Verifies an ALTCHA payload (base64 JSON from the widget) and spends it: a solution is
  * accepted once, and only before its challenge expires.
  */
-export async function verifyAltcha(payload: unknown, settings: AltchaSettings, replays: ReplayStore, nowMs: number): Promise<CaptchaOutcome> {
+export async function verifyAltcha(payload: unknown, settings: AltchaSettings, replays: ReplayStore, nowMs: number, minLevel = 0): Promise<CaptchaOutcome> {
   if (typeof payload !== "string" || payload === "") return { ok: false, reason: "missing" };
   if (payload.length > MAX_PAYLOAD_CHARS) return { ok: false, reason: "malformed" };
   let decoded: unknown;
@@ -76,6 +82,9 @@ export async function verifyAltcha(payload: unknown, settings: AltchaSettings, r
     verified = false;
   }
   if (!verified) return { ok: false, reason: "invalid" };
+  // Read only now that the signature holds: the level is the server's word, not the client's.
+  const level = Number((challenge.parameters as { data?: { level?: unknown } }).data?.level ?? 0);
+  if (!(level >= minLevel)) return { ok: false, reason: "too_easy" };
 
   // Claimed only once verified, so a forged payload cannot burn someone else's challenge.
   let firstUse: boolean;
@@ -93,6 +102,7 @@ export const CAPTCHA_MESSAGES: Record<Exclude<CaptchaOutcome, { ok: true }>["rea
   malformed: "The robot check could not be read. Run it again.",
   invalid: "The robot check failed. Run it again.",
   expired: "The robot check expired. Run it again.",
+  too_easy: "The robot check needs to run again: this network has had many failed sign-ins.",
   replayed: "That robot check was already used. Run it again.",
   unavailable: "The robot check cannot be confirmed right now. Try again in a moment.",
 };

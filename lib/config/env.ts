@@ -90,6 +90,8 @@ const schema = z
     // NIST SP 800-63B: consecutive failures after which untrusted clients stay refused until the
     // owner signs in from a known device (or resets the password).
     LOCKOUT_CAP_FAILURES: z.coerce.number().int().min(2).max(10_000).default(100),
+    // How long the cap holds after the last counted failure, for owners with no known device.
+    LOCKOUT_CAP_HOURS: z.coerce.number().min(1).max(24 * 365).default(24),
 
     // Known-device cookies (OWASP): how long one lasts, and the key that signs it.
     DEVICE_COOKIE_DAYS: z.coerce.number().int().min(1).max(400).default(180),

@@ -18,6 +18,12 @@ export interface KnownDevices {
   isKnown(token: string | null | undefined, nowMs: number): Promise<boolean>;
   /** A new device for the username, and the token to hand its client. */
   issue(usernameKey: string, nowMs: number): Promise<{ id: string; token: string; expiresAtMs: number }>;
+  /**
+   * Takes the device for one sign-in, atomically; false while another sign-in holds it. The
+   * claim lapses after `forMs`, so a request that dies does not strand the device.
+   */
+  claim(id: string, nowMs: number, forMs: number): Promise<boolean>;
+  release(id: string): Promise<void>;
   forget(id: string): Promise<void>;
   /** Revokes every device of a username (password change or reset, sign out everywhere). */
   forgetAll(usernameKey: string): Promise<number>;
@@ -39,7 +45,9 @@ export function prismaKnownDevices(prisma: PrismaClient, options: { secret: stri
 
     async isKnown(token, nowMs) {
       const id = deviceIdOf(token);
-      const row = id ? await live(id, nowMs) : null;
+      if (!id) return false;
+      // Only a kindness (the base challenge size), so the database being away means "not known".
+      const row = await live(id, nowMs).catch(() => null);
       return row !== null && verifyDeviceToken(options.secret, token, row.usernameKey, nowMs) !== null;
     },
 
@@ -56,6 +64,18 @@ export function prismaKnownDevices(prisma: PrismaClient, options: { secret: stri
       });
       await prisma.knownDevice.deleteMany({ where: { usernameKey, id: { notIn: keep.map((row) => row.id) } } });
       return { id, token: signDeviceToken(options.secret, { id, expiresAtMs }, usernameKey), expiresAtMs };
+    },
+
+    async claim(id, nowMs, forMs) {
+      const { count } = await prisma.knownDevice.updateMany({
+        where: { id, expiresAt: { gt: new Date(nowMs) }, OR: [{ claimedUntil: null }, { claimedUntil: { lte: new Date(nowMs) } }] },
+        data: { claimedUntil: new Date(nowMs + forMs) },
+      });
+      return count === 1;
+    },
+
+    async release(id) {
+      await prisma.knownDevice.updateMany({ where: { id }, data: { claimedUntil: null } });
     },
 
     async forget(id) {

@@ -53,4 +53,13 @@ describe("lockout rules", () => {
     // Without a cap the same streak fades after the quiet period.
     expect(checkLockout(after, muchLater, policy)).toEqual({ locked: false });
   });
+
+  it("lets a capped streak go once its hold passes with no counted failure", () => {
+    const held = { ...policy, capFailures: 100, capHoldMs: 24 * 3_600_000 };
+    const state: LockoutState = { failureCount: 100, lastFailureAtMs: 0, lockedUntilMs: 3_600_000 };
+    expect(checkLockout(state, 24 * 3_600_000 - 1, held)).toMatchObject({ locked: true, capped: true });
+    expect(checkLockout(state, 24 * 3_600_000, held)).toEqual({ locked: false });
+    // …and the next failure starts a new streak (the quiet period has long passed).
+    expect(recordFailure(state, 24 * 3_600_000, held).failureCount).toBe(1);
+  });
 });

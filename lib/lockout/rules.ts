@@ -12,10 +12,13 @@ export type LockoutPolicy = {
   /** A failure older than this no longer counts: the streak starts again. */
   quietPeriodMs: number;
   /**
-   * NIST SP 800-63B's cap on consecutive failures: at this count the subject stays locked, quiet
-   * period or not, until a success resets it. Undefined: no cap.
+   * NIST SP 800-63B's cap on consecutive failures: at this count the subject stays locked until a
+   * success resets it, or until `capHoldMs` pass with no further counted failure (a bound, while
+   * there is no reset by email: without it, a patient attacker could keep an owner with no known
+   * device out for good). Undefined: no cap.
    */
   capFailures?: number;
+  capHoldMs?: number;
 };
 
 export type LockoutState = {
@@ -34,12 +37,13 @@ export const DEFAULT_LOCKOUT_POLICY: LockoutPolicy = Object.freeze({
 /** `capped`: locked until a success, not until `lockedUntilMs` (which then says when to ask again). */
 export type LockoutCheck = { locked: false } | { locked: true; retryAfterMs: number; lockedUntilMs: number; capped: boolean };
 
-function isCapped(state: LockoutState, policy: LockoutPolicy): boolean {
-  return policy.capFailures !== undefined && state.failureCount >= policy.capFailures;
+function isCapped(state: LockoutState, nowMs: number, policy: LockoutPolicy): boolean {
+  if (policy.capFailures === undefined || state.failureCount < policy.capFailures) return false;
+  return nowMs - state.lastFailureAtMs < (policy.capHoldMs ?? Number.POSITIVE_INFINITY);
 }
 
 export function checkLockout(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): LockoutCheck {
-  if (state && isCapped(state, policy)) return { locked: true, retryAfterMs: policy.maxLockMs, lockedUntilMs: nowMs + policy.maxLockMs, capped: true };
+  if (state && isCapped(state, nowMs, policy)) return { locked: true, retryAfterMs: policy.maxLockMs, lockedUntilMs: nowMs + policy.maxLockMs, capped: true };
   if (!state?.lockedUntilMs || state.lockedUntilMs <= nowMs) return { locked: false };
   return { locked: true, retryAfterMs: state.lockedUntilMs - nowMs, lockedUntilMs: state.lockedUntilMs, capped: false };
 }
@@ -67,8 +71,8 @@ export function admitAttempt(state: LockoutState | null, nowMs: number, policy: 
 }
 
 export function recordFailure(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): LockoutState {
-  // A capped streak does not fade: only a success (or the owner's reset) ends it.
-  const quiet = !state || (!isCapped(state, policy) && nowMs - state.lastFailureAtMs >= policy.quietPeriodMs);
+  // A capped streak does not fade with the quiet period, only when its hold ends.
+  const quiet = !state || (!isCapped(state, nowMs, policy) && nowMs - state.lastFailureAtMs >= policy.quietPeriodMs);
   const failureCount = (quiet ? 0 : state.failureCount) + 1;
   const lockMs = lockDurationMs(failureCount, policy);
   return {

@@ -69,6 +69,7 @@ describe("defaultPolicies", () => {
       { name: "apiDownloadTokens", kind: "token-bucket", spec: "5/1h", failMode: "closed" },
       { name: "api", kind: "token-bucket", spec: "120/1m,20/1s", failMode: "open" },
       { name: "cspReport", kind: "token-bucket", spec: "60/1m", failMode: "open" },
+      { name: "knownDeviceLane", kind: "token-bucket", spec: "10/1h", failMode: "closed" },
     ]);
     expect(defaultPolicies.apiToken.idleTtlMs).toBe(600_000);
     for (const policy of Object.values(defaultPolicies)) expect(policy.description.length).toBeGreaterThan(20);

@@ -31,7 +31,8 @@ export type PolicyName =
   | "apiReportDownload"
   | "apiDownloadTokens"
   | "api"
-  | "cspReport";
+  | "cspReport"
+  | "knownDeviceLane";
 
 export type Policies = Readonly<Record<PolicyName, Policy>>;
 
@@ -152,6 +153,13 @@ const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string
       "Content-Security-Policy reports per client address, in a bucket of their own: browsers send them on " +
       "their own, so they must never spend a user's sign-in or API quota. Fails open.",
   },
+  knownDeviceLane: {
+    failMode: "closed",
+    description:
+      "Sign-ins per normalised username that may use the owner's lane (a known device): an owner signs in a few " +
+      "times an hour, so anyone who registers accounts to get devices of their own cannot fill the trusted slots. " +
+      "Past it, or with the store down (fails closed), the attempt is an untrusted client's, not refused.",
+  },
 };
 
 export const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
@@ -165,6 +173,7 @@ export const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.fr
   apiDownloadTokens: "5/1h",
   api: "120/1m,20/1s",
   cspReport: "60/1m",
+  knownDeviceLane: "10/1h",
 });
 
 /** Environment variable that overrides each policy's limit spec. */
@@ -179,6 +188,7 @@ export const policyEnvVars: Readonly<Record<PolicyName, string>> = Object.freeze
   apiDownloadTokens: "RATE_LIMIT_API_DOWNLOAD_TOKENS",
   api: "RATE_LIMIT_API",
   cspReport: "RATE_LIMIT_CSP_REPORT",
+  knownDeviceLane: "RATE_LIMIT_KNOWN_DEVICE_LANE",
 });
 
 const POLICY_NAMES = Object.keys(defaultLimitSpecs) as PolicyName[];

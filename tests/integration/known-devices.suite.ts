@@ -58,7 +58,9 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       database = await makeDatabase();
       Object.assign(process.env, { DATABASE_URL: database.url, HASH_QUEUE: "100", LOCKOUT_CAP_FAILURES: "8" });
       gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
-      for (const name of ["owner", "other", "forged", "clumsy", "app", "capped", "cookie", "pow"]) await register(`${name}@example.com`);
+      for (const name of ["owner", "other", "forged", "clumsy", "app", "capped", "cookie", "pow", "racer", "busy", "browserapi", "victim", "thief"]) {
+        await register(`${name}@example.com`);
+      }
       checks = await watchPasswordChecks();
     });
 
@@ -178,6 +180,81 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       expect(owner.status).toBe(200);
       expect((await gate.lockouts.check(key, Date.now(), gate.lockoutPolicy)).locked).toBe(false);
       expect((await browserSignIn("capped@example.com", PASSWORD)).status).toBe(200);
+    });
+
+    it("serves one sign-in per device at a time: a copied token raced in parallel is an untrusted client", async () => {
+      const device = await knownBrowser("racer@example.com");
+      await lockFromElsewhere("racer@example.com");
+      checks.reset();
+      const results = await Promise.all(Array.from({ length: 4 }, () => browserSignIn("racer@example.com", PASSWORD, { cookie: `${DEVICE_COOKIE}=${device}` })));
+      // One got the device (and rotated it); the rest met the strangers' lock.
+      expect(results.map((res) => res.status).sort()).toEqual([200, 429, 429, 429]);
+      expect(results.filter((res) => deviceCookieOf(res) !== null)).toHaveLength(1);
+      expect(checks.verified()).toBe(1);
+    });
+
+    it("gives a username the owner's lane a few times an hour, then treats it as untrusted", async () => {
+      let device = await knownBrowser("busy@example.com");
+      // knownBrowser's first sign-in was untrusted; the lane allows 10 per hour per username.
+      for (let i = 0; i < 10; i++) {
+        const res = await browserSignIn("busy@example.com", PASSWORD, { cookie: `${DEVICE_COOKIE}=${device}` });
+        expect(res.status).toBe(200);
+        device = deviceCookieOf(res)!;
+      }
+      await lockFromElsewhere("busy@example.com");
+      const eleventh = await browserSignIn("busy@example.com", PASSWORD, { cookie: `${DEVICE_COOKIE}=${device}` });
+      expect(eleventh.status).toBe(429);
+      // Declined, not spent: the device still works once the lane has room again.
+      expect(await gate.devices.recognise(device, gate.usernameKey("busy@example.com"), Date.now())).not.toBeNull();
+    });
+
+    it("refuses a proof of work easier than the address calls for, even with another account's device cookie", async () => {
+      const { GET } = await import("@/app/api/altcha/challenge/route");
+      const { solve } = await import("../helpers/altcha");
+      const attackersDevice = await knownBrowser("pow@example.com");
+      checks.reset();
+      const address = freshAddress();
+      gate.addressFailures.set(address, 30);
+      // The attacker's own known device gets a base-size challenge…
+      const challenge = await (
+        await GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: address, cookie: `${DEVICE_COOKIE}=${attackersDevice}` } }))
+      ).json();
+      const cheap = await solve(challenge);
+      // …which does not pay for a guess at someone else's account from that address.
+      const request = new Request("http://localhost/api/v1/authentication/token", {
+        method: "POST",
+        headers: { "content-type": "application/json", [PEER_HEADER]: address },
+        body: JSON.stringify({ email: "victim@example.com", password: "a guess", altcha: cheap }),
+      });
+      const res = await (await tokenRoute()).POST(request);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error: "captcha_invalid", reason: "too_easy" });
+      expect(checks.verified()).toBe(0);
+    });
+
+    it("re-sets the cookie when a browser used it on the API, so the browser keeps its place", async () => {
+      const device = await knownBrowser("browserapi@example.com");
+      const request = new Request("http://localhost/api/v1/authentication/token", {
+        method: "POST",
+        headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress(), cookie: `${DEVICE_COOKIE}=${device}` },
+        body: JSON.stringify({ email: "browserapi@example.com", password: PASSWORD, altcha: await altchaPayload() }),
+      });
+      const res = await (await tokenRoute()).POST(request);
+      expect(res.status).toBe(200);
+      const { device_token: token } = (await res.json()) as { device_token: string };
+      expect(deviceCookieOf(res)).toBe(token);
+    });
+
+    it("revokes a device that reaches the cap of failures (a stolen cookie is not endless guesses)", async () => {
+      const device = await knownBrowser("thief@example.com");
+      const { verifyDeviceToken } = await import("@/lib/devices/device-token");
+      const id = verifyDeviceToken(gate.config.DEVICE_COOKIE_SECRET, device, gate.usernameKey("thief@example.com"), Date.now())!.id;
+      // Seven failures an hour apart (the cap is 8 here), then the eighth through the route.
+      const hourMs = 3_600_000;
+      for (let i = 0; i < 7; i++) await gate.lockouts.admitAttempt(gate.deviceLockKey(id), Date.now() - (8 - i) * hourMs, gate.deviceLockoutPolicy);
+      const eighth = await browserSignIn("thief@example.com", "wrong guess", { cookie: `${DEVICE_COOKIE}=${device}` });
+      expect(eighth.status).toBe(401);
+      expect(await gate.devices.recognise(device, gate.usernameKey("thief@example.com"), Date.now())).toBeNull();
     });
 
     it("sizes the proof of work by pressure, and keeps a known device at the base size", async () => {

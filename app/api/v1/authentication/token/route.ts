@@ -2,7 +2,7 @@ import { apiSignInSchema, fieldErrors } from "@/lib/auth/credentials";
 import { admitSignIn, checkPassword } from "@/lib/auth/sign-in";
 import { prisma } from "@/lib/db/client";
 import { readJson } from "@/lib/http/body";
-import { deviceTokenOf } from "@/lib/http/device-cookie";
+import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
@@ -43,5 +43,9 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
   const refresh = await issueRefreshToken(await prisma(), user.id, null, refreshTtlSeconds * 1000, nowMs);
   await gate.events.refreshFamilyCreated(user.id, client);
   log().info({ event: "api_tokens_issued", userId: user.id, familyId: refresh.familyId });
-  return tokenPair(access.token, refresh.token, gate.config, { device_token: checked.device.token });
+  const response = tokenPair(access.token, refresh.token, gate.config, { device_token: checked.device.token });
+  // A browser that sent its cookie keeps its place in the owner's lane: the old one is now revoked.
+  return admitted.value.device_token === undefined && deviceTokenOf(request) !== undefined
+    ? setDeviceCookie(response, checked.device.token, checked.device.expiresAtMs, nowMs)
+    : response;
 });
