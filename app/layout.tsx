@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { getServerSession } from "next-auth";
 import { authOptions } from "@/lib/auth/options";
-import { SignOutButton } from "./components/SignOutButton";
+import { SignOutForm } from "./components/SignOutForm";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -25,7 +25,7 @@ export default async function RootLayout({ children }: { children: React.ReactNo
             {session ? (
               <>
                 <Link href="/account">Account</Link>
-                <SignOutButton />
+                <SignOutForm />
               </>
             ) : (
               <>

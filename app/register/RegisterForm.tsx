@@ -48,7 +48,8 @@ export function RegisterForm({ minLength, maxLength }: Props) {
   return (
     <>
       <RefusalBanner refusal={refusal} remainingSeconds={remainingSeconds} testId="register-error" />
-      <form onSubmit={onSubmit} noValidate>
+      {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
+      <form onSubmit={onSubmit} noValidate method="post" action="/api/no-script/register">
         <label>
           Email
           <input name="email" type="email" autoComplete="email" required aria-invalid={fields.email ? true : undefined} aria-describedby="email-error" />

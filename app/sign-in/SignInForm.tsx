@@ -64,7 +64,8 @@ export function SignInForm({ callbackPath, registered, initialEmail }: Props) {
     <>
       {registered && !refusal ? <p className="banner ok">Your account is ready. Sign in to continue.</p> : null}
       <RefusalBanner refusal={refusal} remainingSeconds={remainingSeconds} testId="sign-in-error" />
-      <form onSubmit={onSubmit} noValidate>
+      {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
+      <form onSubmit={onSubmit} noValidate method="post" action={`/api/no-script/sign-in?callbackUrl=${encodeURIComponent(callbackPath)}`}>
         <label>
           Email
           <input name="email" type="email" autoComplete="username" required defaultValue={initialEmail} />

@@ -1,4 +1,5 @@
 import { safeCallbackPath } from "@/lib/http/callback-url";
+import { NoScriptNotice } from "../components/NoScriptNotice";
 import { SignInForm } from "./SignInForm";
 
 export const dynamic = "force-dynamic";
@@ -9,6 +10,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   return (
     <div className="card">
       <h1>Sign in</h1>
+      <NoScriptNotice posted={first(params.notice) === "javascript"} action="signing in" />
       <SignInForm
         callbackPath={safeCallbackPath(first(params.callbackUrl))}
         registered={first(params.registered) === "1"}

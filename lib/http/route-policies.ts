@@ -33,6 +33,11 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { path: "/api/auth/signout", file: "app/api/auth/signout/route.ts", unlimited: "clears the caller's own cookie behind next-auth's CSRF check" },
   { path: "/api/auth/[...rest]", file: "app/api/auth/[...rest]/route.ts", unlimited: "answers 404 for every next-auth action the app does not use" },
   { path: "/api/register", file: "app/api/register/route.ts", limits: [{ policy: "register", key: "address" }], refusal: "browser" },
+  {
+    path: "/api/no-script/[form]",
+    file: "app/api/no-script/[form]/route.ts",
+    unlimited: "reads no body and answers a redirect: where a form posted before JavaScript took over lands",
+  },
   { path: "/api/altcha/challenge", file: "app/api/altcha/challenge/route.ts", limits: [{ policy: "altchaChallenge", key: "address" }], refusal: "browser" },
   { path: "/api/csp-report", file: "app/api/csp-report/route.ts", limits: [{ policy: "cspReport", key: "address" }], refusal: "drop" },
   { path: "/api/health", file: "app/api/health/route.ts", unlimited: "cheap, read-only, and polled by load balancers from a few fixed addresses" },
