@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useRef, useState, type FormEvent } from "react";
+import { useRef, useState, useSyncExternalStore, type FormEvent } from "react";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { RefusalBanner, refusalFrom, useCountdown, type Refusal } from "../components/RefusalBanner";
 
@@ -13,6 +13,9 @@ export function RegisterForm({ minLength, maxLength }: Props) {
   const router = useRouter();
   const altcha = useRef<AltchaHandle>(null);
   const [pending, setPending] = useState(false);
+  // False in the server's HTML and during hydration: until then the browser, not this
+  // component, would submit the form (see its action).
+  const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [fields, setFields] = useState<Fields>({});
   const remainingSeconds = useCountdown(refusal);
@@ -49,7 +52,7 @@ export function RegisterForm({ minLength, maxLength }: Props) {
     <>
       <RefusalBanner refusal={refusal} remainingSeconds={remainingSeconds} testId="register-error" />
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
-      <form onSubmit={onSubmit} noValidate method="post" action="/api/no-script/register">
+      <form onSubmit={onSubmit} noValidate method="post" action="/api/no-script/register" data-hydrated={hydrated}>
         <label>
           Email
           <input name="email" type="email" autoComplete="email" required aria-invalid={fields.email ? true : undefined} aria-describedby="email-error" />
@@ -86,4 +89,8 @@ export function RegisterForm({ minLength, maxLength }: Props) {
       </p>
     </>
   );
+}
+
+function noSubscription(): () => void {
+  return () => {};
 }

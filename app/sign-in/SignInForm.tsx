@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useRef, useState, type FormEvent } from "react";
+import { useRef, useState, useSyncExternalStore, type FormEvent } from "react";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { RefusalBanner, refusalFrom, useCountdown, type Refusal } from "../components/RefusalBanner";
 
@@ -14,6 +14,9 @@ export function SignInForm({ callbackPath, registered, initialEmail }: Props) {
   const router = useRouter();
   const altcha = useRef<AltchaHandle>(null);
   const [pending, setPending] = useState(false);
+  // False in the server's HTML and during hydration: until then the browser, not this
+  // component, would submit the form (see its action).
+  const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const remainingSeconds = useCountdown(refusal);
   const waiting = remainingSeconds > 0;
@@ -65,7 +68,7 @@ export function SignInForm({ callbackPath, registered, initialEmail }: Props) {
       {registered && !refusal ? <p className="banner ok">Your account is ready. Sign in to continue.</p> : null}
       <RefusalBanner refusal={refusal} remainingSeconds={remainingSeconds} testId="sign-in-error" />
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
-      <form onSubmit={onSubmit} noValidate method="post" action={`/api/no-script/sign-in?callbackUrl=${encodeURIComponent(callbackPath)}`}>
+      <form onSubmit={onSubmit} noValidate method="post" action={`/api/no-script/sign-in?callbackUrl=${encodeURIComponent(callbackPath)}`} data-hydrated={hydrated}>
         <label>
           Email
           <input name="email" type="email" autoComplete="username" required defaultValue={initialEmail} />
@@ -84,4 +87,8 @@ export function SignInForm({ callbackPath, registered, initialEmail }: Props) {
       </p>
     </>
   );
+}
+
+function noSubscription(): () => void {
+  return () => {};
 }

@@ -7,8 +7,14 @@ export function uniqueEmail(prefix = "user"): string {
 
 export const PASSWORD = "correct horse battery staple";
 
+/** The form is the component's once it has hydrated; before that a submit is the browser's (no-script). */
+export async function waitForForm(page: Page) {
+  await page.locator('form[data-hydrated="true"]').waitFor();
+}
+
 export async function registerThroughUi(page: Page, email: string, password = PASSWORD) {
   await page.goto("/register");
+  await waitForForm(page);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password", { exact: false }).fill(password);
   await page.getByRole("button", { name: "Create account" }).click();
@@ -16,6 +22,7 @@ export async function registerThroughUi(page: Page, email: string, password = PA
 }
 
 export async function signInThroughUi(page: Page, email: string, password = PASSWORD) {
+  await waitForForm(page);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(password);
   // Resolves once the server has answered, so callers see this attempt's result, not the last one's.
