@@ -40,9 +40,9 @@ test.describe("with JavaScript off", () => {
     });
   }
 
-  test("sign-out works without JavaScript", async ({ page, browser, clientAddress }) => {
+  test("sign-out works without JavaScript", async ({ page, browser, clientAddress, baseURL }) => {
     // Signed in with JavaScript on, in a context of its own; then the same cookies without it.
-    const withScript = await browser.newContext({ extraHTTPHeaders: { "X-Forwarded-For": clientAddress } });
+    const withScript = await browser.newContext({ baseURL, javaScriptEnabled: true, extraHTTPHeaders: { "X-Forwarded-For": clientAddress } });
     const scripted = await withScript.newPage();
     const email = uniqueEmail("nojs-out");
     await registerThroughUi(scripted, email);
