@@ -1,9 +1,16 @@
 import type { NextConfig } from "next";
+import { apiSecurityHeaders } from "./lib/http/security-headers";
 
 const nextConfig: NextConfig = {
   poweredByHeader: false,
   // Native and WASM packages load from node_modules at run time instead of being bundled.
   serverExternalPackages: ["@electric-sql/pglite", "@node-rs/argon2", "pino", "proper-lockfile"],
+  // API responses get their security headers here, at routing time: static, so no per-request
+  // work (proxy.ts, with its CSP nonce, runs for documents only).
+  async headers() {
+    const headers = apiSecurityHeaders(process.env.NODE_ENV === "production");
+    return [{ source: "/api/:path*", headers: Object.entries(headers).map(([key, value]) => ({ key, value })) }];
+  },
 };
 
 export default nextConfig;

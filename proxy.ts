@@ -1,9 +1,12 @@
 import { NextResponse, type NextRequest } from "next/server";
+import { baseSecurityHeaders } from "./lib/http/security-headers";
 
 /**
- * Security headers on every page and API response, set per request so the CSP can carry a
- * fresh nonce (Next.js reads it from the request's CSP header and puts it on its own scripts).
- * The policy is report-only unless CSP_MODE=enforce: violations go to /api/csp-report first.
+ * Security headers on every page, set per request so the CSP can carry a fresh nonce (Next.js
+ * reads it from the request's CSP header and puts it on its own scripts). The policy is
+ * report-only unless CSP_MODE=enforce: violations go to /api/csp-report first. API responses get
+ * static headers from next.config.ts instead, and static assets none: the nonce is only worth
+ * its cost on a document.
  */
 export function proxy(request: NextRequest) {
   const nonce = btoa(crypto.randomUUID());
@@ -31,15 +34,10 @@ export function proxy(request: NextRequest) {
   const enforce = process.env.CSP_MODE === "enforce";
   response.headers.set(enforce ? "Content-Security-Policy" : "Content-Security-Policy-Report-Only", csp);
   response.headers.set("Reporting-Endpoints", 'csp="/api/csp-report"');
-  response.headers.set("X-Content-Type-Options", "nosniff");
-  response.headers.set("Referrer-Policy", "strict-origin-when-cross-origin");
-  response.headers.set("X-Frame-Options", "DENY");
-  response.headers.set("Permissions-Policy", "camera=(), microphone=(), geolocation=()");
-  // HTTPS only in production; over plain HTTP (development) browsers ignore it anyway.
-  if (process.env.NODE_ENV === "production") response.headers.set("Strict-Transport-Security", "max-age=63072000; includeSubDomains");
+  for (const [name, value] of Object.entries(baseSecurityHeaders(process.env.NODE_ENV === "production"))) response.headers.set(name, value);
   return response;
 }
 
 export const config = {
-  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico).*)" }],
+  matcher: [{ source: "/((?!api/|_next/static|_next/image|favicon.ico).*)" }],
 };

@@ -8,6 +8,8 @@ import { createServer } from "node:http";
 import next from "next";
 
 const PEER_HEADER = "x-gatehouse-peer";
+// lib/http/refusal-cache.ts publishes its fast path here once the app has started.
+const FAST_PATH = Symbol.for("gatehouse.fastPath");
 const dev = process.argv.includes("--dev");
 const port = Number(process.env.PORT ?? 3000);
 // The development server signs sessions with a public secret: it listens on this machine only unless told otherwise.
@@ -26,10 +28,36 @@ const handle = app.getRequestHandler();
 await app.prepare();
 globalThis[Symbol.for("gatehouse.peerHeader")] = PEER_HEADER;
 
-const server = createServer((req, res) => {
+function webHeaders(incoming) {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  }
+  return headers;
+}
+
+const server = createServer(async (req, res) => {
   req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
+  // A refusal the limiter already decided for this address and route is answered here, without
+  // entering Next.js: a flood of refused requests then costs little more than a bare 429.
+  const fast = globalThis[FAST_PATH];
+  if (fast) {
+    const hit = await fast.answer(req.method ?? "", req.url ?? "", () => webHeaders(req.headers)).catch(() => null);
+    if (hit) {
+      req.resume();
+      res.writeHead(hit.status, hit.headers);
+      res.end(hit.body);
+      return;
+    }
+  }
   handle(req, res);
 });
+// Explicit bounds for slow or malformed clients, tighter than Node's defaults (60 s, 300 s):
+// headers must arrive within 10 s, a whole request within 30 s, and an idle keep-alive socket
+// closes after 5 s. A slow-body client holds a socket no longer than that.
+server.headersTimeout = 10_000;
+server.requestTimeout = 30_000;
+server.keepAliveTimeout = 5_000;
 server.listen(port, hostname, () => {
   console.log(`Gatehouse ${dev ? "(development) " : ""}listening on http://${hostname === "0.0.0.0" ? "localhost" : hostname}:${port}`);
 });

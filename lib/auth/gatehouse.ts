@@ -6,6 +6,8 @@ import { redisReplayStore } from "@/lib/captcha/redis-replay-store";
 import { memoryReplayStore, type ReplayStore } from "@/lib/captcha/replay-store";
 import type { AltchaSettings } from "@/lib/captcha/altcha";
 import { parseTrustedProxies, peerHeaderFromServer, resolveClientAddress, type ClientAddress } from "@/lib/http/client-address";
+import { FAST_PATH_SYMBOL, RefusalCache, type FastRoute } from "@/lib/http/refusal-cache";
+import { ROUTE_RULES } from "@/lib/http/route-policies";
 import { prismaSecurityEvents, type SecurityEvents } from "@/lib/events/security-events";
 import { LRUCache } from "lru-cache";
 import { prismaKnownDevices, type KnownDevices } from "@/lib/devices/known-devices";
@@ -45,6 +47,8 @@ export type Gatehouse = {
   hashBudget: HashBudget;
   /** Issues and takes back the admissions without which no sign-in reaches Argon2id. */
   admissions: AdmissionDesk;
+  /** Refusals by address that server.mjs answers without entering Next.js, until their retry time. */
+  refusals: RefusalCache;
   argon2: Argon2Params;
   clientAddress(headers: Headers): ClientAddress;
   /** The lockout key of a normalised username: a digest, so the table holds no usernames. */
@@ -94,6 +98,13 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
   return { store: guardRateLimitStore(store, guard), replays: guardReplayStore(replays, guard), health };
 }
 
+/** Routes whose first limit is keyed by the address alone, at a fixed path: the fast path's. */
+function fastRoutes(): FastRoute[] {
+  return ROUTE_RULES.flatMap((rule) =>
+    "limits" in rule && rule.limits[0]?.key === "address" && !rule.path.includes("[") ? [{ method: rule.method, path: rule.path, style: rule.refusal }] : [],
+  );
+}
+
 /** Calls `fn` at most once per `intervalMs`: an outage must not turn every request into a log line. */
 function throttled<T>(intervalMs: number, fn: (value: T) => void): (value: T) => void {
   let lastMs = -Infinity;
@@ -134,6 +145,20 @@ async function build(): Promise<Gatehouse> {
     capFailures: config.LOCKOUT_CAP_FAILURES,
   };
   let warnedUnknownPeer = false;
+  const clientAddress = (headers: Headers): ClientAddress => {
+    const client = resolveClientAddress(headers, { trustedProxies, ipv6PrefixLength: config.IPV6_PREFIX_LENGTH, peerHeader: peerHeaderFromServer() });
+    if (client.source === "unknown" && !warnedUnknownPeer) {
+      warnedUnknownPeer = true;
+      // Routes with address limits answer 503 until the server runs behind server.mjs.
+      log().error({ event: "client_address_unknown", hint: "run server.mjs (npm start), not next start" });
+    }
+    return client;
+  };
+  const refusals = new RefusalCache(fastRoutes(), clientAddress, clock, config.RATE_LIMIT_MEMORY_MAX_ENTRIES, config.NODE_ENV === "production", (path) =>
+    log().debug({ event: "refused_early", path }),
+  );
+  // server.mjs looks here before it hands a request to Next.js.
+  (globalThis as Record<symbol, unknown>)[FAST_PATH_SYMBOL] = refusals;
   return {
     config,
     clock,
@@ -152,15 +177,8 @@ async function build(): Promise<Gatehouse> {
     hashBudget: new HashBudget(config.HASH_CONCURRENCY, config.HASH_QUEUE, config.HASH_TRUSTED_SLOTS, clock),
     admissions: new AdmissionDesk(),
     argon2: argon2Params(config.ARGON2_PROFILE),
-    clientAddress(headers) {
-      const client = resolveClientAddress(headers, { trustedProxies, ipv6PrefixLength: config.IPV6_PREFIX_LENGTH, peerHeader: peerHeaderFromServer() });
-      if (client.source === "unknown" && !warnedUnknownPeer) {
-        warnedUnknownPeer = true;
-        // Routes with address limits answer 503 until the server runs behind server.mjs.
-        log().error({ event: "client_address_unknown", hint: "run server.mjs (npm start), not next start" });
-      }
-      return client;
-    },
+    refusals,
+    clientAddress,
     usernameKey: (email) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["lockout", email]),
     deviceLockKey: (deviceId) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["device-lockout", deviceId]),
   };

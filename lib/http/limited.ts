@@ -1,17 +1,9 @@
 import { NextRequest } from "next/server";
 import { gatehouse, type Gatehouse } from "@/lib/auth/gatehouse";
 import { log } from "@/lib/log/logger";
-import type { LimitResult } from "@/lib/rate-limit/limiter";
 import type { ClientAddress } from "./client-address";
-import { apiRateLimited, noClientAddress, rateLimited } from "./refusals";
+import { noClientAddress, REFUSE } from "./refusals";
 import { ruleAt, type LimitKey, type RefusalStyle, type RouteLimit, type RoutePath } from "./route-policies";
-
-const REFUSE: Record<RefusalStyle, (result: LimitResult) => Response> = {
-  browser: rateLimited,
-  api: apiRateLimited,
-  // Browsers neither retry nor show telemetry refusals: drop quietly.
-  drop: () => new Response(null, { status: 204 }),
-};
 
 /**
  * One request's walk through its route's limits. Rows apply strictly in table order: the wrapper
@@ -35,7 +27,12 @@ export class RouteLimits {
     while (this.rows[this.next]?.key === key) {
       const row = this.rows[this.next++]!;
       const result = await this.gate.limiter.consume(row.policy, this.keyParts(key, value));
-      if (!result.allowed) return REFUSE[this.style](result);
+      if (!result.allowed) {
+        log().debug({ event: "refused", path: this.path, policy: row.policy });
+        // The first limit, by address alone: the fast path in server.mjs answers the next ones.
+        if (this.next === 1 && key === "address") this.gate.refusals.remember(this.path, this.client, result);
+        return REFUSE[this.style](result);
+      }
     }
     return null;
   }

@@ -2,6 +2,7 @@ import type { CaptchaOutcome } from "@/lib/captcha/altcha";
 import { CAPTCHA_MESSAGES } from "@/lib/captcha/altcha";
 import type { LockoutCheck } from "@/lib/lockout/rules";
 import type { LimitResult } from "@/lib/rate-limit/limiter";
+import type { RefusalStyle } from "./route-policies";
 import { jsonError } from "./responses";
 
 /** Whole seconds, rounded up, at least 1: Retry-After takes no fractions and 0 invites a retry storm. */
@@ -109,3 +110,11 @@ export function unavailable() {
 export function noClientAddress() {
   return jsonError(503, "misconfigured", "This server cannot see client addresses. Start it with server.mjs (npm start), not next start.", {}, { "Retry-After": "60" });
 }
+
+/** How each route style answers a refused limit (the route table names the style). */
+export const REFUSE: Record<RefusalStyle, (result: LimitResult) => Response> = {
+  browser: rateLimited,
+  api: apiRateLimited,
+  // Browsers neither retry nor show telemetry refusals: drop quietly.
+  drop: () => new Response(null, { status: 204 }),
+};

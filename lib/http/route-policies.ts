@@ -18,7 +18,10 @@ export type RefusalStyle = "browser" | "api" | "drop";
  * bucket. route-policies.test.ts fails for a route file missing here, and for a path two rules
  * claim; tests/integration/route-limits.test.ts proves through the handlers that each row holds.
  */
-export type RouteRule = { path: string; file: string } & ({ limits: readonly RouteLimit[]; refusal: RefusalStyle } | { unlimited: string });
+export type RouteRule = { path: string; file: string } & (
+  | { method: "GET" | "POST"; limits: readonly RouteLimit[]; refusal: RefusalStyle }
+  | { unlimited: string }
+);
 
 const SIGN_IN: readonly RouteLimit[] = [
   { policy: "signInAddress", key: "address" },
@@ -27,36 +30,38 @@ const SIGN_IN: readonly RouteLimit[] = [
 
 export const ROUTE_RULES: readonly RouteRule[] = [
   // next-auth: only the four actions the app uses exist; every other /api/auth path is a 404.
-  { path: "/api/auth/callback/credentials", file: "app/api/auth/callback/credentials/route.ts", limits: SIGN_IN, refusal: "browser" },
+  { path: "/api/auth/callback/credentials", method: "POST", file: "app/api/auth/callback/credentials/route.ts", limits: SIGN_IN, refusal: "browser" },
   { path: "/api/auth/csrf", file: "app/api/auth/csrf/route.ts", unlimited: "issues a CSRF token and cookie: no lookup, no hashing" },
   { path: "/api/auth/session", file: "app/api/auth/session/route.ts", unlimited: "decodes the session cookie: no lookup, no hashing" },
   { path: "/api/auth/signout", file: "app/api/auth/signout/route.ts", unlimited: "clears the caller's own cookie behind next-auth's CSRF check" },
   { path: "/api/auth/[...rest]", file: "app/api/auth/[...rest]/route.ts", unlimited: "answers 404 for every next-auth action the app does not use" },
-  { path: "/api/register", file: "app/api/register/route.ts", limits: [{ policy: "register", key: "address" }], refusal: "browser" },
+  { path: "/api/register", method: "POST", file: "app/api/register/route.ts", limits: [{ policy: "register", key: "address" }], refusal: "browser" },
   {
     path: "/api/no-script/[form]",
     file: "app/api/no-script/[form]/route.ts",
     unlimited: "reads no body and answers a redirect: where a form posted before JavaScript took over lands",
   },
-  { path: "/api/altcha/challenge", file: "app/api/altcha/challenge/route.ts", limits: [{ policy: "altchaChallenge", key: "address" }], refusal: "browser" },
-  { path: "/api/csp-report", file: "app/api/csp-report/route.ts", limits: [{ policy: "cspReport", key: "address" }], refusal: "drop" },
+  { path: "/api/altcha/challenge", method: "GET", file: "app/api/altcha/challenge/route.ts", limits: [{ policy: "altchaChallenge", key: "address" }], refusal: "browser" },
+  { path: "/api/csp-report", method: "POST", file: "app/api/csp-report/route.ts", limits: [{ policy: "cspReport", key: "address" }], refusal: "drop" },
   { path: "/api/health", file: "app/api/health/route.ts", unlimited: "cheap, read-only, and polled by load balancers from a few fixed addresses" },
   {
     path: "/api/v1/authentication/token",
+    method: "POST",
     file: "app/api/v1/authentication/token/route.ts",
     limits: [{ policy: "apiToken", key: "addressAndRoute" }, ...SIGN_IN],
     refusal: "api",
   },
   {
     path: "/api/v1/authentication/token/refresh",
+    method: "POST",
     file: "app/api/v1/authentication/token/refresh/route.ts",
     limits: [{ policy: "apiToken", key: "addressAndRoute" }],
     refusal: "api",
   },
-  { path: "/api/v1/me", file: "app/api/v1/me/route.ts", limits: [{ policy: "api", key: "user" }], refusal: "api" },
-  { path: "/api/v1/reports", file: "app/api/v1/reports/route.ts", limits: [{ policy: "apiReports", key: "user" }], refusal: "api" },
-  { path: "/api/v1/reports/[id]", file: "app/api/v1/reports/[id]/route.ts", limits: [{ policy: "apiReportDownload", key: "address" }], refusal: "api" },
-  { path: "/api/v1/download-tokens", file: "app/api/v1/download-tokens/route.ts", limits: [{ policy: "apiDownloadTokens", key: "user" }], refusal: "api" },
+  { path: "/api/v1/me", method: "GET", file: "app/api/v1/me/route.ts", limits: [{ policy: "api", key: "user" }], refusal: "api" },
+  { path: "/api/v1/reports", method: "POST", file: "app/api/v1/reports/route.ts", limits: [{ policy: "apiReports", key: "user" }], refusal: "api" },
+  { path: "/api/v1/reports/[id]", method: "GET", file: "app/api/v1/reports/[id]/route.ts", limits: [{ policy: "apiReportDownload", key: "address" }], refusal: "api" },
+  { path: "/api/v1/download-tokens", method: "POST", file: "app/api/v1/download-tokens/route.ts", limits: [{ policy: "apiDownloadTokens", key: "user" }], refusal: "api" },
 ];
 
 export type RoutePath = (typeof ROUTE_RULES)[number]["path"];

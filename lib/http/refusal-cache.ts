@@ -1,0 +1,87 @@
+import { LRUCache } from "lru-cache";
+import type { LimitResult } from "@/lib/rate-limit/limiter";
+import type { ClientAddress } from "./client-address";
+import { REFUSE } from "./refusals";
+import type { RefusalStyle, RoutePath } from "./route-policies";
+import { apiSecurityHeaders } from "./security-headers";
+
+/** What server.mjs needs to answer a request without entering Next.js. */
+export type FastAnswer = { status: number; headers: Record<string, string>; body: string };
+
+export type FastPath = {
+  /** The remembered refusal for this request, or null to let it through to Next.js. */
+  answer(method: string, url: string, headers: () => Headers): Promise<FastAnswer | null>;
+};
+
+/** A route whose first limit is keyed by the client address alone. */
+export type FastRoute = { method: string; path: RoutePath; style: RefusalStyle };
+
+type Entry = { retryAtMs: number; result: LimitResult };
+
+// Keys are a route path and an address key; the value holds a number and a shared policy object.
+const ENTRY_BYTES = 200;
+
+/** Where the app publishes its fast path for server.mjs, which cannot import app code. */
+export const FAST_PATH_SYMBOL = Symbol.for("gatehouse.fastPath");
+
+/**
+ * Refusals already decided, remembered so the next request from the same address to the same
+ * route is answered in front of Next.js, at a fraction of the cost: one client's flood must not
+ * take the server's CPU from everybody else. Only refusals are kept (never allowances), only for
+ * a route's first limit when it is keyed by the address alone (decided before the body), and
+ * only until the retry time; after it the request goes through the limiter again, which stays
+ * the only authority. With a shared store each instance keeps its own cache: it can only refuse
+ * what the store refused.
+ */
+export class RefusalCache implements FastPath {
+  private readonly entries: LRUCache<string, Entry>;
+  private readonly routes: ReadonlyMap<string, FastRoute>;
+
+  constructor(
+    routes: readonly FastRoute[],
+    private readonly clientAddress: (headers: Headers) => ClientAddress,
+    private readonly clock: () => number,
+    maxEntries: number,
+    private readonly production: boolean,
+    /** Told of each early answer (a debug log line: free unless LOG_LEVEL=debug). */
+    private readonly onAnswer: (path: RoutePath) => void = () => {},
+  ) {
+    this.routes = new Map(routes.map((route) => [`${route.method} ${route.path}`, route]));
+    // Bounded in entries and bytes; each entry forgets itself at its retry time.
+    this.entries = new LRUCache<string, Entry>({ max: maxEntries, maxSize: maxEntries * ENTRY_BYTES, sizeCalculation: (_entry, key) => ENTRY_BYTES + key.length });
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Called when a route's first limit refused this client. */
+  remember(path: RoutePath, client: ClientAddress, result: LimitResult) {
+    const ttl = Math.ceil(result.retryAfterMs);
+    // An outage's refusal is the fail mode's, not the limiter's: let each request ask again.
+    if (ttl <= 0 || result.storeFailed || client.source === "unknown") return;
+    this.entries.set(key(path, client), { retryAtMs: this.clock() + ttl, result }, { ttl });
+  }
+
+  /** `headers` is asked for only when the request is for a fast route and something is cached. */
+  async answer(method: string, url: string, headers: () => Headers): Promise<FastAnswer | null> {
+    if (this.entries.size === 0) return null;
+    const route = this.routes.get(`${method} ${url.split("?", 1)[0]}`);
+    if (!route) return null;
+    const client = this.clientAddress(headers());
+    if (client.source === "unknown") return null;
+    const entry = this.entries.get(key(route.path, client));
+    const nowMs = this.clock();
+    if (!entry || entry.retryAtMs <= nowMs) return null;
+    // The very refusal the route would send now, with the same headers and body.
+    const response = REFUSE[route.style]({ ...entry.result, retryAfterMs: entry.retryAtMs - nowMs });
+    const answer: FastAnswer = { status: response.status, headers: { ...apiSecurityHeaders(this.production) }, body: await response.text() };
+    response.headers.forEach((value, name) => (answer.headers[name] = value));
+    this.onAnswer(route.path);
+    return answer;
+  }
+}
+
+function key(path: RoutePath, client: ClientAddress): string {
+  return `${path} ${client.key}`;
+}
