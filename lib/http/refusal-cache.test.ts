@@ -41,8 +41,18 @@ describe("RefusalCache (the fast path's memory)", () => {
     expect(answer?.body).toBe(await route.text());
     const routeHeaders: Record<string, string> = { ...apiSecurityHeaders(true) };
     route.headers.forEach((value, name) => (routeHeaders[name] = value));
-    expect(answer?.headers).toEqual(routeHeaders);
+    // Plus what Next.js adds on the way out (compared over HTTP in e2e/refusal-fast-path.spec.ts).
+    expect(answer?.headers).toEqual({ ...routeHeaders, vary: expect.stringContaining("Accept-Encoding") });
     expect(answer?.headers["retry-after"]).toBe("30");
+  });
+
+  it("gzips the body when the client takes gzip, as Next.js does", async () => {
+    const { cache } = setup();
+    cache.remember("/api/auth/callback/credentials", client("203.0.113.7"), refused(29_500));
+    const answer = await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7", { "accept-encoding": "gzip, deflate, br" }));
+    expect(answer?.headers["content-encoding"]).toBe("gzip");
+    const { gunzipSync } = await import("node:zlib");
+    expect(JSON.parse(gunzipSync(answer!.body as Buffer).toString())).toMatchObject({ error: "rate_limited", retryAfterSeconds: 30 });
   });
 
   it("never answers for another address, another route or method, or after the retry time", async () => {

@@ -1,3 +1,4 @@
+import { gzipSync } from "node:zlib";
 import { LRUCache } from "lru-cache";
 import type { LimitResult } from "@/lib/rate-limit/limiter";
 import type { ClientAddress } from "./client-address";
@@ -6,7 +7,12 @@ import type { RefusalStyle, RoutePath } from "./route-policies";
 import { apiSecurityHeaders } from "./security-headers";
 
 /** What server.mjs needs to answer a request without entering Next.js. */
-export type FastAnswer = { status: number; headers: Record<string, string>; body: string };
+export type FastAnswer = { status: number; headers: Record<string, string>; body: string | Buffer };
+
+// What Next.js adds to a route handler's response on its way out: its cache-key Vary and gzip
+// when the client takes it. The fast path adds the same, so a client cannot tell the two apart
+// (e2e/refusal-fast-path.spec.ts compares them over HTTP and fails when Next.js changes).
+const NEXT_VARY = "rsc, next-router-state-tree, next-router-prefetch, next-router-segment-prefetch, Accept-Encoding";
 
 export type FastPath = {
   /** The remembered refusal for this request, or null to let it through to Next.js. */
@@ -68,15 +74,20 @@ export class RefusalCache implements FastPath {
     if (this.entries.size === 0) return null;
     const route = this.routes.get(`${method} ${url.split("?", 1)[0]}`);
     if (!route) return null;
-    const client = this.clientAddress(headers());
+    const request = headers();
+    const client = this.clientAddress(request);
     if (client.source === "unknown") return null;
     const entry = this.entries.get(key(route.path, client));
     const nowMs = this.clock();
     if (!entry || entry.retryAtMs <= nowMs) return null;
     // The very refusal the route would send now, with the same headers and body.
     const response = REFUSE[route.style]({ ...entry.result, retryAfterMs: entry.retryAtMs - nowMs });
-    const answer: FastAnswer = { status: response.status, headers: { ...apiSecurityHeaders(this.production) }, body: await response.text() };
+    const answer: FastAnswer = { status: response.status, headers: { ...apiSecurityHeaders(this.production), vary: NEXT_VARY }, body: await response.text() };
     response.headers.forEach((value, name) => (answer.headers[name] = value));
+    if (/\bgzip\b/i.test(request.get("accept-encoding") ?? "")) {
+      answer.body = gzipSync(answer.body);
+      answer.headers["content-encoding"] = "gzip";
+    }
     this.onAnswer(route.path);
     return answer;
   }
