@@ -65,3 +65,23 @@ export function deviceCookieOf(res: Response): string | null {
   const header = res.headers.getSetCookie().find((cookie) => /^(__Host-)?gatehouse-device=/.test(cookie));
   return header ? header.split(";")[0]!.split("=")[1]! : null;
 }
+
+/** POST /api/v1/authentication/token as an app does, with a fresh solved ALTCHA. */
+export async function tokenSignIn(email: string, password: string, options: { address?: string; deviceToken?: string } = {}): Promise<Response> {
+  const body = { email, password, altcha: await altchaPayload(), ...(options.deviceToken ? { device_token: options.deviceToken } : {}) };
+  const request = new Request("http://localhost/api/v1/authentication/token", {
+    method: "POST",
+    headers: { "content-type": "application/json", [PEER_HEADER]: options.address ?? freshAddress() },
+    body: JSON.stringify(body),
+  });
+  return (await import("@/app/api/v1/authentication/token/route")).POST(request);
+}
+
+/** Creates an account directly (registration has its own suite), failing the test if it cannot. */
+export async function createAccount(gate: import("@/lib/auth/gatehouse").Gatehouse, email: string, password: string): Promise<string> {
+  const { registerAccount } = await import("@/lib/users/accounts");
+  const { prisma } = await import("@/lib/db/client");
+  const created = await registerAccount(await prisma(), { email, password }, gate.argon2);
+  if (!created.ok) throw new Error(`could not create ${email}`);
+  return created.user.id;
+}

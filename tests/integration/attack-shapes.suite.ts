@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { altchaPayload, browserSignIn, csrfFor, sessionCookieOf } from "../helpers/browser";
+import { altchaPayload, browserSignIn, createAccount, csrfFor, sessionCookieOf, tokenSignIn } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
@@ -21,14 +21,8 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     let gate: Gate;
     let checks: Awaited<ReturnType<typeof watchPasswordChecks>>;
     const signInRoute = () => import("@/app/api/auth/callback/credentials/route");
-    const tokenRoute = () => import("@/app/api/v1/authentication/token/route");
 
-    async function register(email: string) {
-      const { registerAccount } = await import("@/lib/users/accounts");
-      const { prisma } = await import("@/lib/db/client");
-      const created = await registerAccount(await prisma(), { email, password: PASSWORD }, gate.argon2);
-      if (!created.ok) throw new Error(`could not create ${email}`);
-    }
+    const register = (email: string) => createAccount(gate, email, PASSWORD);
 
     /** Locks `email` the way an attacker would: five wrong passwords through the token endpoint. */
     async function lock(email: string) {
@@ -39,15 +33,6 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     async function failureCount(email: string) {
       const { prisma } = await import("@/lib/db/client");
       return (await (await prisma()).signInLockout.findUnique({ where: { usernameKey: gate.usernameKey(email) } }))?.failureCount ?? 0;
-    }
-
-    async function tokenSignIn(email: string, password: string, address = freshAddress()) {
-      const request = new Request("http://localhost/api/v1/authentication/token", {
-        method: "POST",
-        headers: { "content-type": "application/json", [PEER_HEADER]: address },
-        body: JSON.stringify({ email, password, altcha: await altchaPayload() }),
-      });
-      return (await tokenRoute()).POST(request);
     }
 
     beforeAll(async () => {
@@ -273,7 +258,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
           const post = (path: string, type: string, body: string) => new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": type }, body });
           const responses = [
             await (await signInRoute()).POST(post("/api/auth/callback/credentials", "application/x-www-form-urlencoded", "")),
-            await (await tokenRoute()).POST(post("/api/v1/authentication/token", "application/json", "{}")),
+            await (await import("@/app/api/v1/authentication/token/route")).POST(post("/api/v1/authentication/token", "application/json", "{}")),
             await (await import("@/app/api/register/route")).POST(post("/api/register", "application/json", "{}")),
             await (await import("@/app/api/altcha/challenge/route")).GET(new Request("http://localhost/api/altcha/challenge")),
           ];

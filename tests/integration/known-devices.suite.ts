@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { altchaPayload, browserSignIn, deviceCookieOf, sessionCookieOf } from "../helpers/browser";
+import { altchaPayload, browserSignIn, createAccount, deviceCookieOf, sessionCookieOf, tokenSignIn as signInForTokens } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
@@ -21,22 +21,8 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
     let checks: Awaited<ReturnType<typeof watchPasswordChecks>>;
     const tokenRoute = () => import("@/app/api/v1/authentication/token/route");
 
-    async function register(email: string) {
-      const { registerAccount } = await import("@/lib/users/accounts");
-      const { prisma } = await import("@/lib/db/client");
-      const created = await registerAccount(await prisma(), { email, password: PASSWORD }, gate.argon2);
-      if (!created.ok) throw new Error(`could not create ${email}`);
-    }
-
-    async function tokenSignIn(email: string, password: string, deviceToken?: string) {
-      const body = { email, password, altcha: await altchaPayload(), ...(deviceToken ? { device_token: deviceToken } : {}) };
-      const request = new Request("http://localhost/api/v1/authentication/token", {
-        method: "POST",
-        headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
-        body: JSON.stringify(body),
-      });
-      return (await tokenRoute()).POST(request);
-    }
+    const register = (email: string) => createAccount(gate, email, PASSWORD);
+    const tokenSignIn = (email: string, password: string, deviceToken?: string) => signInForTokens(email, password, { deviceToken });
 
     /** An attacker on other addresses, with no device cookie: five wrong passwords lock the username. */
     async function lockFromElsewhere(email: string) {
