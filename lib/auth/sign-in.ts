@@ -100,13 +100,17 @@ export async function checkPassword(gate: Gatehouse, admission: SignInAdmission)
     log().error({ event: "password_check_refused", reason: "no_admission" });
     return { ok: false, refusal: null };
   }
+  let outcome: PasswordOutcome | undefined;
   try {
-    return await checkAdmitted(gate, admission);
+    outcome = await checkAdmitted(gate, admission);
   } catch (error) {
     // next-auth would put the message in its error URL, and the token route would answer 500.
     log().error({ event: "password_check_failed", err: error instanceof Error ? error.message : String(error) });
-    return { ok: false, refusal: unavailable() };
+    outcome = { ok: false, refusal: unavailable() };
   }
+  // Whatever happened short of a success (which replaced the device), the device is free again.
+  if (!outcome.ok && admission.device) await gate.devices.release(admission.device.id).catch(() => {});
+  return outcome;
 }
 
 async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promise<PasswordOutcome> {
@@ -116,10 +120,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
     gate,
     async (): Promise<PasswordOutcome> => {
       const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy);
-      if (!attempt.allowed) {
-        if (device) await gate.devices.release(device.id);
-        return { ok: false, refusal: subject.refuse(attempt.check) };
-      }
+      if (!attempt.allowed) return { ok: false, refusal: subject.refuse(attempt.check) };
 
       const user = await verifyCredentials(await prisma(), { email, password }, gate.argon2, (error) =>
         log().warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
@@ -130,8 +131,8 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         log().info({ event: "sign_in_failed", lane: subject.lane, failureCount: attempt.state.failureCount, locked: attempt.state.lockedUntilMs !== null });
         const capped = subject.policy.capFailures === attempt.state.failureCount;
         await gate.events.signInFailed(email, client, attempt.state, capped && !device);
-        // A device that keeps failing is more likely stolen than mistyped on: past the cap it is revoked.
-        if (device) await (capped ? gate.devices.forget(device.id) : gate.devices.release(device.id));
+        // A device that keeps failing is more likely stolen than mistyped on: at the cap it is revoked.
+        if (device && capped) await gate.devices.forget(device.id);
         return { ok: false, refusal: null };
       }
       const usernameKey = gate.usernameKey(email);

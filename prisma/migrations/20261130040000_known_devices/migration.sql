@@ -4,10 +4,12 @@ CREATE TABLE "KnownDevice" (
     "usernameKey" TEXT NOT NULL,
     "expiresAt" TIMESTAMP(3) NOT NULL,
     "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    "claimedUntil" TIMESTAMP(3),
 
     CONSTRAINT "KnownDevice_pkey" PRIMARY KEY ("id")
 );
 
 -- CreateIndex
 CREATE INDEX "KnownDevice_usernameKey_idx" ON "KnownDevice"("usernameKey");
+
+-- CreateIndex
+CREATE INDEX "KnownDevice_expiresAt_idx" ON "KnownDevice"("expiresAt");
