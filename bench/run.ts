@@ -3,12 +3,14 @@
  *
  *   npm run bench                          every part; writes bench/RESULTS.md
  *   npm run bench -- --part limiter        one part (repeat --part, or a comma list, for several)
- *   npm run bench -- --smoke               tiny sizes, about 10 s, writes nothing (the test suite runs this)
+ *   npm run bench -- --smoke               tiny sizes, about 25 s, writes nothing (the test suite runs this)
  *   npm run bench -- --build               run `next build` first even if a build exists
  *
- * Parts: limiter, flood, distributed, memory, argon2. flood and distributed start the production
- * server (`node server.mjs`) from .next; a full run builds it when .next/BUILD_ID is missing, a
- * smoke run skips those two parts instead. All load goes to 127.0.0.1 and every loop is bounded.
+ * Parts: limiter, flood, distributed, memory, argon2, lockout, pow. flood, distributed and lockout
+ * start the production server (`node server.mjs`) from .next; a full run builds it when
+ * .next/BUILD_ID is missing, a smoke run skips those parts instead. pow runs the proof of work in
+ * Node and in Chromium (CHROMIUM_PATH, else /usr/bin/chromium; skipped with a note when there is
+ * none). All load goes to 127.0.0.1 and every loop is bounded.
  */
 import os from "node:os";
 import path from "node:path";
@@ -21,10 +23,12 @@ import { argon2Part } from "./parts/argon2";
 import { distributedPart } from "./parts/distributed";
 import { floodPart } from "./parts/flood";
 import { limiterPart } from "./parts/limiter";
+import { lockoutPart } from "./parts/lockout";
 import { memoryPart } from "./parts/memory";
+import { powPart } from "./parts/pow";
 
-const PARTS: readonly Part[] = [limiterPart, floodPart, distributedPart, memoryPart, argon2Part];
-const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed"]);
+const PARTS: readonly Part[] = [limiterPart, floodPart, distributedPart, memoryPart, argon2Part, lockoutPart, powPart];
+const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed", "lockout"]);
 // Hard stops, whatever a part does: the bench must end by itself.
 const FULL_RUN_LIMIT_MS = 30 * 60_000;
 const SMOKE_RUN_LIMIT_MS = 3 * 60_000;
@@ -87,16 +91,27 @@ async function main(): Promise<number> {
     if (newerFiles.length > 0) say(`warning: the production build is older than ${newerFiles.length} source file(s), e.g. ${newerFiles.slice(0, 3).join(", ")}; the drills measure the build`);
   }
 
-  // Smoke runs share one server between the drills; full runs give each drill a fresh one.
+  // Smoke runs share one server between the drills, started with the settings of all of them (a
+  // setting two parts want differently stops the run); full runs give each drill a fresh one.
+  const settingsOf = (part: Part): Record<string, string> => ({ ...DRILL_SETTINGS, ...part.serverSettings?.(options.smoke) });
+  const sharedSettings: Record<string, string> = {};
+  for (const part of options.smoke ? options.parts.filter((each) => SERVER_PARTS.has(each.id)) : []) {
+    for (const [name, value] of Object.entries(settingsOf(part))) {
+      if (name in sharedSettings && sharedSettings[name] !== value) throw new Error(`smoke: parts want ${name}=${sharedSettings[name]} and ${name}=${value} on the one shared server`);
+      sharedSettings[name] = value;
+    }
+  }
   let shared: Promise<BenchServer> | undefined;
-  const serverFor = <T>(work: (server: BenchServer) => Promise<T>): Promise<T> => {
-    if (!options.smoke) return withServer(root, DRILL_SETTINGS, say, work);
-    shared ??= startServer(root, DRILL_SETTINGS, say);
-    return shared.then(work);
-  };
+  const serverFor =
+    (part: Part) =>
+    <T>(work: (server: BenchServer) => Promise<T>): Promise<T> => {
+      if (!options.smoke) return withServer(root, settingsOf(part), say, work);
+      shared ??= startServer(root, sharedSettings, say);
+      return shared.then(work);
+    };
   // In a smoke run the server's start (several seconds) overlaps the parts that need none.
   if (options.smoke && needsServer && !serverUnavailable) {
-    shared = startServer(root, DRILL_SETTINGS, say);
+    shared = startServer(root, sharedSettings, say);
     shared.catch(() => {});
   }
 
@@ -115,7 +130,7 @@ async function main(): Promise<number> {
     // Other work on the machine skews every figure; the load average says how much there was.
     const loadBefore = os.loadavg()[0]!;
     try {
-      const report = await part.run({ smoke: options.smoke, root, say, withServer: serverFor });
+      const report = await part.run({ smoke: options.smoke, root, say, withServer: serverFor(part) });
       const load = `1-minute load average ${loadBefore.toFixed(2)} before, ${os.loadavg()[0]!.toFixed(2)} after`;
       const built = SERVER_PARTS.has(part.id) ? buildNote : "";
       const measured = `Measured ${new Date().toISOString()} (commit ${machine.commit}) in ${((performance.now() - startedMs) / 1000).toFixed(0)} s; ${load}.${built} Reproduce: \`${reproduce(part.id)}\``;
@@ -140,7 +155,7 @@ async function main(): Promise<number> {
     const header = [
       "# Gatehouse: benchmark results",
       "",
-      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on the machine below, and each section names the command that reproduces it. The HTTP drills (parts 2 and 3) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing).",
+      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on the machine below, and each section names the command that reproduces it. The HTTP drills (parts 2, 3 and 6) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing); part 7 needs Chromium (`CHROMIUM_PATH`, else `/usr/bin/chromium`).",
       "",
       "## Machine",
       "",

@@ -58,21 +58,49 @@ export async function getCsrf(baseUrl: string): Promise<Csrf> {
   return { cookie: cookiesOf(reply), token };
 }
 
-/** Fetches a challenge as client `address` (through the trusted-proxy header). */
-export async function getChallenge(baseUrl: string, address: string): Promise<Challenge> {
-  const reply = await request(baseUrl, { method: "GET", path: "/api/altcha/challenge", headers: { "x-forwarded-for": address } });
+/**
+ * The known-device cookie as the bench's server names it: the server runs with NODE_ENV=production,
+ * where it is `__Host-` prefixed (lib/http/device-cookie.ts). The bench sends it by hand, so the
+ * prefix's browser rules (Secure, no Domain) do not stand in the way on plain-http loopback.
+ */
+export const DEVICE_COOKIE = "__Host-gatehouse-device";
+
+function deviceCookieHeader(deviceToken: string | undefined): Record<string, string> {
+  return deviceToken ? { cookie: `${DEVICE_COOKIE}=${deviceToken}` } : {};
+}
+
+/**
+ * Fetches a challenge as client `address` (through the trusted-proxy header); with a device token,
+ * as a known device (which the server always gives the base size).
+ */
+export async function getChallenge(baseUrl: string, address: string, deviceToken?: string): Promise<Challenge> {
+  const reply = await request(baseUrl, { method: "GET", path: "/api/altcha/challenge", headers: { "x-forwarded-for": address, ...deviceCookieHeader(deviceToken) } });
   if (reply.status !== 200) throw new Error(`GET /api/altcha/challenge answered ${reply.status}: ${reply.text.slice(0, 200)}`);
   return JSON.parse(reply.text) as Challenge;
 }
 
 /** A solved ALTCHA payload, as the widget would submit it. */
-export async function solvedPayload(baseUrl: string, address: string): Promise<string> {
-  return solve(await getChallenge(baseUrl, address));
+export async function solvedPayload(baseUrl: string, address: string, deviceToken?: string): Promise<string> {
+  return solve(await getChallenge(baseUrl, address, deviceToken));
 }
 
-export type SignInAttempt = { address: string; email: string; password: string; altcha: string; csrf: Csrf };
+/**
+ * The counter a payload's solution found: the challenge's secret number, so the work the solver
+ * did (the size is not in the challenge; a counter above the base size means a raised level).
+ */
+export function solvedCounter(payload: string): number {
+  try {
+    const decoded = JSON.parse(Buffer.from(payload, "base64").toString("utf8")) as { solution?: { counter?: unknown } };
+    return typeof decoded.solution?.counter === "number" ? decoded.solution.counter : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
 
-export function signInBody(attempt: Omit<SignInAttempt, "address" | "csrf"> & { csrfToken: string }): string {
+/** `deviceToken`: the known-device cookie to present (its newest value); absent: a new device. */
+export type SignInAttempt = { address: string; email: string; password: string; altcha: string; csrf: Csrf; deviceToken?: string };
+
+export function signInBody(attempt: Omit<SignInAttempt, "address" | "csrf" | "deviceToken"> & { csrfToken: string }): string {
   return new URLSearchParams({
     email: attempt.email,
     password: attempt.password,
@@ -85,35 +113,49 @@ export function signInBody(attempt: Omit<SignInAttempt, "address" | "csrf"> & { 
 
 export const SIGN_IN_PATH = "/api/auth/callback/credentials";
 
-export function signInHeaders(address: string, csrf: Csrf): Record<string, string> {
-  return { "content-type": "application/x-www-form-urlencoded", cookie: csrf.cookie, "x-forwarded-for": address };
+export function signInHeaders(address: string, csrf: Csrf, deviceToken?: string): Record<string, string> {
+  const cookie = deviceToken ? `${csrf.cookie}; ${DEVICE_COOKIE}=${deviceToken}` : csrf.cookie;
+  return { "content-type": "application/x-www-form-urlencoded", cookie, "x-forwarded-for": address };
 }
 
 /**
  * One sign-in POST. Outcomes: "signed-in" (200), "invalid" (next-auth's 401 after Argon2id),
- * or a refusal by one of the layers in front of it (429, 400, 503).
+ * or a refusal by one of the layers in front of it (429, 400, 403, 503).
  */
 export type SignInOutcome = {
   status: number;
-  kind: "signed-in" | "invalid" | "rate_limited" | "locked" | "captcha_invalid" | "busy" | "server_error" | "other";
+  kind: "signed-in" | "invalid" | "rate_limited" | "locked" | "captcha_invalid" | "csrf_invalid" | "busy" | "server_error" | "other";
   reason?: string;
   retryAfterSeconds?: number;
+  /** A lock refusal that names its end (only a known device's own lock should). */
+  lockedUntil?: string;
+  /** The device cookie the answer set (a success rotates it): the value to present next time. */
+  deviceToken?: string;
   ms: number;
   startedMs: number;
   endedMs: number;
 };
+
+function deviceTokenSet(reply: Reply): string | undefined {
+  for (const cookie of reply.headers["set-cookie"] ?? []) {
+    const [pair = ""] = cookie.split(";", 1);
+    const at = pair.indexOf("=");
+    if (at > 0 && pair.slice(0, at) === DEVICE_COOKIE && at < pair.length - 1) return pair.slice(at + 1);
+  }
+  return undefined;
+}
 
 export async function signIn(baseUrl: string, attempt: SignInAttempt): Promise<SignInOutcome> {
   const startedMs = performance.now();
   const reply = await request(baseUrl, {
     method: "POST",
     path: SIGN_IN_PATH,
-    headers: signInHeaders(attempt.address, attempt.csrf),
-    body: signInBody({ ...attempt, csrfToken: attempt.csrf.token }),
+    headers: signInHeaders(attempt.address, attempt.csrf, attempt.deviceToken),
+    body: signInBody({ email: attempt.email, password: attempt.password, altcha: attempt.altcha, csrfToken: attempt.csrf.token }),
   });
   const endedMs = performance.now();
   const body = jsonOf(reply);
-  const base = { status: reply.status, ms: reply.ms, startedMs, endedMs };
+  const base = { status: reply.status, ms: reply.ms, startedMs, endedMs, deviceToken: deviceTokenSet(reply) };
   // next-auth answers a JSON sign-in with 200 { url } in more cases than success (a CSRF failure
   // sends the client back to the sign-in page); only a new session cookie means signed in.
   if (reply.status === 200) {
@@ -123,8 +165,9 @@ export async function signIn(baseUrl: string, attempt: SignInAttempt): Promise<S
   if (reply.status === 401) return { ...base, kind: "invalid" };
   const error = typeof body.error === "string" ? body.error : "";
   const retryAfterSeconds = Number(reply.headers["retry-after"] ?? Number.NaN);
-  const kind = (["rate_limited", "locked", "captcha_invalid", "busy"] as const).find((known) => known === error) ?? (reply.status >= 500 ? "server_error" : "other");
-  return { ...base, kind, reason: typeof body.reason === "string" ? body.reason : undefined, retryAfterSeconds };
+  const kind = (["rate_limited", "locked", "captcha_invalid", "csrf_invalid", "busy"] as const).find((known) => known === error) ?? (reply.status >= 500 ? "server_error" : "other");
+  const lockedUntil = typeof body.lockedUntil === "string" ? body.lockedUntil : undefined;
+  return { ...base, kind, reason: typeof body.reason === "string" ? body.reason : undefined, retryAfterSeconds, lockedUntil };
 }
 
 export async function register(baseUrl: string, address: string, email: string, password: string): Promise<Reply> {

@@ -2,7 +2,7 @@ import type { BenchServer } from "./server";
 
 /** What every bench part receives and returns. */
 
-export type PartId = "limiter" | "flood" | "distributed" | "memory" | "argon2";
+export type PartId = "limiter" | "flood" | "distributed" | "memory" | "argon2" | "lockout" | "pow";
 
 /** Each part prints its title as a heading; the smoke test looks for them. */
 export const PART_TITLES: Readonly<Record<PartId, string>> = {
@@ -11,6 +11,8 @@ export const PART_TITLES: Readonly<Record<PartId, string>> = {
   distributed: "3. Distributed attack",
   memory: "4. Memory of the in-memory store",
   argon2: "5. Argon2id cost and ceiling",
+  lockout: "6. Lockout as denial of service",
+  pow: "7. Proof of work by level",
 };
 
 export type PartContext = {
@@ -21,8 +23,9 @@ export type PartContext = {
   /** Progress output (stdout). */
   say(line: string): void;
   /**
-   * Runs `work` against a production server started with the drill settings. A full run starts
-   * a fresh server per part; a smoke run shares one, since starting one takes several seconds.
+   * Runs `work` against a production server started with the drill settings (and the part's own
+   * `serverSettings`). A full run starts a fresh server per part; a smoke run shares one, started
+   * with the settings of every part it runs, since starting one takes several seconds.
    */
   withServer<T>(work: (server: BenchServer) => Promise<T>): Promise<T>;
 };
@@ -37,6 +40,8 @@ export type PartReport = {
 export type Part = {
   id: PartId;
   title: string;
+  /** Server settings on top of DRILL_SETTINGS for this part's server (parts that start none: none). */
+  serverSettings?(smoke: boolean): Record<string, string>;
   run(context: PartContext): Promise<PartReport>;
 };
 

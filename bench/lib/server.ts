@@ -17,8 +17,8 @@ import { sleep } from "./stats";
 export type BenchServer = {
   baseUrl: string;
   pid: number;
-  /** How often each pino `event` was logged since the start. */
-  eventCount(event: string): number;
+  /** How often each pino `event` was logged since the start; with `lane`, only lines with that `lane` field. */
+  eventCount(event: string, lane?: string): number;
   /** Lines the server logged at level error or above (pino >= 50), and anything on stderr. */
   errorLines(): string[];
   /** CPU time (user + system) of the server process and its children, in ms. */
@@ -186,9 +186,11 @@ export async function startServer(root: string, settings: Record<string, string>
   };
   readline.createInterface({ input: child.stdout! }).on("line", (line) => {
     let event: unknown;
+    let lane: unknown;
     try {
-      const parsed = JSON.parse(line) as { event?: unknown; level?: unknown };
+      const parsed = JSON.parse(line) as { event?: unknown; level?: unknown; lane?: unknown };
       event = parsed.event;
+      lane = parsed.lane;
       if (typeof parsed.level === "number" && parsed.level >= 50) errors.push(line);
     } catch {
       remember(line);
@@ -196,6 +198,8 @@ export async function startServer(root: string, settings: Record<string, string>
     }
     if (typeof event === "string") {
       counts.set(event, (counts.get(event) ?? 0) + 1);
+      // Sign-in events name the hash budget's lane (trusted: a known device).
+      if (typeof lane === "string") counts.set(`${event}\u0000${lane}`, (counts.get(`${event}\u0000${lane}`) ?? 0) + 1);
       for (const wake of waiters) wake();
     }
     if (!line.includes('"level":30')) remember(line);
@@ -247,7 +251,7 @@ export async function startServer(root: string, settings: Record<string, string>
   return {
     baseUrl,
     pid: child.pid!,
-    eventCount: (event) => counts.get(event) ?? 0,
+    eventCount: (event, lane) => counts.get(lane === undefined ? event : `${event}\u0000${lane}`) ?? 0,
     errorLines: () => [...errors],
     cpuMs: () => (treeCpuTicks(child.pid!) * 1000) / ticksPerSecond(),
     async waitForEvents(event, count, timeoutMs) {
