@@ -36,7 +36,8 @@ function webHeaders(incoming) {
   return headers;
 }
 
-const server = createServer(async (req, res) => {
+// The timeouts below are checked every second, not Node's default 30 s.
+const server = createServer({ connectionsCheckingInterval: 1_000 }, async (req, res) => {
   req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
   // A refusal the limiter already decided for this address and route is answered here, without
   // entering Next.js: a flood of refused requests then costs little more than a bare 429.
