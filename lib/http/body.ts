@@ -28,6 +28,14 @@ export class BodyError extends Error {
   }
 }
 
+/** The 4xx JSON answer for a refused body. */
+export function bodyRefusal(error: BodyError): Response {
+  // The rest of an oversized body is never read, so this connection cannot carry another
+  // request: say so, or a keep-alive client sends its next one into a reset.
+  const close = error.status === 413 ? { Connection: "close" } : undefined;
+  return jsonError(error.status, error.code, error.message, {}, close);
+}
+
 /**
  * True when the Content-Type header is exactly `expected` (case-insensitive), with no parameter
  * but an optional UTF-8 charset. Anything malformed, repeated or trailing is not a match.
@@ -71,7 +79,7 @@ async function readAs<T>(request: Request, maxBytes: number, type: MediaType, pa
     if (!isMediaType(request.headers.get("content-type"), type)) throw new BodyError(415, "unsupported_media_type", MEDIA_HINT[type]);
     return { ok: true, value: parse(await readBodyText(request, maxBytes)) };
   } catch (error) {
-    if (error instanceof BodyError) return { ok: false, response: jsonError(error.status, error.code, error.message) };
+    if (error instanceof BodyError) return { ok: false, response: bodyRefusal(error) };
     throw error;
   }
 }

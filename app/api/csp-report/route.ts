@@ -1,4 +1,4 @@
-import { BodyError, readBodyText } from "@/lib/http/body";
+import { BodyError, bodyRefusal, readBodyText } from "@/lib/http/body";
 import { limited } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
@@ -30,7 +30,7 @@ export const POST = limited("/api/csp-report", async (request) => {
   try {
     text = await readBodyText(request, MAX_REPORT_BYTES);
   } catch (error) {
-    if (error instanceof BodyError) return jsonError(error.status, error.code, error.message);
+    if (error instanceof BodyError) return bodyRefusal(error);
     throw error;
   }
   let body: unknown;
