@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { verifyDeviceToken } from "@/lib/devices/device-token";
 import { altchaPayload, browserSignIn, createAccount, deviceCookieOf, sessionCookieOf, tokenSignIn as signInForTokens } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
@@ -30,6 +31,10 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       expect((await tokenSignIn(email, PASSWORD)).status).toBe(429);
     }
 
+    function verifiedId(token: string, email: string): string {
+      return verifyDeviceToken(gate.config.DEVICE_COOKIE_SECRET, token, gate.usernameKey(email), Date.now())!.id;
+    }
+
     /** Signs in once from a fresh browser and returns its device cookie value. */
     async function knownBrowser(email: string): Promise<string> {
       const res = await browserSignIn(email, PASSWORD);
@@ -44,7 +49,7 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       database = await makeDatabase();
       Object.assign(process.env, { DATABASE_URL: database.url, HASH_QUEUE: "100", LOCKOUT_CAP_FAILURES: "8" });
       gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
-      for (const name of ["owner", "other", "forged", "clumsy", "app", "capped", "cookie", "pow", "racer", "busy", "browserapi", "victim", "thief"]) {
+      for (const name of ["owner", "other", "forged", "clumsy", "app", "capped", "cookie", "pow", "racer", "busy", "browserapi", "victim", "thief", "stale"]) {
         await register(`${name}@example.com`);
       }
       checks = await watchPasswordChecks();
@@ -179,6 +184,13 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       expect(checks.verified()).toBe(1);
     });
 
+    it("frees the device when next-auth's CSRF check refuses, so the owner's next try is still in the lane", async () => {
+      const device = await knownBrowser("stale@example.com");
+      const stale = await browserSignIn("stale@example.com", PASSWORD, { cookie: `${DEVICE_COOKIE}=${device}`, fields: { csrfToken: "stale" } });
+      expect(stale.status).toBe(403);
+      expect(await gate.devices.claim(verifiedId(device, "stale@example.com"), Date.now(), 1_000)).toBe(true);
+    });
+
     it("gives a username the owner's lane a few times an hour, then treats it as untrusted", async () => {
       let device = await knownBrowser("busy@example.com");
       // knownBrowser's first sign-in was untrusted; the lane allows 10 per hour per username.
@@ -233,8 +245,7 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
 
     it("revokes a device that reaches the cap of failures (a stolen cookie is not endless guesses)", async () => {
       const device = await knownBrowser("thief@example.com");
-      const { verifyDeviceToken } = await import("@/lib/devices/device-token");
-      const id = verifyDeviceToken(gate.config.DEVICE_COOKIE_SECRET, device, gate.usernameKey("thief@example.com"), Date.now())!.id;
+      const id = verifiedId(device, "thief@example.com");
       // Seven failures an hour apart (the cap is 8 here), then the eighth through the route.
       const hourMs = 3_600_000;
       for (let i = 0; i < 7; i++) await gate.lockouts.admitAttempt(gate.deviceLockKey(id), Date.now() - (8 - i) * hourMs, gate.deviceLockoutPolicy);

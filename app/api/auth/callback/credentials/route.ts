@@ -38,7 +38,10 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
   };
   const { result, outcome } = await limits.gate.admissions.carry(admission, () => callNextAuth(request, ["callback", "credentials"], canonical));
   // authorize() never ran: next-auth's CSRF check refused (its answer would read as a success).
-  if (!outcome) return csrfRefused();
+  if (!outcome) {
+    if (admission.device) await limits.gate.devices.release(admission.device.id);
+    return csrfRefused();
+  }
   if (!outcome.ok) return outcome.refusal ?? result;
   // Signed in: this browser is now a known device of this account (OWASP device cookie).
   return setDeviceCookie(result, outcome.device.token, outcome.device.expiresAtMs, limits.gate.clock());
