@@ -3,8 +3,10 @@
  *
  *   npm run bench                          every part; writes bench/RESULTS.md
  *   npm run bench -- --part limiter        one part (repeat --part, or a comma list, for several)
- *   npm run bench -- --smoke               tiny sizes, about 25 s, writes nothing (the test suite runs this)
+ *   npm run bench -- --smoke               tiny sizes, about 30 s, writes nothing (the test suite runs this)
  *   npm run bench -- --build               run `next build` first even if a build exists
+ *   npm run bench -- --compare DIR         part 2 also measures the production build in DIR (another
+ *                                          checkout, e.g. the commit before a change) side by side
  *
  * Parts: limiter, flood, distributed, memory, argon2, lockout, pow. flood, distributed and lockout
  * start the production server (`node server.mjs`) from .next; a full run builds it when
@@ -12,11 +14,13 @@
  * Node and in Chromium (CHROMIUM_PATH, else /usr/bin/chromium; skipped with a note when there is
  * none). All load goes to 127.0.0.1 and every loop is bounded.
  */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { closeConnections } from "./lib/http";
 import { describeMachine, machineMarkdown } from "./lib/machine";
-import { reproduce, type Part, type PartId } from "./lib/part";
+import { COMPARING_PARTS, reproduce, type Part, type PartId } from "./lib/part";
 import { writeResults, type Section } from "./lib/results";
 import { buildFreshness, DRILL_SETTINGS, ensureBuild, hasBuild, startServer, withServer, type BenchServer } from "./lib/server";
 import { argon2Part } from "./parts/argon2";
@@ -33,16 +37,17 @@ const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed", "lock
 const FULL_RUN_LIMIT_MS = 30 * 60_000;
 const SMOKE_RUN_LIMIT_MS = 3 * 60_000;
 
-type Options = { parts: Part[]; smoke: boolean; build: boolean };
+type Options = { parts: Part[]; smoke: boolean; build: boolean; compare?: string };
 
 function usage(): string {
-  return `usage: npm run bench [-- --part ${PARTS.map((part) => part.id).join("|")}] [--smoke] [--build]`;
+  return `usage: npm run bench [-- --part ${PARTS.map((part) => part.id).join("|")}] [--smoke] [--build] [--compare DIR]`;
 }
 
 function parseArgs(argv: readonly string[]): Options {
   const wanted = new Set<string>();
   let smoke = false;
   let build = false;
+  let compare: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--smoke") smoke = true;
@@ -51,6 +56,9 @@ function parseArgs(argv: readonly string[]): Options {
       const value = arg === "--part" ? argv[++i] : arg.slice("--part=".length);
       if (!value) throw new Error(`--part needs a value\n${usage()}`);
       for (const id of value.split(",")) wanted.add(id.trim());
+    } else if (arg === "--compare" || arg.startsWith("--compare=")) {
+      compare = arg === "--compare" ? argv[++i] : arg.slice("--compare=".length);
+      if (!compare) throw new Error(`--compare needs a directory\n${usage()}`);
     } else if (arg === "--help" || arg === "-h") {
       console.log(usage());
       process.exit(0);
@@ -58,7 +66,7 @@ function parseArgs(argv: readonly string[]): Options {
   }
   const unknown = [...wanted].filter((id) => !PARTS.some((part) => part.id === id));
   if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(", ")}\n${usage()}`);
-  return { parts: wanted.size === 0 ? [...PARTS] : PARTS.filter((part) => wanted.has(part.id)), smoke, build };
+  return { parts: wanted.size === 0 ? [...PARTS] : PARTS.filter((part) => wanted.has(part.id)), smoke, build, compare };
 }
 
 async function main(): Promise<number> {
@@ -89,6 +97,23 @@ async function main(): Promise<number> {
     const { builtAt, newerFiles } = buildFreshness(root);
     buildNote = ` Production build of ${builtAt.toISOString()}${newerFiles.length > 0 ? `, **older than ${newerFiles.length} source file(s)** (e.g. ${newerFiles.slice(0, 3).join(", ")}): rebuild with \`npm run build\` or \`--build\`` : " (current with the sources)"}.`;
     if (newerFiles.length > 0) say(`warning: the production build is older than ${newerFiles.length} source file(s), e.g. ${newerFiles.slice(0, 3).join(", ")}; the drills measure the build`);
+  }
+
+  // The checkout to compare with: its own production build, its commit named beside its figures.
+  let compare: { root: string; commit: string } | undefined;
+  if (options.compare && options.parts.some((part) => COMPARING_PARTS.has(part.id))) {
+    const compareRoot = path.resolve(options.compare);
+    if (!fs.existsSync(path.join(compareRoot, "server.mjs")) || !hasBuild(compareRoot)) {
+      throw new Error(`--compare ${compareRoot}: expected a checkout with a production build (server.mjs and .next/BUILD_ID); run \`npm ci && npm run build\` there`);
+    }
+    let commit = "unknown";
+    try {
+      commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: compareRoot, encoding: "utf8" }).trim();
+    } catch {
+      // Not a git checkout: named by its folder only.
+    }
+    compare = { root: compareRoot, commit };
+    say(`comparing with ${compareRoot} (commit ${commit})`);
   }
 
   // Smoke runs share one server between the drills, started with the settings of all of them (a
@@ -130,10 +155,11 @@ async function main(): Promise<number> {
     // Other work on the machine skews every figure; the load average says how much there was.
     const loadBefore = os.loadavg()[0]!;
     try {
-      const report = await part.run({ smoke: options.smoke, root, say, withServer: serverFor(part) });
+      const comparing = COMPARING_PARTS.has(part.id) ? compare : undefined;
+      const report = await part.run({ smoke: options.smoke, root, say, withServer: serverFor(part), compare: comparing });
       const load = `1-minute load average ${loadBefore.toFixed(2)} before, ${os.loadavg()[0]!.toFixed(2)} after`;
       const built = SERVER_PARTS.has(part.id) ? buildNote : "";
-      const measured = `Measured ${new Date().toISOString()} (commit ${machine.commit}) in ${((performance.now() - startedMs) / 1000).toFixed(0)} s; ${load}.${built} Reproduce: \`${reproduce(part.id)}\``;
+      const measured = `Measured ${new Date().toISOString()} (commit ${machine.commit}) in ${((performance.now() - startedMs) / 1000).toFixed(0)} s; ${load}.${built} Reproduce: \`${reproduce(part.id, comparing?.root)}\``;
       const markdown = [`## ${part.title}`, "", measured, "", report.markdown].join("\n");
       console.log("");
       console.log(report.markdown);
@@ -155,7 +181,7 @@ async function main(): Promise<number> {
     const header = [
       "# Gatehouse: benchmark results",
       "",
-      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on the machine below, and each section names the command that reproduces it. The HTTP drills (parts 2, 3 and 6) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing); part 7 needs Chromium (`CHROMIUM_PATH`, else `/usr/bin/chromium`).",
+      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on the machine below, and each section names the command that reproduces it. The HTTP drills (parts 2, 3 and 6) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing), and part 2's before column a second checkout with its own build (`--compare DIR`); part 7 needs Chromium (`CHROMIUM_PATH`, else `/usr/bin/chromium`).",
       "",
       "## Machine",
       "",

@@ -17,6 +17,15 @@ export function request(baseUrl: string, outgoing: Outgoing, timeoutMs = 60_000)
   if (url.hostname !== "127.0.0.1" && url.hostname !== "localhost" && url.hostname !== "[::1]") {
     return Promise.reject(new Error(`the bench only talks to loopback, not ${url.hostname}`));
   }
+  return send(url, outgoing, timeoutMs, true);
+}
+
+/**
+ * One request. A kept-alive socket the server closes (its keep-alive timeout, 5 s) just as a
+ * request goes out on it fails with ECONNRESET before the server read the request: that one is
+ * sent again, once, on a new socket (the case Node's http documentation retries).
+ */
+function send(url: URL, outgoing: Outgoing, timeoutMs: number, retryStale: boolean): Promise<Reply> {
   const startedMs = performance.now();
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...outgoing.headers };
@@ -30,7 +39,10 @@ export function request(baseUrl: string, outgoing: Outgoing, timeoutMs = 60_000)
       res.on("error", reject);
     });
     req.on("timeout", () => req.destroy(new Error(`${outgoing.method} ${outgoing.path} timed out after ${timeoutMs} ms`)));
-    req.on("error", reject);
+    req.on("error", (error: NodeJS.ErrnoException) => {
+      if (retryStale && req.reusedSocket && error.code === "ECONNRESET") send(url, outgoing, timeoutMs, false).then(resolve, reject);
+      else reject(error);
+    });
     req.end(outgoing.body);
   });
 }

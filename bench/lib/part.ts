@@ -28,6 +28,11 @@ export type PartContext = {
    * with the settings of every part it runs, since starting one takes several seconds.
    */
   withServer<T>(work: (server: BenchServer) => Promise<T>): Promise<T>;
+  /**
+   * Another checkout with a production build (`--compare DIR`), measured beside this one by the
+   * parts that can (part 2 starts a server from it as well): the "before" of a change.
+   */
+  compare?: { root: string; commit: string };
 };
 
 export type PartReport = {
@@ -45,5 +50,8 @@ export type Part = {
   run(context: PartContext): Promise<PartReport>;
 };
 
-/** The command that reproduces one part's figures. */
-export const reproduce = (id: PartId): string => `npm run bench -- --part ${id}`;
+/** The command that reproduces one part's figures (with the comparison checkout, when the part used one). */
+export const reproduce = (id: PartId, compareRoot?: string): string => `npm run bench -- --part ${id}${compareRoot ? ` --compare ${compareRoot}` : ""}`;
+
+/** Parts that measure the `--compare` checkout too. */
+export const COMPARING_PARTS: ReadonlySet<PartId> = new Set(["flood"]);

@@ -73,7 +73,7 @@ export function ensureBuild(root: string, say: (line: string) => void, force = f
   execFileSync(path.join(root, "node_modules", ".bin", "next"), ["build"], { cwd: root, stdio: "inherit", timeout: 15 * 60_000 });
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once("error", reject);
@@ -107,6 +107,11 @@ function readStat(pid: number): ProcStat | null {
   } catch {
     return null;
   }
+}
+
+/** CPU time (user + system) of `rootPid` and every descendant still alive, in ms. */
+export function processTreeCpuMs(rootPid: number): number {
+  return (treeCpuTicks(rootPid) * 1000) / ticksPerSecond();
 }
 
 /** Summed CPU ticks of `rootPid` and every descendant still alive. */
@@ -145,6 +150,13 @@ function installExitHook(): void {
       process.exit(130);
     });
   }
+}
+
+/** Kills `child` with the bench if it is still running then (drill helpers: load generators, the bare server). */
+export function killOnExit(child: ChildProcess): void {
+  installExitHook();
+  running.add(child);
+  child.once("exit", () => running.delete(child));
 }
 
 /**
@@ -253,7 +265,7 @@ export async function startServer(root: string, settings: Record<string, string>
     pid: child.pid!,
     eventCount: (event, lane) => counts.get(lane === undefined ? event : `${event}\u0000${lane}`) ?? 0,
     errorLines: () => [...errors],
-    cpuMs: () => (treeCpuTicks(child.pid!) * 1000) / ticksPerSecond(),
+    cpuMs: () => processTreeCpuMs(child.pid!),
     async waitForEvents(event, count, timeoutMs) {
       const until = Date.now() + timeoutMs;
       while ((counts.get(event) ?? 0) < count && Date.now() < until) {
