@@ -32,14 +32,10 @@ export type CannonInput = {
   load: CannonLoad;
   /** Stops early once this many answers had this status. */
   stopAt?: { status: number; count: number };
-  /** Counts answers per whole second since the start, by status, when set. */
-  perSecond?: boolean;
 };
 
 export type CannonOutput = {
   statuses: Record<string, number>;
-  /** statuses by second since the first request (only with `perSecond`). */
-  seconds: Record<string, number>[];
   durationSeconds: number;
   latencyP50: number;
   latencyP99: number;
@@ -78,8 +74,6 @@ async function flood(input: CannonInput): Promise<CannonOutput> {
   const host = new URL(input.url).hostname;
   if (host !== "127.0.0.1" && host !== "localhost") throw new Error(`the bench only talks to loopback, not ${host}`);
   const statuses: Record<string, number> = {};
-  const seconds: Record<string, number>[] = [];
-  const startedMs = performance.now();
   console.log(JSON.stringify({ start: true }));
   const instance: Instance = autocannon({
     url: input.url,
@@ -92,16 +86,11 @@ async function flood(input: CannonInput): Promise<CannonOutput> {
   running = instance;
   instance.on("response", (_client: unknown, statusCode: number) => {
     statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
-    if (input.perSecond) {
-      const second = Math.floor((performance.now() - startedMs) / 1000);
-      while (seconds.length <= second) seconds.push({});
-      seconds[second]![statusCode] = (seconds[second]![statusCode] ?? 0) + 1;
-    }
     if (input.stopAt && (statuses[input.stopAt.status] ?? 0) >= input.stopAt.count) instance.stop();
   });
   const result = await instance;
   running = undefined;
-  return { statuses, seconds, durationSeconds: result.duration, latencyP50: result.latency.p50, latencyP99: result.latency.p99, errors: result.errors, timeouts: result.timeouts };
+  return { statuses, durationSeconds: result.duration, latencyP50: result.latency.p50, latencyP99: result.latency.p99, errors: result.errors, timeouts: result.timeouts };
 }
 
 async function main(): Promise<void> {

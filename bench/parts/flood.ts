@@ -63,7 +63,7 @@ const SMOKE: Sizes = { openingSeconds: 1, poolSize: 4, warmupSeconds: 0, rounds:
 type Target = { name: string; commit: string; server: BenchServer; csrf: Csrf; fastPath: boolean };
 
 /** One measured flood of a cost row. */
-type Sample = { answered: number; seconds: number; cpuMs: number; p50: number; p99: number; statuses: Record<string, number> };
+type Sample = { answered: number; seconds: number; cpuMs: number; p50: number; p99: number; statuses: Record<string, number>; errors: number; timeouts: number };
 
 type Row = { samples: Sample[] };
 
@@ -87,7 +87,7 @@ const merged = (samples: readonly { statuses: Record<string, number> }[]) => {
   for (const sample of samples) for (const [code, n] of Object.entries(sample.statuses)) all[code] = (all[code] ?? 0) + n;
   return all;
 };
-const sampleOf = (flood: Flood): Sample => ({ answered: answered(flood), seconds: flood.durationSeconds, cpuMs: flood.cpuMs, p50: flood.latencyP50, p99: flood.latencyP99, statuses: flood.statuses });
+const sampleOf = (flood: Flood): Sample => ({ answered: answered(flood), seconds: flood.durationSeconds, cpuMs: flood.cpuMs, p50: flood.latencyP50, p99: flood.latencyP99, statuses: flood.statuses, errors: flood.errors, timeouts: flood.timeouts });
 
 /** The 1,000 flooding addresses: 172.16.x.y. */
 const spreadAddress = (n: number) => `172.16.${Math.floor(n / 250)}.${(n % 250) + 1}`;
@@ -249,18 +249,21 @@ async function drill(context: PartContext, sizes: Sizes, flooder: FloodClient, s
     });
   };
 
-  if (sizes.warmupSeconds > 0) {
-    say(`warm-up: ${steps.length} routes, ${sizes.warmupSeconds} s each (not measured)`);
-    for (const step of ordered(0)) await flooder.run({ url: step.url, connections: CONNECTIONS, durationSeconds: sizes.warmupSeconds, maxRequests: REQUEST_CAP, load: step.load }, step.cpu);
-  }
-  for (let round = 0; round < sizes.rounds; round++) {
-    say(`cost round ${round + 1}/${sizes.rounds}: ${steps.length} floods of ${sizes.phaseSeconds} s`);
-    for (const step of ordered(round)) {
-      const flood = await flooder.run({ url: step.url, connections: CONNECTIONS, durationSeconds: sizes.phaseSeconds, maxRequests: REQUEST_CAP, load: step.load }, step.cpu);
-      step.row.samples.push(sampleOf(flood));
+  try {
+    if (sizes.warmupSeconds > 0) {
+      say(`warm-up: ${steps.length} routes, ${sizes.warmupSeconds} s each (not measured)`);
+      for (const step of ordered(0)) await flooder.run({ url: step.url, connections: CONNECTIONS, durationSeconds: sizes.warmupSeconds, maxRequests: REQUEST_CAP, load: step.load }, step.cpu);
     }
+    for (let round = 0; round < sizes.rounds; round++) {
+      say(`cost round ${round + 1}/${sizes.rounds}: ${steps.length} floods of ${sizes.phaseSeconds} s`);
+      for (const step of ordered(round)) {
+        const flood = await flooder.run({ url: step.url, connections: CONNECTIONS, durationSeconds: sizes.phaseSeconds, maxRequests: REQUEST_CAP, load: step.load }, step.cpu);
+        step.row.samples.push(sampleOf(flood));
+      }
+    }
+  } finally {
+    floor.stop();
   }
-  floor.stop();
 
   // The legitimate user: idle, during the one-address flood, during the 1,000-address flood. The
   // spread flood replays one solution per server, spent here first.
@@ -285,7 +288,7 @@ async function drill(context: PartContext, sizes: Sizes, flooder: FloodClient, s
     let floodEnded = false;
     let legit: Promise<LegitRun[]> | undefined;
     const flood = flooder
-      .run({ url: target.server.baseUrl, connections: CONNECTIONS, durationSeconds: sizes.legitFloodSeconds, maxRequests: REQUEST_CAP, load, perSecond: true }, () => target.server.cpuMs(), () => {
+      .run({ url: target.server.baseUrl, connections: CONNECTIONS, durationSeconds: sizes.legitFloodSeconds, maxRequests: REQUEST_CAP, load }, () => target.server.cpuMs(), () => {
         // Half a second for the flood to reach full load, then the user starts.
         legit = sleep(context.smoke ? 100 : 500).then(() => legitRuns(target, start, sizes.legitRuns, sizes.legitPaceMs, () => floodEnded));
       })
@@ -410,6 +413,7 @@ function report(context: PartContext, sizes: Sizes, measured: Measured): PartRep
   const spreadRate = spreadFlood ? spreadAnswered / spreadFlood.durationSeconds : Number.NaN;
   const spreadCpuPerRequest = spreadFlood ? spreadFlood.cpuMs / Math.max(1, spreadAnswered) : Number.NaN;
   const untilAllRefused = sizes.spreadAddresses * (measured.addressCapacity + 1);
+  const allFloods: { errors: number; timeouts: number }[] = [...[...openings.values()].map((opening) => opening.flood), ...rows.flatMap((each) => each.samples), ...legitPhases.flatMap((phase) => (phase.flood ? [phase.flood] : []))];
   const oneAddressFlood = legitPhases.find((phase) => phase.target === after && phase.condition === "one-address flood")?.flood;
 
   const openingRows = targets.map((target) => {
@@ -427,7 +431,7 @@ function report(context: PartContext, sizes: Sizes, measured: Measured): PartRep
     : "No `--compare` checkout was given, so there is no before column: run with `--compare DIR`, DIR a checkout of the commit before the fast path (2beb7a3) with its own build.";
 
   const markdown = [
-    `Servers: \`node server.mjs\` (production build, fresh PGlite database, default limits: sign-in ${defaultLimitSpecs.signInAddress} per address and ${defaultLimitSpecs.signInUsername} per username + address; \`ALTCHA_MAX_COUNTER=1000\` and \`ALTCHA_EXPIRES_SECONDS=3600\` so the bench can make solutions cheaply). ${compareSetup} Load: autocannon in a process of its own, ${CONNECTIONS} connections, no \`Accept-Encoding\` (so no gzip), on the same ${cores}-core machine as the servers; every attacker request comes through the trusted-proxy header and names a new username (only the per-address limit applies). Server CPU is user + system of the server's process tree from /proc, read as each flood starts and ends; "server busy" is that CPU over the flood's wall time (100% = one core; Node answers HTTP on one thread, so about 100% is the server's capacity).`,
+    `Servers: \`node server.mjs\` (production build, fresh PGlite database, default limits: sign-in ${defaultLimitSpecs.signInAddress} per address and ${defaultLimitSpecs.signInUsername} per username + address, lockout after 5, hash budget = CPU count running + 8 waiting, Argon2id m=19456 KiB t=2 p=1; \`ALTCHA_MAX_COUNTER=1000\` and \`ALTCHA_EXPIRES_SECONDS=3600\` so the bench can make solutions cheaply). ${compareSetup} Load: autocannon in a process of its own, ${CONNECTIONS} connections, no \`Accept-Encoding\` (so no gzip), on the same ${cores}-core machine as the servers; every attacker request comes through the trusted-proxy header and names a new username (only the per-address limit applies). Server CPU is user + system of the server's process tree from /proc, read as each flood starts and ends; "server busy" is that CPU over the flood's wall time (100% = one core; Node answers HTTP on one thread, so about 100% is the server's capacity).`,
     "",
     "**The opening burst** (until 200 refusals): the attacker's allowance is spent, and only the policy's allowance reaches Argon2id.",
     "",
@@ -451,6 +455,8 @@ function report(context: PartContext, sizes: Sizes, measured: Measured): PartRep
     `- One-address flood, this build: p99 ÷ idle: page ${fmt.ratio(oneAddress?.page ?? Number.NaN)}, sign-in POST ${fmt.ratio(oneAddress?.post ?? Number.NaN)}, whole sign-in ${fmt.ratio(oneAddress?.whole ?? Number.NaN)} (target ≤ ${TARGET_P99_RATIO}×: **${met(worst(oneAddress), TARGET_P99_RATIO)}**)${oneAddressBefore ? `; ${beforeCol}: page ${fmt.ratio(oneAddressBefore.page)}, POST ${fmt.ratio(oneAddressBefore.post)}, whole ${fmt.ratio(oneAddressBefore.whole)}` : ""}.`,
     `- Why a saturating flood still slows the user: Node answers on one thread, and at full load each turn of its event loop first serves the refusals already waiting, about ${CONNECTIONS} (one per connection) × ${fmt.usFromMs(cost("refused", after))} ≈ ${fmt.ms(CONNECTIONS * cost("refused", after))} here${before ? ` (${fmt.ms(CONNECTIONS * cost("refused", before))} before the fast path)` : ""}; a page or a sign-in takes several turns (routing, database, Argon2id in the thread pool, the response), and the load generator takes CPU from the same ${cores} cores.`,
     `- ${fmt.int(sizes.spreadAddresses)}-address flood, this build: p99 ÷ idle: page ${fmt.ratio(spread?.page ?? Number.NaN)}, POST ${fmt.ratio(spread?.post ?? Number.NaN)}, whole ${fmt.ratio(spread?.whole ?? Number.NaN)}. The fast path answered at most ${fmt.int(spread429)} of its ${fmt.int(spreadAnswered)} requests (the 429s; each address's first refusal comes from Next.js): ${fmt.fixed((100 * spread429) / Math.max(1, spreadAnswered), 1)}%. Until an address has spent its allowance (${measured.addressCapacity} requests) every request of it goes through Next.js, at ${fmt.usFromMs(spreadCpuPerRequest)} of server CPU each (${fmt.int(spreadRate)}/s); the fast path takes over only after ${fmt.int(untilAllRefused)} requests (${fmt.int(sizes.spreadAddresses)} × ${measured.addressCapacity + 1}), about ${fmt.int(untilAllRefused / spreadRate)} s at this rate${oneAddressFlood ? `, and the flood then costs what the one-address flood does (${fmt.usFromMs(oneAddressFlood.cpuMs / Math.max(1, answered(oneAddressFlood)))} per request under the user's run)` : ""}.`,
+    "",
+    `Errors / timeouts reported by autocannon over every flood above: ${fmt.int(allFloods.reduce((sum, flood) => sum + flood.errors, 0))} / ${fmt.int(allFloods.reduce((sum, flood) => sum + flood.timeouts, 0))}.`,
   ].join("\n");
 
   const headlines = [
