@@ -6,7 +6,7 @@ import { redisReplayStore } from "@/lib/captcha/redis-replay-store";
 import { memoryReplayStore, type ReplayStore } from "@/lib/captcha/replay-store";
 import type { AltchaSettings } from "@/lib/captcha/altcha";
 import { parseTrustedProxies, peerHeaderFromServer, resolveClientAddress, type ClientAddress } from "@/lib/http/client-address";
-import { FAST_PATH_SYMBOL, RefusalCache, type FastRoute } from "@/lib/http/refusal-cache";
+import { FAST_PATH_SYMBOL, RefusalCache, type FastRoute, type HeaderReader } from "@/lib/http/refusal-cache";
 import { ROUTE_RULES } from "@/lib/http/route-policies";
 import { prismaSecurityEvents, type SecurityEvents } from "@/lib/events/security-events";
 import { LRUCache } from "lru-cache";
@@ -145,7 +145,7 @@ async function build(): Promise<Gatehouse> {
     capFailures: config.LOCKOUT_CAP_FAILURES,
   };
   let warnedUnknownPeer = false;
-  const clientAddress = (headers: Headers): ClientAddress => {
+  const clientAddress = (headers: HeaderReader): ClientAddress => {
     const client = resolveClientAddress(headers, { trustedProxies, ipv6PrefixLength: config.IPV6_PREFIX_LENGTH, peerHeader: peerHeaderFromServer() });
     if (client.source === "unknown" && !warnedUnknownPeer) {
       warnedUnknownPeer = true;

@@ -126,7 +126,7 @@ function toResult(ip: IP, source: "socket" | "forwarded", ipv6PrefixLength: numb
  * client unless it is a trusted proxy; then X-Forwarded-For is read right to left past trusted hops.
  * X-Real-IP is never read: it carries one address with no chain to check against.
  */
-export function resolveClientAddress(headers: Headers, options: ResolveOptions): ClientAddress {
+export function resolveClientAddress(headers: { get(name: string): string | null }, options: ResolveOptions): ClientAddress {
   const ipv6PrefixLength = options.ipv6PrefixLength ?? DEFAULT_IPV6_PREFIX_LENGTH;
   if (!Number.isInteger(ipv6PrefixLength) || ipv6PrefixLength < 0 || ipv6PrefixLength > 128) {
     throw new RangeError(`ipv6PrefixLength: expected an integer from 0 to 128, got ${ipv6PrefixLength}`);

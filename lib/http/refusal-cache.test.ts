@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { LimitResult } from "@/lib/rate-limit/limiter";
 import { defaultPolicies } from "@/lib/rate-limit/policies";
 import { parseTrustedProxies, resolveClientAddress, type ClientAddress } from "./client-address";
-import { RefusalCache, type FastRoute } from "./refusal-cache";
+import { RefusalCache, type FastRoute, type HeaderReader } from "./refusal-cache";
 import { REFUSE } from "./refusals";
 import { apiSecurityHeaders } from "./security-headers";
 
@@ -15,12 +15,12 @@ const ROUTES: FastRoute[] = [
 function setup(options: { trusted?: string; maxEntries?: number } = {}) {
   let nowMs = 1_000_000;
   const trustedProxies = parseTrustedProxies(options.trusted ?? "");
-  const clientAddress = (headers: Headers) => resolveClientAddress(headers, { trustedProxies, peerHeader: PEER });
+  const clientAddress = (headers: HeaderReader) => resolveClientAddress(headers, { trustedProxies, peerHeader: PEER });
   const cache = new RefusalCache(ROUTES, clientAddress, () => nowMs, options.maxEntries ?? 1_000, true);
   return { cache, clientAddress, advance: (ms: number) => (nowMs += ms) };
 }
 
-const headersFrom = (peer: string, extra: Record<string, string> = {}) => () => new Headers({ [PEER]: peer, ...extra });
+const headersFrom = (peer: string, extra: Record<string, string> = {}) => new Headers({ [PEER]: peer, ...extra });
 const refused = (retryAfterMs: number, storeFailed = false): LimitResult => ({
   allowed: false,
   remaining: 0,
@@ -55,6 +55,24 @@ describe("RefusalCache (the fast path's memory)", () => {
     expect(JSON.parse(gunzipSync(answer!.body as Buffer).toString())).toMatchObject({ error: "rate_limited", retryAfterSeconds: 30 });
   });
 
+  it("renders a refusal once per Retry-After second, and anew when the second changes", async () => {
+    const { cache, advance } = setup();
+    cache.remember("/api/auth/callback/credentials", client("203.0.113.7"), refused(29_500));
+    const first = await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7"));
+    advance(400);
+    // Still 30 s to go when rounded up: the same bytes, not a new render.
+    expect(await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7"))).toBe(first);
+    advance(200);
+    const later = await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7"));
+    expect(later?.headers["retry-after"]).toBe("29");
+    expect(JSON.parse(later!.body as string)).toMatchObject({ retryAfterSeconds: 29 });
+    // A gzip client asking in the same second gets the same refusal, compressed.
+    const zipped = await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7", { "accept-encoding": "gzip" }));
+    const { gunzipSync } = await import("node:zlib");
+    expect(gunzipSync(zipped!.body as Buffer).toString()).toBe(later!.body);
+    expect(later?.headers["content-encoding"]).toBeUndefined();
+  });
+
   it("never answers for another address, another route or method, or after the retry time", async () => {
     const { cache, advance } = setup();
     cache.remember("/api/auth/callback/credentials", client("203.0.113.7"), refused(10_000));
@@ -80,7 +98,7 @@ describe("RefusalCache (the fast path's memory)", () => {
     const { cache, clientAddress } = setup({ trusted: "10.0.0.0/8" });
     const behindProxy = new Headers({ [PEER]: "10.0.0.2", "x-forwarded-for": "198.51.100.1, 203.0.113.9" });
     cache.remember("/api/altcha/challenge", clientAddress(behindProxy), refused(60_000));
-    expect(await cache.answer("GET", "/api/altcha/challenge", () => behindProxy)).not.toBeNull();
+    expect(await cache.answer("GET", "/api/altcha/challenge", behindProxy)).not.toBeNull();
     // The proxy's other clients, and the proxy itself, are not refused.
     expect(await cache.answer("GET", "/api/altcha/challenge", headersFrom("10.0.0.2", { "x-forwarded-for": "203.0.113.10" }))).toBeNull();
     expect(await cache.answer("GET", "/api/altcha/challenge", headersFrom("10.0.0.2"))).toBeNull();

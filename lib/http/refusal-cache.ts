@@ -2,7 +2,7 @@ import { gzipSync } from "node:zlib";
 import { LRUCache } from "lru-cache";
 import type { LimitResult } from "@/lib/rate-limit/limiter";
 import type { ClientAddress } from "./client-address";
-import { REFUSE } from "./refusals";
+import { REFUSE, retryAfterSeconds } from "./refusals";
 import type { RefusalStyle, RoutePath } from "./route-policies";
 import { apiSecurityHeaders } from "./security-headers";
 
@@ -14,15 +14,21 @@ export type FastAnswer = { status: number; headers: Record<string, string>; body
 // (e2e/refusal-fast-path.spec.ts compares them over HTTP and fails when Next.js changes).
 const NEXT_VARY = "rsc, next-router-state-tree, next-router-prefetch, next-router-segment-prefetch, Accept-Encoding";
 
+/** The one thing the fast path reads from a request's headers (server.mjs passes Node's raw headers). */
+export type HeaderReader = { get(name: string): string | null };
+
 export type FastPath = {
   /** The remembered refusal for this request, or null to let it through to Next.js. */
-  answer(method: string, url: string, headers: () => Headers): Promise<FastAnswer | null>;
+  answer(method: string, url: string, headers: HeaderReader): Promise<FastAnswer | null>;
 };
 
 /** A route whose first limit is keyed by the client address alone. */
 export type FastRoute = { method: string; path: RoutePath; style: RefusalStyle };
 
-type Entry = { retryAtMs: number; result: LimitResult };
+// A refusal's bytes change only when its Retry-After second does: each entry keeps the answer it
+// last rendered (and its gzip, made when first asked for), so a flood pays for a lookup, not a render.
+type Rendered = { seconds: number; plain: FastAnswer; gzip?: FastAnswer };
+type Entry = { retryAtMs: number; result: LimitResult; style: RefusalStyle; rendered?: Rendered };
 
 // Keys are a route path and an address key; the value holds a number and a shared policy object.
 const ENTRY_BYTES = 200;
@@ -42,10 +48,11 @@ export const FAST_PATH_SYMBOL = Symbol.for("gatehouse.fastPath");
 export class RefusalCache implements FastPath {
   private readonly entries: LRUCache<string, Entry>;
   private readonly routes: ReadonlyMap<string, FastRoute>;
+  private readonly styles: ReadonlyMap<RoutePath, RefusalStyle>;
 
   constructor(
     routes: readonly FastRoute[],
-    private readonly clientAddress: (headers: Headers) => ClientAddress,
+    private readonly clientAddress: (headers: HeaderReader) => ClientAddress,
     private readonly clock: () => number,
     maxEntries: number,
     private readonly production: boolean,
@@ -53,6 +60,7 @@ export class RefusalCache implements FastPath {
     private readonly onAnswer: (path: RoutePath) => void = () => {},
   ) {
     this.routes = new Map(routes.map((route) => [`${route.method} ${route.path}`, route]));
+    this.styles = new Map(routes.map((route) => [route.path, route.style]));
     // Bounded in entries and bytes; each entry forgets itself at its retry time.
     this.entries = new LRUCache<string, Entry>({ max: maxEntries, maxSize: maxEntries * ENTRY_BYTES, sizeCalculation: (_entry, key) => ENTRY_BYTES + key.length });
   }
@@ -66,29 +74,35 @@ export class RefusalCache implements FastPath {
     const ttl = Math.ceil(result.retryAfterMs);
     // An outage's refusal is the fail mode's, not the limiter's: let each request ask again.
     if (ttl <= 0 || result.storeFailed || client.source === "unknown") return;
-    this.entries.set(key(path, client), { retryAtMs: this.clock() + ttl, result }, { ttl });
+    const style = this.styles.get(path);
+    if (!style) return;
+    this.entries.set(key(path, client), { retryAtMs: this.clock() + ttl, result, style }, { ttl });
   }
 
-  /** `headers` is asked for only when the request is for a fast route and something is cached. */
-  async answer(method: string, url: string, headers: () => Headers): Promise<FastAnswer | null> {
+  async answer(method: string, url: string, headers: HeaderReader): Promise<FastAnswer | null> {
     if (this.entries.size === 0) return null;
     const route = this.routes.get(`${method} ${url.split("?", 1)[0]}`);
     if (!route) return null;
-    const request = headers();
-    const client = this.clientAddress(request);
+    const client = this.clientAddress(headers);
     if (client.source === "unknown") return null;
     const entry = this.entries.get(key(route.path, client));
     const nowMs = this.clock();
     if (!entry || entry.retryAtMs <= nowMs) return null;
-    // The very refusal the route would send now, with the same headers and body.
-    const response = REFUSE[route.style]({ ...entry.result, retryAfterMs: entry.retryAtMs - nowMs });
+    const remainingMs = entry.retryAtMs - nowMs;
+    const seconds = retryAfterSeconds(remainingMs);
+    if (entry.rendered?.seconds !== seconds) entry.rendered = { seconds, plain: await this.render(entry, remainingMs) };
+    const rendered = entry.rendered;
+    this.onAnswer(route.path);
+    if (!/\bgzip\b/i.test(headers.get("accept-encoding") ?? "")) return rendered.plain;
+    rendered.gzip ??= { ...rendered.plain, headers: { ...rendered.plain.headers, "content-encoding": "gzip" }, body: gzipSync(rendered.plain.body) };
+    return rendered.gzip;
+  }
+
+  /** The very refusal the route would send now, with the same headers and body. */
+  private async render(entry: Entry, remainingMs: number): Promise<FastAnswer> {
+    const response = REFUSE[entry.style]({ ...entry.result, retryAfterMs: remainingMs });
     const answer: FastAnswer = { status: response.status, headers: { ...apiSecurityHeaders(this.production), vary: NEXT_VARY }, body: await response.text() };
     response.headers.forEach((value, name) => (answer.headers[name] = value));
-    if (/\bgzip\b/i.test(request.get("accept-encoding") ?? "")) {
-      answer.body = gzipSync(answer.body);
-      answer.headers["content-encoding"] = "gzip";
-    }
-    this.onAnswer(route.path);
     return answer;
   }
 }
