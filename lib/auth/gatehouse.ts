@@ -21,9 +21,10 @@ import { loadPolicies } from "@/lib/rate-limit/policies";
 import type { RateLimitStore, RateLimitStoreKind } from "@/lib/rate-limit/store";
 import { MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
 import { createPostgresRateLimitStore } from "@/lib/rate-limit/stores/postgres";
+import { preLimited } from "@/lib/rate-limit/stores/pre-limited";
 import { connectRedis, RedisRateLimitStore, untilReady } from "@/lib/rate-limit/stores/redis";
 import { guardRateLimitStore, guardReplayStore } from "@/lib/resilience/guarded";
-import { createStoreGuard, type StoreHealth } from "@/lib/resilience/store-guard";
+import { createStoreGuard, type StoreGuard, type StoreHealth } from "@/lib/resilience/store-guard";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 
 /** Every protection layer, built once per process from the configuration. */
@@ -55,32 +56,53 @@ export type Gatehouse = {
   usernameKey(email: string): string;
   /** The lockout key of one known device. */
   deviceLockKey(deviceId: string): string;
+  /** Closes the limiter and replay stores (the database is closed after it, by its owner). */
+  close(): Promise<void>;
 };
 
-type Backend = { store: RateLimitStore; replays: ReplayStore; health(): StoreHealth };
+type Backend = { store: RateLimitStore; replays: ReplayStore; health(): StoreHealth; close(): Promise<void> };
 
 /**
  * The limiter and replay stores. Memory: per instance, nothing to fail. Redis or PostgreSQL:
- * shared by every instance, each call behind one guard (timeout + circuit breaker) per backend.
+ * shared by every instance, behind a per-instance memory store with the same policies (which
+ * refuses a flood before it reaches the shared store), each call behind its own policy's guard
+ * (timeout + circuit breaker; the replay store has one of its own): one client's flood of one
+ * endpoint cannot open the circuit that sign-in depends on.
  */
 async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () => number): Promise<Backend> {
+  const local = () => new MemoryRateLimitStore({ maxEntries: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, clock });
   if (config.RATE_LIMIT_STORE === "memory") {
     return {
-      store: new MemoryRateLimitStore({ maxEntries: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, clock }),
+      store: local(),
       replays: memoryReplayStore(config.RATE_LIMIT_MEMORY_MAX_ENTRIES, clock),
       health: () => "up",
+      close: async () => {},
     };
   }
-  const guard = createStoreGuard({
-    timeoutMs: config.RATE_LIMIT_STORE_TIMEOUT_MS,
-    breakerFailures: config.RATE_LIMIT_BREAKER_FAILURES,
-    halfOpenAfterMs: config.RATE_LIMIT_BREAKER_HALF_OPEN_MS,
-    onOpen: () => log().error({ event: "rate_limit_breaker_open", store: config.RATE_LIMIT_STORE, effect: "each policy's outage rule applies" }),
-    onClose: () => log().info({ event: "rate_limit_breaker_closed", store: config.RATE_LIMIT_STORE }),
-  });
+  const guards = new Map<string, StoreGuard>();
+  const guardFor = (name: string) => {
+    let guard = guards.get(name);
+    if (!guard) {
+      guard = createStoreGuard({
+        timeoutMs: config.RATE_LIMIT_STORE_TIMEOUT_MS,
+        breakerFailures: config.RATE_LIMIT_BREAKER_FAILURES,
+        halfOpenAfterMs: config.RATE_LIMIT_BREAKER_HALF_OPEN_MS,
+        onOpen: () => log().error({ event: "rate_limit_breaker_open", store: config.RATE_LIMIT_STORE, circuit: name, effect: "this policy's outage rule applies" }),
+        onClose: () => log().info({ event: "rate_limit_breaker_closed", store: config.RATE_LIMIT_STORE, circuit: name }),
+      });
+      guards.set(name, guard);
+    }
+    return guard;
+  };
+  // The worst circuit is the store's health: "down" as soon as any policy's circuit is open.
+  const guardsHealth = (): StoreHealth => {
+    const states = [...guards.values()].map((guard) => guard.health());
+    return states.includes("down") ? "down" : states.includes("recovering") ? "recovering" : "up";
+  };
   let store: RateLimitStore;
   let replays: ReplayStore;
-  let health: () => StoreHealth = guard.health;
+  let health: () => StoreHealth = guardsHealth;
+  let close: () => Promise<void>;
   if (config.RATE_LIMIT_STORE === "redis") {
     const redis = connectRedis(config.REDIS_URL, throttled(10_000, (error) => log().warn({ event: "redis_connection_error", err: error.message })));
     // Waits briefly for the first connection; a Redis that is down does not stop the start.
@@ -88,14 +110,22 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
     store = new RedisRateLimitStore(redis, { keyPrefix: config.RATE_LIMIT_KEY_PREFIX });
     replays = redisReplayStore(redis, config.RATE_LIMIT_KEY_PREFIX);
     // Disconnected counts as down before the breaker has seen enough failures to open.
-    health = () => (redis.status === "ready" ? guard.health() : "down");
+    health = () => (redis.status === "ready" ? guardsHealth() : "down");
+    close = async () => void (await redis.quit().catch(() => redis.disconnect()));
   } else {
-    store = createPostgresRateLimitStore(prisma, {
+    const postgres = createPostgresRateLimitStore(prisma, {
       onCleanupError: (error) => log().warn({ event: "rate_limit_cleanup_failed", err: String(error) }),
     });
+    store = postgres;
     replays = postgresReplayStore(prisma);
+    close = () => postgres.close();
   }
-  return { store: guardRateLimitStore(store, guard), replays: guardReplayStore(replays, guard), health };
+  return {
+    store: preLimited(local(), guardRateLimitStore(store, (policy) => guardFor(policy.name))),
+    replays: guardReplayStore(replays, guardFor("altcha-replays")),
+    health,
+    close,
+  };
 }
 
 /** Routes whose first limit is keyed by the address alone, at a fixed path: the fast path's. */
@@ -181,6 +211,7 @@ async function build(): Promise<Gatehouse> {
     clientAddress,
     usernameKey: (email) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["lockout", email]),
     deviceLockKey: (deviceId) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["device-lockout", deviceId]),
+    close: backend.close,
   };
 }
 

@@ -62,10 +62,11 @@ describe.skipIf(!redisUrl())("a hung Redis (SIGSTOP) under the real composition"
     expect(gate.storeHealth()).toEqual({ kind: "redis", state: "up" });
 
     redis.kill("SIGSTOP");
-    // Each call gives up at the timeout and the sign-in policy refuses (fail closed).
+    // Each call gives up at the timeout and the sign-in policy refuses (fail closed). Each is
+    // a new user: this instance's own count (2 per user) would refuse a third by itself.
     for (let i = 0; i < 3; i++) {
       const started = performance.now();
-      const outcome = await signIn("bob");
+      const outcome = await signIn(`bob${i}`);
       const elapsedMs = performance.now() - started;
       expect(outcome).toMatchObject({ allowed: false, storeFailed: true });
       expect(elapsedMs).toBeLessThan(TIMEOUT_MS + 200);
@@ -75,13 +76,21 @@ describe.skipIf(!redisUrl())("a hung Redis (SIGSTOP) under the real composition"
     const started = performance.now();
     expect(await signIn("carol")).toMatchObject({ allowed: false, storeFailed: true });
     expect(performance.now() - started).toBeLessThan(50);
-    // A capacity-only policy lets traffic through (fail open).
-    expect(await gate.limiter.consume("altchaChallenge", ["198.51.100.7"])).toMatchObject({ allowed: true, storeFailed: true });
+    // A capacity-only policy has a circuit of its own, still closed: it waits for the timeout,
+    // then lets traffic through (fail open), but only up to this instance's own count.
+    for (let i = 0; i < 10; i++) {
+      expect(await gate.limiter.consume("altchaChallenge", ["198.51.100.7"])).toMatchObject({ allowed: true, storeFailed: true });
+    }
+    expect(await gate.limiter.consume("altchaChallenge", ["198.51.100.7"])).toMatchObject({ allowed: false, storeFailed: false });
 
     redis.kill("SIGCONT");
     // After the half-open delay one trial call goes through, the circuit closes, the limit is back.
-    await expect.poll(async () => (await signIn("dave")).storeFailed, { timeout: 5_000, interval: 250 }).toBe(false);
+    let poll = 0;
+    await expect.poll(async () => (await signIn(`erin${poll++}`)).storeFailed, { timeout: 5_000, interval: 250 }).toBe(false);
+    // Each circuit closes on its own policy's next call after the delay: the challenge's too.
+    await expect.poll(async () => (await gate.limiter.consume("altchaChallenge", [`198.51.100.${poll++}`])).storeFailed, { timeout: 5_000, interval: 250 }).toBe(false);
     expect(gate.storeHealth().state).toBe("up");
+    expect((await signIn("dave")).allowed).toBe(true);
     expect((await signIn("dave")).allowed).toBe(true);
     expect((await signIn("dave")).allowed).toBe(false);
     // State written before the outage is still there.

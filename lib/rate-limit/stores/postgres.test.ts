@@ -240,6 +240,19 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
       expect(counts).toEqual({ queries: 10, writes: 5 });
     });
 
+    it("refuses at once, without a query, what would wait behind maxQueuedPerKey consumes of one key", async () => {
+      const { prisma, counts } = instrumented(a.prisma);
+      const policy = tokenBucket("hot", "1000/1d");
+      const s = store(prisma, { maxQueuedPerKey: 4 });
+      const decisions = await Promise.all(Array.from({ length: 20 }, () => s.consume("k", policy, Date.now())));
+      expect(decisions.filter((d) => d.allowed)).toHaveLength(4);
+      expect(decisions.filter((d) => !d.allowed).map((d) => d.retryAfterMs)).toEqual(Array.from({ length: 16 }, () => 1_000));
+      expect(counts.queries).toBe(4);
+      // Another key has a queue of its own, and the drained key is served again.
+      expect((await s.consume("other", policy, Date.now())).allowed).toBe(true);
+      expect((await s.consume("k", policy, Date.now())).allowed).toBe(true);
+    });
+
     // Two stores are two app instances; ten (five per client) also race inside one connection pool.
     it.each([2, 10])("never admits more than the limit to 200 concurrent requests from %i store instances", async (storeCount) => {
       const stores = Array.from({ length: storeCount }, (_, i) => (i < 2 ? [storeA, storeB][i]! : store(i % 2 === 0 ? a.prisma : b.prisma)));

@@ -11,7 +11,13 @@ export type PostgresStoreOptions = {
   cleanupIntervalMs?: number;
   /** A failed clean-up only leaves stale rows behind, so callers log it at warn, not error. */
   onCleanupError?: (error: unknown) => void;
+  /** Consumes of one key waiting in this instance's queue beyond which the next is refused at once. */
+  maxQueuedPerKey?: number;
 };
+
+export const DEFAULT_MAX_QUEUED_PER_KEY = 32;
+// What a caller refused for a full queue is told: the queue drains within a few round trips.
+const QUEUE_FULL_RETRY_MS = 1_000;
 
 export type PostgresRateLimitStore = RateLimitStore & {
   /** Stops the clean-up timer and waits for a clean-up in progress; the Prisma client stays open. */
@@ -46,7 +52,10 @@ type BucketRow = {
   nowMs: bigint;
 };
 
-function checkOptions(maxRetries: number, cleanupIntervalMs: number): void {
+function checkOptions(maxRetries: number, cleanupIntervalMs: number, maxQueuedPerKey: number): void {
+  if (!Number.isSafeInteger(maxQueuedPerKey) || maxQueuedPerKey < 1) {
+    throw new Error(`PostgreSQL rate-limit store: maxQueuedPerKey must be a whole number >= 1, got ${maxQueuedPerKey}`);
+  }
   if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) {
     throw new Error(`PostgreSQL rate-limit store: maxRetries must be a whole number >= 0, got ${maxRetries}`);
   }
@@ -73,18 +82,32 @@ function checkOptions(maxRetries: number, cleanupIntervalMs: number): void {
  * connection. Queued, a key races only the other instances and holds at most one connection here.
  */
 export function createPostgresRateLimitStore(prisma: PrismaClient, options: PostgresStoreOptions = {}): PostgresRateLimitStore {
-  const { maxRetries = DEFAULT_MAX_RETRIES, cleanupIntervalMs = DEFAULT_CLEANUP_INTERVAL_MS, onCleanupError = () => {} } = options;
-  checkOptions(maxRetries, cleanupIntervalMs);
+  const {
+    maxRetries = DEFAULT_MAX_RETRIES,
+    cleanupIntervalMs = DEFAULT_CLEANUP_INTERVAL_MS,
+    onCleanupError = () => {},
+    maxQueuedPerKey = DEFAULT_MAX_QUEUED_PER_KEY,
+  } = options;
+  checkOptions(maxRetries, cleanupIntervalMs, maxQueuedPerKey);
 
-  // Per key, the last queued consume; removed once the queue drains, so it holds only keys in flight.
-  const queueTails = new Map<string, Promise<unknown>>();
+  // Per key, the last queued consume and how many wait; removed once the queue drains, so it
+  // holds only keys in flight.
+  const queues = new Map<string, { tail: Promise<unknown>; waiting: number }>();
 
-  function queued<T>(storageKey: string, work: () => Promise<T>): Promise<T> {
-    const result = (queueTails.get(storageKey) ?? Promise.resolve()).then(work);
-    const tail = result.catch(() => {});
-    queueTails.set(storageKey, tail);
+  function queued(storageKey: string, work: () => Promise<Decision>): Promise<Decision> {
+    const queue = queues.get(storageKey) ?? { tail: Promise.resolve(), waiting: 0 };
+    // A key this hot is being flooded: refusing now costs nothing, while waiting would hold the
+    // caller past the store's timeout and count against its policy's circuit.
+    if (queue.waiting >= maxQueuedPerKey) return Promise.resolve({ allowed: false, remaining: 0, retryAfterMs: QUEUE_FULL_RETRY_MS, resetAfterMs: QUEUE_FULL_RETRY_MS });
+    queue.waiting += 1;
+    const result = queue.tail.then(work);
+    const tail = result.catch(() => {}).then(() => {
+      queue.waiting -= 1;
+    });
+    queue.tail = tail;
+    queues.set(storageKey, queue);
     void tail.then(() => {
-      if (queueTails.get(storageKey) === tail) queueTails.delete(storageKey);
+      if (queue.tail === tail) queues.delete(storageKey);
     });
     return result;
   }
