@@ -10,6 +10,9 @@ import next from "next";
 const PEER_HEADER = "x-gatehouse-peer";
 // lib/http/refusal-cache.ts publishes its fast path here once the app has started.
 const FAST_PATH = Symbol.for("gatehouse.fastPath");
+// lib/lifecycle/lifecycle.ts: the draining flag, the grace period and the app's close().
+const LIFECYCLE = Symbol.for("gatehouse.lifecycle");
+let stopping = false;
 const dev = process.argv.includes("--dev");
 const port = Number(process.env.PORT ?? 3000);
 // The development server signs sessions with a public secret: it listens on this machine only unless told otherwise.
@@ -42,6 +45,8 @@ function headerReader(incoming) {
 // The timeouts below are checked every second, not Node's default 30 s.
 const server = createServer({ connectionsCheckingInterval: 1_000 }, async (req, res) => {
   req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
+  // While draining, each answer closes its connection, so the server can close once they are done.
+  if (stopping) res.setHeader("Connection", "close");
   // A refusal the limiter already decided for this address and route is answered here, without
   // entering Next.js: a flood of refused requests then costs little more than a bare 429.
   const fast = globalThis[FAST_PATH];
@@ -66,20 +71,36 @@ server.listen(port, hostname, () => {
   console.log(`Gatehouse ${dev ? "(development) " : ""}listening on http://${hostname === "0.0.0.0" ? "localhost" : hostname}:${port}`);
 });
 
-let stopping = false;
-async function shutdown(signal) {
-  if (stopping) return;
-  stopping = true;
-  console.log(`${signal}: closing`);
-  server.close();
-  server.closeIdleConnections?.();
-  try {
-    const db = await globalThis.__gatehouseDb;
-    await db?.close();
-  } catch {
-    // The database never opened: nothing to close.
+// SIGTERM or SIGINT: stop accepting connections, let readiness answer 503, let in-flight
+// requests finish for up to SHUTDOWN_GRACE_MS, then close the app's stores and database, and
+// exit. A second signal exits at once.
+function shutdown(signal) {
+  if (stopping) {
+    console.log(`${signal} again: exiting now`);
+    process.exit(1);
   }
-  process.exit(0);
+  stopping = true;
+  const lifecycle = globalThis[LIFECYCLE];
+  const graceMs = lifecycle?.shutdownGraceMs ?? 10_000;
+  if (lifecycle) lifecycle.draining = true;
+  console.log(`${signal}: draining in-flight requests (up to ${graceMs} ms)`);
+  const deadline = setTimeout(() => {
+    console.error(`${signal}: requests still open after ${graceMs} ms; closing their connections`);
+    server.closeAllConnections();
+  }, graceMs);
+  server.close(async () => {
+    clearTimeout(deadline);
+    try {
+      await lifecycle?.close();
+    } catch (error) {
+      console.error(`closing: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    }
+    console.log(`${signal}: closed`);
+    process.exit(0);
+  });
+  // Idle keep-alive sockets have nothing in flight: close them now, not at their timeout.
+  server.closeIdleConnections();
 }
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));
+process.on("SIGTERM", () => shutdown("SIGTERM"));
+process.on("SIGINT", () => shutdown("SIGINT"));

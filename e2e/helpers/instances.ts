@@ -2,7 +2,16 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { freePort } from "../../tests/helpers/ports";
 
-export type Instance = { baseURL: string; stop(): Promise<void>; output(): string };
+export type Instance = {
+  baseURL: string;
+  /** SIGTERM, then the exit code once the process has exited. */
+  stop(): Promise<number | null>;
+  /** Sends a signal without waiting. */
+  signal(name: NodeJS.Signals): void;
+  /** The exit code, once the process has exited. */
+  exited: Promise<number | null>;
+  output(): string;
+};
 
 /**
  * Starts one more production server (`node server.mjs`, the same build the suite uses) with
@@ -26,6 +35,7 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   child.stdout?.on("data", (chunk) => (output += chunk));
   child.stderr?.on("data", (chunk) => (output += chunk));
   const deadline = Date.now() + 60_000;
@@ -42,12 +52,12 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
   return {
     baseURL,
     output: () => output,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
+    exited,
+    signal: (name) => void child.kill(name),
+    stop: () => {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      return exited;
+    },
   };
 }
 

@@ -80,6 +80,8 @@ const schema = z
     API_TOKEN_SECRET: z.string().min(32).optional(),
     ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(24 * 3600).default(900),
     REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+    // On SIGTERM/SIGINT: how long in-flight requests may finish before their connections close.
+    SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
     // Content-Security-Policy: report-only unless set to "enforce".
     CSP_MODE: z.enum(["report-only", "enforce"]).default("report-only"),
 
