@@ -5,6 +5,7 @@
 // request, overwriting anything the client sent, and lib/http/client-address.ts trusts that
 // header only when this server announced it.
 import { createServer } from "node:http";
+import net from "node:net";
 import next from "next";
 
 const PEER_HEADER = "x-gatehouse-peer";
@@ -88,7 +89,11 @@ function shutdown(signal) {
     console.error(`${signal}: requests still open after ${graceMs} ms; closing their connections`);
     server.closeAllConnections();
   }, graceMs);
-  server.close(async () => {
+  // net.Server's close, not http.Server's: that one also destroys every connection it counts as
+  // idle, which includes one whose request has arrived but not yet been read (the event loop was
+  // busy), and that request would be lost. Keep-alive sockets instead close after their answer
+  // (Connection: close, above) or at keepAliveTimeout (5 s), whichever is first.
+  net.Server.prototype.close.call(server, async () => {
     clearTimeout(deadline);
     try {
       await lifecycle?.close();
@@ -99,8 +104,6 @@ function shutdown(signal) {
     console.log(`${signal}: closed`);
     process.exit(0);
   });
-  // Idle keep-alive sockets have nothing in flight: close them now, not at their timeout.
-  server.closeIdleConnections();
 }
 process.on("SIGTERM", () => shutdown("SIGTERM"));
 process.on("SIGINT", () => shutdown("SIGINT"));
