@@ -7,6 +7,7 @@ import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkRegistration, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
+import { Field } from "../components/Field";
 import { PasswordInput } from "../components/PasswordInput";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 
@@ -74,46 +75,19 @@ export function RegisterForm() {
       <RefusalBanner refusal={refusal} form="register" nowMs={nowMs} testId="register-error" />
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
       <form onSubmit={onSubmit} noValidate method="post" action="/api/no-script/register" data-hydrated={hydrated}>
-        <div className="field">
-          <label htmlFor="register-email">Email</label>
-          <input
-            id="register-email"
-            ref={emailInput}
-            name="email"
-            type="email"
-            autoComplete="email"
-            required
-            aria-invalid={fields.email ? true : undefined}
-            aria-describedby={fields.email ? "register-email-error" : undefined}
-          />
-          {fields.email ? (
-            <p id="register-email-error" className="field-error">
-              {fields.email}
-            </p>
-          ) : null}
-        </div>
-        <div className="field">
-          <label htmlFor="register-password">Password</label>
-          <p className="hint" id="register-password-hint">
-            {PASSWORD_LIMITS.min} to {PASSWORD_LIMITS.max} characters. A passphrase of several words works well.
-          </p>
-          <PasswordInput
-            id="register-password"
-            inputRef={passwordInput}
-            name="password"
-            autoComplete="new-password"
-            required
-            toggle={hydrated}
-            hideKey={submits}
-            aria-invalid={fields.password ? true : undefined}
-            aria-describedby={fields.password ? "register-password-hint register-password-error" : "register-password-hint"}
-          />
-          {fields.password ? (
-            <p id="register-password-error" className="field-error">
-              {fields.password}
-            </p>
-          ) : null}
-        </div>
+        <Field id="register-email" label="Email" error={fields.email}>
+          {(aria) => <input id="register-email" ref={emailInput} name="email" type="email" autoComplete="email" required {...aria} />}
+        </Field>
+        <Field
+          id="register-password"
+          label="Password"
+          hint={`${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters. A passphrase of several words works well.`}
+          error={fields.password}
+        >
+          {(aria) => (
+            <PasswordInput id="register-password" inputRef={passwordInput} name="password" autoComplete="new-password" required toggle={hydrated} hideKey={submits} {...aria} />
+          )}
+        </Field>
         <AltchaField ref={altcha} />
         <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
           {pending ? "Creating account…" : "Create account"}

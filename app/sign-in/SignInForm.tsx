@@ -7,6 +7,7 @@ import { flushSync } from "react-dom";
 import { checkSignIn, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
+import { Field } from "../components/Field";
 import { PasswordInput } from "../components/PasswordInput";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 
@@ -94,44 +95,16 @@ export function SignInForm({ callbackPath, registered, initialEmail }: Props) {
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="sign-in-error" />
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
       <form onSubmit={onSubmit} noValidate method="post" action={`/api/no-script/sign-in?callbackUrl=${encodeURIComponent(callbackPath)}`} data-hydrated={hydrated}>
-        <div className="field">
-          <label htmlFor="sign-in-email">Email</label>
-          <input
-            id="sign-in-email"
-            ref={emailInput}
-            name="email"
-            type="email"
-            autoComplete="username"
-            required
-            defaultValue={initialEmail}
-            aria-invalid={fields.email ? true : undefined}
-            aria-describedby={fields.email ? "sign-in-email-error" : undefined}
-          />
-          {fields.email ? (
-            <p id="sign-in-email-error" className="field-error">
-              {fields.email}
-            </p>
-          ) : null}
-        </div>
-        <div className="field">
-          <label htmlFor="sign-in-password">Password</label>
-          <PasswordInput
-            id="sign-in-password"
-            inputRef={passwordInput}
-            name="password"
-            autoComplete="current-password"
-            required
-            toggle={hydrated}
-            hideKey={submits}
-            aria-invalid={fields.password ? true : undefined}
-            aria-describedby={fields.password ? "sign-in-password-error" : undefined}
-          />
-          {fields.password ? (
-            <p id="sign-in-password-error" className="field-error">
-              {fields.password}
-            </p>
-          ) : null}
-        </div>
+        <Field id="sign-in-email" label="Email" error={fields.email}>
+          {(aria) => (
+            <input id="sign-in-email" ref={emailInput} name="email" type="email" autoComplete="username" required defaultValue={initialEmail} {...aria} />
+          )}
+        </Field>
+        <Field id="sign-in-password" label="Password" error={fields.password}>
+          {(aria) => (
+            <PasswordInput id="sign-in-password" inputRef={passwordInput} name="password" autoComplete="current-password" required toggle={hydrated} hideKey={submits} {...aria} />
+          )}
+        </Field>
         <AltchaField ref={altcha} />
         <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
           {pending ? "Signing in…" : "Sign in"}
