@@ -96,13 +96,13 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
   }));
 
   return (
-    <>
+    <div className="altcha-field">
       <altcha-widget ref={widget as Ref<HTMLElement>} challenge="/api/altcha/challenge" name="altcha" auto="onfocus" />
       {/* The check grows harder while the server is under attack: say it is still working. */}
       <p className="hint" aria-live="polite" data-testid="altcha-progress">
         {solvingSeconds >= 2 ? `Still checking that you are not a robot (${solvingSeconds} s). This takes longer while the site is busy.` : ""}
       </p>
-    </>
+    </div>
   );
 }
 
