@@ -73,6 +73,8 @@ test("signed-out pages: titles, favicon, the widget's checkbox, axe and width", 
     await page.goto(path);
     await expect(page).toHaveTitle(title);
     await expect(page.locator('link[rel="icon"]')).toHaveAttribute("href", /icon\.svg/);
+    // Dark mode follows the system, and the browser is told so before any CSS arrives.
+    await expect(page.locator('meta[name="color-scheme"]')).toHaveAttribute("content", "light dark");
     if (path === "/sign-in" || path === "/register") {
       await formReady(page);
       // `required` on the widget's checkbox must not read as an error before anyone has acted.
