@@ -1,13 +1,24 @@
-import type { Metadata } from "next";
+import type { Metadata, Viewport } from "next";
 import Link from "next/link";
 import { getServerSession } from "next-auth";
 import { authOptions } from "@/lib/auth/options";
+import { Logo } from "./components/Logo";
 import { SignOutForm } from "./components/SignOutForm";
 import "./globals.css";
 
 export const metadata: Metadata = {
-  title: "Gatehouse",
+  title: { default: "Gatehouse", template: "%s · Gatehouse" },
   description: "A login reference application",
+};
+
+// Light and dark both follow the system; the meta tag lets the browser paint its own parts
+// (scroll bars, form controls, the page before CSS) to match.
+export const viewport: Viewport = {
+  colorScheme: "light dark",
+  themeColor: [
+    { media: "(prefers-color-scheme: light)", color: "#ffffff" },
+    { media: "(prefers-color-scheme: dark)", color: "#181b21" },
+  ],
 };
 
 export const dynamic = "force-dynamic";
@@ -19,18 +30,25 @@ export default async function RootLayout({ children }: { children: React.ReactNo
       <body>
         <header className="site">
           <Link href="/" className="brand">
+            <Logo />
             Gatehouse
           </Link>
-          <nav aria-label="Account" style={{ display: "flex", gap: "1rem", alignItems: "center" }}>
+          <nav aria-label="Account">
             {session ? (
               <>
-                <Link href="/account">Account</Link>
+                <Link href="/account" className="nav-item">
+                  Account
+                </Link>
                 <SignOutForm />
               </>
             ) : (
               <>
-                <Link href="/sign-in">Sign in</Link>
-                <Link href="/register">Register</Link>
+                <Link href="/sign-in" className="nav-item">
+                  Sign in
+                </Link>
+                <Link href="/register" className="nav-item">
+                  Register
+                </Link>
               </>
             )}
           </nav>

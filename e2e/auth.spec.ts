@@ -1,5 +1,5 @@
 import { expect, test } from "./helpers/serverGrid";
-import { PASSWORD, registerThroughUi, signInThroughUi, uniqueEmail } from "./helpers/accounts";
+import { PASSWORD, registerThroughUi, signInThroughUi, uniqueEmail, waitForForm } from "./helpers/accounts";
 
 test("register, sign in, see the account page, sign out", async ({ page }) => {
   const email = uniqueEmail();
@@ -27,7 +27,10 @@ test("a wrong password and an unknown account get the same generic error", async
   await signInThroughUi(page, email, `${PASSWORD} but wrong`);
   const error = page.getByTestId("sign-in-error");
   await expect(error).toHaveText("Incorrect email or password.");
-  await expect(error).toHaveAttribute("aria-live", "assertive");
+  await expect(page.getByTestId("sign-in-error-message")).toHaveAttribute("role", "alert");
+  // A wrong password is retyped: cleared, with the cursor in it.
+  await expect(page.getByLabel("Password")).toHaveValue("");
+  await expect(page.getByLabel("Password")).toBeFocused();
 
   await page.reload();
   await signInThroughUi(page, uniqueEmail("nobody"), PASSWORD);
@@ -44,12 +47,66 @@ test("the account page sends a signed-out visitor to sign in and back", async ({
   await expect(page.getByTestId("account-email")).toHaveText(email);
 });
 
-test("registration explains invalid fields", async ({ page }) => {
+test("registration explains invalid fields in the browser, before any round trip, and focuses the first", async ({ page }) => {
   await page.goto("/register");
+  await waitForForm(page);
+  const posts: string[] = [];
+  page.on("request", (request) => {
+    if (request.method() === "POST") posts.push(request.url());
+  });
   await page.getByLabel("Email").fill("not-an-email");
-  await page.getByLabel("Password", { exact: false }).fill("short");
+  await page.getByLabel("Password").fill("short");
   await page.getByRole("button", { name: "Create account" }).click();
-  await expect(page.getByTestId("register-error")).toHaveText("Check the highlighted fields.");
-  await expect(page.getByText("Use at least 12 characters.")).toBeVisible();
-  await expect(page.getByLabel("Email")).toHaveAttribute("aria-invalid", "true");
+  const email = page.getByLabel("Email");
+  await expect(email).toHaveAttribute("aria-invalid", "true");
+  await expect(email).toHaveAccessibleDescription("Enter a valid email address.");
+  await expect(email).toBeFocused();
+  // The hint and the error are each read once: the label wraps neither.
+  await expect(page.getByLabel("Password")).toHaveAccessibleName("Password");
+  await expect(page.getByLabel("Password")).toHaveAccessibleDescription("12 to 128 characters. A passphrase of several words works well. Use at least 12 characters.");
+  expect(posts).toEqual([]);
+
+  await email.fill("someone@example.com");
+  await page.getByRole("button", { name: "Create account" }).click();
+  await expect(page.getByLabel("Password")).toBeFocused();
+  await expect(email).not.toHaveAttribute("aria-invalid", /.*/);
+  expect(posts).toEqual([]);
+});
+
+test("sign-in checks for missing fields in the browser and focuses the first", async ({ page }) => {
+  await page.goto("/sign-in");
+  await waitForForm(page);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByLabel("Email")).toBeFocused();
+  await expect(page.getByLabel("Email")).toHaveAccessibleDescription("Email is required.");
+  await expect(page.getByLabel("Password")).toHaveAccessibleDescription("Password is required.");
+  await expect(page.getByTestId("sign-in-error")).toHaveAttribute("data-error", "");
+});
+
+test("the password toggle shows and hides the password, and says which", async ({ page }) => {
+  await page.goto("/sign-in");
+  await waitForForm(page);
+  const password = page.getByLabel("Password");
+  const toggle = page.getByRole("button", { name: "Show password" });
+  await password.fill("correct horse");
+  await expect(toggle).toHaveAttribute("aria-pressed", "false");
+  await expect(toggle).toHaveAttribute("aria-controls", (await password.getAttribute("id"))!);
+  await toggle.click();
+  await expect(toggle).toHaveAttribute("aria-pressed", "true");
+  await expect(password).toHaveAttribute("type", "text");
+  await toggle.click();
+  await expect(password).toHaveAttribute("type", "password");
+});
+
+test("a signed-in visitor to the sign-in and registration pages is sent on", async ({ page }) => {
+  const email = uniqueEmail();
+  await registerThroughUi(page, email);
+  await signInThroughUi(page, email);
+  await expect(page.getByTestId("who")).toContainText(`Signed in as ${email}`);
+  await page.goto("/sign-in?callbackUrl=%2Faccount");
+  await expect(page).toHaveURL(/\/account$/);
+  await page.goto("/sign-in?callbackUrl=%2Fsign-in");
+  await expect(page).toHaveURL(/\/$/);
+  await page.goto("/register");
+  await expect(page).toHaveURL(/\/account$/);
 });

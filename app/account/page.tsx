@@ -1,11 +1,15 @@
+import type { Metadata } from "next";
 import { getServerSession } from "next-auth";
 import { redirect } from "next/navigation";
 import { gatehouse } from "@/lib/auth/gatehouse";
 import { authOptions } from "@/lib/auth/options";
 import { prisma } from "@/lib/db/client";
 import type { SecurityEventKind } from "@/lib/events/security-events";
+import { LocalTime } from "../components/LocalTime";
 
 export const dynamic = "force-dynamic";
+
+export const metadata: Metadata = { title: "Your account" };
 
 const LABELS: Record<SecurityEventKind, string> = {
   sign_in_failed: "Failed sign-in (wrong password)",
@@ -14,10 +18,6 @@ const LABELS: Record<SecurityEventKind, string> = {
   untrusted_paused: "Sign-in from new devices paused after too many failures",
   refresh_family_created: "New API session (refresh token issued)",
 };
-
-function utc(date: Date): string {
-  return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
-}
 
 export default async function AccountPage() {
   const session = await getServerSession(authOptions());
@@ -38,17 +38,24 @@ export default async function AccountPage() {
           <dt>Email</dt>
           <dd data-testid="account-email">{user.email}</dd>
           <dt>Member since</dt>
-          <dd>{user.createdAt.toISOString().slice(0, 10)}</dd>
+          <dd>
+            <LocalTime iso={user.createdAt.toISOString()} show="date" />
+          </dd>
         </dl>
         {strangers.locked ? (
           <p className="banner warn" role="status" data-testid="new-devices-paused">
-            {strangers.capped
-              ? "Sign-in to your account from new devices is paused after too many failed attempts. Devices you have signed in from before still work; signing in from one of them lifts the pause."
-              : `Sign-in to your account from new devices is paused after repeated failed attempts, until about ${utc(new Date(strangers.lockedUntilMs))}. Devices you have signed in from before still work.`}
+            {strangers.capped ? (
+              "Sign-in to your account from new devices is paused after too many failed attempts. Devices you have signed in from before still work; signing in from one of them lifts the pause."
+            ) : (
+              <>
+                Sign-in to your account from new devices is paused after repeated failed attempts, until about{" "}
+                <LocalTime iso={new Date(strangers.lockedUntilMs).toISOString()} />. Devices you have signed in from before still work.
+              </>
+            )}
           </p>
         ) : null}
       </div>
-      <div className="card" style={{ marginTop: "1rem" }}>
+      <div className="card">
         <h2>Recent security events</h2>
         <p className="hint">Addresses are shortened to the network they came from. If you do not recognise an event, change your password.</p>
         {events.length === 0 ? (
@@ -65,7 +72,9 @@ export default async function AccountPage() {
             <tbody>
               {events.map((event, i) => (
                 <tr key={i} data-kind={event.kind}>
-                  <td>{utc(event.at)}</td>
+                  <td>
+                    <LocalTime iso={event.at.toISOString()} />
+                  </td>
                   <td>{LABELS[event.kind] ?? event.kind}</td>
                   <td>{event.address}</td>
                 </tr>

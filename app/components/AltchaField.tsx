@@ -55,7 +55,18 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
     };
     element.addEventListener("verified", onVerified);
     element.addEventListener("statechange", onChange);
+    // The widget marks its checkbox `required`, so browsers expose it as invalid before anyone has
+    // touched it. The form never relies on that (noValidate; it solves on submit), so say so.
+    const notInvalid = () => {
+      for (const box of element.querySelectorAll<HTMLInputElement>('input[type="checkbox"]')) {
+        if (box.getAttribute("aria-invalid") !== "false") box.setAttribute("aria-invalid", "false");
+      }
+    };
+    const observer = new MutationObserver(notInvalid);
+    observer.observe(element, { childList: true, subtree: true, attributes: true, attributeFilter: ["required", "aria-invalid"] });
+    notInvalid();
     return () => {
+      observer.disconnect();
       element.removeEventListener("verified", onVerified);
       element.removeEventListener("statechange", onChange);
     };
@@ -85,13 +96,13 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
   }));
 
   return (
-    <>
+    <div className="altcha-field">
       <altcha-widget ref={widget as Ref<HTMLElement>} challenge="/api/altcha/challenge" name="altcha" auto="onfocus" />
       {/* The check grows harder while the server is under attack: say it is still working. */}
       <p className="hint" aria-live="polite" data-testid="altcha-progress">
         {solvingSeconds >= 2 ? `Still checking that you are not a robot (${solvingSeconds} s). This takes longer while the site is busy.` : ""}
       </p>
-    </>
+    </div>
   );
 }
 

@@ -1,77 +1,78 @@
 "use client";
 
 import { useEffect, useState } from "react";
+import { describeRefusal, refusalFromBody, type FormKind, type Refusal } from "@/lib/ui/refusal";
 
-export type Refusal = {
-  error: string;
-  message: string;
-  /** When the refusal ends (ms since the epoch), from Retry-After. */
-  retryAtMs?: number;
-};
+export type { Refusal };
 
-/** Reads a refusal from a JSON error response, using Retry-After for its end. */
-export async function refusalFrom(res: Response, nowMs = Date.now()): Promise<Refusal> {
-  const body = (await res.json().catch(() => ({}))) as { error?: string; message?: string; retryAfterSeconds?: number };
-  const header = Number(res.headers.get("Retry-After"));
-  const seconds = Number.isFinite(header) && header > 0 ? header : body.retryAfterSeconds;
-  return {
-    error: body.error ?? "error",
-    message: body.message ?? "Something went wrong. Try again.",
-    retryAtMs: seconds ? nowMs + seconds * 1000 : undefined,
-  };
+/** Reads a refusal from a JSON error response; its clock starts now, when the answer arrived. */
+export async function refusalFrom(res: Response, receivedAtMs = Date.now()): Promise<Refusal> {
+  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  return refusalFromBody(body, res.headers.get("Retry-After"), receivedAtMs);
 }
 
-function secondsLeft(refusal: Refusal | null, nowMs: number): number {
-  return refusal?.retryAtMs ? Math.max(0, Math.ceil((refusal.retryAtMs - nowMs) / 1000)) : 0;
-}
-
-function clockTime(ms: number): string {
-  return new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+/** A refusal the form decided itself (no response to read). */
+export function localRefusal(error: string, message: string): Refusal {
+  return { error, message, receivedAtMs: Date.now() };
 }
 
 /**
- * Says why a request was refused and, for 429/503, counts down to when it may be retried.
- * The reason is announced once (role=alert); the ticking number is hidden from screen readers,
- * which instead hear the time at which trying again is possible.
+ * The clock a refusal's countdown reads. Its first value is the moment the answer arrived (not
+ * when the page was loaded, which showed a wrong figure for a frame); it ticks until the wait ends.
  */
-export function useCountdown(refusal: Refusal | null): number {
-  const [now, setNow] = useState(() => Date.now());
+export function useRefusalClock(refusal: Refusal | null): number {
+  const [tick, setTick] = useState<{ refusal: Refusal | null; nowMs: number }>({ refusal: null, nowMs: 0 });
   useEffect(() => {
-    if (!refusal?.retryAtMs) return;
-    const tick = () => setNow(Date.now());
-    const first = setTimeout(tick, 0);
-    const timer = setInterval(tick, 250);
-    return () => {
-      clearTimeout(first);
-      clearInterval(timer);
-    };
+    const retryAtMs = refusal?.retryAtMs;
+    if (!refusal || retryAtMs === undefined) return;
+    const timer = setInterval(() => {
+      const nowMs = Date.now();
+      setTick({ refusal, nowMs });
+      if (nowMs >= retryAtMs) clearInterval(timer);
+    }, 250);
+    return () => clearInterval(timer);
   }, [refusal]);
-  return secondsLeft(refusal, now);
+  return tick.refusal === refusal ? tick.nowMs : (refusal?.receivedAtMs ?? 0);
 }
 
-export function RefusalBanner({ refusal, remainingSeconds, testId }: { refusal: Refusal | null; remainingSeconds: number; testId: string }) {
-  const timed = refusal?.retryAtMs !== undefined;
-  const kind = refusal?.error === "rate_limited" || refusal?.error === "locked" || refusal?.error === "busy" ? "warn" : "error";
+function clockTime(ms: number): string {
+  return new Date(ms).toLocaleTimeString([], { hour: "numeric", minute: "2-digit", second: "2-digit" });
+}
+
+/**
+ * Why an attempt was refused, in one sentence, and how long to wait, in another. Screen readers
+ * hear the reason and the time of day once, when it arrives (role=alert), and again only when the
+ * wait is over and the sentence changes; the ticking countdown is for the eyes only.
+ */
+export function RefusalBanner({ refusal, form, nowMs, testId }: { refusal: Refusal | null; form: FormKind; nowMs: number; testId: string }) {
+  const view = refusal ? describeRefusal(refusal, form, nowMs) : null;
+  // What screen readers hear about the wait: fixed when the answer arrives, so it never re-announces.
+  const heard = refusal ? describeRefusal(refusal, form, refusal.receivedAtMs).wait : undefined;
+  const wait = view?.wait;
   return (
-    <div className={`banner ${kind}`} role="alert" aria-live="assertive" data-testid={testId} data-error={refusal?.error ?? ""}>
-      {refusal ? (
-        <>
-          {refusal.message}
-          {refusal.error === "locked" && refusal.retryAtMs ? <> It resumes at {clockTime(refusal.retryAtMs)}.</> : null}
-          {timed ? (
-            remainingSeconds > 0 ? (
+    <div className={`banner ${view?.tone ?? ""}`} data-testid={testId} data-error={refusal?.error ?? ""} data-over={view?.over ? "true" : undefined}>
+      <p role="alert" className="banner-message" data-testid={`${testId}-message`}>
+        {view ? view.reason : null}
+        {wait && heard ? (
+          <span className="sr-only">
+            {" "}
+            {heard.alternative ? (
+              `You can try again in ${heard.visible}, ${heard.alternative}.`
+            ) : heard.untilMs !== undefined ? (
               <>
-                {" "}
-                <span aria-hidden="true" data-testid={`${testId}-countdown`}>
-                  Try again in {remainingSeconds} s.
-                </span>
-                <span className="sr-only">You can try again at {clockTime(refusal.retryAtMs!)}.</span>
+                You can try again at <time dateTime={new Date(heard.untilMs).toISOString()}>{clockTime(heard.untilMs)}</time>.
               </>
             ) : (
-              <> You can try again now.</>
-            )
-          ) : null}
-        </>
+              "You can try again in a few seconds."
+            )}
+          </span>
+        ) : null}
+      </p>
+      {wait ? (
+        <p aria-hidden="true" className="banner-wait" data-testid={`${testId}-countdown`}>
+          Try again in <span className="nowrap">{wait.visible}</span>
+          {wait.alternative ? `, ${wait.alternative}` : ""}.
+        </p>
       ) : null}
     </div>
   );

@@ -1,10 +1,25 @@
 "use client";
 
-import { signOut } from "next-auth/react";
+import { useRouter } from "next/navigation";
 
+/**
+ * Sign-out for a browser that has no CSRF cookie yet (see SignOutForm): fetch a token, post it.
+ * Plain fetch, so pages do not carry next-auth's client library for this one button.
+ */
 export function SignOutButton() {
+  const router = useRouter();
+  async function signOut() {
+    const { csrfToken } = (await (await fetch("/api/auth/csrf", { cache: "no-store" })).json()) as { csrfToken: string };
+    await fetch("/api/auth/signout", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ csrfToken, callbackUrl: "/", json: "true" }),
+    });
+    router.push("/");
+    router.refresh();
+  }
   return (
-    <button type="button" className="link" onClick={() => signOut({ callbackUrl: "/" })}>
+    <button type="button" className="link nav-item" onClick={() => void signOut()}>
       Sign out
     </button>
   );

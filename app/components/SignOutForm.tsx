@@ -17,7 +17,7 @@ export async function SignOutForm() {
     <form method="post" action="/api/auth/signout" className="inline">
       <input type="hidden" name="csrfToken" value={csrfToken} />
       <input type="hidden" name="callbackUrl" value="/" />
-      <button type="submit" className="link">
+      <button type="submit" className="link nav-item">
         Sign out
       </button>
     </form>

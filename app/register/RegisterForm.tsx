@@ -3,45 +3,67 @@
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useRef, useState, useSyncExternalStore, type FormEvent } from "react";
+import { flushSync } from "react-dom";
+import { PASSWORD_LIMITS, checkRegistration, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
+import { secondsLeft } from "@/lib/ui/refusal";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
-import { RefusalBanner, refusalFrom, useCountdown, type Refusal } from "../components/RefusalBanner";
+import { Field } from "../components/Field";
+import { PasswordInput } from "../components/PasswordInput";
+import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 
-type Props = { minLength: number; maxLength: number };
-type Fields = Partial<Record<"email" | "password", string>>;
-
-export function RegisterForm({ minLength, maxLength }: Props) {
+export function RegisterForm() {
   const router = useRouter();
   const altcha = useRef<AltchaHandle>(null);
+  const emailInput = useRef<HTMLInputElement>(null);
+  const passwordInput = useRef<HTMLInputElement>(null);
   const [pending, setPending] = useState(false);
+  const [submits, setSubmits] = useState(0);
   // False in the server's HTML and during hydration: until then the browser, not this
   // component, would submit the form (see its action).
   const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
-  const [fields, setFields] = useState<Fields>({});
-  const remainingSeconds = useCountdown(refusal);
+  const [fields, setFields] = useState<FieldErrors>({});
+  const nowMs = useRefusalClock(refusal);
+  const waiting = secondsLeft(refusal, nowMs) > 0;
+
+  /** Shows the field errors, then moves focus to the first, so its error is read with its label. */
+  function showFieldErrors(errors: FieldErrors): boolean {
+    const first = firstInvalid(errors);
+    flushSync(() => setFields(errors));
+    if (first) (first === "email" ? emailInput : passwordInput).current?.focus();
+    return first !== undefined;
+  }
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    setPending(true);
-    setRefusal(null);
-    setFields({});
+    // The button is never disabled (that would drop focus to <body>): it says aria-disabled instead.
+    if (pending || waiting) return;
     const form = new FormData(event.currentTarget);
     const email = String(form.get("email") ?? "");
+    const password = String(form.get("password") ?? "");
+    flushSync(() => {
+      setRefusal(null);
+      setSubmits((n) => n + 1);
+    });
+    // A typo costs neither a proof of work nor one of the network's registrations.
+    if (showFieldErrors(checkRegistration(email, password))) return;
+    setPending(true);
     try {
       const res = await fetch("/api/register", {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ email, password: String(form.get("password") ?? ""), altcha: (await altcha.current?.payload()) ?? "" }),
+        body: JSON.stringify({ email, password, altcha: (await altcha.current?.payload()) ?? "" }),
       });
       if (res.status === 201) {
         router.push(`/sign-in?registered=1&email=${encodeURIComponent(email.trim())}`);
         return;
       }
-      const body = (await res.clone().json().catch(() => ({}))) as { fields?: Fields };
-      setFields(body.fields ?? {});
-      setRefusal(await refusalFrom(res));
+      const body = (await res.clone().json().catch(() => ({}))) as { fields?: Record<string, string> };
+      const known: FieldErrors = { email: body.fields?.email, password: body.fields?.password };
+      // Errors the form can show beside a field go there; anything else is a banner.
+      if (!showFieldErrors(Object.fromEntries(Object.entries(known).filter(([, message]) => message)))) setRefusal(await refusalFrom(res));
     } catch {
-      setRefusal({ error: "unavailable", message: "Registration is unavailable right now. Try again in a moment." });
+      setRefusal(localRefusal("unavailable", "Registration is unavailable right now. Try again in a moment."));
     }
     // Each solution is accepted once: the next attempt needs a fresh one.
     altcha.current?.reset();
@@ -50,37 +72,24 @@ export function RegisterForm({ minLength, maxLength }: Props) {
 
   return (
     <>
-      <RefusalBanner refusal={refusal} remainingSeconds={remainingSeconds} testId="register-error" />
+      <RefusalBanner refusal={refusal} form="register" nowMs={nowMs} testId="register-error" />
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
       <form onSubmit={onSubmit} noValidate method="post" action="/api/no-script/register" data-hydrated={hydrated}>
-        <label>
-          Email
-          <input name="email" type="email" autoComplete="email" required aria-invalid={fields.email ? true : undefined} aria-describedby="email-error" />
-          <span id="email-error" className="field-error">
-            {fields.email}
-          </span>
-        </label>
-        <label>
-          Password
-          <span className="hint" id="password-hint">
-            {minLength} to {maxLength} characters. A passphrase of several words works well.
-          </span>
-          <input
-            name="password"
-            type="password"
-            autoComplete="new-password"
-            required
-            minLength={minLength}
-            maxLength={maxLength}
-            aria-invalid={fields.password ? true : undefined}
-            aria-describedby="password-hint password-error"
-          />
-          <span id="password-error" className="field-error">
-            {fields.password}
-          </span>
-        </label>
+        <Field id="register-email" label="Email" error={fields.email}>
+          {(aria) => <input id="register-email" ref={emailInput} name="email" type="email" autoComplete="email" required {...aria} />}
+        </Field>
+        <Field
+          id="register-password"
+          label="Password"
+          hint={`${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters. A passphrase of several words works well.`}
+          error={fields.password}
+        >
+          {(aria) => (
+            <PasswordInput id="register-password" inputRef={passwordInput} name="password" autoComplete="new-password" required toggle={hydrated} hideKey={submits} {...aria} />
+          )}
+        </Field>
         <AltchaField ref={altcha} />
-        <button type="submit" disabled={pending || remainingSeconds > 0}>
+        <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
           {pending ? "Creating account…" : "Create account"}
         </button>
       </form>

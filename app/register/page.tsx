@@ -1,16 +1,22 @@
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "@/lib/auth/credentials";
+import type { Metadata } from "next";
+import { redirect } from "next/navigation";
+import { signedInUserId } from "@/lib/auth/signed-in";
 import { NoScriptNotice } from "../components/NoScriptNotice";
 import { RegisterForm } from "./RegisterForm";
 
 export const dynamic = "force-dynamic";
 
+export const metadata: Metadata = { title: "Create an account" };
+
 export default async function RegisterPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  // Someone already signed in has an account: the form would only confuse.
+  if (await signedInUserId()) redirect("/account");
   const { notice } = await searchParams;
   return (
     <div className="card">
       <h1>Create an account</h1>
       <NoScriptNotice posted={notice === "javascript"} action="creating an account" />
-      <RegisterForm minLength={PASSWORD_MIN_LENGTH} maxLength={PASSWORD_MAX_LENGTH} />
+      <RegisterForm />
     </div>
   );
 }

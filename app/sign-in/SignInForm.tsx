@@ -3,8 +3,13 @@
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useRef, useState, useSyncExternalStore, type FormEvent } from "react";
+import { flushSync } from "react-dom";
+import { checkSignIn, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
+import { secondsLeft } from "@/lib/ui/refusal";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
-import { RefusalBanner, refusalFrom, useCountdown, type Refusal } from "../components/RefusalBanner";
+import { Field } from "../components/Field";
+import { PasswordInput } from "../components/PasswordInput";
+import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 
 type Props = { callbackPath: string; registered: boolean; initialEmail: string };
 
@@ -13,19 +18,38 @@ const GENERIC_FAILURE = "Incorrect email or password.";
 export function SignInForm({ callbackPath, registered, initialEmail }: Props) {
   const router = useRouter();
   const altcha = useRef<AltchaHandle>(null);
+  const emailInput = useRef<HTMLInputElement>(null);
+  const passwordInput = useRef<HTMLInputElement>(null);
   const [pending, setPending] = useState(false);
+  const [submits, setSubmits] = useState(0);
   // False in the server's HTML and during hydration: until then the browser, not this
   // component, would submit the form (see its action).
   const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
-  const remainingSeconds = useCountdown(refusal);
-  const waiting = remainingSeconds > 0;
+  const [fields, setFields] = useState<FieldErrors>({});
+  const nowMs = useRefusalClock(refusal);
+  const waiting = secondsLeft(refusal, nowMs) > 0;
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    setPending(true);
-    setRefusal(null);
+    // The button is never disabled (that would drop focus to <body>): it says aria-disabled instead.
+    if (pending || waiting) return;
     const form = new FormData(event.currentTarget);
+    const email = String(form.get("email") ?? "");
+    const password = String(form.get("password") ?? "");
+    const errors = checkSignIn(email, password);
+    const invalid = firstInvalid(errors);
+    // Rendered before focus moves, so the field's error is read with it.
+    flushSync(() => {
+      setFields(errors);
+      setRefusal(null);
+      setSubmits((n) => n + 1);
+    });
+    if (invalid) {
+      (invalid === "email" ? emailInput : passwordInput).current?.focus();
+      return;
+    }
+    setPending(true);
     try {
       const [csrf, altchaPayload] = await Promise.all([
         fetch("/api/auth/csrf", { cache: "no-store" }).then((res) => res.json() as Promise<{ csrfToken: string }>),
@@ -34,21 +58,19 @@ export function SignInForm({ callbackPath, registered, initialEmail }: Props) {
       const res = await fetch("/api/auth/callback/credentials", {
         method: "POST",
         headers: { "Content-Type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({
-          email: String(form.get("email") ?? ""),
-          password: String(form.get("password") ?? ""),
-          altcha: altchaPayload,
-          csrfToken: csrf.csrfToken,
-          callbackUrl: callbackPath,
-          json: "true",
-        }),
+        body: new URLSearchParams({ email, password, altcha: altchaPayload, csrfToken: csrf.csrfToken, callbackUrl: callbackPath, json: "true" }),
       });
       if (res.status >= 400 && res.headers.get("content-type")?.includes("application/json") && res.status !== 401) {
         setRefusal(await refusalFrom(res));
       } else {
         const body = (await res.json().catch(() => ({}))) as { url?: string };
         if (!body.url || new URL(body.url, window.location.href).searchParams.has("error")) {
-          setRefusal({ error: "invalid_credentials", message: GENERIC_FAILURE });
+          setRefusal(localRefusal("invalid_credentials", GENERIC_FAILURE));
+          // A wrong password is retyped, not edited: clear it and put the cursor there.
+          if (passwordInput.current) {
+            passwordInput.current.value = "";
+            passwordInput.current.focus();
+          }
         } else {
           router.push(callbackPath);
           router.refresh();
@@ -56,7 +78,7 @@ export function SignInForm({ callbackPath, registered, initialEmail }: Props) {
         }
       }
     } catch {
-      setRefusal({ error: "unavailable", message: "Sign-in is unavailable right now. Try again in a moment." });
+      setRefusal(localRefusal("unavailable", "Sign-in is unavailable right now. Try again in a moment."));
     }
     // Each solution is accepted once: the next attempt needs a fresh one.
     altcha.current?.reset();
@@ -65,20 +87,26 @@ export function SignInForm({ callbackPath, registered, initialEmail }: Props) {
 
   return (
     <>
-      {registered && !refusal ? <p className="banner ok">Your account is ready. Sign in to continue.</p> : null}
-      <RefusalBanner refusal={refusal} remainingSeconds={remainingSeconds} testId="sign-in-error" />
+      {registered && !refusal ? (
+        <p className="banner ok" role="status">
+          Your account is ready. Sign in to continue.
+        </p>
+      ) : null}
+      <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="sign-in-error" />
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
       <form onSubmit={onSubmit} noValidate method="post" action={`/api/no-script/sign-in?callbackUrl=${encodeURIComponent(callbackPath)}`} data-hydrated={hydrated}>
-        <label>
-          Email
-          <input name="email" type="email" autoComplete="username" required defaultValue={initialEmail} />
-        </label>
-        <label>
-          Password
-          <input name="password" type="password" autoComplete="current-password" required />
-        </label>
+        <Field id="sign-in-email" label="Email" error={fields.email}>
+          {(aria) => (
+            <input id="sign-in-email" ref={emailInput} name="email" type="email" autoComplete="username" required defaultValue={initialEmail} {...aria} />
+          )}
+        </Field>
+        <Field id="sign-in-password" label="Password" error={fields.password}>
+          {(aria) => (
+            <PasswordInput id="sign-in-password" inputRef={passwordInput} name="password" autoComplete="current-password" required toggle={hydrated} hideKey={submits} {...aria} />
+          )}
+        </Field>
         <AltchaField ref={altcha} />
-        <button type="submit" disabled={pending || waiting}>
+        <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
           {pending ? "Signing in…" : "Sign in"}
         </button>
       </form>

@@ -1,21 +1,25 @@
-import { safeCallbackPath } from "@/lib/http/callback-url";
+import type { Metadata } from "next";
+import { redirect } from "next/navigation";
+import { signedInUserId } from "@/lib/auth/signed-in";
+import { onwardPath, safeCallbackPath } from "@/lib/http/callback-url";
 import { NoScriptNotice } from "../components/NoScriptNotice";
 import { SignInForm } from "./SignInForm";
 
 export const dynamic = "force-dynamic";
 
+export const metadata: Metadata = { title: "Sign in" };
+
 export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const params = await searchParams;
   const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+  const callbackPath = safeCallbackPath(first(params.callbackUrl));
+  // Already signed in: go where signing in would have led (a same-origin path only).
+  if (await signedInUserId()) redirect(onwardPath(callbackPath));
   return (
     <div className="card">
       <h1>Sign in</h1>
       <NoScriptNotice posted={first(params.notice) === "javascript"} action="signing in" />
-      <SignInForm
-        callbackPath={safeCallbackPath(first(params.callbackUrl))}
-        registered={first(params.registered) === "1"}
-        initialEmail={first(params.email) ?? ""}
-      />
+      <SignInForm callbackPath={callbackPath} registered={first(params.registered) === "1"} initialEmail={first(params.email) ?? ""} />
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { safeCallbackPath, safeRedirect } from "./callback-url";
+import { onwardPath, safeCallbackPath, safeRedirect } from "./callback-url";
 
 describe("safeCallbackPath", () => {
   it("keeps same-site paths with their query and hash", () => {
@@ -50,5 +50,15 @@ describe("safeRedirect (next-auth's redirect callback)", () => {
     expect(safeRedirect("https://app.example.evil.example/", base)).toBe(base);
     expect(safeRedirect("/\t/evil.example", base)).toBe("https://app.example/");
     expect(safeRedirect("//evil.example", base)).toBe("https://app.example/");
+  });
+});
+
+describe("onwardPath", () => {
+  it("sends a signed-in visitor on to the callback, never back to a sign-in page", () => {
+    expect(onwardPath("/account")).toBe("/account");
+    expect(onwardPath("/")).toBe("/");
+    expect(onwardPath("/sign-in")).toBe("/");
+    expect(onwardPath("/register?x=1")).toBe("/");
+    expect(onwardPath("/sign-in-help")).toBe("/sign-in-help");
   });
 });

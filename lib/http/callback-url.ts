@@ -46,3 +46,8 @@ export function safeRedirect(url: string, baseUrl: string): string {
   }
   return `${baseUrl.replace(/\/+$/, "")}${safeCallbackPath(target)}`;
 }
+
+/** Where a visitor who is already signed in goes instead of a sign-in page: its callback, unless that is a sign-in page again. */
+export function onwardPath(callbackPath: string): string {
+  return /^\/(sign-in|register)(?:[/?#]|$)/.test(callbackPath) ? "/" : callbackPath;
+}

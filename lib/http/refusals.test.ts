@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { coarseRetryAfterMs, deviceLocked, untrustedLocked } from "./refusals";
+import type { LimitResult } from "@/lib/rate-limit/limiter";
+import { coarseRetryAfterMs, deviceLocked, rateLimited, untrustedLocked } from "./refusals";
 
 describe("lockout answers", () => {
   it("round the wait up, coarser the longer it is, so the moment a lock lifts stays unknown", () => {
@@ -30,5 +31,16 @@ describe("lockout answers", () => {
     const res = deviceLocked({ locked: true, retryAfterMs: 61_500, lockedUntilMs: Date.UTC(2026, 10, 30, 12), capped: false });
     expect(res.headers.get("Retry-After")).toBe("62");
     expect(await res.json()).toMatchObject({ lockedUntil: "2026-11-30T12:00:00.000Z" });
+  });
+});
+
+describe("rate-limit answers", () => {
+  const result = (name: string) => ({ allowed: false, remaining: 0, retryAfterMs: 29_500, storeFailed: false, policy: { name } }) as unknown as LimitResult;
+
+  it("say when the per-username limit refused, so the page can name the email address", async () => {
+    const res = rateLimited(result("signInUsername"));
+    expect(res.headers.get("Retry-After")).toBe("30");
+    expect(await res.json()).toEqual({ error: "rate_limited", message: "Too many attempts from your network. Wait before trying again.", retryAfterSeconds: 30, scope: "username" });
+    expect(await rateLimited(result("signInAddress")).json()).not.toHaveProperty("scope");
   });
 });

@@ -15,8 +15,14 @@ function withRetryAfter(status: 429 | 503, error: "rate_limited" | "locked" | "b
   return jsonError(status, error, message, { retryAfterSeconds: seconds, ...extra }, { "Retry-After": String(seconds) });
 }
 
+/**
+ * `scope: "username"` says the per-username limit for this address refused, not the address's
+ * own: the sign-in page can then name the email address. It is the same for every username, so
+ * it says nothing about whether the account exists.
+ */
 export function rateLimited(result: LimitResult) {
-  return withRetryAfter(429, "rate_limited", "Too many attempts from your network. Wait before trying again.", result.retryAfterMs);
+  const extra = result.policy.name === "signInUsername" ? { scope: "username" } : {};
+  return withRetryAfter(429, "rate_limited", "Too many attempts from your network. Wait before trying again.", result.retryAfterMs, extra);
 }
 
 /**

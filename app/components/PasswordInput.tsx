@@ -1,0 +1,31 @@
+"use client";
+
+import { useState, type ComponentProps, type Ref } from "react";
+
+type Props = Omit<ComponentProps<"input">, "type" | "ref"> & {
+  id: string;
+  inputRef: Ref<HTMLInputElement>;
+  /** The toggle needs JavaScript: shown once the form is the component's. */
+  toggle: boolean;
+  /** Bumped by the form on submit: the password is hidden again before it goes anywhere. */
+  hideKey: number;
+};
+
+/**
+ * A password input with a show/hide toggle: a real button whose name stays "Show password" and
+ * whose state is aria-pressed, pointing at the input it controls.
+ */
+export function PasswordInput({ id, inputRef, toggle, hideKey, ...input }: Props) {
+  const [shown, setShown] = useState<{ on: boolean; key: number }>({ on: false, key: hideKey });
+  const visible = shown.on && shown.key === hideKey;
+  return (
+    <div className="password-row">
+      <input {...input} id={id} ref={inputRef} type={visible ? "text" : "password"} />
+      {toggle ? (
+        <button type="button" className="toggle" aria-pressed={visible} aria-controls={id} onClick={() => setShown({ on: !visible, key: hideKey })}>
+          Show<span className="sr-only"> password</span>
+        </button>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { registrationSchema, fieldErrors } from "@/lib/auth/credentials";
+import { checkRegistration, checkSignIn, firstInvalid } from "./field-checks";
+
+const GOOD = "correct horse battery staple";
+
+describe("checkRegistration", () => {
+  it("says what is missing, in the server's words", () => {
+    expect(checkRegistration("", "")).toEqual({ email: "Email is required.", password: "Password is required." });
+    expect(checkRegistration("not-an-email", "short")).toEqual({ email: "Enter a valid email address.", password: "Use at least 12 characters." });
+    expect(checkRegistration("a@example.com", "x".repeat(129))).toEqual({ password: "Use at most 128 characters." });
+  });
+
+  it("counts code points, so 12 emoji are 12 characters", () => {
+    expect(checkRegistration("a@example.com", "🔑".repeat(12))).toEqual({});
+    expect(checkRegistration("a@example.com", "🔑".repeat(11))).toEqual({ password: "Use at least 12 characters." });
+  });
+
+  it("accepts 254 characters of address and refuses 255", () => {
+    const at254 = `${"a".repeat(242)}@example.com`;
+    expect(at254).toHaveLength(254);
+    expect(checkRegistration(at254, GOOD)).toEqual({});
+    expect(checkRegistration(`a${at254}`, GOOD)).toEqual({ email: "That email address is too long." });
+  });
+
+  it("never refuses what the server accepts", () => {
+    for (const [email, password] of [
+      [" Alice@Example.com ", GOOD],
+      ["kenji@example.jp", "パスワードは十二文字以上です"],
+      ["o'brien+tag@sub.example.co.uk", "x".repeat(128)],
+    ] as const) {
+      expect(registrationSchema.safeParse({ email, password }).success, email).toBe(true);
+      expect(checkRegistration(email, password), email).toEqual({});
+    }
+  });
+
+  it("agrees with the server on what it refuses", () => {
+    for (const [email, password] of [
+      ["", ""],
+      ["no-at-sign", GOOD],
+      ["a@example.com", "short"],
+    ] as const) {
+      const server = registrationSchema.safeParse({ email, password });
+      expect(server.success).toBe(false);
+      const client = checkRegistration(email, password);
+      expect(Object.keys(client).sort()).toEqual(Object.keys(fieldErrors(server.error!)).sort());
+    }
+  });
+});
+
+describe("checkSignIn", () => {
+  it("checks presence and shape only, no password rule", () => {
+    expect(checkSignIn("", "")).toEqual({ email: "Email is required.", password: "Password is required." });
+    expect(checkSignIn("a@example.com", "short")).toEqual({});
+    expect(checkSignIn("a@", "x")).toEqual({ email: "Enter a valid email address." });
+  });
+});
+
+describe("firstInvalid", () => {
+  it("follows the form's order", () => {
+    expect(firstInvalid({ password: "x", email: "y" })).toBe("email");
+    expect(firstInvalid({ password: "x" })).toBe("password");
+    expect(firstInvalid({})).toBeUndefined();
+  });
+});

@@ -1,0 +1,104 @@
+import { aboutDuration, formatDuration } from "./duration";
+
+/**
+ * What a form shows after the server refused an attempt: one sentence for the reason and one for
+ * the wait, in words of the form's own, built from the refusal's `error` code and fields (see
+ * lib/http/refusals.ts). The server's `message` is used for codes without words here. Pure: the
+ * clock is a parameter.
+ */
+export type Refusal = {
+  error: string;
+  /** The server's own sentence, for codes this module has no words for. */
+  message: string;
+  /** When the answer arrived: the countdown starts here, not when the page was loaded. */
+  receivedAtMs: number;
+  /** When trying again is possible, from Retry-After. */
+  retryAtMs?: number;
+  /** A lock seen from a browser the server does not know: Retry-After is rounded up, so say "about". */
+  approximate?: boolean;
+  /** New devices stay out until the owner signs in from a known one: no time to count down to. */
+  capped?: boolean;
+  /** Which limit refused: "username" is the per-email limit for this network, otherwise the network's own. */
+  scope?: string;
+};
+
+export type FormKind = "sign-in" | "register";
+
+export type RefusalView = {
+  tone: "warn" | "error";
+  /** The sentence announced to screen readers when the refusal arrives, and when the wait ends. */
+  reason: string;
+  /** The wait, while it lasts. */
+  wait?: {
+    /** "2 min 49 s" or "about 5 minutes" (approximate): shown, ticking, hidden from screen readers. */
+    visible: string;
+    /** The same fact as a time of day, announced once with the reason; undefined for waits of a few seconds. */
+    untilMs?: number;
+    /** Appended to the wait sentence, e.g. the known-device way round a lock. */
+    alternative?: string;
+  };
+  /** True once the wait is over: `reason` then says so instead of the reason. */
+  over: boolean;
+};
+
+type Body = { error?: unknown; message?: unknown; retryAfterSeconds?: unknown; capped?: unknown; lockedUntil?: unknown; scope?: unknown };
+
+/** A refusal from a JSON error response, Retry-After taking precedence over the body's own figure. */
+export function refusalFromBody(body: Body, retryAfterHeader: string | null, receivedAtMs: number): Refusal {
+  const header = Number(retryAfterHeader);
+  const fromBody = typeof body.retryAfterSeconds === "number" ? body.retryAfterSeconds : undefined;
+  const seconds = retryAfterHeader !== null && Number.isFinite(header) && header > 0 ? header : fromBody;
+  const error = typeof body.error === "string" ? body.error : "error";
+  return {
+    error,
+    message: typeof body.message === "string" && body.message ? body.message : "Something went wrong. Try again.",
+    receivedAtMs,
+    retryAtMs: seconds && seconds > 0 ? receivedAtMs + seconds * 1000 : undefined,
+    // Only a known device is told the exact end of its lock (lockedUntil); anyone else gets a rounded one.
+    approximate: error === "locked" && typeof body.lockedUntil !== "string" ? true : undefined,
+    capped: body.capped === true ? true : undefined,
+    scope: typeof body.scope === "string" ? body.scope : undefined,
+  };
+}
+
+/** Waits this short are not worth a time of day: "in a few seconds" says all there is. */
+const FEW_SECONDS_MS = 10_000;
+
+function reasonFor(refusal: Refusal, form: FormKind): string {
+  switch (refusal.error) {
+    case "rate_limited":
+      if (form === "register") return "Too many registration attempts have come from your network.";
+      return refusal.scope === "username"
+        ? "Too many sign-in attempts for this email address have come from your network."
+        : "Too many sign-in attempts have come from your network.";
+    case "locked":
+      if (refusal.capped) return refusal.message;
+      return refusal.approximate
+        ? "Sign-in to this account is paused after repeated failed attempts."
+        : "Sign-in from this device is paused after repeated failed attempts.";
+    case "busy":
+      return "The server could not take your request just now.";
+    default:
+      return refusal.message;
+  }
+}
+
+export function describeRefusal(refusal: Refusal, form: FormKind, nowMs: number): RefusalView {
+  const tone = refusal.error === "rate_limited" || refusal.error === "locked" || refusal.error === "busy" ? "warn" : "error";
+  // A capped lock lasts until the owner acts: its message already says what to do, with no clock.
+  if (refusal.retryAtMs === undefined || refusal.capped) return { tone, reason: reasonFor(refusal, form), over: false };
+  const remainingMs = refusal.retryAtMs - nowMs;
+  if (remainingMs <= 0) {
+    const reason = refusal.error === "locked" ? "Sign-in has resumed: you can try again now." : "You can try again now.";
+    return { tone, reason, over: true };
+  }
+  const alternative = refusal.error === "locked" && refusal.approximate ? "or now from a device you have used before" : undefined;
+  const visible = refusal.approximate ? aboutDuration(remainingMs) : formatDuration(remainingMs / 1000);
+  const untilMs = refusal.retryAtMs - refusal.receivedAtMs > FEW_SECONDS_MS ? refusal.retryAtMs : undefined;
+  return { tone, reason: reasonFor(refusal, form), wait: { visible, untilMs, alternative }, over: false };
+}
+
+/** Whole seconds left, rounded up: the button waits for the last of them. */
+export function secondsLeft(refusal: Refusal | null, nowMs: number): number {
+  return refusal?.retryAtMs && !refusal.capped ? Math.max(0, Math.ceil((refusal.retryAtMs - nowMs) / 1000)) : 0;
+}
