@@ -45,6 +45,8 @@ export default defineConfig({
       DATABASE_URL: `pglite:${process.env.E2E_DATA_DIR}`,
       NEXTAUTH_SECRET: process.env.E2E_SECRET,
       NEXTAUTH_URL: baseURL,
+      // A local http:// test server: session cookies cannot be Secure here.
+      ALLOW_INSECURE_COOKIES: "true",
       LOG_LEVEL: "warn",
       // The test runner is the trusted proxy: e2e/helpers/serverGrid.ts gives each test its own
       // client address through X-Forwarded-For, so parallel workers never share a bucket.

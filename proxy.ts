@@ -31,7 +31,8 @@ export function proxy(request: NextRequest) {
   requestHeaders.set("content-security-policy", csp);
   const response = NextResponse.next({ request: { headers: requestHeaders } });
 
-  const enforce = process.env.CSP_MODE === "enforce";
+  // Enforced unless report-only was asked for by name (lib/config/env.ts validates the value at start).
+  const enforce = process.env.CSP_MODE !== "report-only";
   response.headers.set(enforce ? "Content-Security-Policy" : "Content-Security-Policy-Report-Only", csp);
   response.headers.set("Reporting-Endpoints", 'csp="/api/csp-report"');
   for (const [name, value] of Object.entries(baseSecurityHeaders(process.env.NODE_ENV === "production"))) response.headers.set(name, value);

@@ -21,16 +21,18 @@ test("after failed attempts, signing in says how many there were and the account
   await expect(events.locator('tr[data-kind="sign_in_failed"] td').nth(2)).toHaveText(/^10\.\d+\.\d+\.x$/);
 });
 
-test("security headers and a report-only CSP with a nonce are sent", async ({ request }) => {
+test("security headers and an enforced CSP with a nonce are sent by default", async ({ request }) => {
   const response = await request.get("/sign-in");
   const headers = response.headers();
-  expect(headers["content-security-policy-report-only"]).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]+' 'strict-dynamic'/);
-  expect(headers["content-security-policy-report-only"]).toContain("frame-ancestors 'none'");
-  expect(headers["content-security-policy-report-only"]).toContain("report-uri /api/csp-report");
+  expect(headers["content-security-policy-report-only"]).toBeUndefined();
+  const csp = headers["content-security-policy"];
+  expect(csp).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]+' 'strict-dynamic'/);
+  expect(csp).toContain("frame-ancestors 'none'");
+  expect(csp).toContain("report-uri /api/csp-report");
   expect(headers["x-content-type-options"]).toBe("nosniff");
   expect(headers["referrer-policy"]).toBe("strict-origin-when-cross-origin");
   expect(headers["strict-transport-security"]).toContain("max-age=");
-  // The page's own scripts carry the nonce, so enforcing the policy would not break it.
-  const nonce = /'nonce-([^']+)'/.exec(headers["content-security-policy-report-only"]!)![1];
+  // The page's own scripts carry the nonce, so the enforced policy does not break it.
+  const nonce = /'nonce-([^']+)'/.exec(csp!)![1];
   expect(await response.text()).toContain(`nonce="${nonce}"`);
 });

@@ -179,6 +179,8 @@ export async function startServer(root: string, settings: Record<string, string>
     DATABASE_URL: `pglite:${dataDir}`,
     NEXTAUTH_SECRET: randomBytes(32).toString("hex"),
     NEXTAUTH_URL: baseUrl,
+    // A local http:// test server: session cookies cannot be Secure here.
+    ALLOW_INSECURE_COOKIES: "true",
     LOG_LEVEL: "info",
     // The bench client is the proxy: it names each simulated client in X-Forwarded-For.
     TRUSTED_PROXIES: "127.0.0.1,::1",

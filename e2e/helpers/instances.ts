@@ -28,6 +28,8 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
       PORT: String(port),
       HOST: "127.0.0.1",
       NEXTAUTH_URL: baseURL,
+      // A local http:// test server: session cookies cannot be Secure here.
+      ALLOW_INSECURE_COOKIES: "true",
       LOG_LEVEL: "warn",
       TRUSTED_PROXIES: "127.0.0.1,::1",
       ALTCHA_MAX_COUNTER: "2000",

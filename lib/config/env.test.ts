@@ -27,14 +27,25 @@ describe("parseConfig", () => {
     expect(parseConfig(production).NEXTAUTH_SECRET).toBe("s".repeat(32));
   });
 
-  it("requires the app's https URL in production, allowing plain http on localhost only", () => {
+  it("requires the app's https URL in production; plain http on localhost only with ALLOW_INSECURE_COOKIES=true", () => {
     const production = { NODE_ENV: "production", NEXTAUTH_SECRET: "s".repeat(32) };
-    for (const NEXTAUTH_URL of [undefined, "", "not a url", "http://login.example", "ftp://login.example"]) {
+    for (const NEXTAUTH_URL of [undefined, "", "not a url", "http://login.example", "ftp://login.example", "http://127.0.0.1:3210", "http://localhost:3000"]) {
       expect(() => parseConfig({ ...production, NEXTAUTH_URL }), String(NEXTAUTH_URL)).toThrow(/NEXTAUTH_URL/);
     }
-    for (const NEXTAUTH_URL of ["https://login.example", "http://127.0.0.1:3210", "http://localhost:3000"]) {
-      expect(parseConfig({ ...production, NEXTAUTH_URL }).NEXTAUTH_URL).toBe(NEXTAUTH_URL);
+    expect(parseConfig({ ...production, NEXTAUTH_URL: "https://login.example" }).NEXTAUTH_URL).toBe("https://login.example");
+    const insecure = { ...production, ALLOW_INSECURE_COOKIES: "true" };
+    for (const NEXTAUTH_URL of ["http://127.0.0.1:3210", "http://localhost:3000"]) {
+      expect(parseConfig({ ...insecure, NEXTAUTH_URL }).NEXTAUTH_URL).toBe(NEXTAUTH_URL);
     }
+    // The opt-in is for this machine only, never for a public host.
+    expect(() => parseConfig({ ...insecure, NEXTAUTH_URL: "http://login.example" })).toThrow(/NEXTAUTH_URL/);
+    expect(() => parseConfig({ ...production, ALLOW_INSECURE_COOKIES: "yes", NEXTAUTH_URL: "https://login.example" })).toThrow(/ALLOW_INSECURE_COOKIES/);
+  });
+
+  it("enforces the CSP unless report-only is asked for", () => {
+    expect(parseConfig(SECRET).CSP_MODE).toBe("enforce");
+    expect(parseConfig({ ...SECRET, CSP_MODE: "report-only" }).CSP_MODE).toBe("report-only");
+    expect(() => parseConfig({ ...SECRET, CSP_MODE: "off" })).toThrow(/CSP_MODE/);
   });
 
   it("refuses a malformed Redis URL or key prefix, naming the variable", () => {

@@ -10,11 +10,12 @@ import { z } from "zod";
 const DEV_ONLY_SECRET = "gatehouse-development-secret-do-not-use-in-production";
 
 /** https, or plain http on this machine only (the e2e tests and the bench run production there). */
-function isProductionUrl(value: string | undefined): boolean {
+/** https://, or http:// on this machine when insecure cookies were asked for by name. */
+function isProductionUrl(value: string | undefined, allowInsecureCookies: boolean): boolean {
   try {
     const url = new URL(value ?? "");
     const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
-    return url.protocol === "https:" || (url.protocol === "http:" && loopback);
+    return url.protocol === "https:" || (url.protocol === "http:" && loopback && allowInsecureCookies);
   } catch {
     return false;
   }
@@ -82,8 +83,10 @@ const schema = z
     REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
     // On SIGTERM/SIGINT: how long in-flight requests may finish before their connections close.
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
-    // Content-Security-Policy: report-only unless set to "enforce".
-    CSP_MODE: z.enum(["report-only", "enforce"]).default("report-only"),
+    // Content-Security-Policy: enforced unless set to "report-only" (for trying a changed policy).
+    CSP_MODE: z.enum(["report-only", "enforce"]).default("enforce"),
+    // Production only: lets NEXTAUTH_URL be http:// on localhost (session cookies then lose Secure), for a local test.
+    ALLOW_INSECURE_COOKIES: z.enum(["true", "false"]).default("false"),
 
     LOCKOUT_THRESHOLD: z.coerce.number().int().min(1).max(100).default(5),
     LOCKOUT_BASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
@@ -114,8 +117,12 @@ const schema = z
       ctx.addIssue({ code: "custom", path: ["HASH_TRUSTED_SLOTS"], message: "must be less than HASH_CONCURRENCY, or untrusted sign-ins could never run" });
     }
     if (env.NODE_ENV === "production") {
-      if (!isProductionUrl(env.NEXTAUTH_URL)) {
-        ctx.addIssue({ code: "custom", path: ["NEXTAUTH_URL"], message: "must be the app's https:// URL in production (http:// only on localhost)" });
+      if (!isProductionUrl(env.NEXTAUTH_URL, env.ALLOW_INSECURE_COOKIES === "true")) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["NEXTAUTH_URL"],
+          message: "must be the app's https:// URL in production, so session cookies are Secure (http://localhost only with ALLOW_INSECURE_COOKIES=true)",
+        });
       }
       if (env.ARGON2_PROFILE !== "owasp") {
         ctx.addIssue({ code: "custom", path: ["ARGON2_PROFILE"], message: "only 'owasp' is allowed in production" });
