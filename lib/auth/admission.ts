@@ -8,7 +8,7 @@ import type { AccountUser } from "@/lib/users/accounts";
  * validated, normalised username and the password, for this request only. Nothing but
  * AdmissionDesk.issue makes one the desk will honour.
  */
-export type SignInAdmission = Readonly<{ email: string; password: string; client: ClientAddress; device: KnownDevice | null }>;
+export type SignInAdmission = Readonly<{ email: string; password: string; client: ClientAddress; device: KnownDevice | null; route: string }>;
 
 /**
  * The password check's answer: a user and the device token that now identifies their client, or
@@ -28,7 +28,7 @@ export class AdmissionDesk {
   private readonly unused = new WeakSet<SignInAdmission>();
   private readonly scope = new AsyncLocalStorage<Slot>();
 
-  issue(fields: { email: string; password: string; client: ClientAddress; device: KnownDevice | null }): SignInAdmission {
+  issue(fields: { email: string; password: string; client: ClientAddress; device: KnownDevice | null; route: string }): SignInAdmission {
     const admission = Object.freeze({ ...fields });
     this.unused.add(admission);
     return admission;

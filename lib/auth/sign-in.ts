@@ -6,6 +6,7 @@ import type { RouteLimits } from "@/lib/http/limited";
 import { busy, captchaInvalid, deviceLocked, unavailable, untrustedLocked } from "@/lib/http/refusals";
 import type { LockoutCheck, LockoutPolicy } from "@/lib/lockout/rules";
 import { log } from "@/lib/log/logger";
+import { logSecurity } from "@/lib/log/security-log";
 import type { KnownDevice } from "@/lib/devices/known-devices";
 import { isHashBudgetFull, type Lane } from "@/lib/password/hash-budget";
 import { verifyCredentials } from "@/lib/users/accounts";
@@ -56,7 +57,10 @@ export async function admitSignIn<T extends SignInRequest>(limits: RouteLimits, 
   // than a person solves).
   const minLevel = challengeLevel({ budgetPressure: 0, addressFailures: gate.addressFailures.get(client.key) ?? 0, knownDevice: device !== null });
   const captcha = await verifyAltcha(altcha, gate.altcha, gate.replays, gate.clock(), minLevel);
-  if (!captcha.ok) return { ok: false, response: captchaInvalid(captcha) };
+  if (!captcha.ok) {
+    logSecurity(gate, { route: limits.path, outcome: "captcha_invalid", client, email, detail: captcha.reason });
+    return { ok: false, response: captchaInvalid(captcha) };
+  }
 
   if (device) device = await claimLane(limits, email, device);
   // Refuses a locked subject before it queues for the hash budget; checkPassword decides again.
@@ -64,10 +68,11 @@ export async function admitSignIn<T extends SignInRequest>(limits: RouteLimits, 
   const lockout = await gate.lockouts.check(subject.key, gate.clock(), subject.policy);
   if (lockout.locked) {
     if (device) await gate.devices.release(device.id);
+    logSecurity(gate, { route: limits.path, outcome: "locked", client, email, detail: subject.lane });
     return { ok: false, response: subject.refuse(lockout) };
   }
 
-  return { ok: true, value: input.value, admission: gate.admissions.issue({ email, password, client, device }) };
+  return { ok: true, value: input.value, admission: gate.admissions.issue({ email, password, client, device, route: limits.path }) };
 }
 
 // Long enough for a queued check and Argon2id; a request that dies frees the device after it.
@@ -106,6 +111,7 @@ export async function checkPassword(gate: Gatehouse, admission: SignInAdmission)
   } catch (error) {
     // next-auth would put the message in its error URL, and the token route would answer 500.
     log().error({ event: "password_check_failed", err: error instanceof Error ? error.message : String(error) });
+    logSecurity(gate, { route: admission.route, outcome: "unavailable", client: admission.client, email: admission.email });
     outcome = { ok: false, refusal: unavailable() };
   }
   // Whatever happened short of a success (which replaced the device), the device is free again.
@@ -114,13 +120,16 @@ export async function checkPassword(gate: Gatehouse, admission: SignInAdmission)
 }
 
 async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promise<PasswordOutcome> {
-  const { email, password, client, device } = admission;
+  const { email, password, client, device, route } = admission;
   const subject = subjectOf(gate, admission);
   return withinHashBudget(
     gate,
     async (): Promise<PasswordOutcome> => {
       const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy);
-      if (!attempt.allowed) return { ok: false, refusal: subject.refuse(attempt.check) };
+      if (!attempt.allowed) {
+        logSecurity(gate, { route, outcome: "locked", client, email, detail: subject.lane });
+        return { ok: false, refusal: subject.refuse(attempt.check) };
+      }
 
       const user = await verifyCredentials(await prisma(), { email, password }, gate.argon2, (error) =>
         log().warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
@@ -129,6 +138,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         // Already counted by admitAttempt, whether or not the account exists.
         gate.addressFailures.set(client.key, (gate.addressFailures.get(client.key) ?? 0) + 1);
         log().info({ event: "sign_in_failed", lane: subject.lane, failureCount: attempt.state.failureCount, locked: attempt.state.lockedUntilMs !== null });
+        logSecurity(gate, { route, outcome: "sign_in_failed", client, email, detail: subject.lane });
         const capped = subject.policy.capFailures === attempt.state.failureCount;
         await gate.events.signInFailed(email, client, attempt.state, capped && !device);
         // A device that keeps failing is more likely stolen than mistyped on: at the cap it is revoked.
@@ -148,10 +158,14 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
       }
       const issued = await gate.devices.issue(usernameKey, gate.clock());
       log().info({ event: "sign_in_succeeded", lane: subject.lane, userId: user.id, rehashed: user.rehashed });
+      logSecurity(gate, { route, outcome: "sign_in_succeeded", client, email, detail: subject.lane, userId: user.id });
       await gate.events.signInSucceeded(user.id, client);
       return { ok: true, user: { id: user.id, email: user.email }, device: { token: issued.token, expiresAtMs: issued.expiresAtMs } };
     },
-    () => ({ ok: false, refusal: busy() }),
+    () => {
+      logSecurity(gate, { route, outcome: "busy", client, email, detail: subject.lane });
+      return { ok: false, refusal: busy() };
+    },
     subject.lane,
   );
 }

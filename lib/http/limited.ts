@@ -1,6 +1,7 @@
 import { NextRequest } from "next/server";
 import { gatehouse, type Gatehouse } from "@/lib/auth/gatehouse";
 import { log } from "@/lib/log/logger";
+import { logSecurity } from "@/lib/log/security-log";
 import type { ClientAddress } from "./client-address";
 import { noClientAddress, REFUSE } from "./refusals";
 import { ruleAt, type LimitKey, type RefusalStyle, type RouteLimit, type RoutePath } from "./route-policies";
@@ -28,7 +29,13 @@ export class RouteLimits {
       const row = this.rows[this.next++]!;
       const result = await this.gate.limiter.consume(row.policy, this.keyParts(key, value));
       if (!result.allowed) {
-        log().debug({ event: "refused", path: this.path, policy: row.policy });
+        logSecurity(this.gate, {
+          route: this.path,
+          outcome: "rate_limited",
+          client: this.client,
+          policy: row.policy,
+          ...(key === "addressAndUsername" ? { email: value } : key === "user" ? { userId: value } : {}),
+        });
         // The first limit, by address alone: the fast path in server.mjs answers the next ones.
         if (this.next === 1 && key === "address") this.gate.refusals.remember(this.path, this.client, result);
         return REFUSE[this.style](result);

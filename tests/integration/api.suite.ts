@@ -145,7 +145,7 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
       const client = (address: string) => ({ address, key: address, source: "socket" as const });
       // The password check with an admission, as the sign-in routes issue one after their cheap layers.
       const authenticate = async (g: typeof gate, input: { email: string; password: string }, from: ReturnType<typeof client>) => {
-        const outcome = await checkPassword(g, g.admissions.issue({ ...input, client: from, device: null }));
+        const outcome = await checkPassword(g, g.admissions.issue({ ...input, client: from, device: null, route: "/api/auth/callback/credentials" }));
         return outcome.ok ? outcome.user : null;
       };
       for (let i = 0; i < 5; i++) await authenticate(gate, { email: "alice@example.com", password: "wrong" }, client(`203.0.113.${i + 10}`));

@@ -67,7 +67,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       });
 
       it("refuses fields that differ from the admitted ones (a decoy admitted, the victim named)", async () => {
-        const admission = gate.admissions.issue({ email: "decoy@example.com", password: "anything", client: { address: "203.0.113.1", key: "203.0.113.1", source: "socket" }, device: null });
+        const admission = gate.admissions.issue({ email: "decoy@example.com", password: "anything", client: { address: "203.0.113.1", key: "203.0.113.1", source: "socket" }, device: null, route: "/api/auth/callback/credentials" });
         const run = await gate.admissions.carry(admission, async () => (await authorize())({ email: "owner@example.com", password: PASSWORD }, {}));
         expect(run.result).toBeNull();
         expect(run.outcome).toBeUndefined();
@@ -77,7 +77,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
 
       it("opens the password check once per admission", async () => {
         const { checkPassword } = await import("@/lib/auth/sign-in");
-        const admission = gate.admissions.issue({ email: "owner@example.com", password: "wrong", client: { address: "203.0.113.2", key: "203.0.113.2", source: "socket" }, device: null });
+        const admission = gate.admissions.issue({ email: "owner@example.com", password: "wrong", client: { address: "203.0.113.2", key: "203.0.113.2", source: "socket" }, device: null, route: "/api/auth/callback/credentials" });
         expect(await checkPassword(gate, admission)).toEqual({ ok: false, refusal: null });
         expect(await checkPassword(gate, admission)).toEqual({ ok: false, refusal: null });
         expect(checks.verified()).toBe(1);

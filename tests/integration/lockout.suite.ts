@@ -22,7 +22,7 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
     async function check(email: string, password: string, n = 1) {
       const { checkPassword } = await import("@/lib/auth/sign-in");
       const g: Gate = await gate();
-      return checkPassword(g, g.admissions.issue({ email, password, client: client(n), device: null }));
+      return checkPassword(g, g.admissions.issue({ email, password, client: client(n), device: null, route: "/api/auth/callback/credentials" }));
     }
 
     async function failureCount(email: string) {

@@ -7,12 +7,13 @@ import { limited } from "@/lib/http/limited";
 import { busy, captchaInvalid } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
+import { logSecurity } from "@/lib/log/security-log";
 import { registerAccount } from "@/lib/users/accounts";
 
 export const dynamic = "force-dynamic";
 
 /** Registration: per-address limit (the wrapper, before the body), validation, ALTCHA, hash budget, Argon2id. */
-export const POST = limited("/api/register", async (request, { gate }) => {
+export const POST = limited("/api/register", async (request, { gate, client }) => {
   const body = await readJson(request, gate.config.MAX_BODY_BYTES);
   if (!body.ok) return body.response;
   // Validated before any hashing: a 10,000-character password costs nothing.
@@ -22,7 +23,10 @@ export const POST = limited("/api/register", async (request, { gate }) => {
   }
 
   const captcha = await verifyAltcha(input.data.altcha, gate.altcha, gate.replays, gate.clock());
-  if (!captcha.ok) return captchaInvalid(captcha);
+  if (!captcha.ok) {
+    logSecurity(gate, { route: "/api/register", outcome: "captcha_invalid", client, email: input.data.email, detail: captcha.reason });
+    return captchaInvalid(captcha);
+  }
 
   return withinHashBudget(
     gate,
@@ -32,6 +36,9 @@ export const POST = limited("/api/register", async (request, { gate }) => {
       log().info({ event: "account_registered", userId: result.user.id });
       return json(201, { id: result.user.id, email: result.user.email });
     },
-    busy,
+    () => {
+      logSecurity(gate, { route: "/api/register", outcome: "busy", client, email: input.data.email });
+      return busy();
+    },
   );
 });
