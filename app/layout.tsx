@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { getServerSession } from "next-auth";
-import { authOptions } from "@/lib/auth/options";
+import { currentSession } from "@/lib/auth/current-session";
 import { SignOutForm } from "./components/SignOutForm";
 import "./globals.css";
 
@@ -13,7 +12,7 @@ export const metadata: Metadata = {
 export const dynamic = "force-dynamic";
 
 export default async function RootLayout({ children }: { children: React.ReactNode }) {
-  const session = await getServerSession(authOptions());
+  const session = await currentSession();
   return (
     <html lang="en">
       <body>

@@ -1,7 +1,6 @@
-import { getServerSession } from "next-auth";
 import { redirect } from "next/navigation";
+import { currentSession } from "@/lib/auth/current-session";
 import { gatehouse } from "@/lib/auth/gatehouse";
-import { authOptions } from "@/lib/auth/options";
 import { prisma } from "@/lib/db/client";
 import type { SecurityEventKind } from "@/lib/events/security-events";
 
@@ -20,8 +19,8 @@ function utc(date: Date): string {
 }
 
 export default async function AccountPage() {
-  const session = await getServerSession(authOptions());
-  const userId = (session?.user as { id?: string } | undefined)?.id;
+  const session = await currentSession();
+  const userId = session?.userId;
   if (!userId) redirect("/sign-in?callbackUrl=%2Faccount");
   const user = await (await prisma()).user.findUnique({ where: { id: userId }, select: { email: true, createdAt: true } });
   // A valid session for an account that no longer exists is treated as signed out.

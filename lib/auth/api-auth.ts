@@ -1,10 +1,13 @@
 import { getToken } from "next-auth/jwt";
 import type { NextRequest } from "next/server";
+import { unavailable } from "@/lib/http/refusals";
 import { jsonError } from "@/lib/http/responses";
+import { log } from "@/lib/log/logger";
 import { verifyAccessToken } from "@/lib/tokens/access-token";
+import { liveSession } from "./browser-session";
 import type { Gatehouse } from "./gatehouse";
 
-export type ApiCaller = { userId: string; via: "bearer" | "session" };
+export type ApiCaller = { userId: string; via: "bearer" } | { userId: string; via: "session"; sid: string };
 
 /**
  * Who calls the API: a Bearer access token, or else the browser's next-auth session cookie.
@@ -25,7 +28,14 @@ export async function apiCaller(request: NextRequest, gate: Gatehouse): Promise<
     }
     return { ok: true, caller: { userId: check.userId, via: "bearer" } };
   }
-  const session = await getToken({ req: request, secret: gate.config.NEXTAUTH_SECRET });
-  if (session?.sub) return { ok: true, caller: { userId: session.sub, via: "session" } };
+  // The cookie is only as good as its server record: signed out, revoked, idle or expired is no session.
+  let session;
+  try {
+    session = await liveSession(gate, await getToken({ req: request, secret: gate.config.NEXTAUTH_SECRET }));
+  } catch (error) {
+    log().error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
+    return { ok: false, response: unavailable() };
+  }
+  if (session) return { ok: true, caller: { userId: session.userId, via: "session", sid: session.sid } };
   return { ok: false, response: jsonError(401, "unauthenticated", "Sign in or send a Bearer access token.", {}, { "WWW-Authenticate": "Bearer" }) };
 }
