@@ -25,7 +25,7 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
       database = await makeDatabase();
       Object.assign(process.env, { DATABASE_URL: database.url, HASH_QUEUE: "100" });
       gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
-      for (const name of ["copied", "idle", "active", "absolute", "touch"]) await createAccount(gate, `${name}@example.com`, PASSWORD);
+      for (const name of ["copied", "idle", "active", "absolute", "touch", "csrf"]) await createAccount(gate, `${name}@example.com`, PASSWORD);
     });
 
     afterEach(() => vi.restoreAllMocks());
@@ -119,6 +119,58 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
       clockAt(t0 + 61_000);
       await sessionWith(cookie);
       expect(await lastSeen()).toBe(t0 + 61_000);
+    });
+
+    describe("cookie-authenticated API writes come from the app's own pages (CSRF)", () => {
+      const write = async (path: "/api/v1/reports" | "/api/v1/download-tokens", headers: Record<string, string>, body = "{}") => {
+        const route = path === "/api/v1/reports" ? await import("@/app/api/v1/reports/route") : await import("@/app/api/v1/download-tokens/route");
+        return route.POST(new NextRequest(`http://localhost${path}`, { method: "POST", headers: { [PEER_HEADER]: freshAddress(), ...headers }, body }));
+      };
+
+      it("refuses a cross-site or sibling-subdomain cookie POST with 403 JSON, and builds nothing", async () => {
+        const cookie = await signedInBrowser("csrf@example.com", PASSWORD);
+        const { prisma } = await import("@/lib/db/client");
+        const before = await (await prisma()).report.count();
+        const shapes: Record<string, string>[] = [
+          { "sec-fetch-site": "cross-site", "content-type": "application/json" },
+          { "sec-fetch-site": "same-site", "content-type": "application/json", origin: "http://localhost:3000" },
+          { origin: "https://evil.example", "content-type": "application/json" },
+          { origin: "null", "content-type": "application/json" },
+          { "content-type": "application/json" },
+        ];
+        for (const path of ["/api/v1/reports", "/api/v1/download-tokens"] as const) {
+          for (const headers of shapes) {
+            const res = await write(path, { cookie, ...headers });
+            expect(res.status, `${path} ${JSON.stringify(headers)}`).toBe(403);
+            expect(await res.json()).toMatchObject({ error: "csrf_invalid" });
+          }
+        }
+        expect(await (await prisma()).report.count()).toBe(before);
+      });
+
+      it("refuses a same-origin cookie POST that is not JSON (a form or text/plain needs no preflight) with 415", async () => {
+        const cookie = await signedInBrowser("csrf@example.com", PASSWORD);
+        for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; x=1"]) {
+          const res = await write("/api/v1/reports", { cookie, "sec-fetch-site": "same-origin", "content-type": type });
+          expect(res.status, type).toBe(415);
+        }
+        expect((await write("/api/v1/reports", { cookie, "sec-fetch-site": "same-origin" }, "")).status).toBe(415);
+      });
+
+      it("takes the app's own pages' writes: Sec-Fetch-Site same-origin, or the app's Origin", async () => {
+        const cookie = await signedInBrowser("csrf@example.com", PASSWORD);
+        expect((await write("/api/v1/download-tokens", { cookie, "sec-fetch-site": "same-origin", "content-type": "application/json" })).status).toBe(201);
+        expect((await write("/api/v1/download-tokens", { cookie, origin: "http://localhost:3000", "content-type": "application/json" })).status).toBe(201);
+      });
+
+      it("leaves Bearer requests as they were: no Origin, any site, any content type", async () => {
+        const { issueAccessToken } = await import("@/lib/tokens/access-token");
+        const { prisma } = await import("@/lib/db/client");
+        const userId = (await (await prisma()).user.findUniqueOrThrow({ where: { email: "csrf@example.com" } })).id;
+        const { token } = await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, Date.now());
+        const res = await write("/api/v1/reports", { authorization: `Bearer ${token}`, "sec-fetch-site": "cross-site" }, "");
+        expect(res.status).toBe(201);
+      });
     });
   });
 }
