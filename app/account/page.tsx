@@ -3,6 +3,8 @@ import { currentSession } from "@/lib/auth/current-session";
 import { gatehouse } from "@/lib/auth/gatehouse";
 import { prisma } from "@/lib/db/client";
 import type { SecurityEventKind } from "@/lib/events/security-events";
+import { AccountNotice } from "./AccountNotice";
+import { SessionsSection } from "./SessionsSection";
 
 export const dynamic = "force-dynamic";
 
@@ -12,16 +14,21 @@ const LABELS: Record<SecurityEventKind, string> = {
   locked: "Sign-in paused after repeated failures",
   untrusted_paused: "Sign-in from new devices paused after too many failures",
   refresh_family_created: "New API session (refresh token issued)",
+  browser_session_revoked: "Signed out a browser session",
+  api_session_revoked: "Revoked an API session",
+  signed_out_everywhere_else: "Signed out everywhere else",
+  password_changed: "Password changed (every other session signed out)",
 };
 
 function utc(date: Date): string {
   return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
 }
 
-export default async function AccountPage() {
+export default async function AccountPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const { notice } = await searchParams;
   const session = await currentSession();
-  const userId = session?.userId;
-  if (!userId) redirect("/sign-in?callbackUrl=%2Faccount");
+  if (!session) redirect("/sign-in?callbackUrl=%2Faccount");
+  const { userId, sid: currentSid } = session;
   const user = await (await prisma()).user.findUnique({ where: { id: userId }, select: { email: true, createdAt: true } });
   // A valid session for an account that no longer exists is treated as signed out.
   if (!user) redirect("/sign-in?callbackUrl=%2Faccount");
@@ -31,6 +38,7 @@ export default async function AccountPage() {
   const strangers = await gate.lockouts.check(gate.usernameKey(user.email), gate.clock(), gate.lockoutPolicy);
   return (
     <>
+      <AccountNotice notice={typeof notice === "string" ? notice : undefined} />
       <div className="card">
         <h1>Your account</h1>
         <dl>
@@ -47,6 +55,7 @@ export default async function AccountPage() {
           </p>
         ) : null}
       </div>
+      <SessionsSection userId={userId} currentSid={currentSid} />
       <div className="card" style={{ marginTop: "1rem" }}>
         <h2>Recent security events</h2>
         <p className="hint">Addresses are shortened to the network they came from. If you do not recognise an event, change your password.</p>

@@ -61,6 +61,15 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { path: "/api/v1/me", method: "GET", file: "app/api/v1/me/route.ts", limits: [{ policy: "api", key: "user" }], refusal: "api" },
   { path: "/api/v1/reports", method: "POST", file: "app/api/v1/reports/route.ts", limits: [{ policy: "apiReports", key: "user" }], refusal: "api" },
   { path: "/api/v1/reports/[id]", method: "GET", file: "app/api/v1/reports/[id]/route.ts", limits: [{ policy: "apiReportDownload", key: "address" }], refusal: "api" },
+  // The account page's forms: cheap writes, per user, behind a live session and a form token.
+  { path: "/api/account/sessions/revoke", method: "POST", file: "app/api/account/sessions/revoke/route.ts", limits: [{ policy: "accountChanges", key: "user" }], refusal: "api" },
+  {
+    path: "/api/account/sessions/revoke-others",
+    method: "POST",
+    file: "app/api/account/sessions/revoke-others/route.ts",
+    limits: [{ policy: "accountChanges", key: "user" }],
+    refusal: "api",
+  },
   { path: "/api/v1/download-tokens", method: "POST", file: "app/api/v1/download-tokens/route.ts", limits: [{ policy: "apiDownloadTokens", key: "user" }], refusal: "api" },
 ];
 

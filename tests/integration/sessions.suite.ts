@@ -1,6 +1,6 @@
 import { NextRequest } from "next/server";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { browserSignOut, createAccount, sessionWith, signedInBrowser } from "../helpers/browser";
+import { browserSignOut, createAccount, sessionWith, signedInBrowser, tokenSignIn } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
@@ -25,7 +25,7 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
       database = await makeDatabase();
       Object.assign(process.env, { DATABASE_URL: database.url, HASH_QUEUE: "100" });
       gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
-      for (const name of ["copied", "idle", "active", "absolute", "touch", "csrf"]) await createAccount(gate, `${name}@example.com`, PASSWORD);
+      for (const name of ["copied", "idle", "active", "absolute", "touch", "csrf", "owner", "stranger", "everywhere", "apiowner"]) await createAccount(gate, `${name}@example.com`, PASSWORD);
     });
 
     afterEach(() => vi.restoreAllMocks());
@@ -170,6 +170,138 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
         const { token } = await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, Date.now());
         const res = await write("/api/v1/reports", { authorization: `Bearer ${token}`, "sec-fetch-site": "cross-site" }, "");
         expect(res.status).toBe(201);
+      });
+    });
+
+    describe("the owner ends sessions from the account page", () => {
+      async function sidOf(cookie: string): Promise<string> {
+        const { decode } = await import("next-auth/jwt");
+        const claims = await decode({ token: cookie.split("=")[1]!, secret: gate.config.NEXTAUTH_SECRET });
+        return claims!.sid as string;
+      }
+
+      async function formTokenOf(cookie: string) {
+        const { sessionFormToken } = await import("@/lib/http/form-token");
+        return sessionFormToken(gate.config.NEXTAUTH_SECRET, await sidOf(cookie));
+      }
+
+      /** A form post from the account page, as a browser sends it without JavaScript. */
+      async function accountForm(path: "revoke" | "revoke-others", cookie: string, fields: Record<string, string>, headers: Record<string, string> = { "sec-fetch-site": "same-origin" }) {
+        const route = path === "revoke" ? await import("@/app/api/account/sessions/revoke/route") : await import("@/app/api/account/sessions/revoke-others/route");
+        return route.POST(
+          new NextRequest(`http://localhost/api/account/sessions/${path}`, {
+            method: "POST",
+            headers: { cookie, "content-type": "application/x-www-form-urlencoded", [PEER_HEADER]: freshAddress(), ...headers },
+            body: new URLSearchParams(fields).toString(),
+          }),
+        );
+      }
+
+      async function refresh(refreshToken: string) {
+        return (await import("@/app/api/v1/authentication/token/refresh/route")).POST(
+          new NextRequest("http://localhost/api/v1/authentication/token/refresh", {
+            method: "POST",
+            headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
+            body: JSON.stringify({ refresh_token: refreshToken }),
+          }),
+        );
+      }
+
+      async function eventKinds(email: string) {
+        const { prisma } = await import("@/lib/db/client");
+        const user = await (await prisma()).user.findUniqueOrThrow({ where: { email } });
+        return (await gate.events.recent(user.id, 50)).map((event) => event.kind);
+      }
+
+      it("revokes one browser session from another: the revoked one is dead at once, the other lives on", async () => {
+        const laptop = await signedInBrowser("owner@example.com", PASSWORD);
+        const phone = await signedInBrowser("owner@example.com", PASSWORD);
+        const res = await accountForm("revoke", laptop, { formToken: await formTokenOf(laptop), kind: "browser", id: await sidOf(phone) });
+        expect(res.status).toBe(303);
+        expect(res.headers.get("location")).toBe("/account?notice=browser_session_revoked");
+        await expectDead(phone);
+        await expectLive(laptop, "owner@example.com");
+        expect(await eventKinds("owner@example.com")).toContain("browser_session_revoked");
+        // Again: nothing left to end, and it says so.
+        const again = await accountForm("revoke", laptop, { formToken: await formTokenOf(laptop), kind: "browser", id: await sidOf(phone) });
+        expect(again.headers.get("location")).toBe("/account?notice=already_ended");
+      });
+
+      it("ends nothing of another user's: a stranger's session id changes nothing", async () => {
+        const owner = await signedInBrowser("owner@example.com", PASSWORD);
+        const stranger = await signedInBrowser("stranger@example.com", PASSWORD);
+        const res = await accountForm("revoke", stranger, { formToken: await formTokenOf(stranger), kind: "browser", id: await sidOf(owner) });
+        expect(res.headers.get("location")).toBe("/account?notice=already_ended");
+        await expectLive(owner, "owner@example.com");
+        const tokens = (await (await tokenSignIn("owner@example.com", PASSWORD)).json()) as { refresh_token: string };
+        const { prisma } = await import("@/lib/db/client");
+        const family = (await (await prisma()).refreshToken.findFirstOrThrow({ orderBy: { createdAt: "desc" } })).familyId;
+        expect((await accountForm("revoke", stranger, { formToken: await formTokenOf(stranger), kind: "api", id: family })).headers.get("location")).toBe("/account?notice=already_ended");
+        expect((await refresh(tokens.refresh_token)).status).toBe(200);
+      });
+
+      it("refuses a form from another site, without the form token, or with another session's token (403), ending nothing", async () => {
+        const owner = await signedInBrowser("owner@example.com", PASSWORD);
+        const other = await signedInBrowser("owner@example.com", PASSWORD);
+        const target = { kind: "browser", id: await sidOf(other) };
+        const attempts = [
+          await accountForm("revoke", owner, { formToken: await formTokenOf(owner), ...target }, { "sec-fetch-site": "cross-site" }),
+          await accountForm("revoke", owner, { formToken: await formTokenOf(owner), ...target }, { origin: "https://evil.example" }),
+          await accountForm("revoke", owner, target),
+          await accountForm("revoke", owner, { formToken: await formTokenOf(other), ...target }),
+          await accountForm("revoke-others", owner, {}),
+          await accountForm("revoke-others", owner, { formToken: "x".repeat(43) }),
+        ];
+        for (const res of attempts) {
+          expect(res.status).toBe(403);
+          expect(await res.json()).toMatchObject({ error: "csrf_invalid" });
+        }
+        await expectLive(other, "owner@example.com");
+      });
+
+      it("refuses a signed-out session's form (401) and bad fields (400), never a 500", async () => {
+        const owner = await signedInBrowser("owner@example.com", PASSWORD);
+        const token = await formTokenOf(owner);
+        const cases: Record<string, string>[] = [{ kind: "browser" }, { kind: "api", id: "not-a-uuid" }, { kind: "other", id: "x" }, { kind: "browser", id: "x".repeat(65) }];
+        for (const fields of cases) {
+          const res = await accountForm("revoke", owner, { formToken: token, ...fields });
+          expect(res.status, JSON.stringify(fields)).toBe(400);
+          expect(await res.json()).toMatchObject({ error: "invalid_input" });
+        }
+        await browserSignOut(owner);
+        const res = await accountForm("revoke-others", owner, { formToken: token });
+        expect(res.status).toBe(401);
+        expect(await res.json()).toMatchObject({ error: "unauthenticated" });
+      });
+
+      it("revokes an API session: its refresh token is refused at once", async () => {
+        const browser = await signedInBrowser("apiowner@example.com", PASSWORD);
+        const tokens = (await (await tokenSignIn("apiowner@example.com", PASSWORD)).json()) as { refresh_token: string };
+        const { listLiveFamilies } = await import("@/lib/tokens/refresh-tokens");
+        const { prisma } = await import("@/lib/db/client");
+        const user = await (await prisma()).user.findUniqueOrThrow({ where: { email: "apiowner@example.com" } });
+        const families = await listLiveFamilies(await prisma(), user.id, Date.now());
+        const res = await accountForm("revoke", browser, { formToken: await formTokenOf(browser), kind: "api", id: families[0]!.familyId });
+        expect(res.headers.get("location")).toBe("/account?notice=api_session_revoked");
+        const refused = await refresh(tokens.refresh_token);
+        expect(refused.status).toBe(401);
+        expect(await refused.json()).toMatchObject({ error: "invalid_token" });
+        expect(await eventKinds("apiowner@example.com")).toContain("api_session_revoked");
+      });
+
+      it("signs out everywhere else: every other browser and API session ends, this one lives", async () => {
+        const here = await signedInBrowser("everywhere@example.com", PASSWORD);
+        const others = [await signedInBrowser("everywhere@example.com", PASSWORD), await signedInBrowser("everywhere@example.com", PASSWORD)];
+        const apps = [];
+        for (let i = 0; i < 2; i++) apps.push(((await (await tokenSignIn("everywhere@example.com", PASSWORD)).json()) as { refresh_token: string }).refresh_token);
+        // A family rotated once: its live token is the second one.
+        const rotated = ((await (await refresh(apps[1]!)).json()) as { refresh_token: string }).refresh_token;
+        const res = await accountForm("revoke-others", here, { formToken: await formTokenOf(here) });
+        expect(res.headers.get("location")).toBe("/account?notice=signed_out_everywhere_else");
+        for (const cookie of others) await expectDead(cookie);
+        for (const token of [apps[0]!, rotated]) expect((await refresh(token)).status).toBe(401);
+        await expectLive(here, "everywhere@example.com");
+        expect(await eventKinds("everywhere@example.com")).toContain("signed_out_everywhere_else");
       });
     });
   });
