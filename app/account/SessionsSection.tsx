@@ -1,3 +1,4 @@
+import type { ReactNode } from "react";
 import { gatehouse } from "@/lib/auth/gatehouse";
 import { prisma } from "@/lib/db/client";
 import { sessionFormToken } from "@/lib/http/form-token";
@@ -20,7 +21,7 @@ function RevokeForm({ formToken, kind, id, label }: { formToken: string; kind: "
   );
 }
 
-type Row = { key: string; name: string; current: boolean; address: string; createdAt: Date; lastSeenAt: Date; revoke: React.ReactNode };
+type Row = { key: string; name: string; current: boolean; address: string; createdAt: Date; lastSeenAt: Date; revoke: ReactNode };
 
 function SessionTable({ caption, nameHeader, lastSeenHeader, rows, testId }: { caption: string; nameHeader: string; lastSeenHeader: string; rows: Row[]; testId: string }) {
   return (

@@ -4,6 +4,7 @@ import { gatehouse } from "@/lib/auth/gatehouse";
 import { prisma } from "@/lib/db/client";
 import type { SecurityEventKind } from "@/lib/events/security-events";
 import { AccountNotice } from "./AccountNotice";
+import { ChangePasswordSection } from "./ChangePasswordSection";
 import { SessionsSection } from "./SessionsSection";
 
 export const dynamic = "force-dynamic";
@@ -56,6 +57,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
         ) : null}
       </div>
       <SessionsSection userId={userId} currentSid={currentSid} />
+      <ChangePasswordSection currentSid={currentSid} email={user.email} />
       <div className="card" style={{ marginTop: "1rem" }}>
         <h2>Recent security events</h2>
         <p className="hint">Addresses are shortened to the network they came from. If you do not recognise an event, change your password.</p>

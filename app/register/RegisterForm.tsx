@@ -3,6 +3,7 @@
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useRef, useState, useSyncExternalStore, type FormEvent } from "react";
+import { PasswordStrength } from "../components/PasswordStrength";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { RefusalBanner, refusalFrom, useCountdown, type Refusal } from "../components/RefusalBanner";
 
@@ -79,6 +80,7 @@ export function RegisterForm({ minLength, maxLength }: Props) {
             {fields.password}
           </span>
         </label>
+        <PasswordStrength field="password" emailField="email" />
         <AltchaField ref={altcha} />
         <button type="submit" disabled={pending || remainingSeconds > 0}>
           {pending ? "Creating account…" : "Create account"}

@@ -61,6 +61,8 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { path: "/api/v1/me", method: "GET", file: "app/api/v1/me/route.ts", limits: [{ policy: "api", key: "user" }], refusal: "api" },
   { path: "/api/v1/reports", method: "POST", file: "app/api/v1/reports/route.ts", limits: [{ policy: "apiReports", key: "user" }], refusal: "api" },
   { path: "/api/v1/reports/[id]", method: "GET", file: "app/api/v1/reports/[id]/route.ts", limits: [{ policy: "apiReportDownload", key: "address" }], refusal: "api" },
+  // Change password: the current password goes through the sign-in limits (then ALTCHA, lockout, hash budget).
+  { path: "/api/account/password", method: "POST", file: "app/api/account/password/route.ts", limits: SIGN_IN, refusal: "browser" },
   // The account page's forms: cheap writes, per user, behind a live session and a form token.
   { path: "/api/account/sessions/revoke", method: "POST", file: "app/api/account/sessions/revoke/route.ts", limits: [{ policy: "accountChanges", key: "user" }], refusal: "api" },
   {

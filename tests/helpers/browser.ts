@@ -117,3 +117,13 @@ export async function browserSignOut(sessionCookie: string): Promise<Response> {
   });
   return (await import("@/app/api/auth/signout/route")).POST(request);
 }
+
+/** POST /api/v1/authentication/token/refresh as an app does. */
+export async function refreshTokens(refreshToken: string): Promise<Response> {
+  const request = new Request("http://localhost/api/v1/authentication/token/refresh", {
+    method: "POST",
+    headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
+    body: JSON.stringify({ refresh_token: refreshToken }),
+  });
+  return (await import("@/app/api/v1/authentication/token/refresh/route")).POST(request);
+}

@@ -19,6 +19,7 @@ describe("every route applies its rows of ROUTE_RULES", () => {
   let userId: string;
   let bearer: string;
   let sessionCookie: string;
+  let formToken: string;
 
   beforeAll(async () => {
     announcePeerHeader();
@@ -35,6 +36,7 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     // A live browser session, as sign-in makes one, for the account page's forms.
     const session = await gate.sessions.create({ userId, browser: "Firefox", address: "198.51.100.x", nowMs: Date.now(), expiresAtMs: Date.now() + 3_600_000 });
     const { encode } = await import("next-auth/jwt");
+    formToken = (await import("@/lib/http/form-token")).sessionFormToken(gate.config.NEXTAUTH_SECRET, session.id);
     sessionCookie = `next-auth.session-token=${await encode({ token: { sub: userId, email: EMAIL, sid: session.id }, secret: gate.config.NEXTAUTH_SECRET })}`;
   });
 
@@ -70,6 +72,14 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     "/api/v1/authentication/token/refresh": {
       handler: async () => (await import("@/app/api/v1/authentication/token/refresh/route")).POST,
       request: (address) => post("/api/v1/authentication/token/refresh", address, "application/json", '{"refresh_token":"x"}'),
+    },
+    "/api/account/password": {
+      handler: async () => (await import("@/app/api/account/password/route")).POST,
+      request: (address) =>
+        post("/api/account/password", address, "application/x-www-form-urlencoded", new URLSearchParams({ formToken, currentPassword: "x", newPassword: "a new passphrase of mine" }).toString(), {
+          cookie: sessionCookie,
+          "sec-fetch-site": "same-origin",
+        }),
     },
     "/api/account/sessions/revoke": {
       handler: async () => (await import("@/app/api/account/sessions/revoke/route")).POST,

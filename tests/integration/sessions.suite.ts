@@ -1,6 +1,6 @@
 import { NextRequest } from "next/server";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { browserSignOut, createAccount, sessionWith, signedInBrowser, tokenSignIn } from "../helpers/browser";
+import { browserSignOut, createAccount, refreshTokens, sessionWith, signedInBrowser, tokenSignIn } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
@@ -197,17 +197,7 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
         );
       }
 
-      async function refresh(refreshToken: string) {
-        return (await import("@/app/api/v1/authentication/token/refresh/route")).POST(
-          new NextRequest("http://localhost/api/v1/authentication/token/refresh", {
-            method: "POST",
-            headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
-            body: JSON.stringify({ refresh_token: refreshToken }),
-          }),
-        );
-      }
-
-      async function eventKinds(email: string) {
+        async function eventKinds(email: string) {
         const { prisma } = await import("@/lib/db/client");
         const user = await (await prisma()).user.findUniqueOrThrow({ where: { email } });
         return (await gate.events.recent(user.id, 50)).map((event) => event.kind);
@@ -237,7 +227,7 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
         const { prisma } = await import("@/lib/db/client");
         const family = (await (await prisma()).refreshToken.findFirstOrThrow({ orderBy: { createdAt: "desc" } })).familyId;
         expect((await accountForm("revoke", stranger, { formToken: await formTokenOf(stranger), kind: "api", id: family })).headers.get("location")).toBe("/account?notice=already_ended");
-        expect((await refresh(tokens.refresh_token)).status).toBe(200);
+        expect((await refreshTokens(tokens.refresh_token)).status).toBe(200);
       });
 
       it("refuses a form from another site, without the form token, or with another session's token (403), ending nothing", async () => {
@@ -283,7 +273,7 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
         const families = await listLiveFamilies(await prisma(), user.id, Date.now());
         const res = await accountForm("revoke", browser, { formToken: await formTokenOf(browser), kind: "api", id: families[0]!.familyId });
         expect(res.headers.get("location")).toBe("/account?notice=api_session_revoked");
-        const refused = await refresh(tokens.refresh_token);
+        const refused = await refreshTokens(tokens.refresh_token);
         expect(refused.status).toBe(401);
         expect(await refused.json()).toMatchObject({ error: "invalid_token" });
         expect(await eventKinds("apiowner@example.com")).toContain("api_session_revoked");
@@ -295,11 +285,11 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
         const apps = [];
         for (let i = 0; i < 2; i++) apps.push(((await (await tokenSignIn("everywhere@example.com", PASSWORD)).json()) as { refresh_token: string }).refresh_token);
         // A family rotated once: its live token is the second one.
-        const rotated = ((await (await refresh(apps[1]!)).json()) as { refresh_token: string }).refresh_token;
+        const rotated = ((await (await refreshTokens(apps[1]!)).json()) as { refresh_token: string }).refresh_token;
         const res = await accountForm("revoke-others", here, { formToken: await formTokenOf(here) });
         expect(res.headers.get("location")).toBe("/account?notice=signed_out_everywhere_else");
         for (const cookie of others) await expectDead(cookie);
-        for (const token of [apps[0]!, rotated]) expect((await refresh(token)).status).toBe(401);
+        for (const token of [apps[0]!, rotated]) expect((await refreshTokens(token)).status).toBe(401);
         await expectLive(here, "everywhere@example.com");
         expect(await eventKinds("everywhere@example.com")).toContain("signed_out_everywhere_else");
       });
