@@ -14,7 +14,7 @@ test("register, sign in, see the account page, sign out", async ({ page }) => {
   await page.getByRole("link", { name: "Account" }).first().click();
   await expect(page.getByTestId("account-email")).toHaveText(email);
 
-  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("button", { name: "Sign out", exact: true }).click();
   await expect(page.getByTestId("who")).toContainText("You are not signed in");
   await page.goto("/account");
   await expect(page).toHaveURL(/\/sign-in\?callbackUrl=%2Faccount/);
@@ -50,6 +50,6 @@ test("registration explains invalid fields", async ({ page }) => {
   await page.getByLabel("Password", { exact: false }).fill("short");
   await page.getByRole("button", { name: "Create account" }).click();
   await expect(page.getByTestId("register-error")).toHaveText("Check the highlighted fields.");
-  await expect(page.getByText("Use at least 12 characters.")).toBeVisible();
+  await expect(page.locator("#password-error")).toHaveText("Use at least 12 characters.");
   await expect(page.getByLabel("Email")).toHaveAttribute("aria-invalid", "true");
 });
