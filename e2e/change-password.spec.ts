@@ -1,17 +1,13 @@
 import AxeBuilder from "@axe-core/playwright";
-import { addressFor, expect, registerApi, signInApi, test } from "./helpers/serverGrid";
-import { PASSWORD, signInThroughUi, uniqueEmail } from "./helpers/accounts";
+import { expect, signInApi, test } from "./helpers/serverGrid";
+import { PASSWORD } from "./helpers/accounts";
+import { accountOnPage, otherBrowser } from "./helpers/sessions";
 
 const NEW_PASSWORD = "a brand new passphrase of mine";
 
 test("change password: the meter says why a password is refused, and the change signs out the other browser", async ({ page, browser, baseURL, newClient }, testInfo) => {
-  const email = uniqueEmail("change");
-  expect((await registerApi(await newClient(), email, PASSWORD)).status()).toBe(201);
-  await page.goto("/sign-in?callbackUrl=%2Faccount");
-  await signInThroughUi(page, email);
-  await expect(page.getByTestId("account-email")).toHaveText(email);
-
-  const other = await browser.newContext({ baseURL, extraHTTPHeaders: { "X-Forwarded-For": addressFor(testInfo) } });
+  const email = await accountOnPage(page, newClient, "change");
+  const other = await otherBrowser(browser, baseURL, testInfo);
   try {
     expect((await signInApi(other.request, email, PASSWORD)).kind).toBe("signed-in");
 

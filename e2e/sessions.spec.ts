@@ -1,17 +1,13 @@
-import { addressFor, expect, registerApi, signInApi, test } from "./helpers/serverGrid";
-import { PASSWORD, signInThroughUi, uniqueEmail } from "./helpers/accounts";
+import { expect, signInApi, test } from "./helpers/serverGrid";
+import { PASSWORD } from "./helpers/accounts";
+import { accountOnPage, otherBrowser } from "./helpers/sessions";
 
 test("sign out everywhere else, from a browser without JavaScript: the other browser is signed out on its next navigation", async ({ page, browser, baseURL, newClient }, testInfo) => {
-  const email = uniqueEmail("everywhere");
-  expect((await registerApi(await newClient(), email, PASSWORD)).status()).toBe(201);
-
   // The other browser: signed in through the page, on the account page.
-  await page.goto("/sign-in?callbackUrl=%2Faccount");
-  await signInThroughUi(page, email);
-  await expect(page.getByTestId("account-email")).toHaveText(email);
+  const email = await accountOnPage(page, newClient, "everywhere");
 
   // This browser runs no script: it signs in through the API (its cookies are the context's) and uses plain forms.
-  const here = await browser.newContext({ baseURL, javaScriptEnabled: false, extraHTTPHeaders: { "X-Forwarded-For": addressFor(testInfo) } });
+  const here = await otherBrowser(browser, baseURL, testInfo, false);
   try {
     expect((await signInApi(here.request, email, PASSWORD)).kind).toBe("signed-in");
     const mine = await here.newPage();
@@ -44,13 +40,8 @@ test("sign out everywhere else, from a browser without JavaScript: the other bro
 });
 
 test("revoking one browser session from the account page ends just that one", async ({ page, browser, baseURL, newClient }, testInfo) => {
-  const email = uniqueEmail("revoke");
-  expect((await registerApi(await newClient(), email, PASSWORD)).status()).toBe(201);
-  await page.goto("/sign-in?callbackUrl=%2Faccount");
-  await signInThroughUi(page, email);
-  await expect(page.getByTestId("account-email")).toHaveText(email);
-
-  const other = await browser.newContext({ baseURL, extraHTTPHeaders: { "X-Forwarded-For": addressFor(testInfo) } });
+  const email = await accountOnPage(page, newClient, "revoke");
+  const other = await otherBrowser(browser, baseURL, testInfo);
   try {
     expect((await signInApi(other.request, email, PASSWORD)).kind).toBe("signed-in");
     await page.reload();
