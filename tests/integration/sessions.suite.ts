@@ -121,6 +121,26 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
       expect(await lastSeen()).toBe(t0 + 61_000);
     });
 
+    describe("when the session store fails, nothing is trusted unchecked and nothing answers 500", () => {
+      it("a sign-in whose session record cannot be written gets 503 and no cookie", async () => {
+        const { browserSignIn, sessionCookieOf } = await import("../helpers/browser");
+        vi.spyOn(gate.sessions, "create").mockRejectedValueOnce(new Error("database away"));
+        const res = await browserSignIn("touch@example.com", PASSWORD);
+        expect(res.status).toBe(503);
+        expect(await res.json()).toMatchObject({ error: "busy" });
+        expect(sessionCookieOf(res)).toBeNull();
+      });
+
+      it("a session that cannot be checked is no session: empty on /api/auth/session, 503 from the API", async () => {
+        const cookie = await signedInBrowser("touch@example.com", PASSWORD);
+        vi.spyOn(gate.sessions, "find").mockRejectedValue(new Error("database away"));
+        expect((await sessionWith(cookie)).body).toEqual({});
+        const res = await me(cookie);
+        expect(res.status).toBe(503);
+        expect(await res.json()).toMatchObject({ error: "busy" });
+      });
+    });
+
     describe("cookie-authenticated API writes come from the app's own pages (CSRF)", () => {
       const write = async (path: "/api/v1/reports" | "/api/v1/download-tokens", headers: Record<string, string>, body = "{}") => {
         const route = path === "/api/v1/reports" ? await import("@/app/api/v1/reports/route") : await import("@/app/api/v1/download-tokens/route");

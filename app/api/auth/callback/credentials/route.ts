@@ -7,6 +7,7 @@ import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { csrfRefused, unavailable } from "@/lib/http/refusals";
 import { jsonError } from "@/lib/http/responses";
+import { log } from "@/lib/log/logger";
 
 export const dynamic = "force-dynamic";
 
@@ -36,9 +37,18 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
     callbackUrl: safeCallbackPath(value.callbackUrl),
     ...(value.json ? { json: value.json } : {}),
   };
-  const { result, outcome } = await limits.gate.admissions.carry(admission, () => callNextAuth(request, ["callback", "credentials"], canonical), {
-    userAgent: request.headers.get("user-agent"),
-  });
+  let carried;
+  try {
+    carried = await limits.gate.admissions.carry(admission, () => callNextAuth(request, ["callback", "credentials"], canonical), {
+      userAgent: request.headers.get("user-agent"),
+    });
+  } catch (error) {
+    // next-auth lets an error from the jwt callback through: the session record could not be written.
+    log().error({ event: "session_start_failed", err: error instanceof Error ? error.message : String(error) });
+    if (admission.device) await limits.gate.devices.release(admission.device.id).catch(() => {});
+    return unavailable();
+  }
+  const { result, outcome } = carried;
   // authorize() never ran: next-auth's CSRF check refused (its answer would read as a success).
   if (!outcome) {
     if (admission.device) await limits.gate.devices.release(admission.device.id);
