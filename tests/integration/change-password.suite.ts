@@ -55,7 +55,7 @@ export function changePasswordSuite(label: string, makeDatabase: () => Promise<T
       );
     }
 
-    it("changes the password and ends every other browser session, API session and device cookie; this browser stays", async () => {
+    it("changes the password and ends every other browser session, API session and device cookie; this browser stays, under a new session", async () => {
       const first = await browserSignIn("changer@example.com", PASSWORD);
       const oldDevice = deviceCookieOf(first)!;
       const here = sessionPairOf(first)!;
@@ -72,7 +72,11 @@ export function changePasswordSuite(label: string, makeDatabase: () => Promise<T
 
       expect((await sessionWith(elsewhere)).body).toEqual({});
       expect((await refreshTokens(app)).status).toBe(401);
-      expect((await sessionWith(here)).body).toMatchObject({ user: { email: "changer@example.com" } });
+      // This browser carries on under a new session; a copy of its old cookie does not.
+      const renewed = sessionPairOf(res);
+      expect(renewed).not.toBeNull();
+      expect((await sessionWith(renewed!)).body).toMatchObject({ user: { email: "changer@example.com" } });
+      expect((await sessionWith(here)).body).toEqual({});
       // Every device cookie from before is forgotten; only the one just issued is known.
       expect(await gate.devices.recognise(oldDevice, gate.usernameKey("changer@example.com"), Date.now())).toBeNull();
       expect(await gate.devices.recognise(newDevice, gate.usernameKey("changer@example.com"), Date.now())).not.toBeNull();

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { fieldErrors } from "@/lib/auth/credentials";
 import { endOtherSessions } from "@/lib/auth/end-sessions";
+import { renewBrowserSession } from "@/lib/auth/renew-session";
 import { admitSignIn, checkPassword, withinHashBudget } from "@/lib/auth/sign-in";
 import { prisma } from "@/lib/db/client";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
@@ -28,11 +29,11 @@ const changeSchema = z.object({
  * budget, Argon2id): a stolen session cookie is no faster a way to guess it than the sign-in
  * page. The new one must pass the password rules. Then every other browser session, every API
  * session (refresh family) and every known-device cookie of the account are revoked; this browser
- * stays signed in and gets a fresh device cookie.
+ * stays signed in, under a new session and a new device cookie.
  */
 export const POST = limited("/api/account/password", async (request, limits) => {
   const { gate, client } = limits;
-  let account: { userId: string; sid: string; newPassword: string } | undefined;
+  let account: { userId: string; newPassword: string } | undefined;
   const admitted = await admitSignIn(limits, async () => {
     const form = await readAccountForm(request, gate);
     if (!form.ok) return form;
@@ -45,7 +46,7 @@ export const POST = limited("/api/account/password", async (request, limits) => 
       passwordProblem(newPassword, { email: user.email, isCommon: isCommonPassword }) ??
       (newPassword.normalize("NFC") === currentPassword.normalize("NFC") ? { message: "Choose a password different from your current one." } : null);
     if (problem) return { ok: false, response: jsonError(400, "invalid_input", problem.message, { fields: { newPassword: problem.message } }) };
-    account = { userId: form.session.userId, sid: form.session.sid, newPassword };
+    account = { userId: form.session.userId, newPassword };
     return { ok: true, value: { email: user.email, password: currentPassword, altcha, deviceToken: deviceTokenOf(request) } };
   });
   if (!admitted.ok || !account) return admitted.ok ? jsonError(401, "unauthenticated", "Sign in again.") : admitted.response;
@@ -59,11 +60,15 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   const nowMs = gate.clock();
   await (await prisma()).user.update({ where: { id: account.userId }, data: { passwordHash } });
   // After the new hash is stored: a sign-in with the old password can no longer start a session.
-  const ended = await endOtherSessions(gate, account.userId, account.sid, nowMs);
+  // This browser's session ends too, and is renewed under a new id below.
+  const ended = await endOtherSessions(gate, account.userId, null, nowMs);
   const usernameKey = gate.usernameKey(admitted.admission.email);
   const devices = await gate.devices.forgetAll(usernameKey);
   const device = await gate.devices.issue(usernameKey, nowMs);
+  const sessionCookie = await renewBrowserSession(gate, { id: account.userId, email: admitted.admission.email }, client, request.headers.get("user-agent"));
   await gate.events.accountChanged(account.userId, "password_changed", client);
   log().info({ event: "password_changed", userId: account.userId, ...ended, devicesForgotten: devices });
-  return setDeviceCookie(backToAccount("password_changed"), device.token, device.expiresAtMs, nowMs);
+  const response = backToAccount("password_changed");
+  response.headers.append("Set-Cookie", sessionCookie);
+  return setDeviceCookie(response, device.token, device.expiresAtMs, nowMs);
 });
