@@ -1,7 +1,6 @@
 import type { Metadata, Viewport } from "next";
 import Link from "next/link";
-import { getServerSession } from "next-auth";
-import { authOptions } from "@/lib/auth/options";
+import { currentSession } from "@/lib/auth/current-session";
 import { Logo } from "./components/Logo";
 import { SignOutForm } from "./components/SignOutForm";
 import "./globals.css";
@@ -24,7 +23,7 @@ export const viewport: Viewport = {
 export const dynamic = "force-dynamic";
 
 export default async function RootLayout({ children }: { children: React.ReactNode }) {
-  const session = await getServerSession(authOptions());
+  const session = await currentSession();
   return (
     <html lang="en">
       <body>

@@ -1,21 +1,20 @@
 import Link from "next/link";
-import { getServerSession } from "next-auth";
+import { currentSession } from "@/lib/auth/current-session";
 import { gatehouse } from "@/lib/auth/gatehouse";
-import { authOptions } from "@/lib/auth/options";
 
 export const dynamic = "force-dynamic";
 
 export default async function HomePage() {
-  const session = await getServerSession(authOptions());
-  const userId = (session?.user as { id?: string } | undefined)?.id;
+  const session = await currentSession();
+  const userId = session?.userId;
   const failures = userId ? await (await gatehouse()).events.failuresBeforeLatestSignIn(userId) : 0;
   return (
     <div className="card">
       <h1>Welcome to Gatehouse</h1>
-      {session?.user?.email ? (
+      {session?.email ? (
         <>
           <p data-testid="who">
-            Signed in as <strong>{session.user.email}</strong>. <Link href="/account">Your account</Link>
+            Signed in as <strong>{session.email}</strong>. <Link href="/account">Your account</Link>
           </p>
           {failures > 0 ? (
             <p className="banner warn" role="status" data-testid="failures-before-sign-in">

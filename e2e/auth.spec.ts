@@ -14,7 +14,7 @@ test("register, sign in, see the account page, sign out", async ({ page }) => {
   await page.getByRole("link", { name: "Account" }).first().click();
   await expect(page.getByTestId("account-email")).toHaveText(email);
 
-  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("button", { name: "Sign out", exact: true }).click();
   await expect(page.getByTestId("who")).toContainText("You are not signed in");
   await page.goto("/account");
   await expect(page).toHaveURL(/\/sign-in\?callbackUrl=%2Faccount/);

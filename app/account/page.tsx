@@ -1,11 +1,13 @@
 import type { Metadata } from "next";
-import { getServerSession } from "next-auth";
 import { redirect } from "next/navigation";
+import { currentSession } from "@/lib/auth/current-session";
 import { gatehouse } from "@/lib/auth/gatehouse";
-import { authOptions } from "@/lib/auth/options";
 import { prisma } from "@/lib/db/client";
 import type { SecurityEventKind } from "@/lib/events/security-events";
 import { LocalTime } from "../components/LocalTime";
+import { AccountNotice } from "./AccountNotice";
+import { ChangePasswordSection } from "./ChangePasswordSection";
+import { SessionsSection } from "./SessionsSection";
 
 export const dynamic = "force-dynamic";
 
@@ -17,12 +19,17 @@ const LABELS: Record<SecurityEventKind, string> = {
   locked: "Sign-in paused after repeated failures",
   untrusted_paused: "Sign-in from new devices paused after too many failures",
   refresh_family_created: "New API session (refresh token issued)",
+  browser_session_revoked: "Signed out a browser session",
+  api_session_revoked: "Revoked an API session",
+  signed_out_everywhere_else: "Signed out everywhere else",
+  password_changed: "Password changed (every other session signed out)",
 };
 
-export default async function AccountPage() {
-  const session = await getServerSession(authOptions());
-  const userId = (session?.user as { id?: string } | undefined)?.id;
-  if (!userId) redirect("/sign-in?callbackUrl=%2Faccount");
+export default async function AccountPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const { notice } = await searchParams;
+  const session = await currentSession();
+  if (!session) redirect("/sign-in?callbackUrl=%2Faccount");
+  const { userId, sid: currentSid } = session;
   const user = await (await prisma()).user.findUnique({ where: { id: userId }, select: { email: true, createdAt: true } });
   // A valid session for an account that no longer exists is treated as signed out.
   if (!user) redirect("/sign-in?callbackUrl=%2Faccount");
@@ -32,6 +39,7 @@ export default async function AccountPage() {
   const strangers = await gate.lockouts.check(gate.usernameKey(user.email), gate.clock(), gate.lockoutPolicy);
   return (
     <>
+      <AccountNotice notice={typeof notice === "string" ? notice : undefined} />
       <div className="card">
         <h1>Your account</h1>
         <dl>
@@ -55,6 +63,8 @@ export default async function AccountPage() {
           </p>
         ) : null}
       </div>
+      <SessionsSection userId={userId} currentSid={currentSid} />
+      <ChangePasswordSection currentSid={currentSid} email={user.email} />
       <div className="card">
         <h2>Recent security events</h2>
         <p className="hint">Addresses are shortened to the network they came from. If you do not recognise an event, change your password.</p>

@@ -6,6 +6,7 @@ import { useRef, useState, useSyncExternalStore, type FormEvent } from "react";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkRegistration, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
+import { PasswordStrength } from "../components/PasswordStrength";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { Field } from "../components/Field";
 import { PasswordInput } from "../components/PasswordInput";
@@ -88,6 +89,7 @@ export function RegisterForm() {
             <PasswordInput id="register-password" inputRef={passwordInput} name="password" autoComplete="new-password" required toggle={hydrated} hideKey={submits} {...aria} />
           )}
         </Field>
+        <PasswordStrength field="password" emailField="email" />
         <AltchaField ref={altcha} />
         <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
           {pending ? "Creating account…" : "Create account"}

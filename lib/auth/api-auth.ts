@@ -1,17 +1,26 @@
 import { getToken } from "next-auth/jwt";
 import type { NextRequest } from "next/server";
+import { isMediaType } from "@/lib/http/body";
+import { unavailable } from "@/lib/http/refusals";
+import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 import { jsonError } from "@/lib/http/responses";
+import { log } from "@/lib/log/logger";
 import { verifyAccessToken } from "@/lib/tokens/access-token";
+import { liveSession } from "./browser-session";
 import type { Gatehouse } from "./gatehouse";
 
-export type ApiCaller = { userId: string; via: "bearer" | "session" };
+export type ApiCaller = { userId: string; via: "bearer" } | { userId: string; via: "session"; sid: string };
 
 /**
  * Who calls the API: a Bearer access token, or else the browser's next-auth session cookie.
  * A Bearer header that does not verify is refused outright, never silently downgraded to the
  * session, so a client learns its token is bad.
  */
-export async function apiCaller(request: NextRequest, gate: Gatehouse): Promise<{ ok: true; caller: ApiCaller } | { ok: false; response: Response }> {
+export async function apiCaller(
+  request: NextRequest,
+  gate: Gatehouse,
+  options: { changesState?: boolean } = {},
+): Promise<{ ok: true; caller: ApiCaller } | { ok: false; response: Response }> {
   const authorization = request.headers.get("authorization");
   if (authorization !== null) {
     const match = /^Bearer ([A-Za-z0-9_\-.]{1,4096})$/.exec(authorization);
@@ -25,7 +34,28 @@ export async function apiCaller(request: NextRequest, gate: Gatehouse): Promise<
     }
     return { ok: true, caller: { userId: check.userId, via: "bearer" } };
   }
-  const session = await getToken({ req: request, secret: gate.config.NEXTAUTH_SECRET });
-  if (session?.sub) return { ok: true, caller: { userId: session.sub, via: "session" } };
+  // The cookie is only as good as its server record: signed out, revoked, idle or expired is no session.
+  let session;
+  try {
+    session = await liveSession(gate, await getToken({ req: request, secret: gate.config.NEXTAUTH_SECRET }));
+  } catch (error) {
+    log().error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
+    return { ok: false, response: unavailable() };
+  }
+  if (session) {
+    // A cookie rides along on any request the browser makes, a Bearer token only on the ones its
+    // holder writes: cookie-authenticated writes must show they come from the app's own pages.
+    if (options.changesState) {
+      if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) {
+        log().info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
+        return { ok: false, response: jsonError(403, "csrf_invalid", "This request did not come from this site's pages. Send it from the app, or use a Bearer token.") };
+      }
+      // JSON cannot be sent cross-site without a CORS preflight; a form or text/plain body can.
+      if (!isMediaType(request.headers.get("content-type"), "application/json")) {
+        return { ok: false, response: jsonError(415, "unsupported_media_type", "Send Content-Type: application/json.") };
+      }
+    }
+    return { ok: true, caller: { userId: session.userId, via: "session", sid: session.sid } };
+  }
   return { ok: false, response: jsonError(401, "unauthenticated", "Sign in or send a Bearer access token.", {}, { "WWW-Authenticate": "Bearer" }) };
 }

@@ -9,32 +9,54 @@ describe("normalizeEmail", () => {
   });
 });
 
+/** `length` characters cycling through `alphabet`: no short unit repeated, on no blocklist. */
+function varied(length: number, alphabet = "qmzkwbxjvpnrtyshgdlfcaeiou"): string {
+  const chars = [...alphabet];
+  return Array.from({ length }, (_, i) => chars[i % chars.length]).join("");
+}
+const EMOJI = "🔑🦊🐙🌵🎈🧭🪁🍋🛶🎻🦉🌋🧩";
+
 describe("registrationSchema", () => {
   const email = "user@example.com";
 
   it("accepts 12 to 128 characters and normalises the email", () => {
-    const result = registrationSchema.safeParse({ email: " User@Example.com", password: "x".repeat(12) });
+    const result = registrationSchema.safeParse({ email: " User@Example.com", password: varied(12) });
     expect(result.success && result.data.email).toBe("user@example.com");
-    expect(registrationSchema.safeParse({ email, password: "x".repeat(128) }).success).toBe(true);
+    expect(registrationSchema.safeParse({ email, password: varied(128) }).success).toBe(true);
   });
 
   it("refuses 11 and 129 characters with a message per field", () => {
-    const short = registrationSchema.safeParse({ email, password: "x".repeat(11) });
+    const short = registrationSchema.safeParse({ email, password: varied(11) });
     expect(short.success).toBe(false);
     expect(short.error?.issues[0]?.path).toEqual(["password"]);
-    expect(registrationSchema.safeParse({ email, password: "x".repeat(129) }).success).toBe(false);
+    expect(registrationSchema.safeParse({ email, password: varied(129) }).success).toBe(false);
   });
 
   it("counts code points, not UTF-16 units", () => {
     // 12 emoji are 24 UTF-16 units but 12 characters: accepted; 65 would be 130 units yet 65 characters.
-    expect(registrationSchema.safeParse({ email, password: "🔑".repeat(12) }).success).toBe(true);
-    expect(registrationSchema.safeParse({ email, password: "🔑".repeat(11) }).success).toBe(false);
-    expect(registrationSchema.safeParse({ email, password: "🔑".repeat(65) }).success).toBe(true);
+    expect(registrationSchema.safeParse({ email, password: varied(12, EMOJI) }).success).toBe(true);
+    expect(registrationSchema.safeParse({ email, password: varied(11, EMOJI) }).success).toBe(false);
+    expect(registrationSchema.safeParse({ email, password: varied(65, EMOJI) }).success).toBe(true);
+  });
+
+  it("refuses a common, repetitive or email-bearing password, saying why in the password field", () => {
+    const cases: [string, RegExp][] = [
+      ["passwordpassword", /common passwords/],
+      ["aaaaaaaaaaaa", /repeated/],
+      ["user@example.com is me", /email/],
+    ];
+    for (const [password, why] of cases) {
+      const result = registrationSchema.safeParse({ email: "User@Example.com", password });
+      expect(result.success, password).toBe(false);
+      expect(result.error?.issues[0]).toMatchObject({ path: ["password"], message: expect.stringMatching(why) });
+    }
+    const tooLong = registrationSchema.safeParse({ email, password: varied(10_000) });
+    expect(tooLong.error?.issues[0]).toMatchObject({ path: ["password"], message: "Use at most 128 characters." });
   });
 
   it("refuses malformed emails, missing and non-string fields", () => {
-    expect(registrationSchema.safeParse({ email: "not-an-email", password: "x".repeat(12) }).success).toBe(false);
-    expect(registrationSchema.safeParse({ password: "x".repeat(12) }).success).toBe(false);
+    expect(registrationSchema.safeParse({ email: "not-an-email", password: varied(12) }).success).toBe(false);
+    expect(registrationSchema.safeParse({ password: varied(12) }).success).toBe(false);
     expect(registrationSchema.safeParse({ email: 42, password: ["x"] }).success).toBe(false);
     expect(registrationSchema.safeParse(null).success).toBe(false);
   });

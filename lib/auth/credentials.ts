@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "./limits";
+import { isCommonPassword } from "@/lib/password/common-passwords";
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, passwordProblem } from "@/lib/password/rules";
+import { EMAIL_MAX_LENGTH } from "./limits";
 
 export { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH };
 
@@ -11,11 +13,15 @@ export function normalizeEmail(email: string): string {
 // C0 controls and DEL have no place in an address, and PostgreSQL refuses a NUL outright.
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-// Length is counted in code points, so a password of emoji is not cut short or over-counted.
-const password = z
-  .string({ error: "Password is required." })
-  .refine((value) => [...value].length >= PASSWORD_MIN_LENGTH, `Use at least ${PASSWORD_MIN_LENGTH} characters.`)
-  .refine((value) => [...value].length <= PASSWORD_MAX_LENGTH, `Use at most ${PASSWORD_MAX_LENGTH} characters.`);
+// A new password: a string here, the rules (lib/password/rules.ts) once the email is known too.
+// The bound only keeps a huge string from being normalised and scanned; the rules say "at most 128".
+const newPassword = z.string({ error: "Password is required." }).max(PASSWORD_MAX_LENGTH * 8, `Use at most ${PASSWORD_MAX_LENGTH} characters.`);
+
+/** Adds the password rules' refusal, with its reason, to the `field` of a schema that has the email. */
+export function checkNewPassword(password: string, email: string | undefined, field: string, ctx: z.RefinementCtx): void {
+  const problem = passwordProblem(password, { email, isCommon: isCommonPassword });
+  if (problem) ctx.addIssue({ code: "custom", path: [field], message: problem.message });
+}
 
 const email = z
   .string({ error: "Email is required." })
@@ -26,7 +32,9 @@ const email = z
 // The ALTCHA payload is checked by the captcha layer; here only its size is bounded.
 const altcha = z.string().max(8_192).optional();
 
-export const registrationSchema = z.object({ email, password, altcha });
+export const registrationSchema = z
+  .object({ email, password: newPassword, altcha })
+  .superRefine((input, ctx) => checkNewPassword(input.password, input.email, "password", ctx));
 
 /**
  * Sign-in only checks shape: applying the registration rules here would tell an attacker

@@ -11,6 +11,8 @@ import { ROUTE_RULES } from "@/lib/http/route-policies";
 import { prismaSecurityEvents, type SecurityEvents } from "@/lib/events/security-events";
 import { LRUCache } from "lru-cache";
 import { prismaKnownDevices, type KnownDevices } from "@/lib/devices/known-devices";
+import { prismaBrowserSessions, type BrowserSessions } from "@/lib/sessions/browser-sessions";
+import type { SessionPolicy } from "@/lib/sessions/rules";
 import { prismaLockoutRepository, type LockoutRepository } from "@/lib/lockout/repository";
 import type { LockoutPolicy } from "@/lib/lockout/rules";
 import { log } from "@/lib/log/logger";
@@ -42,6 +44,9 @@ export type Gatehouse = {
   /** One known device's own lockout: the same schedule, no cap. */
   deviceLockoutPolicy: LockoutPolicy;
   devices: KnownDevices;
+  /** Browser sessions' server records: a session cookie is only as live as its row. */
+  sessions: BrowserSessions;
+  sessionPolicy: SessionPolicy;
   /** Failed password checks per client address key in the last 15 minutes (the challenge size). */
   addressFailures: LRUCache<string, number>;
   events: SecurityEvents;
@@ -201,6 +206,8 @@ async function build(): Promise<Gatehouse> {
     lockoutPolicy: { ...deviceLockoutPolicy, capHoldMs: config.LOCKOUT_CAP_HOURS * 3_600_000 },
     deviceLockoutPolicy,
     devices: prismaKnownDevices(prisma, { secret: config.DEVICE_COOKIE_SECRET, lifetimeMs: config.DEVICE_COOKIE_DAYS * 86_400_000 }),
+    sessions: prismaBrowserSessions(prisma),
+    sessionPolicy: { idleMs: config.SESSION_MAX_AGE_SECONDS * 1000, absoluteMs: config.SESSION_ABSOLUTE_LIFETIME_SECONDS * 1000, touchEveryMs: 60_000 },
     // noUpdateTTL: an address's count lapses 15 minutes after its first failure, not after its last,
     // so ongoing typos behind a shared address do not keep everyone there at the top level.
     addressFailures: new LRUCache<string, number>({ max: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, ttl: 15 * 60_000, noUpdateTTL: true }),

@@ -3,6 +3,7 @@ import CredentialsProvider from "next-auth/providers/credentials";
 import { getConfig } from "@/lib/config/env";
 import { safeRedirect } from "@/lib/http/callback-url";
 import { log } from "@/lib/log/logger";
+import { liveSession, SessionEnded, startBrowserSession } from "./browser-session";
 import { signInSchema } from "./credentials";
 import { gatehouse } from "./gatehouse";
 import { checkPassword } from "./sign-in";
@@ -14,7 +15,10 @@ export function authOptions(): NextAuthOptions {
     session: { strategy: "jwt", maxAge: config.SESSION_MAX_AGE_SECONDS },
     pages: { signIn: "/sign-in", error: "/sign-in" },
     logger: {
-      error: (code) => log().error({ event: "nextauth_error", code }),
+      // A dead session is an answer (an empty session), not an error; liveSession logged why.
+      error: (code, metadata) => {
+        if ((metadata as { name?: unknown } | undefined)?.name !== "SessionEnded") log().error({ event: "nextauth_error", code });
+      },
       warn: (code) => log().warn({ event: "nextauth_warning", code }),
       debug: () => {},
     },
@@ -47,8 +51,36 @@ export function authOptions(): NextAuthOptions {
         },
       }),
     ],
+    events: {
+      // Runs only after next-auth's CSRF check passed; the cookie is cleared whatever happens here.
+      async signOut({ token }) {
+        const gate = await gatehouse();
+        if (typeof token?.sid !== "string" || typeof token.sub !== "string") return;
+        try {
+          await gate.sessions.revoke(token.sub, token.sid, gate.clock());
+        } catch (error) {
+          log().error({ event: "session_revoke_failed", err: error instanceof Error ? error.message : String(error) });
+        }
+      },
+    },
     callbacks: {
       redirect: ({ url, baseUrl }) => safeRedirect(url, baseUrl),
+      /**
+       * Sign-in: a server record for this browser, only for the user this request's own password
+       * check admitted; its id becomes the JWT's `sid`. Every later read: the record decides
+       * (liveSession), and a dead one ends here with an empty session and a cleared cookie.
+       */
+      async jwt({ token, user, trigger }) {
+        const gate = await gatehouse();
+        if (trigger === "signIn") {
+          const slot = gate.admissions.current();
+          if (!slot?.outcome?.ok || slot.outcome.user.id !== user?.id) throw new SessionEnded("sign_in_without_admission");
+          return { ...token, sid: await startBrowserSession(gate, slot.outcome.user.id, slot.admission.client, slot.context.userAgent) };
+        }
+        const live = await liveSession(gate, token);
+        if (!live) throw new SessionEnded("dead");
+        return token;
+      },
       session({ session, token }) {
         if (session.user && token.sub) (session.user as { id?: string }).id = token.sub;
         return session;

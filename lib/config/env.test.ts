@@ -56,6 +56,19 @@ describe("parseConfig", () => {
     expect(parseConfig({ ...SECRET, REDIS_URL: "rediss://cache.internal:6380/2", RATE_LIMIT_KEY_PREFIX: "app-1:" }).RATE_LIMIT_KEY_PREFIX).toBe("app-1:");
   });
 
+  it("ends sessions after 8 h idle and 30 days, refresh families after 90 days, unless told otherwise", () => {
+    const config = parseConfig(SECRET);
+    expect(config.SESSION_MAX_AGE_SECONDS).toBe(8 * 3600);
+    expect(config.SESSION_ABSOLUTE_LIFETIME_SECONDS).toBe(30 * 86_400);
+    expect(config.REFRESH_FAMILY_LIFETIME_DAYS).toBe(90);
+    expect(parseConfig({ ...SECRET, SESSION_MAX_AGE_SECONDS: "600", SESSION_ABSOLUTE_LIFETIME_SECONDS: "600" }).SESSION_ABSOLUTE_LIFETIME_SECONDS).toBe(600);
+  });
+
+  it("refuses an absolute session lifetime shorter than the idle timeout, naming the variable", () => {
+    expect(() => parseConfig({ ...SECRET, SESSION_MAX_AGE_SECONDS: "7200", SESSION_ABSOLUTE_LIFETIME_SECONDS: "3600" })).toThrow(/SESSION_ABSOLUTE_LIFETIME_SECONDS: must be at least/);
+    expect(() => parseConfig({ ...SECRET, REFRESH_FAMILY_LIFETIME_DAYS: "0" })).toThrow(/REFRESH_FAMILY_LIFETIME_DAYS/);
+  });
+
   it("refuses malformed numbers, naming the variable", () => {
     expect(() => parseConfig({ ...SECRET, MAX_BODY_BYTES: "lots" })).toThrow(/MAX_BODY_BYTES/);
   });

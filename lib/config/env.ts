@@ -36,8 +36,10 @@ const schema = z
     // The app's public URL. next-auth builds redirects from it and marks cookies Secure (with the
     // __Secure- prefix) when it is https; without it, production would redirect to localhost.
     NEXTAUTH_URL: z.string().optional(),
-    // Seconds a signed-in session (JWT) lasts.
+    // A browser session's idle timeout: seconds since it was last seen (the cookie lasts as long).
     SESSION_MAX_AGE_SECONDS: z.coerce.number().int().min(60).max(30 * 24 * 3600).default(8 * 3600),
+    // A browser session's absolute lifetime from sign-in, however active it is.
+    SESSION_ABSOLUTE_LIFETIME_SECONDS: z.coerce.number().int().min(60).max(365 * 24 * 3600).default(30 * 24 * 3600),
     // "owasp" is the only profile allowed in production; "test" exists so unit tests stay fast.
     ARGON2_PROFILE: z.enum(["owasp", "test"]).default("owasp"),
     // Largest request body the auth endpoints read, in bytes.
@@ -81,6 +83,8 @@ const schema = z
     API_TOKEN_SECRET: z.string().min(32).optional(),
     ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(24 * 3600).default(900),
     REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+    // A refresh family's absolute lifetime from its sign-in: rotation never extends it.
+    REFRESH_FAMILY_LIFETIME_DAYS: z.coerce.number().int().min(1).max(3 * 365).default(90),
     // On SIGTERM/SIGINT: how long in-flight requests may finish before their connections close.
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
     // Content-Security-Policy: enforced unless set to "report-only" (for trying a changed policy).
@@ -112,6 +116,9 @@ const schema = z
   .superRefine((env, ctx) => {
     if (env.NEXTAUTH_SECRET !== undefined && env.NEXTAUTH_SECRET.length < 32) {
       ctx.addIssue({ code: "custom", path: ["NEXTAUTH_SECRET"], message: "must be at least 32 characters" });
+    }
+    if (env.SESSION_ABSOLUTE_LIFETIME_SECONDS < env.SESSION_MAX_AGE_SECONDS) {
+      ctx.addIssue({ code: "custom", path: ["SESSION_ABSOLUTE_LIFETIME_SECONDS"], message: "must be at least SESSION_MAX_AGE_SECONDS (the idle timeout)" });
     }
     if (env.HASH_TRUSTED_SLOTS !== undefined && env.HASH_TRUSTED_SLOTS >= env.HASH_CONCURRENCY) {
       ctx.addIssue({ code: "custom", path: ["HASH_TRUSTED_SLOTS"], message: "must be less than HASH_CONCURRENCY, or untrusted sign-ins could never run" });

@@ -3,7 +3,10 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { ClientAddress } from "@/lib/http/client-address";
 import type { LockoutState } from "@/lib/lockout/rules";
 
-export type SecurityEventKind = "sign_in_failed" | "sign_in_succeeded" | "locked" | "untrusted_paused" | "refresh_family_created";
+/** What the owner did to their own sessions and password from the account page. */
+export type AccountChangeKind = "browser_session_revoked" | "api_session_revoked" | "signed_out_everywhere_else" | "password_changed";
+
+export type SecurityEventKind = "sign_in_failed" | "sign_in_succeeded" | "locked" | "untrusted_paused" | "refresh_family_created" | AccountChangeKind;
 
 export type SecurityEventView = { kind: SecurityEventKind; address: string; at: Date };
 
@@ -27,6 +30,7 @@ export type SecurityEvents = {
   signInFailed(email: string, client: ClientAddress, lockout: LockoutState, paused?: boolean): Promise<void>;
   signInSucceeded(userId: string, client: ClientAddress): Promise<void>;
   refreshFamilyCreated(userId: string, client: ClientAddress): Promise<void>;
+  accountChanged(userId: string, kind: AccountChangeKind, client: ClientAddress): Promise<void>;
   recent(userId: string, limit?: number): Promise<SecurityEventView[]>;
   /** Failed sign-ins between the previous successful sign-in and the latest one. */
   failuresBeforeLatestSignIn(userId: string): Promise<number>;
@@ -55,6 +59,7 @@ export function prismaSecurityEvents(prisma: PrismaClient, clock: () => number, 
     },
     signInSucceeded: (userId, client) => record(userId, "sign_in_succeeded", client),
     refreshFamilyCreated: (userId, client) => record(userId, "refresh_family_created", client),
+    accountChanged: (userId, kind, client) => record(userId, kind, client),
     async recent(userId, limit = 20) {
       const rows = await prisma.securityEvent.findMany({ where: { userId }, orderBy: { createdAt: "desc" }, take: limit });
       return rows.map((row) => ({ kind: row.kind as SecurityEventKind, address: row.address, at: row.createdAt }));

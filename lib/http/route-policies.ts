@@ -32,8 +32,8 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   // next-auth: only the four actions the app uses exist; every other /api/auth path is a 404.
   { path: "/api/auth/callback/credentials", method: "POST", file: "app/api/auth/callback/credentials/route.ts", limits: SIGN_IN, refusal: "browser" },
   { path: "/api/auth/csrf", file: "app/api/auth/csrf/route.ts", unlimited: "issues a CSRF token and cookie: no lookup, no hashing" },
-  { path: "/api/auth/session", file: "app/api/auth/session/route.ts", unlimited: "decodes the session cookie: no lookup, no hashing" },
-  { path: "/api/auth/signout", file: "app/api/auth/signout/route.ts", unlimited: "clears the caller's own cookie behind next-auth's CSRF check" },
+  { path: "/api/auth/session", file: "app/api/auth/session/route.ts", unlimited: "decodes the session cookie and reads its one session record by primary key: no hashing" },
+  { path: "/api/auth/signout", file: "app/api/auth/signout/route.ts", unlimited: "ends the caller's own session (record and cookie) behind next-auth's CSRF check" },
   { path: "/api/auth/[...rest]", file: "app/api/auth/[...rest]/route.ts", unlimited: "answers 404 for every next-auth action the app does not use" },
   { path: "/api/register", method: "POST", file: "app/api/register/route.ts", limits: [{ policy: "register", key: "address" }], refusal: "browser" },
   {
@@ -62,6 +62,17 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { path: "/api/v1/me", method: "GET", file: "app/api/v1/me/route.ts", limits: [{ policy: "api", key: "user" }], refusal: "api" },
   { path: "/api/v1/reports", method: "POST", file: "app/api/v1/reports/route.ts", limits: [{ policy: "apiReports", key: "user" }], refusal: "api" },
   { path: "/api/v1/reports/[id]", method: "GET", file: "app/api/v1/reports/[id]/route.ts", limits: [{ policy: "apiReportDownload", key: "address" }], refusal: "api" },
+  // Change password: the current password goes through the sign-in limits (then ALTCHA, lockout, hash budget).
+  { path: "/api/account/password", method: "POST", file: "app/api/account/password/route.ts", limits: SIGN_IN, refusal: "browser" },
+  // The account page's forms: cheap writes, per user, behind a live session and a form token.
+  { path: "/api/account/sessions/revoke", method: "POST", file: "app/api/account/sessions/revoke/route.ts", limits: [{ policy: "accountChanges", key: "user" }], refusal: "api" },
+  {
+    path: "/api/account/sessions/revoke-others",
+    method: "POST",
+    file: "app/api/account/sessions/revoke-others/route.ts",
+    limits: [{ policy: "accountChanges", key: "user" }],
+    refusal: "api",
+  },
   { path: "/api/v1/download-tokens", method: "POST", file: "app/api/v1/download-tokens/route.ts", limits: [{ policy: "apiDownloadTokens", key: "user" }], refusal: "api" },
 ];
 

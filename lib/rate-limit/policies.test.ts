@@ -68,6 +68,7 @@ describe("defaultPolicies", () => {
       { name: "apiReportDownload", kind: "token-bucket", spec: "30/1m", failMode: "open" },
       { name: "apiDownloadTokens", kind: "token-bucket", spec: "5/1h", failMode: "closed" },
       { name: "api", kind: "token-bucket", spec: "120/1m,20/1s", failMode: "open" },
+      { name: "accountChanges", kind: "token-bucket", spec: "10/1m", failMode: "closed" },
       { name: "cspReport", kind: "token-bucket", spec: "60/1m", failMode: "open" },
       { name: "knownDeviceLane", kind: "token-bucket", spec: "10/1h", failMode: "closed" },
     ]);

@@ -31,6 +31,7 @@ export type PolicyName =
   | "apiReportDownload"
   | "apiDownloadTokens"
   | "api"
+  | "accountChanges"
   | "cspReport"
   | "knownDeviceLane";
 
@@ -147,6 +148,12 @@ const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string
     failMode: "open",
     description: "Every other authenticated API call, per user: generous, against runaway clients. Fails open.",
   },
+  accountChanges: {
+    failMode: "closed",
+    description:
+      "Changes from the account page per user (revoking sessions): a person makes a few a minute. Fails closed: " +
+      "each one writes and records a security event.",
+  },
   cspReport: {
     failMode: "open",
     description:
@@ -172,6 +179,7 @@ export const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.fr
   apiReportDownload: "30/1m",
   apiDownloadTokens: "5/1h",
   api: "120/1m,20/1s",
+  accountChanges: "10/1m",
   cspReport: "60/1m",
   knownDeviceLane: "10/1h",
 });
@@ -187,6 +195,7 @@ export const policyEnvVars: Readonly<Record<PolicyName, string>> = Object.freeze
   apiReportDownload: "RATE_LIMIT_API_REPORT_DOWNLOAD",
   apiDownloadTokens: "RATE_LIMIT_API_DOWNLOAD_TOKENS",
   api: "RATE_LIMIT_API",
+  accountChanges: "RATE_LIMIT_ACCOUNT_CHANGES",
   cspReport: "RATE_LIMIT_CSP_REPORT",
   knownDeviceLane: "RATE_LIMIT_KNOWN_DEVICE_LANE",
 });

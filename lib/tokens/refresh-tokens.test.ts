@@ -79,6 +79,25 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
       expect((await rotateRefreshToken(database.prisma, b.token, TTL_MS, T0 + TTL_MS - 1)).ok).toBe(true);
     });
 
+    it("ends a family at its absolute end however often it rotates (rotation renews the token, not the family)", async () => {
+      const userId = randomUUID();
+      const familyLifetimeMs = 90 * 86_400_000;
+      let current = await issueRefreshToken(database.prisma, userId, null, TTL_MS, T0, { expiresAtMs: T0 + familyLifetimeMs, client: "API client", address: "203.0.113.x" });
+      // Rotated every 20 days: each new token would reach 30 days further, but none passes day 90.
+      let nowMs = T0;
+      for (let day = 20; day <= 80; day += 20) {
+        nowMs = T0 + day * 86_400_000;
+        const next = await rotateRefreshToken(database.prisma, current.token, TTL_MS, nowMs);
+        if (!next.ok) throw new Error(`rotation on day ${day} failed: ${next.reason}`);
+        expect(next.expiresAtMs).toBe(Math.min(nowMs + TTL_MS, T0 + familyLifetimeMs));
+        current = { ...current, token: next.token };
+      }
+      const rows = await database.prisma.refreshToken.findMany({ where: { userId } });
+      expect(new Set(rows.map((row) => row.familyExpiresAt.getTime()))).toEqual(new Set([T0 + familyLifetimeMs]));
+      expect(new Set(rows.map((row) => row.address))).toEqual(new Set(["203.0.113.x"]));
+      expect(await rotateRefreshToken(database.prisma, current.token, TTL_MS, T0 + familyLifetimeMs)).toEqual({ ok: false, reason: "expired", familyId: current.familyId, userId });
+    });
+
     it("refuses a token of a revoked family as revoked", async () => {
       const userId = randomUUID();
       const issued = await issueRefreshToken(database.prisma, userId, null, TTL_MS, T0);

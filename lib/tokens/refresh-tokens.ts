@@ -33,15 +33,71 @@ export function isWellFormedRefreshToken(token: string): boolean {
   return TOKEN_PATTERN.test(token);
 }
 
-/** Starts a family (`familyId` null) or continues one with a fresh token valid for `ttlMs`. */
-export async function issueRefreshToken(db: Db, userId: string, familyId: string | null, ttlMs: number, nowMs: number): Promise<IssuedRefreshToken> {
+/** A family's absolute span and label, copied onto each of its tokens. */
+export type FamilyTerms = { createdAtMs: number; expiresAtMs: number; client: string; address: string };
+
+/** REFRESH_FAMILY_LIFETIME_DAYS's default, for callers that name no lifetime. */
+export const DEFAULT_FAMILY_LIFETIME_MS = 90 * 86_400_000;
+
+/**
+ * Starts a family (`familyId` null) or continues one with a fresh token valid for `ttlMs`, never
+ * past the family's absolute end: rotation renews the token, not the family.
+ */
+export async function issueRefreshToken(
+  db: Db,
+  userId: string,
+  familyId: string | null,
+  ttlMs: number,
+  nowMs: number,
+  terms: Partial<FamilyTerms> = {},
+): Promise<IssuedRefreshToken> {
   const token = randomBytes(TOKEN_BYTES).toString("base64url");
   const family = familyId ?? randomUUID();
-  const expiresAtMs = nowMs + ttlMs;
+  const familyCreatedAtMs = terms.createdAtMs ?? nowMs;
+  const familyExpiresAtMs = terms.expiresAtMs ?? familyCreatedAtMs + DEFAULT_FAMILY_LIFETIME_MS;
+  const expiresAtMs = Math.min(nowMs + ttlMs, familyExpiresAtMs);
   await db.refreshToken.create({
-    data: { tokenHash: refreshTokenDigest(token), familyId: family, userId, createdAt: new Date(nowMs), expiresAt: new Date(expiresAtMs) },
+    data: {
+      tokenHash: refreshTokenDigest(token),
+      familyId: family,
+      userId,
+      createdAt: new Date(nowMs),
+      expiresAt: new Date(expiresAtMs),
+      familyCreatedAt: new Date(familyCreatedAtMs),
+      familyExpiresAt: new Date(familyExpiresAtMs),
+      ...(terms.client !== undefined ? { client: terms.client } : {}),
+      ...(terms.address !== undefined ? { address: terms.address } : {}),
+    },
   });
   return { token, familyId: family, expiresAtMs, newFamily: familyId === null };
+}
+
+export type RefreshFamilyView = { familyId: string; client: string; address: string; createdAt: Date; lastUsedAt: Date; expiresAt: Date };
+
+/** The user's live API sessions: one live token per family, newest use first. */
+export async function listLiveFamilies(prisma: PrismaClient, userId: string, nowMs: number): Promise<RefreshFamilyView[]> {
+  const rows = await prisma.refreshToken.findMany({
+    where: { userId, rotatedAt: null, revokedAt: null, expiresAt: { gt: new Date(nowMs) } },
+    orderBy: { createdAt: "desc" },
+    take: 100,
+    select: { familyId: true, client: true, address: true, familyCreatedAt: true, createdAt: true, expiresAt: true },
+  });
+  return rows.map((row) => ({ familyId: row.familyId, client: row.client, address: row.address, createdAt: row.familyCreatedAt, lastUsedAt: row.createdAt, expiresAt: row.expiresAt }));
+}
+
+/** Revokes one family if it is the user's (a family id from a form is not trusted); how many tokens were live. */
+export async function revokeUserFamily(prisma: PrismaClient, userId: string, familyId: string, nowMs: number): Promise<number> {
+  const owned = await prisma.refreshToken.findFirst({ where: { familyId, userId }, select: { id: true } });
+  return owned ? revokeRefreshFamily(prisma, familyId, nowMs) : 0;
+}
+
+/** Revokes every family of the user (password change, sign out everywhere else); how many families were live. */
+export async function revokeAllFamilies(prisma: PrismaClient, userId: string, nowMs: number): Promise<number> {
+  // Rotated tokens included: a family whose live token is being rotated right now is found by its old one.
+  const families = await prisma.refreshToken.findMany({ where: { userId, revokedAt: null }, distinct: ["familyId"], select: { familyId: true } });
+  let live = 0;
+  for (const { familyId } of families) if ((await revokeRefreshFamily(prisma, familyId, nowMs)) > 0) live++;
+  return live;
 }
 
 /**
@@ -95,11 +151,15 @@ export async function rotateRefreshToken(prisma: PrismaClient, presented: string
       data: { rotatedAt: now },
     });
     // Read after the claim and under the family lock, so it sees every committed change.
-    const row = await tx.refreshToken.findUniqueOrThrow({ where: { tokenHash }, select: { userId: true, familyId: true, rotatedAt: true, revokedAt: true } });
+    const row = await tx.refreshToken.findUniqueOrThrow({
+      where: { tokenHash },
+      select: { userId: true, familyId: true, rotatedAt: true, revokedAt: true, familyCreatedAt: true, familyExpiresAt: true, client: true, address: true },
+    });
     const { userId, familyId } = row;
 
     if (claimed.count === 1) {
-      const next = await issueRefreshToken(tx, userId, familyId, ttlMs, nowMs);
+      const terms = { createdAtMs: row.familyCreatedAt.getTime(), expiresAtMs: row.familyExpiresAt.getTime(), client: row.client, address: row.address };
+      const next = await issueRefreshToken(tx, userId, familyId, ttlMs, nowMs, terms);
       return { ok: true, userId, familyId, token: next.token, expiresAtMs: next.expiresAtMs, newFamily: false };
     }
     // Checked first: a rotated token presented again is a theft signal even if it has since

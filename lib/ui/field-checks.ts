@@ -1,7 +1,7 @@
-// The server's own limits (lib/auth/credentials.ts re-exports them for its schemas), from the
-// module without zod. When the password rules move (lib/password/rules.ts), only this import
-// changes: keep it free of zod and of any dictionary, or the pages carry them.
+// The server's own limits and rules, from modules without zod or a dictionary (keep them so, or
+// the pages carry them): lib/auth/limits.ts and lib/password/rules.ts.
 import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "@/lib/auth/limits";
+import { passwordProblem } from "@/lib/password/rules";
 
 /**
  * Checks the browser makes before the round trip, so a typo costs neither a proof of work nor
@@ -22,15 +22,19 @@ function checkEmail(raw: string): string | undefined {
   return undefined;
 }
 
+/** A new password: the server's rules, in its words; the blocklist is left to the server (and the meter). */
+export function checkNewPassword(password: string, email: string | undefined): string | undefined {
+  if (password === "") return "Password is required.";
+  return passwordProblem(password, { email, isCommon: () => false })?.message;
+}
+
 /** Registration: the password rules too, counted in code points like the server. */
 export function checkRegistration(email: string, password: string): FieldErrors {
   const errors: FieldErrors = {};
   const emailError = checkEmail(email);
   if (emailError) errors.email = emailError;
-  const length = [...password].length;
-  if (length === 0) errors.password = "Password is required.";
-  else if (length < PASSWORD_MIN_LENGTH) errors.password = `Use at least ${PASSWORD_MIN_LENGTH} characters.`;
-  else if (length > PASSWORD_MAX_LENGTH) errors.password = `Use at most ${PASSWORD_MAX_LENGTH} characters.`;
+  const passwordError = checkNewPassword(password, emailError ? undefined : email.trim());
+  if (passwordError) errors.password = passwordError;
   return errors;
 }
 

@@ -26,7 +26,7 @@ export async function registerAccount(
   input: Credentials,
   params: Argon2Params,
 ): Promise<{ ok: true; user: AccountUser } | { ok: false; reason: "email_taken" }> {
-  const passwordHash = await hashPassword(input.password, params);
+  const passwordHash = await hashPassword(input.password.normalize("NFC"), params);
   try {
     const user = await prisma.user.create({ data: { email: input.email, passwordHash }, select: { id: true, email: true } });
     return { ok: true, user };
@@ -38,7 +38,8 @@ export async function registerAccount(
 
 /**
  * Checks a password. An unknown email still pays one verification against a dummy hash with
- * the same parameters, so the answer and its timing are the same for both failures.
+ * the same parameters (two, like a known one, for a password not in NFC), so the answer and its
+ * timing are the same for both failures.
  * Returns the user on success, null otherwise; `rehashed` says a weaker stored hash was upgraded.
  */
 export async function verifyCredentials(
@@ -48,12 +49,18 @@ export async function verifyCredentials(
   onRehashError: (error: unknown) => void = () => {},
 ): Promise<(AccountUser & { rehashed: boolean }) | null> {
   const user = await prisma.user.findUnique({ where: { email: input.email }, select: { id: true, email: true, passwordHash: true } });
-  const valid = await verifyPassword(user?.passwordHash ?? (await dummyHash(params)), input.password);
+  const storedHash = user?.passwordHash ?? (await dummyHash(params));
+  // One passphrase typed on systems that compose accents differently is one password: NFC is
+  // hashed. A hash made from the raw string before that rule still verifies, and is replaced.
+  const nfc = input.password.normalize("NFC");
+  let valid = await verifyPassword(storedHash, nfc);
+  let rawForm = false;
+  if (!valid && nfc !== input.password) valid = rawForm = await verifyPassword(storedHash, input.password);
   if (!user || !valid) return null;
   let rehashed = false;
-  if (needsRehash(user.passwordHash, params)) {
+  if (rawForm || needsRehash(user.passwordHash, params)) {
     try {
-      const passwordHash = await hashPassword(input.password, params);
+      const passwordHash = await hashPassword(nfc, params);
       // Only replace the hash that was verified, so a concurrent password change wins.
       const { count } = await prisma.user.updateMany({ where: { id: user.id, passwordHash: user.passwordHash }, data: { passwordHash } });
       rehashed = count === 1;

@@ -85,3 +85,45 @@ export async function createAccount(gate: import("@/lib/auth/gatehouse").Gatehou
   if (!created.ok) throw new Error(`could not create ${email}`);
   return created.user.id;
 }
+
+/** `name=value` of the session cookie a response set (as a copy of it would be replayed), or null. */
+export function sessionPairOf(res: Response): string | null {
+  return sessionCookieOf(res)?.split(";")[0] ?? null;
+}
+
+/** Signs in through the real sign-in route and returns the browser's session cookie (`name=value`). */
+export async function signedInBrowser(email: string, password: string, options: BrowserSignIn = {}): Promise<string> {
+  const res = await browserSignIn(email, password, options);
+  const pair = sessionPairOf(res);
+  if (res.status !== 200 || !pair) throw new Error(`sign-in for ${email} failed: ${res.status}`);
+  return pair;
+}
+
+/** GET /api/auth/session with a cookie, as the browser's next-auth client does. */
+export async function sessionWith(cookie: string): Promise<{ status: number; body: Record<string, unknown>; cleared: boolean }> {
+  const res = await (await routes.session()).GET(new Request("http://localhost/api/auth/session", { headers: { cookie, [PEER_HEADER]: freshAddress() } }));
+  const cleared = res.headers.getSetCookie().some((value) => /session-token=;/.test(value));
+  return { status: res.status, body: (await res.json()) as Record<string, unknown>, cleared };
+}
+
+/** POST /api/auth/signout as the sign-out form sends it: CSRF cookie and token beside the session cookie. */
+export async function browserSignOut(sessionCookie: string): Promise<Response> {
+  const address = freshAddress();
+  const { csrfToken, cookie } = await csrfFor(address);
+  const request = new Request("http://localhost/api/auth/signout", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: `${cookie}; ${sessionCookie}`, [PEER_HEADER]: address },
+    body: new URLSearchParams({ csrfToken, callbackUrl: "/", json: "true" }).toString(),
+  });
+  return (await import("@/app/api/auth/signout/route")).POST(request);
+}
+
+/** POST /api/v1/authentication/token/refresh as an app does. */
+export async function refreshTokens(refreshToken: string): Promise<Response> {
+  const request = new Request("http://localhost/api/v1/authentication/token/refresh", {
+    method: "POST",
+    headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
+    body: JSON.stringify({ refresh_token: refreshToken }),
+  });
+  return (await import("@/app/api/v1/authentication/token/refresh/route")).POST(request);
+}

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { altchaPayload, browserSignIn, createAccount, csrfFor, sessionCookieOf, tokenSignIn } from "../helpers/browser";
+import { NextRequest } from "next/server";
+import { altchaPayload, browserSignIn, browserSignOut, createAccount, csrfFor, sessionCookieOf, sessionWith, signedInBrowser, tokenSignIn } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
@@ -40,7 +41,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       database = await makeDatabase();
       Object.assign(process.env, { DATABASE_URL: database.url, HASH_QUEUE: "100" });
       gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
-      for (const name of ["victim", "parallel", "tokenparallel", "owner", "redirect", "query"]) await register(`${name}@example.com`);
+      for (const name of ["victim", "parallel", "tokenparallel", "owner", "redirect", "query", "session"]) await register(`${name}@example.com`);
       await lock("victim@example.com");
       checks = await watchPasswordChecks();
     });
@@ -246,6 +247,64 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
           expect(new URL(url).pathname).toBe("/");
         },
       );
+    });
+
+    describe("session cookies that name no live session (invariant 3)", () => {
+      /** A cookie next-auth would accept as a JWT: signed and encrypted with the app's own secret. */
+      async function forgedCookie(claims: Record<string, unknown>): Promise<string> {
+        const { encode } = await import("next-auth/jwt");
+        return `next-auth.session-token=${await encode({ token: claims, secret: gate.config.NEXTAUTH_SECRET })}`;
+      }
+
+      const api = async (cookie: string) => [
+        await (await import("@/app/api/v1/me/route")).GET(new NextRequest("http://localhost/api/v1/me", { headers: { cookie, [PEER_HEADER]: freshAddress() } })),
+        await (await import("@/app/api/v1/reports/route")).POST(
+          new NextRequest("http://localhost/api/v1/reports", {
+            method: "POST",
+            headers: { cookie, "content-type": "application/json", "sec-fetch-site": "same-origin", [PEER_HEADER]: freshAddress() },
+            body: "{}",
+          }),
+        ),
+      ];
+
+      async function expectRefused(cookie: string) {
+        const session = await sessionWith(cookie);
+        expect(session).toMatchObject({ status: 200, body: {}, cleared: true });
+        for (const res of await api(cookie)) {
+          expect(res.status).toBe(401);
+          expect(await res.json()).toMatchObject({ error: "unauthenticated" });
+        }
+      }
+
+      it("refuses a JWT with a forged sid (well-formed, random, malformed, another user's)", async () => {
+        const { prisma } = await import("@/lib/db/client");
+        const userId = (await (await prisma()).user.findUniqueOrThrow({ where: { email: "session@example.com" } })).id;
+        const others = await signedInBrowser("owner@example.com", PASSWORD);
+        const ownerSid = (await (await prisma()).browserSession.findFirstOrThrow({ orderBy: { createdAt: "desc" } })).id;
+        for (const sid of ["A".repeat(22), "x", "' OR 1=1 --", ownerSid, 42, null]) {
+          await expectRefused(await forgedCookie({ sub: userId, email: "session@example.com", sid }));
+        }
+        // The owner's own cookie still works: only the forgery naming it was refused.
+        expect((await sessionWith(others)).body).toMatchObject({ user: { email: "owner@example.com" } });
+      });
+
+      it("refuses a JWT without a sid (a cookie minted before server sessions, or by a leaked secret)", async () => {
+        const { prisma } = await import("@/lib/db/client");
+        const userId = (await (await prisma()).user.findUniqueOrThrow({ where: { email: "session@example.com" } })).id;
+        await expectRefused(await forgedCookie({ sub: userId, email: "session@example.com" }));
+      });
+
+      it("refuses a signed-out session's cookie replayed", async () => {
+        const cookie = await signedInBrowser("session@example.com", PASSWORD);
+        expect((await browserSignOut(cookie)).status).toBe(200);
+        await expectRefused(cookie);
+        await expectRefused(cookie);
+      });
+
+      it("refuses a session cookie that is not a JWT at all", async () => {
+        await expectRefused("next-auth.session-token=not-a-jwt");
+        await expectRefused(`next-auth.session-token=${"a".repeat(3000)}`);
+      });
     });
 
     describe("without server.mjs", () => {

@@ -119,6 +119,22 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
       expect((await post("{}", "application/json", freshAddress())).status).toBe(400);
     });
 
+    it("refuses a common, repetitive or email-bearing password with a 400 that says why, creating nothing", async () => {
+      const before = await userCount();
+      const cases: [string, string, RegExp][] = [
+        ["common@example.com", "passwordpassword", /list of common passwords/],
+        ["common@example.com", "Qwertyuiop123", /list of common passwords/],
+        ["repeat@example.com", "aaaaaaaaaaaa", /repeated/],
+        ["someone.special@example.com", "Someone.Special1234", /email/],
+      ];
+      for (const [email, password, why] of cases) {
+        const res = await register({ email, password });
+        expect(res.status, password).toBe(400);
+        expect(await res.json()).toMatchObject({ error: "invalid_input", fields: { password: expect.stringMatching(why) } });
+      }
+      expect(await userCount()).toBe(before);
+    });
+
     it("names the failing fields in a 400", async () => {
       const res = await post(JSON.stringify({ email: "nope", password: "short" }));
       expect((await res.json()).fields).toEqual({ email: expect.any(String), password: expect.any(String) });

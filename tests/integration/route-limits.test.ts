@@ -18,6 +18,8 @@ describe("every route applies its rows of ROUTE_RULES", () => {
   let gate: import("@/lib/auth/gatehouse").Gatehouse;
   let userId: string;
   let bearer: string;
+  let sessionCookie: string;
+  let formToken: string;
 
   beforeAll(async () => {
     announcePeerHeader();
@@ -31,6 +33,11 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     userId = created.user.id;
     const { issueAccessToken } = await import("@/lib/tokens/access-token");
     bearer = (await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, Date.now())).token;
+    // A live browser session, as sign-in makes one, for the account page's forms.
+    const session = await gate.sessions.create({ userId, browser: "Firefox", address: "198.51.100.x", nowMs: Date.now(), expiresAtMs: Date.now() + 3_600_000 });
+    const { encode } = await import("next-auth/jwt");
+    formToken = (await import("@/lib/http/form-token")).sessionFormToken(gate.config.NEXTAUTH_SECRET, session.id);
+    sessionCookie = `next-auth.session-token=${await encode({ token: { sub: userId, email: EMAIL, sid: session.id }, secret: gate.config.NEXTAUTH_SECRET })}`;
   });
 
   afterAll(async () => {
@@ -65,6 +72,23 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     "/api/v1/authentication/token/refresh": {
       handler: async () => (await import("@/app/api/v1/authentication/token/refresh/route")).POST,
       request: (address) => post("/api/v1/authentication/token/refresh", address, "application/json", '{"refresh_token":"x"}'),
+    },
+    "/api/account/password": {
+      handler: async () => (await import("@/app/api/account/password/route")).POST,
+      request: (address) =>
+        post("/api/account/password", address, "application/x-www-form-urlencoded", new URLSearchParams({ formToken, currentPassword: "x", newPassword: "a new passphrase of mine" }).toString(), {
+          cookie: sessionCookie,
+          "sec-fetch-site": "same-origin",
+        }),
+    },
+    "/api/account/sessions/revoke": {
+      handler: async () => (await import("@/app/api/account/sessions/revoke/route")).POST,
+      request: (address) =>
+        post("/api/account/sessions/revoke", address, "application/x-www-form-urlencoded", "kind=browser&id=x", { cookie: sessionCookie, "sec-fetch-site": "same-origin" }),
+    },
+    "/api/account/sessions/revoke-others": {
+      handler: async () => (await import("@/app/api/account/sessions/revoke-others/route")).POST,
+      request: (address) => post("/api/account/sessions/revoke-others", address, "application/x-www-form-urlencoded", "", { cookie: sessionCookie, "sec-fetch-site": "same-origin" }),
     },
     "/api/v1/me": { handler: async () => (await import("@/app/api/v1/me/route")).GET, request: (address) => get("/api/v1/me", address, { authorization: `Bearer ${bearer}` }) },
     "/api/v1/reports": {

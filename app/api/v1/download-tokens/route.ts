@@ -14,7 +14,7 @@ const DOWNLOAD_TOKEN_TTL_MS = 10 * 60_000;
  */
 export const POST = limited("/api/v1/download-tokens", async (request, limits) => {
   const { gate } = limits;
-  const auth = await apiCaller(request, gate);
+  const auth = await apiCaller(request, gate, { changesState: true });
   if (!auth.ok) return auth.response;
 
   const refused = await limits.limit("user", auth.caller.userId);

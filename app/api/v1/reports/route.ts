@@ -8,7 +8,7 @@ export const dynamic = "force-dynamic";
 /** Builds the caller's sign-in history report: the expensive endpoint, with its own tight bucket. */
 export const POST = limited("/api/v1/reports", async (request, limits) => {
   const { gate } = limits;
-  const auth = await apiCaller(request, gate);
+  const auth = await apiCaller(request, gate, { changesState: true });
   if (!auth.ok) return auth.response;
   const { userId } = auth.caller;
 

@@ -5,8 +5,9 @@ import { readForm } from "@/lib/http/body";
 import { safeCallbackPath } from "@/lib/http/callback-url";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
-import { csrfRefused } from "@/lib/http/refusals";
+import { csrfRefused, unavailable } from "@/lib/http/refusals";
 import { jsonError } from "@/lib/http/responses";
+import { log } from "@/lib/log/logger";
 
 export const dynamic = "force-dynamic";
 
@@ -36,13 +37,26 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
     callbackUrl: safeCallbackPath(value.callbackUrl),
     ...(value.json ? { json: value.json } : {}),
   };
-  const { result, outcome } = await limits.gate.admissions.carry(admission, () => callNextAuth(request, ["callback", "credentials"], canonical));
+  let carried;
+  try {
+    carried = await limits.gate.admissions.carry(admission, () => callNextAuth(request, ["callback", "credentials"], canonical), {
+      userAgent: request.headers.get("user-agent"),
+    });
+  } catch (error) {
+    // next-auth lets an error from the jwt callback through: the session record could not be written.
+    log().error({ event: "session_start_failed", err: error instanceof Error ? error.message : String(error) });
+    if (admission.device) await limits.gate.devices.release(admission.device.id).catch(() => {});
+    return unavailable();
+  }
+  const { result, outcome } = carried;
   // authorize() never ran: next-auth's CSRF check refused (its answer would read as a success).
   if (!outcome) {
     if (admission.device) await limits.gate.devices.release(admission.device.id);
     return csrfRefused();
   }
   if (!outcome.ok) return outcome.refusal ?? result;
+  // The password was right but no session record could be made (the jwt callback failed): no cookie, say so.
+  if (!result.headers.getSetCookie().some((cookie) => /session-token=[^;]+/.test(cookie))) return unavailable();
   // Signed in: this browser is now a known device of this account (OWASP device cookie).
   return setDeviceCookie(result, outcome.device.token, outcome.device.expiresAtMs, limits.gate.clock());
 });

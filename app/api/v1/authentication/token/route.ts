@@ -8,6 +8,8 @@ import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { issueAccessToken, tokenPair } from "@/lib/tokens/access-token";
 import { issueRefreshToken } from "@/lib/tokens/refresh-tokens";
+import { truncateAddress } from "@/lib/events/security-events";
+import { apiClientLabel } from "@/lib/sessions/browser-label";
 
 export const dynamic = "force-dynamic";
 
@@ -40,7 +42,11 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
   const nowMs = gate.clock();
   const access = await issueAccessToken(user.id, gate.config.API_TOKEN_SECRET, gate.config.ACCESS_TOKEN_TTL_SECONDS, nowMs);
   const refreshTtlSeconds = gate.config.REFRESH_TOKEN_TTL_DAYS * 86_400;
-  const refresh = await issueRefreshToken(await prisma(), user.id, null, refreshTtlSeconds * 1000, nowMs);
+  const refresh = await issueRefreshToken(await prisma(), user.id, null, refreshTtlSeconds * 1000, nowMs, {
+    expiresAtMs: nowMs + gate.config.REFRESH_FAMILY_LIFETIME_DAYS * 86_400_000,
+    client: apiClientLabel(request.headers.get("user-agent")),
+    address: truncateAddress(client.address),
+  });
   await gate.events.refreshFamilyCreated(user.id, client);
   log().info({ event: "api_tokens_issued", userId: user.id, familyId: refresh.familyId });
   const response = tokenPair(access.token, refresh.token, gate.config, { device_token: checked.device.token });

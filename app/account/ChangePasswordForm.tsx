@@ -1,0 +1,122 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { useRef, useState, useSyncExternalStore, type FormEvent } from "react";
+import { flushSync } from "react-dom";
+import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/field-checks";
+import { secondsLeft } from "@/lib/ui/refusal";
+import { AltchaField, type AltchaHandle } from "../components/AltchaField";
+import { Field } from "../components/Field";
+import { PasswordInput } from "../components/PasswordInput";
+import { PasswordStrength } from "../components/PasswordStrength";
+import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
+
+type Props = { formToken: string; email: string };
+type Errors = Partial<Record<"currentPassword" | "newPassword", string>>;
+
+/**
+ * Change password. The proof of work (ALTCHA) needs JavaScript, as on the sign-in page; the form
+ * still posts (never GET), so a submit before hydration cannot put a password in a URL.
+ */
+export function ChangePasswordForm({ formToken, email }: Props) {
+  const router = useRouter();
+  const altcha = useRef<AltchaHandle>(null);
+  const currentInput = useRef<HTMLInputElement>(null);
+  const newInput = useRef<HTMLInputElement>(null);
+  const [pending, setPending] = useState(false);
+  const [submits, setSubmits] = useState(0);
+  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const [fields, setFields] = useState<Errors>({});
+  const nowMs = useRefusalClock(refusal);
+  const waiting = secondsLeft(refusal, nowMs) > 0;
+  const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
+
+  /** Shows the field errors, then moves focus to the first. */
+  function showFieldErrors(errors: Errors): boolean {
+    flushSync(() => setFields(errors));
+    if (errors.currentPassword) currentInput.current?.focus();
+    else if (errors.newPassword) newInput.current?.focus();
+    return Boolean(errors.currentPassword || errors.newPassword);
+  }
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    // Never disabled (focus would fall to <body>): aria-disabled instead.
+    if (pending || waiting) return;
+    const form = event.currentTarget;
+    const data = new FormData(form);
+    const currentPassword = String(data.get("currentPassword") ?? "");
+    const newPassword = String(data.get("newPassword") ?? "");
+    flushSync(() => {
+      setRefusal(null);
+      setSubmits((n) => n + 1);
+    });
+    const local: Errors = {};
+    if (currentPassword === "") local.currentPassword = "Enter your current password.";
+    const newError = checkNewPassword(newPassword, email);
+    if (newError) local.newPassword = newError;
+    if (showFieldErrors(local)) return;
+    setPending(true);
+    try {
+      const res = await fetch("/api/account/password", {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ formToken, currentPassword, newPassword, altcha: (await altcha.current?.payload()) ?? "" }),
+        // Success is a 303 to the account page; follow it as a navigation, not as a fetch.
+        redirect: "manual",
+      });
+      if (res.type === "opaqueredirect" || (res.status >= 300 && res.status < 400)) {
+        form.reset();
+        router.push("/account?notice=password_changed");
+        router.refresh();
+        setPending(false);
+        return;
+      }
+      const body = (await res.clone().json().catch(() => ({}))) as { fields?: Errors };
+      if (!showFieldErrors({ ...(body.fields?.newPassword ? { newPassword: body.fields.newPassword } : {}) })) setRefusal(await refusalFrom(res));
+      if (res.status === 401 && currentInput.current) {
+        // A wrong current password: cleared and focused, as on the sign-in page.
+        currentInput.current.value = "";
+        currentInput.current.focus();
+      }
+    } catch {
+      setRefusal(localRefusal("unavailable", "Changing your password is unavailable right now. Try again in a moment."));
+    }
+    altcha.current?.reset();
+    setPending(false);
+  }
+
+  return (
+    <>
+      <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="change-password-error" />
+      <form onSubmit={onSubmit} noValidate method="post" action="/api/account/password" data-hydrated={hydrated} data-testid="change-password">
+        <input type="text" name="username" autoComplete="username" value={email} readOnly hidden />
+        <Field id="current-password" label="Current password" error={fields.currentPassword}>
+          {(aria) => (
+            <PasswordInput id="current-password" inputRef={currentInput} name="currentPassword" autoComplete="current-password" required toggle={hydrated} hideKey={submits} {...aria} />
+          )}
+        </Field>
+        <Field
+          id="new-password"
+          label="New password"
+          hint={`${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters, not a common password, not your email. A passphrase of several words works well.`}
+          error={fields.newPassword}
+        >
+          {(aria) => <PasswordInput id="new-password" inputRef={newInput} name="newPassword" autoComplete="new-password" required toggle={hydrated} hideKey={submits} {...aria} />}
+        </Field>
+        <PasswordStrength field="newPassword" email={email} />
+        <AltchaField ref={altcha} />
+        <noscript>
+          <p className="hint">Changing your password needs JavaScript, for the same check as signing in.</p>
+        </noscript>
+        <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
+          {pending ? "Changing password…" : "Change password"}
+        </button>
+      </form>
+    </>
+  );
+}
+
+function noSubscription(): () => void {
+  return () => {};
+}

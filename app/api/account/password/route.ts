@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
+import { fieldErrors } from "@/lib/auth/credentials";
+import { endOtherSessions } from "@/lib/auth/end-sessions";
+import { renewBrowserSession } from "@/lib/auth/renew-session";
+import { admitSignIn, checkPassword, withinHashBudget } from "@/lib/auth/sign-in";
+import { prisma } from "@/lib/db/client";
+import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
+import { limited } from "@/lib/http/limited";
+import { busy } from "@/lib/http/refusals";
+import { json, jsonError } from "@/lib/http/responses";
+import { log } from "@/lib/log/logger";
+import { isCommonPassword } from "@/lib/password/common-passwords";
+import { hashPassword } from "@/lib/password/hash";
+import { PASSWORD_MAX_LENGTH, passwordProblem } from "@/lib/password/rules";
+
+export const dynamic = "force-dynamic";
+
+const changeSchema = z.object({
+  currentPassword: z.string({ error: "Enter your current password." }).min(1, "Enter your current password.").max(PASSWORD_MAX_LENGTH * 4),
+  // The rules below say "at most 128"; this bound only keeps a huge string from being scanned.
+  newPassword: z.string({ error: "Enter a new password." }).max(PASSWORD_MAX_LENGTH * 8, `Use at most ${PASSWORD_MAX_LENGTH} characters.`),
+  altcha: z.string().max(8_192).optional(),
+});
+
+/**
+ * Change password, from the account page. The current password goes through the whole sign-in
+ * pipeline for the signed-in account (per-address and per-username limits, ALTCHA, lockout, hash
+ * budget, Argon2id): a stolen session cookie is no faster a way to guess it than the sign-in
+ * page. The new one must pass the password rules. Then every other browser session, every API
+ * session (refresh family) and every known-device cookie of the account are revoked; this browser
+ * stays signed in, under a new session and a new device cookie.
+ */
+export const POST = limited("/api/account/password", async (request, limits) => {
+  const { gate, client } = limits;
+  let account: { userId: string; newPassword: string } | undefined;
+  const admitted = await admitSignIn(limits, async () => {
+    const form = await readAccountForm(request, gate);
+    if (!form.ok) return form;
+    const user = await (await prisma()).user.findUnique({ where: { id: form.session.userId }, select: { email: true } });
+    if (!user) return { ok: false, response: jsonError(401, "unauthenticated", "Your session has ended. Sign in again.") };
+    const input = changeSchema.safeParse(form.fields);
+    if (!input.success) return { ok: false, response: jsonError(400, "invalid_input", "Check the form and try again.", { fields: fieldErrors(input.error) }) };
+    const { currentPassword, newPassword, altcha } = input.data;
+    const problem =
+      passwordProblem(newPassword, { email: user.email, isCommon: isCommonPassword }) ??
+      (newPassword.normalize("NFC") === currentPassword.normalize("NFC") ? { message: "Choose a password different from your current one." } : null);
+    if (problem) return { ok: false, response: jsonError(400, "invalid_input", problem.message, { fields: { newPassword: problem.message } }) };
+    account = { userId: form.session.userId, newPassword };
+    return { ok: true, value: { email: user.email, password: currentPassword, altcha, deviceToken: deviceTokenOf(request) } };
+  });
+  if (!admitted.ok || !account) return admitted.ok ? jsonError(401, "unauthenticated", "Sign in again.") : admitted.response;
+
+  const checked = await checkPassword(gate, admitted.admission);
+  if (!checked.ok) return checked.refusal ?? json(401, { error: "invalid_credentials", message: "Your current password is not right." });
+  if (checked.user.id !== account.userId) return jsonError(401, "unauthenticated", "Sign in again.");
+
+  const passwordHash = await withinHashBudget(gate, () => hashPassword(account!.newPassword.normalize("NFC"), gate.argon2), () => null);
+  if (!passwordHash) return busy();
+  const nowMs = gate.clock();
+  await (await prisma()).user.update({ where: { id: account.userId }, data: { passwordHash } });
+  // After the new hash is stored: a sign-in with the old password can no longer start a session.
+  // This browser's session ends too, and is renewed under a new id below.
+  const ended = await endOtherSessions(gate, account.userId, null, nowMs);
+  const usernameKey = gate.usernameKey(admitted.admission.email);
+  const devices = await gate.devices.forgetAll(usernameKey);
+  const device = await gate.devices.issue(usernameKey, nowMs);
+  const sessionCookie = await renewBrowserSession(gate, { id: account.userId, email: admitted.admission.email }, client, request.headers.get("user-agent"));
+  await gate.events.accountChanged(account.userId, "password_changed", client);
+  log().info({ event: "password_changed", userId: account.userId, ...ended, devicesForgotten: devices });
+  const response = backToAccount("password_changed");
+  response.headers.append("Set-Cookie", sessionCookie);
+  return setDeviceCookie(response, device.token, device.expiresAtMs, nowMs);
+});

@@ -1,0 +1,18 @@
+import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
+import { endOtherSessions } from "@/lib/auth/end-sessions";
+import { limited } from "@/lib/http/limited";
+import { log } from "@/lib/log/logger";
+
+export const dynamic = "force-dynamic";
+
+/** "Sign out everywhere else": every other browser session and every API session, at once. */
+export const POST = limited("/api/account/sessions/revoke-others", async (request, limits) => {
+  const { gate, client } = limits;
+  const form = await readAccountForm(request, gate, (session) => limits.limit("user", session.userId));
+  if (!form.ok) return form.response;
+  const { userId, sid } = form.session;
+  const ended = await endOtherSessions(gate, userId, sid, gate.clock());
+  await gate.events.accountChanged(userId, "signed_out_everywhere_else", client);
+  log().info({ event: "signed_out_everywhere_else", userId, ...ended });
+  return backToAccount("signed_out_everywhere_else");
+});

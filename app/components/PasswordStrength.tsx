@@ -1,0 +1,62 @@
+"use client";
+
+import { useDeferredValue, useEffect, useRef, useState } from "react";
+import { passwordProblem } from "@/lib/password/rules";
+
+type Engine = { score(password: string, userInputs: string[]): number; isCommon(normalised: string): boolean };
+
+let loading: Promise<Engine> | undefined;
+
+/**
+ * zxcvbn-ts and its dictionaries (several hundred kB) load on first keystroke, in a chunk of
+ * their own, so pages that show the meter do not carry them up front.
+ */
+function loadEngine(): Promise<Engine> {
+  loading ??= Promise.all([import("@zxcvbn-ts/core"), import("@zxcvbn-ts/language-common"), import("@/lib/password/common-passwords")]).then(
+    ([core, common, list]) => {
+      const zxcvbn = new core.ZxcvbnFactory({ dictionary: { ...common.dictionary }, graphs: common.adjacencyGraphs });
+      return { score: (password, userInputs) => zxcvbn.check(password, userInputs).score, isCommon: list.isCommonPassword };
+    },
+  );
+  return loading;
+}
+
+const LABELS = ["Very weak", "Weak", "Fair", "Strong", "Very strong"] as const;
+
+/**
+ * A strength meter for the password field named `field` of the enclosing form, with the reason
+ * the server would refuse it (the same rules module). It only reads the form, so adding it to a
+ * form is one line. Guidance, not the gate: the server decides.
+ */
+export function PasswordStrength({ field, emailField, email }: { field: string; emailField?: string; email?: string }) {
+  const anchor = useRef<HTMLDivElement>(null);
+  const [typed, setTyped] = useState({ password: "", email: email ?? "" });
+  const [engine, setEngine] = useState<Engine | null>(null);
+  const { password, email: currentEmail } = useDeferredValue(typed);
+
+  useEffect(() => {
+    const form = anchor.current?.closest("form");
+    if (!form) return;
+    const onInput = () => {
+      const value = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | null)?.value ?? "";
+      setTyped({ password: value(field), email: emailField ? value(emailField) : (email ?? "") });
+      void loadEngine().then(setEngine);
+    };
+    form.addEventListener("input", onInput);
+    return () => form.removeEventListener("input", onInput);
+  }, [field, emailField, email]);
+
+  const problem = password ? passwordProblem(password, { email: currentEmail, isCommon: engine?.isCommon ?? (() => false) }) : null;
+  // A password the rules refuse is shown as very weak, whatever zxcvbn thinks of it.
+  const score = !password || !engine ? null : problem ? 0 : engine.score(password.slice(0, 128), currentEmail ? [currentEmail, currentEmail.split("@")[0]!] : []);
+  return (
+    <div ref={anchor} className="hint" data-testid="password-strength" data-score={score ?? ""}>
+      {score !== null ? (
+        <>
+          <meter min={0} max={4} low={2} high={3} optimum={4} value={score} aria-label="Password strength" />{" "}
+        </>
+      ) : null}
+      <span aria-live="polite">{!password ? "" : problem ? problem.message : score !== null ? `Strength: ${LABELS[score]}.` : ""}</span>
+    </div>
+  );
+}

@@ -1,0 +1,58 @@
+import { expect, signInApi, test } from "./helpers/serverGrid";
+import { PASSWORD } from "./helpers/accounts";
+import { accountOnPage, otherBrowser } from "./helpers/sessions";
+
+test("sign out everywhere else, from a browser without JavaScript: the other browser is signed out on its next navigation", async ({ page, browser, baseURL, newClient }, testInfo) => {
+  // The other browser: signed in through the page, on the account page.
+  const email = await accountOnPage(page, newClient, "everywhere");
+
+  // This browser runs no script: it signs in through the API (its cookies are the context's) and uses plain forms.
+  const here = await otherBrowser(browser, baseURL, testInfo, false);
+  try {
+    expect((await signInApi(here.request, email, PASSWORD)).kind).toBe("signed-in");
+    const mine = await here.newPage();
+    await mine.goto("/account");
+    const sessions = mine.getByTestId("browser-sessions");
+    await expect(sessions.locator("tbody tr")).toHaveCount(2);
+    await expect(sessions.locator('tr[data-current="true"]')).toContainText("(this device)");
+    await expect(sessions.locator("time").first()).toHaveAttribute("datetime", /^\d{4}-\d\d-\d\dT/);
+
+    await mine.getByRole("button", { name: "Sign out everywhere else" }).click();
+    await expect(mine).toHaveURL(/\/account\?notice=signed_out_everywhere_else$/);
+    await expect(mine.getByTestId("account-notice")).toContainText("signed out everywhere else");
+    await expect(mine.getByTestId("browser-sessions").locator("tbody tr")).toHaveCount(1);
+
+    // The other browser's next navigation finds its session ended.
+    await page.goto("/account");
+    await expect(page).toHaveURL(/\/sign-in\?callbackUrl=%2Faccount/);
+    await page.goto("/");
+    await expect(page.getByTestId("who")).toContainText("You are not signed in");
+    const session = await page.request.get("/api/auth/session");
+    expect(await session.json()).toEqual({});
+
+    // This one is still signed in, and its security events say what happened.
+    await mine.goto("/account");
+    await expect(mine.getByTestId("account-email")).toHaveText(email);
+    await expect(mine.getByTestId("security-events")).toContainText("Signed out everywhere else");
+  } finally {
+    await here.close();
+  }
+});
+
+test("revoking one browser session from the account page ends just that one", async ({ page, browser, baseURL, newClient }, testInfo) => {
+  const email = await accountOnPage(page, newClient, "revoke");
+  const other = await otherBrowser(browser, baseURL, testInfo);
+  try {
+    expect((await signInApi(other.request, email, PASSWORD)).kind).toBe("signed-in");
+    await page.reload();
+    const rows = page.getByTestId("browser-sessions").locator("tbody tr");
+    await expect(rows).toHaveCount(2);
+    await rows.filter({ has: page.getByRole("button", { name: /Revoke/ }) }).getByRole("button", { name: /Revoke/ }).click();
+    await expect(page).toHaveURL(/notice=browser_session_revoked/);
+    await expect(page.getByTestId("browser-sessions").locator("tbody tr")).toHaveCount(1);
+    expect(await (await other.request.get("/api/auth/session")).json()).toEqual({});
+    expect((await other.request.get("/api/v1/me")).status()).toBe(401);
+  } finally {
+    await other.close();
+  }
+});

@@ -1,0 +1,49 @@
+import { getToken } from "next-auth/jwt";
+import type { NextRequest } from "next/server";
+import { readForm } from "@/lib/http/body";
+import { isSessionFormToken } from "@/lib/http/form-token";
+import { csrfRefused, unavailable } from "@/lib/http/refusals";
+import { jsonError } from "@/lib/http/responses";
+import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
+import { log } from "@/lib/log/logger";
+import { liveSession, type LiveSession } from "./browser-session";
+import type { Gatehouse } from "./gatehouse";
+
+export type AccountForm = { ok: true; session: LiveSession; fields: Record<string, string> } | { ok: false; response: Response };
+
+/**
+ * The gate of every form on the account page, in order: a live browser session (the same check
+ * as every route), a request from the app's own pages (Sec-Fetch-Site or Origin), one parse of
+ * the form, and the session's form token. Nothing is changed by a request that fails any of them.
+ */
+export async function readAccountForm(
+  request: NextRequest,
+  gate: Gatehouse,
+  /** A limit keyed by the user, applied before the body is read. */
+  beforeBody: (session: LiveSession) => Promise<Response | null> = async () => null,
+): Promise<AccountForm> {
+  let session: LiveSession | null;
+  try {
+    const cookieOnly = { cookies: Object.fromEntries(request.cookies.getAll().map((c) => [c.name, c.value])), headers: {} };
+    session = await liveSession(gate, await getToken({ req: cookieOnly as never, secret: gate.config.NEXTAUTH_SECRET }));
+  } catch (error) {
+    log().error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
+    return { ok: false, response: unavailable() };
+  }
+  if (!session) return { ok: false, response: jsonError(401, "unauthenticated", "Your session has ended. Sign in again.") };
+  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) {
+    log().info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
+    return { ok: false, response: csrfRefused() };
+  }
+  const refused = await beforeBody(session);
+  if (refused) return { ok: false, response: refused };
+  const form = await readForm(request, gate.config.MAX_BODY_BYTES);
+  if (!form.ok) return form;
+  if (!isSessionFormToken(gate.config.NEXTAUTH_SECRET, session.sid, form.value.formToken)) return { ok: false, response: csrfRefused() };
+  return { ok: true, session, fields: form.value };
+}
+
+/** Back to the account page with what happened (a plain form post lands there too). */
+export function backToAccount(notice: string): Response {
+  return new Response(null, { status: 303, headers: { Location: `/account?notice=${encodeURIComponent(notice)}`, "Cache-Control": "no-store" } });
+}

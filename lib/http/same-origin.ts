@@ -1,0 +1,21 @@
+/**
+ * Whether a cookie-authenticated state change comes from the app's own pages. A browser says so
+ * with `Sec-Fetch-Site: same-origin` (Fetch Metadata); one that sends no Sec-Fetch-Site must send
+ * an Origin equal to the app's. `same-site` is refused: a sibling subdomain shares SameSite=Lax
+ * cookies, which is exactly the attack left open. OWASP CSRF Prevention Cheat Sheet.
+ */
+export function isSameOriginRequest(headers: Headers, appOrigin: string): boolean {
+  const site = headers.get("sec-fetch-site");
+  if (site !== null) return site === "same-origin";
+  const origin = headers.get("origin");
+  return origin !== null && origin === appOrigin;
+}
+
+/** The origin of NEXTAUTH_URL, or next-auth's own fallback when it is unset (development, tests). */
+export function appOrigin(nextAuthUrl: string | undefined): string {
+  try {
+    return new URL(nextAuthUrl ?? "http://localhost:3000").origin;
+  } catch {
+    return "http://localhost:3000";
+  }
+}

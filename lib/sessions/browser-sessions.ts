@@ -1,0 +1,77 @@
+import { randomBytes } from "node:crypto";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { SESSION_ID_PATTERN, type SessionRecord } from "./rules";
+
+export type BrowserSessionView = { id: string; browser: string; address: string; createdAt: Date; lastSeenAt: Date };
+
+/**
+ * The BrowserSession table and nothing else. Decisions (live or not, touch or not) are in
+ * rules.ts; every write that ends sessions is scoped by userId, so no one ends another's.
+ */
+export interface BrowserSessions {
+  create(fields: { userId: string; browser: string; address: string; nowMs: number; expiresAtMs: number }): Promise<{ id: string }>;
+  /** The record of a well-formed id (anything else is unknown without a lookup). */
+  find(id: string): Promise<SessionRecord | null>;
+  /** Sets lastSeenAt unless a concurrent request already moved it past `sinceMs`. */
+  touch(id: string, nowMs: number, sinceMs: number): Promise<void>;
+  /** Ends one of the user's sessions; true if it was live until now. */
+  revoke(userId: string, id: string, nowMs: number): Promise<boolean>;
+  /** Ends every live session of the user but `keepId`; how many it ended. */
+  revokeAllExcept(userId: string, keepId: string | null, nowMs: number): Promise<number>;
+  /** The user's sessions that are neither revoked, past their end nor seen before `seenSinceMs`, newest first. */
+  listLive(userId: string, nowMs: number, seenSinceMs: number): Promise<BrowserSessionView[]>;
+}
+
+// Dead rows are kept a while (the account page could show them) and then removed by create().
+const KEEP_DEAD_MS = 30 * 86_400_000;
+
+export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
+  return {
+    async create({ userId, browser, address, nowMs, expiresAtMs }) {
+      const id = randomBytes(16).toString("base64url");
+      const now = new Date(nowMs);
+      await prisma.browserSession.create({ data: { id, userId, browser, address, createdAt: now, lastSeenAt: now, expiresAt: new Date(expiresAtMs) } });
+      // This table cleans up after itself, one user at a time: sessions long over are dropped.
+      const cutoff = new Date(nowMs - KEEP_DEAD_MS);
+      await prisma.browserSession.deleteMany({ where: { userId, OR: [{ expiresAt: { lt: cutoff } }, { revokedAt: { lt: cutoff } }, { lastSeenAt: { lt: cutoff } }] } });
+      return { id };
+    },
+
+    async find(id) {
+      if (!SESSION_ID_PATTERN.test(id)) return null;
+      const row = await prisma.browserSession.findUnique({ where: { id }, select: { id: true, userId: true, lastSeenAt: true, expiresAt: true, revokedAt: true } });
+      if (!row) return null;
+      return { id: row.id, userId: row.userId, lastSeenAtMs: row.lastSeenAt.getTime(), expiresAtMs: row.expiresAt.getTime(), revokedAtMs: row.revokedAt?.getTime() ?? null };
+    },
+
+    async touch(id, nowMs, sinceMs) {
+      await prisma.browserSession.updateMany({ where: { id, revokedAt: null, lastSeenAt: { lt: new Date(sinceMs) } }, data: { lastSeenAt: new Date(nowMs) } });
+    },
+
+    async revoke(userId, id, nowMs) {
+      if (!SESSION_ID_PATTERN.test(id)) return false;
+      const now = new Date(nowMs);
+      const { count } = await prisma.browserSession.updateMany({ where: { id, userId, revokedAt: null, expiresAt: { gt: now } }, data: { revokedAt: now } });
+      return count === 1;
+    },
+
+    async revokeAllExcept(userId, keepId, nowMs) {
+      const now = new Date(nowMs);
+      const { count } = await prisma.browserSession.updateMany({
+        where: { userId, revokedAt: null, expiresAt: { gt: now }, ...(keepId ? { id: { not: keepId } } : {}) },
+        data: { revokedAt: now },
+      });
+      return count;
+    },
+
+    async listLive(userId, nowMs, seenSinceMs) {
+      const rows = await prisma.browserSession.findMany({
+        where: { userId, revokedAt: null, expiresAt: { gt: new Date(nowMs) }, lastSeenAt: { gt: new Date(seenSinceMs) } },
+        orderBy: { lastSeenAt: "desc" },
+        take: 100,
+        select: { id: true, browser: true, address: true, createdAt: true, lastSeenAt: true },
+      });
+      return rows;
+    },
+  };
+}
