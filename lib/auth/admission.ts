@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ClientAddress } from "@/lib/http/client-address";
 import type { KnownDevice } from "@/lib/devices/known-devices";
-import type { AccountUser } from "@/lib/users/accounts";
+import type { VerifiedUser } from "@/lib/users/accounts";
 
 /**
  * What the gate hands the password check once a request has passed every cheap layer: the
@@ -15,7 +15,7 @@ export type SignInAdmission = Readonly<{ email: string; password: string; client
  * a refusal to send as it is (null: the generic 401).
  */
 export type PasswordOutcome =
-  | { ok: true; user: AccountUser; device: { token: string; expiresAtMs: number } }
+  | { ok: true; user: VerifiedUser; device: { token: string; expiresAtMs: number } }
   | { ok: false; refusal: Response | null };
 
 /** What the session record of a successful sign-in is labelled with (not part of the admission). */

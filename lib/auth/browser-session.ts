@@ -19,10 +19,16 @@ export class SessionEnded extends Error {
 }
 
 /** The server record of a browser that has just signed in; its id goes into the JWT as `sid`. */
-export async function startBrowserSession(gate: Gatehouse, userId: string, client: ClientAddress, userAgent: string | null): Promise<string> {
+export async function startBrowserSession(
+  gate: Gatehouse,
+  user: { id: string; credentialGeneration: number },
+  client: ClientAddress,
+  userAgent: string | null,
+): Promise<string> {
   const nowMs = gate.clock();
   const { id } = await gate.sessions.create({
-    userId,
+    userId: user.id,
+    credentialGeneration: user.credentialGeneration,
     browser: browserLabel(userAgent),
     address: truncateAddress(client.address),
     nowMs,

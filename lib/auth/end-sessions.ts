@@ -2,15 +2,18 @@ import { prisma } from "@/lib/db/client";
 import { revokeAllFamilies } from "@/lib/tokens/refresh-tokens";
 import type { Gatehouse } from "./gatehouse";
 
-export type EndedSessions = { browserSessions: number; apiSessions: number };
+export type EndedSessions = { browserSessions: number; apiSessions: number; downloadTokens: number };
 
 /**
  * "Sign out everywhere else": every browser session of the user but `keepSid` (all of them for
- * null), and every API session (refresh family). Access tokens already issued live out their ACCESS_TOKEN_TTL_SECONDS
+ * null), every API session (refresh family), and every report download token (a session could
+ * have minted one, and a link outliving the session would outlive its revocation). Access tokens already issued live out their ACCESS_TOKEN_TTL_SECONDS
  * (15 minutes by default): they are stateless by design.
  */
 export async function endOtherSessions(gate: Gatehouse, userId: string, keepSid: string | null, nowMs: number): Promise<EndedSessions> {
   const browserSessions = await gate.sessions.revokeAllExcept(userId, keepSid, nowMs);
-  const apiSessions = await revokeAllFamilies(await prisma(), userId, nowMs);
-  return { browserSessions, apiSessions };
+  const db = await prisma();
+  const apiSessions = await revokeAllFamilies(db, userId, nowMs);
+  const { count: downloadTokens } = await db.downloadToken.deleteMany({ where: { userId } });
+  return { browserSessions, apiSessions, downloadTokens };
 }

@@ -10,8 +10,13 @@ import type { Gatehouse } from "./gatehouse";
  * does not survive a password change made to get rid of it. The cookie is the one next-auth
  * would set: same name, attributes and lifetime.
  */
-export async function renewBrowserSession(gate: Gatehouse, user: { id: string; email: string }, client: ClientAddress, userAgent: string | null): Promise<string> {
-  const sid = await startBrowserSession(gate, user.id, client, userAgent);
+export async function renewBrowserSession(
+  gate: Gatehouse,
+  user: { id: string; email: string; credentialGeneration: number },
+  client: ClientAddress,
+  userAgent: string | null,
+): Promise<string> {
+  const sid = await startBrowserSession(gate, user, client, userAgent);
   const maxAgeSeconds = gate.config.SESSION_MAX_AGE_SECONDS;
   const token = await encode({ token: { sub: user.id, email: user.email, sid }, secret: gate.config.NEXTAUTH_SECRET, maxAge: maxAgeSeconds });
   const secure = appOrigin(gate.config.NEXTAUTH_URL).startsWith("https://");

@@ -160,7 +160,11 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
       log().info({ event: "sign_in_succeeded", lane: subject.lane, userId: user.id, rehashed: user.rehashed });
       logSecurity(gate, { route, outcome: "sign_in_succeeded", client, email, detail: subject.lane, userId: user.id });
       await gate.events.signInSucceeded(user.id, client);
-      return { ok: true, user: { id: user.id, email: user.email }, device: { token: issued.token, expiresAtMs: issued.expiresAtMs } };
+      return {
+        ok: true,
+        user: { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration },
+        device: { token: issued.token, expiresAtMs: issued.expiresAtMs },
+      };
     },
     () => {
       logSecurity(gate, { route, outcome: "busy", client, email, detail: subject.lane });

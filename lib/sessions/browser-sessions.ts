@@ -9,8 +9,8 @@ export type BrowserSessionView = { id: string; browser: string; address: string;
  * rules.ts; every write that ends sessions is scoped by userId, so no one ends another's.
  */
 export interface BrowserSessions {
-  create(fields: { userId: string; browser: string; address: string; nowMs: number; expiresAtMs: number }): Promise<{ id: string }>;
-  /** The record of a well-formed id (anything else is unknown without a lookup). */
+  create(fields: { userId: string; credentialGeneration: number; browser: string; address: string; nowMs: number; expiresAtMs: number }): Promise<{ id: string }>;
+  /** The record of a well-formed id, with its user's credential generation, in one read (anything else is unknown without a lookup). */
   find(id: string): Promise<SessionRecord | null>;
   /** Sets lastSeenAt unless a concurrent request already moved it past `sinceMs`. */
   touch(id: string, nowMs: number, sinceMs: number): Promise<void>;
@@ -22,15 +22,27 @@ export interface BrowserSessions {
   listLive(userId: string, nowMs: number, seenSinceMs: number): Promise<BrowserSessionView[]>;
 }
 
+type SessionRow = {
+  id: string;
+  userId: string;
+  lastSeenAt: Date;
+  expiresAt: Date;
+  revokedAt: Date | null;
+  credentialGeneration: number;
+  userCredentialGeneration: number | null;
+};
+
 // Dead rows are kept a while (the account page could show them) and then removed by create().
 const KEEP_DEAD_MS = 30 * 86_400_000;
 
 export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
   return {
-    async create({ userId, browser, address, nowMs, expiresAtMs }) {
+    async create({ userId, credentialGeneration, browser, address, nowMs, expiresAtMs }) {
       const id = randomBytes(16).toString("base64url");
       const now = new Date(nowMs);
-      await prisma.browserSession.create({ data: { id, userId, browser, address, createdAt: now, lastSeenAt: now, expiresAt: new Date(expiresAtMs) } });
+      await prisma.browserSession.create({
+        data: { id, userId, credentialGeneration, browser, address, createdAt: now, lastSeenAt: now, expiresAt: new Date(expiresAtMs) },
+      });
       // This table cleans up after itself, one user at a time: sessions long over are dropped.
       const cutoff = new Date(nowMs - KEEP_DEAD_MS);
       await prisma.browserSession.deleteMany({ where: { userId, OR: [{ expiresAt: { lt: cutoff } }, { revokedAt: { lt: cutoff } }, { lastSeenAt: { lt: cutoff } }] } });
@@ -39,9 +51,22 @@ export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
 
     async find(id) {
       if (!SESSION_ID_PATTERN.test(id)) return null;
-      const row = await prisma.browserSession.findUnique({ where: { id }, select: { id: true, userId: true, lastSeenAt: true, expiresAt: true, revokedAt: true } });
+      // One round trip: the session and its user's current generation (null when the user is gone).
+      const [row] = await prisma.$queryRaw<SessionRow[]>`
+        SELECT s."id", s."userId"::text AS "userId", s."lastSeenAt", s."expiresAt", s."revokedAt", s."credentialGeneration",
+               u."credentialGeneration" AS "userCredentialGeneration"
+        FROM "BrowserSession" s LEFT JOIN "User" u ON u."id" = s."userId"
+        WHERE s."id" = ${id}`;
       if (!row) return null;
-      return { id: row.id, userId: row.userId, lastSeenAtMs: row.lastSeenAt.getTime(), expiresAtMs: row.expiresAt.getTime(), revokedAtMs: row.revokedAt?.getTime() ?? null };
+      return {
+        id: row.id,
+        userId: row.userId,
+        lastSeenAtMs: row.lastSeenAt.getTime(),
+        expiresAtMs: row.expiresAt.getTime(),
+        revokedAtMs: row.revokedAt?.getTime() ?? null,
+        credentialGeneration: row.credentialGeneration,
+        userCredentialGeneration: row.userCredentialGeneration,
+      };
     },
 
     async touch(id, nowMs, sinceMs) {
@@ -65,8 +90,16 @@ export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
     },
 
     async listLive(userId, nowMs, seenSinceMs) {
+      const user = await prisma.user.findUnique({ where: { id: userId }, select: { credentialGeneration: true } });
+      if (!user) return [];
       const rows = await prisma.browserSession.findMany({
-        where: { userId, revokedAt: null, expiresAt: { gt: new Date(nowMs) }, lastSeenAt: { gt: new Date(seenSinceMs) } },
+        where: {
+          userId,
+          revokedAt: null,
+          expiresAt: { gt: new Date(nowMs) },
+          lastSeenAt: { gt: new Date(seenSinceMs) },
+          credentialGeneration: { gte: user.credentialGeneration },
+        },
         orderBy: { lastSeenAt: "desc" },
         take: 100,
         select: { id: true, browser: true, address: true, createdAt: true, lastSeenAt: true },

@@ -10,6 +10,8 @@ const record = (over: Partial<SessionRecord> = {}): SessionRecord => ({
   lastSeenAtMs: T0,
   expiresAtMs: T0 + policy.absoluteMs,
   revokedAtMs: null,
+  credentialGeneration: 0,
+  userCredentialGeneration: 0,
   ...over,
 });
 

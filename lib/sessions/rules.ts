@@ -17,9 +17,12 @@ export type SessionRecord = {
   lastSeenAtMs: number;
   expiresAtMs: number;
   revokedAtMs: number | null;
+  /** The generation the session's password check read, and the user's now (null: no such user). */
+  credentialGeneration: number;
+  userCredentialGeneration: number | null;
 };
 
-export type SessionEnd = "unknown" | "other_user" | "revoked" | "idle" | "expired";
+export type SessionEnd = "unknown" | "other_user" | "credentials_changed" | "revoked" | "idle" | "expired";
 
 export type SessionVerdict = { live: true; touch: boolean } | { live: false; reason: SessionEnd };
 
@@ -27,7 +30,8 @@ export type SessionVerdict = { live: true; touch: boolean } | { live: false; rea
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
 
 /**
- * A session is live only if its record exists, belongs to the user the cookie names, is not
+ * A session is live only if its record exists, belongs to the user the cookie names, was made
+ * under the user's current password (credential generation), is not
  * revoked, has been seen within the idle timeout and is before its absolute end. A touch is due
  * when the last one is older than `touchEveryMs`; lastSeenAt lags by at most that much, which
  * shortens the idle timeout by as much in the worst case, never lengthens it.
@@ -35,6 +39,8 @@ export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
 export function judgeSession(record: SessionRecord | null, userId: string, nowMs: number, policy: SessionPolicy): SessionVerdict {
   if (!record) return { live: false, reason: "unknown" };
   if (record.userId !== userId) return { live: false, reason: "other_user" };
+  // The password changed after this session's check read the hash (or the account is gone).
+  if (record.userCredentialGeneration === null || record.credentialGeneration < record.userCredentialGeneration) return { live: false, reason: "credentials_changed" };
   if (record.revokedAtMs !== null && record.revokedAtMs <= nowMs) return { live: false, reason: "revoked" };
   if (nowMs >= record.expiresAtMs) return { live: false, reason: "expired" };
   if (nowMs - record.lastSeenAtMs >= policy.idleMs) return { live: false, reason: "idle" };

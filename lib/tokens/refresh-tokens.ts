@@ -34,7 +34,8 @@ export function isWellFormedRefreshToken(token: string): boolean {
 }
 
 /** A family's absolute span and label, copied onto each of its tokens. */
-export type FamilyTerms = { createdAtMs: number; expiresAtMs: number; client: string; address: string };
+/** `credentialGeneration`: the user's, as the family's password check read it (kept on rotation). */
+export type FamilyTerms = { createdAtMs: number; expiresAtMs: number; client: string; address: string; credentialGeneration: number };
 
 /** REFRESH_FAMILY_LIFETIME_DAYS's default, for callers that name no lifetime. */
 export const DEFAULT_FAMILY_LIFETIME_MS = 90 * 86_400_000;
@@ -67,6 +68,7 @@ export async function issueRefreshToken(
       familyExpiresAt: new Date(familyExpiresAtMs),
       ...(terms.client !== undefined ? { client: terms.client } : {}),
       ...(terms.address !== undefined ? { address: terms.address } : {}),
+      ...(terms.credentialGeneration !== undefined ? { credentialGeneration: terms.credentialGeneration } : {}),
     },
   });
   return { token, familyId: family, expiresAtMs, newFamily: familyId === null };
@@ -76,8 +78,10 @@ export type RefreshFamilyView = { familyId: string; client: string; address: str
 
 /** The user's live API sessions: one live token per family, newest use first. */
 export async function listLiveFamilies(prisma: PrismaClient, userId: string, nowMs: number): Promise<RefreshFamilyView[]> {
+  const user = await prisma.user.findUnique({ where: { id: userId }, select: { credentialGeneration: true } });
+  if (!user) return [];
   const rows = await prisma.refreshToken.findMany({
-    where: { userId, rotatedAt: null, revokedAt: null, expiresAt: { gt: new Date(nowMs) } },
+    where: { userId, rotatedAt: null, revokedAt: null, expiresAt: { gt: new Date(nowMs) }, credentialGeneration: { gte: user.credentialGeneration } },
     orderBy: { createdAt: "desc" },
     take: 100,
     select: { familyId: true, client: true, address: true, familyCreatedAt: true, createdAt: true, expiresAt: true },
@@ -153,12 +157,35 @@ export async function rotateRefreshToken(prisma: PrismaClient, presented: string
     // Read after the claim and under the family lock, so it sees every committed change.
     const row = await tx.refreshToken.findUniqueOrThrow({
       where: { tokenHash },
-      select: { userId: true, familyId: true, rotatedAt: true, revokedAt: true, familyCreatedAt: true, familyExpiresAt: true, client: true, address: true },
+      select: {
+        userId: true,
+        familyId: true,
+        rotatedAt: true,
+        revokedAt: true,
+        familyCreatedAt: true,
+        familyExpiresAt: true,
+        client: true,
+        address: true,
+        credentialGeneration: true,
+      },
     });
     const { userId, familyId } = row;
 
     if (claimed.count === 1) {
-      const terms = { createdAtMs: row.familyCreatedAt.getTime(), expiresAtMs: row.familyExpiresAt.getTime(), client: row.client, address: row.address };
+      // A family made under an older password ends here, even one that a sign-in in flight wrote
+      // after the password change. (A family whose account is gone is the caller's to refuse.)
+      const user = await tx.user.findUnique({ where: { id: userId }, select: { credentialGeneration: true } });
+      if (user && row.credentialGeneration < user.credentialGeneration) {
+        await revokeLockedFamily(tx, familyId, nowMs);
+        return { ok: false, reason: "revoked", familyId, userId };
+      }
+      const terms = {
+        createdAtMs: row.familyCreatedAt.getTime(),
+        expiresAtMs: row.familyExpiresAt.getTime(),
+        client: row.client,
+        address: row.address,
+        credentialGeneration: row.credentialGeneration,
+      };
       const next = await issueRefreshToken(tx, userId, familyId, ttlMs, nowMs, terms);
       return { ok: true, userId, familyId, token: next.token, expiresAtMs: next.expiresAtMs, newFamily: false };
     }

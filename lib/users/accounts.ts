@@ -4,6 +4,8 @@ import type { Argon2Params } from "@/lib/password/params";
 
 export type Credentials = { email: string; password: string };
 export type AccountUser = { id: string; email: string };
+/** A user whose password was just verified, with the credential generation that hash belongs to. */
+export type VerifiedUser = AccountUser & { credentialGeneration: number };
 
 type MaybeDbError = { code?: unknown; cause?: { code?: unknown; kind?: unknown } };
 
@@ -47,8 +49,9 @@ export async function verifyCredentials(
   input: Credentials,
   params: Argon2Params,
   onRehashError: (error: unknown) => void = () => {},
-): Promise<(AccountUser & { rehashed: boolean }) | null> {
-  const user = await prisma.user.findUnique({ where: { email: input.email }, select: { id: true, email: true, passwordHash: true } });
+): Promise<(VerifiedUser & { rehashed: boolean }) | null> {
+  // The hash and its generation in one read: a session made from this check is as old as this hash.
+  const user = await prisma.user.findUnique({ where: { email: input.email }, select: { id: true, email: true, passwordHash: true, credentialGeneration: true } });
   const storedHash = user?.passwordHash ?? (await dummyHash(params));
   // One passphrase typed on systems that compose accents differently is one password: NFC is
   // hashed. A hash made from the raw string before that rule still verifies, and is replaced.
@@ -69,5 +72,5 @@ export async function verifyCredentials(
       onRehashError(error);
     }
   }
-  return { id: user.id, email: user.email, rehashed };
+  return { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration, rehashed };
 }

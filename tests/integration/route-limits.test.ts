@@ -34,7 +34,7 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     const { issueAccessToken } = await import("@/lib/tokens/access-token");
     bearer = (await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, Date.now())).token;
     // A live browser session, as sign-in makes one, for the account page's forms.
-    const session = await gate.sessions.create({ userId, browser: "Firefox", address: "198.51.100.x", nowMs: Date.now(), expiresAtMs: Date.now() + 3_600_000 });
+    const session = await gate.sessions.create({ userId, credentialGeneration: 0, browser: "Firefox", address: "198.51.100.x", nowMs: Date.now(), expiresAtMs: Date.now() + 3_600_000 });
     const { encode } = await import("next-auth/jwt");
     formToken = (await import("@/lib/http/form-token")).sessionFormToken(gate.config.NEXTAUTH_SECRET, session.id);
     sessionCookie = `next-auth.session-token=${await encode({ token: { sub: userId, email: EMAIL, sid: session.id }, secret: gate.config.NEXTAUTH_SECRET })}`;

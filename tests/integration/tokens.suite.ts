@@ -285,7 +285,7 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
       it("answers for a browser session cookie, but never falls back to it when a Bearer token is bad", async () => {
         const { encode } = await import("next-auth/jwt");
         // A session as sign-in makes one: its server record, and its id in the JWT.
-        const record = await gate.sessions.create({ userId: users.frank!, browser: "Firefox", address: "198.51.100.x", nowMs: Date.now(), expiresAtMs: Date.now() + 3_600_000 });
+        const record = await gate.sessions.create({ userId: users.frank!, credentialGeneration: 0, browser: "Firefox", address: "198.51.100.x", nowMs: Date.now(), expiresAtMs: Date.now() + 3_600_000 });
         const session = await encode({ token: { sub: users.frank, email: "frank@example.com", sid: record.id }, secret: gate.config.NEXTAUTH_SECRET });
         const cookie = `next-auth.session-token=${session}`;
         const res = await me({ cookie });

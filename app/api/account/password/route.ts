@@ -58,14 +58,20 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   const passwordHash = await withinHashBudget(gate, () => hashPassword(account!.newPassword.normalize("NFC"), gate.argon2), () => null);
   if (!passwordHash) return busy();
   const nowMs = gate.clock();
-  await (await prisma()).user.update({ where: { id: account.userId }, data: { passwordHash } });
-  // After the new hash is stored: a sign-in with the old password can no longer start a session.
+  // The new hash and a new credential generation in one UPDATE: from its commit on, every session
+  // and refresh family made under the old password is dead, including one that a sign-in already
+  // in flight with the old password writes afterwards. The revocations below only tidy up.
+  const { credentialGeneration } = await (await prisma()).user.update({
+    where: { id: account.userId },
+    data: { passwordHash, credentialGeneration: { increment: 1 } },
+    select: { credentialGeneration: true },
+  });
   // This browser's session ends too, and is renewed under a new id below.
   const ended = await endOtherSessions(gate, account.userId, null, nowMs);
   const usernameKey = gate.usernameKey(admitted.admission.email);
   const devices = await gate.devices.forgetAll(usernameKey);
   const device = await gate.devices.issue(usernameKey, nowMs);
-  const sessionCookie = await renewBrowserSession(gate, { id: account.userId, email: admitted.admission.email }, client, request.headers.get("user-agent"));
+  const sessionCookie = await renewBrowserSession(gate, { id: account.userId, email: admitted.admission.email, credentialGeneration }, client, request.headers.get("user-agent"));
   await gate.events.accountChanged(account.userId, "password_changed", client);
   log().info({ event: "password_changed", userId: account.userId, ...ended, devicesForgotten: devices });
   const response = backToAccount("password_changed");

@@ -46,6 +46,7 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
     expiresAtMs: nowMs + gate.config.REFRESH_FAMILY_LIFETIME_DAYS * 86_400_000,
     client: apiClientLabel(request.headers.get("user-agent")),
     address: truncateAddress(client.address),
+    credentialGeneration: user.credentialGeneration,
   });
   await gate.events.refreshFamilyCreated(user.id, client);
   log().info({ event: "api_tokens_issued", userId: user.id, familyId: refresh.familyId });

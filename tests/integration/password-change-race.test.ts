@@ -1,0 +1,116 @@
+import { NextRequest } from "next/server";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { altchaPayload, browserSignIn, createAccount, refreshTokens, sessionPairOf, sessionWith, signedInBrowser, tokenSignIn } from "../helpers/browser";
+import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "../helpers/databases";
+import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+
+type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+const OLD = "the right passphrase";
+const NEW = "a brand new passphrase";
+
+/** A door a test holds shut, to stop one request between two of its steps. */
+function door() {
+  let open!: () => void;
+  let reached!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const wasReached = new Promise<void>((resolve) => (reached = resolve));
+  return { open, reached, opened, wasReached };
+}
+
+/**
+ * A password change ends what the old password started, whenever it was written: a sign-in whose
+ * check read the old hash before the change but writes its session or refresh family after it
+ * (attack found in review), and everything when the tidy-up after the new hash fails.
+ */
+describe("a password change against sign-ins in flight", () => {
+  let database: TestDatabase;
+  let gate: Gate;
+
+  beforeAll(async () => {
+    announcePeerHeader();
+    const url = postgresUrl();
+    database = url ? await freshPostgres(url) : await freshPglite();
+    Object.assign(process.env, { DATABASE_URL: database.url, HASH_QUEUE: "100", HASH_CONCURRENCY: "4" });
+    gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
+    for (const name of ["victim", "victim2", "victim3", "victim4"]) await createAccount(gate, `${name}@example.com`, OLD);
+  });
+
+  afterAll(async () => {
+    await (await (await import("@/lib/db/client")).getDatabase()).close();
+    await database?.dispose();
+  });
+
+  async function changePassword(cookie: string) {
+    const { decode } = await import("next-auth/jwt");
+    const claims = await decode({ token: cookie.split("=")[1]!, secret: gate.config.NEXTAUTH_SECRET });
+    const formToken = (await import("@/lib/http/form-token")).sessionFormToken(gate.config.NEXTAUTH_SECRET, claims!.sid as string);
+    const body = new URLSearchParams({ formToken, altcha: await altchaPayload(), currentPassword: OLD, newPassword: NEW });
+    return (await import("@/app/api/account/password/route")).POST(
+      new NextRequest("http://localhost/api/account/password", {
+        method: "POST",
+        headers: { cookie, "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin", [PEER_HEADER]: freshAddress() },
+        body: body.toString(),
+      }),
+    );
+  }
+
+  it("a browser sign-in with the old password, verified before the change and written after it, gets no live session", async () => {
+    const owner = await signedInBrowser("victim@example.com", OLD);
+    const held = door();
+    const create = gate.sessions.create.bind(gate.sessions);
+    // Stands for the natural gap between Argon2id (on the old hash) and the session write.
+    vi.spyOn(gate.sessions, "create").mockImplementationOnce(async (fields) => {
+      held.reached();
+      await held.opened;
+      return create(fields);
+    });
+    const attacker = browserSignIn("victim@example.com", OLD);
+    await held.wasReached;
+    expect((await changePassword(owner)).status).toBe(303);
+    held.open();
+    const res = await attacker;
+    // The cookie was set (the session row was written after the change), and it is dead.
+    const cookie = sessionPairOf(res);
+    expect(cookie).not.toBeNull();
+    expect((await sessionWith(cookie!)).body).toEqual({});
+    expect((await browserSignIn("victim@example.com", OLD)).status).toBe(401);
+  });
+
+  it("an API sign-in with the old password in flight gets a refresh family that dies at its first use", async () => {
+    const owner = await signedInBrowser("victim2@example.com", OLD);
+    const held = door();
+    const succeeded = gate.events.signInSucceeded.bind(gate.events);
+    vi.spyOn(gate.events, "signInSucceeded").mockImplementationOnce(async (...args) => {
+      held.reached();
+      await held.opened;
+      return succeeded(...args);
+    });
+    const attacker = tokenSignIn("victim2@example.com", OLD);
+    await held.wasReached;
+    expect((await changePassword(owner)).status).toBe(303);
+    held.open();
+    const { refresh_token } = (await (await attacker).json()) as { refresh_token: string };
+    const refreshed = await refreshTokens(refresh_token);
+    expect(refreshed.status).toBe(401);
+    expect(await refreshed.json()).toMatchObject({ error: "invalid_token" });
+  });
+
+  it("when the tidy-up after the new hash fails, every other session is dead anyway", async () => {
+    const owner = await signedInBrowser("victim3@example.com", OLD);
+    const thief = await signedInBrowser("victim3@example.com", OLD);
+    vi.spyOn(gate.sessions, "revokeAllExcept").mockRejectedValueOnce(new Error("connection reset"));
+    await changePassword(owner).catch(() => null);
+    expect((await browserSignIn("victim3@example.com", NEW)).status).toBe(200);
+    expect((await sessionWith(thief)).body).toEqual({});
+  });
+
+  it("ends the report download links too, which a stolen session could have minted", async () => {
+    const owner = await signedInBrowser("victim4@example.com", OLD);
+    const { prisma } = await import("@/lib/db/client");
+    const db = await prisma();
+    const user = await db.user.findUniqueOrThrow({ where: { email: "victim4@example.com" }, select: { id: true } });
+    await db.downloadToken.create({ data: { tokenHash: "a".repeat(43), userId: user.id, expiresAt: new Date(Date.now() + 600_000) } });
+    expect((await changePassword(owner)).status).toBe(303);
+    expect(await db.downloadToken.count({ where: { userId: user.id } })).toBe(0);
+  });
+});
