@@ -29,8 +29,8 @@ test("a wrong password and an unknown account get the same generic error", async
   await expect(error).toHaveText("Incorrect email or password.");
   await expect(page.getByTestId("sign-in-error-message")).toHaveAttribute("role", "alert");
   // A wrong password is retyped: cleared, with the cursor in it.
-  await expect(page.getByLabel("Password")).toHaveValue("");
-  await expect(page.getByLabel("Password")).toBeFocused();
+  await expect(page.getByLabel("Password", { exact: true })).toHaveValue("");
+  await expect(page.getByLabel("Password", { exact: true })).toBeFocused();
 
   await page.reload();
   await signInThroughUi(page, uniqueEmail("nobody"), PASSWORD);
@@ -55,20 +55,20 @@ test("registration explains invalid fields in the browser, before any round trip
     if (request.method() === "POST") posts.push(request.url());
   });
   await page.getByLabel("Email").fill("not-an-email");
-  await page.getByLabel("Password").fill("short");
+  await page.getByLabel("Password", { exact: true }).fill("short");
   await page.getByRole("button", { name: "Create account" }).click();
   const email = page.getByLabel("Email");
   await expect(email).toHaveAttribute("aria-invalid", "true");
   await expect(email).toHaveAccessibleDescription("Enter a valid email address.");
   await expect(email).toBeFocused();
   // The hint and the error are each read once: the label wraps neither.
-  await expect(page.getByLabel("Password")).toHaveAccessibleName("Password");
-  await expect(page.getByLabel("Password")).toHaveAccessibleDescription("12 to 128 characters. A passphrase of several words works well. Use at least 12 characters.");
+  await expect(page.getByLabel("Password", { exact: true })).toHaveAccessibleName("Password");
+  await expect(page.getByLabel("Password", { exact: true })).toHaveAccessibleDescription("12 to 128 characters. A passphrase of several words works well. Use at least 12 characters.");
   expect(posts).toEqual([]);
 
   await email.fill("someone@example.com");
   await page.getByRole("button", { name: "Create account" }).click();
-  await expect(page.getByLabel("Password")).toBeFocused();
+  await expect(page.getByLabel("Password", { exact: true })).toBeFocused();
   await expect(email).not.toHaveAttribute("aria-invalid", /.*/);
   expect(posts).toEqual([]);
 });
@@ -79,14 +79,14 @@ test("sign-in checks for missing fields in the browser and focuses the first", a
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page.getByLabel("Email")).toBeFocused();
   await expect(page.getByLabel("Email")).toHaveAccessibleDescription("Email is required.");
-  await expect(page.getByLabel("Password")).toHaveAccessibleDescription("Password is required.");
+  await expect(page.getByLabel("Password", { exact: true })).toHaveAccessibleDescription("Password is required.");
   await expect(page.getByTestId("sign-in-error")).toHaveAttribute("data-error", "");
 });
 
 test("the password toggle shows and hides the password, and says which", async ({ page }) => {
   await page.goto("/sign-in");
   await waitForForm(page);
-  const password = page.getByLabel("Password");
+  const password = page.getByLabel("Password", { exact: true });
   const toggle = page.getByRole("button", { name: "Show password" });
   await password.fill("correct horse");
   await expect(toggle).toHaveAttribute("aria-pressed", "false");
