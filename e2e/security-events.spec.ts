@@ -17,8 +17,11 @@ test("after failed attempts, signing in says how many there were and the account
   const events = page.getByTestId("security-events");
   await expect(events.locator('tr[data-kind="sign_in_failed"]')).toHaveCount(3);
   await expect(events.locator('tr[data-kind="sign_in_succeeded"]')).toHaveCount(2);
-  // Addresses are shown truncated to their /24.
-  await expect(events.locator('tr[data-kind="sign_in_failed"] td').nth(2)).toHaveText(/^10\.\d+\.\d+\.x$/);
+  // Addresses are shown truncated to their /24, after the client's browser family.
+  await expect(events.locator('tr[data-kind="sign_in_failed"] td').nth(2)).toHaveText(/^[A-Za-z ]+, 10\.\d+\.\d+\.x$/);
+  // The sign-in that started this browser's session is "this device"; the API one is not.
+  await expect(events.locator('tr[data-kind="sign_in_succeeded"]', { hasText: "(this device)" })).toHaveCount(1);
+  await expect(events.locator('tr[data-kind="sign_in_succeeded"]').first()).toContainText("Chrome");
 });
 
 test("security headers and an enforced CSP with a nonce are sent by default", async ({ request }) => {

@@ -86,7 +86,11 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
                     <LocalTime iso={event.at.toISOString()} />
                   </td>
                   <td>{LABELS[event.kind] ?? event.kind}</td>
-                  <td>{event.address}</td>
+                  <td>
+                    {event.browser ? `${event.browser}, ` : ""}
+                    {event.address}
+                    {event.sessionId !== null && event.sessionId === currentSid ? <strong> (this device)</strong> : null}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ClientAddress } from "@/lib/http/client-address";
 import type { KnownDevice } from "@/lib/devices/known-devices";
+import { newSessionId } from "@/lib/sessions/browser-sessions";
 import type { VerifiedUser } from "@/lib/users/accounts";
 
 /**
@@ -8,7 +9,19 @@ import type { VerifiedUser } from "@/lib/users/accounts";
  * validated, normalised username and the password, for this request only. Nothing but
  * AdmissionDesk.issue makes one the desk will honour.
  */
-export type SignInAdmission = Readonly<{ email: string; password: string; client: ClientAddress; device: KnownDevice | null; route: string }>;
+/**
+ * `sessionId`: the id the browser session will have if this sign-in succeeds, chosen now so the
+ * "signed in" event can name it ("this device" on the account page). `userAgent` only labels.
+ */
+export type SignInAdmission = Readonly<{
+  email: string;
+  password: string;
+  client: ClientAddress;
+  device: KnownDevice | null;
+  route: string;
+  userAgent: string | null;
+  sessionId: string;
+}>;
 
 /**
  * The password check's answer: a user and the device token that now identifies their client, or
@@ -31,8 +44,8 @@ export class AdmissionDesk {
   private readonly unused = new WeakSet<SignInAdmission>();
   private readonly scope = new AsyncLocalStorage<Slot>();
 
-  issue(fields: { email: string; password: string; client: ClientAddress; device: KnownDevice | null; route: string }): SignInAdmission {
-    const admission = Object.freeze({ ...fields });
+  issue(fields: { email: string; password: string; client: ClientAddress; device: KnownDevice | null; route: string; userAgent?: string | null }): SignInAdmission {
+    const admission = Object.freeze({ ...fields, userAgent: fields.userAgent ?? null, sessionId: newSessionId() });
     this.unused.add(admission);
     return admission;
   }

@@ -24,9 +24,11 @@ export async function startBrowserSession(
   user: { id: string; credentialGeneration: number },
   client: ClientAddress,
   userAgent: string | null,
+  sessionId?: string,
 ): Promise<string> {
   const nowMs = gate.clock();
   const { id } = await gate.sessions.create({
+    ...(sessionId ? { id: sessionId } : {}),
     userId: user.id,
     credentialGeneration: user.credentialGeneration,
     browser: browserLabel(userAgent),

@@ -15,8 +15,9 @@ export async function renewBrowserSession(
   user: { id: string; email: string; credentialGeneration: number },
   client: ClientAddress,
   userAgent: string | null,
+  sessionId?: string,
 ): Promise<string> {
-  const sid = await startBrowserSession(gate, user, client, userAgent);
+  const sid = await startBrowserSession(gate, user, client, userAgent, sessionId);
   const maxAgeSeconds = gate.config.SESSION_MAX_AGE_SECONDS;
   const token = await encode({ token: { sub: user.id, email: user.email, sid }, secret: gate.config.NEXTAUTH_SECRET, maxAge: maxAgeSeconds });
   const secure = appOrigin(gate.config.NEXTAUTH_URL).startsWith("https://");

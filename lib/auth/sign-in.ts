@@ -9,6 +9,7 @@ import { log } from "@/lib/log/logger";
 import { logSecurity } from "@/lib/log/security-log";
 import type { KnownDevice } from "@/lib/devices/known-devices";
 import { isHashBudgetFull, type Lane } from "@/lib/password/hash-budget";
+import { browserLabel } from "@/lib/sessions/browser-label";
 import { verifyCredentials } from "@/lib/users/accounts";
 import type { PasswordOutcome, SignInAdmission } from "./admission";
 import type { SignInInput } from "./credentials";
@@ -72,7 +73,7 @@ export async function admitSignIn<T extends SignInRequest>(limits: RouteLimits, 
     return { ok: false, response: subject.refuse(lockout) };
   }
 
-  return { ok: true, value: input.value, admission: gate.admissions.issue({ email, password, client, device, route: limits.path }) };
+  return { ok: true, value: input.value, admission: gate.admissions.issue({ email, password, client, device, route: limits.path, userAgent: limits.userAgent }) };
 }
 
 // Long enough for a queued check and Argon2id; a request that dies frees the device after it.
@@ -121,6 +122,7 @@ export async function checkPassword(gate: Gatehouse, admission: SignInAdmission)
 
 async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promise<PasswordOutcome> {
   const { email, password, client, device, route } = admission;
+  const browser = browserLabel(admission.userAgent);
   const subject = subjectOf(gate, admission);
   return withinHashBudget(
     gate,
@@ -140,7 +142,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         log().info({ event: "sign_in_failed", lane: subject.lane, failureCount: attempt.state.failureCount, locked: attempt.state.lockedUntilMs !== null });
         logSecurity(gate, { route, outcome: "sign_in_failed", client, email, detail: subject.lane });
         const capped = subject.policy.capFailures === attempt.state.failureCount;
-        await gate.events.signInFailed(email, client, attempt.state, capped && !device);
+        await gate.events.signInFailed(email, client, attempt.state, capped && !device, { browser });
         // A device that keeps failing is more likely stolen than mistyped on: at the cap it is revoked.
         if (device && capped) await gate.devices.forget(device.id);
         return { ok: false, refusal: null };
@@ -159,7 +161,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
       const issued = await gate.devices.issue(usernameKey, gate.clock());
       log().info({ event: "sign_in_succeeded", lane: subject.lane, userId: user.id, rehashed: user.rehashed });
       logSecurity(gate, { route, outcome: "sign_in_succeeded", client, email, detail: subject.lane, userId: user.id });
-      await gate.events.signInSucceeded(user.id, client);
+      await gate.events.signInSucceeded(user.id, client, { browser, sessionId: admission.sessionId });
       return {
         ok: true,
         user: { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration },

@@ -8,7 +8,10 @@ export type AccountChangeKind = "browser_session_revoked" | "api_session_revoked
 
 export type SecurityEventKind = "sign_in_failed" | "sign_in_succeeded" | "locked" | "untrusted_paused" | "refresh_family_created" | AccountChangeKind;
 
-export type SecurityEventView = { kind: SecurityEventKind; address: string; at: Date };
+export type SecurityEventView = { kind: SecurityEventKind; address: string; browser: string | null; sessionId: string | null; at: Date };
+
+/** Where an event came from: the client's browser family and its browser session, when known. */
+export type EventOrigin = { browser?: string | undefined; sessionId?: string | null | undefined };
 
 /** IPv4 to its /24, IPv6 to its /48: a user recognises the network; nobody gets a precise trail. */
 export function truncateAddress(address: string): string {
@@ -27,10 +30,10 @@ export type SecurityEvents = {
    * A wrong password for `email`: recorded only when such an account exists (nobody else could
    * read it). `paused`: this failure reached NIST's cap, so new devices are now refused.
    */
-  signInFailed(email: string, client: ClientAddress, lockout: LockoutState, paused?: boolean): Promise<void>;
-  signInSucceeded(userId: string, client: ClientAddress): Promise<void>;
-  refreshFamilyCreated(userId: string, client: ClientAddress): Promise<void>;
-  accountChanged(userId: string, kind: AccountChangeKind, client: ClientAddress): Promise<void>;
+  signInFailed(email: string, client: ClientAddress, lockout: LockoutState, paused?: boolean, origin?: EventOrigin): Promise<void>;
+  signInSucceeded(userId: string, client: ClientAddress, origin?: EventOrigin): Promise<void>;
+  refreshFamilyCreated(userId: string, client: ClientAddress, origin?: EventOrigin): Promise<void>;
+  accountChanged(userId: string, kind: AccountChangeKind, client: ClientAddress, origin?: EventOrigin): Promise<void>;
   recent(userId: string, limit?: number): Promise<SecurityEventView[]>;
   /** Failed sign-ins between the previous successful sign-in and the latest one. */
   failuresBeforeLatestSignIn(userId: string): Promise<number>;
@@ -38,9 +41,18 @@ export type SecurityEvents = {
 
 export function prismaSecurityEvents(prisma: PrismaClient, clock: () => number, onError: (error: unknown) => void): SecurityEvents {
   // One clock (the app's) for every event, so their order is the order they happened in.
-  async function record(userId: string, kind: SecurityEventKind, client: ClientAddress, atMs = clock()) {
+  async function record(userId: string, kind: SecurityEventKind, client: ClientAddress, origin: EventOrigin = {}, atMs = clock()) {
     try {
-      await prisma.securityEvent.create({ data: { userId, kind, address: truncateAddress(client.address), createdAt: new Date(atMs) } });
+      await prisma.securityEvent.create({
+        data: {
+          userId,
+          kind,
+          address: truncateAddress(client.address),
+          browser: origin.browser ?? null,
+          sessionId: origin.sessionId ?? null,
+          createdAt: new Date(atMs),
+        },
+      });
     } catch (error) {
       // The sign-in itself stands; only the user's view of it is incomplete.
       onError(error);
@@ -48,21 +60,21 @@ export function prismaSecurityEvents(prisma: PrismaClient, clock: () => number, 
   }
 
   return {
-    async signInFailed(email, client, lockout, paused = false) {
+    async signInFailed(email, client, lockout, paused = false, origin = {}) {
       const user = await prisma.user.findUnique({ where: { email }, select: { id: true } }).catch(() => null);
       if (!user) return;
-      await record(user.id, "sign_in_failed", client, lockout.lastFailureAtMs);
+      await record(user.id, "sign_in_failed", client, origin, lockout.lastFailureAtMs);
       // Every failure at or past the threshold sets a (longer) lock: the user should see each,
       // listed just after the failure that caused it.
-      if (lockout.lockedUntilMs !== null) await record(user.id, "locked", client, lockout.lastFailureAtMs + 1);
-      if (paused) await record(user.id, "untrusted_paused", client, lockout.lastFailureAtMs + 2);
+      if (lockout.lockedUntilMs !== null) await record(user.id, "locked", client, origin, lockout.lastFailureAtMs + 1);
+      if (paused) await record(user.id, "untrusted_paused", client, origin, lockout.lastFailureAtMs + 2);
     },
-    signInSucceeded: (userId, client) => record(userId, "sign_in_succeeded", client),
-    refreshFamilyCreated: (userId, client) => record(userId, "refresh_family_created", client),
-    accountChanged: (userId, kind, client) => record(userId, kind, client),
+    signInSucceeded: (userId, client, origin) => record(userId, "sign_in_succeeded", client, origin),
+    refreshFamilyCreated: (userId, client, origin) => record(userId, "refresh_family_created", client, origin),
+    accountChanged: (userId, kind, client, origin) => record(userId, kind, client, origin),
     async recent(userId, limit = 20) {
       const rows = await prisma.securityEvent.findMany({ where: { userId }, orderBy: { createdAt: "desc" }, take: limit });
-      return rows.map((row) => ({ kind: row.kind as SecurityEventKind, address: row.address, at: row.createdAt }));
+      return rows.map((row) => ({ kind: row.kind as SecurityEventKind, address: row.address, browser: row.browser, sessionId: row.sessionId, at: row.createdAt }));
     },
     async failuresBeforeLatestSignIn(userId) {
       const successes = await prisma.securityEvent.findMany({

@@ -20,6 +20,8 @@ export class RouteLimits {
     readonly path: RoutePath,
     private readonly rows: readonly RouteLimit[],
     private readonly style: RefusalStyle,
+    /** The request's User-Agent, for the labels the account page shows (never trusted for anything else). */
+    readonly userAgent: string | null = null,
   ) {}
 
   /** Applies the next rows keyed by `key`; a refusal to send, or null to go on. */
@@ -91,7 +93,7 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
     const gate = await gatehouse();
     const client = gate.clientAddress(request.headers);
     if (needsAddress && client.source === "unknown") return noClientAddress();
-    const limits = new RouteLimits(gate, client, path, rows, style);
+    const limits = new RouteLimits(gate, client, path, rows, style, request.headers.get("user-agent"));
     const refused = await limits.leading();
     if (refused) return refused;
     // Next.js always passes the context; a route with params is only ever called with it.

@@ -8,8 +8,14 @@ export type BrowserSessionView = { id: string; browser: string; address: string;
  * The BrowserSession table and nothing else. Decisions (live or not, touch or not) are in
  * rules.ts; every write that ends sessions is scoped by userId, so no one ends another's.
  */
+/** 128 random bits, base64url (SESSION_ID_PATTERN). */
+export function newSessionId(): string {
+  return randomBytes(16).toString("base64url");
+}
+
 export interface BrowserSessions {
-  create(fields: { userId: string; credentialGeneration: number; browser: string; address: string; nowMs: number; expiresAtMs: number }): Promise<{ id: string }>;
+  /** `id`: one chosen earlier (a sign-in's admission names its session before the check); else a new one. */
+  create(fields: { id?: string; userId: string; credentialGeneration: number; browser: string; address: string; nowMs: number; expiresAtMs: number }): Promise<{ id: string }>;
   /** The record of a well-formed id, with its user's credential generation, in one read (anything else is unknown without a lookup). */
   find(id: string): Promise<SessionRecord | null>;
   /** Sets lastSeenAt unless a concurrent request already moved it past `sinceMs`. */
@@ -37,8 +43,7 @@ const KEEP_DEAD_MS = 30 * 86_400_000;
 
 export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
   return {
-    async create({ userId, credentialGeneration, browser, address, nowMs, expiresAtMs }) {
-      const id = randomBytes(16).toString("base64url");
+    async create({ id = newSessionId(), userId, credentialGeneration, browser, address, nowMs, expiresAtMs }) {
       const now = new Date(nowMs);
       await prisma.browserSession.create({
         data: { id, userId, credentialGeneration, browser, address, createdAt: now, lastSeenAt: now, expiresAt: new Date(expiresAtMs) },

@@ -40,6 +40,7 @@ export type BrowserSignIn = {
   url?: string;
   /** More cookies to send, e.g. a known-device cookie (`name=value`). */
   cookie?: string;
+  userAgent?: string;
 };
 
 /** POST /api/auth/callback/credentials as the sign-in page sends it: CSRF cookie and token, a solved ALTCHA, json=true. */
@@ -49,7 +50,12 @@ export async function browserSignIn(email: string, password: string, options: Br
   const fields = { csrfToken, email, password, altcha: await altchaPayload(), callbackUrl: "/", json: "true", ...options.fields };
   const request = new Request(options.url ?? "http://localhost/api/auth/callback/credentials", {
     method: "POST",
-    headers: { "content-type": options.contentType ?? "application/x-www-form-urlencoded", cookie: [cookie, options.cookie].filter(Boolean).join("; "), [PEER_HEADER]: address },
+    headers: {
+      "content-type": options.contentType ?? "application/x-www-form-urlencoded",
+      cookie: [cookie, options.cookie].filter(Boolean).join("; "),
+      [PEER_HEADER]: address,
+      ...(options.userAgent ? { "user-agent": options.userAgent } : {}),
+    },
     body: options.body ?? new URLSearchParams(fields).toString(),
   });
   return (await routes.signIn()).POST(request);

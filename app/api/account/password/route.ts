@@ -13,6 +13,7 @@ import { log } from "@/lib/log/logger";
 import { isCommonPassword } from "@/lib/password/common-passwords";
 import { hashPassword } from "@/lib/password/hash";
 import { PASSWORD_MAX_LENGTH, passwordProblem } from "@/lib/password/rules";
+import { browserLabel } from "@/lib/sessions/browser-label";
 
 export const dynamic = "force-dynamic";
 
@@ -71,8 +72,16 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   const usernameKey = gate.usernameKey(admitted.admission.email);
   const devices = await gate.devices.forgetAll(usernameKey);
   const device = await gate.devices.issue(usernameKey, nowMs);
-  const sessionCookie = await renewBrowserSession(gate, { id: account.userId, email: admitted.admission.email, credentialGeneration }, client, request.headers.get("user-agent"));
-  await gate.events.accountChanged(account.userId, "password_changed", client);
+  // The new session takes the id the admission chose, which the "signed in" event already names.
+  const sessionId = admitted.admission.sessionId;
+  const sessionCookie = await renewBrowserSession(
+    gate,
+    { id: account.userId, email: admitted.admission.email, credentialGeneration },
+    client,
+    request.headers.get("user-agent"),
+    sessionId,
+  );
+  await gate.events.accountChanged(account.userId, "password_changed", client, { browser: browserLabel(request.headers.get("user-agent")), sessionId });
   log().info({ event: "password_changed", userId: account.userId, ...ended, devicesForgotten: devices });
   const response = backToAccount("password_changed");
   response.headers.append("Set-Cookie", sessionCookie);

@@ -2,6 +2,7 @@ import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { endOtherSessions } from "@/lib/auth/end-sessions";
 import { limited } from "@/lib/http/limited";
 import { log } from "@/lib/log/logger";
+import { browserLabel } from "@/lib/sessions/browser-label";
 
 export const dynamic = "force-dynamic";
 
@@ -12,7 +13,7 @@ export const POST = limited("/api/account/sessions/revoke-others", async (reques
   if (!form.ok) return form.response;
   const { userId, sid } = form.session;
   const ended = await endOtherSessions(gate, userId, sid, gate.clock());
-  await gate.events.accountChanged(userId, "signed_out_everywhere_else", client);
+  await gate.events.accountChanged(userId, "signed_out_everywhere_else", client, { browser: browserLabel(limits.userAgent), sessionId: sid });
   log().info({ event: "signed_out_everywhere_else", userId, ...ended });
   return backToAccount("signed_out_everywhere_else");
 });

@@ -6,6 +6,7 @@ import { limited } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { revokeUserFamily } from "@/lib/tokens/refresh-tokens";
+import { browserLabel } from "@/lib/sessions/browser-label";
 
 export const dynamic = "force-dynamic";
 
@@ -26,12 +27,12 @@ export const POST = limited("/api/account/sessions/revoke", async (request, limi
   const input = revokeSchema.safeParse(form.fields);
   if (!input.success) return jsonError(400, "invalid_input", "Reload the account page and try again.", { fields: fieldErrors(input.error) });
 
-  const { userId } = form.session;
+  const { userId, sid } = form.session;
   const nowMs = gate.clock();
   const ended =
     input.data.kind === "browser" ? await gate.sessions.revoke(userId, input.data.id, nowMs) : (await revokeUserFamily(await prisma(), userId, input.data.id, nowMs)) > 0;
   if (!ended) return backToAccount("already_ended");
-  await gate.events.accountChanged(userId, input.data.kind === "browser" ? "browser_session_revoked" : "api_session_revoked", client);
+  await gate.events.accountChanged(userId, input.data.kind === "browser" ? "browser_session_revoked" : "api_session_revoked", client, { browser: browserLabel(limits.userAgent), sessionId: sid });
   log().info({ event: "session_revoked_by_owner", userId, kind: input.data.kind });
   return backToAccount(input.data.kind === "browser" ? "browser_session_revoked" : "api_session_revoked");
 });

@@ -48,7 +48,7 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
     address: truncateAddress(client.address),
     credentialGeneration: user.credentialGeneration,
   });
-  await gate.events.refreshFamilyCreated(user.id, client);
+  await gate.events.refreshFamilyCreated(user.id, client, { browser: apiClientLabel(request.headers.get("user-agent")) });
   log().info({ event: "api_tokens_issued", userId: user.id, familyId: refresh.familyId });
   const response = tokenPair(access.token, refresh.token, gate.config, { device_token: checked.device.token });
   // A browser that sent its cookie keeps its place in the owner's lane: the old one is now revoked.
