@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { getConfig, type AppConfig } from "@/lib/config/env";
 import { AdmissionDesk } from "./admission";
 import { getDatabase } from "@/lib/db/client";
@@ -53,6 +54,8 @@ export type Gatehouse = {
   hashBudget: HashBudget;
   /** Issues and takes back the admissions without which no sign-in reaches Argon2id. */
   admissions: AdmissionDesk;
+  /** Per sign-out request: whether ending its session record failed (the route then keeps the cookie). */
+  signOuts: AsyncLocalStorage<{ revokeFailed: boolean }>;
   /** Refusals by address that server.mjs answers without entering Next.js, until their retry time. */
   refusals: RefusalCache;
   argon2: Argon2Params;
@@ -213,6 +216,7 @@ async function build(): Promise<Gatehouse> {
     addressFailures: new LRUCache<string, number>({ max: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, ttl: 15 * 60_000, noUpdateTTL: true }),
     hashBudget: new HashBudget(config.HASH_CONCURRENCY, config.HASH_QUEUE, config.HASH_TRUSTED_SLOTS, clock),
     admissions: new AdmissionDesk(),
+    signOuts: new AsyncLocalStorage<{ revokeFailed: boolean }>(),
     argon2: argon2Params(config.ARGON2_PROFILE),
     refusals,
     clientAddress,

@@ -52,7 +52,9 @@ export function authOptions(): NextAuthOptions {
       }),
     ],
     events: {
-      // Runs only after next-auth's CSRF check passed; the cookie is cleared whatever happens here.
+      // Runs only after next-auth's CSRF check passed. next-auth clears the cookie whatever happens
+      // here, so a failure is reported to the sign-out route, which then answers 503 and keeps the
+      // cookie: a sign-out that looked done while the record stayed live would let a copy live on.
       async signOut({ token }) {
         const gate = await gatehouse();
         if (typeof token?.sid !== "string" || typeof token.sub !== "string") return;
@@ -60,6 +62,8 @@ export function authOptions(): NextAuthOptions {
           await gate.sessions.revoke(token.sub, token.sid, gate.clock());
         } catch (error) {
           log().error({ event: "session_revoke_failed", err: error instanceof Error ? error.message : String(error) });
+          const scope = gate.signOuts.getStore();
+          if (scope) scope.revokeFailed = true;
         }
       },
     },

@@ -109,6 +109,11 @@ export function unavailable() {
   return withRetryAfter(503, "busy", "Sign-in is unavailable right now. Try again in a moment.", 5_000);
 }
 
+/** Sign-out could not end the session's server record (the database did not answer). */
+export function signOutUnavailable() {
+  return withRetryAfter(503, "busy", "Signing out could not finish. You are still signed in; try again in a moment.", 5_000);
+}
+
 /**
  * No trustworthy client address: the server was started without server.mjs (plain `next start`
  * cannot see the socket). One shared bucket would let one client refuse everybody, so refuse all.

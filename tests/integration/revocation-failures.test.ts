@@ -1,6 +1,6 @@
 import { NextRequest } from "next/server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { altchaPayload, browserSignIn, createAccount, refreshTokens, sessionPairOf, sessionWith, signedInBrowser, tokenSignIn } from "../helpers/browser";
+import { altchaPayload, browserSignIn, browserSignOut, createAccount, refreshTokens, sessionPairOf, sessionWith, signedInBrowser, tokenSignIn } from "../helpers/browser";
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "../helpers/databases";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
@@ -32,7 +32,7 @@ describe("a password change against sign-ins in flight", () => {
     database = url ? await freshPostgres(url) : await freshPglite();
     Object.assign(process.env, { DATABASE_URL: database.url, HASH_QUEUE: "100", HASH_CONCURRENCY: "4" });
     gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
-    for (const name of ["victim", "victim2", "victim3", "victim4"]) await createAccount(gate, `${name}@example.com`, OLD);
+    for (const name of ["victim", "victim2", "victim3", "victim4", "leaver"]) await createAccount(gate, `${name}@example.com`, OLD);
   });
 
   afterAll(async () => {
@@ -102,6 +102,18 @@ describe("a password change against sign-ins in flight", () => {
     await changePassword(owner).catch(() => null);
     expect((await browserSignIn("victim3@example.com", NEW)).status).toBe(200);
     expect((await sessionWith(thief)).body).toEqual({});
+  });
+
+  it("a sign-out whose session record cannot be ended says so and keeps the cookie, and the retry ends it", async () => {
+    const cookie = await signedInBrowser("leaver@example.com", OLD);
+    vi.spyOn(gate.sessions, "revoke").mockRejectedValueOnce(new Error("connection reset"));
+    const failed = await browserSignOut(cookie);
+    expect(failed.status).toBe(503);
+    expect(await failed.json()).toMatchObject({ error: "busy" });
+    expect(failed.headers.getSetCookie().some((value) => /session-token=;/.test(value))).toBe(false);
+    expect((await sessionWith(cookie)).body).toMatchObject({ user: { email: "leaver@example.com" } });
+    expect((await browserSignOut(cookie)).status).toBe(200);
+    expect((await sessionWith(cookie)).body).toEqual({});
   });
 
   it("ends the report download links too, which a stolen session could have minted", async () => {
