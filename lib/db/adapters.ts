@@ -55,8 +55,7 @@ export function openPglite(dataDir: string, lockWaitMs = LOCK_STALE_MS + 2_000):
 /** Closes cleanly (a checkpoint, so the next start needs no recovery) and releases the lock. */
 export async function closePglite(db: PGlite, dataDir: string): Promise<void> {
   if (openDatabases.get(dataDir) !== undefined) openDatabases.delete(dataDir);
-  if (db.closed) return;
-  await db.close();
+  if (!db.closed) await db.close();
   await lockfile.unlock(dataDir, { lockfilePath: `${dataDir}.lock` }).catch(() => {});
 }
 

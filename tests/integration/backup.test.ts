@@ -1,0 +1,85 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const PASSWORD = "the right passphrase";
+
+/** `npm run db:backup` / `db:restore` as an operator runs them, on a real PGlite folder. */
+describe("backups of the embedded database", () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-backup-"));
+  const dataDir = path.join(root, "pglite");
+  const env = { ...process.env, DATABASE_URL: `pglite:${dataDir}` };
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  const cli = async (...args: string[]) => {
+    try {
+      const { stdout, stderr } = await run(process.execPath, [path.resolve("node_modules/tsx/dist/cli.mjs"), "scripts/db.ts", ...args], { env, timeout: 60_000 });
+      return { code: 0, out: stdout + stderr };
+    } catch (error) {
+      const failed = error as { code?: number; stdout?: string; stderr?: string };
+      return { code: failed.code ?? -1, out: `${failed.stdout ?? ""}${failed.stderr ?? ""}` };
+    }
+  };
+
+  /** Opens the folder as the app does (migrations at start), runs `work`, and closes it. */
+  async function withDatabase<T>(work: (db: import("@/lib/db/client").Database) => Promise<T>): Promise<T> {
+    const { openDatabase } = await import("@/lib/db/client");
+    const db = await openDatabase({ kind: "pglite", dataDir });
+    try {
+      return await work(db);
+    } finally {
+      await db.close();
+    }
+  }
+
+  async function signIn(email: string) {
+    const { verifyCredentials } = await import("@/lib/users/accounts");
+    const { argon2Params } = await import("@/lib/password/params");
+    return withDatabase((db) => verifyCredentials(db.prisma, { email, password: PASSWORD }, argon2Params("owasp")));
+  }
+
+  it("backs up, survives a wipe by restore, and signs in again; refuses what would corrupt or mislead", { timeout: 180_000 }, async () => {
+    const { registerAccount } = await import("@/lib/users/accounts");
+    const { argon2Params } = await import("@/lib/password/params");
+    await withDatabase((db) => registerAccount(db.prisma, { email: "kept@example.com", password: PASSWORD }, argon2Params("owasp")));
+    const file = path.join(root, "gatehouse.tar.gz");
+
+    const backup = await cli("backup", file);
+    expect(backup, backup.out).toMatchObject({ code: 0 });
+    expect(fs.statSync(file).size).toBeGreaterThan(0);
+
+    // While a process holds the folder, neither direction runs.
+    const held = await withDatabase(async () => [await cli("backup", path.join(root, "other.tar.gz")), await cli("restore", file)]);
+    for (const refused of held) {
+      expect(refused.code).toBe(1);
+      expect(refused.out).toMatch(/in use by another process.*needs the instance stopped/s);
+    }
+    expect(fs.existsSync(path.join(root, "other.tar.gz"))).toBe(false);
+
+    // Wiped (and an account made after the backup, which the restore must not keep).
+    await withDatabase((db) => registerAccount(db.prisma, { email: "later@example.com", password: PASSWORD }, argon2Params("owasp")));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    const restored = await cli("restore", file);
+    expect(restored, restored.out).toMatchObject({ code: 0 });
+    expect(await signIn("kept@example.com")).toMatchObject({ email: "kept@example.com" });
+    expect(await signIn("later@example.com")).toBeNull();
+
+    // A truncated file and a file that is no backup: refused, and the folder is untouched.
+    const truncated = path.join(root, "truncated.tar.gz");
+    fs.writeFileSync(truncated, fs.readFileSync(file).subarray(0, 2_000));
+    const notBackup = path.join(root, "notes.txt");
+    fs.writeFileSync(notBackup, "hello");
+    for (const bad of [truncated, notBackup, path.join(root, "missing.tar.gz")]) {
+      const refused = await cli("restore", bad);
+      expect(refused.code, bad).toBe(1);
+      expect(refused.out).toMatch(/Not a readable Gatehouse backup|does not exist/);
+    }
+    expect(await signIn("kept@example.com")).toMatchObject({ email: "kept@example.com" });
+    // An existing file is never overwritten by a backup.
+    expect((await cli("backup", file)).code).toBe(1);
+  });
+});
