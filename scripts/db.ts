@@ -2,6 +2,7 @@
 // (lib/db/backup.ts). A clear message and exit code 1 on any refusal; never a half-restored folder.
 import { BackupError, backupPglite, resolveBackupFile, restorePglite } from "@/lib/db/backup";
 import { resolveDatabaseTarget } from "@/lib/db/target";
+import { runCommand } from "./command";
 
 async function main(command: string | undefined, fileArg: string | undefined): Promise<string> {
   const target = resolveDatabaseTarget(process.env.DATABASE_URL);
@@ -20,13 +21,4 @@ async function main(command: string | undefined, fileArg: string | undefined): P
   throw new BackupError("usage: tsx scripts/db.ts backup|restore <file>");
 }
 
-main(process.argv[2], process.argv[3]).then(
-  (message) => {
-    console.log(message);
-    process.exit(0);
-  },
-  (error: unknown) => {
-    console.error(error instanceof BackupError ? error.message : `Failed: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  },
-);
+runCommand(() => main(process.argv[2], process.argv[3]), BackupError);

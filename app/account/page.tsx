@@ -23,6 +23,8 @@ const LABELS: Record<SecurityEventKind, string> = {
   api_session_revoked: "Revoked an API session",
   signed_out_everywhere_else: "Signed out everywhere else",
   password_changed: "Password changed (every other session signed out)",
+  admin_unlocked: "Sign-in pause lifted by an administrator",
+  admin_sessions_revoked: "Every session signed out by an administrator",
 };
 
 export default async function AccountPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {

@@ -4,7 +4,13 @@ import type { ClientAddress } from "@/lib/http/client-address";
 import type { LockoutState } from "@/lib/lockout/rules";
 
 /** What the owner did to their own sessions and password from the account page. */
-export type AccountChangeKind = "browser_session_revoked" | "api_session_revoked" | "signed_out_everywhere_else" | "password_changed";
+export type AccountChangeKind =
+  | "browser_session_revoked"
+  | "api_session_revoked"
+  | "signed_out_everywhere_else"
+  | "password_changed"
+  | "admin_unlocked"
+  | "admin_sessions_revoked";
 
 export type SecurityEventKind = "sign_in_failed" | "sign_in_succeeded" | "locked" | "untrusted_paused" | "refresh_family_created" | AccountChangeKind;
 

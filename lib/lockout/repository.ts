@@ -13,6 +13,8 @@ export interface LockoutRepository {
    */
   admitAttempt(usernameKey: string, nowMs: number, policy: LockoutPolicy): Promise<AttemptDecision>;
   reset(usernameKey: string): Promise<void>;
+  /** Keys locked at `nowMs` (digests only: the table holds no usernames), longest lock first. */
+  listLocked(nowMs: number, limit: number): Promise<{ usernameKey: string; failureCount: number; lockedUntilMs: number }[]>;
 }
 
 type Row = { failureCount: number; lastFailureAt: Date; lockedUntil: Date | null };
@@ -54,6 +56,16 @@ export function prismaLockoutRepository(prisma: PrismaClient): LockoutRepository
         // Many parallel failures queue on one row; give them time rather than dropping counts.
         { maxWait: 15_000, timeout: 15_000 },
       );
+    },
+
+    async listLocked(nowMs, limit) {
+      const rows = await prisma.signInLockout.findMany({
+        where: { lockedUntil: { gt: new Date(nowMs) } },
+        orderBy: { lockedUntil: "desc" },
+        take: limit,
+        select: { usernameKey: true, failureCount: true, lockedUntil: true },
+      });
+      return rows.map((row) => ({ usernameKey: row.usernameKey, failureCount: row.failureCount, lockedUntilMs: row.lockedUntil!.getTime() }));
     },
 
     async reset(usernameKey) {

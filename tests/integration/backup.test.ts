@@ -1,11 +1,9 @@
-import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
+import { runScript } from "../helpers/cli";
 import { afterAll, describe, expect, it } from "vitest";
 
-const run = promisify(execFile);
 const PASSWORD = "the right passphrase";
 
 /** `npm run db:backup` / `db:restore` as an operator runs them, on a real PGlite folder. */
@@ -15,15 +13,7 @@ describe("backups of the embedded database", () => {
   const env = { ...process.env, DATABASE_URL: `pglite:${dataDir}` };
   afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
-  const cli = async (...args: string[]) => {
-    try {
-      const { stdout, stderr } = await run(process.execPath, [path.resolve("node_modules/tsx/dist/cli.mjs"), "scripts/db.ts", ...args], { env, timeout: 60_000 });
-      return { code: 0, out: stdout + stderr };
-    } catch (error) {
-      const failed = error as { code?: number; stdout?: string; stderr?: string };
-      return { code: failed.code ?? -1, out: `${failed.stdout ?? ""}${failed.stderr ?? ""}` };
-    }
-  };
+  const cli = (...args: string[]) => runScript("db", args, env);
 
   /** Opens the folder as the app does (migrations at start), runs `work`, and closes it. */
   async function withDatabase<T>(work: (db: import("@/lib/db/client").Database) => Promise<T>): Promise<T> {

@@ -1,0 +1,113 @@
+import type { Gatehouse } from "@/lib/auth/gatehouse";
+import { endOtherSessions } from "@/lib/auth/end-sessions";
+import { normalizeEmail } from "@/lib/auth/credentials";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import type { ClientAddress } from "@/lib/http/client-address";
+import { log } from "@/lib/log/logger";
+
+/** What an operator's action is recorded as: no network address, a label of its own. */
+const OPERATOR: ClientAddress = { address: "operator", key: "operator", source: "unknown" };
+const ORIGIN = { browser: "Administrator (command line)" };
+
+export class AdminError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "AdminError";
+  }
+}
+
+export type AdminCommand = { name: string; usage: string; run(context: AdminContext, args: string[]): Promise<string> };
+export type AdminContext = { gate: Gatehouse; prisma: PrismaClient };
+
+async function userOf({ prisma }: AdminContext, rawEmail: string | undefined): Promise<{ id: string; email: string }> {
+  if (!rawEmail) throw new AdminError("Name the account's email address.");
+  const email = normalizeEmail(rawEmail);
+  const user = await prisma.user.findUnique({ where: { email }, select: { id: true, email: true } });
+  if (!user) throw new AdminError(`No account has the address ${email}.`);
+  return user;
+}
+
+/**
+ * The operator's commands (npm run admin -- <command>). Each change is a security event on the
+ * account (or, for a deleted account, a log line) and an info log line: an operator's hand on an
+ * account is as visible as anyone else's.
+ */
+export const ADMIN_COMMANDS: readonly AdminCommand[] = [
+  {
+    name: "unlock",
+    usage: "unlock <email>: lift the sign-in pause (lockout) of an account",
+    async run(context, [rawEmail]) {
+      const { gate } = context;
+      if (!rawEmail) throw new AdminError("Name the account's email address.");
+      const email = normalizeEmail(rawEmail);
+      const key = gate.usernameKey(email);
+      const before = await gate.lockouts.check(key, gate.clock(), gate.lockoutPolicy);
+      await gate.lockouts.reset(key);
+      const user = await context.prisma.user.findUnique({ where: { email }, select: { id: true } });
+      if (user) await gate.events.accountChanged(user.id, "admin_unlocked", OPERATOR, ORIGIN);
+      log().info({ event: "admin_action", action: "unlock", usernameKey: key, wasLocked: before.locked });
+      return before.locked ? `Unlocked ${email}.` : `${email} was not locked; its failure count is cleared.`;
+    },
+  },
+  {
+    name: "lockouts",
+    usage: "lockouts: list the usernames locked now (as their HMAC keys: the table holds no usernames)",
+    async run({ gate }) {
+      const locked = await gate.lockouts.listLocked(gate.clock(), 100);
+      if (locked.length === 0) return "No username is locked.";
+      const lines = locked.map((row) => `${row.usernameKey.slice(0, 16)}…  ${String(row.failureCount).padStart(5)} failures  until ${new Date(row.lockedUntilMs).toISOString()}`);
+      return [`${locked.length} locked (unlock <email> lifts one; a key is the HMAC of the normalised address):`, ...lines].join("\n");
+    },
+  },
+  {
+    name: "revoke-sessions",
+    usage: "revoke-sessions <email>: sign the account out everywhere (browser sessions, API sessions, download links, known devices)",
+    async run(context, [rawEmail]) {
+      const { gate } = context;
+      const user = await userOf(context, rawEmail);
+      const ended = await endOtherSessions(gate, user.id, null, gate.clock());
+      const devices = await gate.devices.forgetAll(gate.usernameKey(user.email));
+      await gate.events.accountChanged(user.id, "admin_sessions_revoked", OPERATOR, ORIGIN);
+      log().info({ event: "admin_action", action: "revoke_sessions", userId: user.id, ...ended, devicesForgotten: devices });
+      return `Signed ${user.email} out everywhere: ${ended.browserSessions} browser sessions, ${ended.apiSessions} API sessions, ${ended.downloadTokens} download links, ${devices} known devices.`;
+    },
+  },
+  {
+    name: "delete-user",
+    usage: "delete-user <email>: delete the account and everything stored about it",
+    async run(context, [rawEmail]) {
+      const { gate, prisma } = context;
+      const user = await userOf(context, rawEmail);
+      const usernameKey = gate.usernameKey(user.email);
+      // One transaction: an account is gone with all its rows, or not at all.
+      const counts = await prisma.$transaction(async (tx) => ({
+        browserSessions: (await tx.browserSession.deleteMany({ where: { userId: user.id } })).count,
+        refreshTokens: (await tx.refreshToken.deleteMany({ where: { userId: user.id } })).count,
+        downloadTokens: (await tx.downloadToken.deleteMany({ where: { userId: user.id } })).count,
+        reports: (await tx.report.deleteMany({ where: { userId: user.id } })).count,
+        securityEvents: (await tx.securityEvent.deleteMany({ where: { userId: user.id } })).count,
+        knownDevices: (await tx.knownDevice.deleteMany({ where: { usernameKey } })).count,
+        lockouts: (await tx.signInLockout.deleteMany({ where: { usernameKey } })).count,
+        users: (await tx.user.deleteMany({ where: { id: user.id } })).count,
+      }));
+      // No account is left to hold a security event: the log line is the record.
+      log().info({ event: "admin_action", action: "delete_user", userId: user.id, usernameKey, ...counts });
+      return `Deleted ${user.email} and its data: ${JSON.stringify(counts)}.`;
+    },
+  },
+  {
+    name: "events",
+    usage: "events <email> [count]: the account's recent security events",
+    async run(context, [rawEmail, count]) {
+      const user = await userOf(context, rawEmail);
+      const limit = Math.min(Math.max(Number.parseInt(count ?? "20", 10) || 20, 1), 500);
+      const events = await context.gate.events.recent(user.id, limit);
+      if (events.length === 0) return `${user.email} has no security events.`;
+      return events.map((event) => `${event.at.toISOString()}  ${event.kind.padEnd(26)} ${event.browser ?? ""} ${event.address}`.trimEnd()).join("\n");
+    },
+  },
+];
+
+export function usage(): string {
+  return ["usage: npm run admin -- <command>", ...ADMIN_COMMANDS.map((command) => `  ${command.usage}`)].join("\n");
+}
