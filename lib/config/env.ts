@@ -85,6 +85,11 @@ const schema = z
     REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
     // A refresh family's absolute lifetime from its sign-in: rotation never extends it.
     REFRESH_FAMILY_LIFETIME_DAYS: z.coerce.number().int().min(1).max(3 * 365).default(90),
+    // Retention: a periodic job deletes rows that can no longer matter, a bounded batch per table per run.
+    SECURITY_EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3_650).default(90),
+    REPORTS_KEEP_PER_USER: z.coerce.number().int().min(1).max(1_000).default(20),
+    RETENTION_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(1_440).default(10),
+    RETENTION_BATCH_ROWS: z.coerce.number().int().min(10).max(100_000).default(1_000),
     // On SIGTERM/SIGINT: how long in-flight requests may finish before their connections close.
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
     // Content-Security-Policy: enforced unless set to "report-only" (for trying a changed policy).

@@ -2,6 +2,7 @@ import { apiCaller } from "@/lib/auth/api-auth";
 import { prisma } from "@/lib/db/client";
 import { limited } from "@/lib/http/limited";
 import { json } from "@/lib/http/responses";
+import { capReports } from "@/lib/retention/retention";
 
 export const dynamic = "force-dynamic";
 
@@ -25,6 +26,9 @@ export const POST = limited("/api/v1/reports", async (request, limits) => {
     apiSessions: count("refresh_family_created"),
     events: events.map((event) => ({ kind: event.kind, address: event.address, at: event.at.toISOString() })),
   };
-  const report = await (await prisma()).report.create({ data: { userId, content }, select: { id: true, createdAt: true } });
+  const db = await prisma();
+  const report = await db.report.create({ data: { userId, content }, select: { id: true, createdAt: true } });
+  // The per-user bound on stored reports: the newest REPORTS_KEEP_PER_USER stay.
+  await capReports(db, userId, gate.config.REPORTS_KEEP_PER_USER);
   return json(201, { id: report.id, createdAt: report.createdAt.toISOString(), href: `/api/v1/reports/${report.id}` });
 });

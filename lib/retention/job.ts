@@ -1,0 +1,49 @@
+import type { AppConfig } from "@/lib/config/env";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { log } from "@/lib/log/logger";
+import { retentionCutoffs, type RetentionPolicy } from "./policy";
+import { runRetention } from "./retention";
+
+// Ended sessions and revoked families stay this long for the account page, then go.
+const ENDED_SESSION_KEEP_MS = 30 * 86_400_000;
+
+export function retentionPolicy(config: AppConfig): RetentionPolicy {
+  return {
+    securityEventMs: config.SECURITY_EVENT_RETENTION_DAYS * 86_400_000,
+    // Past both, a lockout row records no streak (quiet period) and no cap (cap hold) that still counts.
+    lockoutIdleMs: Math.max(config.LOCKOUT_QUIET_HOURS, config.LOCKOUT_CAP_HOURS) * 3_600_000,
+    endedSessionMs: ENDED_SESSION_KEEP_MS,
+  };
+}
+
+/**
+ * Runs the retention pass every RETENTION_INTERVAL_MINUTES (the first one a minute after start).
+ * Housekeeping: a failed run is a warning and the next one tries again. Every instance runs it;
+ * the deletes are idempotent. Returns stop(), which waits for a run in progress.
+ */
+export function startRetention(prisma: PrismaClient, config: AppConfig, clock: () => number): { stop(): Promise<void> } {
+  const policy = retentionPolicy(config);
+  let running: Promise<void> | undefined;
+  const tick = () => {
+    running ??= runRetention(prisma, retentionCutoffs(clock(), policy), config.RETENTION_BATCH_ROWS)
+      .then((counts) => {
+        if (Object.values(counts).some((count) => count > 0)) log().info({ event: "retention_run", ...counts });
+      })
+      .catch((error: unknown) => log().warn({ event: "retention_failed", err: error instanceof Error ? error.message : String(error) }))
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  const first = setTimeout(tick, 60_000);
+  const timer = setInterval(tick, config.RETENTION_INTERVAL_MINUTES * 60_000);
+  // Housekeeping must not keep the process alive.
+  first.unref();
+  timer.unref();
+  return {
+    async stop() {
+      clearTimeout(first);
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
