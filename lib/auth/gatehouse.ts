@@ -17,6 +17,7 @@ import type { SessionPolicy } from "@/lib/sessions/rules";
 import { prismaLockoutRepository, type LockoutRepository } from "@/lib/lockout/repository";
 import type { LockoutPolicy } from "@/lib/lockout/rules";
 import { log } from "@/lib/log/logger";
+import { Metrics } from "@/lib/metrics/metrics";
 import { HashBudget } from "@/lib/password/hash-budget";
 import { argon2Params, type Argon2Params } from "@/lib/password/params";
 import { digestKey, RateLimiter } from "@/lib/rate-limit/limiter";
@@ -54,6 +55,8 @@ export type Gatehouse = {
   hashBudget: HashBudget;
   /** Issues and takes back the admissions without which no sign-in reaches Argon2id. */
   admissions: AdmissionDesk;
+  /** The counters, histograms and gauges GET /api/metrics exposes. */
+  metrics: Metrics;
   /** Per sign-out request: whether ending its session record failed (the route then keeps the cookie). */
   signOuts: AsyncLocalStorage<{ revokeFailed: boolean }>;
   /** Refusals by address that server.mjs answers without entering Next.js, until their retry time. */
@@ -68,7 +71,14 @@ export type Gatehouse = {
   close(): Promise<void>;
 };
 
-type Backend = { store: RateLimitStore; replays: ReplayStore; health(): StoreHealth; close(): Promise<void> };
+type Backend = {
+  store: RateLimitStore;
+  replays: ReplayStore;
+  health(): StoreHealth;
+  /** Each shared-store circuit and its state (none in memory). */
+  circuits(): { name: string; state: StoreHealth }[];
+  close(): Promise<void>;
+};
 
 /**
  * The limiter and replay stores. Memory: per instance, nothing to fail. Redis or PostgreSQL:
@@ -77,13 +87,14 @@ type Backend = { store: RateLimitStore; replays: ReplayStore; health(): StoreHea
  * (timeout + circuit breaker; the replay store has one of its own): one client's flood of one
  * endpoint cannot open the circuit that sign-in depends on.
  */
-async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () => number): Promise<Backend> {
+async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () => number, metrics: Metrics): Promise<Backend> {
   const local = () => new MemoryRateLimitStore({ maxEntries: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, clock });
   if (config.RATE_LIMIT_STORE === "memory") {
     return {
       store: local(),
       replays: memoryReplayStore(config.RATE_LIMIT_MEMORY_MAX_ENTRIES, clock),
       health: () => "up",
+      circuits: () => [],
       close: async () => {},
     };
   }
@@ -128,8 +139,20 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
     replays = postgresReplayStore(prisma);
     close = () => postgres.close();
   }
+  const timed: RateLimitStore = {
+    kind: store.kind,
+    async consume(key, policy, nowMs) {
+      const end = metrics.storeCallSeconds.startTimer({ store: store.kind });
+      try {
+        return await store.consume(key, policy, nowMs);
+      } finally {
+        end();
+      }
+    },
+  };
   return {
-    store: preLimited(local(), guardRateLimitStore(store, (policy) => guardFor(policy.name))),
+    store: preLimited(local(), guardRateLimitStore(timed, (policy) => guardFor(policy.name))),
+    circuits: () => [...guards].map(([name, guard]) => ({ name, state: guard.health() })),
     replays: guardReplayStore(replays, guardFor("altcha-replays")),
     health,
     close,
@@ -160,7 +183,12 @@ async function build(): Promise<Gatehouse> {
   const policies = loadPolicies(process.env);
   const trustedProxies = parseTrustedProxies(config.TRUSTED_PROXIES);
   const { prisma } = await getDatabase();
-  const backend = await openBackend(config, prisma, clock);
+  // The gauges read the hash budget and the circuits at scrape time, after both are built below.
+  const metrics = new Metrics({
+    hashBudget: () => ({ executing: hashBudget.executing, queued: hashBudget.queued, concurrency: config.HASH_CONCURRENCY, queue: config.HASH_QUEUE }),
+    circuits: () => backend.circuits(),
+  });
+  const backend = await openBackend(config, prisma, clock, metrics);
   const failureLogs = new Map<string, (error: unknown) => void>();
   const limiter = new RateLimiter(backend.store, policies, config.RATE_LIMIT_KEY_SECRET, clock, (policy, error) => {
     // Protection is weakened (fail open) or traffic refused (fail closed): error, once per 10 s per policy.
@@ -192,9 +220,11 @@ async function build(): Promise<Gatehouse> {
     }
     return client;
   };
-  const refusals = new RefusalCache(fastRoutes(), clientAddress, clock, config.RATE_LIMIT_MEMORY_MAX_ENTRIES, config.NODE_ENV === "production", (path) =>
-    log().debug({ event: "refused_early", path }),
-  );
+  const refusals = new RefusalCache(fastRoutes(), clientAddress, clock, config.RATE_LIMIT_MEMORY_MAX_ENTRIES, config.NODE_ENV === "production", (path) => {
+    metrics.fastPathRefusals.inc({ route: path });
+    log().debug({ event: "refused_early", path });
+  });
+  const hashBudget = new HashBudget(config.HASH_CONCURRENCY, config.HASH_QUEUE, config.HASH_TRUSTED_SLOTS, clock);
   // server.mjs looks here before it hands a request to Next.js.
   (globalThis as Record<symbol, unknown>)[FAST_PATH_SYMBOL] = refusals;
   return {
@@ -214,7 +244,8 @@ async function build(): Promise<Gatehouse> {
     // noUpdateTTL: an address's count lapses 15 minutes after its first failure, not after its last,
     // so ongoing typos behind a shared address do not keep everyone there at the top level.
     addressFailures: new LRUCache<string, number>({ max: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, ttl: 15 * 60_000, noUpdateTTL: true }),
-    hashBudget: new HashBudget(config.HASH_CONCURRENCY, config.HASH_QUEUE, config.HASH_TRUSTED_SLOTS, clock),
+    hashBudget,
+    metrics,
     admissions: new AdmissionDesk(),
     signOuts: new AsyncLocalStorage<{ revokeFailed: boolean }>(),
     argon2: argon2Params(config.ARGON2_PROFILE),

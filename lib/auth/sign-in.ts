@@ -133,10 +133,13 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         return { ok: false, refusal: subject.refuse(attempt.check) };
       }
 
+      const endTimer = gate.metrics.passwordCheckSeconds.startTimer();
       const user = await verifyCredentials(await prisma(), { email, password }, gate.argon2, (error) =>
         log().warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
       );
+      endTimer();
       if (!user) {
+        if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
         // Already counted by admitAttempt, whether or not the account exists.
         gate.addressFailures.set(client.key, (gate.addressFailures.get(client.key) ?? 0) + 1);
         log().info({ event: "sign_in_failed", lane: subject.lane, failureCount: attempt.state.failureCount, locked: attempt.state.lockedUntilMs !== null });

@@ -85,6 +85,8 @@ const schema = z
     REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
     // A refresh family's absolute lifetime from its sign-in: rotation never extends it.
     REFRESH_FAMILY_LIFETIME_DAYS: z.coerce.number().int().min(1).max(3 * 365).default(90),
+    // GET /api/metrics answers only with `Authorization: Bearer <METRICS_TOKEN>`; unset: the endpoint is off (404).
+    METRICS_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
     // Retention: a periodic job deletes rows that can no longer matter, a bounded batch per table per run.
     SECURITY_EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3_650).default(90),
     REPORTS_KEEP_PER_USER: z.coerce.number().int().min(1).max(1_000).default(20),

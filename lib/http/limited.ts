@@ -30,6 +30,7 @@ export class RouteLimits {
     while (this.rows[this.next]?.key === key) {
       const row = this.rows[this.next++]!;
       const result = await this.gate.limiter.consume(row.policy, this.keyParts(key, value));
+      this.gate.metrics.limitDecisions.inc({ policy: row.policy, result: result.allowed ? "allowed" : "refused" });
       if (!result.allowed) {
         logSecurity(this.gate, {
           route: this.path,

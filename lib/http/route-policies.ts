@@ -44,6 +44,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   { path: "/api/altcha/challenge", method: "GET", file: "app/api/altcha/challenge/route.ts", limits: [{ policy: "altchaChallenge", key: "address" }], refusal: "browser" },
   { path: "/api/csp-report", method: "POST", file: "app/api/csp-report/route.ts", limits: [{ policy: "cspReport", key: "address" }], refusal: "drop" },
   { path: "/api/health", file: "app/api/health/route.ts", unlimited: "cheap, read-only, and polled by load balancers from a few fixed addresses" },
+  { path: "/api/metrics", file: "app/api/metrics/route.ts", unlimited: "off unless METRICS_TOKEN is set; a wrong token costs one SHA-256 and a 401" },
   { path: "/api/health/ready", file: "app/api/health/ready/route.ts", unlimited: "cheap, read-only, and polled by load balancers from a few fixed addresses" },
   {
     path: "/api/v1/authentication/token",

@@ -19,13 +19,14 @@ export type SecurityLogEntry = {
 };
 
 /**
- * One line per refusal and per sign-in outcome, at info. The address and the username appear
+ * One line per refusal and per sign-in outcome, at info, and one count in the metrics. The address and the username appear
  * only as HMAC keys under the limiter's secret, which every instance shares: one attacker can
  * be followed across instances and days, and the log holds no address or email in clear.
  * (Repeats the server.mjs fast path answers are not logged: the refusal that armed it was.)
  */
 export function logSecurity(gate: Gatehouse, entry: SecurityLogEntry): void {
   const { route, outcome, client, email, policy, detail, userId } = entry;
+  gate.metrics.outcomes.inc({ route, outcome, policy: policy ?? "" });
   log().info({
     event: "security",
     route,

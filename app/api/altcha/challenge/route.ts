@@ -18,5 +18,6 @@ export const GET = limited("/api/altcha/challenge", async (request, { gate, clie
     addressFailures: gate.addressFailures.get(client.key) ?? 0,
     knownDevice: await gate.devices.isKnown(deviceTokenOf(request), nowMs),
   });
+  gate.metrics.challengesIssued.inc({ level: String(level) });
   return json(200, await issueChallenge({ ...gate.altcha, maxCounter: maxCounterAt(gate.altcha.maxCounter, level) }, nowMs, level));
 });

@@ -1,0 +1,65 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { StoreHealth } from "@/lib/resilience/store-guard";
+
+/** What the metrics read at scrape time (gauges): the hash budget and the shared store's circuits. */
+export type MetricSources = {
+  hashBudget(): { executing: number; queued: number; concurrency: number; queue: number };
+  circuits(): { name: string; state: StoreHealth }[];
+};
+
+const CIRCUIT_STATE: Record<StoreHealth, number> = { up: 0, recovering: 1, down: 2 };
+
+/**
+ * The numbers an operator alerts on, in one registry per process (a member of the Gatehouse, so
+ * every Next.js bundle counts into the same one). Labels are bounded sets (routes, policies,
+ * outcomes, levels): never an address, username or id.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  /** Every refusal and password-check outcome (the security log's lines, counted). */
+  readonly outcomes = new Counter({ name: "gatehouse_security_outcomes_total", help: "Refusals and password-check outcomes by route and outcome", labelNames: ["route", "outcome", "policy"] as const, registers: [this.registry] });
+  /** Each limit row applied: allowed or refused, by policy. */
+  readonly limitDecisions = new Counter({ name: "gatehouse_limit_decisions_total", help: "Rate-limit decisions by policy and result", labelNames: ["policy", "result"] as const, registers: [this.registry] });
+  readonly fastPathRefusals = new Counter({ name: "gatehouse_fast_path_refusals_total", help: "Refusals answered by server.mjs without entering Next.js, by route", labelNames: ["route"] as const, registers: [this.registry] });
+  readonly lockoutsStarted = new Counter({ name: "gatehouse_lockouts_started_total", help: "Failures that set or lengthened a lock, by lane", labelNames: ["lane"] as const, registers: [this.registry] });
+  readonly passwordCheckSeconds = new Histogram({
+    name: "gatehouse_password_check_seconds",
+    help: "Argon2id verification time of sign-in password checks",
+    buckets: [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2],
+    registers: [this.registry],
+  });
+  readonly storeCallSeconds = new Histogram({
+    name: "gatehouse_rate_limit_store_seconds",
+    help: "Shared limiter store call time (Redis or PostgreSQL), failures included",
+    labelNames: ["store"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5],
+    registers: [this.registry],
+  });
+  readonly challengesIssued = new Counter({ name: "gatehouse_altcha_challenges_total", help: "ALTCHA challenges issued, by difficulty level (0 to 3)", labelNames: ["level"] as const, registers: [this.registry] });
+
+  constructor(sources: MetricSources) {
+    collectDefaultMetrics({ register: this.registry, prefix: "gatehouse_process_" });
+    new Gauge({
+      name: "gatehouse_hash_budget",
+      help: "Argon2id work running and queued, and the budget's bounds",
+      labelNames: ["state"] as const,
+      registers: [this.registry],
+      collect() {
+        const now = sources.hashBudget();
+        this.set({ state: "executing" }, now.executing);
+        this.set({ state: "queued" }, now.queued);
+        this.set({ state: "concurrency" }, now.concurrency);
+        this.set({ state: "queue" }, now.queue);
+      },
+    });
+    new Gauge({
+      name: "gatehouse_rate_limit_circuit_state",
+      help: "Each shared-store circuit: 0 closed, 1 half-open, 2 open",
+      labelNames: ["circuit"] as const,
+      registers: [this.registry],
+      collect() {
+        for (const circuit of sources.circuits()) this.set({ circuit: circuit.name }, CIRCUIT_STATE[circuit.state]);
+      },
+    });
+  }
+}

@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { browserSignIn, createAccount } from "../helpers/browser";
+import { freshPglite, type TestDatabase } from "../helpers/databases";
+import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+
+const TOKEN = "m".repeat(40);
+
+/** GET /api/metrics through its route handler: the token, and counts that follow real requests. */
+describe("metrics", () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    announcePeerHeader();
+    database = await freshPglite();
+    Object.assign(process.env, { DATABASE_URL: database.url, METRICS_TOKEN: TOKEN, ALTCHA_MAX_COUNTER: "1000" });
+  });
+
+  afterAll(async () => {
+    await (await (await import("@/lib/db/client")).getDatabase()).close();
+    await database?.dispose();
+  });
+
+  const scrape = async (authorization?: string) =>
+    (await import("@/app/api/metrics/route")).GET(
+      new Request("http://localhost/api/metrics", { headers: { [PEER_HEADER]: freshAddress(), ...(authorization ? { authorization } : {}) } }),
+    );
+
+  it("answers only the token, and counts outcomes, limits, challenges and Argon2id time", async () => {
+    for (const authorization of [undefined, "Bearer wrong", `Basic ${TOKEN}`, `Bearer ${TOKEN}x`]) {
+      const refused = await scrape(authorization);
+      expect(refused.status, String(authorization)).toBe(401);
+      expect(refused.headers.get("www-authenticate")).toContain("Bearer");
+    }
+    const gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
+    await createAccount(gate, "counted@example.com", "the right passphrase");
+    expect((await browserSignIn("counted@example.com", "wrong guess")).status).toBe(401);
+    expect((await browserSignIn("counted@example.com", "the right passphrase")).status).toBe(200);
+
+    const res = await scrape(`Bearer ${TOKEN}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/plain");
+    const text = await res.text();
+    const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? "NaN");
+    expect(value(/gatehouse_security_outcomes_total\{route="\/api\/auth\/callback\/credentials",outcome="sign_in_failed",policy=""\} (\d+)/)).toBe(1);
+    expect(value(/gatehouse_security_outcomes_total\{route="\/api\/auth\/callback\/credentials",outcome="sign_in_succeeded",policy=""\} (\d+)/)).toBe(1);
+    expect(value(/gatehouse_password_check_seconds_count (\d+)/)).toBe(2);
+    expect(value(/gatehouse_limit_decisions_total\{policy="signInAddress",result="allowed"\} (\d+)/)).toBe(2);
+    expect(value(/gatehouse_altcha_challenges_total\{level="0"\} (\d+)/)).toBeGreaterThanOrEqual(2);
+    expect(value(/gatehouse_hash_budget\{state="concurrency"\} (\d+)/)).toBe(gate.config.HASH_CONCURRENCY);
+    // No address or email ever becomes a label.
+    expect(text).not.toContain("counted@example.com");
+    expect(text).not.toMatch(/198\.51\./);
+  });
+});
