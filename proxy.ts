@@ -4,9 +4,10 @@ import { baseSecurityHeaders } from "./lib/http/security-headers";
 /**
  * Security headers on every page, set per request so the CSP can carry a fresh nonce (Next.js
  * reads it from the request's CSP header and puts it on its own scripts). The policy is
- * report-only unless CSP_MODE=enforce: violations go to /api/csp-report first. API responses get
- * static headers from next.config.ts instead, and /_next/static, /_next/image and favicon.ico
- * skip it (other public files still pass through): the nonce is only worth its cost on a document.
+ * enforced unless CSP_MODE=report-only; violations are reported to /api/csp-report either way.
+ * API responses get static headers from next.config.ts instead, and /_next/static, /_next/image
+ * and favicon.ico skip it (other public files still pass through): the nonce is only worth its
+ * cost on a document.
  */
 export function proxy(request: NextRequest) {
   const nonce = btoa(crypto.randomUUID());
