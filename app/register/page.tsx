@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import { signedInUserId } from "@/lib/auth/signed-in";
+import { currentSession } from "@/lib/auth/current-session";
 import { NoScriptNotice } from "../components/NoScriptNotice";
 import { RegisterForm } from "./RegisterForm";
 
@@ -10,7 +10,7 @@ export const metadata: Metadata = { title: "Create an account" };
 
 export default async function RegisterPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   // Someone already signed in has an account: the form would only confuse.
-  if (await signedInUserId()) redirect("/account");
+  if (await currentSession()) redirect("/account");
   const { notice } = await searchParams;
   return (
     <div className="card">

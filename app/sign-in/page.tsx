@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import { signedInUserId } from "@/lib/auth/signed-in";
+import { currentSession } from "@/lib/auth/current-session";
 import { onwardPath, safeCallbackPath } from "@/lib/http/callback-url";
 import { NoScriptNotice } from "../components/NoScriptNotice";
 import { SignInForm } from "./SignInForm";
@@ -14,7 +14,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
   const callbackPath = safeCallbackPath(first(params.callbackUrl));
   // Already signed in: go where signing in would have led (a same-origin path only).
-  if (await signedInUserId()) redirect(onwardPath(callbackPath));
+  if (await currentSession()) redirect(onwardPath(callbackPath));
   return (
     <div className="card">
       <h1>Sign in</h1>

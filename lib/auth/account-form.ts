@@ -1,4 +1,3 @@
-import { getToken } from "next-auth/jwt";
 import type { NextRequest } from "next/server";
 import { readForm } from "@/lib/http/body";
 import { isSessionFormToken } from "@/lib/http/form-token";
@@ -6,7 +5,7 @@ import { csrfRefused, unavailable } from "@/lib/http/refusals";
 import { jsonError } from "@/lib/http/responses";
 import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 import { log } from "@/lib/log/logger";
-import { liveSession, type LiveSession } from "./browser-session";
+import { liveSessionOfCookies, type LiveSession } from "./browser-session";
 import type { Gatehouse } from "./gatehouse";
 
 export type AccountForm = { ok: true; session: LiveSession; fields: Record<string, string> } | { ok: false; response: Response };
@@ -24,8 +23,7 @@ export async function readAccountForm(
 ): Promise<AccountForm> {
   let session: LiveSession | null;
   try {
-    const cookieOnly = { cookies: Object.fromEntries(request.cookies.getAll().map((c) => [c.name, c.value])), headers: {} };
-    session = await liveSession(gate, await getToken({ req: cookieOnly as never, secret: gate.config.NEXTAUTH_SECRET }));
+    session = await liveSessionOfCookies(gate, Object.fromEntries(request.cookies.getAll().map((c) => [c.name, c.value])));
   } catch (error) {
     log().error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
     return { ok: false, response: unavailable() };

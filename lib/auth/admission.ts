@@ -31,10 +31,7 @@ export type PasswordOutcome =
   | { ok: true; user: VerifiedUser; device: { token: string; expiresAtMs: number } }
   | { ok: false; refusal: Response | null };
 
-/** What the session record of a successful sign-in is labelled with (not part of the admission). */
-export type SignInContext = { userAgent: string | null };
-
-type Slot = { admission: SignInAdmission; context: SignInContext; outcome?: PasswordOutcome };
+type Slot = { admission: SignInAdmission; outcome?: PasswordOutcome };
 
 /**
  * Issues admissions and takes them back, once each. The desk is a member of the process's one
@@ -59,12 +56,8 @@ export class AdmissionDesk {
    * Runs `work` (next-auth) with the admission in the request's async context, where next-auth's
    * authorize() finds it, and returns what the password check decided, if it ran.
    */
-  async carry<T>(
-    admission: SignInAdmission,
-    work: () => Promise<T>,
-    context: SignInContext = { userAgent: null },
-  ): Promise<{ result: T; outcome: PasswordOutcome | undefined }> {
-    const slot: Slot = { admission, context };
+  async carry<T>(admission: SignInAdmission, work: () => Promise<T>): Promise<{ result: T; outcome: PasswordOutcome | undefined }> {
+    const slot: Slot = { admission };
     const result = await this.scope.run(slot, work);
     return { result, outcome: slot.outcome };
   }

@@ -1,4 +1,3 @@
-import { getToken } from "next-auth/jwt";
 import type { NextRequest } from "next/server";
 import { isMediaType } from "@/lib/http/body";
 import { unavailable } from "@/lib/http/refusals";
@@ -6,7 +5,7 @@ import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { verifyAccessToken } from "@/lib/tokens/access-token";
-import { liveSession } from "./browser-session";
+import { liveSessionOfCookies } from "./browser-session";
 import type { Gatehouse } from "./gatehouse";
 
 export type ApiCaller = { userId: string; via: "bearer" } | { userId: string; via: "session"; sid: string };
@@ -37,7 +36,7 @@ export async function apiCaller(
   // The cookie is only as good as its server record: signed out, revoked, idle or expired is no session.
   let session;
   try {
-    session = await liveSession(gate, await getToken({ req: request, secret: gate.config.NEXTAUTH_SECRET }));
+    session = await liveSessionOfCookies(gate, Object.fromEntries(request.cookies.getAll().map((c) => [c.name, c.value])));
   } catch (error) {
     log().error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
     return { ok: false, response: unavailable() };

@@ -1,3 +1,4 @@
+import { getToken } from "next-auth/jwt";
 import { log } from "@/lib/log/logger";
 import type { ClientAddress } from "@/lib/http/client-address";
 import { truncateAddress } from "@/lib/events/security-events";
@@ -66,4 +67,15 @@ export async function liveSession(gate: Gatehouse, claims: SessionClaims | null)
     );
   }
   return { userId, sid };
+}
+
+/**
+ * The live session that a request's session cookie names, for the callers outside next-auth
+ * (pages, the API, the account forms). Only the cookie is read: getToken would also take a
+ * Bearer header as a session token.
+ */
+export async function liveSessionOfCookies(gate: Gatehouse, cookies: Record<string, string>): Promise<(LiveSession & { email: string | null }) | null> {
+  const claims = await getToken({ req: { cookies, headers: {} } as never, secret: gate.config.NEXTAUTH_SECRET });
+  const live = await liveSession(gate, claims);
+  return live ? { ...live, email: typeof claims?.email === "string" ? claims.email : null } : null;
 }
