@@ -114,8 +114,9 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
     return guard;
   };
   // The worst circuit is the store's health: "down" as soon as any policy's circuit is open.
+  const circuits = () => [...guards].map(([name, guard]) => ({ name, state: guard.health() }));
   const guardsHealth = (): StoreHealth => {
-    const states = [...guards.values()].map((guard) => guard.health());
+    const states = circuits().map((circuit) => circuit.state);
     return states.includes("down") ? "down" : states.includes("recovering") ? "recovering" : "up";
   };
   let store: RateLimitStore;
@@ -152,7 +153,7 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
   };
   return {
     store: preLimited(local(), guardRateLimitStore(timed, (policy) => guardFor(policy.name))),
-    circuits: () => [...guards].map(([name, guard]) => ({ name, state: guard.health() })),
+    circuits,
     replays: guardReplayStore(replays, guardFor("altcha-replays")),
     health,
     close,

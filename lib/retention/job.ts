@@ -1,5 +1,6 @@
 import type { AppConfig } from "@/lib/config/env";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { startPeriodic } from "@/lib/jobs/periodic";
 import { log } from "@/lib/log/logger";
 import { retentionCutoffs, type RetentionPolicy } from "./policy";
 import { runRetention } from "./retention";
@@ -23,27 +24,15 @@ export function retentionPolicy(config: AppConfig): RetentionPolicy {
  */
 export function startRetention(prisma: PrismaClient, config: AppConfig, clock: () => number): { stop(): Promise<void> } {
   const policy = retentionPolicy(config);
-  let running: Promise<void> | undefined;
-  const tick = () => {
-    running ??= runRetention(prisma, retentionCutoffs(clock(), policy), config.RETENTION_BATCH_ROWS)
-      .then((counts) => {
-        if (Object.values(counts).some((count) => count > 0)) log().info({ event: "retention_run", ...counts });
-      })
-      .catch((error: unknown) => log().warn({ event: "retention_failed", err: error instanceof Error ? error.message : String(error) }))
-      .finally(() => {
-        running = undefined;
-      });
-  };
-  const first = setTimeout(tick, 60_000);
-  const timer = setInterval(tick, config.RETENTION_INTERVAL_MINUTES * 60_000);
-  // Housekeeping must not keep the process alive.
-  first.unref();
-  timer.unref();
-  return {
-    async stop() {
-      clearTimeout(first);
-      clearInterval(timer);
-      await running;
+  return startPeriodic(
+    async () => {
+      const counts = await runRetention(prisma, retentionCutoffs(clock(), policy), config.RETENTION_BATCH_ROWS);
+      if (Object.values(counts).some((count) => count > 0)) log().info({ event: "retention_run", ...counts });
     },
-  };
+    {
+      intervalMs: config.RETENTION_INTERVAL_MINUTES * 60_000,
+      firstAfterMs: 60_000,
+      onError: (error) => log().warn({ event: "retention_failed", err: error instanceof Error ? error.message : String(error) }),
+    },
+  );
 }

@@ -1,5 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { Prisma, type PrismaClient } from "@/lib/generated/prisma/client";
+import { startPeriodic } from "@/lib/jobs/periodic";
 import { decide, type LimiterState } from "@/lib/rate-limit/algorithms";
 import type { Policy } from "@/lib/rate-limit/policies";
 import { keepForMs, scopedKey, type Decision, type RateLimitStore } from "@/lib/rate-limit/store";
@@ -159,19 +160,7 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
     return Number(row?.deleted ?? 0);
   }
 
-  let running: Promise<void> | undefined;
-  function runCleanup(): Promise<void> {
-    // A clean-up slower than the interval is not stacked with another one.
-    running ??= cleanupExpired()
-      .then(() => {}, onCleanupError)
-      .finally(() => {
-        running = undefined;
-      });
-    return running;
-  }
-  let timer: NodeJS.Timeout | undefined = setInterval(() => void runCleanup(), cleanupIntervalMs);
-  // Housekeeping must not keep the process alive on shutdown.
-  timer.unref();
+  const cleanup = startPeriodic(async () => void (await cleanupExpired()), { intervalMs: cleanupIntervalMs, onError: onCleanupError });
 
   return {
     kind: "postgres",
@@ -180,10 +169,6 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
       return queued(storageKey, () => consume(storageKey, policy));
     },
     cleanupExpired,
-    async close() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      await running;
-    },
+    close: () => cleanup.stop(),
   };
 }
