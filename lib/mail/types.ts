@@ -1,0 +1,29 @@
+/**
+ * The mail channel's contract. Domain code (lib/recovery) composes messages and hands them to a
+ * Mailer; only lib/mail knows whether they go to an SMTP server or to the outbox folder.
+ */
+
+/** One message, already rendered. Links are single-use URLs the message carries (also listed by /dev/outbox). */
+export type MailMessage = {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  /** What the message is for ("verify_email", "password_reset", …): logged and counted, never the address. */
+  kind: string;
+  links: { label: string; url: string }[];
+};
+
+export interface Mailer {
+  /**
+   * Queues a message and returns at once: sending never blocks or fails the request that caused
+   * it. A full queue drops the message (logged and counted) rather than grow without bound.
+   */
+  send(message: MailMessage): void;
+  /** Messages waiting or being retried. */
+  depth(): number;
+  /** Resolves when nothing is waiting (tests; shutdown). */
+  idle(): Promise<void>;
+  /** Stops taking messages, tries to deliver what is queued until the deadline, then closes the transport. */
+  close(deadlineMs?: number): Promise<void>;
+}
