@@ -25,6 +25,10 @@ const LABELS: Record<SecurityEventKind, string> = {
   password_changed: "Password changed (every other session signed out)",
   admin_unlocked: "Sign-in pause lifted by an administrator",
   admin_sessions_revoked: "Every session signed out by an administrator",
+  email_verified: "Email address confirmed",
+  password_reset: "Password reset from an emailed link (every session signed out)",
+  unlock_link_used: "A browser let past a sign-in pause by an emailed link",
+  refresh_token_reused: "API session ended: its refresh token was used twice (a copy may exist)",
 };
 
 export default async function AccountPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {

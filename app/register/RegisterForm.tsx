@@ -1,7 +1,6 @@
 "use client";
 
 import Link from "next/link";
-import { useRouter } from "next/navigation";
 import { useRef, useState, useSyncExternalStore, type FormEvent } from "react";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkRegistration, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
@@ -13,7 +12,6 @@ import { PasswordInput } from "../components/PasswordInput";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 
 export function RegisterForm() {
-  const router = useRouter();
   const altcha = useRef<AltchaHandle>(null);
   const emailInput = useRef<HTMLInputElement>(null);
   const passwordInput = useRef<HTMLInputElement>(null);
@@ -23,6 +21,7 @@ export function RegisterForm() {
   // component, would submit the form (see its action).
   const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const [sent, setSent] = useState<{ email: string; message: string } | null>(null);
   const [fields, setFields] = useState<FieldErrors>({});
   const nowMs = useRefusalClock(refusal);
   const waiting = secondsLeft(refusal, nowMs) > 0;
@@ -55,8 +54,10 @@ export function RegisterForm() {
         headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ email, password, altcha: (await altcha.current?.payload()) ?? "" }),
       });
-      if (res.status === 201) {
-        router.push(`/sign-in?registered=1&email=${encodeURIComponent(email.trim())}`);
+      // The same answer for a new address and a taken one: the email says which it was.
+      if (res.status === 202) {
+        const body = (await res.json()) as { message: string };
+        setSent({ email: email.trim(), message: body.message });
         return;
       }
       const body = (await res.clone().json().catch(() => ({}))) as { fields?: Record<string, string> };
@@ -71,6 +72,19 @@ export function RegisterForm() {
     setPending(false);
   }
 
+  if (sent) {
+    return (
+      <>
+        <p className="banner ok" role="status" data-testid="register-sent">
+          {sent.message}
+        </p>
+        <p>
+          It went to <strong>{sent.email}</strong>. Nothing arrived? Check the spam folder. Already confirmed?{" "}
+          <Link href={`/sign-in?email=${encodeURIComponent(sent.email)}`}>Sign in</Link>.
+        </p>
+      </>
+    );
+  }
   return (
     <>
       <RefusalBanner refusal={refusal} form="register" nowMs={nowMs} testId="register-error" />

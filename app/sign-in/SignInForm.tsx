@@ -11,11 +11,11 @@ import { Field } from "../components/Field";
 import { PasswordInput } from "../components/PasswordInput";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 
-type Props = { callbackPath: string; registered: boolean; initialEmail: string };
+type Props = { callbackPath: string; done: string | null; initialEmail: string };
 
 const GENERIC_FAILURE = "Incorrect email or password.";
 
-export function SignInForm({ callbackPath, registered, initialEmail }: Props) {
+export function SignInForm({ callbackPath, done, initialEmail }: Props) {
   const router = useRouter();
   const altcha = useRef<AltchaHandle>(null);
   const emailInput = useRef<HTMLInputElement>(null);
@@ -87,9 +87,9 @@ export function SignInForm({ callbackPath, registered, initialEmail }: Props) {
 
   return (
     <>
-      {registered && !refusal ? (
-        <p className="banner ok" role="status">
-          Your account is ready. Sign in to continue.
+      {done && !refusal ? (
+        <p className="banner ok" role="status" data-testid="sign-in-done">
+          {done}
         </p>
       ) : null}
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="sign-in-error" />
@@ -105,6 +105,9 @@ export function SignInForm({ callbackPath, registered, initialEmail }: Props) {
             <PasswordInput id="sign-in-password" inputRef={passwordInput} name="password" autoComplete="current-password" required toggle={hydrated} hideKey={submits} {...aria} />
           )}
         </Field>
+        <p className="hint">
+          <Link href="/forgot-password">Forgot password?</Link>
+        </p>
         <AltchaField ref={altcha} />
         <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
           {pending ? "Signing in…" : "Sign in"}

@@ -86,6 +86,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
         downloadTokens: (await tx.downloadToken.deleteMany({ where: { userId: user.id } })).count,
         reports: (await tx.report.deleteMany({ where: { userId: user.id } })).count,
         securityEvents: (await tx.securityEvent.deleteMany({ where: { userId: user.id } })).count,
+        emailTokens: (await tx.emailToken.deleteMany({ where: { userId: user.id } })).count,
         knownDevices: (await tx.knownDevice.deleteMany({ where: { usernameKey } })).count,
         lockouts: (await tx.signInLockout.deleteMany({ where: { usernameKey } })).count,
         users: (await tx.user.deleteMany({ where: { id: user.id } })).count,

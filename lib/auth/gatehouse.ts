@@ -30,6 +30,12 @@ import { connectRedis, RedisRateLimitStore, untilReady } from "@/lib/rate-limit/
 import { guardRateLimitStore, guardReplayStore } from "@/lib/resilience/guarded";
 import { createStoreGuard, type StoreGuard, type StoreHealth } from "@/lib/resilience/store-guard";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { appOrigin } from "@/lib/http/same-origin";
+import { Background } from "@/lib/jobs/background";
+import { createMailer } from "@/lib/mail/mailer";
+import type { Mailer } from "@/lib/mail/types";
+import { prismaEmailTokens, type EmailTokens } from "@/lib/recovery/email-tokens";
+import { Recovery } from "@/lib/recovery/recovery";
 
 /** Every protection layer, built once per process from the configuration. */
 export type Gatehouse = {
@@ -67,7 +73,13 @@ export type Gatehouse = {
   usernameKey(email: string): string;
   /** The lockout key of one known device. */
   deviceLockKey(deviceId: string): string;
-  /** Closes the limiter and replay stores (the database is closed after it, by its owner). */
+  /** Work requests start and do not wait for (account lookups and emails): their answers stay alike. */
+  background: Background;
+  mailer: Mailer;
+  emailTokens: EmailTokens;
+  /** Everything that emails an account's owner: verification, reset and unlock links, notices. */
+  recovery: Recovery;
+  /** Finishes background work, sends what the mail queue holds (until the grace period ends), closes the stores. */
   close(): Promise<void>;
 };
 
@@ -226,6 +238,33 @@ async function build(): Promise<Gatehouse> {
     log().debug({ event: "refused_early", path });
   });
   const hashBudget = new HashBudget(config.HASH_CONCURRENCY, config.HASH_QUEUE, config.HASH_TRUSTED_SLOTS, clock);
+  const background = new Background((task, error) => log().error({ event: "background_task_failed", task, err: error instanceof Error ? error.message : String(error) }));
+  const mailer = createMailer(
+    {
+      smtpUrl: config.SMTP_URL,
+      from: config.MAIL_FROM,
+      outboxDir: config.MAIL_OUTBOX_DIR,
+      queueMax: config.MAIL_QUEUE_MAX,
+      maxAttempts: config.MAIL_MAX_ATTEMPTS,
+      retryBaseMs: config.MAIL_RETRY_BASE_MS,
+    },
+    { metrics },
+  );
+  const emailTokens = prismaEmailTokens(prisma);
+  const recovery = new Recovery({
+    prisma,
+    tokens: emailTokens,
+    mailer,
+    limiter,
+    background,
+    clock,
+    settings: {
+      publicUrl: appOrigin(config.NEXTAUTH_URL),
+      verifyLifetimeMs: config.EMAIL_VERIFICATION_LINK_HOURS * 3_600_000,
+      resetLifetimeMs: config.PASSWORD_RESET_LINK_MINUTES * 60_000,
+      unlockLifetimeMs: config.UNLOCK_LINK_MINUTES * 60_000,
+    },
+  });
   // server.mjs looks here before it hands a request to Next.js.
   (globalThis as Record<symbol, unknown>)[FAST_PATH_SYMBOL] = refusals;
   return {
@@ -254,7 +293,15 @@ async function build(): Promise<Gatehouse> {
     clientAddress,
     usernameKey: (email) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["lockout", email]),
     deviceLockKey: (deviceId) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["device-lockout", deviceId]),
-    close: backend.close,
+    background,
+    mailer,
+    emailTokens,
+    recovery,
+    async close() {
+      await background.idle();
+      await mailer.close();
+      await backend.close();
+    },
   };
 }
 

@@ -3,7 +3,9 @@ import { challengeLevel } from "@/lib/captcha/difficulty";
 import { prisma } from "@/lib/db/client";
 import type { BodyResult } from "@/lib/http/body";
 import type { RouteLimits } from "@/lib/http/limited";
-import { busy, captchaInvalid, deviceLocked, unavailable, untrustedLocked } from "@/lib/http/refusals";
+import { busy, captchaInvalid, deviceLocked, emailUnverified, unavailable, untrustedLocked } from "@/lib/http/refusals";
+import { truncateAddress } from "@/lib/events/security-events";
+import type { NoticeOrigin } from "@/lib/recovery/messages";
 import type { LockoutCheck, LockoutPolicy } from "@/lib/lockout/rules";
 import { log } from "@/lib/log/logger";
 import { logSecurity } from "@/lib/log/security-log";
@@ -146,9 +148,20 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         logSecurity(gate, { route, outcome: "sign_in_failed", client, email, detail: subject.lane });
         const capped = subject.policy.capFailures === attempt.state.failureCount;
         await gate.events.signInFailed(email, client, attempt.state, capped && !device, { browser });
+        // The failure that starts a lock episode for strangers tells the owner (if the username
+        // has an account) and offers a way past it; later failures of the episode do not.
+        if (!device && attempt.state.failureCount === subject.policy.threshold) gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
         // A device that keeps failing is more likely stolen than mistyped on: at the cap it is revoked.
         if (device && capped) await gate.devices.forget(device.id);
         return { ok: false, refusal: null };
+      }
+      if (!user.emailVerified && gate.config.REQUIRE_EMAIL_VERIFICATION === "true") {
+        // The right password: the failures it follows were the owner's. Only the holder of the
+        // password learns that the account waits for its address to be confirmed.
+        await gate.lockouts.reset(subject.key);
+        gate.recovery.verificationNeeded(user);
+        logSecurity(gate, { route, outcome: "email_unverified", client, email, detail: subject.lane, userId: user.id });
+        return { ok: false, refusal: emailUnverified() };
       }
       const usernameKey = gate.usernameKey(email);
       if (device) {
@@ -165,6 +178,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
       log().info({ event: "sign_in_succeeded", lane: subject.lane, userId: user.id, rehashed: user.rehashed });
       logSecurity(gate, { route, outcome: "sign_in_succeeded", client, email, detail: subject.lane, userId: user.id });
       await gate.events.signInSucceeded(user.id, client, { browser, sessionId: admission.sessionId });
+      if (!device) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, admission));
       return {
         ok: true,
         user: { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration },
@@ -177,6 +191,11 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
     },
     subject.lane,
   );
+}
+
+/** Where a sign-in came from, as an email to the owner tells it (the account page's words). */
+export function noticeOrigin(gate: Gatehouse, from: { client: { address: string }; userAgent: string | null }): NoticeOrigin {
+  return { browser: browserLabel(from.userAgent), address: truncateAddress(from.client.address), atMs: gate.clock() };
 }
 
 /** Runs Argon2id work inside the hash budget; a full budget answers `whenFull()` at once. */

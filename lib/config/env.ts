@@ -119,6 +119,14 @@ const schema = z
     // Slots only known devices may use, so a flood of untrusted attempts cannot take them all.
     // Default: 1 when HASH_CONCURRENCY is 2 or more, else 0 (known devices then only go first).
     HASH_TRUSTED_SLOTS: z.coerce.number().int().min(0).max(255).optional(),
+
+    // Email: an account signs in only once its address is verified. "false" is for deployments
+    // that verify addresses elsewhere; registration still answers alike for new and taken addresses.
+    REQUIRE_EMAIL_VERIFICATION: z.enum(["true", "false"]).default("true"),
+    // How long each emailed link works (a newer link of the same kind, or a password change, ends it sooner).
+    EMAIL_VERIFICATION_LINK_HOURS: z.coerce.number().int().min(1).max(24 * 14).default(48),
+    PASSWORD_RESET_LINK_MINUTES: z.coerce.number().int().min(5).max(24 * 60).default(30),
+    UNLOCK_LINK_MINUTES: z.coerce.number().int().min(5).max(24 * 60).default(60),
   })
   .superRefine((env, ctx) => {
     if (env.NEXTAUTH_SECRET !== undefined && env.NEXTAUTH_SECRET.length < 32) {

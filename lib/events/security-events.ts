@@ -10,7 +10,11 @@ export type AccountChangeKind =
   | "signed_out_everywhere_else"
   | "password_changed"
   | "admin_unlocked"
-  | "admin_sessions_revoked";
+  | "admin_sessions_revoked"
+  | "email_verified"
+  | "password_reset"
+  | "unlock_link_used"
+  | "refresh_token_reused";
 
 export type SecurityEventKind = "sign_in_failed" | "sign_in_succeeded" | "locked" | "untrusted_paused" | "refresh_family_created" | AccountChangeKind;
 

@@ -17,7 +17,8 @@ export type ErrorCode =
   | "invalid_credentials"
   | "misconfigured"
   | "csrf_invalid"
-  | "unavailable";
+  | "unavailable"
+  | "email_unverified";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 

@@ -74,6 +74,20 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     limits: [{ policy: "accountChanges", key: "user" }],
     refusal: "api",
   },
+  // Recovery by email: each answers alike for every address; the emailed links' tokens are the only keys.
+  {
+    path: "/api/password/forgot",
+    method: "POST",
+    file: "app/api/password/forgot/route.ts",
+    limits: [
+      { policy: "passwordForgot", key: "address" },
+      { policy: "passwordForgotUsername", key: "addressAndUsername" },
+    ],
+    refusal: "browser",
+  },
+  { path: "/api/password/reset", method: "POST", file: "app/api/password/reset/route.ts", limits: [{ policy: "emailLinks", key: "address" }], refusal: "browser" },
+  { path: "/api/email/verify", method: "POST", file: "app/api/email/verify/route.ts", limits: [{ policy: "emailLinks", key: "address" }], refusal: "browser" },
+  { path: "/api/unlock", method: "POST", file: "app/api/unlock/route.ts", limits: [{ policy: "emailLinks", key: "address" }], refusal: "browser" },
   { path: "/api/v1/download-tokens", method: "POST", file: "app/api/v1/download-tokens/route.ts", limits: [{ policy: "apiDownloadTokens", key: "user" }], refusal: "api" },
 ];
 

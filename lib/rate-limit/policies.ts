@@ -33,7 +33,12 @@ export type PolicyName =
   | "api"
   | "accountChanges"
   | "cspReport"
-  | "knownDeviceLane";
+  | "knownDeviceLane"
+  | "passwordForgot"
+  | "passwordForgotUsername"
+  | "emailLinks"
+  | "recoveryMail"
+  | "securityNotice";
 
 export type Policies = Readonly<Record<PolicyName, Policy>>;
 
@@ -167,6 +172,37 @@ const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string
       "times an hour, so anyone who registers accounts to get devices of their own cannot fill the trusted slots. " +
       "Past it, or with the store down (fails closed), the attempt is an untrusted client's, not refused.",
   },
+  passwordForgot: {
+    failMode: "closed",
+    description:
+      "Password-reset requests per client address (each may send an email). Fails closed: a store outage must not " +
+      "turn the form into a mail cannon.",
+  },
+  passwordForgotUsername: {
+    failMode: "closed",
+    description:
+      "Password-reset requests per normalised address and client address, the same for every address whether it " +
+      "has an account or not. Fails closed.",
+  },
+  emailLinks: {
+    failMode: "closed",
+    description:
+      "Uses of emailed links (verify, reset, unlock) per client address: a 256-bit token cannot be guessed, so this " +
+      "only bounds the work (a reset hashes a password). Fails closed.",
+  },
+  recoveryMail: {
+    failMode: "open",
+    description:
+      "Recovery emails (verification, reset, address-taken) per account and kind. Past it the request still answers " +
+      "alike, and no email is sent: the newest link already in the owner's mailbox still works. Fails open: the " +
+      "route limits in front of it fail closed.",
+  },
+  securityNotice: {
+    failMode: "open",
+    description:
+      "Security notices (new device, password changed or reset, session copied, lockout) per account and kind: " +
+      "one alert, not one per attempt. Fails open: the sign-in limits bound them already.",
+  },
 };
 
 export const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
@@ -182,6 +218,11 @@ export const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.fr
   accountChanges: "10/1m",
   cspReport: "60/1m",
   knownDeviceLane: "10/1h",
+  passwordForgot: "10/1h",
+  passwordForgotUsername: "3/1h",
+  emailLinks: "20/15m",
+  recoveryMail: "3/1h",
+  securityNotice: "1/15m,4/1d",
 });
 
 /** Environment variable that overrides each policy's limit spec. */
@@ -198,6 +239,11 @@ export const policyEnvVars: Readonly<Record<PolicyName, string>> = Object.freeze
   accountChanges: "RATE_LIMIT_ACCOUNT_CHANGES",
   cspReport: "RATE_LIMIT_CSP_REPORT",
   knownDeviceLane: "RATE_LIMIT_KNOWN_DEVICE_LANE",
+  passwordForgot: "RATE_LIMIT_PASSWORD_FORGOT",
+  passwordForgotUsername: "RATE_LIMIT_PASSWORD_FORGOT_USERNAME",
+  emailLinks: "RATE_LIMIT_EMAIL_LINKS",
+  recoveryMail: "RATE_LIMIT_RECOVERY_MAIL",
+  securityNotice: "RATE_LIMIT_SECURITY_NOTICE",
 });
 
 const POLICY_NAMES = Object.keys(defaultLimitSpecs) as PolicyName[];

@@ -7,6 +7,7 @@ export type RetentionCounts = {
   browserSessions: number;
   lockouts: number;
   securityEvents: number;
+  emailTokens: number;
 };
 
 /**
@@ -20,7 +21,8 @@ export type RetentionCounts = {
  * - browser sessions past their end, or revoked or idle since before `endedBefore`;
  * - lockout rows that lock nothing now and whose last failure is older than the quiet period and
  *   NIST's cap hold (so no streak or cap they record still counts);
- * - security events older than their retention.
+ * - security events older than their retention;
+ * - emailed links past their expiry (a used one is dead already; it goes once it expires too).
  */
 export async function runRetention(prisma: PrismaClient, cutoffs: RetentionCutoffs, batchRows: number): Promise<RetentionCounts> {
   const { now, endedBefore } = cutoffs;
@@ -57,7 +59,10 @@ export async function runRetention(prisma: PrismaClient, cutoffs: RetentionCutof
   });
   const securityEvents = (await prisma.securityEvent.deleteMany({ where: { id: { in: eventIds.map((row) => row.id) } } })).count;
 
-  return { downloadTokens, refreshTokens, browserSessions, lockouts, securityEvents };
+  const emailIds = await prisma.emailToken.findMany({ where: { expiresAt: { lt: now } }, orderBy: { expiresAt: "asc" }, take: batchRows, select: { id: true } });
+  const emailTokens = (await prisma.emailToken.deleteMany({ where: { id: { in: emailIds.map((row) => row.id) } } })).count;
+
+  return { downloadTokens, refreshTokens, browserSessions, lockouts, securityEvents, emailTokens };
 }
 
 /** Keeps a user's newest `keep` reports and deletes the rest: the per-user bound on report storage. */

@@ -1,15 +1,11 @@
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
+import { isWellFormedOpaqueToken, newOpaqueToken, opaqueTokenDigest } from "./opaque-token";
 import type { Prisma, PrismaClient } from "@/lib/generated/prisma/client";
 
 /**
- * Opaque, rotating refresh tokens. A token is 32 random bytes (base64url, 43 characters) and the
- * table holds only its SHA-256 digest: a fast hash is right here, because a 256-bit random secret
- * cannot be guessed, so a slow hash would add cost and no protection. A database leak then
- * yields no usable token.
+ * Opaque, rotating refresh tokens (lib/tokens/opaque-token.ts: 256 random bits, stored only as a
+ * SHA-256 digest).
  */
-const TOKEN_BYTES = 32;
-const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
-
 // Classifies the advisory locks taken here (two-int form), apart from any other user of them.
 const FAMILY_LOCK_CLASS = 0x67_74_72_66;
 
@@ -23,15 +19,8 @@ export type RotationResult =
   | { ok: true; userId: string; familyId: string; token: string; expiresAtMs: number; newFamily: false }
   | { ok: false; reason: RotationFailure; familyId?: string; userId?: string };
 
-/** SHA-256 hex of a presented token: the only form in which it is stored or looked up. */
-export function refreshTokenDigest(token: string): string {
-  return createHash("sha256").update(token, "utf8").digest("hex");
-}
-
-/** Whether `token` has the shape of one of ours; anything else is unknown without a lookup. */
-export function isWellFormedRefreshToken(token: string): boolean {
-  return TOKEN_PATTERN.test(token);
-}
+export const refreshTokenDigest = opaqueTokenDigest;
+export const isWellFormedRefreshToken = isWellFormedOpaqueToken;
 
 /** A family's absolute span and label, copied onto each of its tokens. */
 /** `credentialGeneration`: the user's, as the family's password check read it (kept on rotation). */
@@ -52,7 +41,7 @@ export async function issueRefreshToken(
   nowMs: number,
   terms: Partial<FamilyTerms> = {},
 ): Promise<IssuedRefreshToken> {
-  const token = randomBytes(TOKEN_BYTES).toString("base64url");
+  const token = newOpaqueToken();
   const family = familyId ?? randomUUID();
   const familyCreatedAtMs = terms.createdAtMs ?? nowMs;
   const familyExpiresAtMs = terms.expiresAtMs ?? familyCreatedAtMs + DEFAULT_FAMILY_LIFETIME_MS;

@@ -22,7 +22,7 @@ export type Refusal = {
   scope?: string;
 };
 
-export type FormKind = "sign-in" | "register";
+export type FormKind = "sign-in" | "register" | "recovery";
 
 export type RefusalView = {
   tone: "warn" | "error";
@@ -68,6 +68,7 @@ function reasonFor(refusal: Refusal, form: FormKind): string {
   switch (refusal.error) {
     case "rate_limited":
       if (form === "register") return "Too many registration attempts have come from your network.";
+      if (form === "recovery") return "Too many requests like this have come from your network.";
       return refusal.scope === "username"
         ? "Too many sign-in attempts for this email address have come from your network."
         : "Too many sign-in attempts have come from your network.";

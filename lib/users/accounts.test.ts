@@ -27,7 +27,7 @@ describe("passwords are NFC before hashing and verifying", () => {
 
   it("signs in with either form of a passphrase registered in either form", async () => {
     expect(COMPOSED).not.toBe(DECOMPOSED);
-    await registerAccount(database.prisma, { email: "nfd@example.com", password: DECOMPOSED }, params);
+    await registerAccount(database.prisma, { email: "nfd@example.com", password: DECOMPOSED }, params, Date.now());
     for (const typed of [COMPOSED, DECOMPOSED]) expect(await verifyCredentials(database.prisma, { email: "nfd@example.com", password: typed }, params)).toMatchObject({ email: "nfd@example.com" });
     const { passwordHash } = await database.prisma.user.findUniqueOrThrow({ where: { email: "nfd@example.com" } });
     expect(await verifyPassword(passwordHash, COMPOSED)).toBe(true);

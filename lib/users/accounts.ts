@@ -3,9 +3,9 @@ import { dummyHash, hashPassword, needsRehash, verifyPassword } from "@/lib/pass
 import type { Argon2Params } from "@/lib/password/params";
 
 export type Credentials = { email: string; password: string };
-export type AccountUser = { id: string; email: string };
+export type AccountUser = { id: string; email: string; credentialGeneration: number };
 /** A user whose password was just verified, with the credential generation that hash belongs to. */
-export type VerifiedUser = AccountUser & { credentialGeneration: number };
+export type VerifiedUser = AccountUser;
 
 type MaybeDbError = { code?: unknown; cause?: { code?: unknown; kind?: unknown } };
 
@@ -27,10 +27,15 @@ export async function registerAccount(
   prisma: PrismaClient,
   input: Credentials,
   params: Argon2Params,
+  /** When the address was verified: null for a self-registered account until its owner opens the link. */
+  emailVerifiedAtMs: number | null,
 ): Promise<{ ok: true; user: AccountUser } | { ok: false; reason: "email_taken" }> {
   const passwordHash = await hashPassword(input.password.normalize("NFC"), params);
   try {
-    const user = await prisma.user.create({ data: { email: input.email, passwordHash }, select: { id: true, email: true } });
+    const user = await prisma.user.create({
+      data: { email: input.email, passwordHash, emailVerifiedAt: emailVerifiedAtMs === null ? null : new Date(emailVerifiedAtMs) },
+      select: { id: true, email: true, credentialGeneration: true },
+    });
     return { ok: true, user };
   } catch (error) {
     if (isUniqueViolation(error)) return { ok: false, reason: "email_taken" };
@@ -49,9 +54,12 @@ export async function verifyCredentials(
   input: Credentials,
   params: Argon2Params,
   onRehashError: (error: unknown) => void = () => {},
-): Promise<(VerifiedUser & { rehashed: boolean }) | null> {
+): Promise<(VerifiedUser & { rehashed: boolean; emailVerified: boolean }) | null> {
   // The hash and its generation in one read: a session made from this check is as old as this hash.
-  const user = await prisma.user.findUnique({ where: { email: input.email }, select: { id: true, email: true, passwordHash: true, credentialGeneration: true } });
+  const user = await prisma.user.findUnique({
+    where: { email: input.email },
+    select: { id: true, email: true, passwordHash: true, credentialGeneration: true, emailVerifiedAt: true },
+  });
   const storedHash = user?.passwordHash ?? (await dummyHash(params));
   // One passphrase typed on systems that compose accents differently is one password: NFC is
   // hashed. A hash made from the raw string before that rule still verifies, and is replaced.
@@ -72,5 +80,5 @@ export async function verifyCredentials(
       onRehashError(error);
     }
   }
-  return { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration, rehashed };
+  return { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration, rehashed, emailVerified: user.emailVerifiedAt !== null };
 }

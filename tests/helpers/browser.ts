@@ -87,7 +87,7 @@ export async function tokenSignIn(email: string, password: string, options: { ad
 export async function createAccount(gate: import("@/lib/auth/gatehouse").Gatehouse, email: string, password: string): Promise<string> {
   const { registerAccount } = await import("@/lib/users/accounts");
   const { prisma } = await import("@/lib/db/client");
-  const created = await registerAccount(await prisma(), { email, password }, gate.argon2);
+  const created = await registerAccount(await prisma(), { email, password }, gate.argon2, Date.now());
   if (!created.ok) throw new Error(`could not create ${email}`);
   return created.user.id;
 }

@@ -40,7 +40,7 @@ describe("the admin command line", () => {
     const key = digestKey(getConfig().RATE_LIMIT_KEY_SECRET, ["lockout", "locked@example.com"]);
     const policy = { threshold: 2, baseLockMs: 60_000, maxLockMs: 3_600_000, quietPeriodMs: 3_600_000 };
     const userId = await withDatabase(async (prisma) => {
-      const created = await registerAccount(prisma, { email: "locked@example.com", password: PASSWORD }, argon2Params("owasp"));
+      const created = await registerAccount(prisma, { email: "locked@example.com", password: PASSWORD }, argon2Params("owasp"), Date.now());
       if (!created.ok) throw new Error("registration failed");
       const lockouts = prismaLockoutRepository(prisma);
       for (let i = 0; i < 3; i++) await lockouts.admitAttempt(key, Date.now(), policy);

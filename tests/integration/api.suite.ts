@@ -22,7 +22,7 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
       const gate = await gatehouse();
       tokenFor = async (userId, nowMs = Date.now()) => (await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, nowMs)).token;
       const make = async (email: string) => {
-        const result = await registerAccount(await prisma(), { email, password: "a long enough passphrase" }, gate.argon2);
+        const result = await registerAccount(await prisma(), { email, password: "a long enough passphrase" }, gate.argon2, Date.now());
         if (!result.ok) throw new Error("registration failed");
         return { id: result.user.id, token: await tokenFor(result.user.id) };
       };

@@ -39,7 +39,7 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
       const { prisma } = await import("@/lib/db/client");
       const g = await gate();
       for (const email of ["victim@example.com", "restart@example.com", "reset@example.com"]) {
-        await registerAccount(await prisma(), { email, password: PASSWORD }, g.argon2);
+        await registerAccount(await prisma(), { email, password: PASSWORD }, g.argon2, Date.now());
       }
       checks = await watchPasswordChecks();
     });

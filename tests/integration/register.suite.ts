@@ -49,26 +49,31 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
       return (await db.prisma()).user.count();
     }
 
-    it("creates an account with a normalised email and an Argon2id hash", async () => {
+    it("creates an account with a normalised email, an Argon2id hash and an unverified address, answering 202", async () => {
       const res = await register({ email: "  New.User@Example.COM ", password: "a long enough passphrase" });
-      expect(res.status).toBe(201);
-      expect(await res.json()).toMatchObject({ email: "new.user@example.com" });
+      expect(res.status).toBe(202);
+      expect(await res.json()).toEqual({ status: "check_email", message: expect.stringMatching(/check your email/i) });
       const user = await (await db.prisma()).user.findUniqueOrThrow({ where: { email: "new.user@example.com" } });
       expect(user.passwordHash).toMatch(/^\$argon2id\$v=19\$/);
+      expect(user.emailVerifiedAt).toBeNull();
     });
 
-    it("answers 409 email_taken for the same address in another case", async () => {
+    it("answers a taken address (in another case) exactly as a new one, and keeps the first account's password", async () => {
+      const before = await (await db.prisma()).user.findUniqueOrThrow({ where: { email: "new.user@example.com" } });
       const res = await register({ email: "NEW.USER@example.com", password: "another long passphrase" });
-      expect(res.status).toBe(409);
-      expect(await res.json()).toMatchObject({ error: "email_taken" });
+      expect(res.status).toBe(202);
+      expect(await res.json()).toEqual({ status: "check_email", message: expect.stringMatching(/check your email/i) });
+      const after = await (await db.prisma()).user.findUniqueOrThrow({ where: { email: "new.user@example.com" } });
+      expect(after.passwordHash).toBe(before.passwordHash);
     });
 
-    it("lets exactly one of five parallel registrations of one address through", async () => {
+    it("lets exactly one of five parallel registrations of one address create it, answering all five alike", async () => {
       const bodies = await Promise.all(
         Array.from({ length: 5 }, async () => JSON.stringify({ email: "race@example.com", password: "a long enough passphrase", altcha: await altcha() })),
       );
-      const statuses = (await Promise.all(bodies.map((body) => post(body)))).map((r) => r.status).sort();
-      expect(statuses).toEqual([201, 409, 409, 409, 409]);
+      const statuses = (await Promise.all(bodies.map((body) => post(body)))).map((r) => r.status);
+      expect(statuses).toEqual([202, 202, 202, 202, 202]);
+      expect(await (await db.prisma()).user.count({ where: { email: "race@example.com" } })).toBe(1);
     });
 
     it.each([
@@ -96,7 +101,7 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
       expect(await missing.json()).toMatchObject({ error: "captcha_invalid", reason: "missing" });
 
       const payload = await altcha();
-      expect((await post(JSON.stringify({ email: "once@example.com", password: "a long enough passphrase", altcha: payload }))).status).toBe(201);
+      expect((await post(JSON.stringify({ email: "once@example.com", password: "a long enough passphrase", altcha: payload }))).status).toBe(202);
       const replay = await post(JSON.stringify({ email: "twice@example.com", password: "a long enough passphrase", altcha: payload }));
       expect(replay.status).toBe(400);
       expect(await replay.json()).toMatchObject({ error: "captcha_invalid", reason: "replayed" });

@@ -83,9 +83,9 @@ describe("retention", () => {
     await seed();
     const cutoffs = retentionCutoffs(NOW, POLICY);
     const first = await runRetention(prisma, cutoffs, 2);
-    expect(first).toEqual({ downloadTokens: 2, refreshTokens: 2, browserSessions: 1, lockouts: 2, securityEvents: 1 });
+    expect(first).toEqual({ downloadTokens: 2, refreshTokens: 2, browserSessions: 1, lockouts: 2, securityEvents: 1, emailTokens: 0 });
     const second = await runRetention(prisma, cutoffs, 2);
-    expect(second).toEqual({ downloadTokens: 1, refreshTokens: 0, browserSessions: 0, lockouts: 0, securityEvents: 0 });
+    expect(second).toEqual({ downloadTokens: 1, refreshTokens: 0, browserSessions: 0, lockouts: 0, securityEvents: 0, emailTokens: 0 });
 
     expect((await prisma.downloadToken.findMany({ select: { tokenHash: true } })).map((row) => row.tokenHash)).toEqual(["dl-live"]);
     expect((await prisma.refreshToken.findMany({ select: { tokenHash: true }, orderBy: { tokenHash: "asc" } })).map((row) => row.tokenHash)).toEqual([

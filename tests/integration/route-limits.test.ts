@@ -28,7 +28,7 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
     const { registerAccount } = await import("@/lib/users/accounts");
     const { prisma } = await import("@/lib/db/client");
-    const created = await registerAccount(await prisma(), { email: EMAIL, password: "a long enough passphrase" }, gate.argon2);
+    const created = await registerAccount(await prisma(), { email: EMAIL, password: "a long enough passphrase" }, gate.argon2, Date.now());
     if (!created.ok) throw new Error("registration failed");
     userId = created.user.id;
     const { issueAccessToken } = await import("@/lib/tokens/access-token");

@@ -65,7 +65,7 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
       gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
       const { registerAccount } = await import("@/lib/users/accounts");
       for (const name of ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan"]) {
-        const created = await registerAccount(await db.prisma(), { email: `${name}@example.com`, password: PASSWORD }, gate.argon2);
+        const created = await registerAccount(await db.prisma(), { email: `${name}@example.com`, password: PASSWORD }, gate.argon2, Date.now());
         if (!created.ok) throw new Error(`could not create ${name}`);
         users[name] = created.user.id;
       }

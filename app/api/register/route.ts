@@ -8,11 +8,17 @@ import { busy, captchaInvalid } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { logSecurity } from "@/lib/log/security-log";
+import { REGISTRATION_ACCEPTED } from "@/lib/recovery/answers";
 import { registerAccount } from "@/lib/users/accounts";
 
 export const dynamic = "force-dynamic";
 
-/** Registration: per-address limit (the wrapper, before the body), validation, ALTCHA, hash budget, Argon2id. */
+/**
+ * Registration: per-address limit (the wrapper, before the body), validation, ALTCHA, hash
+ * budget, Argon2id. A new address and a taken one get the same 202 after the same work (the
+ * hash is made before the insert); what differs happens afterwards, by email, to the address's
+ * owner: a verification link, or "someone tried to create an account with your address".
+ */
 export const POST = limited("/api/register", async (request, { gate, client }) => {
   const body = await readJson(request, gate.config.MAX_BODY_BYTES);
   if (!body.ok) return body.response;
@@ -31,10 +37,16 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
   return withinHashBudget(
     gate,
     async () => {
-      const result = await registerAccount(await prisma(), input.data, gate.argon2);
-      if (!result.ok) return jsonError(409, "email_taken", "An account with this email already exists.");
-      log().info({ event: "account_registered", userId: result.user.id });
-      return json(201, { id: result.user.id, email: result.user.email });
+      const verified = gate.config.REQUIRE_EMAIL_VERIFICATION === "false";
+      const result = await registerAccount(await prisma(), input.data, gate.argon2, verified ? gate.clock() : null);
+      if (result.ok) {
+        log().info({ event: "account_registered", userId: result.user.id });
+        gate.recovery.accountCreated(result.user);
+      } else {
+        log().info({ event: "registration_for_taken_address" });
+        gate.recovery.addressTaken(input.data.email);
+      }
+      return json(202, REGISTRATION_ACCEPTED);
     },
     () => {
       logSecurity(gate, { route: "/api/register", outcome: "busy", client, email: input.data.email });

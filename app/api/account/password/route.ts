@@ -3,7 +3,7 @@ import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { fieldErrors } from "@/lib/auth/credentials";
 import { endOtherSessions } from "@/lib/auth/end-sessions";
 import { renewBrowserSession } from "@/lib/auth/renew-session";
-import { admitSignIn, checkPassword, withinHashBudget } from "@/lib/auth/sign-in";
+import { admitSignIn, checkPassword, noticeOrigin, withinHashBudget } from "@/lib/auth/sign-in";
 import { prisma } from "@/lib/db/client";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
@@ -82,6 +82,7 @@ export const POST = limited("/api/account/password", async (request, limits) => 
     sessionId,
   );
   await gate.events.accountChanged(account.userId, "password_changed", client, { browser: browserLabel(request.headers.get("user-agent")), sessionId });
+  gate.recovery.notice("password_changed", { id: account.userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
   log().info({ event: "password_changed", userId: account.userId, ...ended, devicesForgotten: devices });
   const response = backToAccount("password_changed");
   response.headers.append("Set-Cookie", sessionCookie);

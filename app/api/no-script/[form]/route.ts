@@ -5,7 +5,7 @@ import { jsonError } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";
 
-const PAGES = new Set(["sign-in", "register"]);
+const PAGES = new Set(["sign-in", "register", "forgot-password", "reset-password", "verify-email", "unlock"]);
 
 /**
  * Where the sign-in and registration forms post when JavaScript has not taken them over (it is

@@ -5,6 +5,8 @@ import { readJson } from "@/lib/http/body";
 import { limited } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
+import { noticeOrigin } from "@/lib/auth/sign-in";
+import { browserLabel } from "@/lib/sessions/browser-label";
 import { issueAccessToken, tokenPair } from "@/lib/tokens/access-token";
 import { revokeRefreshFamily, rotateRefreshToken, type RotationFailure } from "@/lib/tokens/refresh-tokens";
 
@@ -30,7 +32,8 @@ function invalidToken(reason: RotationFailure | "account_gone") {
 
 /** Exchanges a refresh token for a new access token and a new refresh token of the same family. */
 // Its own sliding-window counter, apart from the token endpoint's: the limit's key names the route.
-export const POST = limited("/api/v1/authentication/token/refresh", async (request, { gate }) => {
+export const POST = limited("/api/v1/authentication/token/refresh", async (request, limits) => {
+  const { gate, client } = limits;
   const body = await readJson(request, gate.config.MAX_BODY_BYTES);
   if (!body.ok) return body.response;
   const input = refreshSchema.safeParse(body.value);
@@ -44,6 +47,11 @@ export const POST = limited("/api/v1/authentication/token/refresh", async (reque
     if (rotated.reason === "reused") {
       // Someone else holds a copy of this session's token. Never log the token itself.
       log().warn({ event: "refresh_token_reused", familyId: rotated.familyId, userId: rotated.userId, effect: "family revoked" });
+      // The theft signal: the owner hears of it (once per quota window) and sees it on the account page.
+      if (rotated.userId) {
+        await gate.events.accountChanged(rotated.userId, "refresh_token_reused", client, { browser: browserLabel(limits.userAgent) });
+        gate.recovery.notice("refresh_token_reused", { id: rotated.userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
+      }
     } else {
       log().info({ event: "refresh_token_refused", reason: rotated.reason, familyId: rotated.familyId });
     }

@@ -1,0 +1,56 @@
+import { z } from "zod";
+import { endOtherSessions } from "@/lib/auth/end-sessions";
+import { noticeOrigin, withinHashBudget } from "@/lib/auth/sign-in";
+import { setDeviceCookie } from "@/lib/http/device-cookie";
+import { limited } from "@/lib/http/limited";
+import { busy } from "@/lib/http/refusals";
+import { json, jsonError } from "@/lib/http/responses";
+import { log } from "@/lib/log/logger";
+import { isCommonPassword } from "@/lib/password/common-passwords";
+import { hashPassword } from "@/lib/password/hash";
+import { PASSWORD_MAX_LENGTH, passwordProblem } from "@/lib/password/rules";
+import { invalidLink, linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
+import { browserLabel } from "@/lib/sessions/browser-label";
+
+export const dynamic = "force-dynamic";
+
+const resetSchema = linkSchema({
+  // The rules below say "at most 128"; this bound only keeps a huge string from being scanned.
+  password: z.string({ error: "Enter a new password." }).max(PASSWORD_MAX_LENGTH * 8, `Use at most ${PASSWORD_MAX_LENGTH} characters.`),
+});
+
+/**
+ * A new password from an emailed reset link. The link is checked before any hashing; the new
+ * password must pass the registration rules; then, in one statement, the link is used and the
+ * hash replaced (only if neither happened meanwhile), which also raises the credential
+ * generation: every browser session and refresh family of the account is dead from that commit.
+ * Then the tidy-up: sessions, refresh families and download tokens revoked, every device cookie
+ * forgotten and every other emailed link deleted, strangers' lock cleared, and this browser made
+ * a known device (the owner proved the mailbox; an attacker's lock must not keep them out).
+ */
+export const POST = limited("/api/password/reset", async (request, limits) => {
+  const { gate, client } = limits;
+  const link = await readLinkRequest(request, gate, "reset_password", resetSchema);
+  if (!link.ok) return link.response;
+  const { password } = link.fields;
+  const problem = passwordProblem(password, { email: link.token.email, isCommon: isCommonPassword });
+  if (problem) return jsonError(400, "invalid_input", problem.message, { fields: { password: problem.message } });
+
+  const passwordHash = await withinHashBudget(gate, () => hashPassword(password.normalize("NFC"), gate.argon2), () => null);
+  if (!passwordHash) return busy();
+  const nowMs = gate.clock();
+  const reset = await gate.emailTokens.resetPassword(link.token.id, passwordHash, nowMs);
+  if (!reset) return invalidLink();
+
+  const ended = await endOtherSessions(gate, reset.userId, null, nowMs);
+  const links = await gate.emailTokens.revokeAll(reset.userId);
+  const usernameKey = gate.usernameKey(reset.email);
+  const devices = await gate.devices.forgetAll(usernameKey);
+  await gate.lockouts.reset(usernameKey);
+  const device = await gate.devices.issue(usernameKey, nowMs);
+  await gate.events.accountChanged(reset.userId, "password_reset", client, { browser: browserLabel(limits.userAgent) });
+  gate.recovery.notice("password_was_reset", { id: reset.userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
+  log().info({ event: "password_reset", userId: reset.userId, ...ended, devicesForgotten: devices, linksRevoked: links });
+  const response = json(200, { status: "password_reset", message: "Your password is changed and every session is signed out. Sign in with the new password." });
+  return setDeviceCookie(response, device.token, device.expiresAtMs, nowMs);
+});

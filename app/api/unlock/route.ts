@@ -1,0 +1,28 @@
+import { setDeviceCookie } from "@/lib/http/device-cookie";
+import { limited } from "@/lib/http/limited";
+import { json } from "@/lib/http/responses";
+import { log } from "@/lib/log/logger";
+import { invalidLink, linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
+import { browserLabel } from "@/lib/sessions/browser-label";
+
+export const dynamic = "force-dynamic";
+
+const unlockSchema = linkSchema({});
+
+/**
+ * The owner's way past a lock that strangers caused: the emailed link makes this browser a known
+ * device of the account (an OWASP device cookie), which the strangers' lock does not refuse. It
+ * signs nobody in: the password is still typed, and checked, on the sign-in page.
+ */
+export const POST = limited("/api/unlock", async (request, limits) => {
+  const { gate, client } = limits;
+  const link = await readLinkRequest(request, gate, "unlock", unlockSchema);
+  if (!link.ok) return link.response;
+  const nowMs = gate.clock();
+  if (!(await gate.emailTokens.use(link.token.id, nowMs))) return invalidLink();
+  const device = await gate.devices.issue(gate.usernameKey(link.token.email), nowMs);
+  await gate.events.accountChanged(link.token.userId, "unlock_link_used", client, { browser: browserLabel(limits.userAgent) });
+  log().info({ event: "unlock_link_used", userId: link.token.userId });
+  const response = json(200, { status: "unlocked", message: "This browser can sign in to your account now. Enter your password to continue." });
+  return setDeviceCookie(response, device.token, device.expiresAtMs, nowMs);
+});

@@ -1,0 +1,123 @@
+"use client";
+
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useEffect, useRef, useState, useSyncExternalStore, type FormEvent } from "react";
+import { flushSync } from "react-dom";
+import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/field-checks";
+import { secondsLeft } from "@/lib/ui/refusal";
+import { Field } from "./Field";
+import { PasswordInput } from "./PasswordInput";
+import { PasswordStrength } from "./PasswordStrength";
+import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "./RefusalBanner";
+
+type Props = {
+  /** The API route that uses the link. */
+  endpoint: "/api/email/verify" | "/api/unlock" | "/api/password/reset";
+  /** The no-script route the form posts to before hydration (it only redirects back). */
+  noScriptForm: "verify-email" | "unlock" | "reset-password";
+  action: string;
+  pendingAction: string;
+  /** Where the sign-in page says what happened. */
+  done: "verified" | "unlocked" | "reset";
+  /** The reset page asks for the new password. */
+  newPassword?: boolean;
+};
+
+/**
+ * The page an emailed link opens. Opening it does nothing (mail scanners open links): the person
+ * presses the button, which POSTs the token. The token rides in the URL's fragment, which
+ * browsers never send to a server or in a Referer; it is read here and removed from the address bar.
+ */
+export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, done, newPassword }: Props) {
+  const router = useRouter();
+  const passwordInput = useRef<HTMLInputElement>(null);
+  const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
+  const [token, setToken] = useState<string | null | undefined>(undefined);
+  const [pending, setPending] = useState(false);
+  const [submits, setSubmits] = useState(0);
+  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const [passwordError, setPasswordError] = useState<string | undefined>(undefined);
+  const nowMs = useRefusalClock(refusal);
+  const waiting = secondsLeft(refusal, nowMs) > 0;
+
+  useEffect(() => {
+    const found = new URLSearchParams(window.location.hash.slice(1)).get("token");
+    // eslint-disable-next-line react-hooks/set-state-in-effect -- the fragment exists only in the browser, after hydration
+    setToken(found);
+    if (found) window.history.replaceState(null, "", window.location.pathname);
+  }, []);
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (pending || waiting || !token) return;
+    const password = newPassword ? String(new FormData(event.currentTarget).get("password") ?? "") : undefined;
+    const problem = password === undefined ? undefined : checkNewPassword(password, undefined);
+    flushSync(() => {
+      setRefusal(null);
+      setPasswordError(problem);
+      setSubmits((n) => n + 1);
+    });
+    if (problem) {
+      passwordInput.current?.focus();
+      return;
+    }
+    setPending(true);
+    try {
+      const res = await fetch(endpoint, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(password === undefined ? { token } : { token, password }),
+      });
+      if (res.ok) {
+        router.push(`/sign-in?done=${done}`);
+        return;
+      }
+      const body = (await res.clone().json().catch(() => ({}))) as { fields?: { password?: string } };
+      if (body.fields?.password) {
+        flushSync(() => setPasswordError(body.fields?.password));
+        passwordInput.current?.focus();
+      } else {
+        setRefusal(await refusalFrom(res));
+      }
+    } catch {
+      setRefusal(localRefusal("unavailable", "This is unavailable right now. Try again in a moment."));
+    }
+    setPending(false);
+  }
+
+  if (token === null) {
+    return (
+      <p className="banner error" role="alert" data-testid="link-missing">
+        This link is incomplete. Open it again from the email, or <Link href="/forgot-password">ask for a new one</Link>.
+      </p>
+    );
+  }
+  return (
+    <>
+      <RefusalBanner refusal={refusal} form="recovery" nowMs={nowMs} testId="link-error" />
+      {refusal?.error === "invalid_token" ? (
+        <p>
+          <Link href="/forgot-password">Ask for a new password-reset link</Link>, or <Link href="/sign-in">sign in</Link> to get a new confirmation link.
+        </p>
+      ) : null}
+      <form onSubmit={onSubmit} noValidate method="post" action={`/api/no-script/${noScriptForm}`} data-hydrated={hydrated && token !== undefined}>
+        {newPassword ? (
+          <>
+            <Field id="reset-password" label="New password" hint={`${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters. A passphrase of several words works well.`} error={passwordError}>
+              {(aria) => <PasswordInput id="reset-password" inputRef={passwordInput} name="password" autoComplete="new-password" required toggle={hydrated} hideKey={submits} {...aria} />}
+            </Field>
+            <PasswordStrength field="password" />
+          </>
+        ) : null}
+        <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
+          {pending ? pendingAction : action}
+        </button>
+      </form>
+    </>
+  );
+}
+
+function noSubscription(): () => void {
+  return () => {};
+}

@@ -1,0 +1,90 @@
+"use client";
+
+import Link from "next/link";
+import { useRef, useState, useSyncExternalStore, type FormEvent } from "react";
+import { flushSync } from "react-dom";
+import { checkSignIn } from "@/lib/ui/field-checks";
+import { secondsLeft } from "@/lib/ui/refusal";
+import { AltchaField, type AltchaHandle } from "../components/AltchaField";
+import { Field } from "../components/Field";
+import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
+
+/** "Forgot password?": the same answer for every address; the email (if any) says the rest. */
+export function ForgotPasswordForm({ initialEmail }: { initialEmail: string }) {
+  const altcha = useRef<AltchaHandle>(null);
+  const emailInput = useRef<HTMLInputElement>(null);
+  const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
+  const [pending, setPending] = useState(false);
+  const [sent, setSent] = useState<string | null>(null);
+  const [emailError, setEmailError] = useState<string | undefined>(undefined);
+  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const nowMs = useRefusalClock(refusal);
+  const waiting = secondsLeft(refusal, nowMs) > 0;
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (pending || waiting) return;
+    const email = String(new FormData(event.currentTarget).get("email") ?? "");
+    const problem = checkSignIn(email, "-").email;
+    flushSync(() => {
+      setRefusal(null);
+      setEmailError(problem);
+    });
+    if (problem) {
+      emailInput.current?.focus();
+      return;
+    }
+    setPending(true);
+    try {
+      const res = await fetch("/api/password/forgot", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ email, altcha: (await altcha.current?.payload()) ?? "" }),
+      });
+      if (res.status === 202) {
+        const body = (await res.json()) as { message: string };
+        setSent(body.message);
+      } else {
+        setRefusal(await refusalFrom(res));
+      }
+    } catch {
+      setRefusal(localRefusal("unavailable", "This is unavailable right now. Try again in a moment."));
+    }
+    altcha.current?.reset();
+    setPending(false);
+  }
+
+  if (sent) {
+    return (
+      <>
+        <p className="banner ok" role="status" data-testid="forgot-sent">
+          {sent}
+        </p>
+        <p>
+          Nothing arrived? Check the spam folder, then <Link href="/forgot-password">try again</Link>. <Link href="/sign-in">Back to sign in</Link>.
+        </p>
+      </>
+    );
+  }
+  return (
+    <>
+      <RefusalBanner refusal={refusal} form="recovery" nowMs={nowMs} testId="forgot-error" />
+      <form onSubmit={onSubmit} noValidate method="post" action="/api/no-script/forgot-password" data-hydrated={hydrated}>
+        <Field id="forgot-email" label="Email" hint="We will send a link to choose a new password, if an account uses this address." error={emailError}>
+          {(aria) => <input id="forgot-email" ref={emailInput} name="email" type="email" autoComplete="username" required defaultValue={initialEmail} {...aria} />}
+        </Field>
+        <AltchaField ref={altcha} />
+        <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
+          {pending ? "Sending…" : "Send me a link"}
+        </button>
+      </form>
+      <p>
+        Remembered it? <Link href="/sign-in">Sign in</Link>.
+      </p>
+    </>
+  );
+}
+
+function noSubscription(): () => void {
+  return () => {};
+}

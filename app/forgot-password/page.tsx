@@ -1,0 +1,18 @@
+import type { Metadata } from "next";
+import { NoScriptNotice } from "../components/NoScriptNotice";
+import { ForgotPasswordForm } from "./ForgotPasswordForm";
+
+export const dynamic = "force-dynamic";
+
+export const metadata: Metadata = { title: "Reset your password" };
+
+export default async function ForgotPasswordPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const { notice, email } = await searchParams;
+  return (
+    <div className="card">
+      <h1>Reset your password</h1>
+      <NoScriptNotice posted={notice === "javascript"} action="asking for a reset link" />
+      <ForgotPasswordForm initialEmail={typeof email === "string" ? email : ""} />
+    </div>
+  );
+}

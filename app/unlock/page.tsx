@@ -1,0 +1,19 @@
+import type { Metadata } from "next";
+import { EmailLinkForm } from "../components/EmailLinkForm";
+import { NoScriptNotice } from "../components/NoScriptNotice";
+
+export const dynamic = "force-dynamic";
+
+export const metadata: Metadata = { title: "Sign in on this browser", referrer: "no-referrer" };
+
+/** Opened from an emailed link: nothing happens until the button is pressed. */
+export default async function UnlockPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const { notice } = await searchParams;
+  return (
+    <div className="card">
+      <h1>Sign in on this browser</h1>
+      <NoScriptNotice posted={notice === "javascript"} action="letting this browser sign in" />
+      <EmailLinkForm endpoint="/api/unlock" noScriptForm="unlock" action="Let this browser sign in" pendingAction="Unlocking…" done="unlocked" />
+    </div>
+  );
+}

@@ -1,0 +1,85 @@
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { isWellFormedOpaqueToken, newOpaqueToken, opaqueTokenDigest } from "@/lib/tokens/opaque-token";
+
+export type EmailTokenPurpose = "verify_email" | "reset_password" | "unlock";
+
+/** A link's token that is still good: unused, unexpired, newest of its purpose, issued under the user's current password. */
+export type LiveEmailToken = { id: string; userId: string; email: string; purpose: EmailTokenPurpose; credentialGeneration: number };
+
+/**
+ * The EmailToken table: single-use links sent by email. Every way a token can be bad (forged,
+ * truncated, oversized, expired, used, superseded, issued before a password change) reads as the
+ * same "no such token", so a caller cannot tell one from another.
+ */
+export interface EmailTokens {
+  /** A new token for `userId`; it deletes the user's earlier unused tokens of the same purpose. */
+  issue(userId: string, purpose: EmailTokenPurpose, credentialGeneration: number, nowMs: number, lifetimeMs: number): Promise<string>;
+  /** The token if it is live now; null otherwise. Reading does not use it. */
+  find(token: string, purpose: EmailTokenPurpose, nowMs: number): Promise<LiveEmailToken | null>;
+  /** Marks a live token used, once: of two concurrent uses exactly one gets true. */
+  use(id: string, nowMs: number): Promise<boolean>;
+  /**
+   * Uses a reset token and sets the new password hash in one statement: the hash is stored only
+   * if the token was live and the user's password has not changed since it was issued. Raises the
+   * credential generation (ending every session made before) and marks the address verified.
+   * Returns the new generation and the account's email, or null.
+   */
+  resetPassword(id: string, passwordHash: string, nowMs: number): Promise<{ userId: string; email: string; credentialGeneration: number } | null>;
+  /** Deletes every unused token of the user (all purposes): after a reset, older links must not work. */
+  revokeAll(userId: string): Promise<number>;
+}
+
+export function prismaEmailTokens(prisma: PrismaClient): EmailTokens {
+  return {
+    async issue(userId, purpose, credentialGeneration, nowMs, lifetimeMs) {
+      const token = newOpaqueToken();
+      await prisma.$transaction([
+        prisma.emailToken.deleteMany({ where: { userId, purpose, usedAt: null } }),
+        prisma.emailToken.create({
+          data: { digest: opaqueTokenDigest(token), userId, purpose, credentialGeneration, createdAt: new Date(nowMs), expiresAt: new Date(nowMs + lifetimeMs) },
+        }),
+      ]);
+      return token;
+    },
+
+    async find(token, purpose, nowMs) {
+      if (!isWellFormedOpaqueToken(token)) return null;
+      const row = await prisma.emailToken.findUnique({ where: { digest: opaqueTokenDigest(token) } });
+      if (!row || row.purpose !== purpose || row.usedAt !== null || row.expiresAt.getTime() <= nowMs) return null;
+      const user = await prisma.user.findUnique({ where: { id: row.userId }, select: { email: true, credentialGeneration: true } });
+      if (!user || user.credentialGeneration !== row.credentialGeneration) return null;
+      return { id: row.id, userId: row.userId, email: user.email, purpose, credentialGeneration: row.credentialGeneration };
+    },
+
+    async use(id, nowMs) {
+      const now = new Date(nowMs);
+      const { count } = await prisma.emailToken.updateMany({ where: { id, usedAt: null, expiresAt: { gt: now } }, data: { usedAt: now } });
+      return count === 1;
+    },
+
+    async resetPassword(id, passwordHash, nowMs) {
+      const now = new Date(nowMs);
+      const rows = await prisma.$queryRaw<{ id: string; email: string; credentialGeneration: number }[]>`
+        WITH used AS (
+          UPDATE "EmailToken" SET "usedAt" = ${now}
+          WHERE "id" = ${id}::uuid AND "purpose" = 'reset_password' AND "usedAt" IS NULL AND "expiresAt" > ${now}
+          RETURNING "userId", "credentialGeneration"
+        )
+        UPDATE "User" AS u
+        SET "passwordHash" = ${passwordHash},
+            "credentialGeneration" = u."credentialGeneration" + 1,
+            "emailVerifiedAt" = COALESCE(u."emailVerifiedAt", ${now}),
+            "updatedAt" = ${now}
+        FROM used
+        WHERE u."id" = used."userId" AND u."credentialGeneration" = used."credentialGeneration"
+        RETURNING u."id", u."email", u."credentialGeneration"`;
+      const row = rows[0];
+      return row ? { userId: row.id, email: row.email, credentialGeneration: Number(row.credentialGeneration) } : null;
+    },
+
+    async revokeAll(userId) {
+      const { count } = await prisma.emailToken.deleteMany({ where: { userId, usedAt: null } });
+      return count;
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import { z } from "zod";
+import { fieldErrors } from "@/lib/auth/credentials";
+import { readJson } from "@/lib/http/body";
+import { jsonError } from "@/lib/http/responses";
+import type { Gatehouse } from "@/lib/auth/gatehouse";
+import { LINK_INVALID_MESSAGE } from "./answers";
+import type { EmailTokenPurpose, LiveEmailToken } from "./email-tokens";
+
+// Ours are 43 characters; the bound only keeps a huge string from being hashed. Anything within
+// it that is not a live token of ours is the same "invalid link", whatever was wrong with it.
+const token = z.string({ error: "The link is incomplete. Open it again from the email." }).max(512);
+
+/** The link's token, read from a JSON body with the route's other fields. */
+export function linkSchema<T extends z.ZodRawShape>(fields: T) {
+  return z.object({ token, ...fields });
+}
+
+export function invalidLink(): Response {
+  return jsonError(400, "invalid_token", LINK_INVALID_MESSAGE);
+}
+
+/**
+ * The body of a request that uses an emailed link, and the live token it names: a bad body is a
+ * 400 naming the fields, and every bad token (forged, truncated, oversized, expired, used,
+ * superseded, older than the password) the one "invalid link" answer.
+ */
+export async function readLinkRequest<S extends z.ZodType<{ token: string }>>(
+  request: Request,
+  gate: Gatehouse,
+  purpose: EmailTokenPurpose,
+  schema: S,
+): Promise<{ ok: true; fields: z.infer<S>; token: LiveEmailToken } | { ok: false; response: Response }> {
+  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+  if (!body.ok) return body;
+  const input = schema.safeParse(body.value);
+  if (!input.success) {
+    const fields = fieldErrors(input.error);
+    if (fields.token) return { ok: false, response: invalidLink() };
+    return { ok: false, response: jsonError(400, "invalid_input", "Check the highlighted fields.", { fields }) };
+  }
+  const live = await gate.emailTokens.find(input.data.token, purpose, gate.clock());
+  if (!live) return { ok: false, response: invalidLink() };
+  return { ok: true, fields: input.data, token: live };
+}

@@ -1,0 +1,115 @@
+import type { MailMessage } from "@/lib/mail/types";
+
+/**
+ * Every email Gatehouse sends, rendered from plain values. Rules: no tracking (no remote images,
+ * no per-recipient URLs but the single-use link itself), no secret but that link, and nothing a
+ * reader of the message could use that the account page does not already show.
+ */
+
+const APP = "Gatehouse";
+
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+}
+
+type Part = { text: string } | { link: { label: string; url: string } };
+
+function render(to: string, kind: string, subject: string, parts: Part[]): MailMessage {
+  const text = parts.map((part) => ("text" in part ? part.text : `${part.link.label}:\n${part.link.url}`)).join("\n\n");
+  const html = parts
+    .map((part) =>
+      "text" in part
+        ? `<p>${escapeHtml(part.text)}</p>`
+        : `<p><a href="${escapeHtml(part.link.url)}">${escapeHtml(part.link.label)}</a></p><p style="font-size:12px;color:#555">${escapeHtml(part.link.url)}</p>`,
+    )
+    .join("\n");
+  const links = parts.flatMap((part) => ("link" in part ? [part.link] : []));
+  return {
+    to,
+    kind,
+    subject,
+    text: `${text}\n\n— ${APP}\n`,
+    html: `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${html}<p>— ${APP}</p></body></html>`,
+    links,
+  };
+}
+
+/** Where the event happened, as the account page shows it. */
+export type NoticeOrigin = { browser: string | null; address: string; atMs: number };
+
+function originLine(origin: NoticeOrigin): string {
+  const when = new Date(origin.atMs).toISOString().replace("T", " ").slice(0, 16);
+  return `When: ${when} UTC. Browser: ${origin.browser ?? "unknown"}. Network: ${origin.address}.`;
+}
+
+export const messages = {
+  verifyEmail: (to: string, url: string, lifetimeHours: number) =>
+    render(to, "verify_email", `Confirm your email address for ${APP}`, [
+      { text: `Someone (we hope you) created a ${APP} account with this address. Confirm it to start signing in.` },
+      { link: { label: "Confirm my email address", url } },
+      { text: `The link works once, for ${lifetimeHours} hours. If you did not create an account, ignore this message: nothing happens without the link.` },
+    ]),
+
+  addressTaken: (to: string, signInUrl: string, forgotUrl: string) =>
+    render(to, "address_taken", `Someone tried to create a ${APP} account with your address`, [
+      { text: `Someone tried to create a ${APP} account with this address, but it already has one. No new account was made.` },
+      { text: "If that was you, sign in, or reset your password if you have forgotten it." },
+      { link: { label: "Sign in", url: signInUrl } },
+      { link: { label: "Reset my password", url: forgotUrl } },
+      { text: "If it was not you, you need do nothing: your account and password are unchanged." },
+    ]),
+
+  passwordReset: (to: string, url: string, lifetimeMinutes: number) =>
+    render(to, "password_reset", `Reset your ${APP} password`, [
+      { text: `Someone asked to reset the password of the ${APP} account with this address.` },
+      { link: { label: "Choose a new password", url } },
+      { text: `The link works once, for ${lifetimeMinutes} minutes. A newer request or a password change ends it. If you did not ask, ignore this message: your password is unchanged.` },
+    ]),
+
+  lockedOut: (to: string, url: string, lifetimeMinutes: number, origin: NoticeOrigin) =>
+    render(to, "locked_out", `Someone is trying to sign in to your ${APP} account`, [
+      { text: "Sign-in to your account was paused after several wrong passwords." },
+      { text: originLine(origin) },
+      { text: "If that was you, this link lets this browser sign in again at once (you still type your password):" },
+      { link: { label: "Let me sign in on this browser", url } },
+      {
+        text: `The link works once, for ${lifetimeMinutes} minutes. If it was not you, your password held; consider changing it if it is used anywhere else. Devices you have signed in with before are not paused.`,
+      },
+    ]),
+
+  newDeviceSignIn: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
+    render(to, "new_device_sign_in", `New sign-in to your ${APP} account`, [
+      { text: "Your account was signed in to from a device or browser it had not been used from before." },
+      { text: originLine(origin) },
+      { text: "If that was you, there is nothing to do. If not, reset your password now: that signs out every session." },
+      { link: { label: "Reset my password", url: forgotUrl } },
+    ]),
+
+  passwordChanged: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
+    render(to, "password_changed", `Your ${APP} password was changed`, [
+      { text: "The password of your account was changed, and every other session was signed out." },
+      { text: originLine(origin) },
+      { text: "If that was not you, reset your password now." },
+      { link: { label: "Reset my password", url: forgotUrl } },
+    ]),
+
+  passwordWasReset: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
+    render(to, "password_was_reset", `Your ${APP} password was reset`, [
+      { text: "The password of your account was reset from an emailed link, and every session was signed out." },
+      { text: originLine(origin) },
+      { text: "If that was not you, someone can read your email: secure your mailbox, then reset your password again." },
+      { link: { label: "Reset my password", url: forgotUrl } },
+    ]),
+
+  refreshTokenReused: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
+    render(to, "refresh_token_reused", `A ${APP} session was ended because it may have been copied`, [
+      {
+        text: "An app signed in to your account presented a session token that had already been used. That happens when someone else holds a copy, so the session was ended everywhere.",
+      },
+      { text: originLine(origin) },
+      { text: "Sign in again in your app. If you see this often, or did not use an app, reset your password." },
+      { link: { label: "Reset my password", url: forgotUrl } },
+    ]),
+};
+
+export type NoticeKind = "new_device_sign_in" | "password_changed" | "password_was_reset" | "refresh_token_reused";

@@ -1,0 +1,128 @@
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import type { Background } from "@/lib/jobs/background";
+import type { MailMessage, Mailer } from "@/lib/mail/types";
+import type { RateLimiter } from "@/lib/rate-limit/limiter";
+import type { EmailTokenPurpose, EmailTokens } from "./email-tokens";
+import { messages, type NoticeKind, type NoticeOrigin } from "./messages";
+
+export type RecoverySettings = {
+  /** The app's public URL (NEXTAUTH_URL): links are built from it, never from a request's Host header. */
+  publicUrl: string;
+  verifyLifetimeMs: number;
+  resetLifetimeMs: number;
+  unlockLifetimeMs: number;
+};
+
+type Account = { id: string; email: string; credentialGeneration: number };
+
+const PAGES: Record<EmailTokenPurpose, string> = { verify_email: "/verify-email", reset_password: "/reset-password", unlock: "/unlock" };
+
+/**
+ * Everything that emails an account's owner. Each entry point returns at once and does its work
+ * in the background (look up the account, issue a link, queue the message), so what a request
+ * answers, and when, is the same whether the address has an account or not. Unknown addresses
+ * get nothing; each kind of email is capped per account, so nobody can use Gatehouse to flood
+ * someone's mailbox.
+ */
+export class Recovery {
+  constructor(
+    private readonly deps: {
+      prisma: PrismaClient;
+      tokens: EmailTokens;
+      mailer: Mailer;
+      limiter: RateLimiter;
+      background: Background;
+      clock: () => number;
+      settings: RecoverySettings;
+    },
+  ) {}
+
+  /** A URL of this app; the token goes in the fragment, which browsers never send to a server or put in Referer. */
+  url(path: string, token?: string): string {
+    const base = new URL(path, this.deps.settings.publicUrl);
+    return token === undefined ? base.toString() : `${base.toString()}#token=${token}`;
+  }
+
+  /** A new account: a link that verifies its address. */
+  accountCreated(account: Account): void {
+    this.deps.background.run("verify_email", () =>
+      this.send("recoveryMail", account, "verify_email", async () => {
+        const token = await this.issue(account, "verify_email", this.deps.settings.verifyLifetimeMs);
+        return messages.verifyEmail(account.email, this.url(PAGES.verify_email, token), Math.round(this.deps.settings.verifyLifetimeMs / 3_600_000));
+      }),
+    );
+  }
+
+  /** Registration with an address that has an account: its owner is told, and nobody else learns anything. */
+  addressTaken(email: string): void {
+    this.deps.background.run("address_taken", async () => {
+      const account = await this.find(email);
+      if (!account) return;
+      await this.send("recoveryMail", account, "address_taken", async () => messages.addressTaken(account.email, this.url("/sign-in"), this.url("/forgot-password")));
+    });
+  }
+
+  /** The right password for an account whose address is not verified yet: a fresh verification link. */
+  verificationNeeded(account: Account): void {
+    this.accountCreated(account);
+  }
+
+  /** "Forgot password?": a reset link for an account with this address, nothing for any other. */
+  resetRequested(email: string): void {
+    this.deps.background.run("password_reset", async () => {
+      const account = await this.find(email);
+      if (!account) return;
+      await this.send("recoveryMail", account, "password_reset", async () => {
+        const token = await this.issue(account, "reset_password", this.deps.settings.resetLifetimeMs);
+        return messages.passwordReset(account.email, this.url(PAGES.reset_password, token), Math.round(this.deps.settings.resetLifetimeMs / 60_000));
+      });
+    });
+  }
+
+  /** A username just locked for untrusted clients: its owner gets a link that lets one browser past the lock. */
+  lockedOut(email: string, origin: NoticeOrigin): void {
+    this.deps.background.run("locked_out", async () => {
+      const account = await this.find(email);
+      if (!account) return;
+      await this.send("securityNotice", account, "locked_out", async () => {
+        const token = await this.issue(account, "unlock", this.deps.settings.unlockLifetimeMs);
+        return messages.lockedOut(account.email, this.url(PAGES.unlock, token), Math.round(this.deps.settings.unlockLifetimeMs / 60_000), origin);
+      });
+    });
+  }
+
+  /** Something the owner should know happened (coalesced per account and kind). */
+  notice(kind: NoticeKind, user: { id: string } | { email: string }, origin: NoticeOrigin): void {
+    this.deps.background.run(kind, async () => {
+      const account = "email" in user ? await this.find(user.email) : await this.byId(user.id);
+      if (!account) return;
+      const forgotUrl = this.url("/forgot-password");
+      const render = {
+        new_device_sign_in: messages.newDeviceSignIn,
+        password_changed: messages.passwordChanged,
+        password_was_reset: messages.passwordWasReset,
+        refresh_token_reused: messages.refreshTokenReused,
+      }[kind];
+      await this.send("securityNotice", account, kind, async () => render(account.email, origin, forgotUrl));
+    });
+  }
+
+  /** Renders and queues one message if the account's quota for its kind allows. */
+  private async send(policy: "recoveryMail" | "securityNotice", account: Account, kind: string, render: () => Promise<MailMessage>) {
+    const quota = await this.deps.limiter.consume(policy, [account.id, kind]);
+    if (!quota.allowed) return;
+    this.deps.mailer.send(await render());
+  }
+
+  private issue(account: Account, purpose: EmailTokenPurpose, lifetimeMs: number): Promise<string> {
+    return this.deps.tokens.issue(account.id, purpose, account.credentialGeneration, this.deps.clock(), lifetimeMs);
+  }
+
+  private find(email: string): Promise<Account | null> {
+    return this.deps.prisma.user.findUnique({ where: { email }, select: { id: true, email: true, credentialGeneration: true } });
+  }
+
+  private byId(id: string): Promise<Account | null> {
+    return this.deps.prisma.user.findUnique({ where: { id }, select: { id: true, email: true, credentialGeneration: true } });
+  }
+}

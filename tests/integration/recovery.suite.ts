@@ -1,0 +1,337 @@
+import type { ParsedMail } from "mailparser";
+import { NextRequest } from "next/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { altchaPayload, browserSignIn, createAccount, deviceCookieOf, refreshTokens, sessionPairOf, sessionWith, tokenSignIn } from "../helpers/browser";
+import type { TestDatabase } from "../helpers/databases";
+import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+import { freePort } from "../helpers/ports";
+import { linkTokenOf, recipientOf, startSmtp } from "../helpers/smtp";
+
+type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+
+const PASSWORD = "the right passphrase";
+const NEW_PASSWORD = "a brand new passphrase";
+
+/**
+ * Recovery by email through the real route handlers, a real database and a real SMTP server
+ * started here: registration that answers alike for new and taken addresses, verification,
+ * password reset, the unlock link, the notices, and every bad link answered alike.
+ */
+export function recoverySuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
+  describe(`recovery by email on ${label}`, () => {
+    let database: TestDatabase;
+    let gate: Gate;
+    let smtpPort: number;
+    let smtp: Awaited<ReturnType<typeof startSmtp>>;
+
+    beforeAll(async () => {
+      announcePeerHeader();
+      database = await makeDatabase();
+      smtpPort = await freePort();
+      smtp = await startSmtp(smtpPort);
+      Object.assign(process.env, {
+        DATABASE_URL: database.url,
+        HASH_QUEUE: "100",
+        SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+        MAIL_RETRY_BASE_MS: "50",
+        LOCKOUT_THRESHOLD: "3",
+      });
+      gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
+    });
+
+    afterAll(async () => {
+      await gate?.close();
+      await smtp?.close();
+      await (await (await import("@/lib/db/client")).getDatabase()).close();
+      await database?.dispose();
+    });
+
+    /** Everything the requests so far started has been queued and delivered (or given up). */
+    async function settled() {
+      await gate.background.idle();
+      await gate.mailer.idle();
+    }
+
+    function mailsTo(email: string, subject?: RegExp): ParsedMail[] {
+      return smtp.received.filter((mail) => recipientOf(mail) === email && (!subject || subject.test(mail.subject ?? "")));
+    }
+
+    async function onlyMailTo(email: string, subject: RegExp): Promise<ParsedMail> {
+      await settled();
+      const mails = mailsTo(email, subject);
+      expect(mails, `${subject} to ${email}`).toHaveLength(1);
+      return mails[0]!;
+    }
+
+    function postJson(path: string, body: unknown, headers: Record<string, string> = {}) {
+      return new NextRequest(`http://localhost${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress(), ...headers },
+        body: typeof body === "string" ? body : JSON.stringify(body),
+      });
+    }
+
+    const routes = {
+      register: async (body: unknown) => (await import("@/app/api/register/route")).POST(postJson("/api/register", body)),
+      forgot: async (body: unknown, headers?: Record<string, string>) => (await import("@/app/api/password/forgot/route")).POST(postJson("/api/password/forgot", body, headers)),
+      reset: async (body: unknown) => (await import("@/app/api/password/reset/route")).POST(postJson("/api/password/reset", body)),
+      verify: async (body: unknown) => (await import("@/app/api/email/verify/route")).POST(postJson("/api/email/verify", body)),
+      unlock: async (body: unknown) => (await import("@/app/api/unlock/route")).POST(postJson("/api/unlock", body)),
+    };
+
+    async function register(email: string, password = PASSWORD) {
+      return routes.register({ email, password, altcha: await altchaPayload() });
+    }
+
+    async function forgot(email: string, headers?: Record<string, string>) {
+      return routes.forgot({ email, altcha: await altchaPayload() }, headers);
+    }
+
+    /** Status, body and the headers a client could tell apart (Date aside). */
+    async function answerOf(res: Response) {
+      const headers = Object.fromEntries([...res.headers].filter(([name]) => name !== "date"));
+      return { status: res.status, headers, body: await res.text() };
+    }
+
+    describe("registration reveals nothing", () => {
+      it("answers a new and a taken address byte for byte alike; the new one gets a verification link, the taken one's owner a notice", async () => {
+        await createAccount(gate, "taken@example.com", PASSWORD);
+        const fresh = await answerOf(await register("fresh@example.com"));
+        const taken = await answerOf(await register("taken@example.com", "a different passphrase"));
+        expect(fresh.status).toBe(202);
+        expect(taken).toEqual(fresh);
+
+        const verification = await onlyMailTo("fresh@example.com", /confirm your email/i);
+        expect(linkTokenOf(verification)).not.toBeNull();
+        expect(verification.text).toContain("http://localhost:3000/verify-email#token=");
+        expect(verification.html).toContain("/verify-email#token=");
+        const notice = await onlyMailTo("taken@example.com", /someone tried to create/i);
+        expect(linkTokenOf(notice)).toBeNull();
+        expect(notice.text).toMatch(/reset your password/i);
+      });
+
+      it("takes the same time class for a new and a taken address (the same Argon2id work; the email is sent afterwards)", async () => {
+        await createAccount(gate, "timing@example.com", PASSWORD);
+        const durations = { fresh: [] as number[], taken: [] as number[] };
+        for (let i = 0; i < 6; i++) {
+          for (const kind of ["fresh", "taken"] as const) {
+            const body = { email: kind === "fresh" ? `timing-${i}@example.com` : "timing@example.com", password: PASSWORD, altcha: await altchaPayload() };
+            const started = performance.now();
+            expect((await routes.register(body)).status).toBe(202);
+            durations[kind].push(performance.now() - started);
+          }
+        }
+        const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+        const ratio = median(durations.taken) / median(durations.fresh);
+        expect(ratio).toBeGreaterThan(0.5);
+        expect(ratio).toBeLessThan(2);
+      });
+    });
+
+    describe("verification", () => {
+      it("an unverified account: a wrong password is the generic 401; the right one is told to confirm and gets a fresh link; the link verifies once", async () => {
+        expect((await register("unverified@example.com")).status).toBe(202);
+        const first = linkTokenOf(await onlyMailTo("unverified@example.com", /confirm your email/i))!;
+
+        const wrong = await browserSignIn("unverified@example.com", "not the passphrase");
+        const unknown = await browserSignIn("nobody-here@example.com", "not the passphrase");
+        expect(wrong.status).toBe(unknown.status);
+        expect(await wrong.json()).toEqual(await unknown.json());
+
+        const right = await browserSignIn("unverified@example.com", PASSWORD);
+        expect(right.status).toBe(403);
+        expect(await right.json()).toMatchObject({ error: "email_unverified" });
+        expect(sessionPairOf(right)).toBeNull();
+        await settled();
+        const links = mailsTo("unverified@example.com", /confirm your email/i);
+        expect(links).toHaveLength(2);
+        const second = linkTokenOf(links[1]!)!;
+
+        // The newer link replaced the first.
+        expect(await (await routes.verify({ token: first })).json()).toMatchObject({ error: "invalid_token" });
+        const verified = await routes.verify({ token: second });
+        expect(verified.status).toBe(200);
+        expect((await routes.verify({ token: second })).status).toBe(400);
+        expect((await browserSignIn("unverified@example.com", PASSWORD)).status).toBe(200);
+      });
+
+      it("refuses the token API for an unverified account the same way", async () => {
+        expect((await register("unverified-api@example.com")).status).toBe(202);
+        const res = await tokenSignIn("unverified-api@example.com", PASSWORD);
+        expect(res.status).toBe(403);
+        expect(await res.json()).toMatchObject({ error: "email_unverified" });
+      });
+    });
+
+    describe("password reset", () => {
+      it("answers every address alike, and mails only an account's owner, with a link built from the configured URL (never the Host header)", async () => {
+        await createAccount(gate, "forgetful@example.com", PASSWORD);
+        const known = await answerOf(await forgot("forgetful@example.com", { host: "evil.example", "x-forwarded-host": "evil.example" }));
+        const unknown = await answerOf(await forgot("no-account@example.com"));
+        expect(known.status).toBe(202);
+        expect(unknown).toEqual(known);
+        const mail = await onlyMailTo("forgetful@example.com", /reset your/i);
+        expect(mail.text).toContain("http://localhost:3000/reset-password#token=");
+        expect(mail.text).not.toContain("evil.example");
+        expect(mailsTo("no-account@example.com")).toHaveLength(0);
+      });
+
+      it("sets a new password under the rules, ends every session, refresh family and device, clears the lock, and knows this browser", async () => {
+        await createAccount(gate, "resetter@example.com", PASSWORD);
+        const before = await browserSignIn("resetter@example.com", PASSWORD);
+        const session = sessionPairOf(before)!;
+        const oldDevice = deviceCookieOf(before)!;
+        const app = ((await (await tokenSignIn("resetter@example.com", PASSWORD)).json()) as { refresh_token: string }).refresh_token;
+        for (let i = 0; i < 3; i++) await browserSignIn("resetter@example.com", "a wrong guess, again");
+        expect((await browserSignIn("resetter@example.com", PASSWORD)).status).toBe(429);
+
+        expect((await forgot("resetter@example.com")).status).toBe(202);
+        const token = linkTokenOf(await onlyMailTo("resetter@example.com", /reset your/i))!;
+        // A password the rules refuse does not spend the link.
+        const weak = await routes.reset({ token, password: "passwordpassword" });
+        expect(weak.status).toBe(400);
+        expect(await weak.json()).toMatchObject({ error: "invalid_input", fields: { password: expect.any(String) } });
+
+        const reset = await routes.reset({ token, password: NEW_PASSWORD });
+        expect(reset.status).toBe(200);
+        const device = deviceCookieOf(reset);
+        expect(device).not.toBeNull();
+        expect((await sessionWith(session)).body).toEqual({});
+        expect((await refreshTokens(app)).status).toBe(401);
+        expect((await routes.reset({ token, password: "yet another passphrase" })).status).toBe(400);
+
+        // The lock is cleared, the old password is dead, the old device is forgotten.
+        expect((await browserSignIn("resetter@example.com", PASSWORD)).status).toBe(401);
+        expect((await browserSignIn("resetter@example.com", NEW_PASSWORD, { cookie: `gatehouse-device=${device}` })).status).toBe(200);
+        expect(await gate.devices.isKnown(oldDevice, gate.clock())).toBe(false);
+        expect((await gate.events.recent(await userId("resetter@example.com"))).map((event) => event.kind)).toContain("password_reset");
+        await onlyMailTo("resetter@example.com", /password was reset/i);
+      });
+
+      it("a newer link and a password change each end an older link", async () => {
+        await createAccount(gate, "twice@example.com", PASSWORD);
+        await forgot("twice@example.com");
+        await settled();
+        await forgot("twice@example.com");
+        await settled();
+        const [older, newer] = mailsTo("twice@example.com", /reset your/i).map((mail) => linkTokenOf(mail)!);
+        expect((await routes.reset({ token: older, password: NEW_PASSWORD })).status).toBe(400);
+
+        // A password changed by other means (here: the admin path's UPDATE) ends the newer one too.
+        await (await import("@/lib/db/client")).prisma().then((db) => db.user.update({ where: { email: "twice@example.com" }, data: { credentialGeneration: { increment: 1 } } }));
+        expect((await routes.reset({ token: newer, password: NEW_PASSWORD })).status).toBe(400);
+      });
+
+      it("lets exactly one of two concurrent uses of one link set its password", async () => {
+        await createAccount(gate, "racer@example.com", PASSWORD);
+        await forgot("racer@example.com");
+        const token = linkTokenOf(await onlyMailTo("racer@example.com", /reset your/i))!;
+        const results = await Promise.all([routes.reset({ token, password: "first racing passphrase" }), routes.reset({ token, password: "second racing passphrase" })]);
+        expect(results.map((res) => res.status).sort()).toEqual([200, 400]);
+      });
+    });
+
+    describe("unlock by email", () => {
+      it("mails the owner once per lock episode; the link lets that browser past the strangers' lock, with the password still required", async () => {
+        await createAccount(gate, "besieged@example.com", PASSWORD);
+        for (let i = 0; i < 6; i++) await browserSignIn("besieged@example.com", "an attacker's guess");
+        const mail = await onlyMailTo("besieged@example.com", /someone is trying to sign in/i);
+        const token = linkTokenOf(mail)!;
+        expect(mail.text).toContain("/unlock#token=");
+        expect((await browserSignIn("besieged@example.com", PASSWORD)).status).toBe(429);
+
+        const unlocked = await routes.unlock({ token });
+        expect(unlocked.status).toBe(200);
+        const device = deviceCookieOf(unlocked)!;
+        expect((await browserSignIn("besieged@example.com", "still a wrong guess", { cookie: `gatehouse-device=${device}` })).status).toBe(401);
+        expect((await browserSignIn("besieged@example.com", PASSWORD, { cookie: `gatehouse-device=${device}` })).status).toBe(200);
+        // Strangers stay locked out, and the link works once.
+        expect((await browserSignIn("besieged@example.com", PASSWORD)).status).toBe(429);
+        expect((await routes.unlock({ token })).status).toBe(400);
+      });
+
+      it("sends nothing for a username without an account", async () => {
+        const before = smtp.received.length;
+        for (let i = 0; i < 4; i++) await browserSignIn("ghost@example.com", "a guess");
+        await settled();
+        expect(smtp.received.length).toBe(before);
+      });
+    });
+
+    describe("notices", () => {
+      it("mails a sign-in from a new device once (coalesced), not one from a known device", async () => {
+        await createAccount(gate, "noticed@example.com", PASSWORD);
+        const first = await browserSignIn("noticed@example.com", PASSWORD);
+        await browserSignIn("noticed@example.com", PASSWORD);
+        await browserSignIn("noticed@example.com", PASSWORD, { cookie: `gatehouse-device=${deviceCookieOf(first)}` });
+        const mail = await onlyMailTo("noticed@example.com", /new sign-in/i);
+        expect(mail.text).toMatch(/Network: 198\.51\.\d+\.x/);
+      });
+
+      it("mails and records a refresh-token reuse (the theft signal)", async () => {
+        await createAccount(gate, "copied@example.com", PASSWORD);
+        const { refresh_token } = (await (await tokenSignIn("copied@example.com", PASSWORD)).json()) as { refresh_token: string };
+        expect((await refreshTokens(refresh_token)).status).toBe(200);
+        expect((await refreshTokens(refresh_token)).status).toBe(401);
+        await onlyMailTo("copied@example.com", /may have been copied/i);
+        expect((await gate.events.recent(await userId("copied@example.com"))).map((event) => event.kind)).toContain("refresh_token_reused");
+      });
+    });
+
+    describe("bad links", () => {
+      it.each([
+        ["forged", { token: "A".repeat(43) }],
+        ["truncated", { token: "A".repeat(42) }],
+        ["oversized", { token: "A".repeat(600) }],
+        ["not a string", { token: 12345 }],
+        ["missing", {}],
+      ])("answers a %s token with the one invalid-link 400, on every link route", async (_name, body) => {
+        for (const route of [routes.verify, routes.unlock, (b: unknown) => routes.reset({ ...(b as object), password: NEW_PASSWORD })]) {
+          const res = await route(body);
+          expect(res.status).toBe(400);
+          expect(await res.json()).toEqual({ error: "invalid_token", message: expect.stringMatching(/expired or was already used/) });
+        }
+      });
+
+      it("answers malformed JSON and a wrong content type with a 4xx JSON error", async () => {
+        expect((await routes.verify("{not json")).status).toBe(400);
+        const res = await (await import("@/app/api/unlock/route")).POST(
+          new NextRequest("http://localhost/api/unlock", { method: "POST", headers: { "content-type": "text/plain", [PEER_HEADER]: freshAddress() }, body: "token=x" }),
+        );
+        expect(res.status).toBe(415);
+      });
+
+      it("does not accept one purpose's link for another", async () => {
+        await createAccount(gate, "crossed@example.com", PASSWORD);
+        await forgot("crossed@example.com");
+        const token = linkTokenOf(await onlyMailTo("crossed@example.com", /reset your/i))!;
+        expect((await routes.verify({ token })).status).toBe(400);
+        expect((await routes.unlock({ token })).status).toBe(400);
+        expect((await routes.reset({ token, password: NEW_PASSWORD })).status).toBe(200);
+      });
+    });
+
+    describe("an SMTP outage", () => {
+      it("answers requests as usual and delivers what waited once the server is back", async () => {
+        await createAccount(gate, "patient@example.com", PASSWORD);
+        await smtp.close();
+        const started = performance.now();
+        expect((await forgot("patient@example.com")).status).toBe(202);
+        expect((await register("outage@example.com")).status).toBe(202);
+        expect(performance.now() - started).toBeLessThan(5_000);
+        await gate.background.idle();
+        expect(gate.mailer.depth()).toBeGreaterThanOrEqual(2);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        smtp = await startSmtp(smtpPort);
+        await settled();
+        expect(mailsTo("patient@example.com", /reset your/i)).toHaveLength(1);
+        expect(mailsTo("outage@example.com", /confirm your email/i)).toHaveLength(1);
+      });
+    });
+
+    async function userId(email: string): Promise<string> {
+      const db = await (await import("@/lib/db/client")).prisma();
+      return (await db.user.findUniqueOrThrow({ where: { email }, select: { id: true } })).id;
+    }
+  });
+}
