@@ -69,6 +69,23 @@ describe("parseConfig", () => {
     expect(() => parseConfig({ ...SECRET, REFRESH_FAMILY_LIFETIME_DAYS: "0" })).toThrow(/REFRESH_FAMILY_LIFETIME_DAYS/);
   });
 
+  it("writes mail to the outbox unless SMTP_URL names an smtp:// or smtps:// relay", () => {
+    const config = parseConfig(SECRET);
+    expect(config.SMTP_URL).toBeUndefined();
+    expect(parseConfig({ ...SECRET, SMTP_URL: "" }).SMTP_URL).toBeUndefined();
+    expect([config.MAIL_FROM, config.MAIL_OUTBOX_DIR, config.MAIL_QUEUE_MAX, config.MAIL_MAX_ATTEMPTS, config.MAIL_RETRY_BASE_MS, config.MAIL_SEND_TIMEOUT_MS]).toEqual([
+      "Gatehouse <no-reply@localhost>",
+      ".data/outbox",
+      1_000,
+      8,
+      2_000,
+      15_000,
+    ]);
+    for (const SMTP_URL of ["smtps://user:pass@mail.example:465", "smtp://mail.example:587?requireTLS=true"]) expect(parseConfig({ ...SECRET, SMTP_URL }).SMTP_URL).toBe(SMTP_URL);
+    for (const SMTP_URL of ["http://mail.example", "mail.example:25"]) expect(() => parseConfig({ ...SECRET, SMTP_URL })).toThrow(/SMTP_URL/);
+    expect(() => parseConfig({ ...SECRET, MAIL_QUEUE_MAX: "0" })).toThrow(/MAIL_QUEUE_MAX/);
+  });
+
   it("refuses malformed numbers, naming the variable", () => {
     expect(() => parseConfig({ ...SECRET, MAX_BODY_BYTES: "lots" })).toThrow(/MAX_BODY_BYTES/);
   });

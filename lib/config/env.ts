@@ -21,10 +21,19 @@ function isProductionUrl(value: string | undefined, allowInsecureCookies: boolea
   }
 }
 
+function isSmtpUrl(value: string): boolean {
+  try {
+    return ["smtp:", "smtps:"].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
 /** server.mjs --dev stores true here; no environment variable can say it. */
 export const DEV_SERVER_SYMBOL = Symbol.for("gatehouse.devServer");
 
-function isDevServer(): boolean {
+/** Running as `npm run dev`: what only a developer's machine may show (the public secret, /dev/outbox), whatever NODE_ENV says. */
+export function isDevServer(): boolean {
   return (globalThis as Record<symbol, unknown>)[DEV_SERVER_SYMBOL] === true;
 }
 
@@ -98,6 +107,19 @@ const schema = z
     CSP_MODE: z.enum(["report-only", "enforce"]).default("enforce"),
     // Production only: lets NEXTAUTH_URL be http:// on localhost (session cookies then lose Secure), for a local test.
     ALLOW_INSECURE_COOKIES: z.enum(["true", "false"]).default("false"),
+    // Mail relay: smtps:// (TLS throughout) or smtp:// (STARTTLS; add ?requireTLS=true so it is never skipped). Unset: the outbox.
+    SMTP_URL: z.preprocess((value) => (value === "" ? undefined : value), z.string().refine(isSmtpUrl, "must be an smtp:// or smtps:// URL").optional()),
+    // The From header of every message Gatehouse sends.
+    MAIL_FROM: z.string().min(3).default("Gatehouse <no-reply@localhost>"),
+    // Without SMTP_URL, each message is written here as .eml (+ .json, listed at /dev/outbox by `npm run dev`).
+    MAIL_OUTBOX_DIR: z.string().min(1).default(".data/outbox"),
+    // Messages held in memory at most (waiting or retrying); past it, new ones are dropped and logged.
+    MAIL_QUEUE_MAX: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+    // Attempts per message; the waits double from MAIL_RETRY_BASE_MS up to 5 minutes (8 × 2 s: about 4 minutes in all).
+    MAIL_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
+    MAIL_RETRY_BASE_MS: z.coerce.number().int().min(10).max(300_000).default(2_000),
+    // One delivery attempt's deadline (connection, TLS and the SMTP exchange).
+    MAIL_SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
 
     LOCKOUT_THRESHOLD: z.coerce.number().int().min(1).max(100).default(5),
     LOCKOUT_BASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),

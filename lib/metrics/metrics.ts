@@ -35,6 +35,10 @@ export class Metrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5],
     registers: [this.registry],
   });
+  /** Mail by kind: sent, failed after its last attempt, or dropped (queue full, or closed). */
+  readonly mailSent = new Counter({ name: "gatehouse_mail_sent_total", help: "Mail messages by kind and outcome (sent, failed, dropped)", labelNames: ["kind", "outcome"] as const, registers: [this.registry] });
+  /** Set by the mailer on every change: messages waiting, being sent, or waiting to retry. */
+  readonly mailQueueDepth = new Gauge({ name: "gatehouse_mail_queue_depth", help: "Mail messages held by the queue (waiting, in flight, or retrying)", registers: [this.registry] });
   readonly challengesIssued = new Counter({ name: "gatehouse_altcha_challenges_total", help: "ALTCHA challenges issued, by difficulty level (0 to 3)", labelNames: ["level"] as const, registers: [this.registry] });
 
   constructor(sources: MetricSources) {

@@ -1,0 +1,248 @@
+import { randomBytes } from "node:crypto";
+import nodemailer from "nodemailer";
+import type { AppConfig } from "@/lib/config/env";
+import { writeOutboxMessage } from "./outbox";
+import type { MailMessage, Mailer } from "./types";
+
+export type MailerOptions = {
+  /**
+   * smtps:// (TLS from the first byte, usually port 465) or smtp:// (STARTTLS when the server
+   * offers it; `?requireTLS=true` refuses to send without it). Credentials go in the URL
+   * (`smtps://user:pass@host`); other nodemailer options may follow as `?name=value`.
+   * Unset: messages are written to `outboxDir` instead.
+   */
+  smtpUrl?: string;
+  /** The From header, e.g. `Gatehouse <no-reply@example.com>`. */
+  from: string;
+  outboxDir: string;
+  /** Messages held at most (waiting, being sent, or waiting to retry); past it, new ones are dropped. */
+  queueMax: number;
+  /** Attempts per message, the first included. */
+  maxAttempts: number;
+  retryBaseMs: number;
+  /** The longest wait between two attempts (default 5 minutes). */
+  retryMaxMs?: number;
+  /** One attempt's deadline: connection, TLS, the whole SMTP exchange. */
+  sendTimeoutMs: number;
+  /** Deliveries at once (default 2): enough to drain a burst, few enough not to look like a flood to the relay. */
+  concurrency?: number;
+};
+
+/** The options that lib/config/env.ts validated (every default lives there). */
+export function mailerOptions(config: Pick<AppConfig, "SMTP_URL" | "MAIL_FROM" | "MAIL_OUTBOX_DIR" | "MAIL_QUEUE_MAX" | "MAIL_MAX_ATTEMPTS" | "MAIL_RETRY_BASE_MS" | "MAIL_SEND_TIMEOUT_MS">): MailerOptions {
+  return {
+    smtpUrl: config.SMTP_URL,
+    from: config.MAIL_FROM,
+    outboxDir: config.MAIL_OUTBOX_DIR,
+    queueMax: config.MAIL_QUEUE_MAX,
+    maxAttempts: config.MAIL_MAX_ATTEMPTS,
+    retryBaseMs: config.MAIL_RETRY_BASE_MS,
+    sendTimeoutMs: config.MAIL_SEND_TIMEOUT_MS,
+  };
+}
+
+/** pino's Logger fits; each entry is one structured event. */
+export type MailLogger = { info(entry: object): void; warn(entry: object): void; error(entry: object): void };
+
+export type MailOutcome = "sent" | "failed" | "dropped";
+
+/** The part of lib/metrics that the mailer feeds (Metrics fits). */
+export type MailMetrics = {
+  mailQueueDepth: { set(value: number): void };
+  mailSent: { inc(labels: { kind: string; outcome: MailOutcome }): void };
+};
+
+export type MailerDeps = {
+  log: MailLogger;
+  metrics?: MailMetrics;
+  /** Outbox file names and sentAt; default Date.now. */
+  clock?: () => number;
+  /** Jitter in [0, 1); default Math.random. */
+  random?: () => number;
+};
+
+export const RETRY_MAX_MS = 5 * 60_000;
+
+/**
+ * The wait after the `failedAttempts`-th failure: base·2^(n−1), at most `retryMaxMs`, less up
+ * to 10 % so that instances coming back from the same outage do not retry in step.
+ */
+export function retryDelayMs(failedAttempts: number, policy: { retryBaseMs: number; retryMaxMs: number }, random: number): number {
+  const exponentialMs = Math.min(policy.retryMaxMs, policy.retryBaseMs * 2 ** Math.max(0, failedAttempts - 1));
+  return Math.round(exponentialMs * (1 - 0.1 * random));
+}
+
+/**
+ * What may be logged of a delivery error: its codes and a message with every address and URL
+ * cut out, since SMTP replies often echo the recipient ("550 <bob@example.com>: no such user").
+ */
+export function describeMailError(error: unknown): { code?: string; responseCode?: number; command?: string; message: string } {
+  const { code, responseCode, command, message } = (error ?? {}) as { code?: unknown; responseCode?: unknown; command?: unknown; message?: unknown };
+  return {
+    ...(typeof code === "string" ? { code } : {}),
+    ...(typeof responseCode === "number" ? { responseCode } : {}),
+    // RCPT TO and MAIL FROM carry addresses as arguments: keep only the verb.
+    ...(typeof command === "string" ? { command: command.replace(/:.*$/s, "").slice(0, 20) } : {}),
+    message: String(message ?? error)
+      .replace(/[a-z][a-z0-9+.-]*:\/\/\S+/gi, "[url]")
+      .replace(/\S+@\S+/g, "[address]")
+      .slice(0, 200),
+  };
+}
+
+type Job = { message: MailMessage; attempts: number };
+
+/**
+ * The mail channel: a bounded in-memory queue in front of SMTP (or the outbox folder). send()
+ * only enqueues; failures are retried with backoff, so a relay that is down for a while loses
+ * nothing that is still within its attempts. Delivery is at least once: an attempt that timed
+ * out after the server took the message is sent again. The queue lives in this process:
+ * what close() cannot deliver by its deadline is lost (and logged).
+ */
+export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
+  const { log, metrics } = deps;
+  const clock = deps.clock ?? Date.now;
+  const random = deps.random ?? Math.random;
+  const policy = { retryBaseMs: options.retryBaseMs, retryMaxMs: options.retryMaxMs ?? RETRY_MAX_MS };
+  const concurrency = options.concurrency ?? 2;
+  // No file or URL may be read into a message: everything is rendered before it gets here.
+  const sandbox = { disableFileAccess: true, disableUrlAccess: true };
+  const transport = options.smtpUrl
+    ? nodemailer.createTransport({ url: options.smtpUrl, ...sandbox })
+    : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows", ...sandbox });
+
+  const waiting: Job[] = [];
+  const backingOff = new Map<Job, NodeJS.Timeout>();
+  let inFlight = 0;
+  let accepting = true;
+  let stopped = false;
+  let closing: Promise<void> | undefined;
+  let idleWaiters: (() => void)[] = [];
+
+  const depth = () => waiting.length + backingOff.size + inFlight;
+
+  function changed(): void {
+    const now = depth();
+    metrics?.mailQueueDepth.set(now);
+    if (now === 0) {
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  async function deliver(message: MailMessage): Promise<void> {
+    const mail = {
+      from: options.from,
+      to: message.to,
+      subject: message.subject,
+      text: message.text,
+      html: message.html,
+      // RFC 3834: automatic mail, so vacation responders do not answer it.
+      headers: { "Auto-Submitted": "auto-generated" },
+      signal: AbortSignal.timeout(options.sendTimeoutMs),
+    };
+    const info = await transport.sendMail(mail);
+    if (!options.smtpUrl) {
+      const sentAt = new Date(clock()).toISOString();
+      await writeOutboxMessage(options.outboxDir, `${sentAt.replace(/[:.]/g, "-")}-${randomBytes(6).toString("hex")}`, info.message as Buffer, {
+        to: message.to,
+        subject: message.subject,
+        kind: message.kind,
+        links: message.links,
+        text: message.text,
+        sentAt,
+      });
+    }
+  }
+
+  async function attempt(job: Job): Promise<void> {
+    job.attempts += 1;
+    const { kind } = job.message;
+    try {
+      await deliver(job.message);
+      metrics?.mailSent.inc({ kind, outcome: "sent" });
+      log.info({ event: "mail_sent", kind, attempt: job.attempts, transport: options.smtpUrl ? "smtp" : "outbox" });
+    } catch (error) {
+      const reason = describeMailError(error);
+      if (job.attempts >= options.maxAttempts || stopped) {
+        metrics?.mailSent.inc({ kind, outcome: "failed" });
+        log.error({ event: "mail_failed", kind, attempt: job.attempts, ...reason });
+      } else {
+        const delayMs = retryDelayMs(job.attempts, policy, random());
+        log.warn({ event: "mail_retry", kind, attempt: job.attempts, delayMs, ...reason });
+        // unref: a waiting retry alone does not keep the process alive; close() is the orderly way out.
+        const timer = setTimeout(() => {
+          backingOff.delete(job);
+          waiting.push(job);
+          pump();
+        }, delayMs).unref();
+        backingOff.set(job, timer);
+      }
+    } finally {
+      inFlight -= 1;
+      pump();
+      changed();
+    }
+  }
+
+  function pump(): void {
+    while (!stopped && inFlight < concurrency && waiting.length > 0) {
+      const job = waiting.shift() as Job;
+      inFlight += 1;
+      void attempt(job);
+    }
+  }
+
+  function drop(kind: string, reason: "queue_full" | "closed"): void {
+    metrics?.mailSent.inc({ kind, outcome: "dropped" });
+    log.error({ event: "mail_dropped", kind, reason, queueMax: options.queueMax });
+  }
+
+  function idle(): Promise<void> {
+    return depth() === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve));
+  }
+
+  return {
+    send(message) {
+      // Never throws: the request that caused the message answers the same either way.
+      try {
+        if (!accepting) return drop(message.kind, "closed");
+        if (depth() >= options.queueMax) return drop(message.kind, "queue_full");
+        waiting.push({ message, attempts: 0 });
+        pump();
+        changed();
+      } catch (error) {
+        log.error({ event: "mail_dropped", kind: String(message?.kind), reason: "error", ...describeMailError(error) });
+      }
+    },
+    depth,
+    idle,
+    close(deadlineMs = 10_000) {
+      closing ??= (async () => {
+        accepting = false;
+        // One more attempt now for those waiting out a backoff: the deadline comes before their turn.
+        for (const [job, timer] of backingOff) {
+          clearTimeout(timer);
+          waiting.push(job);
+        }
+        backingOff.clear();
+        pump();
+        let deadline: NodeJS.Timeout | undefined;
+        await Promise.race([idle(), new Promise((resolve) => (deadline = setTimeout(resolve, deadlineMs)))]);
+        clearTimeout(deadline);
+        stopped = true;
+        const undelivered = depth();
+        for (const timer of backingOff.values()) clearTimeout(timer);
+        for (const job of [...waiting, ...backingOff.keys()]) metrics?.mailSent.inc({ kind: job.message.kind, outcome: "failed" });
+        waiting.length = 0;
+        backingOff.clear();
+        transport.close();
+        changed();
+        if (undelivered > 0) log.error({ event: "mail_closed", undelivered });
+        else log.info({ event: "mail_closed", undelivered });
+      })();
+      return closing;
+    },
+  };
+}
