@@ -10,6 +10,8 @@ const baseURL = `http://127.0.0.1:${port}`;
 // A fresh embedded database for every run. Workers re-read this file; the environment
 // variable makes them agree with the runner instead of creating folders of their own.
 process.env.E2E_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-e2e-"));
+// No SMTP server: every server of the run writes its mail here, and the tests read it back.
+process.env.E2E_OUTBOX_DIR ??= `${process.env.E2E_DATA_DIR}-outbox`;
 process.env.E2E_SECRET ??= randomBytes(32).toString("hex");
 // Above the number of failures the rate-limit tests cause, so the two layers can be seen apart.
 process.env.E2E_LOCKOUT_THRESHOLD ??= "15";
@@ -56,6 +58,7 @@ export default defineConfig({
       LOCKOUT_THRESHOLD: process.env.E2E_LOCKOUT_THRESHOLD,
       LOCKOUT_BASE_SECONDS: "30",
       ALTCHA_MAX_COUNTER: "2000",
+      MAIL_OUTBOX_DIR: process.env.E2E_OUTBOX_DIR,
     },
   },
 });

@@ -103,7 +103,7 @@ test("field errors and a wrong password", async ({ page, request }) => {
   await expectAccessibleEverywhere(page, "sign-in field errors");
 
   const email = uniqueEmail("a11y");
-  expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+  expect((await registerApi(request, email, PASSWORD)).status()).toBe(202);
   await signInThroughUi(page, email, "a wrong password");
   await expect(page.getByTestId("sign-in-error")).toHaveAttribute("data-error", "invalid_credentials");
   await expectAccessibleEverywhere(page, "wrong password");
@@ -113,7 +113,7 @@ test("field errors and a wrong password", async ({ page, request }) => {
 test("the rate-limit and lock banners", async ({ page, request, newClient }) => {
   const problems = watchForProblems(page);
   const email = uniqueEmail("a11y-limit");
-  expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+  expect((await registerApi(request, email, PASSWORD)).status()).toBe(202);
   // Spend this address's allowance for the username over the API, then meet the limit in the page.
   for (let i = 0; i < 5; i++) await signInApi(request, email, "wrong password");
   await page.goto("/sign-in");
@@ -124,7 +124,7 @@ test("the rate-limit and lock banners", async ({ page, request, newClient }) => 
   await expectAccessibleEverywhere(page, "rate-limit banner");
 
   const locked = uniqueEmail("a11y-locked");
-  expect((await registerApi(request, locked, PASSWORD)).status()).toBe(201);
+  expect((await registerApi(request, locked, PASSWORD)).status()).toBe(202);
   for (let i = 0; i < Number(process.env.E2E_LOCKOUT_THRESHOLD); i++) await signInApi(await newClient(), locked, "wrong password");
   await page.goto("/sign-in");
   await signInThroughUi(page, locked, PASSWORD);
@@ -145,7 +145,7 @@ test.describe("signed in, with long input", () => {
     // 128 characters, in another script.
     const password = "パスワード".repeat(26).slice(0, 128);
     expect([...password]).toHaveLength(128);
-    expect((await registerApi(request, email, password)).status()).toBe(201);
+    expect((await registerApi(request, email, password)).status()).toBe(202);
     // Events for the account page: two failures from elsewhere.
     for (let i = 0; i < 2; i++) await signInApi(await newClient(), email, "wrong password");
 

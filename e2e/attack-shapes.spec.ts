@@ -60,7 +60,7 @@ test.describe("request shapes against a locked account", () => {
       HASH_QUEUE: "100",
     });
     const setup = await client();
-    expect((await registerApi(setup, victim, PASSWORD)).status()).toBe(201);
+    expect((await registerApi(setup, victim, PASSWORD)).status()).toBe(202);
     for (let i = 0; i < 5; i++) {
       const attacker = await client();
       const res = await attacker.post("/api/v1/authentication/token", { data: { email: victim, password: "wrong guess", altcha: await altchaPayload(attacker) } });
@@ -192,7 +192,7 @@ test.describe("request shapes against a locked account", () => {
 
   test("12 parallel wrong passwords from 12 addresses reach Argon2id 5 times", async () => {
     const target = uniqueEmail("parallel");
-    expect((await registerApi(await client(), target, PASSWORD)).status()).toBe(201);
+    expect((await registerApi(await client(), target, PASSWORD)).status()).toBe(202);
     const attackers = await Promise.all(Array.from({ length: 12 }, () => client()));
     const prepared = await Promise.all(attackers.map(async (api) => ({ api, csrfToken: await csrf(api), altcha: await altchaPayload(api) })));
     const before = verifications();

@@ -4,7 +4,7 @@ import { PASSWORD, registerThroughUi, signInThroughUi, uniqueEmail, waitForForm 
 test("register, sign in, see the account page, sign out", async ({ page }) => {
   const email = uniqueEmail();
   await registerThroughUi(page, email);
-  await expect(page.getByText("Your account is ready")).toBeVisible();
+  await expect(page.getByTestId("sign-in-done")).toHaveText("Your email address is confirmed. Sign in to continue.");
   await expect(page.getByLabel("Email")).toHaveValue(email);
 
   await signInThroughUi(page, email);

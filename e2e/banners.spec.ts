@@ -3,7 +3,7 @@ import { expect, registerApi, signInApi, test } from "./helpers/serverGrid";
 
 test("the 429 banner counts down from Retry-After and sign-in works again after it", async ({ page, request }) => {
   const email = uniqueEmail("banner");
-  expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+  expect((await registerApi(request, email, PASSWORD)).status()).toBe(202);
   await page.goto("/sign-in");
   const banner = page.getByTestId("sign-in-error");
   const button = page.getByRole("button", { name: /Sign in/ });
@@ -38,7 +38,7 @@ test("the 429 banner counts down from Retry-After and sign-in works again after 
 
 test("a locked account shows when sign-in resumes", async ({ page, request, newClient }) => {
   const email = uniqueEmail("paused");
-  expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+  expect((await registerApi(request, email, PASSWORD)).status()).toBe(202);
   for (let i = 0; i < Number(process.env.E2E_LOCKOUT_THRESHOLD); i++) expect((await signInApi(await newClient(), email, "wrong password")).kind).toBe("invalid");
 
   await page.goto("/sign-in");

@@ -40,7 +40,7 @@ for (const store of ["redis", "postgres"] as const) {
         instances.map((instance) => playwrightRequest.newContext({ baseURL: instance.baseURL, extraHTTPHeaders: { "X-Forwarded-For": clientAddress } })),
       );
       const email = uniqueEmail(`shared-${store}`);
-      expect((await registerApi(a!, email, PASSWORD)).status()).toBe(201);
+      expect((await registerApi(a!, email, PASSWORD)).status()).toBe(202);
 
       const outcomes = [];
       for (const client of [a, a, a, b, b]) outcomes.push((await signInApi(client!, email, "wrong password")).kind);

@@ -3,7 +3,7 @@ import { expect, registerApi, signInApi, test } from "./helpers/serverGrid";
 
 test("after failed attempts, signing in says how many there were and the account page lists them", async ({ page, request, newClient }) => {
   const email = uniqueEmail("watched");
-  expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+  expect((await registerApi(request, email, PASSWORD)).status()).toBe(202);
   // A first successful sign-in, then three wrong passwords from elsewhere.
   expect((await signInApi(await newClient(), email, PASSWORD)).kind).toBe("signed-in");
   for (let i = 0; i < 3; i++) expect((await signInApi(await newClient(), email, "wrong password")).kind).toBe("invalid");

@@ -7,7 +7,7 @@ const LOCKOUT_THRESHOLD = Number(process.env.E2E_LOCKOUT_THRESHOLD);
 test.describe("sign-in protection over HTTP", () => {
   test("5 wrong passwords from one address: the 6th is 429, and so is a 7th with the right password", async ({ request, newClient }) => {
     const email = uniqueEmail("limited");
-    expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+    expect((await registerApi(request, email, PASSWORD)).status()).toBe(202);
 
     for (let i = 0; i < 5; i++) {
       const outcome = await signInApi(request, email, "wrong password");
@@ -44,7 +44,7 @@ test.describe("sign-in protection over HTTP", () => {
 
   test("an ALTCHA solution is accepted once: a replay gets 400 captcha_invalid", async ({ request, newClient }) => {
     const email = uniqueEmail("replay");
-    expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+    expect((await registerApi(request, email, PASSWORD)).status()).toBe(202);
     const other = await newClient();
     const payload = await altchaPayload(other);
     expect((await signInApi(request, email, PASSWORD, payload)).kind).toBe("signed-in");
@@ -56,7 +56,7 @@ test.describe("sign-in protection over HTTP", () => {
 
   test("a locked username is refused before the password is checked, even from a new address", async ({ request, newClient }) => {
     const email = uniqueEmail("locked");
-    expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+    expect((await registerApi(request, email, PASSWORD)).status()).toBe(202);
     // One failure per address: no limiter bucket fills, the username lockout does.
     for (let i = 0; i < LOCKOUT_THRESHOLD; i++) expect((await signInApi(await newClient(), email, "wrong password")).kind).toBe("invalid");
     const locked = await signInApi(await newClient(), email, PASSWORD);
@@ -97,7 +97,7 @@ test("a client cannot pick its own address by sending the server's peer header",
 
 test("a flood of CSP reports from a client does not refuse its sign-in", async ({ request }) => {
   const email = uniqueEmail("telemetry");
-  expect((await registerApi(request, email, PASSWORD)).status()).toBe(201);
+  expect((await registerApi(request, email, PASSWORD)).status()).toBe(202);
   const report = { "csp-report": { "violated-directive": "script-src-elem", "blocked-uri": "inline" } };
   for (let i = 0; i < 100; i++) {
     const response = await request.post("/api/csp-report", { headers: { "content-type": "application/csp-report" }, data: JSON.stringify(report) });

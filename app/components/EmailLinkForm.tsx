@@ -70,7 +70,8 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
         body: JSON.stringify(password === undefined ? { token } : { token, password }),
       });
       if (res.ok) {
-        router.push(`/sign-in?done=${done}`);
+        const { email } = (await res.json().catch(() => ({}))) as { email?: string };
+        router.push(`/sign-in?done=${done}${email ? `&email=${encodeURIComponent(email)}` : ""}`);
         return;
       }
       const body = (await res.clone().json().catch(() => ({}))) as { fields?: { password?: string } };

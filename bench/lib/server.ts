@@ -185,6 +185,9 @@ export async function startServer(root: string, settings: Record<string, string>
     // The bench client is the proxy: it names each simulated client in X-Forwarded-For.
     TRUSTED_PROXIES: "127.0.0.1,::1",
     NEXT_TELEMETRY_DISABLED: "1",
+    // The drills sign in right after registering (201 before email verification existed, 202 since).
+    REQUIRE_EMAIL_VERIFICATION: "false",
+    MAIL_OUTBOX_DIR: `${dataDir}-outbox`,
     ...settings,
   } as NodeJS.ProcessEnv;
 

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { expect, type Page } from "@playwright/test";
+import { mailTo } from "./outbox";
 
 export function uniqueEmail(prefix = "user"): string {
   return `${prefix}-${randomBytes(5).toString("hex")}@example.com`;
@@ -12,13 +13,29 @@ export async function waitForForm(page: Page) {
   await page.locator('form[data-hydrated="true"]').waitFor();
 }
 
-export async function registerThroughUi(page: Page, email: string, password = PASSWORD) {
+/** Fills in and sends the registration form. */
+export async function submitRegistration(page: Page, email: string, password = PASSWORD) {
   await page.goto("/register");
   await waitForForm(page);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password", { exact: false }).fill(password);
   await page.getByRole("button", { name: "Create account" }).click();
-  await expect(page).toHaveURL(/\/sign-in\?registered=1/);
+}
+
+/** Registers through the page and confirms the address from the outbox: an account ready to sign in. */
+export async function registerThroughUi(page: Page, email: string, password = PASSWORD) {
+  await submitRegistration(page, email, password);
+  await expect(page.getByTestId("register-sent")).toBeVisible();
+  await confirmFromOutbox(page, email);
+}
+
+/** Opens the verification link from the outbox in `page` and presses its button, as the owner would. */
+export async function confirmFromOutbox(page: Page, email: string) {
+  const { link } = await mailTo(email, /confirm your email/i);
+  await page.goto(link);
+  await waitForForm(page);
+  await page.getByRole("button", { name: "Confirm my address" }).click();
+  await expect(page).toHaveURL(/\/sign-in\?done=verified/);
 }
 
 export async function signInThroughUi(page: Page, email: string, password = PASSWORD) {

@@ -33,6 +33,7 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
       LOG_LEVEL: "warn",
       TRUSTED_PROXIES: "127.0.0.1,::1",
       ALTCHA_MAX_COUNTER: "2000",
+      MAIL_OUTBOX_DIR: process.env.E2E_OUTBOX_DIR ?? ".data/outbox",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,5 +1,6 @@
 import { test as base, request as playwrightRequest, type APIRequestContext, type APIResponse, type TestInfo } from "@playwright/test";
 import { solve } from "../../tests/helpers/altcha";
+import { mailTo, tokenOf } from "./outbox";
 
 /**
  * Why this exists: the server under test rate-limits per client address, and every worker
@@ -68,6 +69,16 @@ export async function signInApi(client: APIRequestContext, email: string, passwo
   return { status, kind: url && !url.searchParams.has("error") ? "signed-in" : "invalid", body };
 }
 
+/**
+ * Registers through the API and confirms the address from the outbox, as its owner would, so
+ * the account can sign in. Returns the registration's answer (202 for a new and a taken address alike).
+ */
 export async function registerApi(client: APIRequestContext, email: string, password: string): Promise<APIResponse> {
-  return withRetry(async () => client.post("/api/register", { data: { email, password, altcha: await altchaPayload(client) } }));
+  const registered = await withRetry(async () => client.post("/api/register", { data: { email, password, altcha: await altchaPayload(client) } }));
+  if (registered.status() === 202) {
+    const { link } = await mailTo(email, /confirm your email/i);
+    const verified = await withRetry(() => client.post("/api/email/verify", { data: { token: tokenOf(link) } }));
+    if (verified.status() !== 200) throw new Error(`verifying ${email} failed: ${verified.status()} ${await verified.text()}`);
+  }
+  return registered;
 }

@@ -7,7 +7,7 @@ import { addressFor, expect, registerApi } from "./serverGrid";
  */
 export async function accountOnPage(page: Page, newClient: () => Promise<APIRequestContext>, prefix: string): Promise<string> {
   const email = uniqueEmail(prefix);
-  expect((await registerApi(await newClient(), email, PASSWORD)).status()).toBe(201);
+  expect((await registerApi(await newClient(), email, PASSWORD)).status()).toBe(202);
   await page.goto("/sign-in?callbackUrl=%2Faccount");
   await signInThroughUi(page, email);
   await expect(page.getByTestId("account-email")).toHaveText(email);

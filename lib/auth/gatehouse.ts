@@ -32,7 +32,7 @@ import { createStoreGuard, type StoreGuard, type StoreHealth } from "@/lib/resil
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { appOrigin } from "@/lib/http/same-origin";
 import { Background } from "@/lib/jobs/background";
-import { createMailer } from "@/lib/mail/mailer";
+import { createMailer, mailerOptions } from "@/lib/mail/mailer";
 import type { Mailer } from "@/lib/mail/types";
 import { prismaEmailTokens, type EmailTokens } from "@/lib/recovery/email-tokens";
 import { Recovery } from "@/lib/recovery/recovery";
@@ -239,17 +239,7 @@ async function build(): Promise<Gatehouse> {
   });
   const hashBudget = new HashBudget(config.HASH_CONCURRENCY, config.HASH_QUEUE, config.HASH_TRUSTED_SLOTS, clock);
   const background = new Background((task, error) => log().error({ event: "background_task_failed", task, err: error instanceof Error ? error.message : String(error) }));
-  const mailer = createMailer(
-    {
-      smtpUrl: config.SMTP_URL,
-      from: config.MAIL_FROM,
-      outboxDir: config.MAIL_OUTBOX_DIR,
-      queueMax: config.MAIL_QUEUE_MAX,
-      maxAttempts: config.MAIL_MAX_ATTEMPTS,
-      retryBaseMs: config.MAIL_RETRY_BASE_MS,
-    },
-    { metrics },
-  );
+  const mailer = createMailer(mailerOptions(config), { log: log(), metrics });
   const emailTokens = prismaEmailTokens(prisma);
   const recovery = new Recovery({
     prisma,
@@ -299,7 +289,7 @@ async function build(): Promise<Gatehouse> {
     recovery,
     async close() {
       await background.idle();
-      await mailer.close();
+      await mailer.close(config.SHUTDOWN_GRACE_MS);
       await backend.close();
     },
   };

@@ -77,7 +77,7 @@ describe("parseConfig", () => {
       "Gatehouse <no-reply@localhost>",
       ".data/outbox",
       1_000,
-      8,
+      20,
       2_000,
       15_000,
     ]);

@@ -115,8 +115,9 @@ const schema = z
     MAIL_OUTBOX_DIR: z.string().min(1).default(".data/outbox"),
     // Messages held in memory at most (waiting or retrying); past it, new ones are dropped and logged.
     MAIL_QUEUE_MAX: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
-    // Attempts per message; the waits double from MAIL_RETRY_BASE_MS up to 5 minutes (8 × 2 s: about 4 minutes in all).
-    MAIL_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
+    // Attempts per message; the waits double from MAIL_RETRY_BASE_MS up to 5 minutes: 20 attempts ride out
+    // a relay outage of about an hour (the queue is in memory: a restart in that time loses what waits).
+    MAIL_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(1_000).default(20),
     MAIL_RETRY_BASE_MS: z.coerce.number().int().min(10).max(300_000).default(2_000),
     // One delivery attempt's deadline (connection, TLS and the SMTP exchange).
     MAIL_SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),

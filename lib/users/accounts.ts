@@ -7,18 +7,6 @@ export type AccountUser = { id: string; email: string; credentialGeneration: num
 /** A user whose password was just verified, with the credential generation that hash belongs to. */
 export type VerifiedUser = AccountUser;
 
-type MaybeDbError = { code?: unknown; cause?: { code?: unknown; kind?: unknown } };
-
-/**
- * Prisma reports a unique violation as P2002 through @prisma/adapter-pg; the PGlite adapter
- * passes PostgreSQL's own SQLSTATE 23505 through as the cause instead.
- */
-function isUniqueViolation(error: unknown): boolean {
-  if (typeof error !== "object" || error === null) return false;
-  const { code, cause } = error as MaybeDbError;
-  return code === "P2002" || cause?.code === "23505" || cause?.kind === "UniqueConstraintViolation";
-}
-
 /**
  * Creates an account from already validated and normalised input. The hash is made before the
  * insert, so a taken address costs as much time as a new one; the unique index decides races.
@@ -31,16 +19,14 @@ export async function registerAccount(
   emailVerifiedAtMs: number | null,
 ): Promise<{ ok: true; user: AccountUser } | { ok: false; reason: "email_taken" }> {
   const passwordHash = await hashPassword(input.password.normalize("NFC"), params);
-  try {
-    const user = await prisma.user.create({
-      data: { email: input.email, passwordHash, emailVerifiedAt: emailVerifiedAtMs === null ? null : new Date(emailVerifiedAtMs) },
-      select: { id: true, email: true, credentialGeneration: true },
-    });
-    return { ok: true, user };
-  } catch (error) {
-    if (isUniqueViolation(error)) return { ok: false, reason: "email_taken" };
-    throw error;
-  }
+  // One statement for both outcomes (INSERT … ON CONFLICT DO NOTHING): a taken address costs the
+  // same query as a new one, where a failed insert would cost an error's round of handling.
+  const [user] = await prisma.user.createManyAndReturn({
+    data: { email: input.email, passwordHash, emailVerifiedAt: emailVerifiedAtMs === null ? null : new Date(emailVerifiedAtMs) },
+    skipDuplicates: true,
+    select: { id: true, email: true, credentialGeneration: true },
+  });
+  return user ? { ok: true, user } : { ok: false, reason: "email_taken" };
 }
 
 /**

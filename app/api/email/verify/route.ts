@@ -19,5 +19,5 @@ export const POST = limited("/api/email/verify", async (request, limits) => {
   await (await prisma()).user.updateMany({ where: { id: link.token.userId, emailVerifiedAt: null }, data: { emailVerifiedAt: new Date(nowMs) } });
   await gate.events.accountChanged(link.token.userId, "email_verified", client, { browser: browserLabel(limits.userAgent) });
   log().info({ event: "email_verified", userId: link.token.userId });
-  return json(200, { status: "email_verified", message: "Your email address is confirmed. You can sign in now." });
+  return json(200, { status: "email_verified", message: "Your email address is confirmed. You can sign in now.", email: link.token.email });
 });

@@ -51,6 +51,6 @@ export const POST = limited("/api/password/reset", async (request, limits) => {
   await gate.events.accountChanged(reset.userId, "password_reset", client, { browser: browserLabel(limits.userAgent) });
   gate.recovery.notice("password_was_reset", { id: reset.userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
   log().info({ event: "password_reset", userId: reset.userId, ...ended, devicesForgotten: devices, linksRevoked: links });
-  const response = json(200, { status: "password_reset", message: "Your password is changed and every session is signed out. Sign in with the new password." });
+  const response = json(200, { status: "password_reset", message: "Your password is changed and every session is signed out. Sign in with the new password.", email: reset.email });
   return setDeviceCookie(response, device.token, device.expiresAtMs, nowMs);
 });
