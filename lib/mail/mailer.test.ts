@@ -1,10 +1,10 @@
 import { mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { simpleParser, type ParsedMail } from "mailparser";
-import { SMTPServer } from "smtp-server";
+import { simpleParser } from "mailparser";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { freePort } from "@/tests/helpers/ports";
+import { startSmtp, type SmtpReply } from "@/tests/helpers/smtp";
 import { createMailer, describeMailError, retryDelayMs, type MailerOptions, type MailOutcome } from "./mailer";
 import { readOutbox } from "./outbox";
 import type { MailMessage, Mailer } from "./types";
@@ -36,47 +36,6 @@ function capture() {
   return { entries, events, counts, metrics, log: { info: at("info"), warn: at("warn"), error: at("error") } };
 }
 
-type Reply = "accept" | { code: number; message: string } | { delayMs: number };
-
-/** A real SMTP server on loopback (no TLS, no auth); `reply(n)` decides the n-th message's fate (from 0). */
-async function startSmtp(port: number, reply: (n: number) => Reply = () => "accept", options: { rejectRecipients?: boolean } = {}) {
-  const received: ParsedMail[] = [];
-  let seen = 0;
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS", "AUTH"],
-    logger: false,
-    closeTimeout: 100,
-    onRcptTo(address, _session, callback) {
-      // Like real relays, the refusal echoes the address back: the mailer must not log it.
-      if (options.rejectRecipients) return callback(Object.assign(new Error(`<${address.address}>: Recipient address rejected`), { responseCode: 550 }));
-      callback();
-    },
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-      stream.on("end", () => {
-        const decision = reply(seen++);
-        if (decision === "accept") {
-          void simpleParser(Buffer.concat(chunks)).then((parsed) => {
-            received.push(parsed);
-            callback();
-          });
-        } else if ("code" in decision) {
-          callback(Object.assign(new Error(decision.message), { responseCode: decision.code }));
-        } else {
-          setTimeout(() => callback(), decision.delayMs);
-        }
-      });
-    },
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve());
-  });
-  return { received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -97,7 +56,7 @@ function expectNoSecrets(entries: object[]): void {
   expect(logged).not.toContain("SINGLE-USE-TOKEN");
 }
 
-async function smtp(reply?: (n: number) => Reply, options?: { rejectRecipients?: boolean }) {
+async function smtp(reply?: (n: number) => SmtpReply, options?: { rejectRecipients?: boolean }) {
   const port = await freePort();
   const server = await startSmtp(port, reply, options);
   cleanups.push(server.close);
