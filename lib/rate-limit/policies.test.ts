@@ -71,6 +71,11 @@ describe("defaultPolicies", () => {
       { name: "accountChanges", kind: "token-bucket", spec: "10/1m", failMode: "closed" },
       { name: "cspReport", kind: "token-bucket", spec: "60/1m", failMode: "open" },
       { name: "knownDeviceLane", kind: "token-bucket", spec: "10/1h", failMode: "closed" },
+      { name: "passwordForgot", kind: "token-bucket", spec: "10/1h", failMode: "closed" },
+      { name: "passwordForgotUsername", kind: "token-bucket", spec: "3/1h", failMode: "closed" },
+      { name: "emailLinks", kind: "token-bucket", spec: "20/15m", failMode: "closed" },
+      { name: "recoveryMail", kind: "token-bucket", spec: "3/1h", failMode: "open" },
+      { name: "securityNotice", kind: "token-bucket", spec: "1/15m,4/1d", failMode: "open" },
     ]);
     expect(defaultPolicies.apiToken.idleTtlMs).toBe(600_000);
     for (const policy of Object.values(defaultPolicies)) expect(policy.description.length).toBeGreaterThan(20);

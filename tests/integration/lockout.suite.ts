@@ -82,7 +82,9 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
       const before = await gate();
       expect((await before.lockouts.check(before.usernameKey("restart@example.com"), Date.now(), before.lockoutPolicy)).locked).toBe(true);
 
-      // A restart: the database closes and every in-process layer (limiter memory included) is rebuilt.
+      // A restart, in the order the server stops: the app's background work and stores, then the
+      // database; every in-process layer (limiter memory included) is rebuilt.
+      await before.close();
       const { getDatabase } = await import("@/lib/db/client");
       await (await getDatabase()).close();
       globals.__gatehouseDb = undefined;

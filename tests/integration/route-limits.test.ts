@@ -100,6 +100,22 @@ describe("every route applies its rows of ROUTE_RULES", () => {
       request: (address) => get("/api/v1/reports/x", address, { authorization: `Bearer ${bearer}` }),
       context: { params: Promise.resolve({ id: "x" }) },
     },
+    "/api/password/forgot": {
+      handler: async () => (await import("@/app/api/password/forgot/route")).POST,
+      request: (address) => post("/api/password/forgot", address, "application/json", JSON.stringify({ email: EMAIL })),
+    },
+    "/api/password/reset": {
+      handler: async () => (await import("@/app/api/password/reset/route")).POST,
+      request: (address) => post("/api/password/reset", address, "application/json", '{"token":"x","password":"x"}'),
+    },
+    "/api/email/verify": {
+      handler: async () => (await import("@/app/api/email/verify/route")).POST,
+      request: (address) => post("/api/email/verify", address, "application/json", '{"token":"x"}'),
+    },
+    "/api/unlock": {
+      handler: async () => (await import("@/app/api/unlock/route")).POST,
+      request: (address) => post("/api/unlock", address, "application/json", '{"token":"x"}'),
+    },
     "/api/v1/download-tokens": {
       handler: async () => (await import("@/app/api/v1/download-tokens/route")).POST,
       request: (address) => post("/api/v1/download-tokens", address, "application/json", "{}", { authorization: `Bearer ${bearer}` }),
