@@ -30,7 +30,7 @@ function runChild(root: string, input: RetentionChildInput, databaseUrl: string,
     LOG_LEVEL: "silent",
     RATE_LIMIT_STORE: "memory",
     // Fewer (idle) retention runs keep the smoke run short; a full run uses the default interval.
-    ...(smoke ? { RETENTION_INTERVAL_MINUTES: "120" } : {}),
+    ...(smoke ? { RETENTION_INTERVAL_MINUTES: "1440" } : {}),
   };
   return new Promise((resolve, reject) => {
     execFile(
@@ -61,7 +61,7 @@ export const retentionPart: Part = {
       days: context.smoke ? 2 : 4,
       // Scaled down from part 3's 10,000: each attempt is an interactive transaction on PGlite
       // (tens of ms here), so 10,000 a day on two databases would take most of an hour.
-      attemptsPerDay: context.smoke ? 20 : SCALED_ATTEMPTS_PER_DAY,
+      attemptsPerDay: context.smoke ? 10 : SCALED_ATTEMPTS_PER_DAY,
       // As long as part 3's 10,000 attempts took on this machine (about 2 minutes).
       burstMs: 120_000,
       limitMs: context.smoke ? 20_000 : 10 * 60_000,
