@@ -3,6 +3,12 @@ import { apiSecurityHeaders } from "./lib/http/security-headers";
 
 const nextConfig: NextConfig = {
   poweredByHeader: false,
+  // A self-contained server folder (.next/standalone, with only the node_modules it traced);
+  // scripts/package-standalone.sh completes it with server.mjs and the files read at run time.
+  output: "standalone",
+  // Read from files at start (lib/db/migrate.ts), not imported, so named here rather than left to
+  // the tracer's guess; scripts/package-standalone.sh checks that every one arrived.
+  outputFileTracingIncludes: { "/**": ["./prisma/migrations/**/*"] },
   // Native and WASM packages load from node_modules at run time instead of being bundled.
   serverExternalPackages: ["@electric-sql/pglite", "@node-rs/argon2", "pino", "proper-lockfile"],
   // API responses get their security headers here, at routing time: static, so no per-request

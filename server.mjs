@@ -4,6 +4,7 @@
 // its own rate-limit key. Here the socket address is written into PEER_HEADER on every
 // request, overwriting anything the client sent, and lib/http/client-address.ts trusts that
 // header only when this server announced it.
+import fs from "node:fs";
 import { createServer } from "node:http";
 import net from "node:net";
 import next from "next";
@@ -27,9 +28,24 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 // Lets lib/config/env.ts tell the development server from every other start; no variable can fake it.
 if (dev) globalThis[Symbol.for("gatehouse.devServer")] = true;
 
+// The standalone folder (scripts/package-standalone.sh) has no next.config.ts: the build's
+// resolved configuration is in required-server-files.json, and Next takes it from this variable,
+// as the server.js that Next writes there does. Next then reads no .env file either: the
+// environment is the instance's alone (node --env-file, systemd or compose).
+if (!dev && !fs.existsSync("next.config.ts") && fs.existsSync(".next/required-server-files.json")) {
+  const { config } = JSON.parse(fs.readFileSync(".next/required-server-files.json", "utf8"));
+  process.env.__NEXT_PRIVATE_STANDALONE_CONFIG ??= JSON.stringify(config);
+}
+
+// lib/startup.ts (run by instrumentation.ts) calls this once configuration, database and
+// stores are ready, or exits with a message naming the problem. Next starts it without waiting,
+// so the listener opens only after it: no half-started server answers in between.
+const started = new Promise((resolve) => (globalThis[Symbol.for("gatehouse.started")] = resolve));
+
 const app = next({ dev, hostname, port });
 const handle = app.getRequestHandler();
 await app.prepare();
+if (!dev) await started;
 globalThis[Symbol.for("gatehouse.peerHeader")] = PEER_HEADER;
 
 // The fast path reads a few headers by name; Node's parsed headers serve them without copying

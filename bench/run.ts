@@ -8,7 +8,7 @@
  *   npm run bench -- --compare DIR         part 2 also measures the production build in DIR (another
  *                                          checkout, e.g. the commit before a change) side by side
  *
- * Parts: limiter, flood, distributed, memory, argon2, lockout, pow. flood, distributed and lockout
+ * Parts: limiter, flood, distributed, memory, argon2, lockout, pow, retention. flood, distributed and lockout
  * start the production server (`node server.mjs`) from .next; a full run builds it when
  * .next/BUILD_ID is missing, a smoke run skips those parts instead. pow runs the proof of work in
  * Node and in Chromium (CHROMIUM_PATH, else /usr/bin/chromium; skipped with a note when there is
@@ -30,8 +30,9 @@ import { limiterPart } from "./parts/limiter";
 import { lockoutPart } from "./parts/lockout";
 import { memoryPart } from "./parts/memory";
 import { powPart } from "./parts/pow";
+import { retentionPart } from "./parts/retention";
 
-const PARTS: readonly Part[] = [limiterPart, floodPart, distributedPart, memoryPart, argon2Part, lockoutPart, powPart];
+const PARTS: readonly Part[] = [limiterPart, floodPart, distributedPart, memoryPart, argon2Part, lockoutPart, powPart, retentionPart];
 const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed", "lockout"]);
 // Hard stops, whatever a part does: the bench must end by itself.
 const FULL_RUN_LIMIT_MS = 30 * 60_000;

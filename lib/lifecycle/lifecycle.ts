@@ -12,11 +12,15 @@ export type Lifecycle = {
 };
 
 const LIFECYCLE_SYMBOL = Symbol.for("gatehouse.lifecycle");
+// server.mjs waits on this before it listens: Next runs instrumentation.ts without awaiting it,
+// and a server that answered before its configuration and database were checked would be half-started.
+const STARTED_SYMBOL = Symbol.for("gatehouse.started");
 
 export function publishLifecycle(shutdownGraceMs: number, close: () => Promise<void>): Lifecycle {
   let closing: Promise<void> | undefined;
   const lifecycle: Lifecycle = { draining: false, shutdownGraceMs, close: () => (closing ??= close()) };
   (globalThis as Record<symbol, unknown>)[LIFECYCLE_SYMBOL] = lifecycle;
+  ((globalThis as Record<symbol, unknown>)[STARTED_SYMBOL] as (() => void) | undefined)?.();
   return lifecycle;
 }
 
