@@ -5,7 +5,6 @@ export type ErrorCode =
   | "invalid_json"
   | "payload_too_large"
   | "unsupported_media_type"
-  | "email_taken"
   | "rate_limited"
   | "locked"
   | "captcha_invalid"
