@@ -5,7 +5,7 @@ import { expect, signInApi, test } from "./helpers/serverGrid";
 
 const NEW_PASSWORD = "a fresh and different passphrase";
 
-test("a person registers, is told to check their email, cannot sign in until the link's button is pressed, then signs in", async ({ page, request }) => {
+test("a person registers, is told to check their email, cannot sign in until confirming with the link and the password, then signs in", async ({ page, request }) => {
   const email = uniqueEmail("verify");
   await submitRegistration(page, email, PASSWORD);
   await expect(page.getByTestId("register-sent")).toContainText("Check your email");
@@ -16,8 +16,14 @@ test("a person registers, is told to check their email, cannot sign in until the
   await expect(page.getByRole("button", { name: "Confirm my address" })).toBeVisible();
   // The token leaves the address bar once the page has read it.
   await expect(page).toHaveURL(/\/verify-email$/);
-  expect((await signInApi(request, email, PASSWORD)).status).toBe(403);
+  // Until then the right password fails like any wrong one (nothing tells a stranger the address was free).
+  expect((await signInApi(request, email, PASSWORD)).kind).toBe("invalid");
 
+  // The mailbox alone does not confirm: the password chosen at registration does.
+  await page.getByLabel("Password", { exact: true }).fill("not the chosen passphrase");
+  await page.getByRole("button", { name: "Confirm my address" }).click();
+  await expect(page.getByLabel("Password", { exact: true })).toBeFocused();
+  await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
   await page.getByRole("button", { name: "Confirm my address" }).click();
   await expect(page).toHaveURL(/\/sign-in\?done=verified/);
   await expect(page.getByLabel("Email")).toHaveValue(email);

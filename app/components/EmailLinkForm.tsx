@@ -20,8 +20,8 @@ type Props = {
   pendingAction: string;
   /** Where the sign-in page says what happened. */
   done: "verified" | "unlocked" | "reset";
-  /** The reset page asks for the new password. */
-  newPassword?: boolean;
+  /** The reset page asks for a new password; the verification page for the one chosen at registration. */
+  password?: "new" | "current";
 };
 
 /**
@@ -29,7 +29,7 @@ type Props = {
  * presses the button, which POSTs the token. The token rides in the URL's fragment, which
  * browsers never send to a server or in a Referer; it is read here and removed from the address bar.
  */
-export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, done, newPassword }: Props) {
+export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, done, password: asks }: Props) {
   const router = useRouter();
   const passwordInput = useRef<HTMLInputElement>(null);
   const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
@@ -51,8 +51,8 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     if (pending || waiting || !token) return;
-    const password = newPassword ? String(new FormData(event.currentTarget).get("password") ?? "") : undefined;
-    const problem = password === undefined ? undefined : checkNewPassword(password, undefined);
+    const password = asks ? String(new FormData(event.currentTarget).get("password") ?? "") : undefined;
+    const problem = password === undefined ? undefined : asks === "new" ? checkNewPassword(password, undefined) : password ? undefined : "Enter the password you chose.";
     flushSync(() => {
       setRefusal(null);
       setPasswordError(problem);
@@ -103,13 +103,17 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
         </p>
       ) : null}
       <form onSubmit={onSubmit} noValidate method="post" action={`/api/no-script/${noScriptForm}`} data-hydrated={hydrated && token !== undefined}>
-        {newPassword ? (
+        {asks === "new" ? (
           <>
-            <Field id="reset-password" label="New password" hint={`${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters. A passphrase of several words works well.`} error={passwordError}>
-              {(aria) => <PasswordInput id="reset-password" inputRef={passwordInput} name="password" autoComplete="new-password" required toggle={hydrated} hideKey={submits} {...aria} />}
+            <Field id="link-password" label="New password" hint={`${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters. A passphrase of several words works well.`} error={passwordError}>
+              {(aria) => <PasswordInput id="link-password" inputRef={passwordInput} name="password" autoComplete="new-password" required toggle={hydrated} hideKey={submits} {...aria} />}
             </Field>
             <PasswordStrength field="password" />
           </>
+        ) : asks === "current" ? (
+          <Field id="link-password" label="Password" hint="The one you chose when you created the account: only its owner can confirm it." error={passwordError}>
+            {(aria) => <PasswordInput id="link-password" inputRef={passwordInput} name="password" autoComplete="current-password" required toggle={hydrated} hideKey={submits} {...aria} />}
+          </Field>
         ) : null}
         <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
           {pending ? pendingAction : action}

@@ -13,7 +13,7 @@ export default async function ResetPasswordPage({ searchParams }: { searchParams
     <div className="card">
       <h1>Choose a new password</h1>
       <NoScriptNotice posted={notice === "javascript"} action="setting a new password" />
-      <EmailLinkForm endpoint="/api/password/reset" noScriptForm="reset-password" action="Set the new password" pendingAction="Saving…" done="reset" newPassword />
+      <EmailLinkForm endpoint="/api/password/reset" noScriptForm="reset-password" action="Set the new password" pendingAction="Saving…" done="reset" password="new" />
     </div>
   );
 }

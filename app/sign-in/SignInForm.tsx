@@ -93,6 +93,12 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
         </p>
       ) : null}
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="sign-in-error" />
+      {refusal?.error === "invalid_credentials" ? (
+        // The same for every failure: an account that waits for its address to be confirmed fails like a wrong password.
+        <p className="hint" data-testid="sign-in-hint">
+          Created your account recently? Confirm your address from the email we sent you first.
+        </p>
+      ) : null}
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
       <form onSubmit={onSubmit} noValidate method="post" action={`/api/no-script/sign-in?callbackUrl=${encodeURIComponent(callbackPath)}`} data-hydrated={hydrated}>
         <Field id="sign-in-email" label="Email" error={fields.email}>

@@ -26,14 +26,15 @@ export async function submitRegistration(page: Page, email: string, password = P
 export async function registerThroughUi(page: Page, email: string, password = PASSWORD) {
   await submitRegistration(page, email, password);
   await expect(page.getByTestId("register-sent")).toBeVisible();
-  await confirmFromOutbox(page, email);
+  await confirmFromOutbox(page, email, password);
 }
 
 /** Opens the verification link from the outbox in `page` and presses its button, as the owner would. */
-export async function confirmFromOutbox(page: Page, email: string) {
+export async function confirmFromOutbox(page: Page, email: string, password = PASSWORD) {
   const { link } = await mailTo(email, /confirm your email/i);
   await page.goto(link);
   await waitForForm(page);
+  await page.getByLabel("Password", { exact: true }).fill(password);
   await page.getByRole("button", { name: "Confirm my address" }).click();
   await expect(page).toHaveURL(/\/sign-in\?done=verified/);
 }

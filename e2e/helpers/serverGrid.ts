@@ -77,7 +77,7 @@ export async function registerApi(client: APIRequestContext, email: string, pass
   const registered = await withRetry(async () => client.post("/api/register", { data: { email, password, altcha: await altchaPayload(client) } }));
   if (registered.status() === 202) {
     const { link } = await mailTo(email, /confirm your email/i);
-    const verified = await withRetry(() => client.post("/api/email/verify", { data: { token: tokenOf(link) } }));
+    const verified = await withRetry(() => client.post("/api/email/verify", { data: { token: tokenOf(link), password } }));
     if (verified.status() !== 200) throw new Error(`verifying ${email} failed: ${verified.status()} ${await verified.text()}`);
   }
   return registered;

@@ -35,6 +35,7 @@ import { Background } from "@/lib/jobs/background";
 import { createMailer, mailerOptions } from "@/lib/mail/mailer";
 import type { Mailer } from "@/lib/mail/types";
 import { prismaEmailTokens, type EmailTokens } from "@/lib/recovery/email-tokens";
+import { linkOutlivesQuota } from "@/lib/recovery/quota";
 import { Recovery } from "@/lib/recovery/recovery";
 
 /** Every protection layer, built once per process from the configuration. */
@@ -194,6 +195,8 @@ async function build(): Promise<Gatehouse> {
   const config = getConfig();
   const clock = Date.now;
   const policies = loadPolicies(process.env);
+  const linkProblem = linkOutlivesQuota("PASSWORD_RESET_LINK_MINUTES", config.PASSWORD_RESET_LINK_MINUTES * 60_000, "RATE_LIMIT_RECOVERY_MAIL", policies.recoveryMail);
+  if (linkProblem) throw new Error(linkProblem);
   const trustedProxies = parseTrustedProxies(config.TRUSTED_PROXIES);
   const { prisma } = await getDatabase();
   // The gauges read the hash budget and the circuits at scrape time, after both are built below.
@@ -241,6 +244,10 @@ async function build(): Promise<Gatehouse> {
   const background = new Background((task, error) => log().error({ event: "background_task_failed", task, err: error instanceof Error ? error.message : String(error) }));
   const mailer = createMailer(mailerOptions(config), { log: log(), metrics });
   const emailTokens = prismaEmailTokens(prisma);
+  if (config.NODE_ENV === "production" && !config.SMTP_URL) {
+    // Links then sit in files on this machine, and no owner gets them: fine for a trial, never for users.
+    log().error({ event: "mail_to_outbox_only", outboxDir: config.MAIL_OUTBOX_DIR, hint: "set SMTP_URL so verification, reset and unlock emails reach people" });
+  }
   const recovery = new Recovery({
     prisma,
     tokens: emailTokens,
@@ -254,6 +261,7 @@ async function build(): Promise<Gatehouse> {
       resetLifetimeMs: config.PASSWORD_RESET_LINK_MINUTES * 60_000,
       unlockLifetimeMs: config.UNLOCK_LINK_MINUTES * 60_000,
     },
+    onSkipped: (kind, reason) => log().info({ event: "mail_skipped", kind, reason }),
   });
   // server.mjs looks here before it hands a request to Next.js.
   (globalThis as Record<symbol, unknown>)[FAST_PATH_SYMBOL] = refusals;

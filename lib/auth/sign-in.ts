@@ -3,7 +3,7 @@ import { challengeLevel } from "@/lib/captcha/difficulty";
 import { prisma } from "@/lib/db/client";
 import type { BodyResult } from "@/lib/http/body";
 import type { RouteLimits } from "@/lib/http/limited";
-import { busy, captchaInvalid, deviceLocked, emailUnverified, unavailable, untrustedLocked } from "@/lib/http/refusals";
+import { busy, captchaInvalid, deviceLocked, unavailable, untrustedLocked } from "@/lib/http/refusals";
 import { truncateAddress } from "@/lib/events/security-events";
 import type { NoticeOrigin } from "@/lib/recovery/messages";
 import type { LockoutCheck, LockoutPolicy } from "@/lib/lockout/rules";
@@ -140,11 +140,23 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         log().warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
       );
       endTimer();
-      if (!user) {
+      // An account whose address is not confirmed yet fails exactly like a wrong password, even
+      // for the right one: registration sets the password of a free address only, so any other
+      // answer would tell whoever just registered it that the address had no account. Its owner
+      // gets the link again (within the recovery-mail quota).
+      const unverified = user !== null && !user.emailVerified && gate.config.REQUIRE_EMAIL_VERIFICATION === "true";
+      if (!user || unverified) {
+        if (user && unverified) gate.recovery.verificationNeeded(user);
         if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
         // Already counted by admitAttempt, whether or not the account exists.
         gate.addressFailures.set(client.key, (gate.addressFailures.get(client.key) ?? 0) + 1);
-        log().info({ event: "sign_in_failed", lane: subject.lane, failureCount: attempt.state.failureCount, locked: attempt.state.lockedUntilMs !== null });
+        log().info({
+          event: "sign_in_failed",
+          lane: subject.lane,
+          failureCount: attempt.state.failureCount,
+          locked: attempt.state.lockedUntilMs !== null,
+          ...(unverified ? { emailUnverified: true } : {}),
+        });
         logSecurity(gate, { route, outcome: "sign_in_failed", client, email, detail: subject.lane });
         const capped = subject.policy.capFailures === attempt.state.failureCount;
         await gate.events.signInFailed(email, client, attempt.state, capped && !device, { browser });
@@ -154,14 +166,6 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         // A device that keeps failing is more likely stolen than mistyped on: at the cap it is revoked.
         if (device && capped) await gate.devices.forget(device.id);
         return { ok: false, refusal: null };
-      }
-      if (!user.emailVerified && gate.config.REQUIRE_EMAIL_VERIFICATION === "true") {
-        // The right password: the failures it follows were the owner's. Only the holder of the
-        // password learns that the account waits for its address to be confirmed.
-        await gate.lockouts.reset(subject.key);
-        gate.recovery.verificationNeeded(user);
-        logSecurity(gate, { route, outcome: "email_unverified", client, email, detail: subject.lane, userId: user.id });
-        return { ok: false, refusal: emailUnverified() };
       }
       const usernameKey = gate.usernameKey(email);
       if (device) {

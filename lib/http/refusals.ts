@@ -129,11 +129,3 @@ export const REFUSE: Record<RefusalStyle, (result: LimitResult) => Response> = {
   // Browsers neither retry nor show telemetry refusals: drop quietly.
   drop: () => new Response(null, { status: 204 }),
 };
-
-/**
- * The right password for an account whose address is not confirmed yet. Only someone who knows
- * the password gets this answer (a wrong one gets the generic 401), and a fresh link is on its way.
- */
-export function emailUnverified() {
-  return jsonError(403, "email_unverified", "Confirm your email address first: we have sent a new link to it. Open the link, then sign in.");
-}

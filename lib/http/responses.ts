@@ -16,8 +16,7 @@ export type ErrorCode =
   | "invalid_credentials"
   | "misconfigured"
   | "csrf_invalid"
-  | "unavailable"
-  | "email_unverified";
+  | "unavailable";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 

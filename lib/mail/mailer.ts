@@ -204,6 +204,9 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
   }
 
   return {
+    full() {
+      return !accepting || depth() >= options.queueMax;
+    },
     send(message) {
       // Never throws: the request that caused the message answers the same either way.
       try {

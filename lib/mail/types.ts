@@ -22,6 +22,8 @@ export interface Mailer {
   send(message: MailMessage): void;
   /** Messages waiting or being retried. */
   depth(): number;
+  /** True when send() would drop a message: a caller can then keep an older link alive instead of replacing it with one never sent. */
+  full(): boolean;
   /** Resolves when nothing is waiting (tests; shutdown). */
   idle(): Promise<void>;
   /** Stops taking messages, tries to deliver what is queued until the deadline, then closes the transport. */

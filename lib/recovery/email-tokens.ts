@@ -12,9 +12,13 @@ export type LiveEmailToken = { id: string; userId: string; email: string; purpos
  * same "no such token", so a caller cannot tell one from another.
  */
 export interface EmailTokens {
-  /** A new token for `userId`; it deletes the user's earlier unused tokens of the same purpose. */
+  /**
+   * A new token for `userId`. A reset or unlock link deletes the user's earlier unused ones of its
+   * purpose (only the newest works); verification links stay valid side by side until they expire,
+   * since each needs the account's password anyway and a person often opens an older email.
+   */
   issue(userId: string, purpose: EmailTokenPurpose, credentialGeneration: number, nowMs: number, lifetimeMs: number): Promise<string>;
-  /** The token if it is live now; null otherwise. Reading does not use it. */
+  /** The token if it is live now (a verification link: and the address not yet confirmed); null otherwise. Reading does not use it. */
   find(token: string, purpose: EmailTokenPurpose, nowMs: number): Promise<LiveEmailToken | null>;
   /** Marks a live token used, once: of two concurrent uses exactly one gets true. */
   use(id: string, nowMs: number): Promise<boolean>;
@@ -33,12 +37,11 @@ export function prismaEmailTokens(prisma: PrismaClient): EmailTokens {
   return {
     async issue(userId, purpose, credentialGeneration, nowMs, lifetimeMs) {
       const token = newOpaqueToken();
-      await prisma.$transaction([
-        prisma.emailToken.deleteMany({ where: { userId, purpose, usedAt: null } }),
-        prisma.emailToken.create({
-          data: { digest: opaqueTokenDigest(token), userId, purpose, credentialGeneration, createdAt: new Date(nowMs), expiresAt: new Date(nowMs + lifetimeMs) },
-        }),
-      ]);
+      const create = prisma.emailToken.create({
+        data: { digest: opaqueTokenDigest(token), userId, purpose, credentialGeneration, createdAt: new Date(nowMs), expiresAt: new Date(nowMs + lifetimeMs) },
+      });
+      if (purpose === "verify_email") await create;
+      else await prisma.$transaction([prisma.emailToken.deleteMany({ where: { userId, purpose, usedAt: null } }), create]);
       return token;
     },
 
@@ -46,8 +49,10 @@ export function prismaEmailTokens(prisma: PrismaClient): EmailTokens {
       if (!isWellFormedOpaqueToken(token)) return null;
       const row = await prisma.emailToken.findUnique({ where: { digest: opaqueTokenDigest(token) } });
       if (!row || row.purpose !== purpose || row.usedAt !== null || row.expiresAt.getTime() <= nowMs) return null;
-      const user = await prisma.user.findUnique({ where: { id: row.userId }, select: { email: true, credentialGeneration: true } });
+      const user = await prisma.user.findUnique({ where: { id: row.userId }, select: { email: true, credentialGeneration: true, emailVerifiedAt: true } });
       if (!user || user.credentialGeneration !== row.credentialGeneration) return null;
+      // A confirmed address leaves its other verification links nothing to do.
+      if (purpose === "verify_email" && user.emailVerifiedAt !== null) return null;
       return { id: row.id, userId: row.userId, email: user.email, purpose, credentialGeneration: row.credentialGeneration };
     },
 

@@ -32,13 +32,11 @@ export async function readLinkRequest<S extends z.ZodType<{ token: string }>>(
 ): Promise<{ ok: true; fields: z.infer<S>; token: LiveEmailToken } | { ok: false; response: Response }> {
   const body = await readJson(request, gate.config.MAX_BODY_BYTES);
   if (!body.ok) return body;
-  const input = schema.safeParse(body.value);
-  if (!input.success) {
-    const fields = fieldErrors(input.error);
-    if (fields.token) return { ok: false, response: invalidLink() };
-    return { ok: false, response: jsonError(400, "invalid_input", "Check the highlighted fields.", { fields }) };
-  }
-  const live = await gate.emailTokens.find(input.data.token, purpose, gate.clock());
+  // The link first: a bad one is told as such, whatever else the body holds.
+  const presented = z.object({ token }).safeParse(body.value);
+  const live = presented.success ? await gate.emailTokens.find(presented.data.token, purpose, gate.clock()) : null;
   if (!live) return { ok: false, response: invalidLink() };
+  const input = schema.safeParse(body.value);
+  if (!input.success) return { ok: false, response: jsonError(400, "invalid_input", "Check the highlighted fields.", { fields: fieldErrors(input.error) }) };
   return { ok: true, fields: input.data, token: live };
 }

@@ -45,7 +45,7 @@ function originLine(origin: NoticeOrigin): string {
 export const messages = {
   verifyEmail: (to: string, url: string, lifetimeHours: number) =>
     render(to, "verify_email", `Confirm your email address for ${APP}`, [
-      { text: `Someone (we hope you) created a ${APP} account with this address. Confirm it to start signing in.` },
+      { text: `Someone (we hope you) created a ${APP} account with this address. Confirm it, with the password chosen for the account, to start signing in.` },
       { link: { label: "Confirm my email address", url } },
       { text: `The link works once, for ${lifetimeHours} hours. If you did not create an account, ignore this message: nothing happens without the link.` },
     ]),

@@ -34,6 +34,8 @@ export class Recovery {
       background: Background;
       clock: () => number;
       settings: RecoverySettings;
+      /** A message not sent (logged by kind: the account is never named). */
+      onSkipped: (kind: string, reason: "quota" | "mail_queue_full") => void;
     },
   ) {}
 
@@ -107,10 +109,21 @@ export class Recovery {
     });
   }
 
-  /** Renders and queues one message if the account's quota for its kind allows. */
+  /**
+   * Renders and queues one message if the account's quota for its kind allows. A full mail queue
+   * is checked first: rendering issues a link that replaces the previous one, and a link that is
+   * never sent must not kill the one already in the owner's mailbox (nor spend the quota).
+   */
   private async send(policy: "recoveryMail" | "securityNotice", account: Account, kind: string, render: () => Promise<MailMessage>) {
+    if (this.deps.mailer.full()) {
+      this.deps.onSkipped(kind, "mail_queue_full");
+      return;
+    }
     const quota = await this.deps.limiter.consume(policy, [account.id, kind]);
-    if (!quota.allowed) return;
+    if (!quota.allowed) {
+      this.deps.onSkipped(kind, "quota");
+      return;
+    }
     this.deps.mailer.send(await render());
   }
 

@@ -138,37 +138,64 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
     });
 
     describe("verification", () => {
-      it("an unverified account: a wrong password is the generic 401; the right one is told to confirm and gets a fresh link; the link verifies once", async () => {
+      it("an unverified account fails like a wrong password even for the right one, gets a fresh link, and is confirmed only with its password", async () => {
         expect((await register("unverified@example.com")).status).toBe(202);
         const first = linkTokenOf(await onlyMailTo("unverified@example.com", /confirm your email/i))!;
 
-        const wrong = await browserSignIn("unverified@example.com", "not the passphrase");
         const unknown = await browserSignIn("nobody-here@example.com", "not the passphrase");
-        expect(wrong.status).toBe(unknown.status);
-        expect(await wrong.json()).toEqual(await unknown.json());
-
-        const right = await browserSignIn("unverified@example.com", PASSWORD);
-        expect(right.status).toBe(403);
-        expect(await right.json()).toMatchObject({ error: "email_unverified" });
-        expect(sessionPairOf(right)).toBeNull();
+        const unknownBody = await unknown.json();
+        for (const password of ["not the passphrase", PASSWORD]) {
+          const res = await browserSignIn("unverified@example.com", password);
+          expect(res.status, password).toBe(unknown.status);
+          expect(await res.json()).toEqual(unknownBody);
+          expect(sessionPairOf(res)).toBeNull();
+        }
         await settled();
         const links = mailsTo("unverified@example.com", /confirm your email/i);
         expect(links).toHaveLength(2);
         const second = linkTokenOf(links[1]!)!;
 
-        // The newer link replaced the first.
-        expect(await (await routes.verify({ token: first })).json()).toMatchObject({ error: "invalid_token" });
-        const verified = await routes.verify({ token: second });
+        // The mailbox alone does not confirm: the password chosen at registration is asked, and a wrong one does not spend the link.
+        const wrong = await routes.verify({ token: first, password: "somebody else's guess" });
+        expect(wrong.status).toBe(400);
+        expect(await wrong.json()).toMatchObject({ error: "invalid_input", fields: { password: expect.any(String) } });
+        // The older email's link still works (a person often opens the first one); each works once.
+        const verified = await routes.verify({ token: first, password: PASSWORD });
         expect(verified.status).toBe(200);
-        expect((await routes.verify({ token: second })).status).toBe(400);
+        expect((await routes.verify({ token: first, password: PASSWORD })).status).toBe(400);
+        // Once confirmed, the other link has nothing left to do, and says so like any dead link.
+        expect(await (await routes.verify({ token: second, password: PASSWORD })).json()).toMatchObject({ error: "invalid_token" });
         expect((await browserSignIn("unverified@example.com", PASSWORD)).status).toBe(200);
       });
 
-      it("refuses the token API for an unverified account the same way", async () => {
-        expect((await register("unverified-api@example.com")).status).toBe(202);
-        const res = await tokenSignIn("unverified-api@example.com", PASSWORD);
-        expect(res.status).toBe(403);
-        expect(await res.json()).toMatchObject({ error: "email_unverified" });
+      it("register-then-sign-in does not tell a free address from a taken one, on the browser route or the token API", async () => {
+        await createAccount(gate, "probe-taken@example.com", PASSWORD);
+        const PROBE = "an attacker's probing passphrase";
+        const answers: Record<string, unknown[]> = {};
+        for (const email of ["probe-free@example.com", "probe-taken@example.com"]) {
+          expect((await register(email, PROBE)).status).toBe(202);
+          const browser = await browserSignIn(email, PROBE);
+          const api = await tokenSignIn(email, PROBE);
+          answers[email] = [browser.status, await browser.json(), api.status, await api.json()];
+        }
+        expect(answers["probe-free@example.com"], JSON.stringify(answers)).toEqual(answers["probe-taken@example.com"]);
+      });
+
+      it("someone who registered another person's address cannot have that person confirm it", async () => {
+        expect((await register("pre-hijacked@example.com", "the squatter's passphrase")).status).toBe(202);
+        const token = linkTokenOf(await onlyMailTo("pre-hijacked@example.com", /confirm your email/i))!;
+        // The address's owner opens the link and types their own password: nothing is confirmed.
+        expect((await routes.verify({ token, password: PASSWORD })).status).toBe(400);
+        const user = await (await (await import("@/lib/db/client")).prisma()).user.findUniqueOrThrow({ where: { email: "pre-hijacked@example.com" } });
+        expect(user.emailVerifiedAt).toBeNull();
+        // Registering it themselves tells them it is taken; a reset (which proves the mailbox) makes it theirs.
+        expect((await register("pre-hijacked@example.com")).status).toBe(202);
+        await onlyMailTo("pre-hijacked@example.com", /someone tried to create/i);
+        expect((await forgot("pre-hijacked@example.com")).status).toBe(202);
+        const reset = linkTokenOf(await onlyMailTo("pre-hijacked@example.com", /reset your/i))!;
+        expect((await routes.reset({ token: reset, password: NEW_PASSWORD })).status).toBe(200);
+        expect((await browserSignIn("pre-hijacked@example.com", NEW_PASSWORD)).status).toBe(200);
+        expect((await browserSignIn("pre-hijacked@example.com", "the squatter's passphrase")).status).toBe(401);
       });
     });
 
@@ -229,6 +256,21 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         // A password changed by other means (here: the admin path's UPDATE) ends the newer one too.
         await (await import("@/lib/db/client")).prisma().then((db) => db.user.update({ where: { email: "twice@example.com" }, data: { credentialGeneration: { increment: 1 } } }));
         expect((await routes.reset({ token: newer, password: NEW_PASSWORD })).status).toBe(400);
+      });
+
+      it("a full mail queue keeps the link already in the owner's mailbox alive (no new link replaces it unsent)", async () => {
+        await createAccount(gate, "queued@example.com", PASSWORD);
+        await forgot("queued@example.com");
+        const token = linkTokenOf(await onlyMailTo("queued@example.com", /reset your/i))!;
+        const full = gate.mailer.full;
+        Object.assign(gate.mailer, { full: () => true });
+        try {
+          expect((await forgot("queued@example.com")).status).toBe(202);
+          await settled();
+        } finally {
+          Object.assign(gate.mailer, { full });
+        }
+        expect(await gate.emailTokens.find(token, "reset_password", gate.clock())).not.toBeNull();
       });
 
       it("lets exactly one of two concurrent uses of one link set its password", async () => {
@@ -314,8 +356,8 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         await createAccount(gate, "crossed@example.com", PASSWORD);
         await forgot("crossed@example.com");
         const token = linkTokenOf(await onlyMailTo("crossed@example.com", /reset your/i))!;
-        expect((await routes.verify({ token })).status).toBe(400);
-        expect((await routes.unlock({ token })).status).toBe(400);
+        expect(await (await routes.verify({ token, password: PASSWORD })).json()).toMatchObject({ error: "invalid_token" });
+        expect(await (await routes.unlock({ token })).json()).toMatchObject({ error: "invalid_token" });
         expect((await routes.reset({ token, password: NEW_PASSWORD })).status).toBe(200);
       });
     });

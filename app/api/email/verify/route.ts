@@ -1,19 +1,42 @@
+import { z } from "zod";
+import { withinHashBudget } from "@/lib/auth/sign-in";
+import { prisma } from "@/lib/db/client";
 import { limited } from "@/lib/http/limited";
-import { json } from "@/lib/http/responses";
+import { busy } from "@/lib/http/refusals";
+import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
+import { PASSWORD_MAX_LENGTH } from "@/lib/password/rules";
 import { invalidLink, linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
 import { browserLabel } from "@/lib/sessions/browser-label";
-import { prisma } from "@/lib/db/client";
+import { verifyCredentials } from "@/lib/users/accounts";
 
 export const dynamic = "force-dynamic";
 
-const verifySchema = linkSchema({});
+const verifySchema = linkSchema({
+  password: z.string({ error: "Enter the password you chose." }).min(1, "Enter the password you chose.").max(PASSWORD_MAX_LENGTH * 4),
+});
 
-/** Confirms an account's address from its emailed link (a POST from the link's page: mail scanners open links). */
+/**
+ * Confirms an account's address from its emailed link (a POST from the link's page: mail scanners
+ * open links), with the password the account was registered with. The mailbox alone is not
+ * enough: otherwise someone who registered another person's address could have that person
+ * confirm an account whose password they chose (account pre-hijacking). A wrong password does
+ * not spend the link; the person who registered types it again.
+ */
 export const POST = limited("/api/email/verify", async (request, limits) => {
   const { gate, client } = limits;
   const link = await readLinkRequest(request, gate, "verify_email", verifySchema);
   if (!link.ok) return link.response;
+  const matches = await withinHashBudget(
+    gate,
+    async () => (await verifyCredentials(await prisma(), { email: link.token.email, password: link.fields.password }, gate.argon2)) !== null,
+    () => null,
+  );
+  if (matches === null) return busy();
+  if (!matches) {
+    const message = "That is not the password this account was created with. If you did not create it, ignore the email.";
+    return jsonError(400, "invalid_input", message, { fields: { password: message } });
+  }
   const nowMs = gate.clock();
   if (!(await gate.emailTokens.use(link.token.id, nowMs))) return invalidLink();
   await (await prisma()).user.updateMany({ where: { id: link.token.userId, emailVerifiedAt: null }, data: { emailVerifiedAt: new Date(nowMs) } });
