@@ -68,6 +68,11 @@ test("signed-out pages: titles, favicon, the widget's checkbox, axe and width", 
     ["/", "Gatehouse"],
     ["/sign-in", "Sign in · Gatehouse"],
     ["/register", "Create an account · Gatehouse"],
+    ["/forgot-password", "Reset your password · Gatehouse"],
+    // Opened without its token: the page says the link is incomplete.
+    ["/reset-password", "Choose a new password · Gatehouse"],
+    ["/verify-email", "Confirm your email address · Gatehouse"],
+    ["/unlock", "Sign in on this browser · Gatehouse"],
     ["/no-such-page", "Page not found · Gatehouse"],
   ] as const) {
     await page.goto(path);
@@ -75,11 +80,12 @@ test("signed-out pages: titles, favicon, the widget's checkbox, axe and width", 
     await expect(page.locator('link[rel="icon"]')).toHaveAttribute("href", /icon\.svg/);
     // Dark mode follows the system, and the browser is told so before any CSS arrives.
     await expect(page.locator('meta[name="color-scheme"]')).toHaveAttribute("content", "light dark");
-    if (path === "/sign-in" || path === "/register") {
+    if (path === "/sign-in" || path === "/register" || path === "/forgot-password") {
       await formReady(page);
       // `required` on the widget's checkbox must not read as an error before anyone has acted.
       await expect(page.locator('altcha-widget input[type="checkbox"]')).toHaveAttribute("aria-invalid", "false");
     }
+    if (["/reset-password", "/verify-email", "/unlock"].includes(path)) await expect(page.getByTestId("link-missing")).toBeVisible();
     await expectAccessibleEverywhere(page, path);
   }
   await expect(page.getByRole("heading", { name: "Page not found" })).toBeVisible();
