@@ -6,7 +6,7 @@ import Redis from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import type { AlgorithmPolicy } from "@/lib/rate-limit/algorithms";
 import { digestKey, RateLimiter } from "@/lib/rate-limit/limiter";
-import { loadPolicies, type Policy } from "@/lib/rate-limit/policies";
+import { policiesFromSpecs, type Policy } from "@/lib/rate-limit/policies";
 import type { RateLimitStore } from "@/lib/rate-limit/store";
 import { MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
 import { PART_TITLES, type Part, type PartContext, type PartReport } from "../lib/part";
@@ -93,7 +93,7 @@ async function memorySection(context: PartContext): Promise<{ markdown: string; 
   const workload = makeWorkload(keyCount, checksPerKey);
   const checks = workload.sequence.length;
   const secret = "bench-limiter-secret-".padEnd(48, "x");
-  const policies = loadPolicies({ RATE_LIMIT_SIGN_IN_USERNAME: `${LIMIT}/15m` });
+  const policies = policiesFromSpecs({ signInUsername: `${LIMIT}/15m` });
 
   // Every run starts from an empty store, so every contender makes the same decisions.
   const contenders: (Contender & { keys: "digest" | "raw" })[] = [

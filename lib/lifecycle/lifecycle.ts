@@ -11,7 +11,7 @@ export type Lifecycle = {
   close(): Promise<void>;
 };
 
-const LIFECYCLE_SYMBOL = Symbol.for("gatehouse.lifecycle");
+import { LIFECYCLE_SYMBOL } from "@/lib/server-contract.mjs";
 
 export function publishLifecycle(shutdownGraceMs: number, close: () => Promise<void>): Lifecycle {
   let closing: Promise<void> | undefined;

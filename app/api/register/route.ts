@@ -1,7 +1,6 @@
 import { fieldErrors, registrationSchema } from "@/lib/auth/credentials";
 import { withinHashBudget } from "@/lib/auth/sign-in";
 import { verifyAltcha } from "@/lib/captcha/altcha";
-import { prisma } from "@/lib/db/client";
 import { readJson } from "@/lib/http/body";
 import { limited } from "@/lib/http/limited";
 import { busy, captchaInvalid } from "@/lib/http/refusals";
@@ -31,7 +30,7 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
   return withinHashBudget(
     gate,
     async () => {
-      const result = await registerAccount(await prisma(), input.data, gate.argon2);
+      const result = await registerAccount(gate.prisma, input.data, gate.argon2);
       if (!result.ok) return jsonError(409, "email_taken", "An account with this email already exists.");
       log().info({ event: "account_registered", userId: result.user.id });
       return json(201, { id: result.user.id, email: result.user.email });

@@ -2,13 +2,13 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redisUrl, testKeyPrefix } from "@/tests/helpers/redis";
 import { consumeTokenBucket, consumeSlidingWindow } from "../algorithms";
-import { loadPolicies, type Policy } from "../policies";
+import { policiesFromSpecs, type Policy } from "../policies";
 import type { RateLimitStore } from "../store";
 import { connectRedis, RedisRateLimitStore, untilReady } from "./redis";
 
 const url = redisUrl();
 
-const tokenBucket = (name: string, spec: string): Policy => ({ ...loadPolicies({ RATE_LIMIT_SIGN_IN_USERNAME: spec }).signInUsername, name });
+const tokenBucket = (name: string, spec: string): Policy => ({ ...policiesFromSpecs({ signInUsername: spec }).signInUsername, name });
 const slidingWindow = (name: string, limit: number, windowMs: number): Policy => ({
   name,
   algorithm: { kind: "sliding-window", limit, windowMs },

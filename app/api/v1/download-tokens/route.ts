@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
 import { apiCaller } from "@/lib/auth/api-auth";
-import { prisma } from "@/lib/db/client";
 import { limited } from "@/lib/http/limited";
 import { json } from "@/lib/http/responses";
 
@@ -22,7 +21,7 @@ export const POST = limited("/api/v1/download-tokens", async (request, limits) =
 
   const token = randomBytes(32).toString("base64url");
   const expiresAt = new Date(gate.clock() + DOWNLOAD_TOKEN_TTL_MS);
-  await (await prisma()).downloadToken.create({
+  await gate.prisma.downloadToken.create({
     data: { userId: auth.caller.userId, tokenHash: createHash("sha256").update(token).digest("hex"), expiresAt },
   });
   return json(201, { token, expiresAt: expiresAt.toISOString() });

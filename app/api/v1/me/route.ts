@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { apiCaller } from "@/lib/auth/api-auth";
-import { prisma } from "@/lib/db/client";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
 
@@ -20,7 +19,7 @@ export const GET = limited("/api/v1/me", async (request, limits) => {
 
   // A signed token names an account that may since have been deleted; a non-UUID id never reaches the query.
   const user = userId.safeParse(caller.userId).success
-    ? await (await prisma()).user.findUnique({ where: { id: caller.userId }, select: { id: true, email: true, createdAt: true } })
+    ? await limits.gate.prisma.user.findUnique({ where: { id: caller.userId }, select: { id: true, email: true, createdAt: true } })
     : null;
   if (!user) {
     return caller.via === "bearer"

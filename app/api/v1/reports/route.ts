@@ -1,5 +1,4 @@
 import { apiCaller } from "@/lib/auth/api-auth";
-import { prisma } from "@/lib/db/client";
 import { limited } from "@/lib/http/limited";
 import { json } from "@/lib/http/responses";
 import { capReports } from "@/lib/retention/retention";
@@ -26,7 +25,7 @@ export const POST = limited("/api/v1/reports", async (request, limits) => {
     apiSessions: count("refresh_family_created"),
     events: events.map((event) => ({ kind: event.kind, address: event.address, at: event.at.toISOString() })),
   };
-  const db = await prisma();
+  const db = gate.prisma;
   const report = await db.report.create({ data: { userId, content }, select: { id: true, createdAt: true } });
   // The per-user bound on stored reports: the newest REPORTS_KEEP_PER_USER stay.
   await capReports(db, userId, gate.config.REPORTS_KEEP_PER_USER);

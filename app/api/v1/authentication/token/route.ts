@@ -1,6 +1,5 @@
 import { apiSignInSchema, fieldErrors } from "@/lib/auth/credentials";
 import { admitSignIn, checkPassword } from "@/lib/auth/sign-in";
-import { prisma } from "@/lib/db/client";
 import { readJson } from "@/lib/http/body";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
@@ -42,7 +41,7 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
   const nowMs = gate.clock();
   const access = await issueAccessToken(user.id, gate.config.API_TOKEN_SECRET, gate.config.ACCESS_TOKEN_TTL_SECONDS, nowMs);
   const refreshTtlSeconds = gate.config.REFRESH_TOKEN_TTL_DAYS * 86_400;
-  const refresh = await issueRefreshToken(await prisma(), user.id, null, refreshTtlSeconds * 1000, nowMs, {
+  const refresh = await issueRefreshToken(gate.prisma, user.id, null, refreshTtlSeconds * 1000, nowMs, {
     expiresAtMs: nowMs + gate.config.REFRESH_FAMILY_LIFETIME_DAYS * 86_400_000,
     client: apiClientLabel(request.headers.get("user-agent")),
     address: truncateAddress(client.address),

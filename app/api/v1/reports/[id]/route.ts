@@ -2,7 +2,6 @@ import { createHash } from "node:crypto";
 import type { NextRequest } from "next/server";
 import { apiCaller } from "@/lib/auth/api-auth";
 import type { Gatehouse } from "@/lib/auth/gatehouse";
-import { prisma } from "@/lib/db/client";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
 
@@ -14,7 +13,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 async function downloader(request: NextRequest, gate: Gatehouse) {
   const downloadToken = request.nextUrl.searchParams.get("token");
   if (downloadToken && request.headers.get("authorization") === null) {
-    const found = await (await prisma()).downloadToken.findUnique({
+    const found = await gate.prisma.downloadToken.findUnique({
       where: { tokenHash: createHash("sha256").update(downloadToken).digest("hex") },
       select: { userId: true, expiresAt: true },
     });
@@ -37,7 +36,7 @@ export const GET = limited("/api/v1/reports/[id]", async (request, { gate }, con
   // Another user's report and a report that does not exist get the same answer.
   const notFound = () => jsonError(404, "not_found", "No such report.");
   if (!UUID.test(id)) return notFound();
-  const report = await (await prisma()).report.findFirst({ where: { id, userId: caller.userId }, select: { id: true, createdAt: true, content: true } });
+  const report = await gate.prisma.report.findFirst({ where: { id, userId: caller.userId }, select: { id: true, createdAt: true, content: true } });
   if (!report) return notFound();
   return json(200, { id: report.id, createdAt: report.createdAt.toISOString(), content: report.content });
 });

@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { fieldErrors } from "@/lib/auth/credentials";
-import { prisma } from "@/lib/db/client";
 import { readJson } from "@/lib/http/body";
 import { limited } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
@@ -36,7 +35,7 @@ export const POST = limited("/api/v1/authentication/token/refresh", async (reque
   const input = refreshSchema.safeParse(body.value);
   if (!input.success) return jsonError(400, "invalid_input", "Send the refresh token as refresh_token.", { fields: fieldErrors(input.error) });
 
-  const db = await prisma();
+  const db = gate.prisma;
   const nowMs = gate.clock();
   const refreshTtlSeconds = gate.config.REFRESH_TOKEN_TTL_DAYS * 86_400;
   const rotated = await rotateRefreshToken(db, input.data.refresh_token, refreshTtlSeconds * 1000, nowMs);
