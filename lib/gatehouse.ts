@@ -134,12 +134,18 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
     health = () => (redis.status === "ready" ? guardsHealth() : "down");
     close = async () => void (await redis.quit().catch(() => redis.disconnect()));
   } else {
+    // Each store deletes its own expired rows on a timer of its own.
     const postgres = createPostgresRateLimitStore(prisma, {
       onCleanupError: (error) => log().warn({ event: "rate_limit_cleanup_failed", err: String(error) }),
     });
+    const postgresReplays = postgresReplayStore(prisma, {
+      onCleanupError: (error) => log().warn({ event: "altcha_replay_cleanup_failed", err: String(error) }),
+    });
     store = postgres;
-    replays = postgresReplayStore(prisma);
-    close = () => postgres.close();
+    replays = postgresReplays;
+    close = async () => {
+      await Promise.all([postgres.close(), postgresReplays.close()]);
+    };
   }
   const timed: RateLimitStore = {
     kind: store.kind,

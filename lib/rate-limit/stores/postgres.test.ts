@@ -320,8 +320,10 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
       expect((await bucket(twoPerMinute, "k"))?.state).toMatchObject({ kind: "sliding-window", currentCount: 2 });
     });
 
-    it("cleans up expired rows of both tables and keeps live ones", async () => {
+    it("cleans up its own expired rows and keeps live ones; the replay store cleans its own table", async () => {
       await storeA.cleanupExpired();
+      const replays = postgresReplayStore(a.prisma);
+      await replays.cleanupExpired();
       await a.prisma.$executeRaw`INSERT INTO "RateLimitBucket" ("key", "state", "expiresAt") VALUES
         ('gc:expired', '{}'::jsonb, (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second'),
         ('gc:live', '{}'::jsonb, (clock_timestamp() AT TIME ZONE 'UTC') + INTERVAL '1 minute')`;
@@ -330,17 +332,24 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
         ('gc-live', (clock_timestamp() AT TIME ZONE 'UTC') + INTERVAL '1 minute')`;
       const bucketsBefore = await a.prisma.rateLimitBucket.count();
 
-      expect(await storeB.cleanupExpired()).toBe(2);
+      const replayIds = async () => (await a.prisma.altchaReplay.findMany({ where: { id: { startsWith: "gc-" } }, orderBy: { id: "asc" } })).map((r) => r.id);
+
+      expect(await storeB.cleanupExpired()).toBe(1);
       expect(await a.prisma.rateLimitBucket.count()).toBe(bucketsBefore - 1);
       expect(await a.prisma.rateLimitBucket.findUnique({ where: { key: "gc:live" } })).not.toBeNull();
-      expect((await a.prisma.altchaReplay.findMany({ where: { id: { startsWith: "gc-" } } })).map((r) => r.id)).toEqual(["gc-live"]);
+      // The limiter's clean-up leaves the replay store's table alone.
+      expect(await replayIds()).toEqual(["gc-expired", "gc-live"]);
+      expect(await replays.cleanupExpired()).toBe(1);
+      expect(await replayIds()).toEqual(["gc-live"]);
       expect(await storeB.cleanupExpired()).toBe(0);
+      expect(await replays.cleanupExpired()).toBe(0);
+      await replays.close();
     });
 
     it("cleans up on a timer until closed, passing failures to onCleanupError", async () => {
-      const expire = (id: string) =>
-        a.prisma.$executeRaw`INSERT INTO "AltchaReplay" ("id", "expiresAt") VALUES (${id}, (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second')`;
-      const exists = async (id: string) => (await a.prisma.altchaReplay.findUnique({ where: { id } })) !== null;
+      const expire = (key: string) =>
+        a.prisma.$executeRaw`INSERT INTO "RateLimitBucket" ("key", "state", "expiresAt") VALUES (${key}, '{}'::jsonb, (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second')`;
+      const exists = async (key: string) => (await a.prisma.rateLimitBucket.findUnique({ where: { key } })) !== null;
       vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
       try {
         const onCleanupError = vi.fn();
@@ -403,6 +412,20 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
         expect(await replays.claim("sig-skew", inOneMinute(), Date.now())).toBe(true);
         await a.prisma.$executeRaw`UPDATE "AltchaReplay" SET "expiresAt" = (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second' WHERE "id" = 'sig-skew'`;
         expect(await replays.claim("sig-skew", inOneMinute(), (await serverNowMs()) - 10_000)).toBe(false);
+      });
+
+      it("deletes its expired rows on a timer of its own until closed", async () => {
+        vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+        try {
+          const replays = postgresReplayStore(a.prisma, { cleanupIntervalMs: 1_000 });
+          await a.prisma.$executeRaw`INSERT INTO "AltchaReplay" ("id", "expiresAt") VALUES ('replay-timer', (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second')`;
+          vi.advanceTimersByTime(1_000);
+          // close() waits for the clean-up the tick started.
+          await replays.close();
+          expect(await a.prisma.altchaReplay.findUnique({ where: { id: "replay-timer" } })).toBeNull();
+        } finally {
+          vi.useRealTimers();
+        }
       });
 
       it("lets exactly one of 50 parallel claims of one id through", async () => {

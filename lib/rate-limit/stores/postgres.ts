@@ -1,5 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { Prisma, type PrismaClient } from "@/lib/generated/prisma/client";
+import { SERVER_NOW_UTC, utcTimestamp } from "@/lib/db/sql-time";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { startPeriodic } from "@/lib/jobs/periodic";
 import { decide, type LimiterState } from "@/lib/rate-limit/algorithms";
 import type { Policy } from "@/lib/rate-limit/policies";
@@ -23,7 +24,7 @@ const QUEUE_FULL_RETRY_MS = 1_000;
 export type PostgresRateLimitStore = RateLimitStore & {
   /** Stops the clean-up timer and waits for a clean-up in progress; the Prisma client stays open. */
   close(): Promise<void>;
-  /** Deletes expired rows of both RateLimitBucket and AltchaReplay; returns how many. */
+  /** Deletes expired RateLimitBucket rows; returns how many. */
   cleanupExpired(): Promise<number>;
 };
 
@@ -33,17 +34,6 @@ const RETRY_BACKOFF_BASE_MS = 2;
 const RETRY_BACKOFF_MAX_MS = 50;
 // setInterval treats anything longer as 1 ms.
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/**
- * The database's clock as a UTC `timestamp` (the columns are `timestamp(3)` without time zone
- * holding UTC, as Prisma writes them). AT TIME ZONE 'UTC' makes it independent of the session's TimeZone.
- */
-export const SERVER_NOW_UTC = Prisma.sql`(clock_timestamp() AT TIME ZONE 'UTC')`;
-
-/** Whole ms since the epoch as a UTC `timestamp`, exact (integer interval arithmetic, no float seconds). */
-export function utcTimestamp(epochMs: number): Prisma.Sql {
-  return Prisma.sql`(TIMESTAMP 'epoch' + ${epochMs}::bigint * INTERVAL '1 millisecond')`;
-}
 
 type BucketRow = {
   state: LimiterState | null;
@@ -152,11 +142,9 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
   }
 
   async function cleanupExpired(): Promise<number> {
-    // One statement for both tables: one round trip, and one consistent "now".
     const [row] = await prisma.$queryRaw<{ deleted: bigint }[]>`
-      WITH buckets AS (DELETE FROM "RateLimitBucket" WHERE "expiresAt" <= ${SERVER_NOW_UTC} RETURNING 1),
-           replays AS (DELETE FROM "AltchaReplay" WHERE "expiresAt" <= ${SERVER_NOW_UTC} RETURNING 1)
-      SELECT (SELECT count(*) FROM buckets) + (SELECT count(*) FROM replays) AS "deleted"`;
+      WITH buckets AS (DELETE FROM "RateLimitBucket" WHERE "expiresAt" <= ${SERVER_NOW_UTC} RETURNING 1)
+      SELECT count(*) AS "deleted" FROM buckets`;
     return Number(row?.deleted ?? 0);
   }
 
