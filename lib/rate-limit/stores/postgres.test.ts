@@ -6,6 +6,7 @@ import { resolveDatabaseTarget } from "@/lib/db/target";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { TokenBucketState } from "@/lib/rate-limit/algorithms";
 import { parseLimitSpec, type Policy } from "@/lib/rate-limit/policies";
+import { DECISION_CASES, runDecisionCase } from "@/lib/rate-limit/decision-cases";
 import { scopedKey, type Decision } from "@/lib/rate-limit/store";
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "@/tests/helpers/databases";
 import { createPostgresRateLimitStore, DEFAULT_CLEANUP_INTERVAL_MS, type PostgresRateLimitStore } from "./postgres";
@@ -102,6 +103,18 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
       await b?.close();
       await a?.close();
       await database?.dispose();
+    });
+
+    describe("against the shared decision table", () => {
+      for (const [i, decisionCase] of DECISION_CASES.entries()) {
+        it(decisionCase.name, async () => {
+          // The database's clock swapped for each row's instant; the state still round-trips through the table.
+          const atCallerTime = store(a.prisma, { clock: "caller" });
+          const policy: Policy = { name: `case${i}`, algorithm: decisionCase.algorithm, failMode: "closed", description: decisionCase.name };
+          const { actual, expected } = await runDecisionCase(decisionCase, (nowMs) => atCallerTime.consume("k", policy, nowMs));
+          expect(actual).toEqual(expected);
+        });
+      }
     });
 
     it("runs its sessions in a non-UTC time zone (the premise of the expiry tests)", async () => {

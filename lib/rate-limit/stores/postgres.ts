@@ -9,10 +9,15 @@ import { keepForMs, scopedKey, type Decision, type RateLimitStore } from "@/lib/
 export type PostgresStoreOptions = {
   /** Re-reads after a lost version race before giving up with an error (the policy's fail mode then decides). */
   maxRetries?: number;
-  /** How often expired buckets and spent ALTCHA ids are deleted. */
+  /** How often expired buckets are deleted. */
   cleanupIntervalMs?: number;
   /** A failed clean-up only leaves stale rows behind, so callers log it at warn, not error. */
   onCleanupError?: (error: unknown) => void;
+  /**
+   * "database" (always, in the app): decisions use the database's clock, the one every instance
+   * shares. "caller": they use the `nowMs` passed in, so tests can run the shared decision table.
+   */
+  clock?: "database" | "caller";
   /** Consumes of one key waiting in this instance's queue beyond which the next is refused at once. */
   maxQueuedPerKey?: number;
 };
@@ -78,6 +83,7 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
     cleanupIntervalMs = DEFAULT_CLEANUP_INTERVAL_MS,
     onCleanupError = () => {},
     maxQueuedPerKey = DEFAULT_MAX_QUEUED_PER_KEY,
+    clock = "database",
   } = options;
   checkOptions(maxRetries, cleanupIntervalMs, maxQueuedPerKey);
 
@@ -103,14 +109,14 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
     return result;
   }
 
-  async function consume(storageKey: string, policy: Policy): Promise<Decision> {
+  async function consume(storageKey: string, policy: Policy, callerNowMs: number): Promise<Decision> {
     for (let attempt = 0; attempt <= maxRetries; attempt++) {
       const [row] = await prisma.$queryRaw<BucketRow[]>`
         SELECT b."state", b."version", (extract(epoch FROM b."expiresAt") * 1000)::bigint AS "expiresAtMs", t."nowMs"
         FROM (SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS "nowMs") t
         LEFT JOIN "RateLimitBucket" b ON b."key" = ${storageKey}`;
       if (!row) throw new Error("PostgreSQL rate-limit store: the clock query returned no row");
-      const nowMs = Number(row.nowMs);
+      const nowMs = clock === "caller" ? callerNowMs : Number(row.nowMs);
       const exists = row.version !== null && row.expiresAtMs !== null;
       const readExpiresAtMs = Number(row.expiresAtMs);
       // Past its expiry a state equals a fresh one (resetAfterMs), so the row counts as absent.
@@ -152,9 +158,9 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
 
   return {
     kind: "postgres",
-    async consume(key, policy) {
+    async consume(key, policy, nowMs) {
       const storageKey = scopedKey(policy.name, key);
-      return queued(storageKey, () => consume(storageKey, policy));
+      return queued(storageKey, () => consume(storageKey, policy, nowMs));
     },
     cleanupExpired,
     close: () => cleanup.stop(),
