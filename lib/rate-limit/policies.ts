@@ -169,7 +169,7 @@ const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string
   },
 };
 
-export const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
+const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   signInUsername: "5/15m",
   signInAddress: "30/15m",
   register: "10/1h",

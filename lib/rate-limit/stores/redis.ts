@@ -88,9 +88,3 @@ export function untilReady(redis: Redis, timeoutMs: number): Promise<boolean> {
     redis.once("ready", onReady);
   });
 }
-
-export function createRedisRateLimitStore(url: string, options: RedisStoreOptions): RateLimitStore & { close(): Promise<void> } {
-  const redis = connectRedis(url);
-  const store = new RedisRateLimitStore(redis, options);
-  return Object.assign(store, { close: async () => void (await redis.quit().catch(() => redis.disconnect())) });
-}
