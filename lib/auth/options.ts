@@ -83,7 +83,7 @@ export function authOptions(gate: Gatehouse): NextAuthOptions {
         return token;
       },
       session({ session, token }) {
-        if (session.user && token.sub) (session.user as { id?: string }).id = token.sub;
+        if (session.user && token.sub) session.user.id = token.sub;
         return session;
       },
     },

@@ -16,7 +16,12 @@ describe("applyMigrations", () => {
   it("applies each migration once, and refuses to start when an applied one was edited, naming it", async () => {
     const db = new PGlite();
     const transaction: Transactional = (work) =>
-      db.transaction((tx) => work({ exec: async (sql) => void (await tx.exec(sql)), query: async <T>(sql: string, params: unknown[]) => (await tx.query<T>(sql, params)).rows }));
+      db.transaction((tx) =>
+        work({
+          exec: async (sql) => void (await tx.exec(sql)),
+          query: async <T>(sql: string, params: unknown[]) => (await tx.query<T>(sql, params)).rows,
+        }),
+      );
     write("20260101000000_first", `CREATE TABLE "First" ("id" INTEGER PRIMARY KEY);`);
     write("20260102000000_second", `CREATE TABLE "Second" ("id" INTEGER PRIMARY KEY);`);
     expect(await applyMigrations(transaction, dir)).toEqual(["20260101000000_first", "20260102000000_second"]);

@@ -97,6 +97,11 @@ export async function runDecisionCase(
     const { allowed, remaining, retryAfterMs, resetAfterMs } = await consume(T0_MS + atMs);
     actual.push({ allowed, remaining, retryAfterMs, resetAfterMs });
   }
-  const expected = decisionCase.steps.map(([, allowed, remaining, retryAfterMs, resetAfterMs]) => ({ allowed, remaining, retryAfterMs, resetAfterMs }));
+  const expected = decisionCase.steps.map(([, allowed, remaining, retryAfterMs, resetAfterMs]) => ({
+    allowed,
+    remaining,
+    retryAfterMs,
+    resetAfterMs,
+  }));
   return { actual, expected };
 }
