@@ -1,11 +1,10 @@
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import type { Prisma, PrismaClient } from "@/lib/generated/prisma/client";
+import { tokenDigest } from "./digest";
 
 /**
  * Opaque, rotating refresh tokens. A token is 32 random bytes (base64url, 43 characters) and the
- * table holds only its SHA-256 digest: a fast hash is right here, because a 256-bit random secret
- * cannot be guessed, so a slow hash would add cost and no protection. A database leak then
- * yields no usable token.
+ * table holds only its digest (tokenDigest in ./digest.ts).
  */
 const TOKEN_BYTES = 32;
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
@@ -23,10 +22,8 @@ export type RotationResult =
   | { ok: true; userId: string; familyId: string; token: string; expiresAtMs: number; newFamily: false }
   | { ok: false; reason: RotationFailure; familyId?: string; userId?: string };
 
-/** SHA-256 hex of a presented token: the only form in which it is stored or looked up. */
-export function refreshTokenDigest(token: string): string {
-  return createHash("sha256").update(token, "utf8").digest("hex");
-}
+/** The digest a refresh token is stored and looked up by. */
+export const refreshTokenDigest = tokenDigest;
 
 /** Whether `token` has the shape of one of ours; anything else is unknown without a lookup. */
 export function isWellFormedRefreshToken(token: string): boolean {

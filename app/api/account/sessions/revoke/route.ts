@@ -6,12 +6,13 @@ import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { revokeUserFamily } from "@/lib/tokens/refresh-tokens";
 import { browserLabel } from "@/lib/sessions/browser-label";
+import { uuidSchema } from "@/lib/tokens/digest";
 
 export const dynamic = "force-dynamic";
 
 const revokeSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("browser"), id: z.string().min(1).max(64) }),
-  z.object({ kind: z.literal("api"), id: z.guid() }),
+  z.object({ kind: z.literal("api"), id: uuidSchema }),
 ]);
 
 /**

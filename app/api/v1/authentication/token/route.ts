@@ -5,7 +5,8 @@ import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
-import { issueAccessToken, tokenPair } from "@/lib/tokens/access-token";
+import { tokenPair } from "@/lib/http/token-response";
+import { issueAccessToken } from "@/lib/tokens/access-token";
 import { issueRefreshToken } from "@/lib/tokens/refresh-tokens";
 import { truncateAddress } from "@/lib/events/security-events";
 import { apiClientLabel } from "@/lib/sessions/browser-label";
@@ -40,9 +41,9 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
 
   const nowMs = gate.clock();
   const access = await issueAccessToken(user.id, gate.config.API_TOKEN_SECRET, gate.config.ACCESS_TOKEN_TTL_SECONDS, nowMs);
-  const refreshTtlSeconds = gate.config.REFRESH_TOKEN_TTL_DAYS * 86_400;
+  const refreshTtlSeconds = gate.config.refreshTokenTtlSeconds;
   const refresh = await issueRefreshToken(gate.prisma, user.id, null, refreshTtlSeconds * 1000, nowMs, {
-    expiresAtMs: nowMs + gate.config.REFRESH_FAMILY_LIFETIME_DAYS * 86_400_000,
+    expiresAtMs: nowMs + gate.config.refreshFamilyLifetimeMs,
     client: apiClientLabel(request.headers.get("user-agent")),
     address: truncateAddress(client.address),
     credentialGeneration: user.credentialGeneration,

@@ -4,7 +4,8 @@ import { readJson } from "@/lib/http/body";
 import { limited } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
-import { issueAccessToken, tokenPair } from "@/lib/tokens/access-token";
+import { tokenPair } from "@/lib/http/token-response";
+import { issueAccessToken } from "@/lib/tokens/access-token";
 import { revokeRefreshFamily, rotateRefreshToken, type RotationFailure } from "@/lib/tokens/refresh-tokens";
 
 export const dynamic = "force-dynamic";
@@ -37,7 +38,7 @@ export const POST = limited("/api/v1/authentication/token/refresh", async (reque
 
   const db = gate.prisma;
   const nowMs = gate.clock();
-  const refreshTtlSeconds = gate.config.REFRESH_TOKEN_TTL_DAYS * 86_400;
+  const refreshTtlSeconds = gate.config.refreshTokenTtlSeconds;
   const rotated = await rotateRefreshToken(db, input.data.refresh_token, refreshTtlSeconds * 1000, nowMs);
   if (!rotated.ok) {
     if (rotated.reason === "reused") {
