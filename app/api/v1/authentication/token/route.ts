@@ -10,11 +10,12 @@ import { issueAccessToken } from "@/lib/tokens/access-token";
 import { issueRefreshToken } from "@/lib/tokens/refresh-tokens";
 import { truncateAddress } from "@/lib/events/security-events";
 import { apiClientLabel } from "@/lib/sessions/browser-label";
+import { INCORRECT_CREDENTIALS } from "@/lib/ui/messages";
 
 export const dynamic = "force-dynamic";
 
 // Word for word what the browser sign-in shows: nothing tells a wrong password from an unknown account.
-const INVALID_CREDENTIALS = { error: "invalid_credentials", message: "Incorrect email or password." } as const;
+const INVALID_CREDENTIALS = { error: "invalid_credentials", message: INCORRECT_CREDENTIALS } as const;
 
 /**
  * Password sign-in for API clients: the browser's pipeline (per-address and per-username limits,
