@@ -13,7 +13,8 @@ describe("applyMigrations", () => {
     fs.writeFileSync(path.join(dir, name, "migration.sql"), sql);
   };
 
-  it("applies each migration once, and refuses to start when an applied one was edited, naming it", async () => {
+  // An in-memory PGlite takes several seconds to start on a busy 2-core machine.
+  it("applies each migration once, and refuses to start when an applied one was edited, naming it", { timeout: 120_000 }, async () => {
     const db = new PGlite();
     const transaction: Transactional = (work) =>
       db.transaction((tx) =>
