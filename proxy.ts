@@ -1,4 +1,5 @@
 import { NextResponse, type NextRequest } from "next/server";
+import { getConfig } from "./lib/config/env";
 import { baseSecurityHeaders } from "./lib/http/security-headers";
 
 /**
@@ -10,8 +11,9 @@ import { baseSecurityHeaders } from "./lib/http/security-headers";
  * cost on a document.
  */
 export function proxy(request: NextRequest) {
+  const config = getConfig();
   const nonce = btoa(crypto.randomUUID());
-  const development = process.env.NODE_ENV === "development";
+  const development = config.NODE_ENV === "development";
   const csp = [
     "default-src 'self'",
     `script-src 'self' 'nonce-${nonce}' 'strict-dynamic'${development ? " 'unsafe-eval'" : ""}`,
@@ -32,11 +34,9 @@ export function proxy(request: NextRequest) {
   requestHeaders.set("content-security-policy", csp);
   const response = NextResponse.next({ request: { headers: requestHeaders } });
 
-  // Enforced unless report-only was asked for by name (lib/config/env.ts validates the value at start).
-  const enforce = process.env.CSP_MODE !== "report-only";
-  response.headers.set(enforce ? "Content-Security-Policy" : "Content-Security-Policy-Report-Only", csp);
+  response.headers.set(config.CSP_MODE === "enforce" ? "Content-Security-Policy" : "Content-Security-Policy-Report-Only", csp);
   response.headers.set("Reporting-Endpoints", 'csp="/api/csp-report"');
-  for (const [name, value] of Object.entries(baseSecurityHeaders(process.env.NODE_ENV === "production"))) response.headers.set(name, value);
+  for (const [name, value] of Object.entries(baseSecurityHeaders(config.NODE_ENV === "production"))) response.headers.set(name, value);
   return response;
 }
 

@@ -1,3 +1,4 @@
+// @ts-check
 // The Gatehouse HTTP server: Next.js behind a plain Node server, for one reason.
 // Route handlers cannot see the TCP peer address, and `next start` only passes it on in
 // X-Forwarded-For when the client did not send that header itself, so a client could choose
@@ -8,25 +9,27 @@ import fs from "node:fs";
 import { createServer } from "node:http";
 import net from "node:net";
 import next from "next";
+import { DEV_SERVER_SYMBOL, FAST_PATH_SYMBOL, LIFECYCLE_SYMBOL, listenAddress, PEER_HEADER, PEER_HEADER_SYMBOL, STARTED_SYMBOL } from "./lib/server-contract.mjs";
 
-const PEER_HEADER = "x-gatehouse-peer";
-// lib/http/refusal-cache.ts publishes its fast path here once the app has started.
-const FAST_PATH = Symbol.for("gatehouse.fastPath");
-// lib/lifecycle/lifecycle.ts: the draining flag, the grace period and the app's close().
-const LIFECYCLE = Symbol.for("gatehouse.lifecycle");
+/** @typedef {{ answer(method: string, url: string, headers: { get(name: string): string | null }): Promise<{ status: number; headers: Record<string, string>; body: string } | null> }} FastPath */
+/** @typedef {import("./lib/lifecycle/lifecycle").Lifecycle} Lifecycle */
+/** The slots this server reads and writes on globalThis (lib/server-contract.mjs names them). */
+const shared = /** @type {typeof globalThis & { [FAST_PATH_SYMBOL]?: FastPath; [LIFECYCLE_SYMBOL]?: Lifecycle; [PEER_HEADER_SYMBOL]?: string; [DEV_SERVER_SYMBOL]?: boolean; [STARTED_SYMBOL]?: (value?: unknown) => void }} */ (globalThis);
+
 let stopping = false;
 const dev = process.argv.includes("--dev");
-const port = Number(process.env.PORT ?? 3000);
-// The development server signs sessions with a public secret: it listens on this machine only unless told otherwise.
-const hostname = process.env.HOST ?? (dev ? "127.0.0.1" : "0.0.0.0");
-
-if (!Number.isInteger(port) || port < 0 || port > 65535) {
-  console.error(`PORT: expected a port number, got ${JSON.stringify(process.env.PORT)}`);
+/** @type {{ port: number; hostname: string }} */
+let address;
+try {
+  address = listenAddress(process.env, { dev });
+} catch (error) {
+  console.error(error instanceof Error ? error.message : String(error));
   process.exit(1);
 }
+const { port, hostname } = address;
 
 // Lets lib/config/env.ts tell the development server from every other start; no variable can fake it.
-if (dev) globalThis[Symbol.for("gatehouse.devServer")] = true;
+if (dev) shared[DEV_SERVER_SYMBOL] = true;
 
 // The standalone folder (scripts/package-standalone.sh) has no next.config.ts: the build's
 // resolved configuration is in required-server-files.json, and Next takes it from this variable,
@@ -40,18 +43,20 @@ if (!dev && !fs.existsSync("next.config.ts") && fs.existsSync(".next/required-se
 // lib/startup.ts (run by instrumentation.ts) calls this once configuration, database and
 // stores are ready, or exits with a message naming the problem. Next starts it without waiting,
 // so the listener opens only after it: no half-started server answers in between.
-const started = new Promise((resolve) => (globalThis[Symbol.for("gatehouse.started")] = resolve));
+const started = new Promise((resolve) => (shared[STARTED_SYMBOL] = resolve));
 
 const app = next({ dev, hostname, port });
 const handle = app.getRequestHandler();
 await app.prepare();
 if (!dev) await started;
-globalThis[Symbol.for("gatehouse.peerHeader")] = PEER_HEADER;
+shared[PEER_HEADER_SYMBOL] = PEER_HEADER;
 
 // The fast path reads a few headers by name; Node's parsed headers serve them without copying
 // (Node already joins repeated X-Forwarded-For headers with ", ", as Headers.get does).
+/** @param {import("node:http").IncomingHttpHeaders} incoming */
 function headerReader(incoming) {
   return {
+    /** @param {string} name */
     get(name) {
       const value = incoming[name];
       return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
@@ -66,7 +71,7 @@ const server = createServer({ connectionsCheckingInterval: 1_000 }, async (req, 
   if (stopping) res.setHeader("Connection", "close");
   // A refusal the limiter already decided for this address and route is answered here, without
   // entering Next.js: a flood of refused requests then costs little more than a bare 429.
-  const fast = globalThis[FAST_PATH];
+  const fast = shared[FAST_PATH_SYMBOL];
   if (fast) {
     const hit = await fast.answer(req.method ?? "", req.url ?? "", headerReader(req.headers)).catch(() => null);
     if (hit) {
@@ -91,13 +96,14 @@ server.listen(port, hostname, () => {
 // SIGTERM or SIGINT: stop accepting connections, let readiness answer 503, let in-flight
 // requests finish for up to SHUTDOWN_GRACE_MS, then close the app's stores and database, and
 // exit. A second signal exits at once.
+/** @param {string} signal */
 function shutdown(signal) {
   if (stopping) {
     console.log(`${signal} again: exiting now`);
     process.exit(1);
   }
   stopping = true;
-  const lifecycle = globalThis[LIFECYCLE];
+  const lifecycle = shared[LIFECYCLE_SYMBOL];
   const graceMs = lifecycle?.shutdownGraceMs ?? 10_000;
   if (lifecycle) lifecycle.draining = true;
   console.log(`${signal}: draining in-flight requests (up to ${graceMs} ms)`);

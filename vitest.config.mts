@@ -7,7 +7,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   resolve: { alias: { "@": fileURLToPath(new URL(".", import.meta.url)) } },
   test: {
-    include: ["lib/**/*.test.ts", "tests/**/*.test.ts", "bench/**/*.test.ts"],
+    include: ["lib/**/*.test.ts", "tests/**/*.test.ts"],
     environment: "node",
     // Integration tests open real databases; give them room on a 2-core machine.
     testTimeout: 30_000,

@@ -3,7 +3,7 @@
  *
  *   npm run bench                          every part; writes bench/RESULTS.md
  *   npm run bench -- --part limiter        one part (repeat --part, or a comma list, for several)
- *   npm run bench -- --smoke               tiny sizes, about 30 s, writes nothing (the test suite runs this)
+ *   npm run bench -- --smoke               tiny sizes, about 30 s, writes nothing (CI runs this after npm test)
  *   npm run bench -- --build               run `next build` first even if a build exists
  *   npm run bench -- --compare DIR         part 2 also measures the production build in DIR (another
  *                                          checkout, e.g. the commit before a change) side by side

@@ -1,6 +1,5 @@
 import type { ReactNode } from "react";
 import { gatehouse } from "@/lib/auth/gatehouse";
-import { prisma } from "@/lib/db/client";
 import { sessionFormToken } from "@/lib/http/form-token";
 import { listLiveFamilies } from "@/lib/tokens/refresh-tokens";
 import { UtcTime } from "../components/UtcTime";
@@ -69,7 +68,7 @@ export async function SessionsSection({ userId, currentSid }: Props) {
   const nowMs = gate.clock();
   const [browsers, families] = await Promise.all([
     gate.sessions.listLive(userId, nowMs, nowMs - gate.sessionPolicy.idleMs),
-    listLiveFamilies(await prisma(), userId, nowMs),
+    listLiveFamilies(gate.prisma, userId, nowMs),
   ]);
   const formToken = sessionFormToken(gate.config.NEXTAUTH_SECRET, currentSid);
   const browserRows: Row[] = browsers.map((session) => ({

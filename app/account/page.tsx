@@ -2,7 +2,6 @@ import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { currentSession } from "@/lib/auth/current-session";
 import { gatehouse } from "@/lib/auth/gatehouse";
-import { prisma } from "@/lib/db/client";
 import type { SecurityEventKind } from "@/lib/events/security-events";
 import { LocalTime } from "../components/LocalTime";
 import { AccountNotice } from "./AccountNotice";
@@ -36,10 +35,10 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
   const session = await currentSession();
   if (!session) redirect("/sign-in?callbackUrl=%2Faccount");
   const { userId, sid: currentSid } = session;
-  const user = await (await prisma()).user.findUnique({ where: { id: userId }, select: { email: true, createdAt: true } });
+  const gate = await gatehouse();
+  const user = await gate.prisma.user.findUnique({ where: { id: userId }, select: { email: true, createdAt: true } });
   // A valid session for an account that no longer exists is treated as signed out.
   if (!user) redirect("/sign-in?callbackUrl=%2Faccount");
-  const gate = await gatehouse();
   const events = await gate.events.recent(userId, 20);
   // What strangers currently meet when they try this account (the owner's known devices are not affected).
   const strangers = await gate.lockouts.check(gate.usernameKey(user.email), gate.clock(), gate.lockoutPolicy);

@@ -5,6 +5,7 @@ import { useRouter } from "next/navigation";
 import { useRef, useState, useSyncExternalStore, type FormEvent } from "react";
 import { flushSync } from "react-dom";
 import { checkSignIn, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
+import { INCORRECT_CREDENTIALS } from "@/lib/ui/messages";
 import { secondsLeft } from "@/lib/ui/refusal";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { Field } from "../components/Field";
@@ -13,7 +14,7 @@ import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal
 
 type Props = { callbackPath: string; done: string | null; initialEmail: string };
 
-const GENERIC_FAILURE = "Incorrect email or password.";
+const GENERIC_FAILURE = INCORRECT_CREDENTIALS;
 
 export function SignInForm({ callbackPath, done, initialEmail }: Props) {
   const router = useRouter();

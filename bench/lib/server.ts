@@ -47,7 +47,7 @@ export function hasBuild(root: string): boolean {
 }
 
 // What a production build is made from: a file here newer than .next/BUILD_ID means a stale build.
-const BUILD_INPUTS = ["app", "lib", "prisma", "public", "proxy.ts", "middleware.ts", "instrumentation.ts", "next.config.ts", "server.mjs", "package-lock.json"];
+const BUILD_INPUTS = ["app", "lib", "prisma", "public", "proxy.ts", "instrumentation.ts", "next.config.ts", "server.mjs", "package-lock.json"];
 
 /** When the production build was written, and the source files changed since (none: it is current). */
 export function buildFreshness(root: string): { builtAt: Date; newerFiles: string[] } {

@@ -2,13 +2,15 @@ import { spawn } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
-import { defaultLimitSpecs, parseLimitSpec } from "@/lib/rate-limit/policies";
+import { parseLimitSpec } from "@/lib/rate-limit/policies";
+import { defaultSpec } from "../lib/limits";
 import { answered, answeredWith, FloodClient, type CannonLoad, type Flood } from "../lib/cannon";
 import { getCsrf, register, request, SIGN_IN_PATH, signIn, signInBody, signInHeaders, solvedPayload, type Csrf } from "../lib/http";
 import { legitSignIn, legitUser, tally, type LegitSignIn } from "../lib/legit";
 import { PART_TITLES, type Part, type PartContext, type PartReport } from "../lib/part";
 import { DRILL_SETTINGS, freePort, killOnExit, processTreeCpuMs, startServer, type BenchServer } from "../lib/server";
 import { fmt, median, sleep, summarize, table } from "../lib/stats";
+
 
 /**
  * Part 2: what a flood costs the server, and what it costs everybody else.
@@ -178,7 +180,7 @@ export const floodPart: Part = {
 
 async function drill(context: PartContext, sizes: Sizes, flooder: FloodClient, server: BenchServer, beforeServer: BenchServer | undefined): Promise<PartReport> {
   const say = context.say;
-  const [addressBandwidth] = parseLimitSpec(defaultLimitSpecs.signInAddress);
+  const [addressBandwidth] = parseLimitSpec(defaultSpec("signInAddress"));
   const targets: Target[] = [{ name: "This build", commit: "", server, csrf: await getCsrf(server.baseUrl), fastPath: true }];
   if (beforeServer && context.compare) targets.push({ name: `Commit ${context.compare.commit}`, commit: context.compare.commit, server: beforeServer, csrf: await getCsrf(beforeServer.baseUrl), fastPath: false });
   const after = targets[0]!;
@@ -431,11 +433,11 @@ function report(context: PartContext, sizes: Sizes, measured: Measured): PartRep
     : "No `--compare` checkout was given, so there is no before column: run with `--compare DIR`, DIR a checkout of the commit before the fast path (2beb7a3) with its own build.";
 
   const markdown = [
-    `Servers: \`node server.mjs\` (production build, fresh PGlite database, default limits: sign-in ${defaultLimitSpecs.signInAddress} per address and ${defaultLimitSpecs.signInUsername} per username + address, lockout after 5, hash budget = CPU count running + 8 waiting, Argon2id m=19456 KiB t=2 p=1; \`ALTCHA_MAX_COUNTER=1000\` and \`ALTCHA_EXPIRES_SECONDS=3600\` so the bench can make solutions cheaply). ${compareSetup} Load: autocannon in a process of its own, ${CONNECTIONS} connections, no \`Accept-Encoding\` (so no gzip), on the same ${cores}-core machine as the servers; every attacker request comes through the trusted-proxy header and names a new username (only the per-address limit applies). Server CPU is user + system of the server's process tree from /proc, read as each flood starts and ends; "server busy" is that CPU over the flood's wall time (100% = one core; Node answers HTTP on one thread, so about 100% is the server's capacity).`,
+    `Servers: \`node server.mjs\` (production build, fresh PGlite database, default limits: sign-in ${defaultSpec("signInAddress")} per address and ${defaultSpec("signInUsername")} per username + address, lockout after 5, hash budget = CPU count running + 8 waiting, Argon2id m=19456 KiB t=2 p=1; \`ALTCHA_MAX_COUNTER=1000\` and \`ALTCHA_EXPIRES_SECONDS=3600\` so the bench can make solutions cheaply). ${compareSetup} Load: autocannon in a process of its own, ${CONNECTIONS} connections, no \`Accept-Encoding\` (so no gzip), on the same ${cores}-core machine as the servers; every attacker request comes through the trusted-proxy header and names a new username (only the per-address limit applies). Server CPU is user + system of the server's process tree from /proc, read as each flood starts and ends; "server busy" is that CPU over the flood's wall time (100% = one core; Node answers HTTP on one thread, so about 100% is the server's capacity).`,
     "",
     "**The opening burst** (until 200 refusals): the attacker's allowance is spent, and only the policy's allowance reaches Argon2id.",
     "",
-    table(["Build", "Requests answered", "Reached Argon2id (`sign_in_failed`)", `Policy allows (${defaultLimitSpecs.signInAddress} per address)`], openingRows),
+    table(["Build", "Requests answered", "Reached Argon2id (`sign_in_failed`)", `Policy allows (${defaultSpec("signInAddress")} per address)`], openingRows),
     "",
     `**What a refusal costs.** From here on every answer to ${ATTACKER_ADDRESS} is a refusal. Each row below is a flood of ${sizes.phaseSeconds} s, ${sizes.rounds} round(s), the rows of both builds and the floor alternating (order flipped every round) after a ${sizes.warmupSeconds} s warm-up of each; per-request CPU is the median of the rounds. The floor is a bare \`http.createServer\` in its own process sending the fast path's 429 header for header.`,
     "",

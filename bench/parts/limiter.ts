@@ -1,14 +1,12 @@
 import { randomBytes } from "node:crypto";
-import fs from "node:fs";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
 import Redis from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import type { AlgorithmPolicy } from "@/lib/rate-limit/algorithms";
 import { digestKey, RateLimiter } from "@/lib/rate-limit/limiter";
-import { loadPolicies, type Policy } from "@/lib/rate-limit/policies";
+import { policiesFromSpecs, type Policy } from "@/lib/rate-limit/policies";
 import type { RateLimitStore } from "@/lib/rate-limit/store";
 import { MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
+import { connectRedis, RedisRateLimitStore } from "@/lib/rate-limit/stores/redis";
 import { PART_TITLES, type Part, type PartContext, type PartReport } from "../lib/part";
 import { collectGarbage, fmt, median, seededRandom, sleep, summarize, table } from "../lib/stats";
 
@@ -93,7 +91,7 @@ async function memorySection(context: PartContext): Promise<{ markdown: string; 
   const workload = makeWorkload(keyCount, checksPerKey);
   const checks = workload.sequence.length;
   const secret = "bench-limiter-secret-".padEnd(48, "x");
-  const policies = loadPolicies({ RATE_LIMIT_SIGN_IN_USERNAME: `${LIMIT}/15m` });
+  const policies = policiesFromSpecs({ signInUsername: `${LIMIT}/15m` });
 
   // Every run starts from an empty store, so every contender makes the same decisions.
   const contenders: (Contender & { keys: "digest" | "raw" })[] = [
@@ -162,8 +160,6 @@ async function memorySection(context: PartContext): Promise<{ markdown: string; 
 
 // ---------------------------------------------------------------------------------------------
 // Redis
-
-type RedisStoreFactory = (url: string, options: { keyPrefix: string }) => RateLimitStore & { close(): Promise<void> };
 
 /** Sum of commands Redis has executed or rejected, by command, from INFO commandstats. */
 async function commandCalls(redis: Redis): Promise<Map<string, number>> {
@@ -245,18 +241,6 @@ async function deleteKeys(redis: Redis, pattern: string): Promise<number> {
 
 type RedisRow = { name: string; roundTrips: number; commandsPerCheck: number; commands: string; checksPerSecond: number; p50Ms: number; p99Ms: number; allowed: number } | { name: string; skipped: string };
 
-async function loadRedisStoreFactory(root: string): Promise<RedisStoreFactory | string> {
-  const modulePath = path.join(root, "lib", "rate-limit", "stores", "redis.ts");
-  if (!fs.existsSync(modulePath)) return "skipped: Redis store not built yet";
-  try {
-    const loaded = (await import(pathToFileURL(modulePath).href)) as { createRedisRateLimitStore?: unknown; default?: { createRedisRateLimitStore?: unknown } };
-    const factory = loaded.createRedisRateLimitStore ?? loaded.default?.createRedisRateLimitStore;
-    return typeof factory === "function" ? (factory as RedisStoreFactory) : "skipped: Redis store not built yet (no createRedisRateLimitStore export)";
-  } catch (error) {
-    return `skipped: Redis store not built yet (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`;
-  }
-}
-
 async function redisSection(context: PartContext): Promise<{ markdown: string; headlines: string[] }> {
   const url = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
   const host = new URL(url).hostname;
@@ -284,25 +268,21 @@ async function redisSection(context: PartContext): Promise<{ markdown: string; h
   const serverVersion = /redis_version:(\S+)/.exec(await stats.info("server"))?.[1] ?? "unknown";
   context.say(`redis ${serverVersion} at ${url}: ${fmt.int(checks)} checks per run, ${runs} runs per contender, key prefix ${prefix}`);
 
-  const factoryOrReason = await loadRedisStoreFactory(context.root);
   const flexibleClient = new Redis(url, { maxRetriesPerRequest: 1 });
   const rows: RedisRow[] = [];
   const closers: (() => Promise<unknown>)[] = [() => flexibleClient.quit()];
 
   type RedisContender = { name: string; checker: (run: number) => Checker; keyPattern: string };
-  const contenders: (RedisContender | { name: string; skipped: string })[] = [];
+  const contenders: RedisContender[] = [];
   for (const [label, policy] of [
     ["token bucket", TOKEN_BUCKET],
     ["sliding window", SLIDING_WINDOW],
   ] as const) {
-    const name = `Gatehouse ${label} (createRedisRateLimitStore)`;
-    if (typeof factoryOrReason === "string") {
-      contenders.push({ name, skipped: factoryOrReason });
-      continue;
-    }
+    const name = `Gatehouse ${label} (RedisRateLimitStore)`;
     const keyPrefix = `${prefix}:gh-${label.replace(" ", "-")}:`;
-    const store = factoryOrReason(url, { keyPrefix });
-    closers.push(() => store.close());
+    const client = connectRedis(url);
+    const store = new RedisRateLimitStore(client, { keyPrefix });
+    closers.push(() => client.quit().catch(() => client.disconnect()));
     contenders.push({ name, keyPattern: `${keyPrefix}*`, checker: (run) => ({ check: async (key) => (await store.consume(`${run}:${key}`, policy, Date.now())).allowed }) });
   }
   const flexiblePrefix = `${prefix}:rlf`;
@@ -311,11 +291,6 @@ async function redisSection(context: PartContext): Promise<{ markdown: string; h
 
   try {
     for (const contender of contenders) {
-      if ("skipped" in contender) {
-        rows.push(contender);
-        context.say(`  ${contender.name}: ${contender.skipped}`);
-        continue;
-      }
       try {
         // Warm-up off the measured keys: connection set-up and script loading are not per-check
         // costs. A fail-fast client refuses commands until connected, so the first ones may retry.
@@ -400,7 +375,7 @@ async function redisSection(context: PartContext): Promise<{ markdown: string; h
       ),
     ),
   ].join("\n");
-  const shortName = (name: string) => name.replace(" (createRedisRateLimitStore)", "").replace("rate-limiter-flexible ", "").replace(" (ioredis)", "");
+  const shortName = (name: string) => name.replace(" (RedisRateLimitStore)", "").replace("rate-limiter-flexible ", "").replace(" (ioredis)", "");
   const skippedOurs = rows.find((row) => "skipped" in row && row.name.startsWith("Gatehouse"));
   const headlines =
     measured.length === 0

@@ -1,10 +1,10 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
-import { defaultLimitSpecs } from "@/lib/rate-limit/policies";
-import { DEFAULT_MAX_ENTRIES } from "@/lib/rate-limit/stores/memory";
+import { parseConfig } from "@/lib/config/env";
 import { PART_TITLES, type Part, type PartContext, type PartReport } from "../lib/part";
 import { fmt, table } from "../lib/stats";
 import type { MemoryChildInput, MemoryChildOutput, MemorySample } from "./memory-child";
+import { defaultSpec } from "../lib/limits";
 
 /**
  * Part 4: a million distinct addresses through the in-memory store, in a child process of its
@@ -40,7 +40,7 @@ export const memoryPart: Part = {
   title: PART_TITLES.memory,
   async run(context: PartContext): Promise<PartReport> {
     const addresses = context.smoke ? 20_000 : 1_000_000;
-    const maxEntries = context.smoke ? 2_000 : DEFAULT_MAX_ENTRIES;
+    const maxEntries = context.smoke ? 2_000 : parseConfig({}, { devServer: true }).RATE_LIMIT_MEMORY_MAX_ENTRIES;
     const samples = 10;
     context.say(`gatehouse, then rate-limiter-flexible: ${fmt.int(addresses)} addresses, RATE_LIMIT_MEMORY_MAX_ENTRIES = ${fmt.int(maxEntries)}`);
     const gatehouseInput: MemoryChildInput = { mode: "gatehouse", addresses, maxEntries, samples };
@@ -77,7 +77,7 @@ export const memoryPart: Part = {
       ];
     });
     const markdown = [
-      `${fmt.int(addresses)} distinct IPv4 addresses, each making one sign-in check through \`RateLimiter.consume("signInAddress", [address])\` (HMAC-digested key, policy ${defaultLimitSpecs.signInAddress}) on \`MemoryRateLimitStore\` with the default bound \`RATE_LIMIT_MEMORY_MAX_ENTRIES\` = ${fmt.int(maxEntries)}, in a child process started with \`--expose-gc\`; the clock stands still, so every address is live at once (the worst case). Memory is read after a full GC, as growth over the process before the store was made. Beside it: \`RateLimiterMemory\` with the same limit on the same keys, in its own process.`,
+      `${fmt.int(addresses)} distinct IPv4 addresses, each making one sign-in check through \`RateLimiter.consume("signInAddress", [address])\` (HMAC-digested key, policy ${defaultSpec("signInAddress")}) on \`MemoryRateLimitStore\` with the default bound \`RATE_LIMIT_MEMORY_MAX_ENTRIES\` = ${fmt.int(maxEntries)}, in a child process started with \`--expose-gc\`; the clock stands still, so every address is live at once (the worst case). Memory is read after a full GC, as growth over the process before the store was made. Beside it: \`RateLimiterMemory\` with the same limit on the same keys, in its own process.`,
       "",
       table(
         ["Addresses seen", "Gatehouse entries held", "Gatehouse RSS growth", "Gatehouse heap growth", "RateLimiterMemory entries", "RateLimiterMemory RSS growth", "RateLimiterMemory heap growth"],
@@ -98,7 +98,7 @@ export const memoryPart: Part = {
         ],
       ),
       "",
-      `**Drain.** Of the ${fmt.int(drain.checked)} most recent addresses, ${fmt.int(drain.rememberedBefore)} were remembered; after the clock moved on by their refill time (${fmt.int(drain.advancedMs)} ms, the decision's \`resetAfterMs\`: one token of ${defaultLimitSpecs.signInAddress}), ${fmt.int(drain.rememberedAfter)} were. The store does not sweep: expired entries still occupy their LRU slots (${fmt.int(drain.heldAfter)} held) until a new key takes the slot, so memory stays at the bound rather than falling back. A second wave of ${fmt.int(maxEntries)} fresh addresses then left ${fmt.int(drain.afterSecondWave.entries)} entries held and RSS growth at ${fmt.mib(drain.afterSecondWave.rssBytes - ours.baseline.rssBytes)} (was ${fmt.mib(ourEnd.rssBytes - ours.baseline.rssBytes)}). RateLimiterMemory instead deletes each key with its own timer after its 15-minute duration; this run does not wait for that.`,
+      `**Drain.** Of the ${fmt.int(drain.checked)} most recent addresses, ${fmt.int(drain.rememberedBefore)} were remembered; after the clock moved on by their refill time (${fmt.int(drain.advancedMs)} ms, the decision's \`resetAfterMs\`: one token of ${defaultSpec("signInAddress")}), ${fmt.int(drain.rememberedAfter)} were. The store does not sweep: expired entries still occupy their LRU slots (${fmt.int(drain.heldAfter)} held) until a new key takes the slot, so memory stays at the bound rather than falling back. A second wave of ${fmt.int(maxEntries)} fresh addresses then left ${fmt.int(drain.afterSecondWave.entries)} entries held and RSS growth at ${fmt.mib(drain.afterSecondWave.rssBytes - ours.baseline.rssBytes)} (was ${fmt.mib(ourEnd.rssBytes - ours.baseline.rssBytes)}). RateLimiterMemory instead deletes each key with its own timer after its 15-minute duration; this run does not wait for that.`,
     ].join("\n");
     return {
       markdown,

@@ -8,7 +8,7 @@
  */
 import { prismaLockoutRepository } from "@/lib/lockout/repository";
 import { gatehouse } from "@/lib/auth/gatehouse";
-import { getDatabase, openDatabase } from "@/lib/db/client";
+import { openDatabase } from "@/lib/db/client";
 import { resolveDatabaseTarget } from "@/lib/db/target";
 import { prismaSecurityEvents } from "@/lib/events/security-events";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
@@ -54,7 +54,7 @@ async function counts(prisma: PrismaClient): Promise<TableCounts> {
 async function main(input: RetentionChildInput): Promise<RetentionChildOutput> {
   const setupStartedMs = performance.now();
   const gate = await gatehouse();
-  const without = (await getDatabase()).prisma;
+  const without = gate.prisma;
   const withDb = await openDatabase(resolveDatabaseTarget(input.withRetentionUrl));
   const withPrisma = withDb.prisma;
   const policy = retentionPolicy(gate.config);
@@ -112,7 +112,7 @@ async function main(input: RetentionChildInput): Promise<RetentionChildOutput> {
   }
   const elapsedMs = performance.now() - startedMs;
   await withDb.close();
-  await (await getDatabase()).close();
+  await gate.close();
   await gate.close();
   return {
     samples,

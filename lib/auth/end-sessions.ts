@@ -1,4 +1,3 @@
-import { prisma } from "@/lib/db/client";
 import { revokeAllFamilies } from "@/lib/tokens/refresh-tokens";
 import type { Gatehouse } from "./gatehouse";
 
@@ -12,7 +11,7 @@ export type EndedSessions = { browserSessions: number; apiSessions: number; down
  */
 export async function endOtherSessions(gate: Gatehouse, userId: string, keepSid: string | null, nowMs: number): Promise<EndedSessions> {
   const browserSessions = await gate.sessions.revokeAllExcept(userId, keepSid, nowMs);
-  const db = await prisma();
+  const db = gate.prisma;
   const apiSessions = await revokeAllFamilies(db, userId, nowMs);
   const { count: downloadTokens } = await db.downloadToken.deleteMany({ where: { userId } });
   return { browserSessions, apiSessions, downloadTokens };

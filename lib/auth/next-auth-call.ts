@@ -1,5 +1,6 @@
 import NextAuth from "next-auth";
 import type { NextRequest } from "next/server";
+import type { Gatehouse } from "./gatehouse";
 import { authOptions } from "./options";
 
 /** The next-auth actions the app uses; every other /api/auth path has no handler (404). */
@@ -50,7 +51,7 @@ class CollectedResponse {
  * gate did not see (its App Router handler would re-parse the body by a looser rule). This is
  * next-auth's Pages-API entry point, which takes a parsed body, fed from a web Request.
  */
-export async function callNextAuth(request: NextRequest, action: NextAuthAction, body?: Record<string, string>): Promise<Response> {
+export async function callNextAuth(gate: Gatehouse, request: NextRequest, action: NextAuthAction, body?: Record<string, string>): Promise<Response> {
   const collected = new CollectedResponse();
   const req = {
     method: request.method,
@@ -59,6 +60,6 @@ export async function callNextAuth(request: NextRequest, action: NextAuthAction,
     cookies: Object.fromEntries(request.cookies.getAll().map((cookie) => [cookie.name, cookie.value])),
     headers: Object.fromEntries(request.headers),
   };
-  await NextAuth(req as never, collected as never, authOptions());
+  await NextAuth(req as never, collected as never, authOptions(gate));
   return collected.toResponse();
 }

@@ -1,15 +1,15 @@
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
-import { getConfig } from "@/lib/config/env";
 import { safeRedirect } from "@/lib/http/callback-url";
 import { log } from "@/lib/log/logger";
 import { liveSession, SessionEnded, startBrowserSession } from "./browser-session";
 import { signInSchema } from "./credentials";
-import { gatehouse } from "./gatehouse";
+import type { Gatehouse } from "./gatehouse";
 import { checkPassword } from "./sign-in";
 
-export function authOptions(): NextAuthOptions {
-  const config = getConfig();
+/** next-auth's options for one Gatehouse: its secret, its session lifetime, its password check. */
+export function authOptions(gate: Gatehouse): NextAuthOptions {
+  const { config } = gate;
   return {
     secret: config.NEXTAUTH_SECRET,
     session: { strategy: "jwt", maxAge: config.SESSION_MAX_AGE_SECONDS },
@@ -35,7 +35,6 @@ export function authOptions(): NextAuthOptions {
          * ones, nothing is verified and nothing is counted.
          */
         async authorize(credentials) {
-          const gate = await gatehouse();
           const slot = gate.admissions.current();
           if (!slot) {
             log().error({ event: "password_check_refused", reason: "no_admission" });
@@ -56,7 +55,6 @@ export function authOptions(): NextAuthOptions {
       // here, so a failure is reported to the sign-out route, which then answers 503 and keeps the
       // cookie: a sign-out that looked done while the record stayed live would let a copy live on.
       async signOut({ token }) {
-        const gate = await gatehouse();
         if (typeof token?.sid !== "string" || typeof token.sub !== "string") return;
         try {
           await gate.sessions.revoke(token.sub, token.sid, gate.clock());
@@ -75,7 +73,6 @@ export function authOptions(): NextAuthOptions {
        * (liveSession), and a dead one ends here with an empty session and a cleared cookie.
        */
       async jwt({ token, user, trigger }) {
-        const gate = await gatehouse();
         if (trigger === "signIn") {
           const slot = gate.admissions.current();
           if (!slot?.outcome?.ok || slot.outcome.user.id !== user?.id) throw new SessionEnded("sign_in_without_admission");
@@ -86,7 +83,7 @@ export function authOptions(): NextAuthOptions {
         return token;
       },
       session({ session, token }) {
-        if (session.user && token.sub) (session.user as { id?: string }).id = token.sub;
+        if (session.user && token.sub) session.user.id = token.sub;
         return session;
       },
     },

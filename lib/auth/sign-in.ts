@@ -1,6 +1,5 @@
 import { verifyAltcha } from "@/lib/captcha/altcha";
 import { challengeLevel } from "@/lib/captcha/difficulty";
-import { prisma } from "@/lib/db/client";
 import type { BodyResult } from "@/lib/http/body";
 import type { RouteLimits } from "@/lib/http/limited";
 import { busy, captchaInvalid, deviceLocked, unavailable, untrustedLocked } from "@/lib/http/refusals";
@@ -136,7 +135,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
       }
 
       const endTimer = gate.metrics.passwordCheckSeconds.startTimer();
-      const user = await verifyCredentials(await prisma(), { email, password }, gate.argon2, (error) =>
+      const user = await verifyCredentials(gate.prisma, { email, password }, gate.argon2, (error) =>
         log().warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
       );
       endTimer();

@@ -1,13 +1,34 @@
+import { SERVER_NOW_UTC, utcTimestamp } from "@/lib/db/sql-time";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { SERVER_NOW_UTC, utcTimestamp } from "@/lib/rate-limit/stores/postgres";
+import { startPeriodic } from "@/lib/jobs/periodic";
 import type { ReplayStore } from "./replay-store";
+
+export type PostgresReplayStore = ReplayStore & {
+  /** Deletes expired AltchaReplay rows; returns how many. */
+  cleanupExpired(): Promise<number>;
+  /** Stops the clean-up timer and waits for a clean-up in progress; the Prisma client stays open. */
+  close(): Promise<void>;
+};
 
 /**
  * Spent challenges in the AltchaReplay table, shared by every instance. One INSERT … ON CONFLICT is
  * the atomic check-and-set: a returned row means this call claimed the id. A row whose challenge has
- * expired may be claimed again; expired rows are deleted by the PostgreSQL rate-limit store's clean-up.
+ * expired may be claimed again; this store deletes expired rows every `cleanupIntervalMs`.
  */
-export function postgresReplayStore(prisma: PrismaClient): ReplayStore {
+export function postgresReplayStore(
+  prisma: PrismaClient,
+  options: { cleanupIntervalMs?: number; onCleanupError?: (error: unknown) => void } = {},
+): PostgresReplayStore {
+  async function cleanupExpired(): Promise<number> {
+    const [row] = await prisma.$queryRaw<{ deleted: bigint }[]>`
+      WITH replays AS (DELETE FROM "AltchaReplay" WHERE "expiresAt" <= ${SERVER_NOW_UTC} RETURNING 1)
+      SELECT count(*) AS "deleted" FROM replays`;
+    return Number(row?.deleted ?? 0);
+  }
+  const cleanup = startPeriodic(async () => void (await cleanupExpired()), {
+    intervalMs: options.cleanupIntervalMs ?? 60_000,
+    onError: options.onCleanupError ?? (() => {}),
+  });
   return {
     kind: "postgres",
     async claim(id, expiresAtMs, nowMs) {
@@ -22,5 +43,7 @@ export function postgresReplayStore(prisma: PrismaClient): ReplayStore {
         RETURNING "id"`;
       return rows.length === 1;
     },
+    cleanupExpired,
+    close: () => cleanup.stop(),
   };
 }

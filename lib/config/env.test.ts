@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { listenAddress } from "@/lib/server-contract.mjs";
 import { parseConfig } from "./env";
 
 const SECRET = { NEXTAUTH_SECRET: "s".repeat(32) };
@@ -88,5 +89,17 @@ describe("parseConfig", () => {
 
   it("refuses malformed numbers, naming the variable", () => {
     expect(() => parseConfig({ ...SECRET, MAX_BODY_BYTES: "lots" })).toThrow(/MAX_BODY_BYTES/);
+  });
+});
+
+describe("listenAddress (server.mjs's PORT and HOST)", () => {
+  it("defaults to port 3000, on this machine only for the development server", () => {
+    expect(listenAddress({}, { dev: false })).toEqual({ port: 3000, hostname: "0.0.0.0" });
+    expect(listenAddress({}, { dev: true })).toEqual({ port: 3000, hostname: "127.0.0.1" });
+    expect(listenAddress({ PORT: "8080", HOST: "::" }, { dev: true })).toEqual({ port: 8080, hostname: "::" });
+  });
+
+  it("names PORT when it is not a port number", () => {
+    for (const PORT of ["x", "65536", "-1", "80.5"]) expect(() => listenAddress({ PORT }, { dev: false })).toThrow(/^PORT: expected a port number/);
   });
 });

@@ -1,6 +1,11 @@
 import { createHmac } from "node:crypto";
 import os from "node:os";
 import { z } from "zod";
+import { DEV_SERVER_SYMBOL } from "@/lib/server-contract.mjs";
+import { resolveDatabaseTarget, type DatabaseTarget } from "@/lib/db/target";
+import type { LockoutPolicy } from "@/lib/lockout/rules";
+import { checkLimitSpec, POLICY_NAMES, policiesFromSpecs, policyEnvVars, type Policies, type PolicyName } from "@/lib/rate-limit/policies";
+import type { SessionPolicy } from "@/lib/sessions/rules";
 
 /**
  * Every setting Gatehouse reads, with its default, parsed once. A bad value stops the process
@@ -29,16 +34,23 @@ function isSmtpUrl(value: string): boolean {
   }
 }
 
-/** server.mjs --dev stores true here; no environment variable can say it. */
-export const DEV_SERVER_SYMBOL = Symbol.for("gatehouse.devServer");
-
-/** Running as `npm run dev`: what only a developer's machine may show (the public secret, /dev/outbox), whatever NODE_ENV says. */
+/** Running as `npm run dev` (server.mjs --dev says so on globalThis, DEV_SERVER_SYMBOL; no environment variable can): what only a developer's machine may show (the public secret, /dev/outbox), whatever NODE_ENV says. */
 export function isDevServer(): boolean {
   return (globalThis as Record<symbol, unknown>)[DEV_SERVER_SYMBOL] === true;
 }
 
+// A blank limit variable (as compose files write) keeps the default: it cannot mean "no limit".
+const limitSpec = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === "" ? undefined : value));
+
+// One override variable per rate-limit policy (RATE_LIMIT_SIGN_IN_USERNAME=5/15m…); the table in lib/rate-limit/policies.ts holds the defaults.
+const limitSpecFields = Object.fromEntries(POLICY_NAMES.map((name) => [policyEnvVars[name], limitSpec])) as Record<(typeof policyEnvVars)[PolicyName], typeof limitSpec>;
+
 const schema = z
   .object({
+    ...limitSpecFields,
     NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
     DATABASE_URL: z.string().default(""),
     NEXTAUTH_SECRET: z.string().optional(),
@@ -152,6 +164,12 @@ const schema = z
     UNLOCK_LINK_MINUTES: z.coerce.number().int().min(5).max(24 * 60).default(60),
   })
   .superRefine((env, ctx) => {
+    for (const name of POLICY_NAMES) {
+      const variable = policyEnvVars[name];
+      const spec = env[variable];
+      const problem = spec === undefined ? null : checkLimitSpec(name, spec);
+      if (problem) ctx.addIssue({ code: "custom", path: [variable], message: problem });
+    }
     if (env.NEXTAUTH_SECRET !== undefined && env.NEXTAUTH_SECRET.length < 32) {
       ctx.addIssue({ code: "custom", path: ["NEXTAUTH_SECRET"], message: "must be at least 32 characters" });
     }
@@ -176,7 +194,25 @@ const schema = z
   });
 
 type Secrets = "NEXTAUTH_SECRET" | "RATE_LIMIT_KEY_SECRET" | "ALTCHA_HMAC_SECRET" | "API_TOKEN_SECRET" | "DEVICE_COOKIE_SECRET";
-export type AppConfig = Omit<z.infer<typeof schema>, Secrets | "HASH_TRUSTED_SLOTS"> & Record<Secrets, string> & { HASH_TRUSTED_SLOTS: number };
+
+/** The settings in the units and shapes the code uses, converted here once. */
+type Derived = {
+  /** Where DATABASE_URL says the data lives. */
+  databaseTarget: DatabaseTarget;
+  /** The rate-limit policies table with the RATE_LIMIT_* overrides applied. */
+  policies: Policies;
+  /** The username-wide lockout that untrusted clients share (with NIST's cap). */
+  lockoutPolicy: LockoutPolicy;
+  /** One known device's own lockout: the same schedule, capped (the device is then revoked), no cap hold. */
+  deviceLockoutPolicy: LockoutPolicy;
+  sessionPolicy: SessionPolicy;
+  deviceCookieLifetimeMs: number;
+  refreshTokenTtlSeconds: number;
+  /** A refresh family's absolute lifetime from its sign-in. */
+  refreshFamilyLifetimeMs: number;
+};
+
+export type AppConfig = Omit<z.infer<typeof schema>, Secrets | "HASH_TRUSTED_SLOTS"> & Record<Secrets, string> & { HASH_TRUSTED_SLOTS: number } & Derived;
 
 /** A separate key per purpose, so one leaked derived key does not give away the others. */
 function derive(secret: string, purpose: string): string {
@@ -197,9 +233,33 @@ export function parseConfig(env: Record<string, string | undefined>, options: { 
   if (result.data.NEXTAUTH_SECRET === undefined && !(options.devServer ?? isDevServer())) {
     throw new Error("Invalid configuration: NEXTAUTH_SECRET: must be set to at least 32 random characters (only `npm run dev` runs without it)");
   }
+  const data = result.data;
+  let databaseTarget: DatabaseTarget;
+  try {
+    databaseTarget = resolveDatabaseTarget(data.DATABASE_URL);
+  } catch (error) {
+    throw new Error(`Invalid configuration: ${(error as Error).message}`);
+  }
+  const specs: Partial<Record<PolicyName, string>> = {};
+  for (const name of POLICY_NAMES) specs[name] = data[policyEnvVars[name]];
+  const deviceLockoutPolicy: LockoutPolicy = {
+    threshold: data.LOCKOUT_THRESHOLD,
+    baseLockMs: data.LOCKOUT_BASE_SECONDS * 1000,
+    maxLockMs: data.LOCKOUT_MAX_SECONDS * 1000,
+    quietPeriodMs: data.LOCKOUT_QUIET_HOURS * 3_600_000,
+    capFailures: data.LOCKOUT_CAP_FAILURES,
+  };
   const sessionSecret = result.data.NEXTAUTH_SECRET ?? DEV_ONLY_SECRET;
   return {
     ...result.data,
+    databaseTarget,
+    policies: policiesFromSpecs(specs),
+    lockoutPolicy: { ...deviceLockoutPolicy, capHoldMs: data.LOCKOUT_CAP_HOURS * 3_600_000 },
+    deviceLockoutPolicy,
+    sessionPolicy: { idleMs: data.SESSION_MAX_AGE_SECONDS * 1000, absoluteMs: data.SESSION_ABSOLUTE_LIFETIME_SECONDS * 1000, touchEveryMs: 60_000 },
+    deviceCookieLifetimeMs: data.DEVICE_COOKIE_DAYS * 86_400_000,
+    refreshTokenTtlSeconds: data.REFRESH_TOKEN_TTL_DAYS * 86_400,
+    refreshFamilyLifetimeMs: data.REFRESH_FAMILY_LIFETIME_DAYS * 86_400_000,
     NEXTAUTH_SECRET: sessionSecret,
     RATE_LIMIT_KEY_SECRET: result.data.RATE_LIMIT_KEY_SECRET ?? derive(sessionSecret, "rate-limit-keys"),
     ALTCHA_HMAC_SECRET: result.data.ALTCHA_HMAC_SECRET ?? derive(sessionSecret, "altcha"),

@@ -4,6 +4,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import lockfile from "proper-lockfile";
+import { forget, remember } from "@/lib/remember";
 import type { DatabaseTarget } from "./target";
 
 const NAME_OID = 19;
@@ -34,27 +35,20 @@ class NameAsTextPool extends pg.Pool {
 // A stale lock (left by a killed process) is taken over after this long without a heartbeat.
 const LOCK_STALE_MS = 10_000;
 
-// One PGlite per data folder per process (kept on globalThis so dev-mode reloads reuse it).
-const globalForPglite = globalThis as typeof globalThis & { __gatehousePglite?: Map<string, Promise<PGlite>> };
-const openDatabases = (globalForPglite.__gatehousePglite ??= new Map());
+// One PGlite per data folder per process: the app and the Prisma CLI adapter share it.
+const pgliteName = (dataDir: string) => `pglite:${dataDir}`;
 
 /**
  * Opens PGlite on its data folder, holding an inter-process lock for as long as the process
  * lives: two PostgreSQL instances writing one data folder would corrupt it.
  */
 export function openPglite(dataDir: string, lockWaitMs = LOCK_STALE_MS + 2_000): Promise<PGlite> {
-  let opening = openDatabases.get(dataDir);
-  if (!opening) {
-    opening = lockAndOpen(dataDir, lockWaitMs);
-    openDatabases.set(dataDir, opening);
-    opening.catch(() => openDatabases.delete(dataDir));
-  }
-  return opening;
+  return remember(pgliteName(dataDir), () => lockAndOpen(dataDir, lockWaitMs));
 }
 
 /** Closes cleanly (a checkpoint, so the next start needs no recovery) and releases the lock. */
 export async function closePglite(db: PGlite, dataDir: string): Promise<void> {
-  if (openDatabases.get(dataDir) !== undefined) openDatabases.delete(dataDir);
+  forget(pgliteName(dataDir));
   if (!db.closed) await db.close();
   await lockfile.unlock(dataDir, { lockfilePath: `${dataDir}.lock` }).catch(() => {});
 }

@@ -5,7 +5,7 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client";
 import { closePglite, openPglite } from "./adapters";
 import { applyMigrations, type Transactional } from "./migrate";
-import { resolveDatabaseTarget, type DatabaseTarget } from "./target";
+import type { DatabaseTarget } from "./target";
 
 export type Database = {
   prisma: PrismaClient;
@@ -80,22 +80,4 @@ async function openUnwrapped(target: DatabaseTarget): Promise<Database> {
       await pool.end();
     },
   };
-}
-
-// One client per process, on globalThis so that dev-mode module reloads reuse it.
-const globalForDb = globalThis as typeof globalThis & { __gatehouseDb?: Promise<Database> };
-
-export function getDatabase(): Promise<Database> {
-  if (!globalForDb.__gatehouseDb) {
-    const opening = openDatabase(resolveDatabaseTarget(process.env.DATABASE_URL));
-    globalForDb.__gatehouseDb = opening;
-    opening.catch(() => {
-      globalForDb.__gatehouseDb = undefined;
-    });
-  }
-  return globalForDb.__gatehouseDb;
-}
-
-export async function prisma(): Promise<PrismaClient> {
-  return (await getDatabase()).prisma;
 }

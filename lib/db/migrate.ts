@@ -29,6 +29,16 @@ const BOOKKEEPING = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
 // Any fixed number: it serialises concurrent starts of several instances on one PostgreSQL.
 const MIGRATION_LOCK_KEY = 72_707_369;
 
+export class ChangedMigrationError extends Error {
+  constructor(name: string, dir: string) {
+    super(
+      `Migration ${name} was changed after it was applied: ${path.join(dir, name, "migration.sql")} no longer matches the checksum ` +
+        "recorded in _prisma_migrations. Restore the file and put the change in a new migration.",
+    );
+    this.name = "ChangedMigrationError";
+  }
+}
+
 export function listMigrations(dir: string): { name: string; sql: string; checksum: string }[] {
   return fs
     .readdirSync(dir, { withFileTypes: true })
@@ -45,7 +55,7 @@ export function listMigrations(dir: string): { name: string; sql: string; checks
  * Applies pending migrations from prisma/migrations at start, in-process. The Prisma CLI does
  * the same (`npm run db:migrate`) but costs about 12 s per run here, mostly its own start-up,
  * and has no programmatic API. Each migration and its record commit together, so a crash
- * leaves it either applied or not.
+ * leaves it either applied or not. An applied migration whose file has changed stops the start.
  */
 export async function applyMigrations(transaction: Transactional, dir = MIGRATIONS_DIR): Promise<string[]> {
   const applied: string[] = [];
@@ -57,7 +67,12 @@ export async function applyMigrations(transaction: Transactional, dir = MIGRATIO
         `SELECT checksum FROM "_prisma_migrations" WHERE migration_name = $1 AND finished_at IS NOT NULL AND rolled_back_at IS NULL`,
         [migration.name],
       );
-      if (done.length > 0) return false;
+      if (done.length > 0) {
+        // An applied migration is history: editing its file changes nothing in databases that ran it,
+        // so the schema would silently differ between old and new installations.
+        if (done.every((row) => row.checksum !== migration.checksum)) throw new ChangedMigrationError(migration.name, dir);
+        return false;
+      }
       await sql.exec(migration.sql);
       await sql.query(
         `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, applied_steps_count) VALUES ($1, $2, $3, now(), now(), 1)`,

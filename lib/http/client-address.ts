@@ -1,4 +1,5 @@
 import ipaddr from "ipaddr.js";
+import { PEER_HEADER_SYMBOL } from "@/lib/server-contract.mjs";
 
 type IP = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -26,7 +27,7 @@ export interface ResolveOptions {
 }
 
 /** server.mjs stores the peer header's name here to say it overwrites that header on every request. */
-export const PEER_HEADER_SYMBOL = Symbol.for("gatehouse.peerHeader");
+export { PEER_HEADER_SYMBOL };
 
 export const DEFAULT_IPV6_PREFIX_LENGTH = 64;
 

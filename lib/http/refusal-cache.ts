@@ -34,7 +34,7 @@ type Entry = { retryAtMs: number; result: LimitResult; style: RefusalStyle; rend
 const ENTRY_BYTES = 200;
 
 /** Where the app publishes its fast path for server.mjs, which cannot import app code. */
-export const FAST_PATH_SYMBOL = Symbol.for("gatehouse.fastPath");
+export { FAST_PATH_SYMBOL } from "@/lib/server-contract.mjs";
 
 /**
  * Refusals already decided, remembered so the next request from the same address to the same

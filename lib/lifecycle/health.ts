@@ -1,5 +1,4 @@
 import type { Gatehouse } from "@/lib/auth/gatehouse";
-import { getDatabase } from "@/lib/db/client";
 
 export type HealthReport = { database: "up" | "down"; rateLimitStore: ReturnType<Gatehouse["storeHealth"]> };
 
@@ -7,8 +6,7 @@ export type HealthReport = { database: "up" | "down"; rateLimitStore: ReturnType
 export async function healthReport(gate: Gatehouse): Promise<HealthReport> {
   let database: HealthReport["database"] = "down";
   try {
-    const { prisma } = await getDatabase();
-    await prisma.$queryRaw`SELECT 1`;
+    await gate.prisma.$queryRaw`SELECT 1`;
     database = "up";
   } catch {
     database = "down";

@@ -11,10 +11,7 @@ export type Lifecycle = {
   close(): Promise<void>;
 };
 
-const LIFECYCLE_SYMBOL = Symbol.for("gatehouse.lifecycle");
-// server.mjs waits on this before it listens: Next runs instrumentation.ts without awaiting it,
-// and a server that answered before its configuration and database were checked would be half-started.
-const STARTED_SYMBOL = Symbol.for("gatehouse.started");
+import { LIFECYCLE_SYMBOL, STARTED_SYMBOL } from "@/lib/server-contract.mjs";
 
 export function publishLifecycle(shutdownGraceMs: number, close: () => Promise<void>): Lifecycle {
   let closing: Promise<void> | undefined;

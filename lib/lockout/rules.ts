@@ -27,13 +27,6 @@ export type LockoutState = {
   lockedUntilMs: number | null;
 };
 
-export const DEFAULT_LOCKOUT_POLICY: LockoutPolicy = Object.freeze({
-  threshold: 5,
-  baseLockMs: 60_000,
-  maxLockMs: 3_600_000,
-  quietPeriodMs: 12 * 3_600_000,
-});
-
 /** `capped`: locked until a success, not until `lockedUntilMs` (which then says when to ask again). */
 export type LockoutCheck = { locked: false } | { locked: true; retryAfterMs: number; lockedUntilMs: number; capped: boolean };
 

@@ -9,6 +9,7 @@ import {
   type TokenBucketAlgorithm,
   type TokenBucketState,
 } from "@/lib/rate-limit/algorithms";
+import { DECISION_CASES, runDecisionCase } from "@/lib/rate-limit/decision-cases";
 
 const SECOND_MS = 1_000;
 const MINUTE_MS = 60_000;
@@ -302,4 +303,18 @@ describe("decide", () => {
   it("refuses a non-finite time instead of storing it", () => {
     expect(() => decide(fivePer15m, undefined, Number.NaN)).toThrow(/non-finite/);
   });
+});
+
+describe("the shared decision table (decision-cases.ts), which every store runs too", () => {
+  for (const decisionCase of DECISION_CASES) {
+    it(decisionCase.name, async () => {
+      let state: Parameters<typeof decide>[1];
+      const { actual, expected } = await runDecisionCase(decisionCase, (nowMs) => {
+        const { nextState, ...decision } = decide(decisionCase.algorithm, state, nowMs);
+        state = nextState;
+        return decision;
+      });
+      expect(actual).toEqual(expected);
+    });
+  }
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { digestKey, RateLimiter } from "./limiter";
-import { loadPolicies } from "./policies";
+import { policiesFromSpecs } from "./policies";
 import type { RateLimitStore } from "./store";
 import { MemoryRateLimitStore } from "./stores/memory";
 
@@ -21,7 +21,7 @@ describe("digestKey", () => {
 });
 
 describe("RateLimiter", () => {
-  const policies = loadPolicies({ RATE_LIMIT_SIGN_IN_USERNAME: "2/1m" });
+  const policies = policiesFromSpecs({ signInUsername: "2/1m" });
 
   it("applies the named policy per key", async () => {
     let now = 1_000_000;

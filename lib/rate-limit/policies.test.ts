@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { defaultPolicies, formatLimitSpec, loadPolicies, parseLimitSpec, policyEnvVars } from "@/lib/rate-limit/policies";
+import { parseConfig } from "@/lib/config/env";
+import { defaultPolicies, formatLimitSpec, parseLimitSpec, policyEnvVars } from "@/lib/rate-limit/policies";
+
+/** The policies lib/config/env.ts builds from these variables (the limit overrides are parsed with every other setting). */
+const loadPolicies = (env: Record<string, string>) => parseConfig({ NEXTAUTH_SECRET: "s".repeat(32), ...env }).policies;
 
 describe("parseLimitSpec", () => {
   it("reads several bandwidths", () => {
@@ -95,7 +99,7 @@ describe("defaultPolicies", () => {
   });
 });
 
-describe("loadPolicies", () => {
+describe("the RATE_LIMIT_* overrides, through parseConfig", () => {
   it("keeps the defaults without overrides", () => {
     expect(loadPolicies({ UNRELATED: "1/1s" })).toEqual(defaultPolicies);
   });

@@ -205,7 +205,7 @@ const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string
   },
 };
 
-export const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
+const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   signInUsername: "5/15m",
   signInAddress: "30/15m",
   register: "10/1h",
@@ -226,7 +226,7 @@ export const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.fr
 });
 
 /** Environment variable that overrides each policy's limit spec. */
-export const policyEnvVars: Readonly<Record<PolicyName, string>> = Object.freeze({
+export const policyEnvVars = Object.freeze({
   signInUsername: "RATE_LIMIT_SIGN_IN_USERNAME",
   signInAddress: "RATE_LIMIT_SIGN_IN_ADDRESS",
   register: "RATE_LIMIT_REGISTER",
@@ -244,9 +244,9 @@ export const policyEnvVars: Readonly<Record<PolicyName, string>> = Object.freeze
   emailLinks: "RATE_LIMIT_EMAIL_LINKS",
   recoveryMail: "RATE_LIMIT_RECOVERY_MAIL",
   securityNotice: "RATE_LIMIT_SECURITY_NOTICE",
-});
+} as const) satisfies Readonly<Record<PolicyName, string>>;
 
-const POLICY_NAMES = Object.keys(defaultLimitSpecs) as PolicyName[];
+export const POLICY_NAMES = Object.keys(defaultLimitSpecs) as PolicyName[];
 
 function buildPolicies(specs: Record<PolicyName, string>): Policies {
   const entries = POLICY_NAMES.map((name) => {
@@ -259,25 +259,20 @@ function buildPolicies(specs: Record<PolicyName, string>): Policies {
 
 export const defaultPolicies: Policies = buildPolicies(defaultLimitSpecs);
 
-/**
- * The policies table with env overrides applied. An unset or blank variable keeps the default, since
- * an empty value (as compose files write) cannot mean "no limit". Every bad variable is reported at once.
- */
-export function loadPolicies(env: Record<string, string | undefined>): Policies {
-  const specs = { ...defaultLimitSpecs };
-  const problems: string[] = [];
-  for (const name of POLICY_NAMES) {
-    const variable = policyEnvVars[name];
-    const value = env[variable];
-    if (value === undefined || value.trim() === "") continue;
-    try {
-      if (DESCRIPTIONS[name].algorithm === "sliding-window") slidingWindowPolicy(name, value, "closed", "");
-      else parseLimitSpec(value);
-      specs[name] = value;
-    } catch (error) {
-      problems.push(`${variable}: ${(error as Error).message}`);
-    }
+/** Why `spec` cannot be `name`'s limit, or null when it can (lib/config/env.ts reports it under the variable's name). */
+export function checkLimitSpec(name: PolicyName, spec: string): string | null {
+  try {
+    if (DESCRIPTIONS[name].algorithm === "sliding-window") slidingWindowPolicy(name, spec, "closed", "");
+    else parseLimitSpec(spec);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
   }
-  if (problems.length > 0) throw new Error(`Invalid configuration: ${problems.join("; ")}`);
+}
+
+/** The policies table with some specs replaced (each checked by `checkLimitSpec` first); an undefined spec keeps the default. */
+export function policiesFromSpecs(overrides: Partial<Record<PolicyName, string | undefined>>): Policies {
+  const specs = { ...defaultLimitSpecs };
+  for (const name of POLICY_NAMES) specs[name] = overrides[name] ?? specs[name];
   return buildPolicies(specs);
 }

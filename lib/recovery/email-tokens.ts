@@ -1,5 +1,6 @@
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { isWellFormedOpaqueToken, newOpaqueToken, opaqueTokenDigest } from "@/lib/tokens/opaque-token";
+import { tokenDigest } from "@/lib/tokens/digest";
+import { isWellFormedOpaqueToken, newOpaqueToken } from "@/lib/tokens/opaque-token";
 
 export type EmailTokenPurpose = "verify_email" | "reset_password" | "unlock";
 
@@ -38,7 +39,7 @@ export function prismaEmailTokens(prisma: PrismaClient): EmailTokens {
     async issue(userId, purpose, credentialGeneration, nowMs, lifetimeMs) {
       const token = newOpaqueToken();
       const create = prisma.emailToken.create({
-        data: { digest: opaqueTokenDigest(token), userId, purpose, credentialGeneration, createdAt: new Date(nowMs), expiresAt: new Date(nowMs + lifetimeMs) },
+        data: { digest: tokenDigest(token), userId, purpose, credentialGeneration, createdAt: new Date(nowMs), expiresAt: new Date(nowMs + lifetimeMs) },
       });
       if (purpose === "verify_email") await create;
       else await prisma.$transaction([prisma.emailToken.deleteMany({ where: { userId, purpose, usedAt: null } }), create]);
@@ -47,7 +48,7 @@ export function prismaEmailTokens(prisma: PrismaClient): EmailTokens {
 
     async find(token, purpose, nowMs) {
       if (!isWellFormedOpaqueToken(token)) return null;
-      const row = await prisma.emailToken.findUnique({ where: { digest: opaqueTokenDigest(token) } });
+      const row = await prisma.emailToken.findUnique({ where: { digest: tokenDigest(token) } });
       if (!row || row.purpose !== purpose || row.usedAt !== null || row.expiresAt.getTime() <= nowMs) return null;
       const user = await prisma.user.findUnique({ where: { id: row.userId }, select: { email: true, credentialGeneration: true, emailVerifiedAt: true } });
       if (!user || user.credentialGeneration !== row.credentialGeneration) return null;

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { defaultPolicies, loadPolicies } from "@/lib/rate-limit/policies";
+import { defaultPolicies, policiesFromSpecs } from "@/lib/rate-limit/policies";
 import { linkOutlivesQuota, longestEmptyMs } from "./quota";
 
 describe("a reset link outlives its quota's empty spell", () => {
   it("takes the slowest bandwidth's refill interval", () => {
     expect(longestEmptyMs(defaultPolicies.recoveryMail)).toBe(20 * 60_000);
-    expect(longestEmptyMs(loadPolicies({ RATE_LIMIT_RECOVERY_MAIL: "3/1h,6/1d" }).recoveryMail)).toBe(4 * 3_600_000);
+    expect(longestEmptyMs(policiesFromSpecs({ recoveryMail: "3/1h,6/1d" }).recoveryMail)).toBe(4 * 3_600_000);
   });
 
   it("accepts the defaults (30-minute links, 3 an hour) and refuses a link shorter than one refill, naming both variables", () => {

@@ -1,5 +1,4 @@
 import { errors, jwtVerify, SignJWT } from "jose";
-import { json } from "@/lib/http/responses";
 
 const ISSUER = "gatehouse";
 const AUDIENCE = "gatehouse-api";
@@ -38,22 +37,4 @@ export async function verifyAccessToken(token: string, secret: string, nowMs: nu
   } catch (error) {
     return { ok: false, reason: error instanceof errors.JWTExpired ? "expired" : "invalid" };
   }
-}
-
-/** The OAuth-style 200 body both token endpoints answer with (never cached). */
-/** `extra`: fields only a password sign-in returns (the client's new `device_token`). */
-export function tokenPair(
-  accessToken: string,
-  refreshToken: string,
-  config: { ACCESS_TOKEN_TTL_SECONDS: number; REFRESH_TOKEN_TTL_DAYS: number },
-  extra: Record<string, string> = {},
-) {
-  return json(200, {
-    access_token: accessToken,
-    token_type: "Bearer",
-    expires_in: config.ACCESS_TOKEN_TTL_SECONDS,
-    refresh_token: refreshToken,
-    refresh_expires_in: config.REFRESH_TOKEN_TTL_DAYS * 86_400,
-    ...extra,
-  });
 }

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { isWellFormedOpaqueToken, newOpaqueToken, opaqueTokenDigest } from "./opaque-token";
+import { isWellFormedOpaqueToken, newOpaqueToken } from "./opaque-token";
 import type { Prisma, PrismaClient } from "@/lib/generated/prisma/client";
+import { tokenDigest } from "./digest";
 
 /**
- * Opaque, rotating refresh tokens (lib/tokens/opaque-token.ts: 256 random bits, stored only as a
- * SHA-256 digest).
+ * Opaque, rotating refresh tokens (lib/tokens/opaque-token.ts: 256 random bits), stored only as
+ * their digest (tokenDigest in ./digest.ts).
  */
 // Classifies the advisory locks taken here (two-int form), apart from any other user of them.
 const FAMILY_LOCK_CLASS = 0x67_74_72_66;
@@ -19,7 +20,8 @@ export type RotationResult =
   | { ok: true; userId: string; familyId: string; token: string; expiresAtMs: number; newFamily: false }
   | { ok: false; reason: RotationFailure; familyId?: string; userId?: string };
 
-export const refreshTokenDigest = opaqueTokenDigest;
+/** The digest a refresh token is stored and looked up by. */
+export const refreshTokenDigest = tokenDigest;
 export const isWellFormedRefreshToken = isWellFormedOpaqueToken;
 
 /** A family's absolute span and label, copied onto each of its tokens. */

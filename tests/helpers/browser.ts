@@ -1,7 +1,7 @@
 import { solve } from "./altcha";
 import { freshAddress, PEER_HEADER } from "./peer";
 
-/** The browser's routes under test, loaded after the test has set DATABASE_URL. */
+/** The browser's routes under test. */
 const routes = {
   csrf: () => import("@/app/api/auth/csrf/route"),
   session: () => import("@/app/api/auth/session/route"),
@@ -86,8 +86,7 @@ export async function tokenSignIn(email: string, password: string, options: { ad
 /** Creates an account directly (registration has its own suite), failing the test if it cannot. */
 export async function createAccount(gate: import("@/lib/auth/gatehouse").Gatehouse, email: string, password: string): Promise<string> {
   const { registerAccount } = await import("@/lib/users/accounts");
-  const { prisma } = await import("@/lib/db/client");
-  const created = await registerAccount(await prisma(), { email, password }, gate.argon2, Date.now());
+  const created = await registerAccount(gate.prisma, { email, password }, gate.argon2, Date.now());
   if (!created.ok) throw new Error(`could not create ${email}`);
   return created.user.id;
 }

@@ -1,6 +1,6 @@
-import { PEER_HEADER_SYMBOL } from "@/lib/http/client-address";
+import { PEER_HEADER, PEER_HEADER_SYMBOL } from "@/lib/server-contract.mjs";
 
-export const PEER_HEADER = "x-gatehouse-peer";
+export { PEER_HEADER };
 
 /** Does what server.mjs does at start: announce the header that carries the socket address. */
 export function announcePeerHeader() {

@@ -3,7 +3,7 @@ import { vi } from "vitest";
 /**
  * Counts Argon2id password verifications through the log: checkPassword writes exactly one
  * `sign_in_failed` or `sign_in_succeeded` event per verification, and nothing else does.
- * Also collects `password_check_refused` errors. Call after DATABASE_URL is set.
+ * Also collects `password_check_refused` errors.
  */
 export async function watchPasswordChecks() {
   const { log } = await import("@/lib/log/logger");

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { runScript } from "../helpers/cli";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 
 const PASSWORD = "the right passphrase";
 
@@ -13,10 +13,6 @@ describe("the admin command line", () => {
   const dataDir = path.join(root, "pglite");
   const env = { ...process.env, DATABASE_URL: `pglite:${dataDir}`, NEXTAUTH_SECRET: randomBytes(32).toString("hex"), LOG_LEVEL: "warn" };
   afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
-  beforeAll(() => {
-    // This process computes the same username keys as the command (the secret comes from the same env).
-    Object.assign(process.env, { NEXTAUTH_SECRET: env.NEXTAUTH_SECRET });
-  });
 
   const admin = (...args: string[]) => runScript("admin", args, env);
 
@@ -35,9 +31,10 @@ describe("the admin command line", () => {
     const { registerAccount } = await import("@/lib/users/accounts");
     const { argon2Params } = await import("@/lib/password/params");
     const { digestKey } = await import("@/lib/rate-limit/limiter");
-    const { getConfig } = await import("@/lib/config/env");
+    const { parseConfig } = await import("@/lib/config/env");
     const { prismaLockoutRepository } = await import("@/lib/lockout/repository");
-    const key = digestKey(getConfig().RATE_LIMIT_KEY_SECRET, ["lockout", "locked@example.com"]);
+    // The same username key as the command computes: the secret comes from the same settings.
+    const key = digestKey(parseConfig(env).RATE_LIMIT_KEY_SECRET, ["lockout", "locked@example.com"]);
     const policy = { threshold: 2, baseLockMs: 60_000, maxLockMs: 3_600_000, quietPeriodMs: 3_600_000 };
     const userId = await withDatabase(async (prisma) => {
       const created = await registerAccount(prisma, { email: "locked@example.com", password: PASSWORD }, argon2Params("owasp"), Date.now());

@@ -1,12 +1,18 @@
 import { NextRequest } from "next/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkPassword } from "@/lib/auth/sign-in";
+import type { Gatehouse } from "@/lib/gatehouse";
+import { issueAccessToken } from "@/lib/tokens/access-token";
+import { registerAccount } from "@/lib/users/accounts";
 import type { TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
 /** The authenticated API, its buckets, telemetry isolation and security events, through the real route handlers. */
 export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
   describe(`the API on ${label}`, () => {
     let database: TestDatabase;
+    let gate: Gatehouse;
     let tokenFor: (userId: string, nowMs?: number) => Promise<string>;
     let alice: { id: string; token: string };
     let bob: { id: string; token: string };
@@ -14,15 +20,10 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
     beforeAll(async () => {
       announcePeerHeader();
       database = await makeDatabase();
-      process.env.DATABASE_URL = database.url;
-      const { gatehouse } = await import("@/lib/auth/gatehouse");
-      const { prisma } = await import("@/lib/db/client");
-      const { registerAccount } = await import("@/lib/users/accounts");
-      const { issueAccessToken } = await import("@/lib/tokens/access-token");
-      const gate = await gatehouse();
+      gate = await servedGatehouse(database.url);
       tokenFor = async (userId, nowMs = Date.now()) => (await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, nowMs)).token;
       const make = async (email: string) => {
-        const result = await registerAccount(await prisma(), { email, password: "a long enough passphrase" }, gate.argon2, Date.now());
+        const result = await registerAccount(gate.prisma, { email, password: "a long enough passphrase" }, gate.argon2, Date.now());
         if (!result.ok) throw new Error("registration failed");
         return { id: result.user.id, token: await tokenFor(result.user.id) };
       };
@@ -31,8 +32,7 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
     });
 
     afterAll(async () => {
-      const { getDatabase } = await import("@/lib/db/client");
-      await (await getDatabase()).close();
+      await closeServed(gate);
       await database?.dispose();
     });
 
@@ -139,9 +139,6 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
     });
 
     it("records failed sign-ins, lockouts and successes for the account, with truncated addresses", async () => {
-      const { gatehouse } = await import("@/lib/auth/gatehouse");
-      const { checkPassword } = await import("@/lib/auth/sign-in");
-      const gate = await gatehouse();
       const client = (address: string) => ({ address, key: address, source: "socket" as const });
       // The password check with an admission, as the sign-in routes issue one after their cheap layers.
       const authenticate = async (g: typeof gate, input: { email: string; password: string }, from: ReturnType<typeof client>) => {
@@ -158,7 +155,7 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
       expect(await gate.events.failuresBeforeLatestSignIn(alice.id)).toBe(5);
       // A failure for an unknown account is recorded for nobody.
       await authenticate(gate, { email: "ghost@example.com", password: "wrong" }, client("198.51.100.1"));
-      expect(await (await (await import("@/lib/db/client")).prisma()).securityEvent.count({ where: { address: "198.51.100.x" } })).toBe(0);
+      expect(await gate.prisma.securityEvent.count({ where: { address: "198.51.100.x" } })).toBe(0);
     });
   });
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { NextRequest } from "next/server";
 import { altchaPayload, browserSignIn, browserSignOut, createAccount, csrfFor, sessionCookieOf, sessionWith, signedInBrowser, tokenSignIn } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
 
@@ -32,22 +33,20 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     }
 
     async function failureCount(email: string) {
-      const { prisma } = await import("@/lib/db/client");
-      return (await (await prisma()).signInLockout.findUnique({ where: { usernameKey: gate.usernameKey(email) } }))?.failureCount ?? 0;
+      return (await gate.prisma.signInLockout.findUnique({ where: { usernameKey: gate.usernameKey(email) } }))?.failureCount ?? 0;
     }
 
     beforeAll(async () => {
       announcePeerHeader();
       database = await makeDatabase();
-      Object.assign(process.env, { DATABASE_URL: database.url, HASH_QUEUE: "100" });
-      gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
+      gate = await servedGatehouse(database.url, { HASH_QUEUE: "100" });
       for (const name of ["victim", "parallel", "tokenparallel", "owner", "redirect", "query", "session"]) await register(`${name}@example.com`);
       await lock("victim@example.com");
       checks = await watchPasswordChecks();
     });
 
     afterAll(async () => {
-      await (await (await import("@/lib/db/client")).getDatabase()).close();
+      await closeServed(gate);
       await database?.dispose();
     });
 
@@ -56,7 +55,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     describe("next-auth's authorize() is not a way in", () => {
       const authorize = async (): Promise<Authorize> => {
         const { authOptions } = await import("@/lib/auth/options");
-        return (authOptions().providers[0] as unknown as { options: { authorize: Authorize } }).options.authorize;
+        return (authOptions(gate).providers[0] as unknown as { options: { authorize: Authorize } }).options.authorize;
       };
 
       it("verifies nothing and counts nothing without an admission, and says so at error level", async () => {
@@ -277,10 +276,9 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       }
 
       it("refuses a JWT with a forged sid (well-formed, random, malformed, another user's)", async () => {
-        const { prisma } = await import("@/lib/db/client");
-        const userId = (await (await prisma()).user.findUniqueOrThrow({ where: { email: "session@example.com" } })).id;
+        const userId = (await gate.prisma.user.findUniqueOrThrow({ where: { email: "session@example.com" } })).id;
         const others = await signedInBrowser("owner@example.com", PASSWORD);
-        const ownerSid = (await (await prisma()).browserSession.findFirstOrThrow({ orderBy: { createdAt: "desc" } })).id;
+        const ownerSid = (await gate.prisma.browserSession.findFirstOrThrow({ orderBy: { createdAt: "desc" } })).id;
         for (const sid of ["A".repeat(22), "x", "' OR 1=1 --", ownerSid, 42, null]) {
           await expectRefused(await forgedCookie({ sub: userId, email: "session@example.com", sid }));
         }
@@ -289,8 +287,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       });
 
       it("refuses a JWT without a sid (a cookie minted before server sessions, or by a leaked secret)", async () => {
-        const { prisma } = await import("@/lib/db/client");
-        const userId = (await (await prisma()).user.findUniqueOrThrow({ where: { email: "session@example.com" } })).id;
+        const userId = (await gate.prisma.user.findUniqueOrThrow({ where: { email: "session@example.com" } })).id;
         await expectRefused(await forgedCookie({ sub: userId, email: "session@example.com" }));
       });
 

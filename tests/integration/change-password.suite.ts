@@ -2,6 +2,7 @@ import { NextRequest } from "next/server";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { altchaPayload, browserSignIn, createAccount, deviceCookieOf, refreshTokens, sessionPairOf, sessionWith, signedInBrowser, tokenSignIn } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
 
@@ -24,8 +25,7 @@ export function changePasswordSuite(label: string, makeDatabase: () => Promise<T
     beforeAll(async () => {
       announcePeerHeader();
       database = await makeDatabase();
-      Object.assign(process.env, { DATABASE_URL: database.url, HASH_QUEUE: "100" });
-      gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
+      gate = await servedGatehouse(database.url, { HASH_QUEUE: "100" });
       for (const name of ["changer", "rules", "guesser", "crosssite"]) await createAccount(gate, `${name}@example.com`, PASSWORD);
       checks = await watchPasswordChecks();
     });
@@ -33,7 +33,7 @@ export function changePasswordSuite(label: string, makeDatabase: () => Promise<T
     beforeEach(() => checks.reset());
 
     afterAll(async () => {
-      await (await (await import("@/lib/db/client")).getDatabase()).close();
+      await closeServed(gate);
       await database?.dispose();
     });
 
@@ -83,8 +83,7 @@ export function changePasswordSuite(label: string, makeDatabase: () => Promise<T
 
       expect((await browserSignIn("changer@example.com", PASSWORD)).status).toBe(401);
       expect((await browserSignIn("changer@example.com", NEW_PASSWORD)).status).toBe(200);
-      const { prisma } = await import("@/lib/db/client");
-      const user = await (await prisma()).user.findUniqueOrThrow({ where: { email: "changer@example.com" } });
+      const user = await gate.prisma.user.findUniqueOrThrow({ where: { email: "changer@example.com" } });
       expect((await gate.events.recent(user.id, 50)).map((event) => event.kind)).toContain("password_changed");
     });
 

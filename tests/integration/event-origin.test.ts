@@ -1,6 +1,8 @@
+import type { Gatehouse } from "@/lib/gatehouse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserSignIn, createAccount, sessionPairOf } from "../helpers/browser";
 import { freshPglite, type TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader } from "../helpers/peer";
 
 const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0";
@@ -8,20 +10,20 @@ const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefo
 /** The account page's events say which browser they came from and which one is "this device". */
 describe("security events carry their origin", () => {
   let database: TestDatabase;
+  let gate: Gatehouse;
 
   beforeAll(async () => {
     announcePeerHeader();
     database = await freshPglite();
-    Object.assign(process.env, { DATABASE_URL: database.url, ALTCHA_MAX_COUNTER: "1000" });
+    gate = await servedGatehouse(database.url, { ALTCHA_MAX_COUNTER: "1000" });
   });
 
   afterAll(async () => {
-    await (await (await import("@/lib/db/client")).getDatabase()).close();
+    await closeServed(gate);
     await database?.dispose();
   });
 
   it("labels a failure and a sign-in with the browser family, and the sign-in with the session it started", async () => {
-    const gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
     const userId = await createAccount(gate, "origin@example.com", "the right passphrase");
     expect((await browserSignIn("origin@example.com", "wrong guess", { userAgent: FIREFOX })).status).toBe(401);
     // A crafted User-Agent never reaches the page: only bowser's own names do.

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { verifyDeviceToken } from "@/lib/devices/device-token";
 import { altchaPayload, browserSignIn, createAccount, deviceCookieOf, sessionCookieOf, tokenSignIn as signInForTokens } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
 
@@ -47,8 +48,7 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
     beforeAll(async () => {
       announcePeerHeader();
       database = await makeDatabase();
-      Object.assign(process.env, { DATABASE_URL: database.url, HASH_QUEUE: "100", LOCKOUT_CAP_FAILURES: "8" });
-      gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
+      gate = await servedGatehouse(database.url, { HASH_QUEUE: "100", LOCKOUT_CAP_FAILURES: "8" });
       for (const name of ["owner", "other", "forged", "clumsy", "app", "capped", "cookie", "pow", "racer", "busy", "browserapi", "victim", "thief", "stale"]) {
         await register(`${name}@example.com`);
       }
@@ -56,7 +56,7 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
     });
 
     afterAll(async () => {
-      await (await (await import("@/lib/db/client")).getDatabase()).close();
+      await closeServed(gate);
       await database?.dispose();
     });
 

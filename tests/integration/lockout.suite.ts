@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkPassword } from "@/lib/auth/sign-in";
+import type { Gatehouse } from "@/lib/gatehouse";
+import { registerAccount } from "@/lib/users/accounts";
 import type { TestDatabase } from "../helpers/databases";
+import { testGatehouse } from "../helpers/instance";
 import { watchPasswordChecks } from "../helpers/verifications";
-
-type Gate = import("@/lib/auth/gatehouse").Gatehouse;
 
 /**
  * The account lockout at the password check (checkPassword) on a real database. The HTTP shapes
@@ -11,42 +13,35 @@ type Gate = import("@/lib/auth/gatehouse").Gatehouse;
 export function lockoutSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
   describe(`account lockout on ${label}`, () => {
     let database: TestDatabase;
+    let gate: Gatehouse;
     let checks: Awaited<ReturnType<typeof watchPasswordChecks>>;
     const PASSWORD = "the right passphrase";
-    const globals = globalThis as { __gatehouseDb?: unknown; __gatehouse?: unknown };
+    // Room for every parallel check in the queue: this suite is about the lockout, not the budget.
+    const SETTINGS = { HASH_QUEUE: "100" };
 
-    const gate = async () => (await import("@/lib/auth/gatehouse")).gatehouse();
     const client = (n: number) => ({ address: `203.0.113.${n % 250}`, key: `203.0.113.${n % 250}`, source: "socket" as const });
 
     /** The password check with an admission, as a sign-in route issues one after its cheap layers. */
     async function check(email: string, password: string, n = 1) {
-      const { checkPassword } = await import("@/lib/auth/sign-in");
-      const g: Gate = await gate();
-      return checkPassword(g, g.admissions.issue({ email, password, client: client(n), device: null, route: "/api/auth/callback/credentials" }));
+      return checkPassword(gate, gate.admissions.issue({ email, password, client: client(n), device: null, route: "/api/auth/callback/credentials" }));
     }
 
     async function failureCount(email: string) {
-      const { prisma } = await import("@/lib/db/client");
-      const row = await (await prisma()).signInLockout.findUnique({ where: { usernameKey: (await gate()).usernameKey(email) } });
+      const row = await gate.prisma.signInLockout.findUnique({ where: { usernameKey: gate.usernameKey(email) } });
       return row?.failureCount ?? 0;
     }
 
     beforeAll(async () => {
       database = await makeDatabase();
-      // Room for every parallel check in the queue: this suite is about the lockout, not the budget.
-      Object.assign(process.env, { DATABASE_URL: database.url, HASH_QUEUE: "100" });
-      const { registerAccount } = await import("@/lib/users/accounts");
-      const { prisma } = await import("@/lib/db/client");
-      const g = await gate();
+      gate = await testGatehouse(database.url, SETTINGS);
       for (const email of ["victim@example.com", "restart@example.com", "reset@example.com"]) {
-        await registerAccount(await prisma(), { email, password: PASSWORD }, g.argon2, Date.now());
+        await registerAccount(gate.prisma, { email, password: PASSWORD }, gate.argon2, Date.now());
       }
       checks = await watchPasswordChecks();
     });
 
     afterAll(async () => {
-      const { getDatabase } = await import("@/lib/db/client");
-      await (await getDatabase()).close();
+      await gate?.close();
       await database?.dispose();
     });
 
@@ -79,18 +74,13 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
 
     it("keeps a lockout across an app restart", async () => {
       for (let i = 0; i < 5; i++) await check("restart@example.com", "wrong guess");
-      const before = await gate();
+      const before = gate;
       expect((await before.lockouts.check(before.usernameKey("restart@example.com"), Date.now(), before.lockoutPolicy)).locked).toBe(true);
 
-      // A restart, in the order the server stops: the app's background work and stores, then the
-      // database; every in-process layer (limiter memory included) is rebuilt.
+      // A restart, in the order the server stops (background work, mail, stores, then the database);
+      // every in-process layer (limiter memory included) is rebuilt.
       await before.close();
-      const { getDatabase } = await import("@/lib/db/client");
-      await (await getDatabase()).close();
-      globals.__gatehouseDb = undefined;
-      globals.__gatehouse = undefined;
-
-      const after = await gate();
+      const after = (gate = await testGatehouse(database.url, SETTINGS));
       expect(after).not.toBe(before);
       const state = await after.lockouts.check(after.usernameKey("restart@example.com"), Date.now(), after.lockoutPolicy);
       expect(state.locked).toBe(true);

@@ -1,6 +1,8 @@
+import type { Gatehouse } from "@/lib/gatehouse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserSignIn, createAccount } from "../helpers/browser";
 import { freshPglite, type TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
 const TOKEN = "m".repeat(40);
@@ -8,15 +10,16 @@ const TOKEN = "m".repeat(40);
 /** GET /api/metrics through its route handler: the token, and counts that follow real requests. */
 describe("metrics", () => {
   let database: TestDatabase;
+  let gate: Gatehouse;
 
   beforeAll(async () => {
     announcePeerHeader();
     database = await freshPglite();
-    Object.assign(process.env, { DATABASE_URL: database.url, METRICS_TOKEN: TOKEN, ALTCHA_MAX_COUNTER: "1000" });
+    gate = await servedGatehouse(database.url, { METRICS_TOKEN: TOKEN, ALTCHA_MAX_COUNTER: "1000" });
   });
 
   afterAll(async () => {
-    await (await (await import("@/lib/db/client")).getDatabase()).close();
+    await closeServed(gate);
     await database?.dispose();
   });
 
@@ -31,7 +34,6 @@ describe("metrics", () => {
       expect(refused.status, String(authorization)).toBe(401);
       expect(refused.headers.get("www-authenticate")).toContain("Bearer");
     }
-    const gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
     await createAccount(gate, "counted@example.com", "the right passphrase");
     expect((await browserSignIn("counted@example.com", "wrong guess")).status).toBe(401);
     expect((await browserSignIn("counted@example.com", "the right passphrase")).status).toBe(200);

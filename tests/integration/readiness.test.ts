@@ -1,20 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Gatehouse } from "@/lib/gatehouse";
 import { freshPglite, type TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
 /** Liveness and readiness through their route handlers, before and after the drain begins. */
 describe("health and readiness", () => {
   let database: TestDatabase;
+  let gate: Gatehouse;
 
   beforeAll(async () => {
     announcePeerHeader();
     database = await freshPglite();
-    process.env.DATABASE_URL = database.url;
+    gate = await servedGatehouse(database.url);
     await (await import("@/lib/startup")).startGatehouse();
   });
 
   afterAll(async () => {
-    await (await (await import("@/lib/db/client")).getDatabase()).close();
+    await closeServed(gate);
     await database?.dispose();
   });
 

@@ -3,6 +3,7 @@ import { NextRequest } from "next/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { altchaPayload, browserSignIn, createAccount, deviceCookieOf, refreshTokens, sessionPairOf, sessionWith, tokenSignIn } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { freePort } from "../helpers/ports";
 import { linkTokenOf, recipientOf, startSmtp } from "../helpers/smtp";
@@ -29,20 +30,17 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
       database = await makeDatabase();
       smtpPort = await freePort();
       smtp = await startSmtp(smtpPort);
-      Object.assign(process.env, {
-        DATABASE_URL: database.url,
+      gate = await servedGatehouse(database.url, {
         HASH_QUEUE: "100",
         SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
         MAIL_RETRY_BASE_MS: "50",
         LOCKOUT_THRESHOLD: "3",
       });
-      gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
     });
 
     afterAll(async () => {
-      await gate?.close();
+      await closeServed(gate);
       await smtp?.close();
-      await (await (await import("@/lib/db/client")).getDatabase()).close();
       await database?.dispose();
     });
 
@@ -186,7 +184,7 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         const token = linkTokenOf(await onlyMailTo("pre-hijacked@example.com", /confirm your email/i))!;
         // The address's owner opens the link and types their own password: nothing is confirmed.
         expect((await routes.verify({ token, password: PASSWORD })).status).toBe(400);
-        const user = await (await (await import("@/lib/db/client")).prisma()).user.findUniqueOrThrow({ where: { email: "pre-hijacked@example.com" } });
+        const user = await gate.prisma.user.findUniqueOrThrow({ where: { email: "pre-hijacked@example.com" } });
         expect(user.emailVerifiedAt).toBeNull();
         // Registering it themselves tells them it is taken; a reset (which proves the mailbox) makes it theirs.
         expect((await register("pre-hijacked@example.com")).status).toBe(202);
@@ -254,7 +252,7 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         expect((await routes.reset({ token: older, password: NEW_PASSWORD })).status).toBe(400);
 
         // A password changed by other means (here: the admin path's UPDATE) ends the newer one too.
-        await (await import("@/lib/db/client")).prisma().then((db) => db.user.update({ where: { email: "twice@example.com" }, data: { credentialGeneration: { increment: 1 } } }));
+        await gate.prisma.user.update({ where: { email: "twice@example.com" }, data: { credentialGeneration: { increment: 1 } } });
         expect((await routes.reset({ token: newer, password: NEW_PASSWORD })).status).toBe(400);
       });
 
@@ -381,8 +379,7 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
     });
 
     async function userId(email: string): Promise<string> {
-      const db = await (await import("@/lib/db/client")).prisma();
-      return (await db.user.findUniqueOrThrow({ where: { email }, select: { id: true } })).id;
+      return (await gate.prisma.user.findUniqueOrThrow({ where: { email }, select: { id: true } })).id;
     }
   });
 }

@@ -1,20 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Gatehouse } from "@/lib/gatehouse";
 import { freshPglite, type TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { PEER_HEADER, announcePeerHeader } from "../helpers/peer";
 import { freePort } from "../helpers/ports";
 
 describe("a Redis that refuses connections at start", () => {
   let database: TestDatabase;
+  let gate: Gatehouse;
 
   beforeAll(async () => {
     database = await freshPglite();
     announcePeerHeader();
-    Object.assign(process.env, { DATABASE_URL: database.url, RATE_LIMIT_STORE: "redis", REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+    gate = await servedGatehouse(database.url, { RATE_LIMIT_STORE: "redis", REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
   });
 
   afterAll(async () => {
-    const { getDatabase } = await import("@/lib/db/client");
-    await (await getDatabase()).close();
+    await closeServed(gate);
     await database?.dispose();
   });
 

@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Gatehouse } from "@/lib/gatehouse";
 import { freshPglite, type TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { freePort } from "../helpers/ports";
 import { redisUrl, testKeyPrefix } from "../helpers/redis";
 
@@ -23,6 +25,7 @@ async function waitForPort(port: number, timeoutMs: number): Promise<void> {
 describe.skipIf(!redisUrl())("a hung Redis (SIGSTOP) under the real composition", () => {
   let redis: ChildProcess;
   let database: TestDatabase;
+  let gate: Gatehouse;
   const TIMEOUT_MS = 150;
 
   beforeAll(async () => {
@@ -30,8 +33,7 @@ describe.skipIf(!redisUrl())("a hung Redis (SIGSTOP) under the real composition"
     redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
     await waitForPort(port, 5_000);
     database = await freshPglite();
-    Object.assign(process.env, {
-      DATABASE_URL: database.url,
+    gate = await servedGatehouse(database.url, {
       RATE_LIMIT_STORE: "redis",
       REDIS_URL: `redis://127.0.0.1:${port}`,
       RATE_LIMIT_KEY_PREFIX: testKeyPrefix(),
@@ -45,14 +47,11 @@ describe.skipIf(!redisUrl())("a hung Redis (SIGSTOP) under the real composition"
   afterAll(async () => {
     redis?.kill("SIGCONT");
     redis?.kill("SIGKILL");
-    const { getDatabase } = await import("@/lib/db/client");
-    await (await getDatabase()).close();
+    await closeServed(gate);
     await database?.dispose();
   });
 
   it("fails closed within the timeout, opens the circuit, fails open for capacity, and recovers after SIGCONT", async () => {
-    const { gatehouse } = await import("@/lib/auth/gatehouse");
-    const gate = await gatehouse();
     const signIn = (user: string) => gate.limiter.consume("signInUsername", ["198.51.100.7", user]);
 
     // Healthy: the limit applies.

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { solve } from "../helpers/altcha";
+import { openDatabase } from "@/lib/db/client";
+import type { Gatehouse } from "@/lib/gatehouse";
 import type { TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
 type RouteModule = typeof import("@/app/api/register/route");
 type ChallengeModule = typeof import("@/app/api/altcha/challenge/route");
-type DbModule = typeof import("@/lib/db/client");
 type AccountsModule = typeof import("@/lib/users/accounts");
 
 /** The registration route handler and sign-in verification against one real database. */
@@ -14,21 +16,20 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
     let database: TestDatabase;
     let route: RouteModule;
     let challengeRoute: ChallengeModule;
-    let db: DbModule;
+    let gate: Gatehouse;
     let accounts: AccountsModule;
 
     beforeAll(async () => {
       announcePeerHeader();
       database = await makeDatabase();
-      process.env.DATABASE_URL = database.url;
+      gate = await servedGatehouse(database.url);
       route = await import("@/app/api/register/route");
       challengeRoute = await import("@/app/api/altcha/challenge/route");
-      db = await import("@/lib/db/client");
       accounts = await import("@/lib/users/accounts");
     });
 
     afterAll(async () => {
-      await (await db?.getDatabase())?.close();
+      await closeServed(gate);
       await database?.dispose();
     });
 
@@ -46,24 +47,24 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
     }
 
     async function userCount() {
-      return (await db.prisma()).user.count();
+      return gate.prisma.user.count();
     }
 
     it("creates an account with a normalised email, an Argon2id hash and an unverified address, answering 202", async () => {
       const res = await register({ email: "  New.User@Example.COM ", password: "a long enough passphrase" });
       expect(res.status).toBe(202);
       expect(await res.json()).toEqual({ status: "check_email", message: expect.stringMatching(/check your email/i) });
-      const user = await (await db.prisma()).user.findUniqueOrThrow({ where: { email: "new.user@example.com" } });
+      const user = await gate.prisma.user.findUniqueOrThrow({ where: { email: "new.user@example.com" } });
       expect(user.passwordHash).toMatch(/^\$argon2id\$v=19\$/);
       expect(user.emailVerifiedAt).toBeNull();
     });
 
     it("answers a taken address (in another case) exactly as a new one, and keeps the first account's password", async () => {
-      const before = await (await db.prisma()).user.findUniqueOrThrow({ where: { email: "new.user@example.com" } });
+      const before = await gate.prisma.user.findUniqueOrThrow({ where: { email: "new.user@example.com" } });
       const res = await register({ email: "NEW.USER@example.com", password: "another long passphrase" });
       expect(res.status).toBe(202);
       expect(await res.json()).toEqual({ status: "check_email", message: expect.stringMatching(/check your email/i) });
-      const after = await (await db.prisma()).user.findUniqueOrThrow({ where: { email: "new.user@example.com" } });
+      const after = await gate.prisma.user.findUniqueOrThrow({ where: { email: "new.user@example.com" } });
       expect(after.passwordHash).toBe(before.passwordHash);
     });
 
@@ -73,7 +74,7 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
       );
       const statuses = (await Promise.all(bodies.map((body) => post(body)))).map((r) => r.status);
       expect(statuses).toEqual([202, 202, 202, 202, 202]);
-      expect(await (await db.prisma()).user.count({ where: { email: "race@example.com" } })).toBe(1);
+      expect(await gate.prisma.user.count({ where: { email: "race@example.com" } })).toBe(1);
     });
 
     it.each([
@@ -105,7 +106,7 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
       const replay = await post(JSON.stringify({ email: "twice@example.com", password: "a long enough passphrase", altcha: payload }));
       expect(replay.status).toBe(400);
       expect(await replay.json()).toMatchObject({ error: "captcha_invalid", reason: "replayed" });
-      expect(await (await db.prisma()).user.count({ where: { email: { in: ["bot@example.com", "twice@example.com"] } } })).toBe(0);
+      expect(await gate.prisma.user.count({ where: { email: { in: ["bot@example.com", "twice@example.com"] } } })).toBe(0);
     });
 
     it("limits registrations per address (10 per hour): the 11th gets 429 with Retry-After", async () => {
@@ -147,7 +148,7 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
 
     it("verifies the right password, refuses a wrong one and an unknown user alike", async () => {
       const { argon2Params } = await import("@/lib/password/params");
-      const prisma = await db.prisma();
+      const prisma = gate.prisma;
       const params = argon2Params("test");
       expect(await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "a long enough passphrase" }, params)).toMatchObject({
         email: "new.user@example.com",
@@ -158,7 +159,7 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
 
     it("re-hashes a weaker stored hash on a successful sign-in", async () => {
       const { OWASP_ARGON2ID, TEST_ARGON2ID } = await import("@/lib/password/params");
-      const prisma = await db.prisma();
+      const prisma = gate.prisma;
       const result = await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "a long enough passphrase" }, OWASP_ARGON2ID);
       expect(result?.rehashed).toBe(true);
       const user = await prisma.user.findUniqueOrThrow({ where: { email: "new.user@example.com" } });
@@ -169,9 +170,8 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
     });
 
     it("keeps the data across a restart (close and reopen)", async () => {
-      const { resolveDatabaseTarget } = await import("@/lib/db/target");
-      await (await db.getDatabase()).close();
-      const reopened = await db.openDatabase(resolveDatabaseTarget(database.url));
+      await closeServed(gate);
+      const reopened = await openDatabase(gate.config.databaseTarget);
       try {
         expect(await reopened.prisma.user.count({ where: { email: "new.user@example.com" } })).toBe(1);
       } finally {

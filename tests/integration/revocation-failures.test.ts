@@ -2,6 +2,7 @@ import { NextRequest } from "next/server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { altchaPayload, browserSignIn, browserSignOut, createAccount, refreshTokens, sessionPairOf, sessionWith, signedInBrowser, tokenSignIn } from "../helpers/browser";
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
 type Gate = import("@/lib/auth/gatehouse").Gatehouse;
@@ -30,13 +31,12 @@ describe("a password change against sign-ins in flight", () => {
     announcePeerHeader();
     const url = postgresUrl();
     database = url ? await freshPostgres(url) : await freshPglite();
-    Object.assign(process.env, { DATABASE_URL: database.url, HASH_QUEUE: "100", HASH_CONCURRENCY: "4" });
-    gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
+    gate = await servedGatehouse(database.url, { HASH_QUEUE: "100", HASH_CONCURRENCY: "4" });
     for (const name of ["victim", "victim2", "victim3", "victim4", "leaver"]) await createAccount(gate, `${name}@example.com`, OLD);
   });
 
   afterAll(async () => {
-    await (await (await import("@/lib/db/client")).getDatabase()).close();
+    await closeServed(gate);
     await database?.dispose();
   });
 
@@ -118,8 +118,7 @@ describe("a password change against sign-ins in flight", () => {
 
   it("ends the report download links too, which a stolen session could have minted", async () => {
     const owner = await signedInBrowser("victim4@example.com", OLD);
-    const { prisma } = await import("@/lib/db/client");
-    const db = await prisma();
+    const db = gate.prisma;
     const user = await db.user.findUniqueOrThrow({ where: { email: "victim4@example.com" }, select: { id: true } });
     await db.downloadToken.create({ data: { tokenHash: "a".repeat(43), userId: user.id, expiresAt: new Date(Date.now() + 600_000) } });
     expect((await changePassword(owner)).status).toBe(303);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROUTE_RULES, type RouteLimit } from "@/lib/http/route-policies";
 import { freshPglite, type TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
 type Handler = (request: Request, context?: unknown) => Promise<Response>;
@@ -24,11 +25,9 @@ describe("every route applies its rows of ROUTE_RULES", () => {
   beforeAll(async () => {
     announcePeerHeader();
     database = await freshPglite();
-    process.env.DATABASE_URL = database.url;
-    gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
+    gate = await servedGatehouse(database.url);
     const { registerAccount } = await import("@/lib/users/accounts");
-    const { prisma } = await import("@/lib/db/client");
-    const created = await registerAccount(await prisma(), { email: EMAIL, password: "a long enough passphrase" }, gate.argon2, Date.now());
+    const created = await registerAccount(gate.prisma, { email: EMAIL, password: "a long enough passphrase" }, gate.argon2, Date.now());
     if (!created.ok) throw new Error("registration failed");
     userId = created.user.id;
     const { issueAccessToken } = await import("@/lib/tokens/access-token");
@@ -41,7 +40,7 @@ describe("every route applies its rows of ROUTE_RULES", () => {
   });
 
   afterAll(async () => {
-    await (await (await import("@/lib/db/client")).getDatabase()).close();
+    await closeServed(gate);
     await database?.dispose();
   });
 

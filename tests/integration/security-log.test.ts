@@ -1,7 +1,9 @@
+import type { Gatehouse } from "@/lib/gatehouse";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { browserSignIn, createAccount } from "../helpers/browser";
 import { freshPglite, type TestDatabase } from "../helpers/databases";
 import { solve } from "../helpers/altcha";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, PEER_HEADER } from "../helpers/peer";
 
 type Entry = Record<string, unknown>;
@@ -9,6 +11,7 @@ type Entry = Record<string, unknown>;
 /** The security log through the real routes: one line per refusal and per outcome, no address or email in clear. */
 describe("security log", () => {
   let database: TestDatabase;
+  let gate: Gatehouse;
   let lines: () => Entry[];
   const EMAIL = "followed@example.com";
   const PASSWORD = "the right passphrase";
@@ -17,15 +20,15 @@ describe("security log", () => {
   beforeAll(async () => {
     announcePeerHeader();
     database = await freshPglite();
-    Object.assign(process.env, { DATABASE_URL: database.url, ALTCHA_MAX_COUNTER: "1000" });
+    gate = await servedGatehouse(database.url, { ALTCHA_MAX_COUNTER: "1000" });
     const { log } = await import("@/lib/log/logger");
     const info = vi.spyOn(log(), "info");
     lines = () => info.mock.calls.map(([entry]) => entry as unknown as Entry).filter((entry) => entry?.event === "security");
-    await createAccount(await (await import("@/lib/auth/gatehouse")).gatehouse(), EMAIL, PASSWORD);
+    await createAccount(gate, EMAIL, PASSWORD);
   });
 
   afterAll(async () => {
-    await (await (await import("@/lib/db/client")).getDatabase()).close();
+    await closeServed(gate);
     await database?.dispose();
   });
 
@@ -37,7 +40,6 @@ describe("security log", () => {
   const attempt = async (password: string, address: string) => browserSignIn(EMAIL, password, { address, fields: { altcha: await payloadFor(address) } });
 
   it("logs each refusal and each outcome once, keyed by HMACs that follow one client", async () => {
-    const gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
     const route = "/api/auth/callback/credentials";
     const before = lines().length;
 

@@ -2,6 +2,7 @@ import { NextRequest } from "next/server";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { browserSignOut, createAccount, refreshTokens, sessionWith, signedInBrowser, tokenSignIn } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
 type Gate = import("@/lib/auth/gatehouse").Gatehouse;
@@ -23,15 +24,14 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
     beforeAll(async () => {
       announcePeerHeader();
       database = await makeDatabase();
-      Object.assign(process.env, { DATABASE_URL: database.url, HASH_QUEUE: "100" });
-      gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
+      gate = await servedGatehouse(database.url, { HASH_QUEUE: "100" });
       for (const name of ["copied", "idle", "active", "absolute", "touch", "csrf", "owner", "stranger", "everywhere", "apiowner"]) await createAccount(gate, `${name}@example.com`, PASSWORD);
     });
 
     afterEach(() => vi.restoreAllMocks());
 
     afterAll(async () => {
-      await (await (await import("@/lib/db/client")).getDatabase()).close();
+      await closeServed(gate);
       await database?.dispose();
     });
 
@@ -115,8 +115,7 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
       const t0 = Date.now();
       clockAt(t0);
       const cookie = await signedInBrowser("touch@example.com", PASSWORD);
-      const { prisma } = await import("@/lib/db/client");
-      const lastSeen = async () => (await (await prisma()).browserSession.findFirstOrThrow({ orderBy: { createdAt: "desc" } })).lastSeenAt.getTime();
+      const lastSeen = async () => (await gate.prisma.browserSession.findFirstOrThrow({ orderBy: { createdAt: "desc" } })).lastSeenAt.getTime();
       clockAt(t0 + 30_000);
       for (let i = 0; i < 3; i++) await sessionWith(cookie);
       expect(await lastSeen()).toBe(t0);
@@ -153,8 +152,7 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
 
       it("refuses a cross-site or sibling-subdomain cookie POST with 403 JSON, and builds nothing", async () => {
         const cookie = await signedInBrowser("csrf@example.com", PASSWORD);
-        const { prisma } = await import("@/lib/db/client");
-        const before = await (await prisma()).report.count();
+        const before = await gate.prisma.report.count();
         const shapes: Record<string, string>[] = [
           { "sec-fetch-site": "cross-site", "content-type": "application/json" },
           { "sec-fetch-site": "same-site", "content-type": "application/json", origin: "http://localhost:3000" },
@@ -169,7 +167,7 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
             expect(await res.json()).toMatchObject({ error: "csrf_invalid" });
           }
         }
-        expect(await (await prisma()).report.count()).toBe(before);
+        expect(await gate.prisma.report.count()).toBe(before);
       });
 
       it("refuses a same-origin cookie POST that is not JSON (a form or text/plain needs no preflight) with 415", async () => {
@@ -189,8 +187,7 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
 
       it("leaves Bearer requests as they were: no Origin, any site, any content type", async () => {
         const { issueAccessToken } = await import("@/lib/tokens/access-token");
-        const { prisma } = await import("@/lib/db/client");
-        const userId = (await (await prisma()).user.findUniqueOrThrow({ where: { email: "csrf@example.com" } })).id;
+        const userId = (await gate.prisma.user.findUniqueOrThrow({ where: { email: "csrf@example.com" } })).id;
         const { token } = await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, Date.now());
         const res = await write("/api/v1/reports", { authorization: `Bearer ${token}`, "sec-fetch-site": "cross-site" }, "");
         expect(res.status).toBe(201);
@@ -222,8 +219,7 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
       }
 
         async function eventKinds(email: string) {
-        const { prisma } = await import("@/lib/db/client");
-        const user = await (await prisma()).user.findUniqueOrThrow({ where: { email } });
+        const user = await gate.prisma.user.findUniqueOrThrow({ where: { email } });
         return (await gate.events.recent(user.id, 50)).map((event) => event.kind);
       }
 
@@ -248,8 +244,7 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
         expect(res.headers.get("location")).toBe("/account?notice=already_ended");
         await expectLive(owner, "owner@example.com");
         const tokens = (await (await tokenSignIn("owner@example.com", PASSWORD)).json()) as { refresh_token: string };
-        const { prisma } = await import("@/lib/db/client");
-        const family = (await (await prisma()).refreshToken.findFirstOrThrow({ orderBy: { createdAt: "desc" } })).familyId;
+        const family = (await gate.prisma.refreshToken.findFirstOrThrow({ orderBy: { createdAt: "desc" } })).familyId;
         expect((await accountForm("revoke", stranger, { formToken: await formTokenOf(stranger), kind: "api", id: family })).headers.get("location")).toBe("/account?notice=already_ended");
         expect((await refreshTokens(tokens.refresh_token)).status).toBe(200);
       });
@@ -292,9 +287,8 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
         const browser = await signedInBrowser("apiowner@example.com", PASSWORD);
         const tokens = (await (await tokenSignIn("apiowner@example.com", PASSWORD)).json()) as { refresh_token: string };
         const { listLiveFamilies } = await import("@/lib/tokens/refresh-tokens");
-        const { prisma } = await import("@/lib/db/client");
-        const user = await (await prisma()).user.findUniqueOrThrow({ where: { email: "apiowner@example.com" } });
-        const families = await listLiveFamilies(await prisma(), user.id, Date.now());
+        const user = await gate.prisma.user.findUniqueOrThrow({ where: { email: "apiowner@example.com" } });
+        const families = await listLiveFamilies(gate.prisma, user.id, Date.now());
         const res = await accountForm("revoke", browser, { formToken: await formTokenOf(browser), kind: "api", id: families[0]!.familyId });
         expect(res.headers.get("location")).toBe("/account?notice=api_session_revoked");
         const refused = await refreshTokens(tokens.refresh_token);

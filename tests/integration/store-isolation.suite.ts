@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserSignIn, createAccount } from "../helpers/browser";
+import type { Gatehouse } from "@/lib/gatehouse";
 import type { TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, PEER_HEADER } from "../helpers/peer";
 import { testKeyPrefix } from "../helpers/redis";
 
@@ -16,12 +18,12 @@ const FLOOD = 200;
 export function storeIsolationSuite(store: "postgres" | "redis", makeDatabase: () => Promise<TestDatabase>, redisUrl?: string) {
   describe(`a challenge flood on the ${store} store`, () => {
     let database: TestDatabase;
+    let gate: Gatehouse;
 
     beforeAll(async () => {
       announcePeerHeader();
       database = await makeDatabase();
-      Object.assign(process.env, {
-        DATABASE_URL: database.url,
+      gate = await servedGatehouse(database.url, {
         RATE_LIMIT_STORE: store,
         ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
         RATE_LIMIT_KEY_PREFIX: testKeyPrefix(),
@@ -31,15 +33,11 @@ export function storeIsolationSuite(store: "postgres" | "redis", makeDatabase: (
     });
 
     afterAll(async () => {
-      const { gatehouse } = await import("@/lib/auth/gatehouse");
-      await (await gatehouse()).close();
-      const { getDatabase } = await import("@/lib/db/client");
-      await (await getDatabase()).close();
+      await closeServed(gate);
       await database?.dispose();
     });
 
     it("refuses the flood without opening any circuit, and other addresses still sign in", { timeout: 120_000 }, async () => {
-      const gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
       await createAccount(gate, `isolation-${store}@example.com`, "the right passphrase");
       expect(gate.storeHealth()).toEqual({ kind: store, state: "up" });
       const { GET } = await import("@/app/api/altcha/challenge/route");

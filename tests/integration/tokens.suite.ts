@@ -4,13 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { solve } from "../helpers/altcha";
 import { browserSignIn, sessionCookieOf } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
 type TokenRoute = typeof import("@/app/api/v1/authentication/token/route");
 type RefreshRoute = typeof import("@/app/api/v1/authentication/token/refresh/route");
 type MeRoute = typeof import("@/app/api/v1/me/route");
 type ChallengeRoute = typeof import("@/app/api/altcha/challenge/route");
-type DbModule = typeof import("@/lib/db/client");
 type Gatehouse = import("@/lib/auth/gatehouse").Gatehouse;
 type TokenPair = { access_token: string; token_type: string; expires_in: number; refresh_token: string; refresh_expires_in: number };
 
@@ -49,30 +49,27 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
     let refreshRoute: RefreshRoute;
     let meRoute: MeRoute;
     let challengeRoute: ChallengeRoute;
-    let db: DbModule;
     let gate: Gatehouse;
     const users: Record<string, string> = {};
 
     beforeAll(async () => {
       announcePeerHeader();
       database = await makeDatabase();
-      process.env.DATABASE_URL = database.url;
+      gate = await servedGatehouse(database.url);
       tokenRoute = await import("@/app/api/v1/authentication/token/route");
       refreshRoute = await import("@/app/api/v1/authentication/token/refresh/route");
       meRoute = await import("@/app/api/v1/me/route");
       challengeRoute = await import("@/app/api/altcha/challenge/route");
-      db = await import("@/lib/db/client");
-      gate = await (await import("@/lib/auth/gatehouse")).gatehouse();
       const { registerAccount } = await import("@/lib/users/accounts");
       for (const name of ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan"]) {
-        const created = await registerAccount(await db.prisma(), { email: `${name}@example.com`, password: PASSWORD }, gate.argon2, Date.now());
+        const created = await registerAccount(gate.prisma, { email: `${name}@example.com`, password: PASSWORD }, gate.argon2, Date.now());
         if (!created.ok) throw new Error(`could not create ${name}`);
         users[name] = created.user.id;
       }
     });
 
     afterAll(async () => {
-      await (await db?.getDatabase())?.close();
+      await closeServed(gate);
       await database?.dispose();
     });
 
@@ -108,17 +105,17 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
     }
 
     async function lockoutRow(email: string) {
-      return (await db.prisma()).signInLockout.findUnique({ where: { usernameKey: gate.usernameKey(email) } });
+      return gate.prisma.signInLockout.findUnique({ where: { usernameKey: gate.usernameKey(email) } });
     }
 
     async function familyOf(refreshToken: string) {
-      const row = await (await db.prisma()).refreshToken.findUniqueOrThrow({ where: { tokenHash: sha256Hex(refreshToken) } });
-      return (await db.prisma()).refreshToken.findMany({ where: { familyId: row.familyId }, orderBy: { createdAt: "asc" } });
+      const row = await gate.prisma.refreshToken.findUniqueOrThrow({ where: { tokenHash: sha256Hex(refreshToken) } });
+      return gate.prisma.refreshToken.findMany({ where: { familyId: row.familyId }, orderBy: { createdAt: "asc" } });
     }
 
     describe("POST /api/v1/authentication/token", () => {
       it("issues a 15-minute access token and a 30-day refresh token stored as a digest, for the normalised email", async () => {
-        const prisma = await db.prisma();
+        const prisma = gate.prisma;
         const eventsBefore = await prisma.securityEvent.count({ where: { userId: users.alice, kind: "refresh_family_created" } });
         const res = await signIn("  Alice@Example.COM ", PASSWORD);
         expect(res.status).toBe(200);
@@ -163,7 +160,7 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         expect(unknown.status).toBe(401);
         expect(await unknown.json()).toEqual(INVALID_CREDENTIALS);
         expect((await lockoutRow("nobody@example.com"))?.failureCount).toBe(1);
-        expect(await (await db.prisma()).refreshToken.count({ where: { userId: users.bob } })).toBe(0);
+        expect(await gate.prisma.refreshToken.count({ where: { userId: users.bob } })).toBe(0);
       });
 
       it("shares the browser's username lockout: after 5 failures from different addresses the right password gets 429 locked", async () => {
@@ -188,7 +185,7 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         expect(max).toBeLessThanOrEqual(60);
         expect(after - before).toBeLessThan(60_000);
         expect(res.headers.get("Retry-After")).toBe(String(body.retryAfterSeconds));
-        expect(await (await db.prisma()).refreshToken.count({ where: { userId: users.carol } })).toBe(0);
+        expect(await gate.prisma.refreshToken.count({ where: { userId: users.carol } })).toBe(0);
 
         // The browser sign-in refuses the same account for the same lock.
         const browser = await browserSignIn("carol@example.com", PASSWORD);
@@ -218,7 +215,7 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         expect(res.status).toBe(400);
         expect(await res.json()).toEqual({ error: "captcha_invalid", message: "Complete the “I'm not a robot” check first.", reason: "missing" });
         expect(await lockoutRow("erin@example.com")).toBeNull();
-        expect(await (await db.prisma()).refreshToken.count({ where: { userId: users.erin } })).toBe(0);
+        expect(await gate.prisma.refreshToken.count({ where: { userId: users.erin } })).toBe(0);
       });
 
       it.each([
@@ -278,7 +275,7 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         const res = await me({ authorization: `Bearer ${pair.access_token}` });
         expect(res.status).toBe(200);
         expect(res.headers.get("cache-control")).toBe("no-store");
-        const user = await (await db.prisma()).user.findUniqueOrThrow({ where: { id: users.frank } });
+        const user = await gate.prisma.user.findUniqueOrThrow({ where: { id: users.frank } });
         expect(await res.json()).toEqual({ id: users.frank, email: "frank@example.com", createdAt: user.createdAt.toISOString() });
       });
 
@@ -405,7 +402,7 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
 
       it("refuses an expired, an unknown and a malformed refresh token with 401 invalid_token", async () => {
         const { issueRefreshToken } = await import("@/lib/tokens/refresh-tokens");
-        const old = await issueRefreshToken(await db.prisma(), users.heidi!, null, REFRESH_TTL_SECONDS * 1000, Date.now() - (REFRESH_TTL_SECONDS + 60) * 1000);
+        const old = await issueRefreshToken(gate.prisma, users.heidi!, null, REFRESH_TTL_SECONDS * 1000, Date.now() - (REFRESH_TTL_SECONDS + 60) * 1000);
         const expired = await refresh(old.token);
         expect(expired.status).toBe(401);
         expect(await expired.json()).toEqual(REFRESH_EXPIRED);
@@ -430,7 +427,7 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
 
       it("closes the session of a deleted account: /me and refresh answer 401, the family is revoked", async () => {
         const pair = await tokensFor("ivan@example.com");
-        const prisma = await db.prisma();
+        const prisma = gate.prisma;
         await prisma.user.delete({ where: { id: users.ivan } });
 
         const res = await me({ authorization: `Bearer ${pair.access_token}` });
@@ -449,7 +446,7 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
     it("stores refresh tokens only as SHA-256 digests: no row holds a raw token", async () => {
       const first = await tokensFor("alice@example.com");
       const second = (await (await refresh(first.refresh_token)).json()) as TokenPair;
-      const prisma = await db.prisma();
+      const prisma = gate.prisma;
       const rows = await prisma.$queryRawUnsafe<Record<string, unknown>[]>(`SELECT * FROM "RefreshToken"`);
       const dump = JSON.stringify(rows);
       for (const raw of [first.refresh_token, second.refresh_token]) {

@@ -1,7 +1,6 @@
 import { fieldErrors, registrationSchema } from "@/lib/auth/credentials";
 import { withinHashBudget } from "@/lib/auth/sign-in";
 import { verifyAltcha } from "@/lib/captcha/altcha";
-import { prisma } from "@/lib/db/client";
 import { readJson } from "@/lib/http/body";
 import { limited } from "@/lib/http/limited";
 import { busy, captchaInvalid } from "@/lib/http/refusals";
@@ -38,7 +37,7 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
     gate,
     async () => {
       const verified = gate.config.REQUIRE_EMAIL_VERIFICATION === "false";
-      const result = await registerAccount(await prisma(), input.data, gate.argon2, verified ? gate.clock() : null);
+      const result = await registerAccount(gate.prisma, input.data, gate.argon2, verified ? gate.clock() : null);
       if (result.ok) {
         log().info({ event: "account_registered", userId: result.user.id });
         gate.recovery.accountCreated(result.user);

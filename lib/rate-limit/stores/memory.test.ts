@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { DECISION_CASES, runDecisionCase } from "../decision-cases";
 import { defaultPolicies, parseLimitSpec, type Policy } from "@/lib/rate-limit/policies";
 import { MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
 
@@ -127,4 +128,16 @@ describe("MemoryRateLimitStore idle TTL", () => {
     now += 1;
     expect(store.has(policy.name, "client")).toBe(false);
   });
+});
+
+describe("MemoryRateLimitStore against the shared decision table", () => {
+  for (const [i, decisionCase] of DECISION_CASES.entries()) {
+    it(decisionCase.name, async () => {
+      let now = 0;
+      const store = new MemoryRateLimitStore({ clock: () => now });
+      const policy = { name: `case${i}`, algorithm: decisionCase.algorithm, failMode: "closed" as const, description: decisionCase.name };
+      const { actual, expected } = await runDecisionCase(decisionCase, (nowMs) => store.consume("k", policy, (now = nowMs)));
+      expect(actual).toEqual(expected);
+    });
+  }
 });

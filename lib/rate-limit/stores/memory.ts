@@ -10,7 +10,7 @@ export type MemoryStoreOptions = {
   clock?: () => number;
 };
 
-export const DEFAULT_MAX_ENTRIES = 100_000;
+const DEFAULT_MAX_ENTRIES = 100_000;
 
 // lru-cache ignores a TTL whose start time is 0 and expires an entry only once age > ttl. Shifting its
 // time base by 2 ms and backdating each write by 1 ms keeps starts non-zero for clocks that begin at 0

@@ -6,6 +6,7 @@ import { resolveDatabaseTarget } from "@/lib/db/target";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { TokenBucketState } from "@/lib/rate-limit/algorithms";
 import { parseLimitSpec, type Policy } from "@/lib/rate-limit/policies";
+import { DECISION_CASES, runDecisionCase } from "@/lib/rate-limit/decision-cases";
 import { scopedKey, type Decision } from "@/lib/rate-limit/store";
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "@/tests/helpers/databases";
 import { createPostgresRateLimitStore, DEFAULT_CLEANUP_INTERVAL_MS, type PostgresRateLimitStore } from "./postgres";
@@ -102,6 +103,18 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
       await b?.close();
       await a?.close();
       await database?.dispose();
+    });
+
+    describe("against the shared decision table", () => {
+      for (const [i, decisionCase] of DECISION_CASES.entries()) {
+        it(decisionCase.name, async () => {
+          // The database's clock swapped for each row's instant; the state still round-trips through the table.
+          const atCallerTime = store(a.prisma, { clock: "caller" });
+          const policy: Policy = { name: `case${i}`, algorithm: decisionCase.algorithm, failMode: "closed", description: decisionCase.name };
+          const { actual, expected } = await runDecisionCase(decisionCase, (nowMs) => atCallerTime.consume("k", policy, nowMs));
+          expect(actual).toEqual(expected);
+        });
+      }
     });
 
     it("runs its sessions in a non-UTC time zone (the premise of the expiry tests)", async () => {
@@ -320,8 +333,10 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
       expect((await bucket(twoPerMinute, "k"))?.state).toMatchObject({ kind: "sliding-window", currentCount: 2 });
     });
 
-    it("cleans up expired rows of both tables and keeps live ones", async () => {
+    it("cleans up its own expired rows and keeps live ones; the replay store cleans its own table", async () => {
       await storeA.cleanupExpired();
+      const replays = postgresReplayStore(a.prisma);
+      await replays.cleanupExpired();
       await a.prisma.$executeRaw`INSERT INTO "RateLimitBucket" ("key", "state", "expiresAt") VALUES
         ('gc:expired', '{}'::jsonb, (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second'),
         ('gc:live', '{}'::jsonb, (clock_timestamp() AT TIME ZONE 'UTC') + INTERVAL '1 minute')`;
@@ -330,17 +345,24 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
         ('gc-live', (clock_timestamp() AT TIME ZONE 'UTC') + INTERVAL '1 minute')`;
       const bucketsBefore = await a.prisma.rateLimitBucket.count();
 
-      expect(await storeB.cleanupExpired()).toBe(2);
+      const replayIds = async () => (await a.prisma.altchaReplay.findMany({ where: { id: { startsWith: "gc-" } }, orderBy: { id: "asc" } })).map((r) => r.id);
+
+      expect(await storeB.cleanupExpired()).toBe(1);
       expect(await a.prisma.rateLimitBucket.count()).toBe(bucketsBefore - 1);
       expect(await a.prisma.rateLimitBucket.findUnique({ where: { key: "gc:live" } })).not.toBeNull();
-      expect((await a.prisma.altchaReplay.findMany({ where: { id: { startsWith: "gc-" } } })).map((r) => r.id)).toEqual(["gc-live"]);
+      // The limiter's clean-up leaves the replay store's table alone.
+      expect(await replayIds()).toEqual(["gc-expired", "gc-live"]);
+      expect(await replays.cleanupExpired()).toBe(1);
+      expect(await replayIds()).toEqual(["gc-live"]);
       expect(await storeB.cleanupExpired()).toBe(0);
+      expect(await replays.cleanupExpired()).toBe(0);
+      await replays.close();
     });
 
     it("cleans up on a timer until closed, passing failures to onCleanupError", async () => {
-      const expire = (id: string) =>
-        a.prisma.$executeRaw`INSERT INTO "AltchaReplay" ("id", "expiresAt") VALUES (${id}, (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second')`;
-      const exists = async (id: string) => (await a.prisma.altchaReplay.findUnique({ where: { id } })) !== null;
+      const expire = (key: string) =>
+        a.prisma.$executeRaw`INSERT INTO "RateLimitBucket" ("key", "state", "expiresAt") VALUES (${key}, '{}'::jsonb, (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second')`;
+      const exists = async (key: string) => (await a.prisma.rateLimitBucket.findUnique({ where: { key } })) !== null;
       vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
       try {
         const onCleanupError = vi.fn();
@@ -403,6 +425,20 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
         expect(await replays.claim("sig-skew", inOneMinute(), Date.now())).toBe(true);
         await a.prisma.$executeRaw`UPDATE "AltchaReplay" SET "expiresAt" = (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second' WHERE "id" = 'sig-skew'`;
         expect(await replays.claim("sig-skew", inOneMinute(), (await serverNowMs()) - 10_000)).toBe(false);
+      });
+
+      it("deletes its expired rows on a timer of its own until closed", async () => {
+        vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+        try {
+          const replays = postgresReplayStore(a.prisma, { cleanupIntervalMs: 1_000 });
+          await a.prisma.$executeRaw`INSERT INTO "AltchaReplay" ("id", "expiresAt") VALUES ('replay-timer', (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second')`;
+          vi.advanceTimersByTime(1_000);
+          // close() waits for the clean-up the tick started.
+          await replays.close();
+          expect(await a.prisma.altchaReplay.findUnique({ where: { id: "replay-timer" } })).toBeNull();
+        } finally {
+          vi.useRealTimers();
+        }
       });
 
       it("lets exactly one of 50 parallel claims of one id through", async () => {

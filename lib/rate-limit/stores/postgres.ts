@@ -1,5 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { Prisma, type PrismaClient } from "@/lib/generated/prisma/client";
+import { SERVER_NOW_UTC, utcTimestamp } from "@/lib/db/sql-time";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { startPeriodic } from "@/lib/jobs/periodic";
 import { decide, type LimiterState } from "@/lib/rate-limit/algorithms";
 import type { Policy } from "@/lib/rate-limit/policies";
@@ -8,10 +9,15 @@ import { keepForMs, scopedKey, type Decision, type RateLimitStore } from "@/lib/
 export type PostgresStoreOptions = {
   /** Re-reads after a lost version race before giving up with an error (the policy's fail mode then decides). */
   maxRetries?: number;
-  /** How often expired buckets and spent ALTCHA ids are deleted. */
+  /** How often expired buckets are deleted. */
   cleanupIntervalMs?: number;
   /** A failed clean-up only leaves stale rows behind, so callers log it at warn, not error. */
   onCleanupError?: (error: unknown) => void;
+  /**
+   * "database" (always, in the app): decisions use the database's clock, the one every instance
+   * shares. "caller": they use the `nowMs` passed in, so tests can run the shared decision table.
+   */
+  clock?: "database" | "caller";
   /** Consumes of one key waiting in this instance's queue beyond which the next is refused at once. */
   maxQueuedPerKey?: number;
 };
@@ -23,7 +29,7 @@ const QUEUE_FULL_RETRY_MS = 1_000;
 export type PostgresRateLimitStore = RateLimitStore & {
   /** Stops the clean-up timer and waits for a clean-up in progress; the Prisma client stays open. */
   close(): Promise<void>;
-  /** Deletes expired rows of both RateLimitBucket and AltchaReplay; returns how many. */
+  /** Deletes expired RateLimitBucket rows; returns how many. */
   cleanupExpired(): Promise<number>;
 };
 
@@ -33,17 +39,6 @@ const RETRY_BACKOFF_BASE_MS = 2;
 const RETRY_BACKOFF_MAX_MS = 50;
 // setInterval treats anything longer as 1 ms.
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/**
- * The database's clock as a UTC `timestamp` (the columns are `timestamp(3)` without time zone
- * holding UTC, as Prisma writes them). AT TIME ZONE 'UTC' makes it independent of the session's TimeZone.
- */
-export const SERVER_NOW_UTC = Prisma.sql`(clock_timestamp() AT TIME ZONE 'UTC')`;
-
-/** Whole ms since the epoch as a UTC `timestamp`, exact (integer interval arithmetic, no float seconds). */
-export function utcTimestamp(epochMs: number): Prisma.Sql {
-  return Prisma.sql`(TIMESTAMP 'epoch' + ${epochMs}::bigint * INTERVAL '1 millisecond')`;
-}
 
 type BucketRow = {
   state: LimiterState | null;
@@ -88,6 +83,7 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
     cleanupIntervalMs = DEFAULT_CLEANUP_INTERVAL_MS,
     onCleanupError = () => {},
     maxQueuedPerKey = DEFAULT_MAX_QUEUED_PER_KEY,
+    clock = "database",
   } = options;
   checkOptions(maxRetries, cleanupIntervalMs, maxQueuedPerKey);
 
@@ -113,14 +109,14 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
     return result;
   }
 
-  async function consume(storageKey: string, policy: Policy): Promise<Decision> {
+  async function consume(storageKey: string, policy: Policy, callerNowMs: number): Promise<Decision> {
     for (let attempt = 0; attempt <= maxRetries; attempt++) {
       const [row] = await prisma.$queryRaw<BucketRow[]>`
         SELECT b."state", b."version", (extract(epoch FROM b."expiresAt") * 1000)::bigint AS "expiresAtMs", t."nowMs"
         FROM (SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS "nowMs") t
         LEFT JOIN "RateLimitBucket" b ON b."key" = ${storageKey}`;
       if (!row) throw new Error("PostgreSQL rate-limit store: the clock query returned no row");
-      const nowMs = Number(row.nowMs);
+      const nowMs = clock === "caller" ? callerNowMs : Number(row.nowMs);
       const exists = row.version !== null && row.expiresAtMs !== null;
       const readExpiresAtMs = Number(row.expiresAtMs);
       // Past its expiry a state equals a fresh one (resetAfterMs), so the row counts as absent.
@@ -152,11 +148,9 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
   }
 
   async function cleanupExpired(): Promise<number> {
-    // One statement for both tables: one round trip, and one consistent "now".
     const [row] = await prisma.$queryRaw<{ deleted: bigint }[]>`
-      WITH buckets AS (DELETE FROM "RateLimitBucket" WHERE "expiresAt" <= ${SERVER_NOW_UTC} RETURNING 1),
-           replays AS (DELETE FROM "AltchaReplay" WHERE "expiresAt" <= ${SERVER_NOW_UTC} RETURNING 1)
-      SELECT (SELECT count(*) FROM buckets) + (SELECT count(*) FROM replays) AS "deleted"`;
+      WITH buckets AS (DELETE FROM "RateLimitBucket" WHERE "expiresAt" <= ${SERVER_NOW_UTC} RETURNING 1)
+      SELECT count(*) AS "deleted" FROM buckets`;
     return Number(row?.deleted ?? 0);
   }
 
@@ -164,9 +158,9 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
 
   return {
     kind: "postgres",
-    async consume(key, policy) {
+    async consume(key, policy, nowMs) {
       const storageKey = scopedKey(policy.name, key);
-      return queued(storageKey, () => consume(storageKey, policy));
+      return queued(storageKey, () => consume(storageKey, policy, nowMs));
     },
     cleanupExpired,
     close: () => cleanup.stop(),

@@ -1,7 +1,8 @@
 /**
  * The limiter decisions of algorithms.ts, in Lua, run atomically inside Redis: one round trip
  * per check, and time read from the Redis server (TIME), so instances whose clocks disagree
- * still agree on every decision. Keep the two in step: redis.test.ts checks the same cases.
+ * still agree on every decision. Keep the two in step: redis.test.ts runs the shared decision
+ * table (decision-cases.ts) through this script, with the clock line swapped for the caller's time.
  *
  * KEYS[1]: the bucket key. ARGV[1]: "tb" (token bucket) or "sw" (sliding window).
  * ARGV[2]: the policy's idle TTL in ms (0 for none): the key is kept at least this long.
@@ -9,10 +10,16 @@
  * Sliding window: ARGV[3] = limit, ARGV[4] = windowMs.
  * Returns { allowed (0|1), remaining, retryAfterMs, resetAfterMs }.
  */
-export const CONSUME_SCRIPT = `
-local TOL = 1e-9
+const SERVER_CLOCK = `
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+// Tests of the decision table only: the time comes as the last argument.
+const CALLER_CLOCK = `
+local now = tonumber(ARGV[#ARGV])`;
+
+const DECIDE_AND_STORE = `
+local TOL = 1e-9
 local kind = ARGV[1]
 local raw = redis.call('GET', KEYS[1])
 local state = nil
@@ -107,3 +114,7 @@ local a = 0
 if allowed then a = 1 end
 return { a, remaining, retry, reset }
 `;
+
+export const CONSUME_SCRIPT = SERVER_CLOCK + DECIDE_AND_STORE;
+/** The same script deciding at the time passed as its last argument (the decision-table tests). */
+export const CONSUME_SCRIPT_AT_CALLER_TIME = CALLER_CLOCK + DECIDE_AND_STORE;

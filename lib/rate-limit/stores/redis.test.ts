@@ -2,13 +2,14 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redisUrl, testKeyPrefix } from "@/tests/helpers/redis";
 import { consumeTokenBucket, consumeSlidingWindow } from "../algorithms";
-import { loadPolicies, type Policy } from "../policies";
+import { DECISION_CASES, runDecisionCase } from "../decision-cases";
+import { policiesFromSpecs, type Policy } from "../policies";
 import type { RateLimitStore } from "../store";
 import { connectRedis, RedisRateLimitStore, untilReady } from "./redis";
 
 const url = redisUrl();
 
-const tokenBucket = (name: string, spec: string): Policy => ({ ...loadPolicies({ RATE_LIMIT_SIGN_IN_USERNAME: spec }).signInUsername, name });
+const tokenBucket = (name: string, spec: string): Policy => ({ ...policiesFromSpecs({ signInUsername: spec }).signInUsername, name });
 const slidingWindow = (name: string, limit: number, windowMs: number): Policy => ({
   name,
   algorithm: { kind: "sliding-window", limit, windowMs },
@@ -130,6 +131,33 @@ describe.skipIf(!url)("RedisRateLimitStore (real Redis)", () => {
   });
 });
 
+describe.skipIf(!url)("the Lua script against the shared decision table (real Redis)", () => {
+  const prefix = testKeyPrefix();
+  let redis: Redis;
+  let store: RateLimitStore;
+
+  beforeAll(async () => {
+    redis = connectRedis(url!);
+    expect(await untilReady(redis, 5_000)).toBe(true);
+    // The production script with its TIME line swapped for the caller's time, so each row's instant is exact.
+    store = new RedisRateLimitStore(redis, { keyPrefix: prefix, clock: "caller" });
+  });
+
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  for (const [i, decisionCase] of DECISION_CASES.entries()) {
+    it(decisionCase.name, async () => {
+      const policy: Policy = { name: `case${i}`, algorithm: decisionCase.algorithm, failMode: "closed", description: decisionCase.name };
+      const { actual, expected } = await runDecisionCase(decisionCase, (nowMs) => store.consume("k", policy, nowMs));
+      expect(actual).toEqual(expected);
+    });
+  }
+});
+
 describe.skipIf(!url)("RedisRateLimitStore idle TTL (real Redis)", () => {
   it("keeps a sliding-window key for the policy's idle TTL, renewed on access", async () => {
     const redis = connectRedis(url!);
@@ -137,7 +165,7 @@ describe.skipIf(!url)("RedisRateLimitStore idle TTL (real Redis)", () => {
     const prefix = testKeyPrefix();
     const store = new RedisRateLimitStore(redis, { keyPrefix: prefix });
     const policy: Policy = { name: "sw9", algorithm: { kind: "sliding-window", limit: 10, windowMs: 60_000 }, failMode: "closed", description: "t", idleTtlMs: 600_000 };
-    await store.consume("idle", policy);
+    await store.consume("idle", policy, Date.now());
     const ttlMs = await redis.pttl(`${prefix}sw9:idle`);
     expect(ttlMs).toBeGreaterThan(599_000);
     expect(ttlMs).toBeLessThanOrEqual(600_000);

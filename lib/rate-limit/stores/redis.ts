@@ -1,15 +1,21 @@
 import { Redis } from "ioredis";
 import type { Policy } from "../policies";
 import { scopedKey, type Decision, type RateLimitStore } from "../store";
-import { CONSUME_SCRIPT } from "./redis.lua";
+import { CONSUME_SCRIPT, CONSUME_SCRIPT_AT_CALLER_TIME } from "./redis.lua";
 
 export type RedisStoreOptions = {
   /** Prepended to every key, so several apps (or test runs) can share one Redis. */
   keyPrefix: string;
+  /**
+   * "server" (always, in the app): decisions use Redis's TIME, the one clock every instance shares.
+   * "caller": they use the `nowMs` passed in, so tests can run the shared decision table.
+   */
+  clock?: "server" | "caller";
 };
 
 type RedisWithConsume = Redis & {
   gatehouseConsume(key: string, ...args: (string | number)[]): Promise<[number, number, number, number]>;
+  gatehouseConsumeAt(key: string, ...args: (string | number)[]): Promise<[number, number, number, number]>;
 };
 
 function scriptArgs(policy: Policy): (string | number)[] {
@@ -33,16 +39,19 @@ export class RedisRateLimitStore implements RateLimitStore {
     redis: Redis,
     private readonly options: RedisStoreOptions,
   ) {
-    redis.defineCommand("gatehouseConsume", { numberOfKeys: 1, lua: CONSUME_SCRIPT });
+    const lua = options.clock === "caller" ? CONSUME_SCRIPT_AT_CALLER_TIME : CONSUME_SCRIPT;
+    // One command name per script: ioredis caches a command's script by name on the connection.
+    redis.defineCommand(options.clock === "caller" ? "gatehouseConsumeAt" : "gatehouseConsume", { numberOfKeys: 1, lua });
     this.redis = redis as RedisWithConsume;
   }
 
-  // The contract's nowMs is not taken: the script reads the Redis server's clock.
-  async consume(key: string, policy: Policy): Promise<Decision> {
-    const [allowed, remaining, retryAfterMs, resetAfterMs] = await this.redis.gatehouseConsume(
-      this.options.keyPrefix + scopedKey(policy.name, key),
-      ...scriptArgs(policy),
-    );
+  // The contract's nowMs is not taken (unless clock is "caller"): the script reads the Redis server's clock.
+  async consume(key: string, policy: Policy, nowMs: number): Promise<Decision> {
+    const storageKey = this.options.keyPrefix + scopedKey(policy.name, key);
+    const [allowed, remaining, retryAfterMs, resetAfterMs] =
+      this.options.clock === "caller"
+        ? await this.redis.gatehouseConsumeAt(storageKey, ...scriptArgs(policy), nowMs)
+        : await this.redis.gatehouseConsume(storageKey, ...scriptArgs(policy));
     return { allowed: allowed === 1, remaining, retryAfterMs, resetAfterMs };
   }
 }
@@ -78,10 +87,4 @@ export function untilReady(redis: Redis, timeoutMs: number): Promise<boolean> {
     };
     redis.once("ready", onReady);
   });
-}
-
-export function createRedisRateLimitStore(url: string, options: RedisStoreOptions): RateLimitStore & { close(): Promise<void> } {
-  const redis = connectRedis(url);
-  const store = new RedisRateLimitStore(redis, options);
-  return Object.assign(store, { close: async () => void (await redis.quit().catch(() => redis.disconnect())) });
 }

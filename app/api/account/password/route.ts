@@ -4,7 +4,6 @@ import { fieldErrors } from "@/lib/auth/credentials";
 import { endOtherSessions } from "@/lib/auth/end-sessions";
 import { renewBrowserSession } from "@/lib/auth/renew-session";
 import { admitSignIn, checkPassword, noticeOrigin, withinHashBudget } from "@/lib/auth/sign-in";
-import { prisma } from "@/lib/db/client";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { busy } from "@/lib/http/refusals";
@@ -38,7 +37,7 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   const admitted = await admitSignIn(limits, async () => {
     const form = await readAccountForm(request, gate);
     if (!form.ok) return form;
-    const user = await (await prisma()).user.findUnique({ where: { id: form.session.userId }, select: { email: true } });
+    const user = await gate.prisma.user.findUnique({ where: { id: form.session.userId }, select: { email: true } });
     if (!user) return { ok: false, response: jsonError(401, "unauthenticated", "Your session has ended. Sign in again.") };
     const input = changeSchema.safeParse(form.fields);
     if (!input.success) return { ok: false, response: jsonError(400, "invalid_input", "Check the form and try again.", { fields: fieldErrors(input.error) }) };
@@ -62,7 +61,7 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   // The new hash and a new credential generation in one UPDATE: from its commit on, every session
   // and refresh family made under the old password is dead, including one that a sign-in already
   // in flight with the old password writes afterwards. The revocations below only tidy up.
-  const { credentialGeneration } = await (await prisma()).user.update({
+  const { credentialGeneration } = await gate.prisma.user.update({
     where: { id: account.userId },
     data: { passwordHash, credentialGeneration: { increment: 1 } },
     select: { credentialGeneration: true },

@@ -3,4 +3,4 @@ import { limited } from "@/lib/http/limited";
 
 export const dynamic = "force-dynamic";
 
-export const GET = limited("/api/auth/csrf", (request) => callNextAuth(request, ["csrf"]));
+export const GET = limited("/api/auth/csrf", (request, { gate }) => callNextAuth(gate, request, ["csrf"]));

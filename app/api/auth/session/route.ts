@@ -3,4 +3,4 @@ import { limited } from "@/lib/http/limited";
 
 export const dynamic = "force-dynamic";
 
-export const GET = limited("/api/auth/session", (request) => callNextAuth(request, ["session"]));
+export const GET = limited("/api/auth/session", (request, { gate }) => callNextAuth(gate, request, ["session"]));

@@ -17,7 +17,7 @@ export const POST = limited("/api/auth/signout", async (request, limits) => {
   const { csrfToken, callbackUrl, json } = input.data;
   const scope = { revokeFailed: false };
   const result = await limits.gate.signOuts.run(scope, () =>
-    callNextAuth(request, ["signout"], { csrfToken, callbackUrl: safeCallbackPath(callbackUrl), ...(json ? { json } : {}) }),
+    callNextAuth(limits.gate, request, ["signout"], { csrfToken, callbackUrl: safeCallbackPath(callbackUrl), ...(json ? { json } : {}) }),
   );
   // The session record could not be ended: say so and keep the cookie (result is dropped), so
   // the user can try again rather than leave a live session behind a cleared cookie.

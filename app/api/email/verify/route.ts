@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { withinHashBudget } from "@/lib/auth/sign-in";
-import { prisma } from "@/lib/db/client";
 import { limited } from "@/lib/http/limited";
 import { busy } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
@@ -29,7 +28,7 @@ export const POST = limited("/api/email/verify", async (request, limits) => {
   if (!link.ok) return link.response;
   const matches = await withinHashBudget(
     gate,
-    async () => (await verifyCredentials(await prisma(), { email: link.token.email, password: link.fields.password }, gate.argon2)) !== null,
+    async () => (await verifyCredentials(gate.prisma, { email: link.token.email, password: link.fields.password }, gate.argon2)) !== null,
     () => null,
   );
   if (matches === null) return busy();
@@ -39,7 +38,7 @@ export const POST = limited("/api/email/verify", async (request, limits) => {
   }
   const nowMs = gate.clock();
   if (!(await gate.emailTokens.use(link.token.id, nowMs))) return invalidLink();
-  await (await prisma()).user.updateMany({ where: { id: link.token.userId, emailVerifiedAt: null }, data: { emailVerifiedAt: new Date(nowMs) } });
+  await gate.prisma.user.updateMany({ where: { id: link.token.userId, emailVerifiedAt: null }, data: { emailVerifiedAt: new Date(nowMs) } });
   await gate.events.accountChanged(link.token.userId, "email_verified", client, { browser: browserLabel(limits.userAgent) });
   log().info({ event: "email_verified", userId: link.token.userId });
   return json(200, { status: "email_verified", message: "Your email address is confirmed. You can sign in now.", email: link.token.email });

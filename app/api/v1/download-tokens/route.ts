@@ -1,16 +1,13 @@
-import { createHash, randomBytes } from "node:crypto";
 import { apiCaller } from "@/lib/auth/api-auth";
-import { prisma } from "@/lib/db/client";
 import { limited } from "@/lib/http/limited";
 import { json } from "@/lib/http/responses";
+import { issueDownloadToken } from "@/lib/tokens/download-tokens";
 
 export const dynamic = "force-dynamic";
 
-const DOWNLOAD_TOKEN_TTL_MS = 10 * 60_000;
-
 /**
- * A short-lived token for a download link (GET /api/v1/reports/{id}?token=…), stored as a
- * digest. A quota keyed by the user id, not the address: it is a high-value authenticated action.
+ * A short-lived token for a download link (GET /api/v1/reports/{id}?token=…). A quota keyed by
+ * the user id, not the address: it is a high-value authenticated action.
  */
 export const POST = limited("/api/v1/download-tokens", async (request, limits) => {
   const { gate } = limits;
@@ -20,10 +17,6 @@ export const POST = limited("/api/v1/download-tokens", async (request, limits) =
   const refused = await limits.limit("user", auth.caller.userId);
   if (refused) return refused;
 
-  const token = randomBytes(32).toString("base64url");
-  const expiresAt = new Date(gate.clock() + DOWNLOAD_TOKEN_TTL_MS);
-  await (await prisma()).downloadToken.create({
-    data: { userId: auth.caller.userId, tokenHash: createHash("sha256").update(token).digest("hex"), expiresAt },
-  });
+  const { token, expiresAt } = await issueDownloadToken(gate.prisma, auth.caller.userId, gate.clock());
   return json(201, { token, expiresAt: expiresAt.toISOString() });
 });

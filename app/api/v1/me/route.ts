@@ -1,13 +1,9 @@
-import { z } from "zod";
 import { apiCaller } from "@/lib/auth/api-auth";
-import { prisma } from "@/lib/db/client";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
+import { uuidSchema } from "@/lib/tokens/digest";
 
 export const dynamic = "force-dynamic";
-
-// Any 8-4-4-4-12 hex id, as PostgreSQL's uuid type takes it (z.uuid() would also demand an RFC variant).
-const userId = z.guid();
 
 /** The caller's own account, by Bearer access token or browser session. */
 export const GET = limited("/api/v1/me", async (request, limits) => {
@@ -19,8 +15,8 @@ export const GET = limited("/api/v1/me", async (request, limits) => {
   if (refused) return refused;
 
   // A signed token names an account that may since have been deleted; a non-UUID id never reaches the query.
-  const user = userId.safeParse(caller.userId).success
-    ? await (await prisma()).user.findUnique({ where: { id: caller.userId }, select: { id: true, email: true, createdAt: true } })
+  const user = uuidSchema.safeParse(caller.userId).success
+    ? await limits.gate.prisma.user.findUnique({ where: { id: caller.userId }, select: { id: true, email: true, createdAt: true } })
     : null;
   if (!user) {
     return caller.via === "bearer"

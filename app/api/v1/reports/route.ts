@@ -1,8 +1,7 @@
 import { apiCaller } from "@/lib/auth/api-auth";
-import { prisma } from "@/lib/db/client";
 import { limited } from "@/lib/http/limited";
 import { json } from "@/lib/http/responses";
-import { capReports } from "@/lib/retention/retention";
+import { buildReport } from "@/lib/reports/reports";
 
 export const dynamic = "force-dynamic";
 
@@ -16,19 +15,6 @@ export const POST = limited("/api/v1/reports", async (request, limits) => {
   const refused = await limits.limit("user", userId);
   if (refused) return refused;
 
-  const events = await gate.events.recent(userId, 1_000);
-  const count = (kind: string) => events.filter((event) => event.kind === kind).length;
-  const content = {
-    generatedAt: new Date(gate.clock()).toISOString(),
-    signIns: count("sign_in_succeeded"),
-    failedSignIns: count("sign_in_failed"),
-    lockouts: count("locked"),
-    apiSessions: count("refresh_family_created"),
-    events: events.map((event) => ({ kind: event.kind, address: event.address, at: event.at.toISOString() })),
-  };
-  const db = await prisma();
-  const report = await db.report.create({ data: { userId, content }, select: { id: true, createdAt: true } });
-  // The per-user bound on stored reports: the newest REPORTS_KEEP_PER_USER stay.
-  await capReports(db, userId, gate.config.REPORTS_KEEP_PER_USER);
+  const report = await buildReport(gate.prisma, gate.events, userId, gate.clock(), gate.config.REPORTS_KEEP_PER_USER);
   return json(201, { id: report.id, createdAt: report.createdAt.toISOString(), href: `/api/v1/reports/${report.id}` });
 });

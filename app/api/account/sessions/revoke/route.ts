@@ -1,18 +1,18 @@
 import { z } from "zod";
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { fieldErrors } from "@/lib/auth/credentials";
-import { prisma } from "@/lib/db/client";
 import { limited } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { revokeUserFamily } from "@/lib/tokens/refresh-tokens";
 import { browserLabel } from "@/lib/sessions/browser-label";
+import { uuidSchema } from "@/lib/tokens/digest";
 
 export const dynamic = "force-dynamic";
 
 const revokeSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("browser"), id: z.string().min(1).max(64) }),
-  z.object({ kind: z.literal("api"), id: z.guid() }),
+  z.object({ kind: z.literal("api"), id: uuidSchema }),
 ]);
 
 /**
@@ -30,7 +30,7 @@ export const POST = limited("/api/account/sessions/revoke", async (request, limi
   const { userId, sid } = form.session;
   const nowMs = gate.clock();
   const ended =
-    input.data.kind === "browser" ? await gate.sessions.revoke(userId, input.data.id, nowMs) : (await revokeUserFamily(await prisma(), userId, input.data.id, nowMs)) > 0;
+    input.data.kind === "browser" ? await gate.sessions.revoke(userId, input.data.id, nowMs) : (await revokeUserFamily(gate.prisma, userId, input.data.id, nowMs)) > 0;
   if (!ended) return backToAccount("already_ended");
   await gate.events.accountChanged(userId, input.data.kind === "browser" ? "browser_session_revoked" : "api_session_revoked", client, { browser: browserLabel(limits.userAgent), sessionId: sid });
   log().info({ event: "session_revoked_by_owner", userId, kind: input.data.kind });

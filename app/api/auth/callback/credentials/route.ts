@@ -39,7 +39,7 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
   };
   let carried;
   try {
-    carried = await limits.gate.admissions.carry(admission, () => callNextAuth(request, ["callback", "credentials"], canonical));
+    carried = await limits.gate.admissions.carry(admission, () => callNextAuth(limits.gate, request, ["callback", "credentials"], canonical));
   } catch (error) {
     // next-auth lets an error from the jwt callback through: the session record could not be written.
     log().error({ event: "session_start_failed", err: error instanceof Error ? error.message : String(error) });

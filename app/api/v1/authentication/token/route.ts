@@ -1,20 +1,21 @@
 import { apiSignInSchema, fieldErrors } from "@/lib/auth/credentials";
 import { admitSignIn, checkPassword } from "@/lib/auth/sign-in";
-import { prisma } from "@/lib/db/client";
 import { readJson } from "@/lib/http/body";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
-import { issueAccessToken, tokenPair } from "@/lib/tokens/access-token";
+import { tokenPair } from "@/lib/http/token-response";
+import { issueAccessToken } from "@/lib/tokens/access-token";
 import { issueRefreshToken } from "@/lib/tokens/refresh-tokens";
 import { truncateAddress } from "@/lib/events/security-events";
 import { apiClientLabel } from "@/lib/sessions/browser-label";
+import { INCORRECT_CREDENTIALS } from "@/lib/ui/messages";
 
 export const dynamic = "force-dynamic";
 
 // Word for word what the browser sign-in shows: nothing tells a wrong password from an unknown account.
-const INVALID_CREDENTIALS = { error: "invalid_credentials", message: "Incorrect email or password." } as const;
+const INVALID_CREDENTIALS = { error: "invalid_credentials", message: INCORRECT_CREDENTIALS } as const;
 
 /**
  * Password sign-in for API clients: the browser's pipeline (per-address and per-username limits,
@@ -41,9 +42,9 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
 
   const nowMs = gate.clock();
   const access = await issueAccessToken(user.id, gate.config.API_TOKEN_SECRET, gate.config.ACCESS_TOKEN_TTL_SECONDS, nowMs);
-  const refreshTtlSeconds = gate.config.REFRESH_TOKEN_TTL_DAYS * 86_400;
-  const refresh = await issueRefreshToken(await prisma(), user.id, null, refreshTtlSeconds * 1000, nowMs, {
-    expiresAtMs: nowMs + gate.config.REFRESH_FAMILY_LIFETIME_DAYS * 86_400_000,
+  const refreshTtlSeconds = gate.config.refreshTokenTtlSeconds;
+  const refresh = await issueRefreshToken(gate.prisma, user.id, null, refreshTtlSeconds * 1000, nowMs, {
+    expiresAtMs: nowMs + gate.config.refreshFamilyLifetimeMs,
     client: apiClientLabel(request.headers.get("user-agent")),
     address: truncateAddress(client.address),
     credentialGeneration: user.credentialGeneration,

@@ -1,24 +1,19 @@
-import { createHash } from "node:crypto";
 import type { NextRequest } from "next/server";
 import { apiCaller } from "@/lib/auth/api-auth";
 import type { Gatehouse } from "@/lib/auth/gatehouse";
-import { prisma } from "@/lib/db/client";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
+import { findReport } from "@/lib/reports/reports";
+import { downloadTokenOwner } from "@/lib/tokens/download-tokens";
 
 export const dynamic = "force-dynamic";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The caller: a Bearer token or session, or else a download token from POST /api/v1/download-tokens. */
 async function downloader(request: NextRequest, gate: Gatehouse) {
   const downloadToken = request.nextUrl.searchParams.get("token");
   if (downloadToken && request.headers.get("authorization") === null) {
-    const found = await (await prisma()).downloadToken.findUnique({
-      where: { tokenHash: createHash("sha256").update(downloadToken).digest("hex") },
-      select: { userId: true, expiresAt: true },
-    });
-    if (found && found.expiresAt.getTime() > gate.clock()) return { ok: true as const, userId: found.userId };
+    const owner = await downloadTokenOwner(gate.prisma, downloadToken, gate.clock());
+    if (owner) return { ok: true as const, userId: owner };
     return { ok: false as const, response: jsonError(401, "invalid_token", "The download token is not valid or has expired.") };
   }
   const auth = await apiCaller(request, gate);
@@ -35,9 +30,7 @@ export const GET = limited("/api/v1/reports/[id]", async (request, { gate }, con
 
   const { id } = await context.params;
   // Another user's report and a report that does not exist get the same answer.
-  const notFound = () => jsonError(404, "not_found", "No such report.");
-  if (!UUID.test(id)) return notFound();
-  const report = await (await prisma()).report.findFirst({ where: { id, userId: caller.userId }, select: { id: true, createdAt: true, content: true } });
-  if (!report) return notFound();
+  const report = await findReport(gate.prisma, caller.userId, id);
+  if (!report) return jsonError(404, "not_found", "No such report.");
   return json(200, { id: report.id, createdAt: report.createdAt.toISOString(), content: report.content });
 });

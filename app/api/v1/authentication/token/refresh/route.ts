@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { fieldErrors } from "@/lib/auth/credentials";
-import { prisma } from "@/lib/db/client";
 import { readJson } from "@/lib/http/body";
 import { limited } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { noticeOrigin } from "@/lib/auth/sign-in";
 import { browserLabel } from "@/lib/sessions/browser-label";
-import { issueAccessToken, tokenPair } from "@/lib/tokens/access-token";
+import { tokenPair } from "@/lib/http/token-response";
+import { issueAccessToken } from "@/lib/tokens/access-token";
 import { revokeRefreshFamily, rotateRefreshToken, type RotationFailure } from "@/lib/tokens/refresh-tokens";
 
 export const dynamic = "force-dynamic";
@@ -39,9 +39,9 @@ export const POST = limited("/api/v1/authentication/token/refresh", async (reque
   const input = refreshSchema.safeParse(body.value);
   if (!input.success) return jsonError(400, "invalid_input", "Send the refresh token as refresh_token.", { fields: fieldErrors(input.error) });
 
-  const db = await prisma();
+  const db = gate.prisma;
   const nowMs = gate.clock();
-  const refreshTtlSeconds = gate.config.REFRESH_TOKEN_TTL_DAYS * 86_400;
+  const refreshTtlSeconds = gate.config.refreshTokenTtlSeconds;
   const rotated = await rotateRefreshToken(db, input.data.refresh_token, refreshTtlSeconds * 1000, nowMs);
   if (!rotated.ok) {
     if (rotated.reason === "reused") {

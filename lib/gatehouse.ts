@@ -1,0 +1,313 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { AppConfig } from "@/lib/config/env";
+import { AdmissionDesk } from "@/lib/auth/admission";
+import type { Database } from "@/lib/db/client";
+import { postgresReplayStore } from "@/lib/captcha/postgres-replay-store";
+import { redisReplayStore } from "@/lib/captcha/redis-replay-store";
+import { memoryReplayStore, type ReplayStore } from "@/lib/captcha/replay-store";
+import type { AltchaSettings } from "@/lib/captcha/altcha";
+import { parseTrustedProxies, peerHeaderFromServer, resolveClientAddress, type ClientAddress } from "@/lib/http/client-address";
+import { RefusalCache, type FastRoute, type HeaderReader } from "@/lib/http/refusal-cache";
+import { ROUTE_RULES } from "@/lib/http/route-policies";
+import { prismaSecurityEvents, type SecurityEvents } from "@/lib/events/security-events";
+import { LRUCache } from "lru-cache";
+import { prismaKnownDevices, type KnownDevices } from "@/lib/devices/known-devices";
+import { prismaBrowserSessions, type BrowserSessions } from "@/lib/sessions/browser-sessions";
+import type { SessionPolicy } from "@/lib/sessions/rules";
+import { prismaLockoutRepository, type LockoutRepository } from "@/lib/lockout/repository";
+import type { LockoutPolicy } from "@/lib/lockout/rules";
+import { log } from "@/lib/log/logger";
+import { Metrics } from "@/lib/metrics/metrics";
+import { HashBudget } from "@/lib/password/hash-budget";
+import { argon2Params, type Argon2Params } from "@/lib/password/params";
+import { digestKey, RateLimiter } from "@/lib/rate-limit/limiter";
+import type { RateLimitStore, RateLimitStoreKind } from "@/lib/rate-limit/store";
+import { MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
+import { createPostgresRateLimitStore } from "@/lib/rate-limit/stores/postgres";
+import { preLimited } from "@/lib/rate-limit/stores/pre-limited";
+import { connectRedis, RedisRateLimitStore, untilReady } from "@/lib/rate-limit/stores/redis";
+import { guardRateLimitStore, guardReplayStore } from "@/lib/resilience/guarded";
+import { createStoreGuard, type StoreGuard, type StoreHealth } from "@/lib/resilience/store-guard";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { appOrigin } from "@/lib/http/same-origin";
+import { Background } from "@/lib/jobs/background";
+import { createMailer, mailerOptions } from "@/lib/mail/mailer";
+import type { Mailer } from "@/lib/mail/types";
+import { prismaEmailTokens, type EmailTokens } from "@/lib/recovery/email-tokens";
+import { linkOutlivesQuota } from "@/lib/recovery/quota";
+import { Recovery } from "@/lib/recovery/recovery";
+
+/** Every protection layer and the database they share, built from one configuration. */
+export type Gatehouse = {
+  config: AppConfig;
+  clock: () => number;
+  /** The database client every store and route uses. */
+  prisma: PrismaClient;
+  limiter: RateLimiter;
+  /** The limiter's backend and whether it answers (always "up" in memory). */
+  storeHealth(): { kind: RateLimitStoreKind; state: StoreHealth };
+  replays: ReplayStore;
+  altcha: AltchaSettings;
+  lockouts: LockoutRepository;
+  /** The username-wide lockout that untrusted clients share (with NIST's cap). */
+  lockoutPolicy: LockoutPolicy;
+  /** One known device's own lockout: the same schedule, no cap. */
+  deviceLockoutPolicy: LockoutPolicy;
+  devices: KnownDevices;
+  /** Browser sessions' server records: a session cookie is only as live as its row. */
+  sessions: BrowserSessions;
+  sessionPolicy: SessionPolicy;
+  /** Failed password checks per client address key in the last 15 minutes (the challenge size). */
+  addressFailures: LRUCache<string, number>;
+  events: SecurityEvents;
+  hashBudget: HashBudget;
+  /** Issues and takes back the admissions without which no sign-in reaches Argon2id. */
+  admissions: AdmissionDesk;
+  /** The counters, histograms and gauges GET /api/metrics exposes. */
+  metrics: Metrics;
+  /** Per sign-out request: whether ending its session record failed (the route then keeps the cookie). */
+  signOuts: AsyncLocalStorage<{ revokeFailed: boolean }>;
+  /** Refusals by address that server.mjs answers without entering Next.js, until their retry time. */
+  refusals: RefusalCache;
+  argon2: Argon2Params;
+  clientAddress(headers: Headers): ClientAddress;
+  /** The lockout key of a normalised username: a digest, so the table holds no usernames. */
+  usernameKey(email: string): string;
+  /** The lockout key of one known device. */
+  deviceLockKey(deviceId: string): string;
+  /** Work requests start and do not wait for (account lookups and emails): their answers stay alike. */
+  background: Background;
+  mailer: Mailer;
+  emailTokens: EmailTokens;
+  /** Everything that emails an account's owner: verification, reset and unlock links, notices. */
+  recovery: Recovery;
+  /**
+   * Finishes background work, sends what the mail queue holds (within SHUTDOWN_GRACE_MS), closes
+   * the limiter and replay stores, then the database; a second call waits for the first.
+   */
+  close(): Promise<void>;
+};
+
+type Backend = {
+  store: RateLimitStore;
+  replays: ReplayStore;
+  health(): StoreHealth;
+  /** Each shared-store circuit and its state (none in memory). */
+  circuits(): { name: string; state: StoreHealth }[];
+  close(): Promise<void>;
+};
+
+/**
+ * The limiter and replay stores. Memory: per instance, nothing to fail. Redis or PostgreSQL:
+ * shared by every instance, behind a per-instance memory store with the same policies (which
+ * refuses a flood before it reaches the shared store), each call behind its own policy's guard
+ * (timeout + circuit breaker; the replay store has one of its own): one client's flood of one
+ * endpoint cannot open the circuit that sign-in depends on.
+ */
+async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () => number, metrics: Metrics): Promise<Backend> {
+  const local = () => new MemoryRateLimitStore({ maxEntries: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, clock });
+  if (config.RATE_LIMIT_STORE === "memory") {
+    return {
+      store: local(),
+      replays: memoryReplayStore(config.RATE_LIMIT_MEMORY_MAX_ENTRIES, clock),
+      health: () => "up",
+      circuits: () => [],
+      close: async () => {},
+    };
+  }
+  const guards = new Map<string, StoreGuard>();
+  const guardFor = (name: string) => {
+    let guard = guards.get(name);
+    if (!guard) {
+      guard = createStoreGuard({
+        timeoutMs: config.RATE_LIMIT_STORE_TIMEOUT_MS,
+        breakerFailures: config.RATE_LIMIT_BREAKER_FAILURES,
+        halfOpenAfterMs: config.RATE_LIMIT_BREAKER_HALF_OPEN_MS,
+        onOpen: () => log().error({ event: "rate_limit_breaker_open", store: config.RATE_LIMIT_STORE, circuit: name, effect: "this policy's outage rule applies" }),
+        onClose: () => log().info({ event: "rate_limit_breaker_closed", store: config.RATE_LIMIT_STORE, circuit: name }),
+      });
+      guards.set(name, guard);
+    }
+    return guard;
+  };
+  // The worst circuit is the store's health: "down" as soon as any policy's circuit is open.
+  const circuits = () => [...guards].map(([name, guard]) => ({ name, state: guard.health() }));
+  const guardsHealth = (): StoreHealth => {
+    const states = circuits().map((circuit) => circuit.state);
+    return states.includes("down") ? "down" : states.includes("recovering") ? "recovering" : "up";
+  };
+  let store: RateLimitStore;
+  let replays: ReplayStore;
+  let health: () => StoreHealth = guardsHealth;
+  let close: () => Promise<void>;
+  if (config.RATE_LIMIT_STORE === "redis") {
+    const redis = connectRedis(config.REDIS_URL, throttled(10_000, (error) => log().warn({ event: "redis_connection_error", err: error.message })));
+    // Waits briefly for the first connection; a Redis that is down does not stop the start.
+    if (!(await untilReady(redis, 2_000))) log().error({ event: "rate_limit_store_unreachable", store: "redis" });
+    store = new RedisRateLimitStore(redis, { keyPrefix: config.RATE_LIMIT_KEY_PREFIX });
+    replays = redisReplayStore(redis, config.RATE_LIMIT_KEY_PREFIX);
+    // Disconnected counts as down before the breaker has seen enough failures to open.
+    health = () => (redis.status === "ready" ? guardsHealth() : "down");
+    close = async () => void (await redis.quit().catch(() => redis.disconnect()));
+  } else {
+    // Each store deletes its own expired rows on a timer of its own.
+    const postgres = createPostgresRateLimitStore(prisma, {
+      onCleanupError: (error) => log().warn({ event: "rate_limit_cleanup_failed", err: String(error) }),
+    });
+    const postgresReplays = postgresReplayStore(prisma, {
+      onCleanupError: (error) => log().warn({ event: "altcha_replay_cleanup_failed", err: String(error) }),
+    });
+    store = postgres;
+    replays = postgresReplays;
+    close = async () => {
+      await Promise.all([postgres.close(), postgresReplays.close()]);
+    };
+  }
+  const timed: RateLimitStore = {
+    kind: store.kind,
+    async consume(key, policy, nowMs) {
+      const end = metrics.storeCallSeconds.startTimer({ store: store.kind });
+      try {
+        return await store.consume(key, policy, nowMs);
+      } finally {
+        end();
+      }
+    },
+  };
+  return {
+    store: preLimited(local(), guardRateLimitStore(timed, (policy) => guardFor(policy.name))),
+    circuits,
+    replays: guardReplayStore(replays, guardFor("altcha-replays")),
+    health,
+    close,
+  };
+}
+
+/** Routes whose first limit is keyed by the address alone, at a fixed path: the fast path's. */
+function fastRoutes(): FastRoute[] {
+  return ROUTE_RULES.flatMap((rule) =>
+    "limits" in rule && rule.limits[0]?.key === "address" && !rule.path.includes("[") ? [{ method: rule.method, path: rule.path, style: rule.refusal }] : [],
+  );
+}
+
+/** Calls `fn` at most once per `intervalMs`: an outage must not turn every request into a log line. */
+function throttled<T>(intervalMs: number, fn: (value: T) => void): (value: T) => void {
+  let lastMs = -Infinity;
+  return (value) => {
+    const nowMs = Date.now();
+    if (nowMs - lastMs < intervalMs) return;
+    lastMs = nowMs;
+    fn(value);
+  };
+}
+
+/**
+ * The composition root: every layer built from a parsed configuration and an open database,
+ * nothing read from the environment or from globals, so a test can build as many as it needs.
+ * The app's own instance is lib/auth/gatehouse.ts's `gatehouse()`.
+ */
+export async function createGatehouse(config: AppConfig, database: Database): Promise<Gatehouse> {
+  const clock = Date.now;
+  const { prisma } = database;
+  const linkProblem = linkOutlivesQuota("PASSWORD_RESET_LINK_MINUTES", config.PASSWORD_RESET_LINK_MINUTES * 60_000, "RATE_LIMIT_RECOVERY_MAIL", config.policies.recoveryMail);
+  if (linkProblem) throw new Error(linkProblem);
+  const trustedProxies = parseTrustedProxies(config.TRUSTED_PROXIES);
+  // The gauges read the hash budget and the circuits at scrape time, after both are built below.
+  const metrics = new Metrics({
+    hashBudget: () => ({ executing: hashBudget.executing, queued: hashBudget.queued, concurrency: config.HASH_CONCURRENCY, queue: config.HASH_QUEUE }),
+    circuits: () => backend.circuits(),
+  });
+  const backend = await openBackend(config, prisma, clock, metrics);
+  const failureLogs = new Map<string, (error: unknown) => void>();
+  const limiter = new RateLimiter(backend.store, config.policies, config.RATE_LIMIT_KEY_SECRET, clock, (policy, error) => {
+    // Protection is weakened (fail open) or traffic refused (fail closed): error, once per 10 s per policy.
+    let report = failureLogs.get(policy.name);
+    if (!report) {
+      report = throttled(10_000, (err: unknown) =>
+        log().error({ event: "rate_limit_store_failed", policy: policy.name, failMode: policy.failMode, err: String(err) }),
+      );
+      failureLogs.set(policy.name, report);
+    }
+    report(error);
+  });
+  let warnedUnknownPeer = false;
+  const clientAddress = (headers: HeaderReader): ClientAddress => {
+    const client = resolveClientAddress(headers, { trustedProxies, ipv6PrefixLength: config.IPV6_PREFIX_LENGTH, peerHeader: peerHeaderFromServer() });
+    if (client.source === "unknown" && !warnedUnknownPeer) {
+      warnedUnknownPeer = true;
+      // Routes with address limits answer 503 until the server runs behind server.mjs.
+      log().error({ event: "client_address_unknown", hint: "run server.mjs (npm start), not next start" });
+    }
+    return client;
+  };
+  const refusals = new RefusalCache(fastRoutes(), clientAddress, clock, config.RATE_LIMIT_MEMORY_MAX_ENTRIES, config.NODE_ENV === "production", (path) => {
+    metrics.fastPathRefusals.inc({ route: path });
+    log().debug({ event: "refused_early", path });
+  });
+  const hashBudget = new HashBudget(config.HASH_CONCURRENCY, config.HASH_QUEUE, config.HASH_TRUSTED_SLOTS, clock);
+  const background = new Background((task, error) => log().error({ event: "background_task_failed", task, err: error instanceof Error ? error.message : String(error) }));
+  const mailer = createMailer(mailerOptions(config), { log: log(), metrics });
+  const emailTokens = prismaEmailTokens(prisma);
+  if (config.NODE_ENV === "production" && !config.SMTP_URL) {
+    // Links then sit in files on this machine, and no owner gets them: fine for a trial, never for users.
+    log().error({ event: "mail_to_outbox_only", outboxDir: config.MAIL_OUTBOX_DIR, hint: "set SMTP_URL so verification, reset and unlock emails reach people" });
+  }
+  const recovery = new Recovery({
+    prisma,
+    tokens: emailTokens,
+    mailer,
+    limiter,
+    background,
+    clock,
+    settings: {
+      publicUrl: appOrigin(config.NEXTAUTH_URL),
+      verifyLifetimeMs: config.EMAIL_VERIFICATION_LINK_HOURS * 3_600_000,
+      resetLifetimeMs: config.PASSWORD_RESET_LINK_MINUTES * 60_000,
+      unlockLifetimeMs: config.UNLOCK_LINK_MINUTES * 60_000,
+    },
+    onSkipped: (kind, reason) => log().info({ event: "mail_skipped", kind, reason }),
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    config,
+    clock,
+    prisma,
+    limiter,
+    storeHealth: () => ({ kind: backend.store.kind, state: backend.health() }),
+    replays: backend.replays,
+    altcha: { hmacSecret: config.ALTCHA_HMAC_SECRET, expiresSeconds: config.ALTCHA_EXPIRES_SECONDS, maxCounter: config.ALTCHA_MAX_COUNTER },
+    lockouts: prismaLockoutRepository(prisma),
+    events: prismaSecurityEvents(prisma, clock, (error) => log().warn({ event: "security_event_not_recorded", err: String(error) })),
+    lockoutPolicy: config.lockoutPolicy,
+    deviceLockoutPolicy: config.deviceLockoutPolicy,
+    devices: prismaKnownDevices(prisma, { secret: config.DEVICE_COOKIE_SECRET, lifetimeMs: config.deviceCookieLifetimeMs }),
+    sessions: prismaBrowserSessions(prisma),
+    sessionPolicy: config.sessionPolicy,
+    // noUpdateTTL: an address's count lapses 15 minutes after its first failure, not after its last,
+    // so ongoing typos behind a shared address do not keep everyone there at the top level.
+    addressFailures: new LRUCache<string, number>({ max: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, ttl: 15 * 60_000, noUpdateTTL: true }),
+    hashBudget,
+    metrics,
+    admissions: new AdmissionDesk(),
+    signOuts: new AsyncLocalStorage<{ revokeFailed: boolean }>(),
+    argon2: argon2Params(config.ARGON2_PROFILE),
+    refusals,
+    clientAddress,
+    usernameKey: (email) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["lockout", email]),
+    deviceLockKey: (deviceId) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["device-lockout", deviceId]),
+    background,
+    mailer,
+    emailTokens,
+    recovery,
+    close: () =>
+      (closing ??= (async () => {
+        try {
+          await background.idle();
+          await mailer.close(config.SHUTDOWN_GRACE_MS);
+          await backend.close();
+        } finally {
+          await database.close();
+        }
+      })()),
+  };
+}

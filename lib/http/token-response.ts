@@ -1,0 +1,21 @@
+import { json } from "./responses";
+
+/**
+ * The OAuth-style 200 body both token endpoints answer with (never cached). `extra`: fields only
+ * a password sign-in returns (the client's new `device_token`).
+ */
+export function tokenPair(
+  accessToken: string,
+  refreshToken: string,
+  config: { ACCESS_TOKEN_TTL_SECONDS: number; refreshTokenTtlSeconds: number },
+  extra: Record<string, string> = {},
+) {
+  return json(200, {
+    access_token: accessToken,
+    token_type: "Bearer",
+    expires_in: config.ACCESS_TOKEN_TTL_SECONDS,
+    refresh_token: refreshToken,
+    refresh_expires_in: config.refreshTokenTtlSeconds,
+    ...extra,
+  });
+}

@@ -1,0 +1,15 @@
+import type { DefaultSession } from "next-auth";
+
+// The user id rides in the session (lib/auth/options.ts's session callback) and the browser
+// session's id in the JWT (`sid`, its server record): typed here once, instead of cast where read.
+declare module "next-auth" {
+  interface Session {
+    user?: DefaultSession["user"] & { id?: string };
+  }
+}
+
+declare module "next-auth/jwt" {
+  interface JWT {
+    sid?: string;
+  }
+}
