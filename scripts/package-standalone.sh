@@ -27,6 +27,9 @@ cp -a .next/standalone/. "$dest"/
 # and drains on SIGTERM, none of which Next's generated server.js does.
 rm -f "$dest/server.js"
 cp server.mjs "$dest/server.mjs"
+# The names server.mjs shares with the app (the app's copy is compiled into the build).
+mkdir -p "$dest/lib"
+cp lib/server-contract.mjs "$dest/lib/server-contract.mjs"
 # Next may copy the build machine's .env files; an instance's environment is its own env file.
 rm -f "$dest"/.env "$dest"/.env.*
 mkdir -p "$dest/.next"
@@ -40,6 +43,7 @@ missing=0
 for required in \
   .next/BUILD_ID \
   .next/required-server-files.json \
+  lib/server-contract.mjs \
   node_modules/next/package.json \
   prisma/migrations/migration_lock.toml \
   node_modules/@electric-sql/pglite/dist/pglite.wasm \
