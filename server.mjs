@@ -9,12 +9,23 @@ import fs from "node:fs";
 import { createServer } from "node:http";
 import net from "node:net";
 import next from "next";
-import { DEV_SERVER_SYMBOL, FAST_PATH_SYMBOL, LIFECYCLE_SYMBOL, listenAddress, PEER_HEADER, PEER_HEADER_SYMBOL, STARTED_SYMBOL } from "./lib/server-contract.mjs";
+import {
+  DEV_SERVER_SYMBOL,
+  FAST_PATH_SYMBOL,
+  LIFECYCLE_SYMBOL,
+  listenAddress,
+  PEER_HEADER,
+  PEER_HEADER_SYMBOL,
+  STARTED_SYMBOL,
+} from "./lib/server-contract.mjs";
 
 /** @typedef {{ answer(method: string, url: string, headers: { get(name: string): string | null }): Promise<{ status: number; headers: Record<string, string>; body: string } | null> }} FastPath */
 /** @typedef {import("./lib/lifecycle/lifecycle").Lifecycle} Lifecycle */
 /** The slots this server reads and writes on globalThis (lib/server-contract.mjs names them). */
-const shared = /** @type {typeof globalThis & { [FAST_PATH_SYMBOL]?: FastPath; [LIFECYCLE_SYMBOL]?: Lifecycle; [PEER_HEADER_SYMBOL]?: string; [DEV_SERVER_SYMBOL]?: boolean; [STARTED_SYMBOL]?: (value?: unknown) => void }} */ (globalThis);
+const shared =
+  /** @type {typeof globalThis & { [FAST_PATH_SYMBOL]?: FastPath; [LIFECYCLE_SYMBOL]?: Lifecycle; [PEER_HEADER_SYMBOL]?: string; [DEV_SERVER_SYMBOL]?: boolean; [STARTED_SYMBOL]?: (value?: unknown) => void }} */ (
+    globalThis
+  );
 
 let stopping = false;
 const dev = process.argv.includes("--dev");

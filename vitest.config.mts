@@ -12,7 +12,11 @@ export default defineConfig({
     // Integration tests open real databases; give them room on a 2-core machine.
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    env: { NEXTAUTH_SECRET: randomBytes(32).toString("hex"), ARGON2_PROFILE: "test", LOG_LEVEL: "silent", ALTCHA_MAX_COUNTER: "50",
+    env: {
+      NEXTAUTH_SECRET: randomBytes(32).toString("hex"),
+      ARGON2_PROFILE: "test",
+      LOG_LEVEL: "silent",
+      ALTCHA_MAX_COUNTER: "50",
       // Mail from tests without an SMTP server of their own goes to a throwaway outbox, not the repository's .data/.
       MAIL_OUTBOX_DIR: path.join(os.tmpdir(), `gatehouse-test-outbox-${randomBytes(4).toString("hex")}`),
     },

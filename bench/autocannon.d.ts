@@ -22,7 +22,16 @@ declare module "autocannon" {
     workers?: number;
   };
 
-  export type Histogram = { average: number; mean: number; stddev: number; min: number; max: number; total: number; p50: number; p99: number };
+  export type Histogram = {
+    average: number;
+    mean: number;
+    stddev: number;
+    min: number;
+    max: number;
+    total: number;
+    p50: number;
+    p99: number;
+  };
 
   export type Result = {
     latency: Histogram;

@@ -75,7 +75,8 @@ async function main(): Promise<number> {
   const root = path.resolve(__dirname, "..");
   const runStartedMs = performance.now();
   // Progress lines carry the seconds since the start, so slow steps show.
-  const say = (line: string) => console.log(line.startsWith("#") || line === "" ? line : `[${((performance.now() - runStartedMs) / 1000).toFixed(1)} s] ${line}`);
+  const say = (line: string) =>
+    console.log(line.startsWith("#") || line === "" ? line : `[${((performance.now() - runStartedMs) / 1000).toFixed(1)} s] ${line}`);
   const machine = describeMachine(root);
   const limitMs = options.smoke ? SMOKE_RUN_LIMIT_MS : FULL_RUN_LIMIT_MS;
   setTimeout(() => {
@@ -97,7 +98,10 @@ async function main(): Promise<number> {
   if (needsServer && !serverUnavailable) {
     const { builtAt, newerFiles } = buildFreshness(root);
     buildNote = ` Production build of ${builtAt.toISOString()}${newerFiles.length > 0 ? `, **older than ${newerFiles.length} source file(s)** (e.g. ${newerFiles.slice(0, 3).join(", ")}): rebuild with \`npm run build\` or \`--build\`` : " (current with the sources)"}.`;
-    if (newerFiles.length > 0) say(`warning: the production build is older than ${newerFiles.length} source file(s), e.g. ${newerFiles.slice(0, 3).join(", ")}; the drills measure the build`);
+    if (newerFiles.length > 0)
+      say(
+        `warning: the production build is older than ${newerFiles.length} source file(s), e.g. ${newerFiles.slice(0, 3).join(", ")}; the drills measure the build`,
+      );
   }
 
   // The checkout to compare with: its own production build, its commit named beside its figures.
@@ -105,7 +109,9 @@ async function main(): Promise<number> {
   if (options.compare && options.parts.some((part) => COMPARING_PARTS.has(part.id))) {
     const compareRoot = path.resolve(options.compare);
     if (!fs.existsSync(path.join(compareRoot, "server.mjs")) || !hasBuild(compareRoot)) {
-      throw new Error(`--compare ${compareRoot}: expected a checkout with a production build (server.mjs and .next/BUILD_ID); run \`npm ci && npm run build\` there`);
+      throw new Error(
+        `--compare ${compareRoot}: expected a checkout with a production build (server.mjs and .next/BUILD_ID); run \`npm ci && npm run build\` there`,
+      );
     }
     let commit = "unknown";
     try {
@@ -123,7 +129,8 @@ async function main(): Promise<number> {
   const sharedSettings: Record<string, string> = {};
   for (const part of options.smoke ? options.parts.filter((each) => SERVER_PARTS.has(each.id)) : []) {
     for (const [name, value] of Object.entries(settingsOf(part))) {
-      if (name in sharedSettings && sharedSettings[name] !== value) throw new Error(`smoke: parts want ${name}=${sharedSettings[name]} and ${name}=${value} on the one shared server`);
+      if (name in sharedSettings && sharedSettings[name] !== value)
+        throw new Error(`smoke: parts want ${name}=${sharedSettings[name]} and ${name}=${value} on the one shared server`);
       sharedSettings[name] = value;
     }
   }
@@ -144,7 +151,9 @@ async function main(): Promise<number> {
   const sections: Section[] = [];
   let failed = 0;
   // A smoke run does the parts without a server first, while the shared one starts.
-  const order = options.smoke ? [...options.parts].sort((a, b) => Number(SERVER_PARTS.has(a.id)) - Number(SERVER_PARTS.has(b.id))) : options.parts;
+  const order = options.smoke
+    ? [...options.parts].sort((a, b) => Number(SERVER_PARTS.has(a.id)) - Number(SERVER_PARTS.has(b.id)))
+    : options.parts;
   for (const part of order) {
     say("");
     say(`## ${part.title}`);
@@ -189,7 +198,12 @@ async function main(): Promise<number> {
       machineMarkdown(machine),
       `- Last written: ${machine.date}`,
     ].join("\n");
-    writeResults(file, PARTS.map((part) => part.id), header, sections);
+    writeResults(
+      file,
+      PARTS.map((part) => part.id),
+      header,
+      sections,
+    );
     say(`\nwrote ${path.relative(process.cwd(), file)}`);
   }
   return failed === 0 ? 0 : 1;

@@ -22,7 +22,10 @@ async function expectNoViolations(page: Page, state: string) {
 async function expectNoSideScroll(page: Page, state: string) {
   for (const width of [320, 390]) {
     await page.setViewportSize({ width, height: 800 });
-    const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+    const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+      scrollWidth: document.documentElement.scrollWidth,
+      innerWidth: window.innerWidth,
+    }));
     expect(scrollWidth, `${state} at ${width} px`).toBeLessThanOrEqual(innerWidth);
   }
 }
@@ -49,7 +52,8 @@ function watchForProblems(page: Page): string[] {
   });
   page.on("response", (response) => {
     const expectedMissing = response.request().resourceType() === "document" && new URL(response.url()).pathname === "/no-such-page";
-    if (response.status() >= 400 && !expectedMissing && !response.url().includes("/api/")) problems.push(`${response.status()} ${response.url()}`);
+    if (response.status() >= 400 && !expectedMissing && !response.url().includes("/api/"))
+      problems.push(`${response.status()} ${response.url()}`);
   });
   return problems;
 }

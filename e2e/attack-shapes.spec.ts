@@ -22,7 +22,10 @@ test.describe("request shapes against a locked account", () => {
   /** A client with an address of its own, as a distinct attacker behind the trusted proxy. */
   async function client(): Promise<APIRequestContext> {
     sequence += 1;
-    return playwrightRequest.newContext({ baseURL: instance.baseURL, extraHTTPHeaders: { "X-Forwarded-For": `172.20.${Math.floor(sequence / 250)}.${(sequence % 250) + 1}` } });
+    return playwrightRequest.newContext({
+      baseURL: instance.baseURL,
+      extraHTTPHeaders: { "X-Forwarded-For": `172.20.${Math.floor(sequence / 250)}.${(sequence % 250) + 1}` },
+    });
   }
 
   function verifications(): number {
@@ -63,10 +66,14 @@ test.describe("request shapes against a locked account", () => {
     expect((await registerApi(setup, victim, PASSWORD)).status()).toBe(202);
     for (let i = 0; i < 5; i++) {
       const attacker = await client();
-      const res = await attacker.post("/api/v1/authentication/token", { data: { email: victim, password: "wrong guess", altcha: await altchaPayload(attacker) } });
+      const res = await attacker.post("/api/v1/authentication/token", {
+        data: { email: victim, password: "wrong guess", altcha: await altchaPayload(attacker) },
+      });
       expect(res.status()).toBe(401);
     }
-    const locked = await (await client()).post("/api/v1/authentication/token", { data: { email: victim, password: PASSWORD, altcha: await altchaPayload(setup) } });
+    const locked = await (
+      await client()
+    ).post("/api/v1/authentication/token", { data: { email: victim, password: PASSWORD, altcha: await altchaPayload(setup) } });
     expect(locked.status()).toBe(429);
     expect(verifications()).toBe(5);
   });
@@ -104,7 +111,14 @@ test.describe("request shapes against a locked account", () => {
       // Absolute, so "//api/…" stays a path and is not read as another host.
       const url = `${instance.baseURL}${route}`;
       await expectRefused(await api.post(url, { form, maxRedirects: 5 }), route);
-      await expectRefused(await api.post(`${url}?json=true`, { headers: { "content-type": "application/json" }, data: JSON.stringify(form), maxRedirects: 5 }), `${route} as JSON`);
+      await expectRefused(
+        await api.post(`${url}?json=true`, {
+          headers: { "content-type": "application/json" },
+          data: JSON.stringify(form),
+          maxRedirects: 5,
+        }),
+        `${route} as JSON`,
+      );
       await api.dispose();
     }
     expect(verifications() - before).toBe(0);
@@ -125,10 +139,19 @@ test.describe("request shapes against a locked account", () => {
     const api = await client();
     const csrfToken = await csrf(api);
     const form = { csrfToken, email: victim, password: PASSWORD, altcha: await altchaPayload(api), json: "true" };
-    const overrides = { "X-HTTP-Method-Override": "POST", "X-HTTP-Method": "POST", "X-Method-Override": "POST", "x-middleware-subrequest": "proxy:proxy:proxy:proxy:proxy" };
+    const overrides = {
+      "X-HTTP-Method-Override": "POST",
+      "X-HTTP-Method": "POST",
+      "X-Method-Override": "POST",
+      "x-middleware-subrequest": "proxy:proxy:proxy:proxy:proxy",
+    };
     const query = `?${new URLSearchParams(form)}`;
     for (const method of ["GET", "PUT", "PATCH", "DELETE"]) {
-      const res = await api.fetch(`/api/auth/callback/credentials${query}`, { method, headers: overrides, form: method === "GET" ? undefined : form });
+      const res = await api.fetch(`/api/auth/callback/credentials${query}`, {
+        method,
+        headers: overrides,
+        form: method === "GET" ? undefined : form,
+      });
       expect(res.status(), method).toBe(405);
       expect(hasSession(res)).toBe(false);
     }
@@ -140,8 +163,10 @@ test.describe("request shapes against a locked account", () => {
     const before = verifications();
     const decoy = uniqueEmail("decoy");
     const shapes: { label: string; contentType: string; body: (csrfToken: string, altcha: string) => string | Buffer }[] = [];
-    const form = (csrfToken: string, altcha: string, email = victim) => new URLSearchParams({ csrfToken, email, password: PASSWORD, altcha, json: "true" }).toString();
-    const json = (csrfToken: string, altcha: string, email = victim) => JSON.stringify({ csrfToken, email, password: PASSWORD, altcha, json: "true" });
+    const form = (csrfToken: string, altcha: string, email = victim) =>
+      new URLSearchParams({ csrfToken, email, password: PASSWORD, altcha, json: "true" }).toString();
+    const json = (csrfToken: string, altcha: string, email = victim) =>
+      JSON.stringify({ csrfToken, email, password: PASSWORD, altcha, json: "true" });
     for (const contentType of [
       "application/json; x=application/x-www-form-urlencoded",
       "application/x-www-form-urlencoded; x=application/json",
@@ -153,7 +178,11 @@ test.describe("request shapes against a locked account", () => {
       shapes.push({ label: `${contentType} with a form naming a decoy`, contentType, body: (c, a) => form(c, a, decoy) });
       shapes.push({ label: `${contentType} with JSON naming the victim`, contentType, body: (c, a) => json(c, a) });
     }
-    shapes.push({ label: "the victim named twice", contentType: "application/x-www-form-urlencoded", body: (c, a) => `${form(c, a, decoy)}&email=${encodeURIComponent(victim)}` });
+    shapes.push({
+      label: "the victim named twice",
+      contentType: "application/x-www-form-urlencoded",
+      body: (c, a) => `${form(c, a, decoy)}&email=${encodeURIComponent(victim)}`,
+    });
     shapes.push({
       label: "multipart",
       contentType: "multipart/form-data; boundary=XyZ",
@@ -165,7 +194,10 @@ test.describe("request shapes against a locked account", () => {
     for (const shape of shapes) {
       const api = await client();
       const body = shape.body(await csrf(api), await altchaPayload(api));
-      await expectRefused(await api.post("/api/auth/callback/credentials", { headers: { "content-type": shape.contentType }, data: body }), shape.label);
+      await expectRefused(
+        await api.post("/api/auth/callback/credentials", { headers: { "content-type": shape.contentType }, data: body }),
+        shape.label,
+      );
       await api.dispose();
     }
     expect(verifications() - before).toBe(0);
@@ -173,7 +205,9 @@ test.describe("request shapes against a locked account", () => {
     // Fields in the query string are not read: the body's decoy is the one checked (one verification).
     const api = await client();
     const victimQuery = new URLSearchParams({ email: victim, password: PASSWORD, callbackUrl: "https://evil.example/" });
-    const res = await api.post(`/api/auth/callback/credentials?${victimQuery}`, { form: { csrfToken: await csrf(api), email: decoy, password: "a decoy password", altcha: await altchaPayload(api), json: "true" } });
+    const res = await api.post(`/api/auth/callback/credentials?${victimQuery}`, {
+      form: { csrfToken: await csrf(api), email: decoy, password: "a decoy password", altcha: await altchaPayload(api), json: "true" },
+    });
     expect(res.status()).toBe(401);
     expect(hasSession(res)).toBe(false);
     expect(verifications() - before).toBe(1);
@@ -182,10 +216,14 @@ test.describe("request shapes against a locked account", () => {
   test("the right password on the token endpoint and the browser sign-in: 429 locked, nothing verified", async () => {
     const before = verifications();
     const api = await client();
-    const browser = await api.post("/api/auth/callback/credentials", { form: { csrfToken: await csrf(api), email: victim, password: PASSWORD, altcha: await altchaPayload(api), json: "true" } });
+    const browser = await api.post("/api/auth/callback/credentials", {
+      form: { csrfToken: await csrf(api), email: victim, password: PASSWORD, altcha: await altchaPayload(api), json: "true" },
+    });
     expect(browser.status()).toBe(429);
     expect(hasSession(browser)).toBe(false);
-    const token = await api.post("/api/v1/authentication/token", { data: { email: ` ${victim.toUpperCase()} `, password: PASSWORD, altcha: await altchaPayload(api) } });
+    const token = await api.post("/api/v1/authentication/token", {
+      data: { email: ` ${victim.toUpperCase()} `, password: PASSWORD, altcha: await altchaPayload(api) },
+    });
     expect(token.status()).toBe(429);
     expect(verifications() - before).toBe(0);
   });
@@ -194,10 +232,14 @@ test.describe("request shapes against a locked account", () => {
     const target = uniqueEmail("parallel");
     expect((await registerApi(await client(), target, PASSWORD)).status()).toBe(202);
     const attackers = await Promise.all(Array.from({ length: 12 }, () => client()));
-    const prepared = await Promise.all(attackers.map(async (api) => ({ api, csrfToken: await csrf(api), altcha: await altchaPayload(api) })));
+    const prepared = await Promise.all(
+      attackers.map(async (api) => ({ api, csrfToken: await csrf(api), altcha: await altchaPayload(api) })),
+    );
     const before = verifications();
     const results = await Promise.all(
-      prepared.map(({ api, csrfToken, altcha }) => api.post("/api/auth/callback/credentials", { form: { csrfToken, email: target, password: "wrong guess", altcha, json: "true" } })),
+      prepared.map(({ api, csrfToken, altcha }) =>
+        api.post("/api/auth/callback/credentials", { form: { csrfToken, email: target, password: "wrong guess", altcha, json: "true" } }),
+      ),
     );
     expect(results.map((res) => res.status()).sort()).toEqual([...Array(5).fill(401), ...Array(7).fill(429)]);
     expect(verifications() - before).toBe(5);

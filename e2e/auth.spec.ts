@@ -63,7 +63,9 @@ test("registration explains invalid fields in the browser, before any round trip
   await expect(email).toBeFocused();
   // The hint and the error are each read once: the label wraps neither.
   await expect(page.getByLabel("Password", { exact: true })).toHaveAccessibleName("Password");
-  await expect(page.getByLabel("Password", { exact: true })).toHaveAccessibleDescription("12 to 128 characters. A passphrase of several words works well. Use at least 12 characters.");
+  await expect(page.getByLabel("Password", { exact: true })).toHaveAccessibleDescription(
+    "12 to 128 characters. A passphrase of several words works well. Use at least 12 characters.",
+  );
   expect(posts).toEqual([]);
 
   await email.fill("someone@example.com");

@@ -39,7 +39,8 @@ test("the 429 banner counts down from Retry-After and sign-in works again after 
 test("a locked account shows when sign-in resumes", async ({ page, request, newClient }) => {
   const email = uniqueEmail("paused");
   expect((await registerApi(request, email, PASSWORD)).status()).toBe(202);
-  for (let i = 0; i < Number(process.env.E2E_LOCKOUT_THRESHOLD); i++) expect((await signInApi(await newClient(), email, "wrong password")).kind).toBe("invalid");
+  for (let i = 0; i < Number(process.env.E2E_LOCKOUT_THRESHOLD); i++)
+    expect((await signInApi(await newClient(), email, "wrong password")).kind).toBe("invalid");
 
   await page.goto("/sign-in");
   await signInThroughUi(page, email, PASSWORD);
@@ -48,8 +49,12 @@ test("a locked account shows when sign-in resumes", async ({ page, request, newC
   // The account is paused (not "your network"), in the rounded words the server allows a stranger:
   // no seconds, no exact time, and each fact once.
   const message = page.getByTestId("sign-in-error-message");
-  await expect(message).toContainText(/^Sign-in to this account is paused after repeated failed attempts\. You can try again in about (a minute|\d+ minutes), or now from a device you have used before\.$/);
-  await expect(page.getByTestId("sign-in-error-countdown")).toHaveText(/^Try again in about (a minute|\d+ minutes), or now from a device you have used before\.$/);
+  await expect(message).toContainText(
+    /^Sign-in to this account is paused after repeated failed attempts\. You can try again in about (a minute|\d+ minutes), or now from a device you have used before\.$/,
+  );
+  await expect(page.getByTestId("sign-in-error-countdown")).toHaveText(
+    /^Try again in about (a minute|\d+ minutes), or now from a device you have used before\.$/,
+  );
   await expect(banner).not.toContainText(/\d s\b/);
 });
 
@@ -73,7 +78,11 @@ test("the countdown's first frame counts from the answer, not from page load, an
     route.fulfill({
       status: 503,
       headers: { "Content-Type": "application/json", "Retry-After": "1" },
-      body: JSON.stringify({ error: "busy", message: "The server is busy checking other passwords. Try again in a moment.", retryAfterSeconds: 1 }),
+      body: JSON.stringify({
+        error: "busy",
+        message: "The server is busy checking other passwords. Try again in a moment.",
+        retryAfterSeconds: 1,
+      }),
     }),
   );
   await signInThroughUi(page, uniqueEmail("first-frame"), PASSWORD);

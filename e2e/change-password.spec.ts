@@ -5,7 +5,12 @@ import { accountOnPage, otherBrowser } from "./helpers/sessions";
 
 const NEW_PASSWORD = "a brand new passphrase of mine";
 
-test("change password: the meter says why a password is refused, and the change signs out the other browser", async ({ page, browser, baseURL, newClient }, testInfo) => {
+test("change password: the meter says why a password is refused, and the change signs out the other browser", async ({
+  page,
+  browser,
+  baseURL,
+  newClient,
+}, testInfo) => {
   const email = await accountOnPage(page, newClient, "change");
   const other = await otherBrowser(browser, baseURL, testInfo);
   try {
@@ -42,7 +47,10 @@ test("change password: the meter says why a password is refused, and the change 
     await expect(page.getByTestId("account-email")).toHaveText(email);
     await expect(page.getByTestId("security-events")).toContainText("Password changed");
 
-    const accessibility = await new AxeBuilder({ page }).include('[data-testid="browser-sessions"]').include('[data-testid="change-password"]').analyze();
+    const accessibility = await new AxeBuilder({ page })
+      .include('[data-testid="browser-sessions"]')
+      .include('[data-testid="change-password"]')
+      .analyze();
     expect(accessibility.violations).toEqual([]);
   } finally {
     await other.close();

@@ -39,7 +39,12 @@ async function solvedChallenge(baseURL: string, address: string): Promise<string
 
 async function tokenSignIn(baseURL: string, email: string): Promise<Answer> {
   const address = nextAddress();
-  return postJson(baseURL, "/api/v1/authentication/token", { email, password: PASSWORD, altcha: await solvedChallenge(baseURL, address) }, address);
+  return postJson(
+    baseURL,
+    "/api/v1/authentication/token",
+    { email, password: PASSWORD, altcha: await solvedChallenge(baseURL, address) },
+    address,
+  );
 }
 
 function refreshTokenOf(answer: Answer): string {
@@ -101,7 +106,12 @@ for (const target of TARGETS) {
       const first = await start();
       const email = uniqueEmail(`shutdown-${target}`);
       const address = nextAddress();
-      const registered = await postJson(first.baseURL, "/api/register", { email, password: PASSWORD, altcha: await solvedChallenge(first.baseURL, address) }, address);
+      const registered = await postJson(
+        first.baseURL,
+        "/api/register",
+        { email, password: PASSWORD, altcha: await solvedChallenge(first.baseURL, address) },
+        address,
+      );
       expect("status" in registered && registered.status).toBe(202);
 
       const refreshTokens: string[] = [];
@@ -125,7 +135,12 @@ for (const target of TARGETS) {
       const firstSignInAnswered = new Promise<void>((resolve) => (firstSignIn = resolve));
       const inFlight = [
         ...signIns.map(async ({ address: signInAddress, altcha }) => {
-          const answer = await postJson(first.baseURL, "/api/v1/authentication/token", { email, password: PASSWORD, altcha }, signInAddress);
+          const answer = await postJson(
+            first.baseURL,
+            "/api/v1/authentication/token",
+            { email, password: PASSWORD, altcha },
+            signInAddress,
+          );
           firstSignIn();
           return answer;
         }),
@@ -146,7 +161,9 @@ for (const target of TARGETS) {
       // A new process on the same database: every token the old one handed out works.
       const second = await start();
       const issued = answers.map(refreshTokenOf);
-      const again = await Promise.all(issued.map((token) => postJson(second.baseURL, "/api/v1/authentication/token/refresh", { refresh_token: token })));
+      const again = await Promise.all(
+        issued.map((token) => postJson(second.baseURL, "/api/v1/authentication/token/refresh", { refresh_token: token })),
+      );
       expect(again.map((answer) => ("status" in answer ? answer.status : answer.error))).toEqual(issued.map(() => 200));
       expect(await second.stop()).toBe(0);
     });
@@ -156,11 +173,18 @@ for (const target of TARGETS) {
       const instance = await start();
       const email = uniqueEmail(`shutdown-twice-${target}`);
       const address = nextAddress();
-      await postJson(instance.baseURL, "/api/register", { email, password: PASSWORD, altcha: await solvedChallenge(instance.baseURL, address) }, address);
-      const payloads = await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-        const signInAddress = nextAddress();
-        return { address: signInAddress, altcha: await solvedChallenge(instance.baseURL, signInAddress) };
-      }));
+      await postJson(
+        instance.baseURL,
+        "/api/register",
+        { email, password: PASSWORD, altcha: await solvedChallenge(instance.baseURL, address) },
+        address,
+      );
+      const payloads = await Promise.all(
+        Array.from({ length: IN_FLIGHT }, async () => {
+          const signInAddress = nextAddress();
+          return { address: signInAddress, altcha: await solvedChallenge(instance.baseURL, signInAddress) };
+        }),
+      );
       const inFlight = payloads.map(({ address: signInAddress, altcha }) =>
         postJson(instance.baseURL, "/api/v1/authentication/token", { email, password: PASSWORD, altcha }, signInAddress),
       );

@@ -30,7 +30,13 @@ test.describe("the hash budget in the production build", () => {
         playwrightRequest.newContext({ baseURL: instance!.baseURL, extraHTTPHeaders: { "X-Forwarded-For": `10.250.0.${i + 1}` } }),
       ),
     );
-    const bodies = await Promise.all(clients.map(async (client) => ({ email: uniqueEmail("burst"), password: "a long enough passphrase", altcha: await altchaPayload(client) })));
+    const bodies = await Promise.all(
+      clients.map(async (client) => ({
+        email: uniqueEmail("burst"),
+        password: "a long enough passphrase",
+        altcha: await altchaPayload(client),
+      })),
+    );
     const responses = await Promise.all(clients.map((client, i) => client.post("/api/register", { data: bodies[i] })));
     const statuses = responses.map((response) => response.status());
     expect(statuses).not.toContain(500);

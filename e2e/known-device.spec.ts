@@ -17,7 +17,8 @@ test("the owner signs in again from the same browser while an attacker keeps the
   await expect(page.getByTestId("who")).toContainText("You are not signed in");
 
   // An attacker, from other addresses and with no cookie, locks the username.
-  for (let i = 0; i < Number(process.env.E2E_LOCKOUT_THRESHOLD); i++) expect((await signInApi(await newClient(), email, "wrong password")).kind).toBe("invalid");
+  for (let i = 0; i < Number(process.env.E2E_LOCKOUT_THRESHOLD); i++)
+    expect((await signInApi(await newClient(), email, "wrong password")).kind).toBe("invalid");
   const stranger = await signInApi(await newClient(), email, PASSWORD);
   expect(stranger.status).toBe(429);
   expect(stranger.body).toMatchObject({ error: "locked" });

@@ -37,7 +37,9 @@ for (const store of ["redis", "postgres"] as const) {
 
     test("3 failures through one and 2 through the other spend the 5 attempts; both refuse the 6th", async ({ clientAddress }) => {
       const [a, b] = await Promise.all(
-        instances.map((instance) => playwrightRequest.newContext({ baseURL: instance.baseURL, extraHTTPHeaders: { "X-Forwarded-For": clientAddress } })),
+        instances.map((instance) =>
+          playwrightRequest.newContext({ baseURL: instance.baseURL, extraHTTPHeaders: { "X-Forwarded-For": clientAddress } }),
+        ),
       );
       const email = uniqueEmail(`shared-${store}`);
       expect((await registerApi(a!, email, PASSWORD)).status()).toBe(202);
@@ -58,7 +60,9 @@ for (const store of ["redis", "postgres"] as const) {
 
     test("an ALTCHA solution spent on one instance is refused on the other", async ({ clientAddress }) => {
       const [a, b] = await Promise.all(
-        instances.map((instance) => playwrightRequest.newContext({ baseURL: instance.baseURL, extraHTTPHeaders: { "X-Forwarded-For": clientAddress } })),
+        instances.map((instance) =>
+          playwrightRequest.newContext({ baseURL: instance.baseURL, extraHTTPHeaders: { "X-Forwarded-For": clientAddress } }),
+        ),
       );
       const { altchaPayload } = await import("./helpers/serverGrid");
       const payload = await altchaPayload(a!);

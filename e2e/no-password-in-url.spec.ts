@@ -32,7 +32,10 @@ test.describe("with JavaScript off", () => {
       await expect(page.getByTestId("noscript-notice")).toContainText("needs JavaScript");
       await page.getByLabel("Email").fill(uniqueEmail("nojs"));
       await page.getByLabel("Password", { exact: false }).fill(password);
-      const [posted] = await Promise.all([page.waitForRequest((request) => request.method() === "POST"), page.getByRole("button", { name: button }).click()]);
+      const [posted] = await Promise.all([
+        page.waitForRequest((request) => request.method() === "POST"),
+        page.getByRole("button", { name: button }).click(),
+      ]);
       expect(posted.url()).toContain("/api/no-script/");
       await expect(page).toHaveURL(new RegExp(`${path}\\?notice=javascript`));
       await expect(page.getByTestId("posted-too-early")).toContainText("your password went nowhere");
@@ -42,7 +45,11 @@ test.describe("with JavaScript off", () => {
 
   test("sign-out works without JavaScript", async ({ page, browser, clientAddress, baseURL }) => {
     // Signed in with JavaScript on, in a context of its own; then the same cookies without it.
-    const withScript = await browser.newContext({ baseURL, javaScriptEnabled: true, extraHTTPHeaders: { "X-Forwarded-For": clientAddress } });
+    const withScript = await browser.newContext({
+      baseURL,
+      javaScriptEnabled: true,
+      extraHTTPHeaders: { "X-Forwarded-For": clientAddress },
+    });
     const scripted = await withScript.newPage();
     const email = uniqueEmail("nojs-out");
     await registerThroughUi(scripted, email);

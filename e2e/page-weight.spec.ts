@@ -19,7 +19,12 @@ async function javascriptOf(page: Page, path: string): Promise<Weight> {
   const scripts: Promise<[string, number]>[] = [];
   const onResponse = (response: Response) => {
     if (response.request().resourceType() === "script" || /\.js(\?|$)/.test(response.url())) {
-      scripts.push(response.request().sizes().then((sizes) => [new URL(response.url()).pathname, sizes.responseBodySize]));
+      scripts.push(
+        response
+          .request()
+          .sizes()
+          .then((sizes) => [new URL(response.url()).pathname, sizes.responseBodySize]),
+      );
     }
   };
   page.on("response", onResponse);
@@ -57,7 +62,9 @@ test("each page downloads no more JavaScript than its budget", async ({ page }, 
   weights.push({ ...(await javascriptOf(page, "/")), path: "/ (signed in)" });
   weights.push(await javascriptOf(page, "/account"));
 
-  const table = weights.map((w) => `${w.path.padEnd(16)} ${String(w.files).padStart(3)} files ${kB(w.compressedBytes).padStart(10)}`).join("\n");
+  const table = weights
+    .map((w) => `${w.path.padEnd(16)} ${String(w.files).padStart(3)} files ${kB(w.compressedBytes).padStart(10)}`)
+    .join("\n");
   const detail = weights.map((w) => [`${w.path}: ${kB(w.compressedBytes)}`, ...w.detail].join("\n")).join("\n");
   console.log(`JavaScript per page (compressed, as transferred):\n${table}\n\n${detail}`);
   await testInfo.attach("page-weight.txt", { body: `${table}\n\n${detail}`, contentType: "text/plain" });

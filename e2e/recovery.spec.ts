@@ -5,7 +5,10 @@ import { expect, signInApi, test } from "./helpers/serverGrid";
 
 const NEW_PASSWORD = "a fresh and different passphrase";
 
-test("a person registers, is told to check their email, cannot sign in until confirming with the link and the password, then signs in", async ({ page, request }) => {
+test("a person registers, is told to check their email, cannot sign in until confirming with the link and the password, then signs in", async ({
+  page,
+  request,
+}) => {
   const email = uniqueEmail("verify");
   await submitRegistration(page, email, PASSWORD);
   await expect(page.getByTestId("register-sent")).toContainText("Check your email");
@@ -42,7 +45,12 @@ test("registering a taken address looks exactly like registering a new one, and 
   await mailTo(email, /someone tried to create/i);
 });
 
-test("a person forgets the password, resets it from the emailed link, and the session on another browser is gone", async ({ page, browser, baseURL, newClient }, testInfo) => {
+test("a person forgets the password, resets it from the emailed link, and the session on another browser is gone", async ({
+  page,
+  browser,
+  baseURL,
+  newClient,
+}, testInfo) => {
   const other = await otherBrowser(browser, baseURL, testInfo);
   const elsewhere = await other.newPage();
   const email = await accountOnPage(elsewhere, newClient, "reset");

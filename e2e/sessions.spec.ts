@@ -2,7 +2,12 @@ import { expect, signInApi, test } from "./helpers/serverGrid";
 import { PASSWORD } from "./helpers/accounts";
 import { accountOnPage, otherBrowser } from "./helpers/sessions";
 
-test("sign out everywhere else, from a browser without JavaScript: the other browser is signed out on its next navigation", async ({ page, browser, baseURL, newClient }, testInfo) => {
+test("sign out everywhere else, from a browser without JavaScript: the other browser is signed out on its next navigation", async ({
+  page,
+  browser,
+  baseURL,
+  newClient,
+}, testInfo) => {
   // The other browser: signed in through the page, on the account page.
   const email = await accountOnPage(page, newClient, "everywhere");
 
@@ -47,7 +52,10 @@ test("revoking one browser session from the account page ends just that one", as
     await page.reload();
     const rows = page.getByTestId("browser-sessions").locator("tbody tr");
     await expect(rows).toHaveCount(2);
-    await rows.filter({ has: page.getByRole("button", { name: /Revoke/ }) }).getByRole("button", { name: /Revoke/ }).click();
+    await rows
+      .filter({ has: page.getByRole("button", { name: /Revoke/ }) })
+      .getByRole("button", { name: /Revoke/ })
+      .click();
     await expect(page).toHaveURL(/notice=browser_session_revoked/);
     await expect(page.getByTestId("browser-sessions").locator("tbody tr")).toHaveCount(1);
     expect(await (await other.request.get("/api/auth/session")).json()).toEqual({});

@@ -73,7 +73,9 @@ test.describe("sign-in protection over HTTP", () => {
     // One parser per route: the sign-in reads forms only.
     expect(malformed.status()).toBe(415);
     expect(await malformed.json()).toMatchObject({ error: "unsupported_media_type" });
-    const huge = await request.post("/api/auth/callback/credentials", { form: { csrfToken, email: "a@b.c", password: "x".repeat(1024 * 1024) } });
+    const huge = await request.post("/api/auth/callback/credentials", {
+      form: { csrfToken, email: "a@b.c", password: "x".repeat(1024 * 1024) },
+    });
     expect(huge.status()).toBe(413);
     expect(await huge.json()).toMatchObject({ error: "payload_too_large" });
     const missing = await request.post("/api/auth/callback/credentials", { form: { csrfToken } });
@@ -100,7 +102,10 @@ test("a flood of CSP reports from a client does not refuse its sign-in", async (
   expect((await registerApi(request, email, PASSWORD)).status()).toBe(202);
   const report = { "csp-report": { "violated-directive": "script-src-elem", "blocked-uri": "inline" } };
   for (let i = 0; i < 100; i++) {
-    const response = await request.post("/api/csp-report", { headers: { "content-type": "application/csp-report" }, data: JSON.stringify(report) });
+    const response = await request.post("/api/csp-report", {
+      headers: { "content-type": "application/csp-report" },
+      data: JSON.stringify(report),
+    });
     expect(response.status()).toBe(204);
   }
   expect((await signInApi(request, email, PASSWORD)).kind).toBe("signed-in");

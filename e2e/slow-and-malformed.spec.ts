@@ -29,7 +29,11 @@ test("a malformed request line gets 400 and the socket closes", async ({ baseURL
 });
 
 test("32 KB of headers gets 431, not a hung socket", async ({ baseURL }) => {
-  const { reply } = await raw(baseURL!, [`POST /api/auth/callback/credentials HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(32 * 1024)}\r\n\r\n`], 5_000);
+  const { reply } = await raw(
+    baseURL!,
+    [`POST /api/auth/callback/credentials HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(32 * 1024)}\r\n\r\n`],
+    5_000,
+  );
   expect(reply).toMatch(/^HTTP\/1\.1 431/);
 });
 

@@ -91,7 +91,10 @@ async function stop(server: Server): Promise<number | null> {
 
 /** The env file with one variable replaced (or dropped when value is undefined). */
 function variant(envFile: string, name: string, value: string | undefined): string {
-  const lines = fs.readFileSync(envFile, "utf8").split("\n").filter((line) => !line.startsWith(`${name}=`));
+  const lines = fs
+    .readFileSync(envFile, "utf8")
+    .split("\n")
+    .filter((line) => !line.startsWith(`${name}=`));
   const file = `${envFile}.${name.toLowerCase()}`;
   fs.writeFileSync(file, [...lines, ...(value === undefined ? [] : [`${name}=${value}`])].join("\n"), { mode: 0o600 });
   return file;

@@ -123,7 +123,13 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
         timeoutMs: config.RATE_LIMIT_STORE_TIMEOUT_MS,
         breakerFailures: config.RATE_LIMIT_BREAKER_FAILURES,
         halfOpenAfterMs: config.RATE_LIMIT_BREAKER_HALF_OPEN_MS,
-        onOpen: () => log().error({ event: "rate_limit_breaker_open", store: config.RATE_LIMIT_STORE, circuit: name, effect: "this policy's outage rule applies" }),
+        onOpen: () =>
+          log().error({
+            event: "rate_limit_breaker_open",
+            store: config.RATE_LIMIT_STORE,
+            circuit: name,
+            effect: "this policy's outage rule applies",
+          }),
         onClose: () => log().info({ event: "rate_limit_breaker_closed", store: config.RATE_LIMIT_STORE, circuit: name }),
       });
       guards.set(name, guard);
@@ -141,7 +147,10 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
   let health: () => StoreHealth = guardsHealth;
   let close: () => Promise<void>;
   if (config.RATE_LIMIT_STORE === "redis") {
-    const redis = connectRedis(config.REDIS_URL, throttled(10_000, (error) => log().warn({ event: "redis_connection_error", err: error.message })));
+    const redis = connectRedis(
+      config.REDIS_URL,
+      throttled(10_000, (error) => log().warn({ event: "redis_connection_error", err: error.message })),
+    );
     // Waits briefly for the first connection; a Redis that is down does not stop the start.
     if (!(await untilReady(redis, 2_000))) log().error({ event: "rate_limit_store_unreachable", store: "redis" });
     store = new RedisRateLimitStore(redis, { keyPrefix: config.RATE_LIMIT_KEY_PREFIX });
@@ -175,7 +184,10 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
     },
   };
   return {
-    store: preLimited(local(), guardRateLimitStore(timed, (policy) => guardFor(policy.name))),
+    store: preLimited(
+      local(),
+      guardRateLimitStore(timed, (policy) => guardFor(policy.name)),
+    ),
     circuits,
     replays: guardReplayStore(replays, guardFor("altcha-replays")),
     health,
@@ -186,7 +198,9 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
 /** Routes whose first limit is keyed by the address alone, at a fixed path: the fast path's. */
 function fastRoutes(): FastRoute[] {
   return ROUTE_RULES.flatMap((rule) =>
-    "limits" in rule && rule.limits[0]?.key === "address" && !rule.path.includes("[") ? [{ method: rule.method, path: rule.path, style: rule.refusal }] : [],
+    "limits" in rule && rule.limits[0]?.key === "address" && !rule.path.includes("[")
+      ? [{ method: rule.method, path: rule.path, style: rule.refusal }]
+      : [],
   );
 }
 
@@ -209,12 +223,22 @@ function throttled<T>(intervalMs: number, fn: (value: T) => void): (value: T) =>
 export async function createGatehouse(config: AppConfig, database: Database): Promise<Gatehouse> {
   const clock = Date.now;
   const { prisma } = database;
-  const linkProblem = linkOutlivesQuota("PASSWORD_RESET_LINK_MINUTES", config.PASSWORD_RESET_LINK_MINUTES * 60_000, "RATE_LIMIT_RECOVERY_MAIL", config.policies.recoveryMail);
+  const linkProblem = linkOutlivesQuota(
+    "PASSWORD_RESET_LINK_MINUTES",
+    config.PASSWORD_RESET_LINK_MINUTES * 60_000,
+    "RATE_LIMIT_RECOVERY_MAIL",
+    config.policies.recoveryMail,
+  );
   if (linkProblem) throw new Error(linkProblem);
   const trustedProxies = parseTrustedProxies(config.TRUSTED_PROXIES);
   // The gauges read the hash budget and the circuits at scrape time, after both are built below.
   const metrics = new Metrics({
-    hashBudget: () => ({ executing: hashBudget.executing, queued: hashBudget.queued, concurrency: config.HASH_CONCURRENCY, queue: config.HASH_QUEUE }),
+    hashBudget: () => ({
+      executing: hashBudget.executing,
+      queued: hashBudget.queued,
+      concurrency: config.HASH_CONCURRENCY,
+      queue: config.HASH_QUEUE,
+    }),
     circuits: () => backend.circuits(),
   });
   const backend = await openBackend(config, prisma, clock, metrics);
@@ -232,7 +256,11 @@ export async function createGatehouse(config: AppConfig, database: Database): Pr
   });
   let warnedUnknownPeer = false;
   const clientAddress = (headers: HeaderReader): ClientAddress => {
-    const client = resolveClientAddress(headers, { trustedProxies, ipv6PrefixLength: config.IPV6_PREFIX_LENGTH, peerHeader: peerHeaderFromServer() });
+    const client = resolveClientAddress(headers, {
+      trustedProxies,
+      ipv6PrefixLength: config.IPV6_PREFIX_LENGTH,
+      peerHeader: peerHeaderFromServer(),
+    });
     if (client.source === "unknown" && !warnedUnknownPeer) {
       warnedUnknownPeer = true;
       // Routes with address limits answer 503 until the server runs behind server.mjs.
@@ -240,17 +268,30 @@ export async function createGatehouse(config: AppConfig, database: Database): Pr
     }
     return client;
   };
-  const refusals = new RefusalCache(fastRoutes(), clientAddress, clock, config.RATE_LIMIT_MEMORY_MAX_ENTRIES, config.NODE_ENV === "production", (path) => {
-    metrics.fastPathRefusals.inc({ route: path });
-    log().debug({ event: "refused_early", path });
-  });
+  const refusals = new RefusalCache(
+    fastRoutes(),
+    clientAddress,
+    clock,
+    config.RATE_LIMIT_MEMORY_MAX_ENTRIES,
+    config.NODE_ENV === "production",
+    (path) => {
+      metrics.fastPathRefusals.inc({ route: path });
+      log().debug({ event: "refused_early", path });
+    },
+  );
   const hashBudget = new HashBudget(config.HASH_CONCURRENCY, config.HASH_QUEUE, config.HASH_TRUSTED_SLOTS, clock);
-  const background = new Background((task, error) => log().error({ event: "background_task_failed", task, err: error instanceof Error ? error.message : String(error) }));
+  const background = new Background((task, error) =>
+    log().error({ event: "background_task_failed", task, err: error instanceof Error ? error.message : String(error) }),
+  );
   const mailer = createMailer(mailerOptions(config), { log: log(), metrics });
   const emailTokens = prismaEmailTokens(prisma);
   if (config.NODE_ENV === "production" && !config.SMTP_URL) {
     // Links then sit in files on this machine, and no owner gets them: fine for a trial, never for users.
-    log().error({ event: "mail_to_outbox_only", outboxDir: config.MAIL_OUTBOX_DIR, hint: "set SMTP_URL so verification, reset and unlock emails reach people" });
+    log().error({
+      event: "mail_to_outbox_only",
+      outboxDir: config.MAIL_OUTBOX_DIR,
+      hint: "set SMTP_URL so verification, reset and unlock emails reach people",
+    });
   }
   const recovery = new Recovery({
     prisma,

@@ -28,7 +28,13 @@ async function main(): Promise<string> {
   const [command, client, ...rest] = parsed.positionals;
   if (command !== "new" || rest.length > 0) throw new InstanceError(USAGE);
   const { values } = parsed;
-  const { envFile, settings } = createInstance({ baseDir: values.dir ?? "instances", client, url: values.url, port: values.port, dataDir: values.data });
+  const { envFile, settings } = createInstance({
+    baseDir: values.dir ?? "instances",
+    client,
+    url: values.url,
+    port: values.port,
+    dataDir: values.data,
+  });
   return [
     `Created instance "${settings.client}": ${envFile}`,
     `  data folder ${settings.dataDir}, port ${settings.port}, public URL ${settings.url}`,

@@ -29,7 +29,11 @@ export function ChangePasswordForm({ formToken, email }: Props) {
   const [fields, setFields] = useState<Errors>({});
   const nowMs = useRefusalClock(refusal);
   const waiting = secondsLeft(refusal, nowMs) > 0;
-  const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
+  const hydrated = useSyncExternalStore(
+    noSubscription,
+    () => true,
+    () => false,
+  );
 
   /** Shows the field errors, then moves focus to the first. */
   function showFieldErrors(errors: Errors): boolean {
@@ -72,8 +76,12 @@ export function ChangePasswordForm({ formToken, email }: Props) {
         setPending(false);
         return;
       }
-      const body = (await res.clone().json().catch(() => ({}))) as { fields?: Errors };
-      if (!showFieldErrors({ ...(body.fields?.newPassword ? { newPassword: body.fields.newPassword } : {}) })) setRefusal(await refusalFrom(res));
+      const body = (await res
+        .clone()
+        .json()
+        .catch(() => ({}))) as { fields?: Errors };
+      if (!showFieldErrors({ ...(body.fields?.newPassword ? { newPassword: body.fields.newPassword } : {}) }))
+        setRefusal(await refusalFrom(res));
       if (res.status === 401 && currentInput.current) {
         // A wrong current password: cleared and focused, as on the sign-in page.
         currentInput.current.value = "";
@@ -89,11 +97,27 @@ export function ChangePasswordForm({ formToken, email }: Props) {
   return (
     <>
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="change-password-error" />
-      <form onSubmit={onSubmit} noValidate method="post" action="/api/account/password" data-hydrated={hydrated} data-testid="change-password">
+      <form
+        onSubmit={onSubmit}
+        noValidate
+        method="post"
+        action="/api/account/password"
+        data-hydrated={hydrated}
+        data-testid="change-password"
+      >
         <input type="text" name="username" autoComplete="username" value={email} readOnly hidden />
         <Field id="current-password" label="Current password" error={fields.currentPassword}>
           {(aria) => (
-            <PasswordInput id="current-password" inputRef={currentInput} name="currentPassword" autoComplete="current-password" required toggle={hydrated} hideKey={submits} {...aria} />
+            <PasswordInput
+              id="current-password"
+              inputRef={currentInput}
+              name="currentPassword"
+              autoComplete="current-password"
+              required
+              toggle={hydrated}
+              hideKey={submits}
+              {...aria}
+            />
           )}
         </Field>
         <Field
@@ -102,7 +126,18 @@ export function ChangePasswordForm({ formToken, email }: Props) {
           hint={`${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters, not a common password, not your email. A passphrase of several words works well.`}
           error={fields.newPassword}
         >
-          {(aria) => <PasswordInput id="new-password" inputRef={newInput} name="newPassword" autoComplete="new-password" required toggle={hydrated} hideKey={submits} {...aria} />}
+          {(aria) => (
+            <PasswordInput
+              id="new-password"
+              inputRef={newInput}
+              name="newPassword"
+              autoComplete="new-password"
+              required
+              toggle={hydrated}
+              hideKey={submits}
+              {...aria}
+            />
+          )}
         </Field>
         <PasswordStrength field="newPassword" email={email} />
         <AltchaField ref={altcha} />

@@ -22,7 +22,19 @@ function RevokeForm({ formToken, kind, id, label }: { formToken: string; kind: "
 
 type Row = { key: string; name: string; current: boolean; address: string; createdAt: Date; lastSeenAt: Date; revoke: ReactNode };
 
-function SessionTable({ caption, nameHeader, lastSeenHeader, rows, testId }: { caption: string; nameHeader: string; lastSeenHeader: string; rows: Row[]; testId: string }) {
+function SessionTable({
+  caption,
+  nameHeader,
+  lastSeenHeader,
+  rows,
+  testId,
+}: {
+  caption: string;
+  nameHeader: string;
+  lastSeenHeader: string;
+  rows: Row[];
+  testId: string;
+}) {
   return (
     <table className="events" data-testid={testId}>
       <caption className="hint">{caption}</caption>
@@ -79,7 +91,15 @@ export async function SessionsSection({ userId, currentSid }: Props) {
     createdAt: session.createdAt,
     lastSeenAt: session.lastSeenAt,
     // This device signs out with "Sign out" (which also clears its cookie).
-    revoke: session.id === currentSid ? null : <RevokeForm formToken={formToken} kind="browser" id={session.id} label={`Revoke ${session.browser} session from ${session.address}`} />,
+    revoke:
+      session.id === currentSid ? null : (
+        <RevokeForm
+          formToken={formToken}
+          kind="browser"
+          id={session.id}
+          label={`Revoke ${session.browser} session from ${session.address}`}
+        />
+      ),
   }));
   const apiRows: Row[] = families.map((family) => ({
     key: family.familyId,
@@ -88,7 +108,14 @@ export async function SessionsSection({ userId, currentSid }: Props) {
     address: family.address,
     createdAt: family.createdAt,
     lastSeenAt: family.lastUsedAt,
-    revoke: <RevokeForm formToken={formToken} kind="api" id={family.familyId} label={`Revoke API session ${family.client} from ${family.address}`} />,
+    revoke: (
+      <RevokeForm
+        formToken={formToken}
+        kind="api"
+        id={family.familyId}
+        label={`Revoke API session ${family.client} from ${family.address}`}
+      />
+    ),
   }));
   return (
     <div className="card">

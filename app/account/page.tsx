@@ -72,7 +72,9 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
       <ChangePasswordSection currentSid={currentSid} email={user.email} />
       <div className="card">
         <h2>Recent security events</h2>
-        <p className="hint">Addresses are shortened to the network they came from. If you do not recognise an event, change your password.</p>
+        <p className="hint">
+          Addresses are shortened to the network they came from. If you do not recognise an event, change your password.
+        </p>
         {events.length === 0 ? (
           <p>No events yet.</p>
         ) : (

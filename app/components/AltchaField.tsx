@@ -100,7 +100,9 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
       <altcha-widget ref={widget as Ref<HTMLElement>} challenge="/api/altcha/challenge" name="altcha" auto="onfocus" />
       {/* The check grows harder while the server is under attack: say it is still working. */}
       <p className="hint" aria-live="polite" data-testid="altcha-progress">
-        {solvingSeconds >= 2 ? `Still checking that you are not a robot (${solvingSeconds} s). This takes longer while the site is busy.` : ""}
+        {solvingSeconds >= 2
+          ? `Still checking that you are not a robot (${solvingSeconds} s). This takes longer while the site is busy.`
+          : ""}
       </p>
     </div>
   );

@@ -32,7 +32,11 @@ type Props = {
 export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, done, password: asks }: Props) {
   const router = useRouter();
   const passwordInput = useRef<HTMLInputElement>(null);
-  const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
+  const hydrated = useSyncExternalStore(
+    noSubscription,
+    () => true,
+    () => false,
+  );
   const [token, setToken] = useState<string | null | undefined>(undefined);
   const [pending, setPending] = useState(false);
   const [submits, setSubmits] = useState(0);
@@ -52,7 +56,14 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
     event.preventDefault();
     if (pending || waiting || !token) return;
     const password = asks ? String(new FormData(event.currentTarget).get("password") ?? "") : undefined;
-    const problem = password === undefined ? undefined : asks === "new" ? checkNewPassword(password, undefined) : password ? undefined : "Enter the password you chose.";
+    const problem =
+      password === undefined
+        ? undefined
+        : asks === "new"
+          ? checkNewPassword(password, undefined)
+          : password
+            ? undefined
+            : "Enter the password you chose.";
     flushSync(() => {
       setRefusal(null);
       setPasswordError(problem);
@@ -74,7 +85,10 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
         router.push(`/sign-in?done=${done}${email ? `&email=${encodeURIComponent(email)}` : ""}`);
         return;
       }
-      const body = (await res.clone().json().catch(() => ({}))) as { fields?: { password?: string } };
+      const body = (await res
+        .clone()
+        .json()
+        .catch(() => ({}))) as { fields?: { password?: string } };
       if (body.fields?.password) {
         flushSync(() => setPasswordError(body.fields?.password));
         passwordInput.current?.focus();
@@ -99,20 +113,59 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
       <RefusalBanner refusal={refusal} form="recovery" nowMs={nowMs} testId="link-error" />
       {refusal?.error === "invalid_token" ? (
         <p>
-          <Link href="/forgot-password">Ask for a new password-reset link</Link>, or <Link href="/sign-in">sign in</Link> to get a new confirmation link.
+          <Link href="/forgot-password">Ask for a new password-reset link</Link>, or <Link href="/sign-in">sign in</Link> to get a new
+          confirmation link.
         </p>
       ) : null}
-      <form onSubmit={onSubmit} noValidate method="post" action={`/api/no-script/${noScriptForm}`} data-hydrated={hydrated && token !== undefined}>
+      <form
+        onSubmit={onSubmit}
+        noValidate
+        method="post"
+        action={`/api/no-script/${noScriptForm}`}
+        data-hydrated={hydrated && token !== undefined}
+      >
         {asks === "new" ? (
           <>
-            <Field id="link-password" label="New password" hint={`${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters. A passphrase of several words works well.`} error={passwordError}>
-              {(aria) => <PasswordInput id="link-password" inputRef={passwordInput} name="password" autoComplete="new-password" required toggle={hydrated} hideKey={submits} {...aria} />}
+            <Field
+              id="link-password"
+              label="New password"
+              hint={`${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters. A passphrase of several words works well.`}
+              error={passwordError}
+            >
+              {(aria) => (
+                <PasswordInput
+                  id="link-password"
+                  inputRef={passwordInput}
+                  name="password"
+                  autoComplete="new-password"
+                  required
+                  toggle={hydrated}
+                  hideKey={submits}
+                  {...aria}
+                />
+              )}
             </Field>
             <PasswordStrength field="password" />
           </>
         ) : asks === "current" ? (
-          <Field id="link-password" label="Password" hint="The one you chose when you created the account: only its owner can confirm it." error={passwordError}>
-            {(aria) => <PasswordInput id="link-password" inputRef={passwordInput} name="password" autoComplete="current-password" required toggle={hydrated} hideKey={submits} {...aria} />}
+          <Field
+            id="link-password"
+            label="Password"
+            hint="The one you chose when you created the account: only its owner can confirm it."
+            error={passwordError}
+          >
+            {(aria) => (
+              <PasswordInput
+                id="link-password"
+                inputRef={passwordInput}
+                name="password"
+                autoComplete="current-password"
+                required
+                toggle={hydrated}
+                hideKey={submits}
+                {...aria}
+              />
+            )}
           </Field>
         ) : null}
         <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>

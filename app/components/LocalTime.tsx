@@ -18,7 +18,11 @@ function utcText(date: Date, show: "date" | "datetime"): string {
  * UTC text stays, and says so.
  */
 export function LocalTime({ iso, show = "datetime" }: { iso: string; show?: "date" | "datetime" }) {
-  const local = useSyncExternalStore(noSubscription, () => true, () => false);
+  const local = useSyncExternalStore(
+    noSubscription,
+    () => true,
+    () => false,
+  );
   const date = new Date(iso);
   const text = local
     ? date.toLocaleString([], show === "date" ? { dateStyle: "medium" } : { dateStyle: "medium", timeStyle: "short" })

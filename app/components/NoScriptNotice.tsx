@@ -14,8 +14,8 @@ export function NoScriptNotice({ posted, action }: { posted: boolean; action: st
       </noscript>
       {posted ? (
         <p className="banner warn" role="status" data-testid="posted-too-early">
-          The form was sent before the page was ready, so nothing was checked and your password went nowhere. {message} Wait a moment and try
-          again.
+          The form was sent before the page was ready, so nothing was checked and your password went nowhere. {message} Wait a moment and
+          try again.
         </p>
       ) : null}
     </>

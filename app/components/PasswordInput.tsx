@@ -22,7 +22,13 @@ export function PasswordInput({ id, inputRef, toggle, hideKey, ...input }: Props
     <div className="password-row">
       <input {...input} id={id} ref={inputRef} type={visible ? "text" : "password"} />
       {toggle ? (
-        <button type="button" className="toggle" aria-pressed={visible} aria-controls={id} onClick={() => setShown({ on: !visible, key: hideKey })}>
+        <button
+          type="button"
+          className="toggle"
+          aria-pressed={visible}
+          aria-controls={id}
+          onClick={() => setShown({ on: !visible, key: hideKey })}
+        >
           Show<span className="sr-only"> password</span>
         </button>
       ) : null}

@@ -12,12 +12,14 @@ let loading: Promise<Engine> | undefined;
  * their own, so pages that show the meter do not carry them up front.
  */
 function loadEngine(): Promise<Engine> {
-  loading ??= Promise.all([import("@zxcvbn-ts/core"), import("@zxcvbn-ts/language-common"), import("@/lib/password/common-passwords")]).then(
-    ([core, common, list]) => {
-      const zxcvbn = new core.ZxcvbnFactory({ dictionary: { ...common.dictionary }, graphs: common.adjacencyGraphs });
-      return { score: (password, userInputs) => zxcvbn.check(password, userInputs).score, isCommon: list.isCommonPassword };
-    },
-  );
+  loading ??= Promise.all([
+    import("@zxcvbn-ts/core"),
+    import("@zxcvbn-ts/language-common"),
+    import("@/lib/password/common-passwords"),
+  ]).then(([core, common, list]) => {
+    const zxcvbn = new core.ZxcvbnFactory({ dictionary: { ...common.dictionary }, graphs: common.adjacencyGraphs });
+    return { score: (password, userInputs) => zxcvbn.check(password, userInputs).score, isCommon: list.isCommonPassword };
+  });
   return loading;
 }
 
@@ -48,7 +50,12 @@ export function PasswordStrength({ field, emailField, email }: { field: string; 
 
   const problem = password ? passwordProblem(password, { email: currentEmail, isCommon: engine?.isCommon ?? (() => false) }) : null;
   // A password the rules refuse is shown as very weak, whatever zxcvbn thinks of it.
-  const score = !password || !engine ? null : problem ? 0 : engine.score(password.slice(0, 128), currentEmail ? [currentEmail, currentEmail.split("@")[0]!] : []);
+  const score =
+    !password || !engine
+      ? null
+      : problem
+        ? 0
+        : engine.score(password.slice(0, 128), currentEmail ? [currentEmail, currentEmail.split("@")[0]!] : []);
   return (
     <div ref={anchor} className="hint" data-testid="password-strength" data-score={score ?? ""}>
       {score !== null ? (

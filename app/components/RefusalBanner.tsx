@@ -44,13 +44,28 @@ function clockTime(ms: number): string {
  * hear the reason and the time of day once, when it arrives (role=alert), and again only when the
  * wait is over and the sentence changes; the ticking countdown is for the eyes only.
  */
-export function RefusalBanner({ refusal, form, nowMs, testId }: { refusal: Refusal | null; form: FormKind; nowMs: number; testId: string }) {
+export function RefusalBanner({
+  refusal,
+  form,
+  nowMs,
+  testId,
+}: {
+  refusal: Refusal | null;
+  form: FormKind;
+  nowMs: number;
+  testId: string;
+}) {
   const view = refusal ? describeRefusal(refusal, form, nowMs) : null;
   // What screen readers hear about the wait: fixed when the answer arrives, so it never re-announces.
   const heard = refusal ? describeRefusal(refusal, form, refusal.receivedAtMs).wait : undefined;
   const wait = view?.wait;
   return (
-    <div className={`banner ${view?.tone ?? ""}`} data-testid={testId} data-error={refusal?.error ?? ""} data-over={view?.over ? "true" : undefined}>
+    <div
+      className={`banner ${view?.tone ?? ""}`}
+      data-testid={testId}
+      data-error={refusal?.error ?? ""}
+      data-over={view?.over ? "true" : undefined}
+    >
       <p role="alert" className="banner-message" data-testid={`${testId}-message`}>
         {view ? view.reason : null}
         {wait && heard ? (

@@ -13,7 +13,11 @@ import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal
 export function ForgotPasswordForm({ initialEmail }: { initialEmail: string }) {
   const altcha = useRef<AltchaHandle>(null);
   const emailInput = useRef<HTMLInputElement>(null);
-  const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
+  const hydrated = useSyncExternalStore(
+    noSubscription,
+    () => true,
+    () => false,
+  );
   const [pending, setPending] = useState(false);
   const [sent, setSent] = useState<string | null>(null);
   const [emailError, setEmailError] = useState<string | undefined>(undefined);
@@ -61,7 +65,8 @@ export function ForgotPasswordForm({ initialEmail }: { initialEmail: string }) {
           {sent}
         </p>
         <p>
-          Nothing arrived? Check the spam folder, then <Link href="/forgot-password">try again</Link>. <Link href="/sign-in">Back to sign in</Link>.
+          Nothing arrived? Check the spam folder, then <Link href="/forgot-password">try again</Link>.{" "}
+          <Link href="/sign-in">Back to sign in</Link>.
         </p>
       </>
     );
@@ -70,8 +75,24 @@ export function ForgotPasswordForm({ initialEmail }: { initialEmail: string }) {
     <>
       <RefusalBanner refusal={refusal} form="recovery" nowMs={nowMs} testId="forgot-error" />
       <form onSubmit={onSubmit} noValidate method="post" action="/api/no-script/forgot-password" data-hydrated={hydrated}>
-        <Field id="forgot-email" label="Email" hint="We will send a link to choose a new password, if an account uses this address." error={emailError}>
-          {(aria) => <input id="forgot-email" ref={emailInput} name="email" type="email" autoComplete="username" required defaultValue={initialEmail} {...aria} />}
+        <Field
+          id="forgot-email"
+          label="Email"
+          hint="We will send a link to choose a new password, if an account uses this address."
+          error={emailError}
+        >
+          {(aria) => (
+            <input
+              id="forgot-email"
+              ref={emailInput}
+              name="email"
+              type="email"
+              autoComplete="username"
+              required
+              defaultValue={initialEmail}
+              {...aria}
+            />
+          )}
         </Field>
         <AltchaField ref={altcha} />
         <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>

@@ -6,7 +6,11 @@ export const dynamic = "force-dynamic";
 
 export const metadata: Metadata = { title: "Reset your password" };
 
-export default async function ForgotPasswordPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function ForgotPasswordPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const { notice, email } = await searchParams;
   return (
     <div className="card">

@@ -19,7 +19,11 @@ export function RegisterForm() {
   const [submits, setSubmits] = useState(0);
   // False in the server's HTML and during hydration: until then the browser, not this
   // component, would submit the form (see its action).
-  const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
+  const hydrated = useSyncExternalStore(
+    noSubscription,
+    () => true,
+    () => false,
+  );
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [sent, setSent] = useState<{ email: string; message: string } | null>(null);
   const [fields, setFields] = useState<FieldErrors>({});
@@ -60,7 +64,10 @@ export function RegisterForm() {
         setSent({ email: email.trim(), message: body.message });
         return;
       }
-      const body = (await res.clone().json().catch(() => ({}))) as { fields?: Record<string, string> };
+      const body = (await res
+        .clone()
+        .json()
+        .catch(() => ({}))) as { fields?: Record<string, string> };
       const known: FieldErrors = { email: body.fields?.email, password: body.fields?.password };
       // Errors the form can show beside a field go there; anything else is a banner.
       if (!showFieldErrors(Object.fromEntries(Object.entries(known).filter(([, message]) => message)))) setRefusal(await refusalFrom(res));
@@ -100,7 +107,16 @@ export function RegisterForm() {
           error={fields.password}
         >
           {(aria) => (
-            <PasswordInput id="register-password" inputRef={passwordInput} name="password" autoComplete="new-password" required toggle={hydrated} hideKey={submits} {...aria} />
+            <PasswordInput
+              id="register-password"
+              inputRef={passwordInput}
+              name="password"
+              autoComplete="new-password"
+              required
+              toggle={hydrated}
+              hideKey={submits}
+              {...aria}
+            />
           )}
         </Field>
         <PasswordStrength field="password" emailField="email" />

@@ -25,7 +25,11 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
   const [submits, setSubmits] = useState(0);
   // False in the server's HTML and during hydration: until then the browser, not this
   // component, would submit the form (see its action).
-  const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
+  const hydrated = useSyncExternalStore(
+    noSubscription,
+    () => true,
+    () => false,
+  );
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [fields, setFields] = useState<FieldErrors>({});
   const nowMs = useRefusalClock(refusal);
@@ -59,7 +63,14 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
       const res = await fetch("/api/auth/callback/credentials", {
         method: "POST",
         headers: { "Content-Type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ email, password, altcha: altchaPayload, csrfToken: csrf.csrfToken, callbackUrl: callbackPath, json: "true" }),
+        body: new URLSearchParams({
+          email,
+          password,
+          altcha: altchaPayload,
+          csrfToken: csrf.csrfToken,
+          callbackUrl: callbackPath,
+          json: "true",
+        }),
       });
       if (res.status >= 400 && res.headers.get("content-type")?.includes("application/json") && res.status !== 401) {
         setRefusal(await refusalFrom(res));
@@ -101,15 +112,39 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
         </p>
       ) : null}
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
-      <form onSubmit={onSubmit} noValidate method="post" action={`/api/no-script/sign-in?callbackUrl=${encodeURIComponent(callbackPath)}`} data-hydrated={hydrated}>
+      <form
+        onSubmit={onSubmit}
+        noValidate
+        method="post"
+        action={`/api/no-script/sign-in?callbackUrl=${encodeURIComponent(callbackPath)}`}
+        data-hydrated={hydrated}
+      >
         <Field id="sign-in-email" label="Email" error={fields.email}>
           {(aria) => (
-            <input id="sign-in-email" ref={emailInput} name="email" type="email" autoComplete="username" required defaultValue={initialEmail} {...aria} />
+            <input
+              id="sign-in-email"
+              ref={emailInput}
+              name="email"
+              type="email"
+              autoComplete="username"
+              required
+              defaultValue={initialEmail}
+              {...aria}
+            />
           )}
         </Field>
         <Field id="sign-in-password" label="Password" error={fields.password}>
           {(aria) => (
-            <PasswordInput id="sign-in-password" inputRef={passwordInput} name="password" autoComplete="current-password" required toggle={hydrated} hideKey={submits} {...aria} />
+            <PasswordInput
+              id="sign-in-password"
+              inputRef={passwordInput}
+              name="password"
+              autoComplete="current-password"
+              required
+              toggle={hydrated}
+              hideKey={submits}
+              {...aria}
+            />
           )}
         </Field>
         <p className="hint">

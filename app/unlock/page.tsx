@@ -13,7 +13,13 @@ export default async function UnlockPage({ searchParams }: { searchParams: Promi
     <div className="card">
       <h1>Sign in on this browser</h1>
       <NoScriptNotice posted={notice === "javascript"} action="letting this browser sign in" />
-      <EmailLinkForm endpoint="/api/unlock" noScriptForm="unlock" action="Let this browser sign in" pendingAction="Unlocking…" done="unlocked" />
+      <EmailLinkForm
+        endpoint="/api/unlock"
+        noScriptForm="unlock"
+        action="Let this browser sign in"
+        pendingAction="Unlocking…"
+        done="unlocked"
+      />
     </div>
   );
 }

@@ -13,7 +13,14 @@ export default async function VerifyEmailPage({ searchParams }: { searchParams: 
     <div className="card">
       <h1>Confirm your email address</h1>
       <NoScriptNotice posted={notice === "javascript"} action="confirming your address" />
-      <EmailLinkForm endpoint="/api/email/verify" noScriptForm="verify-email" action="Confirm my address" pendingAction="Confirming…" done="verified" password="current" />
+      <EmailLinkForm
+        endpoint="/api/email/verify"
+        noScriptForm="verify-email"
+        action="Confirm my address"
+        pendingAction="Confirming…"
+        done="verified"
+        password="current"
+      />
     </div>
   );
 }

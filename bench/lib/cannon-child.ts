@@ -63,7 +63,11 @@ function requestSpec(load: CannonLoad): RequestSpec {
     headers: load.headers,
     setupRequest: (request: RawRequest): RawRequest => {
       const n = sent++;
-      return { ...request, headers: { ...load.headers, "x-forwarded-for": load.addresses[n % load.addresses.length]! }, body: sprayBody(n, load) };
+      return {
+        ...request,
+        headers: { ...load.headers, "x-forwarded-for": load.addresses[n % load.addresses.length]! },
+        body: sprayBody(n, load),
+      };
     },
   };
 }
@@ -90,7 +94,14 @@ async function flood(input: CannonInput): Promise<CannonOutput> {
   });
   const result = await instance;
   running = undefined;
-  return { statuses, durationSeconds: result.duration, latencyP50: result.latency.p50, latencyP99: result.latency.p99, errors: result.errors, timeouts: result.timeouts };
+  return {
+    statuses,
+    durationSeconds: result.duration,
+    latencyP50: result.latency.p50,
+    latencyP99: result.latency.p99,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
 }
 
 async function main(): Promise<void> {

@@ -9,7 +9,14 @@ export type { CannonInput, CannonLoad, CannonOutput } from "./cannon-child";
 /** A flood's answers, with `cpuMs`: what `cpu` measured from its first request to its end. */
 export type Flood = CannonOutput & { cpuMs: number };
 
-type Pending = { cpu: () => number; onStart?: () => void; cpuStartMs: number; resolve(flood: Flood): void; reject(error: Error): void; timer: NodeJS.Timeout };
+type Pending = {
+  cpu: () => number;
+  onStart?: () => void;
+  cpuStartMs: number;
+  resolve(flood: Flood): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+};
 
 /**
  * The load generator of the HTTP drills: autocannon in a process of its own
@@ -35,10 +42,13 @@ export class FloodClient {
   run(input: CannonInput, cpu: () => number, onStart?: () => void): Promise<Flood> {
     if (this.pending) return Promise.reject(new Error("one flood at a time"));
     return new Promise<Flood>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.child.kill("SIGKILL");
-        this.fail(new Error(`flood did not end within ${input.durationSeconds + 60} s`));
-      }, (input.durationSeconds + 60) * 1000);
+      const timer = setTimeout(
+        () => {
+          this.child.kill("SIGKILL");
+          this.fail(new Error(`flood did not end within ${input.durationSeconds + 60} s`));
+        },
+        (input.durationSeconds + 60) * 1000,
+      );
       this.pending = { cpu, onStart, cpuStartMs: Number.NaN, resolve, reject, timer };
       this.child.stdin!.write(`${JSON.stringify(input)}\n`);
     });
@@ -84,4 +94,5 @@ export class FloodClient {
 
 export const answered = (flood: Pick<CannonOutput, "statuses">): number => Object.values(flood.statuses).reduce((sum, n) => sum + n, 0);
 
-export const answeredWith = (flood: Pick<CannonOutput, "statuses">, ...codes: number[]): number => codes.reduce((sum, code) => sum + (flood.statuses[code] ?? 0), 0);
+export const answeredWith = (flood: Pick<CannonOutput, "statuses">, ...codes: number[]): number =>
+  codes.reduce((sum, code) => sum + (flood.statuses[code] ?? 0), 0);

@@ -34,7 +34,12 @@ function send(url: URL, outgoing: Outgoing, timeoutMs: number, retryStale: boole
       const chunks: Buffer[] = [];
       res.on("data", (chunk: Buffer) => chunks.push(chunk));
       res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8"), ms: performance.now() - startedMs }),
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          text: Buffer.concat(chunks).toString("utf8"),
+          ms: performance.now() - startedMs,
+        }),
       );
       res.on("error", reject);
     });
@@ -86,7 +91,11 @@ function deviceCookieHeader(deviceToken: string | undefined): Record<string, str
  * as a known device (which the server always gives the base size).
  */
 export async function getChallenge(baseUrl: string, address: string, deviceToken?: string): Promise<Challenge> {
-  const reply = await request(baseUrl, { method: "GET", path: "/api/altcha/challenge", headers: { "x-forwarded-for": address, ...deviceCookieHeader(deviceToken) } });
+  const reply = await request(baseUrl, {
+    method: "GET",
+    path: "/api/altcha/challenge",
+    headers: { "x-forwarded-for": address, ...deviceCookieHeader(deviceToken) },
+  });
   if (reply.status !== 200) throw new Error(`GET /api/altcha/challenge answered ${reply.status}: ${reply.text.slice(0, 200)}`);
   return JSON.parse(reply.text) as Challenge;
 }
@@ -177,7 +186,9 @@ export async function signIn(baseUrl: string, attempt: SignInAttempt): Promise<S
   if (reply.status === 401) return { ...base, kind: "invalid" };
   const error = typeof body.error === "string" ? body.error : "";
   const retryAfterSeconds = Number(reply.headers["retry-after"] ?? Number.NaN);
-  const kind = (["rate_limited", "locked", "captcha_invalid", "csrf_invalid", "busy"] as const).find((known) => known === error) ?? (reply.status >= 500 ? "server_error" : "other");
+  const kind =
+    (["rate_limited", "locked", "captcha_invalid", "csrf_invalid", "busy"] as const).find((known) => known === error) ??
+    (reply.status >= 500 ? "server_error" : "other");
   const lockedUntil = typeof body.lockedUntil === "string" ? body.lockedUntil : undefined;
   return { ...base, kind, reason: typeof body.reason === "string" ? body.reason : undefined, retryAfterSeconds, lockedUntil };
 }

@@ -23,7 +23,9 @@ export function answerLabel(outcome: SignInOutcome): string {
     case "server_error":
       return `${outcome.status} server error`;
     case "other":
-      return outcome.status === 200 && outcome.reason?.includes("csrf=true") ? "200 sent back to the sign-in page by next-auth (?csrf=true)" : `${outcome.status} ${outcome.reason ?? "unexpected"}`;
+      return outcome.status === 200 && outcome.reason?.includes("csrf=true")
+        ? "200 sent back to the sign-in page by next-auth (?csrf=true)"
+        : `${outcome.status} ${outcome.reason ?? "unexpected"}`;
     default:
       return `${outcome.status} ${outcome.kind}`;
   }
@@ -102,9 +104,21 @@ export async function legitSignIn(baseUrl: string, csrf: Csrf, user: LegitUser, 
     const signedIn = outcome.kind === "signed-in";
     const rotated = signedIn && user.knownDevice && outcome.deviceToken !== undefined && outcome.deviceToken !== deviceToken;
     if (rotated) user.deviceToken = outcome.deviceToken;
-    const retryable = outcome.kind === "busy" || outcome.kind === "server_error" || outcome.kind === "other" || outcome.kind === "csrf_invalid";
+    const retryable =
+      outcome.kind === "busy" || outcome.kind === "server_error" || outcome.kind === "other" || outcome.kind === "csrf_invalid";
     if (!retryable || tries >= maxTries) {
-      return { startedMs, totalMs: performance.now() - startedMs, firstPostMs, tries, setbacks, outcome: answerLabel(outcome), kind: outcome.kind, signedIn, counters, rotated };
+      return {
+        startedMs,
+        totalMs: performance.now() - startedMs,
+        firstPostMs,
+        tries,
+        setbacks,
+        outcome: answerLabel(outcome),
+        kind: outcome.kind,
+        signedIn,
+        counters,
+        rotated,
+      };
     }
     setbacks.push(answerLabel(outcome));
     await sleep((outcome.retryAfterSeconds || 1) * 1000);

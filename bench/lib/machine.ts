@@ -7,7 +7,10 @@ export type Machine = { cpus: number; cpuModel: string; memoryGiB: number; node:
 
 function cpuModel(): string {
   try {
-    const line = fs.readFileSync("/proc/cpuinfo", "utf8").split("\n").find((entry) => entry.startsWith("model name"));
+    const line = fs
+      .readFileSync("/proc/cpuinfo", "utf8")
+      .split("\n")
+      .find((entry) => entry.startsWith("model name"));
     if (line) return line.split(":").slice(1).join(":").trim();
   } catch {
     // Not Linux: fall back to what Node reports.

@@ -52,7 +52,8 @@ export type Part = {
 };
 
 /** The command that reproduces one part's figures (with the comparison checkout, when the part used one). */
-export const reproduce = (id: PartId, compareRoot?: string): string => `npm run bench -- --part ${id}${compareRoot ? ` --compare ${compareRoot}` : ""}`;
+export const reproduce = (id: PartId, compareRoot?: string): string =>
+  `npm run bench -- --part ${id}${compareRoot ? ` --compare ${compareRoot}` : ""}`;
 
 /** Parts that measure the `--compare` checkout too. */
 export const COMPARING_PARTS: ReadonlySet<PartId> = new Set(["flood"]);

@@ -47,7 +47,17 @@ export function hasBuild(root: string): boolean {
 }
 
 // What a production build is made from: a file here newer than .next/BUILD_ID means a stale build.
-const BUILD_INPUTS = ["app", "lib", "prisma", "public", "proxy.ts", "instrumentation.ts", "next.config.ts", "server.mjs", "package-lock.json"];
+const BUILD_INPUTS = [
+  "app",
+  "lib",
+  "prisma",
+  "public",
+  "proxy.ts",
+  "instrumentation.ts",
+  "next.config.ts",
+  "server.mjs",
+  "package-lock.json",
+];
 
 /** When the production build was written, and the source files changed since (none: it is current). */
 export function buildFreshness(root: string): { builtAt: Date; newerFiles: string[] } {
@@ -56,7 +66,9 @@ export function buildFreshness(root: string): { builtAt: Date; newerFiles: strin
   for (const input of BUILD_INPUTS) {
     const full = path.join(root, input);
     if (!fs.existsSync(full)) continue;
-    const files = fs.statSync(full).isDirectory() ? fs.readdirSync(full, { recursive: true, encoding: "utf8" }).map((file) => path.join(input, file)) : [input];
+    const files = fs.statSync(full).isDirectory()
+      ? fs.readdirSync(full, { recursive: true, encoding: "utf8" }).map((file) => path.join(input, file))
+      : [input];
     for (const file of files) {
       const stat = fs.statSync(path.join(root, file));
       // Tests are not part of the build.
@@ -291,7 +303,12 @@ export async function startServer(root: string, settings: Record<string, string>
 }
 
 /** Starts a server, runs `work`, and stops the server whatever happens. */
-export async function withServer<T>(root: string, settings: Record<string, string>, say: (line: string) => void, work: (server: BenchServer) => Promise<T>): Promise<T> {
+export async function withServer<T>(
+  root: string,
+  settings: Record<string, string>,
+  say: (line: string) => void,
+  work: (server: BenchServer) => Promise<T>,
+): Promise<T> {
   const server = await startServer(root, settings, say);
   try {
     return await work(server);

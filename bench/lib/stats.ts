@@ -56,7 +56,14 @@ export const fmt = {
   int: (value: number): string => (Number.isFinite(value) ? grouped.format(Math.round(value)) : "n/a"),
   fixed: (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : "n/a"),
   /** Milliseconds with precision that suits the magnitude. */
-  ms: (value: number): string => (!Number.isFinite(value) ? "n/a" : value >= 100 ? `${value.toFixed(0)} ms` : value >= 10 ? `${value.toFixed(1)} ms` : `${value.toFixed(2)} ms`),
+  ms: (value: number): string =>
+    !Number.isFinite(value)
+      ? "n/a"
+      : value >= 100
+        ? `${value.toFixed(0)} ms`
+        : value >= 10
+          ? `${value.toFixed(1)} ms`
+          : `${value.toFixed(2)} ms`,
   /** Microseconds from a millisecond value. */
   usFromMs: (valueMs: number): string =>
     !Number.isFinite(valueMs) ? "n/a" : valueMs >= 1 ? fmt.ms(valueMs) : `${(valueMs * 1000).toFixed(valueMs * 1000 >= 100 ? 0 : 2)} µs`,

@@ -68,7 +68,13 @@ export const argon2Part: Part = {
       );
       const elapsedMs = performance.now() - startedMs;
       const latency = summarize(latencies);
-      ceilings.push({ workers, perSecond: done / (elapsedMs / 1000), cpuMsEach: cpuMsSince(cpu) / done, p50Ms: latency.p50, p99Ms: latency.p99 });
+      ceilings.push({
+        workers,
+        perSecond: done / (elapsedMs / 1000),
+        cpuMsEach: cpuMsSince(cpu) / done,
+        p50Ms: latency.p50,
+        p99Ms: latency.p99,
+      });
       context.say(`  K=${workers}: ${fmt.fixed(ceilings.at(-1)!.perSecond, 1)} verifications/s`);
     }
     const best = ceilings.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
@@ -89,7 +95,12 @@ export const argon2Part: Part = {
       "",
       table(
         ["K (concurrent)", "Verifications/s", "CPU per verification", "Latency p50 / p99"],
-        ceilings.map((ceiling) => [`${ceiling.workers}${ceiling.workers === cpus ? " (default budget)" : ""}`, fmt.fixed(ceiling.perSecond, 1), fmt.ms(ceiling.cpuMsEach), `${fmt.ms(ceiling.p50Ms)} / ${fmt.ms(ceiling.p99Ms)}`]),
+        ceilings.map((ceiling) => [
+          `${ceiling.workers}${ceiling.workers === cpus ? " (default budget)" : ""}`,
+          fmt.fixed(ceiling.perSecond, 1),
+          fmt.ms(ceiling.cpuMsEach),
+          `${fmt.ms(ceiling.p50Ms)} / ${fmt.ms(ceiling.p99Ms)}`,
+        ]),
       ),
       "",
       `Physical limit on this machine: about **${fmt.int(best.perSecond)} sign-ins per second** reach a verdict, whatever the traffic (K = ${best.workers}); every sign-in past the limiter, ALTCHA and lockout takes one verification, plus the HTTP and database work around it.`,

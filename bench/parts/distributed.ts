@@ -47,7 +47,15 @@ const LANE_SETTINGS = { RATE_LIMIT_KNOWN_DEVICE_LANE: "1000/1h" };
  */
 const BEFORE = {
   label: "Before known devices (commit 873e697 on 2 × AMD EPYC; one user, no device cookie)",
-  idle: { runs: 30, firstTry: 30, signedIn: 30, post: "45.4 ms / 77.5 ms", total: "56.1 ms / 103 ms", answers: "200 signed in: 30", postP99: 77.5 },
+  idle: {
+    runs: 30,
+    firstTry: 30,
+    signedIn: 30,
+    post: "45.4 ms / 77.5 ms",
+    total: "56.1 ms / 103 ms",
+    answers: "200 signed in: 30",
+    postP99: 77.5,
+  },
   attack: {
     runs: 49,
     // 35 of the 49 sign-ins needed at least one more try.
@@ -90,7 +98,12 @@ function legitAddress(user: number): (n: number) => string {
 type AttackAttempt = SignInOutcome & { replay: boolean };
 
 /** Mean and largest number of intervals open at once, sampled every `stepMs`. */
-function concurrency(intervals: readonly { startedMs: number; endedMs: number }[], fromMs: number, toMs: number, stepMs = 10): { mean: number; max: number } {
+function concurrency(
+  intervals: readonly { startedMs: number; endedMs: number }[],
+  fromMs: number,
+  toMs: number,
+  stepMs = 10,
+): { mean: number; max: number } {
   if (intervals.length === 0 || toMs <= fromMs) return { mean: 0, max: 0 };
   const steps = Math.ceil((toMs - fromMs) / stepMs);
   const delta = new Int32Array(steps + 2);
@@ -154,7 +167,17 @@ function userRow(user: string, phase: string, summary: LegitSummary): string[] {
 }
 
 function beforeRow(phase: string, before: (typeof BEFORE)["idle"]): string[] {
-  return [BEFORE.label, phase, fmt.int(before.runs), `${before.firstTry}/${before.runs}`, `${before.signedIn}/${before.runs}`, before.post, before.total, before.answers, "1.0× (one size then)"];
+  return [
+    BEFORE.label,
+    phase,
+    fmt.int(before.runs),
+    `${before.firstTry}/${before.runs}`,
+    `${before.signedIn}/${before.runs}`,
+    before.post,
+    before.total,
+    before.answers,
+    "1.0× (one size then)",
+  ];
 }
 
 /** Ratio of a figure under attack to the same user's idle figure, with the goal when there is one. */
@@ -189,7 +212,8 @@ async function drill(context: PartContext, server: BenchServer): Promise<PartRep
 
   // The known device signs in once, before anything is measured: from then on it has a cookie.
   const [first] = await pacedSignIns(baseUrl, knownCsrf, known, { count: 1, paceMs: 0, maxTries: MAX_TRIES_PER_SIGN_IN });
-  if (!first?.signedIn || !known.deviceToken) throw new Error(`the known device's first sign-in did not give it a device cookie (${first?.outcome ?? "no answer"})`);
+  if (!first?.signedIn || !known.deviceToken)
+    throw new Error(`the known device's first sign-in did not give it a device cookie (${first?.outcome ?? "no answer"})`);
 
   context.say(`idle: ${idleSignIns} sign-ins of each legitimate user, one per ${paceMs} ms`);
   const trustedBefore = server.eventCount("sign_in_succeeded", "trusted");
@@ -204,7 +228,13 @@ async function drill(context: PartContext, server: BenchServer): Promise<PartRep
   // own address and solves it; the replayers get one solution that is spent right here.
   context.say(`preparing ${fmt.int(attackers)} attackers (challenges fetched as each address, solved by the bench)`);
   const spent = await solvedPayload(baseUrl, "100.127.0.2");
-  await signIn(baseUrl, { address: "100.127.0.2", csrf: attackCsrf, email: "spent@example.com", password: "wrong-password-123", altcha: spent });
+  await signIn(baseUrl, {
+    address: "100.127.0.2",
+    csrf: attackCsrf,
+    email: "spent@example.com",
+    password: "wrong-password-123",
+    altcha: spent,
+  });
   const payloads: string[] = new Array<string>(attackers);
   const prepareStartedMs = performance.now();
   const prepareCpu = process.cpuUsage();
@@ -217,16 +247,27 @@ async function drill(context: PartContext, server: BenchServer): Promise<PartRep
   const paying = payloads.filter((payload) => payload !== spent).length;
   await sleep(1_000);
 
-  context.say(`attack: ${fmt.int(attackers)} addresses, ${ATTACK_CONCURRENCY} at a time, while both legitimate users sign in (up to ${attackSignIns} each)`);
+  context.say(
+    `attack: ${fmt.int(attackers)} addresses, ${ATTACK_CONCURRENCY} at a time, while both legitimate users sign in (up to ${attackSignIns} each)`,
+  );
   const failedBefore = server.eventCount("sign_in_failed");
   const errorsBefore = server.errorLines().length;
-  const succeededBefore = { trusted: server.eventCount("sign_in_succeeded", "trusted"), untrusted: server.eventCount("sign_in_succeeded", "untrusted") };
+  const succeededBefore = {
+    trusted: server.eventCount("sign_in_succeeded", "trusted"),
+    untrusted: server.eventCount("sign_in_succeeded", "untrusted"),
+  };
   const attempts: AttackAttempt[] = [];
   let attackDone = false;
   const attackStartedMs = performance.now();
   const deadlineMs = Date.now() + maxAttackMs;
   const attack = pool(attackers, ATTACK_CONCURRENCY, deadlineMs, async (i) => {
-    const outcome = await signIn(baseUrl, { address: attackerAddress(i), csrf: attackCsrf, email: `victim-${i}@example.com`, password: `guess-${i}-Summer2026!`, altcha: payloads[i]! });
+    const outcome = await signIn(baseUrl, {
+      address: attackerAddress(i),
+      csrf: attackCsrf,
+      email: `victim-${i}@example.com`,
+      password: `guess-${i}-Summer2026!`,
+      altcha: payloads[i]!,
+    });
     attempts.push({ ...outcome, replay: payloads[i] === spent });
   }).finally(() => (attackDone = true));
   const stop = () => attackDone;
@@ -263,7 +304,8 @@ async function drill(context: PartContext, server: BenchServer): Promise<PartRep
   const serverErrors = server.errorLines().slice(errorsBefore);
   // The message of HashBudgetFull: a hash-budget refusal that reached the client as a 500, not a 503.
   const budgetErrors = serverErrors.filter((line) => line.includes("Too many password checks")).length;
-  if (serverErrors.length > 0) context.say(`server logged ${serverErrors.length} error line(s), e.g.:\n${serverErrors.slice(0, 3).join("\n")}`);
+  if (serverErrors.length > 0)
+    context.say(`server logged ${serverErrors.length} error line(s), e.g.:\n${serverErrors.slice(0, 3).join("\n")}`);
   const defaultSolveMs = await solveCostMs(DEFAULT_ALTCHA_MAX_COUNTER, context.smoke ? 1 : 10);
 
   const summaries = {
@@ -282,7 +324,17 @@ async function drill(context: PartContext, server: BenchServer): Promise<PartRep
     "**The legitimate users**",
     "",
     table(
-      ["User", "Phase", "Sign-ins", "Signed in on the first try", `Signed in within ${MAX_TRIES_PER_SIGN_IN} tries`, "First try: time to the server's answer (whatever it was), p50 / p99", "Until signed in p50 / p99 (incl. challenge, solve, retries)", "Answers (every try)", "Proof of work solved (mean, × the base size's mean)"],
+      [
+        "User",
+        "Phase",
+        "Sign-ins",
+        "Signed in on the first try",
+        `Signed in within ${MAX_TRIES_PER_SIGN_IN} tries`,
+        "First try: time to the server's answer (whatever it was), p50 / p99",
+        "Until signed in p50 / p99 (incl. challenge, solve, retries)",
+        "Answers (every try)",
+        "Proof of work solved (mean, × the base size's mean)",
+      ],
       [
         userRow("Known device", "Idle server", ki),
         userRow("Known device", "During the attack", ka),
@@ -304,29 +356,63 @@ async function drill(context: PartContext, server: BenchServer): Promise<PartRep
     table(
       ["", "This run", "Previous run (before known devices; 2 × AMD EPYC)"],
       [
-        ["Addresses used / attempts answered", `${fmt.int(used)} / ${fmt.int(attempts.length)} in ${fmt.fixed(attackSeconds, 1)} s (${fmt.int(attempts.length / attackSeconds)}/s)${used < attackers ? ` (stopped at the ${maxAttackMs / 1000} s bound)` : ""}`, BEFORE.attackRows.used],
+        [
+          "Addresses used / attempts answered",
+          `${fmt.int(used)} / ${fmt.int(attempts.length)} in ${fmt.fixed(attackSeconds, 1)} s (${fmt.int(attempts.length / attackSeconds)}/s)${used < attackers ? ` (stopped at the ${maxAttackMs / 1000} s bound)` : ""}`,
+          BEFORE.attackRows.used,
+        ],
         ...[...byKind.entries()]
           .sort((a, b) => b[1] - a[1])
           .map(([label, n]) => [
             `Answered ${label}`,
             fmt.int(n),
-            label.startsWith("503") ? BEFORE.attackRows.busy : label.startsWith("401") ? BEFORE.attackRows.invalid : label.includes("replayed") ? BEFORE.attackRows.replayed : "",
+            label.startsWith("503")
+              ? BEFORE.attackRows.busy
+              : label.startsWith("401")
+                ? BEFORE.attackRows.invalid
+                : label.includes("replayed")
+                  ? BEFORE.attackRows.replayed
+                  : "",
           ]),
-        ["Reached Argon2id (server log: `sign_in_failed`)", `**${fmt.int(reachedArgon2)}** (${fmt.fixed(reachedArgon2 / attackSeconds, 1)}/s)`, BEFORE.attackRows.reached],
-        ["Hash budget: refused with 503 busy", `${fmt.int(busy)} (${fmt.fixed((100 * busy) / Math.max(1, attempts.length), 1)}% of attempts)`, BEFORE.attackRows.busyShare],
-        ...(serverErrors.length > 0 ? [["Server errors logged during the attack", `${fmt.int(serverErrors.length)}${budgetErrors > 0 ? `, of them HashBudgetFull ("Too many password checks…"): ${fmt.int(budgetErrors)}` : ""}`, ""]] : []),
+        [
+          "Reached Argon2id (server log: `sign_in_failed`)",
+          `**${fmt.int(reachedArgon2)}** (${fmt.fixed(reachedArgon2 / attackSeconds, 1)}/s)`,
+          BEFORE.attackRows.reached,
+        ],
+        [
+          "Hash budget: refused with 503 busy",
+          `${fmt.int(busy)} (${fmt.fixed((100 * busy) / Math.max(1, attempts.length), 1)}% of attempts)`,
+          BEFORE.attackRows.busyShare,
+        ],
+        ...(serverErrors.length > 0
+          ? [
+              [
+                "Server errors logged during the attack",
+                `${fmt.int(serverErrors.length)}${budgetErrors > 0 ? `, of them HashBudgetFull ("Too many password checks…"): ${fmt.int(budgetErrors)}` : ""}`,
+                "",
+              ],
+            ]
+          : []),
         [
           `Hash budget: admitted attempts in flight (client-side estimate; ${untrustedSlots} untrusted slot(s) run, the rest wait in the untrusted queue of 8)`,
           `mean ${fmt.fixed(inFlight.mean, 1)}, max ${fmt.int(inFlight.max)}; queue ≈ mean ${fmt.fixed(Math.max(0, inFlight.mean - untrustedSlots), 1)}, max ${fmt.int(Math.max(0, inFlight.max - untrustedSlots))}`,
           BEFORE.attackRows.inFlight,
         ],
-        ["ALTCHA: refused (replayed or otherwise invalid), before any database or Argon2id work", fmt.int(captchaRefused), BEFORE.attackRows.replayed],
+        [
+          "ALTCHA: refused (replayed or otherwise invalid), before any database or Argon2id work",
+          fmt.int(captchaRefused),
+          BEFORE.attackRows.replayed,
+        ],
         [
           `ALTCHA: the attacker's proof of work at this bench's size (${fmt.int(BENCH_ALTCHA_MAX_COUNTER)})`,
           `${fmt.int(paying)} solutions (+ challenge fetches) in ${fmt.fixed(prepareMs / 1000, 1)} s, ${fmt.fixed(prepareCpuMs / 1000, 1)} CPU-s in the bench process`,
           BEFORE.attackRows.prepare,
         ],
-        [`ALTCHA: the same at the default size (${fmt.int(DEFAULT_ALTCHA_MAX_COUNTER)}), measured here`, `${fmt.ms(defaultSolveMs)} per solution: ${fmt.fixed((defaultSolveMs * attackers) / 1000 / 60, 1)} CPU-minutes for ${fmt.int(attackers)} attempts`, BEFORE.attackRows.defaultSize],
+        [
+          `ALTCHA: the same at the default size (${fmt.int(DEFAULT_ALTCHA_MAX_COUNTER)}), measured here`,
+          `${fmt.ms(defaultSolveMs)} per solution: ${fmt.fixed((defaultSolveMs * attackers) / 1000 / 60, 1)} CPU-minutes for ${fmt.int(attackers)} attempts`,
+          BEFORE.attackRows.defaultSize,
+        ],
       ],
     ),
     "",
@@ -334,10 +420,16 @@ async function drill(context: PartContext, server: BenchServer): Promise<PartRep
     "",
     `The attackers solved their challenges before the attack, at the base size: a challenge stays valid for ALTCHA_EXPIRES_SECONDS (300 s by default, 3600 s here), so solutions stockpiled in a calm moment are not raised by the pressure the attack then causes. A fresh address asking during the attack gets what the new device got (its proof-of-work column); the cost per level is in part 7.`,
     ...(budgetErrors > 0
-      ? ["", `**Found: the hash budget's refusal reaches clients as a 500.** The budget refused ${fmt.int(budgetErrors)} times (the server logged each HashBudgetFull as an unhandled error) and the route answered 500, not 503 busy with Retry-After.`]
+      ? [
+          "",
+          `**Found: the hash budget's refusal reaches clients as a 500.** The budget refused ${fmt.int(budgetErrors)} times (the server logged each HashBudgetFull as an unhandled error) and the route answered 500, not 503 busy with Retry-After.`,
+        ]
       : []),
     ...(sentBack > 0
-      ? ["", `**Found: sign-ins refused by next-auth's CSRF check.** ${fmt.int(sentBack)} sign-in answer(s) were a CSRF refusal (403 csrf_invalid, or next-auth's \`?csrf=true\` bounce), although each carried the CSRF cookie and token it had been given (the attackers share one pair, each legitimate user has its own).`]
+      ? [
+          "",
+          `**Found: sign-ins refused by next-auth's CSRF check.** ${fmt.int(sentBack)} sign-in answer(s) were a CSRF refusal (403 csrf_invalid, or next-auth's \`?csrf=true\` bounce), although each carried the CSRF cookie and token it had been given (the attackers share one pair, each legitimate user has its own).`,
+        ]
       : []),
   ].join("\n");
   return {

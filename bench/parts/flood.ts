@@ -11,7 +11,6 @@ import { PART_TITLES, type Part, type PartContext, type PartReport } from "../li
 import { DRILL_SETTINGS, freePort, killOnExit, processTreeCpuMs, startServer, type BenchServer } from "../lib/server";
 import { fmt, median, sleep, summarize, table } from "../lib/stats";
 
-
 /**
  * Part 2: what a flood costs the server, and what it costs everybody else.
  *
@@ -58,14 +57,45 @@ type Sizes = {
   spreadAddresses: number;
 };
 
-const FULL: Sizes = { openingSeconds: 5, poolSize: 40, warmupSeconds: 1, rounds: 5, phaseSeconds: 2, legitWarmup: 3, legitRuns: 120, legitPaceMs: 120, legitFloodSeconds: 30, spreadAddresses: 1_000 };
-const SMOKE: Sizes = { openingSeconds: 1, poolSize: 4, warmupSeconds: 0, rounds: 1, phaseSeconds: 1, legitWarmup: 0, legitRuns: 2, legitPaceMs: 50, legitFloodSeconds: 10, spreadAddresses: 20 };
+const FULL: Sizes = {
+  openingSeconds: 5,
+  poolSize: 40,
+  warmupSeconds: 1,
+  rounds: 5,
+  phaseSeconds: 2,
+  legitWarmup: 3,
+  legitRuns: 120,
+  legitPaceMs: 120,
+  legitFloodSeconds: 30,
+  spreadAddresses: 1_000,
+};
+const SMOKE: Sizes = {
+  openingSeconds: 1,
+  poolSize: 4,
+  warmupSeconds: 0,
+  rounds: 1,
+  phaseSeconds: 1,
+  legitWarmup: 0,
+  legitRuns: 2,
+  legitPaceMs: 50,
+  legitFloodSeconds: 10,
+  spreadAddresses: 20,
+};
 
 /** A production server under test: this checkout's build, or the `--compare` one. */
 type Target = { name: string; commit: string; server: BenchServer; csrf: Csrf; fastPath: boolean };
 
 /** One measured flood of a cost row. */
-type Sample = { answered: number; seconds: number; cpuMs: number; p50: number; p99: number; statuses: Record<string, number>; errors: number; timeouts: number };
+type Sample = {
+  answered: number;
+  seconds: number;
+  cpuMs: number;
+  p50: number;
+  p99: number;
+  statuses: Record<string, number>;
+  errors: number;
+  timeouts: number;
+};
 
 type Row = { samples: Sample[] };
 
@@ -89,7 +119,16 @@ const merged = (samples: readonly { statuses: Record<string, number> }[]) => {
   for (const sample of samples) for (const [code, n] of Object.entries(sample.statuses)) all[code] = (all[code] ?? 0) + n;
   return all;
 };
-const sampleOf = (flood: Flood): Sample => ({ answered: answered(flood), seconds: flood.durationSeconds, cpuMs: flood.cpuMs, p50: flood.latencyP50, p99: flood.latencyP99, statuses: flood.statuses, errors: flood.errors, timeouts: flood.timeouts });
+const sampleOf = (flood: Flood): Sample => ({
+  answered: answered(flood),
+  seconds: flood.durationSeconds,
+  cpuMs: flood.cpuMs,
+  p50: flood.latencyP50,
+  p99: flood.latencyP99,
+  statuses: flood.statuses,
+  errors: flood.errors,
+  timeouts: flood.timeouts,
+});
 
 /** The 1,000 flooding addresses: 172.16.x.y. */
 const spreadAddress = (n: number) => `172.16.${Math.floor(n / 250)}.${(n % 250) + 1}`;
@@ -109,13 +148,21 @@ async function settle(server: BenchServer, quietMs: number, limitMs: number): Pr
 }
 
 /** The bare Node server of the floor, in its own process, answering `reply` to everything. */
-async function startFloor(root: string, reply: { status: number; headers: Record<string, string>; body: string }): Promise<{ baseUrl: string; cpuMs(): number; stop(): void }> {
+async function startFloor(
+  root: string,
+  reply: { status: number; headers: Record<string, string>; body: string },
+): Promise<{ baseUrl: string; cpuMs(): number; stop(): void }> {
   const port = await freePort();
   const script = path.join(root, "bench", "lib", "floor-server.ts");
-  const child = spawn(process.execPath, ["--import", "tsx", script, JSON.stringify({ port, ...reply })], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", script, JSON.stringify({ port, ...reply })], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   killOnExit(child);
   const listening = await Promise.race([
-    new Promise<boolean>((resolve) => readline.createInterface({ input: child.stdout! }).on("line", (line) => line === "listening" && resolve(true))),
+    new Promise<boolean>((resolve) =>
+      readline.createInterface({ input: child.stdout! }).on("line", (line) => line === "listening" && resolve(true)),
+    ),
     new Promise<boolean>((resolve) => child.once("exit", () => resolve(false))),
     sleep(30_000).then(() => false),
   ]);
@@ -141,7 +188,11 @@ async function legitRuns(target: Target, startAt: number, count: number, paceMs:
   for (let n = 0; n < count && !stop(); n++) {
     await sleep(firstMs + n * paceMs - performance.now());
     if (stop()) break;
-    const page = await request(target.server.baseUrl, { method: "GET", path: "/sign-in", headers: { "x-forwarded-for": legitAddress(startAt + n) } });
+    const page = await request(target.server.baseUrl, {
+      method: "GET",
+      path: "/sign-in",
+      headers: { "x-forwarded-for": legitAddress(startAt + n) },
+    });
     const run = await legitSignIn(target.server.baseUrl, target.csrf, user, MAX_TRIES);
     runs.push({ pageMs: page.ms, pageStatus: page.status, signIn: run });
   }
@@ -178,11 +229,24 @@ export const floodPart: Part = {
   },
 };
 
-async function drill(context: PartContext, sizes: Sizes, flooder: FloodClient, server: BenchServer, beforeServer: BenchServer | undefined): Promise<PartReport> {
+async function drill(
+  context: PartContext,
+  sizes: Sizes,
+  flooder: FloodClient,
+  server: BenchServer,
+  beforeServer: BenchServer | undefined,
+): Promise<PartReport> {
   const say = context.say;
   const [addressBandwidth] = parseLimitSpec(defaultSpec("signInAddress"));
   const targets: Target[] = [{ name: "This build", commit: "", server, csrf: await getCsrf(server.baseUrl), fastPath: true }];
-  if (beforeServer && context.compare) targets.push({ name: `Commit ${context.compare.commit}`, commit: context.compare.commit, server: beforeServer, csrf: await getCsrf(beforeServer.baseUrl), fastPath: false });
+  if (beforeServer && context.compare)
+    targets.push({
+      name: `Commit ${context.compare.commit}`,
+      commit: context.compare.commit,
+      server: beforeServer,
+      csrf: await getCsrf(beforeServer.baseUrl),
+      fastPath: false,
+    });
   const after = targets[0]!;
 
   // The attacker's opening burst on each server: the allowance is spent and admitted attempts
@@ -196,13 +260,27 @@ async function drill(context: PartContext, sizes: Sizes, flooder: FloodClient, s
     // Solutions fetched from other addresses: challenges are not bound to who asked for them.
     const pool: string[] = [];
     for (let i = 0; i < sizes.poolSize; i++) pool.push(await solvedPayload(target.server.baseUrl, `198.51.100.${i + 1}`));
-    const load: CannonLoad = { kind: "spray", path: SIGN_IN_PATH, headers: signInHeaders(ATTACKER_ADDRESS, target.csrf), csrfToken: target.csrf.token, pool, addresses: [ATTACKER_ADDRESS] };
+    const load: CannonLoad = {
+      kind: "spray",
+      path: SIGN_IN_PATH,
+      headers: signInHeaders(ATTACKER_ADDRESS, target.csrf),
+      csrfToken: target.csrf.token,
+      pool,
+      addresses: [ATTACKER_ADDRESS],
+    };
     sprayLoads.set(target, load);
     const argon2Before = target.server.eventCount("sign_in_failed");
     const startedMs = Date.now();
     say(`${target.name}: opening burst from ${ATTACKER_ADDRESS}, ${CONNECTIONS} connections`);
     const flood = await flooder.run(
-      { url: target.server.baseUrl, connections: CONNECTIONS, durationSeconds: sizes.openingSeconds, maxRequests: REQUEST_CAP, load, stopAt: { status: 429, count: 200 } },
+      {
+        url: target.server.baseUrl,
+        connections: CONNECTIONS,
+        durationSeconds: sizes.openingSeconds,
+        maxRequests: REQUEST_CAP,
+        load,
+        stopAt: { status: 429, count: 200 },
+      },
       () => target.server.cpuMs(),
     );
     await settle(target.server, context.smoke ? 300 : 1_000, 30_000);
@@ -212,11 +290,17 @@ async function drill(context: PartContext, sizes: Sizes, flooder: FloodClient, s
   }
 
   // The floor answers what the fast path answers, header for header.
-  const sample = await request(server.baseUrl, { method: "POST", path: SIGN_IN_PATH, headers: signInHeaders(ATTACKER_ADDRESS, after.csrf), body: signInBody({ email: "x@example.com", password: "wrong-password-123", altcha: "x", csrfToken: after.csrf.token }) });
+  const sample = await request(server.baseUrl, {
+    method: "POST",
+    path: SIGN_IN_PATH,
+    headers: signInHeaders(ATTACKER_ADDRESS, after.csrf),
+    body: signInBody({ email: "x@example.com", password: "wrong-password-123", altcha: "x", csrfToken: after.csrf.token }),
+  });
   if (sample.status !== 429) throw new Error(`the attacker's address was not refused after the opening burst (${sample.status})`);
   const floorHeaders: Record<string, string> = {};
   for (const [name, value] of Object.entries(sample.headers)) {
-    if (typeof value === "string" && !["date", "connection", "keep-alive", "transfer-encoding", "content-length"].includes(name)) floorHeaders[name] = value;
+    if (typeof value === "string" && !["date", "connection", "keep-alive", "transfer-encoding", "content-length"].includes(name))
+      floorHeaders[name] = value;
   }
   const floor = await startFloor(context.root, { status: sample.status, headers: floorHeaders, body: sample.text });
 
@@ -233,14 +317,39 @@ async function drill(context: PartContext, sizes: Sizes, flooder: FloodClient, s
   for (const target of targets) {
     const cpu = () => target.server.cpuMs();
     const url = target.server.baseUrl;
-    steps.push({ row: costRow(`Refused sign-in, ${target.fastPath ? "fast path" : "through Next.js"} (POST ${SIGN_IN_PATH})`, "refused", target), url, load: sprayLoads.get(target)!, cpu });
-    steps.push({ row: costRow("Static file through Next.js (GET /robots.txt)", "static", target), url, load: fixed("GET", "/robots.txt"), cpu });
+    steps.push({
+      row: costRow(`Refused sign-in, ${target.fastPath ? "fast path" : "through Next.js"} (POST ${SIGN_IN_PATH})`, "refused", target),
+      url,
+      load: sprayLoads.get(target)!,
+      cpu,
+    });
+    steps.push({
+      row: costRow("Static file through Next.js (GET /robots.txt)", "static", target),
+      url,
+      load: fixed("GET", "/robots.txt"),
+      cpu,
+    });
   }
-  steps.push({ row: costRow("Floor: a bare Node http server answering the same requests with the same 429 (its own process)", "floor"), url: floor.baseUrl, load: sprayLoads.get(after)!, cpu: floor.cpuMs });
+  steps.push({
+    row: costRow("Floor: a bare Node http server answering the same requests with the same 429 (its own process)", "floor"),
+    url: floor.baseUrl,
+    load: sprayLoads.get(after)!,
+    cpu: floor.cpuMs,
+  });
   for (const target of targets) {
     const cpu = () => target.server.cpuMs();
-    steps.push({ row: costRow("API route (GET /api/health: one `SELECT 1`)", "health", target), url: target.server.baseUrl, load: fixed("GET", "/api/health"), cpu });
-    steps.push({ row: costRow("Page (GET /sign-in; proxy.ts runs in both builds: the control)", "page", target), url: target.server.baseUrl, load: fixed("GET", "/sign-in"), cpu });
+    steps.push({
+      row: costRow("API route (GET /api/health: one `SELECT 1`)", "health", target),
+      url: target.server.baseUrl,
+      load: fixed("GET", "/api/health"),
+      cpu,
+    });
+    steps.push({
+      row: costRow("Page (GET /sign-in; proxy.ts runs in both builds: the control)", "page", target),
+      url: target.server.baseUrl,
+      load: fixed("GET", "/sign-in"),
+      cpu,
+    });
   }
   // Like steps of both builds run next to each other; the order flips every round.
   const ordered = (round: number) => {
@@ -254,12 +363,19 @@ async function drill(context: PartContext, sizes: Sizes, flooder: FloodClient, s
   try {
     if (sizes.warmupSeconds > 0) {
       say(`warm-up: ${steps.length} routes, ${sizes.warmupSeconds} s each (not measured)`);
-      for (const step of ordered(0)) await flooder.run({ url: step.url, connections: CONNECTIONS, durationSeconds: sizes.warmupSeconds, maxRequests: REQUEST_CAP, load: step.load }, step.cpu);
+      for (const step of ordered(0))
+        await flooder.run(
+          { url: step.url, connections: CONNECTIONS, durationSeconds: sizes.warmupSeconds, maxRequests: REQUEST_CAP, load: step.load },
+          step.cpu,
+        );
     }
     for (let round = 0; round < sizes.rounds; round++) {
       say(`cost round ${round + 1}/${sizes.rounds}: ${steps.length} floods of ${sizes.phaseSeconds} s`);
       for (const step of ordered(round)) {
-        const flood = await flooder.run({ url: step.url, connections: CONNECTIONS, durationSeconds: sizes.phaseSeconds, maxRequests: REQUEST_CAP, load: step.load }, step.cpu);
+        const flood = await flooder.run(
+          { url: step.url, connections: CONNECTIONS, durationSeconds: sizes.phaseSeconds, maxRequests: REQUEST_CAP, load: step.load },
+          step.cpu,
+        );
         step.row.samples.push(sampleOf(flood));
       }
     }
@@ -272,7 +388,13 @@ async function drill(context: PartContext, sizes: Sizes, flooder: FloodClient, s
   const spent = new Map<Target, string>();
   for (const target of targets) {
     const payload = await solvedPayload(target.server.baseUrl, "100.127.0.2");
-    await signIn(target.server.baseUrl, { address: "100.127.0.2", csrf: target.csrf, email: "spent@example.com", password: "wrong-password-123", altcha: payload });
+    await signIn(target.server.baseUrl, {
+      address: "100.127.0.2",
+      csrf: target.csrf,
+      email: "spent@example.com",
+      password: "wrong-password-123",
+      altcha: payload,
+    });
     spent.set(target, payload);
     await settle(target.server, context.smoke ? 300 : 1_000, 10_000);
   }
@@ -290,10 +412,16 @@ async function drill(context: PartContext, sizes: Sizes, flooder: FloodClient, s
     let floodEnded = false;
     let legit: Promise<LegitRun[]> | undefined;
     const flood = flooder
-      .run({ url: target.server.baseUrl, connections: CONNECTIONS, durationSeconds: sizes.legitFloodSeconds, maxRequests: REQUEST_CAP, load }, () => target.server.cpuMs(), () => {
-        // Half a second for the flood to reach full load, then the user starts.
-        legit = sleep(context.smoke ? 100 : 500).then(() => legitRuns(target, start, sizes.legitRuns, sizes.legitPaceMs, () => floodEnded));
-      })
+      .run(
+        { url: target.server.baseUrl, connections: CONNECTIONS, durationSeconds: sizes.legitFloodSeconds, maxRequests: REQUEST_CAP, load },
+        () => target.server.cpuMs(),
+        () => {
+          // Half a second for the flood to reach full load, then the user starts.
+          legit = sleep(context.smoke ? 100 : 500).then(() =>
+            legitRuns(target, start, sizes.legitRuns, sizes.legitPaceMs, () => floodEnded),
+          );
+        },
+      )
       .finally(() => (floodEnded = true));
     // The flood ends when the user is done (or at its bound).
     while (!legit && !floodEnded) await sleep(20);
@@ -332,7 +460,8 @@ type Measured = {
 function report(context: PartContext, sizes: Sizes, measured: Measured): PartReport {
   const { targets, openings, rows, legitPhases } = measured;
   const [after, before] = targets as [Target, Target | undefined];
-  const row = (kind: Measured["rows"][number]["kind"], target?: Target) => rows.find((each) => each.kind === kind && each.target === target)!;
+  const row = (kind: Measured["rows"][number]["kind"], target?: Target) =>
+    rows.find((each) => each.kind === kind && each.target === target)!;
   const cost = (kind: Measured["rows"][number]["kind"], target?: Target) => rowPerRequestMs(row(kind, target));
   const staticAfter = cost("static", after);
   const refusedRatio = cost("refused", after) / staticAfter;
@@ -342,7 +471,16 @@ function report(context: PartContext, sizes: Sizes, measured: Measured): PartRep
   const cores = os.availableParallelism();
 
   const costTable = table(
-    ["Build", "What the flood asks", "Answers", "Answers/s", "Server busy (share of one core)", "Server CPU per request (median of rounds; range)", "÷ static file (same build)", "Latency p50 / p99 (last round)"],
+    [
+      "Build",
+      "What the flood asks",
+      "Answers",
+      "Answers/s",
+      "Server busy (share of one core)",
+      "Server CPU per request (median of rounds; range)",
+      "÷ static file (same build)",
+      "Latency p50 / p99 (last round)",
+    ],
     rows
       .filter((each) => each.kind !== "health" && each.kind !== "page")
       .map((each) => {
@@ -355,7 +493,9 @@ function report(context: PartContext, sizes: Sizes, measured: Measured): PartRep
           fmt.int(rowRate(each)),
           `${fmt.int(rowBusy(each) * 100)}%`,
           `**${fmt.usFromMs(rowPerRequestMs(each))}**${rowRange(each)}`,
-          each.kind === "static" ? "1×" : `**${fmt.ratio(rowPerRequestMs(each) / staticOfBuild)}**${each.kind === "floor" ? " (of this build's)" : ""}`,
+          each.kind === "static"
+            ? "1×"
+            : `**${fmt.ratio(rowPerRequestMs(each) / staticOfBuild)}**${each.kind === "floor" ? " (of this build's)" : ""}`,
           last ? `${last.p50} ms / ${last.p99} ms` : "n/a",
         ];
       }),
@@ -368,7 +508,9 @@ function report(context: PartContext, sizes: Sizes, measured: Measured): PartRep
       row(kind, after).label,
       `${fmt.usFromMs(now)}${rowRange(row(kind, after))}, ${fmt.int(rowRate(row(kind, after)))}/s`,
       before ? `${fmt.usFromMs(then)}${rowRange(row(kind, before))}, ${fmt.int(rowRate(row(kind, before)))}/s` : "not measured",
-      before ? `${then < now ? "−" : ""}${fmt.usFromMs(Math.abs(then - now))} (${then < now ? "−" : ""}${fmt.fixed((100 * Math.abs(then - now)) / then, 0)}%)` : "n/a",
+      before
+        ? `${then < now ? "−" : ""}${fmt.usFromMs(Math.abs(then - now))} (${then < now ? "−" : ""}${fmt.fixed((100 * Math.abs(then - now)) / then, 0)}%)`
+        : "n/a",
     ];
   });
 
@@ -382,7 +524,9 @@ function report(context: PartContext, sizes: Sizes, measured: Measured): PartRep
     return [
       phase.target === after ? "this build" : beforeCol,
       phase.condition,
-      flood ? `${fmt.int(answered(flood) / flood.durationSeconds)}/s (${describe(flood.statuses)}); server busy ${fmt.int((flood.cpuMs / (flood.durationSeconds * 1000)) * 100)}%` : "—",
+      flood
+        ? `${fmt.int(answered(flood) / flood.durationSeconds)}/s (${describe(flood.statuses)}); server busy ${fmt.int((flood.cpuMs / (flood.durationSeconds * 1000)) * 100)}%`
+        : "—",
       `${fmt.int(figures.signedIn)}/${fmt.int(phase.runs.length)}`,
       `${fmt.ms(figures.page.p50)} / ${fmt.ms(figures.page.p99)}${ratio(figures.page.p99, idleFigures?.page.p99)}`,
       `${fmt.ms(figures.post.p50)} / ${fmt.ms(figures.post.p99)}${ratio(figures.post.p99, idleFigures?.post.p99)}`,
@@ -398,14 +542,20 @@ function report(context: PartContext, sizes: Sizes, measured: Measured): PartRep
     if (!phase || !idle) return undefined;
     const figures = legitFigures(phase);
     const idleFigures = legitFigures(idle);
-    return { page: figures.page.p99 / idleFigures.page.p99, post: figures.post.p99 / idleFigures.post.p99, whole: figures.whole.p99 / idleFigures.whole.p99 };
+    return {
+      page: figures.page.p99 / idleFigures.page.p99,
+      post: figures.post.p99 / idleFigures.post.p99,
+      whole: figures.whole.p99 / idleFigures.whole.p99,
+    };
   };
   const oneAddress = p99Check(after, "one-address flood");
   const spreadCondition = `${fmt.int(sizes.spreadAddresses)}-address flood`;
   const spread = p99Check(after, spreadCondition);
   const oneAddressBefore = before ? p99Check(before, "one-address flood") : undefined;
-  const met = (ratio: number | undefined, target: number) => (ratio !== undefined && Number.isFinite(ratio) ? (ratio <= target ? "met" : "not met") : "n/a");
-  const worst = (check: { page: number; post: number; whole: number } | undefined) => (check ? Math.max(check.page, check.post, check.whole) : Number.NaN);
+  const met = (ratio: number | undefined, target: number) =>
+    ratio !== undefined && Number.isFinite(ratio) ? (ratio <= target ? "met" : "not met") : "n/a";
+  const worst = (check: { page: number; post: number; whole: number } | undefined) =>
+    check ? Math.max(check.page, check.post, check.whole) : Number.NaN;
 
   // The 1,000-address flood: how much of it the fast path answered.
   const spreadPhase = legitPhases.find((phase) => phase.target === after && phase.condition === spreadCondition);
@@ -415,7 +565,11 @@ function report(context: PartContext, sizes: Sizes, measured: Measured): PartRep
   const spreadRate = spreadFlood ? spreadAnswered / spreadFlood.durationSeconds : Number.NaN;
   const spreadCpuPerRequest = spreadFlood ? spreadFlood.cpuMs / Math.max(1, spreadAnswered) : Number.NaN;
   const untilAllRefused = sizes.spreadAddresses * (measured.addressCapacity + 1);
-  const allFloods: { errors: number; timeouts: number }[] = [...[...openings.values()].map((opening) => opening.flood), ...rows.flatMap((each) => each.samples), ...legitPhases.flatMap((phase) => (phase.flood ? [phase.flood] : []))];
+  const allFloods: { errors: number; timeouts: number }[] = [
+    ...[...openings.values()].map((opening) => opening.flood),
+    ...rows.flatMap((each) => each.samples),
+    ...legitPhases.flatMap((phase) => (phase.flood ? [phase.flood] : [])),
+  ];
   const oneAddressFlood = legitPhases.find((phase) => phase.target === after && phase.condition === "one-address flood")?.flood;
 
   const openingRows = targets.map((target) => {
@@ -437,7 +591,10 @@ function report(context: PartContext, sizes: Sizes, measured: Measured): PartRep
     "",
     "**The opening burst** (until 200 refusals): the attacker's allowance is spent, and only the policy's allowance reaches Argon2id.",
     "",
-    table(["Build", "Requests answered", "Reached Argon2id (`sign_in_failed`)", `Policy allows (${defaultSpec("signInAddress")} per address)`], openingRows),
+    table(
+      ["Build", "Requests answered", "Reached Argon2id (`sign_in_failed`)", `Policy allows (${defaultSpec("signInAddress")} per address)`],
+      openingRows,
+    ),
     "",
     `**What a refusal costs.** From here on every answer to ${ATTACKER_ADDRESS} is a refusal. Each row below is a flood of ${sizes.phaseSeconds} s, ${sizes.rounds} round(s), the rows of both builds and the floor alternating (order flipped every round) after a ${sizes.warmupSeconds} s warm-up of each; per-request CPU is the median of the rounds. The floor is a bare \`http.createServer\` in its own process sending the fast path's 429 header for header.`,
     "",
@@ -452,7 +609,19 @@ function report(context: PartContext, sizes: Sizes, measured: Measured): PartRep
     "",
     `**A legitimate user** loads the sign-in page (GET /sign-in), then signs in as the page does (challenge, solve, post; the right password, a new device, a new address each time so that its own per-username limit stays out of the way), up to ${sizes.legitRuns} times, one every ${sizes.legitPaceMs} ms or when the previous one ends (after ${sizes.legitWarmup} unmeasured ones per server): on the idle server; while ${ATTACKER_ADDRESS} (refused) floods at ${CONNECTIONS} connections; while ${fmt.int(sizes.spreadAddresses)} addresses (172.16.x.y, round robin) flood with a spent ALTCHA solution, each refused by ALTCHA (400) until its own allowance is spent. The flood starts half a second before the user's first sign-in and is stopped after the last, or after ${sizes.legitFloodSeconds} s (then the user has done fewer: see "Signed in"). Percentiles are nearest-rank: of ${sizes.legitRuns} sign-ins the p99 is the ${sizes.legitRuns >= 100 ? "second slowest" : "slowest"}, of fewer than 100 the slowest. In brackets: p99 ÷ the same build's idle p99.`,
     "",
-    table(["Build", "Condition", "Flood (answers/s; server busy)", "Signed in", "Page load p50 / p99", "Sign-in POST p50 / p99", "Whole sign-in p50 / p99 (challenge + solve + post)", "Answers"], legitRows),
+    table(
+      [
+        "Build",
+        "Condition",
+        "Flood (answers/s; server busy)",
+        "Signed in",
+        "Page load p50 / p99",
+        "Sign-in POST p50 / p99",
+        "Whole sign-in p50 / p99 (challenge + solve + post)",
+        "Answers",
+      ],
+      legitRows,
+    ),
     "",
     `- One-address flood, this build: p99 ÷ idle: page ${fmt.ratio(oneAddress?.page ?? Number.NaN)}, sign-in POST ${fmt.ratio(oneAddress?.post ?? Number.NaN)}, whole sign-in ${fmt.ratio(oneAddress?.whole ?? Number.NaN)} (target ≤ ${TARGET_P99_RATIO}×: **${met(worst(oneAddress), TARGET_P99_RATIO)}**)${oneAddressBefore ? `; ${beforeCol}: page ${fmt.ratio(oneAddressBefore.page)}, POST ${fmt.ratio(oneAddressBefore.post)}, whole ${fmt.ratio(oneAddressBefore.whole)}` : ""}.`,
     `- Why a saturating flood still slows the user: Node answers on one thread, and at full load each turn of its event loop first serves the refusals already waiting, about ${CONNECTIONS} (one per connection) × ${fmt.usFromMs(cost("refused", after))} ≈ ${fmt.ms(CONNECTIONS * cost("refused", after))} here${before ? ` (${fmt.ms(CONNECTIONS * cost("refused", before))} before the fast path)` : ""}; a page or a sign-in takes several turns (routing, database, Argon2id in the thread pool, the response), and the load generator takes CPU from the same ${cores} cores.`,

@@ -95,8 +95,16 @@ async function memorySection(context: PartContext): Promise<{ markdown: string; 
 
   // Every run starts from an empty store, so every contender makes the same decisions.
   const contenders: (Contender & { keys: "digest" | "raw" })[] = [
-    { name: "Gatehouse token bucket (MemoryRateLimitStore)", keys: "digest", create: () => storeChecker(new MemoryRateLimitStore(), TOKEN_BUCKET) },
-    { name: "Gatehouse sliding window (MemoryRateLimitStore)", keys: "digest", create: () => storeChecker(new MemoryRateLimitStore(), SLIDING_WINDOW) },
+    {
+      name: "Gatehouse token bucket (MemoryRateLimitStore)",
+      keys: "digest",
+      create: () => storeChecker(new MemoryRateLimitStore(), TOKEN_BUCKET),
+    },
+    {
+      name: "Gatehouse sliding window (MemoryRateLimitStore)",
+      keys: "digest",
+      create: () => storeChecker(new MemoryRateLimitStore(), SLIDING_WINDOW),
+    },
     {
       name: "Gatehouse RateLimiter.consume: HMAC key + token bucket, as a route calls it",
       keys: "raw",
@@ -105,7 +113,11 @@ async function memorySection(context: PartContext): Promise<{ markdown: string; 
         return { check: async (key) => (await limiter.consume("signInUsername", [key])).allowed };
       },
     },
-    { name: "rate-limiter-flexible RateLimiterMemory", keys: "digest", create: () => flexibleChecker(new RateLimiterMemory({ points: LIMIT, duration: PERIOD_MS / 1000 })) },
+    {
+      name: "rate-limiter-flexible RateLimiterMemory",
+      keys: "digest",
+      create: () => flexibleChecker(new RateLimiterMemory({ points: LIMIT, duration: PERIOD_MS / 1000 })),
+    },
   ];
   const keysOf = (contender: { keys: "digest" | "raw" }) => (contender.keys === "digest" ? workload.keys : workload.rawKeys);
 
@@ -132,7 +144,13 @@ async function memorySection(context: PartContext): Promise<{ markdown: string; 
     collectGarbage();
     await latencyRun(contender.create(rounds), keysOf(contender), workload.sequence, latencies);
     const summary = summarize(latencies);
-    rows.push({ name: contender.name, checksPerSecond: median(throughputs[index]!), p50Ms: summary.p50, p99Ms: summary.p99, allowed: [...allowedCounts[index]!] });
+    rows.push({
+      name: contender.name,
+      checksPerSecond: median(throughputs[index]!),
+      p50Ms: summary.p50,
+      p99Ms: summary.p99,
+      allowed: [...allowedCounts[index]!],
+    });
     context.say(`  ${contender.name}: ${fmt.int(rows.at(-1)!.checksPerSecond)} checks/s`);
   }
   const reference = rows.at(-1)!;
@@ -141,7 +159,14 @@ async function memorySection(context: PartContext): Promise<{ markdown: string; 
     "",
     table(
       ["Limiter (in-memory)", "Checks/s", "p50 per check", "p99 per check", "Allowed", "Throughput vs RateLimiterMemory"],
-      rows.map((row) => [row.name, fmt.int(row.checksPerSecond), fmt.usFromMs(row.p50Ms), fmt.usFromMs(row.p99Ms), row.allowed.map(fmt.int).join(" / "), fmt.ratio(row.checksPerSecond / reference.checksPerSecond)]),
+      rows.map((row) => [
+        row.name,
+        fmt.int(row.checksPerSecond),
+        fmt.usFromMs(row.p50Ms),
+        fmt.usFromMs(row.p99Ms),
+        row.allowed.map(fmt.int).join(" / "),
+        fmt.ratio(row.checksPerSecond / reference.checksPerSecond),
+      ]),
     ),
     "",
     new Set(rows.flatMap((row) => row.allowed)).size === 1
@@ -239,7 +264,18 @@ async function deleteKeys(redis: Redis, pattern: string): Promise<number> {
   return deleted;
 }
 
-type RedisRow = { name: string; roundTrips: number; commandsPerCheck: number; commands: string; checksPerSecond: number; p50Ms: number; p99Ms: number; allowed: number } | { name: string; skipped: string };
+type RedisRow =
+  | {
+      name: string;
+      roundTrips: number;
+      commandsPerCheck: number;
+      commands: string;
+      checksPerSecond: number;
+      p50Ms: number;
+      p99Ms: number;
+      allowed: number;
+    }
+  | { name: string; skipped: string };
 
 async function redisSection(context: PartContext): Promise<{ markdown: string; headlines: string[] }> {
   const url = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -283,11 +319,24 @@ async function redisSection(context: PartContext): Promise<{ markdown: string; h
     const client = connectRedis(url);
     const store = new RedisRateLimitStore(client, { keyPrefix });
     closers.push(() => client.quit().catch(() => client.disconnect()));
-    contenders.push({ name, keyPattern: `${keyPrefix}*`, checker: (run) => ({ check: async (key) => (await store.consume(`${run}:${key}`, policy, Date.now())).allowed }) });
+    contenders.push({
+      name,
+      keyPattern: `${keyPrefix}*`,
+      checker: (run) => ({ check: async (key) => (await store.consume(`${run}:${key}`, policy, Date.now())).allowed }),
+    });
   }
   const flexiblePrefix = `${prefix}:rlf`;
-  const flexible = new RateLimiterRedis({ storeClient: flexibleClient, points: LIMIT, duration: PERIOD_MS / 1000, keyPrefix: flexiblePrefix });
-  contenders.push({ name: "rate-limiter-flexible RateLimiterRedis (ioredis)", keyPattern: `${flexiblePrefix}*`, checker: (run) => flexibleChecker({ consume: (key) => flexible.consume(`${run}:${key}`) }) });
+  const flexible = new RateLimiterRedis({
+    storeClient: flexibleClient,
+    points: LIMIT,
+    duration: PERIOD_MS / 1000,
+    keyPrefix: flexiblePrefix,
+  });
+  contenders.push({
+    name: "rate-limiter-flexible RateLimiterRedis (ioredis)",
+    keyPattern: `${flexiblePrefix}*`,
+    checker: (run) => flexibleChecker({ consume: (key) => flexible.consume(`${run}:${key}`) }),
+  });
 
   try {
     for (const contender of contenders) {
@@ -331,9 +380,23 @@ async function redisSection(context: PartContext): Promise<{ markdown: string; h
           if (!fewest || total < fewest.total) fewest = { total, delta };
         }
         const summary = summarize(latencies);
-        const commands = [...fewest!.delta.entries()].sort((a, b) => b[1] - a[1]).map(([command, count]) => `${command} ${fmt.fixed(count / checks)}`).join(", ");
-        rows.push({ name: contender.name, roundTrips: roundTrips / countedChecks, commandsPerCheck: fewest!.total / checks, commands, checksPerSecond: median(throughputs), p50Ms: summary.p50, p99Ms: summary.p99, allowed });
-        context.say(`  ${contender.name}: ${fmt.fixed(roundTrips / countedChecks)} round trips/check, ${fmt.fixed(fewest!.total / checks)} commands/check, p50 ${fmt.usFromMs(summary.p50)}`);
+        const commands = [...fewest!.delta.entries()]
+          .sort((a, b) => b[1] - a[1])
+          .map(([command, count]) => `${command} ${fmt.fixed(count / checks)}`)
+          .join(", ");
+        rows.push({
+          name: contender.name,
+          roundTrips: roundTrips / countedChecks,
+          commandsPerCheck: fewest!.total / checks,
+          commands,
+          checksPerSecond: median(throughputs),
+          p50Ms: summary.p50,
+          p99Ms: summary.p99,
+          allowed,
+        });
+        context.say(
+          `  ${contender.name}: ${fmt.fixed(roundTrips / countedChecks)} round trips/check, ${fmt.fixed(fewest!.total / checks)} commands/check, p50 ${fmt.usFromMs(summary.p50)}`,
+        );
       } catch (error) {
         rows.push({ name: contender.name, skipped: `failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}` });
         context.say(`  ${contender.name}: failed (${String(error)})`);
@@ -358,7 +421,16 @@ async function redisSection(context: PartContext): Promise<{ markdown: string; h
     "- p50/p99: every check of every timed run. Keys live under a unique prefix and are deleted afterwards (SCAN + UNLINK).",
     "",
     table(
-      ["Limiter (Redis)", "Round trips/check", "Commands/check (incl. inside scripts)", "Checks/s (sequential)", "p50 per check", "p99 per check", "Allowed", "Checks/s vs RateLimiterRedis"],
+      [
+        "Limiter (Redis)",
+        "Round trips/check",
+        "Commands/check (incl. inside scripts)",
+        "Checks/s (sequential)",
+        "p50 per check",
+        "p99 per check",
+        "Allowed",
+        "Checks/s vs RateLimiterRedis",
+      ],
       rows.map((row) =>
         "skipped" in row
           ? [row.name, row.skipped, "", "", "", "", "", ""]
@@ -375,7 +447,8 @@ async function redisSection(context: PartContext): Promise<{ markdown: string; h
       ),
     ),
   ].join("\n");
-  const shortName = (name: string) => name.replace(" (RedisRateLimitStore)", "").replace("rate-limiter-flexible ", "").replace(" (ioredis)", "");
+  const shortName = (name: string) =>
+    name.replace(" (RedisRateLimitStore)", "").replace("rate-limiter-flexible ", "").replace(" (ioredis)", "");
   const skippedOurs = rows.find((row) => "skipped" in row && row.name.startsWith("Gatehouse"));
   const headlines =
     measured.length === 0

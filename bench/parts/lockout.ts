@@ -31,7 +31,14 @@ const POLL_MS = 20;
 const LANE_PER_HOUR = 10;
 const OWNER_TRIES = 8;
 
-type Sizes = { baseSeconds: number; maxSeconds: number; drillMs: number; ownerIntervalMs: number; freshIntervalMs: number; prepared: number };
+type Sizes = {
+  baseSeconds: number;
+  maxSeconds: number;
+  drillMs: number;
+  ownerIntervalMs: number;
+  freshIntervalMs: number;
+  prepared: number;
+};
 
 function sizes(smoke: boolean): Sizes {
   return smoke
@@ -101,7 +108,12 @@ async function attacker(baseUrl: string, csrf: Csrf, policy: LockoutPolicy, payl
 async function drill(context: PartContext, server: BenchServer): Promise<PartReport> {
   const size = sizes(context.smoke);
   const baseUrl = server.baseUrl;
-  const policy: LockoutPolicy = { threshold: THRESHOLD, baseLockMs: size.baseSeconds * 1000, maxLockMs: size.maxSeconds * 1000, quietPeriodMs: 12 * 3_600_000 };
+  const policy: LockoutPolicy = {
+    threshold: THRESHOLD,
+    baseLockMs: size.baseSeconds * 1000,
+    maxLockMs: size.maxSeconds * 1000,
+    quietPeriodMs: 12 * 3_600_000,
+  };
 
   const registered = await register(baseUrl, "100.127.1.1", OWNER_EMAIL, OWNER_PASSWORD);
   if (![201, 202].includes(registered.status)) throw new Error(`registering the owner answered ${registered.status}: ${registered.text}`);
@@ -111,25 +123,43 @@ async function drill(context: PartContext, server: BenchServer): Promise<PartRep
 
   // The owner's device signed in once before the attack: it holds a device cookie.
   const [first] = await pacedSignIns(baseUrl, knownCsrf, known, { count: 1, paceMs: 0, maxTries: MAX_TRIES_PER_SIGN_IN });
-  if (!first?.signedIn || !known.deviceToken) throw new Error(`the owner's first sign-in did not give it a device cookie (${first?.outcome ?? "no answer"})`);
+  if (!first?.signedIn || !known.deviceToken)
+    throw new Error(`the owner's first sign-in did not give it a device cookie (${first?.outcome ?? "no answer"})`);
 
   context.say(`preparing ${size.prepared} attacker attempts (a challenge per address, solved by the bench)`);
   const payloads: string[] = [];
   for (let n = 0; n < size.prepared; n++) payloads.push(await solve(await getChallenge(baseUrl, attackerAddress(n))));
 
-  context.say(`attack: keeping ${OWNER_EMAIL} locked for ${size.drillMs / 1000} s (lock ${size.baseSeconds} s doubling to ${size.maxSeconds} s); the owner tries every ${size.ownerIntervalMs} ms from a known device and every ${size.freshIntervalMs} ms from a new one`);
+  context.say(
+    `attack: keeping ${OWNER_EMAIL} locked for ${size.drillMs / 1000} s (lock ${size.baseSeconds} s doubling to ${size.maxSeconds} s); the owner tries every ${size.ownerIntervalMs} ms from a known device and every ${size.freshIntervalMs} ms from a new one`,
+  );
   const failedBefore = server.eventCount("sign_in_failed", "untrusted");
   const failedBeforeAll = server.eventCount("sign_in_failed");
   const declinedBefore = server.eventCount("device_lane_declined");
-  const succeededBefore = { trusted: server.eventCount("sign_in_succeeded", "trusted"), untrusted: server.eventCount("sign_in_succeeded", "untrusted") };
+  const succeededBefore = {
+    trusted: server.eventCount("sign_in_succeeded", "trusted"),
+    untrusted: server.eventCount("sign_in_succeeded", "untrusted"),
+  };
   const startedMs = performance.now();
   const endMs = startedMs + size.drillMs;
   const stop = () => performance.now() >= endMs;
   const [attack, knownRuns, freshRuns] = await Promise.all([
     attacker(baseUrl, attackCsrf, policy, payloads, endMs),
     // The first tries come once the first lock is surely set.
-    pacedSignIns(baseUrl, knownCsrf, known, { count: Math.round(size.drillMs / size.ownerIntervalMs), paceMs: size.ownerIntervalMs, maxTries: MAX_TRIES_PER_SIGN_IN, delayMs: size.ownerIntervalMs / 2, stop }),
-    pacedSignIns(baseUrl, freshCsrf, fresh, { count: Math.ceil(size.drillMs / size.freshIntervalMs), paceMs: size.freshIntervalMs, maxTries: MAX_TRIES_PER_SIGN_IN, delayMs: size.freshIntervalMs / 2, stop }),
+    pacedSignIns(baseUrl, knownCsrf, known, {
+      count: Math.round(size.drillMs / size.ownerIntervalMs),
+      paceMs: size.ownerIntervalMs,
+      maxTries: MAX_TRIES_PER_SIGN_IN,
+      delayMs: size.ownerIntervalMs / 2,
+      stop,
+    }),
+    pacedSignIns(baseUrl, freshCsrf, fresh, {
+      count: Math.ceil(size.drillMs / size.freshIntervalMs),
+      paceMs: size.freshIntervalMs,
+      maxTries: MAX_TRIES_PER_SIGN_IN,
+      delayMs: size.freshIntervalMs / 2,
+      stop,
+    }),
   ]);
   const elapsedMs = performance.now() - startedMs;
   const invalid = attack.answers.filter((answer) => answer.kind === "invalid").length;
@@ -145,9 +175,14 @@ async function drill(context: PartContext, server: BenchServer): Promise<PartRep
   // Between two locks the username was open to anyone for at most this long: from the earliest
   // moment the earlier lock could end to the latest moment the next failure could be counted.
   const gaps = locks.slice(1).map((lock, i) => Math.max(0, lock.toMs - (locks[i]!.fromMs + locks[i]!.lengthMs)));
-  const lockedMs = locks.reduce((sum, lock, i) => sum + Math.max(0, Math.min(lock.fromMs + lock.lengthMs, locks[i + 1]?.fromMs ?? Infinity, endMs) - lock.fromMs), 0);
+  const lockedMs = locks.reduce(
+    (sum, lock, i) => sum + Math.max(0, Math.min(lock.fromMs + lock.lengthMs, locks[i + 1]?.fromMs ?? Infinity, endMs) - lock.fromMs),
+    0,
+  );
   const firstLockMs = locks[0] ? locks[0].fromMs - startedMs : Number.NaN;
-  const untrustedLocked = [...attack.answers, ...freshRuns.map((run) => ({ kind: run.kind, label: run.outcome }))].filter((answer) => answer.kind === "locked");
+  const untrustedLocked = [...attack.answers, ...freshRuns.map((run) => ({ kind: run.kind, label: run.outcome }))].filter(
+    (answer) => answer.kind === "locked",
+  );
   const lockLabels = untrustedLocked.map((answer) => ("label" in answer ? answer.label : answerLabel(answer)));
   const withLockedUntil = lockLabels.filter((label) => label.includes("lockedUntil")).length;
   const freshRefusedShare = fi.runs === 0 ? Number.NaN : freshRuns.filter((run) => run.kind === "locked").length / fi.runs;
@@ -159,10 +194,34 @@ async function drill(context: PartContext, server: BenchServer): Promise<PartRep
     `The attacker (no device cookie, a new address 172.16/12 for every attempt, so no per-address limit applies) sends ${THRESHOLD} wrong passwords for the owner's username, then keeps it locked: an untrusted client is told only a rounded Retry-After and no \`lockedUntil\`, so the attacker computes each lock's end from the schedule and its own count of failures, starts polling ${LEAD_MS} ms before it (one wrong-password sign-in every ${POLL_MS} ms, each with its own proof of work, refused with 429 while the lock holds) and the first one that gets through re-locks the username for longer. ${size.prepared} proofs of work were solved before the drill, the rest as needed. The owner tries to sign in from a new address each time (so its own per-username allowance of 5 per 15 minutes per address does not refuse it): from its **known device** every ${fmt.fixed(size.ownerIntervalMs / 1000, 2)} s (it signed in once before the drill and presents its newest device cookie, keeping the new one from each success; with that first sign-in, ${1 + Math.round(size.drillMs / size.ownerIntervalMs)} uses of the owner's lane, within the default ${LANE_PER_HOUR} per username per hour, \`RATE_LIMIT_KNOWN_DEVICE_LANE\`, beyond which a known device is served as an untrusted client), and every ${size.freshIntervalMs / 1000} s from a **new device** of the same account (never a cookie). Each sign-in: challenge, solve, post; a 503 is tried again after Retry-After (up to ${MAX_TRIES_PER_SIGN_IN} tries), a 429 ends it (the new device then tries again at its next interval rather than after the minutes it is told).`,
     "",
     table(
-      ["Owner's client", "Sign-ins tried", "Signed in", "Success rate", "First try: time to the answer p50 / p99", "Answers (every try)", "Server log: successes in the lane"],
       [
-        ["Known device (device cookie)", fmt.int(ki.runs), `${fmt.int(ki.signedIn)} (${fmt.int(ki.firstTry)} on the first try)`, `**${fmt.fixed(100 * ownerRate, 0)}%**`, `${fmt.ms(ki.postP50)} / ${fmt.ms(ki.postP99)}`, ki.answers, `trusted: ${fmt.int(trustedSucceeded)}`],
-        ["New device (no cookie)", fmt.int(fi.runs), fmt.int(fi.signedIn), `${fmt.fixed(fi.runs === 0 ? Number.NaN : (100 * fi.signedIn) / fi.runs, 0)}%`, `${fmt.ms(fi.postP50)} / ${fmt.ms(fi.postP99)}`, fi.answers, `untrusted: ${fmt.int(untrustedSucceeded)}`],
+        "Owner's client",
+        "Sign-ins tried",
+        "Signed in",
+        "Success rate",
+        "First try: time to the answer p50 / p99",
+        "Answers (every try)",
+        "Server log: successes in the lane",
+      ],
+      [
+        [
+          "Known device (device cookie)",
+          fmt.int(ki.runs),
+          `${fmt.int(ki.signedIn)} (${fmt.int(ki.firstTry)} on the first try)`,
+          `**${fmt.fixed(100 * ownerRate, 0)}%**`,
+          `${fmt.ms(ki.postP50)} / ${fmt.ms(ki.postP99)}`,
+          ki.answers,
+          `trusted: ${fmt.int(trustedSucceeded)}`,
+        ],
+        [
+          "New device (no cookie)",
+          fmt.int(fi.runs),
+          fmt.int(fi.signedIn),
+          `${fmt.fixed(fi.runs === 0 ? Number.NaN : (100 * fi.signedIn) / fi.runs, 0)}%`,
+          `${fmt.ms(fi.postP50)} / ${fmt.ms(fi.postP99)}`,
+          fi.answers,
+          `untrusted: ${fmt.int(untrustedSucceeded)}`,
+        ],
       ],
     ),
     "",
@@ -172,13 +231,28 @@ async function drill(context: PartContext, server: BenchServer): Promise<PartRep
       ["The attacker", "Value"],
       [
         ["Drill length / first lock set after", `${fmt.fixed(elapsedMs / 1000, 1)} s / ${fmt.ms(firstLockMs)}`],
-        ["Locks set (lock periods)", `${fmt.int(locks.length)}, of ${locks.map((lock) => `${fmt.fixed(lock.lengthMs / 1000, 0)} s`).join(", ")}`],
-        ["Username locked for untrusted clients (attacker's estimate from the schedule)", `${fmt.fixed((100 * lockedMs) / size.drillMs, 1)}% of the drill`],
+        [
+          "Locks set (lock periods)",
+          `${fmt.int(locks.length)}, of ${locks.map((lock) => `${fmt.fixed(lock.lengthMs / 1000, 0)} s`).join(", ")}`,
+        ],
+        [
+          "Username locked for untrusted clients (attacker's estimate from the schedule)",
+          `${fmt.fixed((100 * lockedMs) / size.drillMs, 1)}% of the drill`,
+        ],
         ["New device's tries refused with 429 locked", `${fmt.fixed(100 * freshRefusedShare, 0)}%`],
-        ["Open between two locks (upper bound: earliest possible end of a lock to the latest moment the next failure was counted)", gaps.length === 0 ? "n/a" : `mean ${fmt.ms(gaps.reduce((a, b) => a + b, 0) / gaps.length)}, max ${fmt.ms(Math.max(...gaps))}`],
-        ["Attempts (each a proof of work)", `${fmt.int(attack.answers.length)} (${fmt.int(attack.answers.length - attack.solvedOnTheFly)} pre-solved, ${fmt.int(attack.solvedOnTheFly)} solved during the drill): ${tally(attack.answers.map(answerLabel))}`],
+        [
+          "Open between two locks (upper bound: earliest possible end of a lock to the latest moment the next failure was counted)",
+          gaps.length === 0 ? "n/a" : `mean ${fmt.ms(gaps.reduce((a, b) => a + b, 0) / gaps.length)}, max ${fmt.ms(Math.max(...gaps))}`,
+        ],
+        [
+          "Attempts (each a proof of work)",
+          `${fmt.int(attack.answers.length)} (${fmt.int(attack.answers.length - attack.solvedOnTheFly)} pre-solved, ${fmt.int(attack.solvedOnTheFly)} solved during the drill): ${tally(attack.answers.map(answerLabel))}`,
+        ],
         ["Reached Argon2id (server log: `sign_in_failed`, untrusted lane)", fmt.int(reachedArgon2)],
-        ["Untrusted 429 locked answers (attacker and new device) carrying `lockedUntil`", `${fmt.int(withLockedUntil)} of ${fmt.int(untrustedLocked.length)}`],
+        [
+          "Untrusted 429 locked answers (attacker and new device) carrying `lockedUntil`",
+          `${fmt.int(withLockedUntil)} of ${fmt.int(untrustedLocked.length)}`,
+        ],
       ],
     ),
   ].join("\n");
@@ -195,7 +269,11 @@ export const lockoutPart: Part = {
   title: PART_TITLES.lockout,
   serverSettings(smoke) {
     const size = sizes(smoke);
-    return { LOCKOUT_THRESHOLD: String(THRESHOLD), LOCKOUT_BASE_SECONDS: String(size.baseSeconds), LOCKOUT_MAX_SECONDS: String(size.maxSeconds) };
+    return {
+      LOCKOUT_THRESHOLD: String(THRESHOLD),
+      LOCKOUT_BASE_SECONDS: String(size.baseSeconds),
+      LOCKOUT_MAX_SECONDS: String(size.maxSeconds),
+    };
   },
   run(context: PartContext): Promise<PartReport> {
     return context.withServer((server) => drill(context, server));

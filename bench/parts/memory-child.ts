@@ -64,7 +64,9 @@ async function gatehouse(input: MemoryChildInput): Promise<MemoryChildOutput> {
   }
 
   // The addresses the LRU bound can still hold: the most recent ones.
-  const recent = Array.from({ length: Math.min(input.maxEntries, input.addresses) }, (_, i) => digestKey(SECRET, [address(input.addresses - 1 - i)]));
+  const recent = Array.from({ length: Math.min(input.maxEntries, input.addresses) }, (_, i) =>
+    digestKey(SECRET, [address(input.addresses - 1 - i)]),
+  );
   const remembered = () => recent.filter((key) => store.has("signInAddress", key)).length;
   const rememberedBefore = remembered();
   clockMs += longestResetMs;
@@ -72,7 +74,12 @@ async function gatehouse(input: MemoryChildInput): Promise<MemoryChildOutput> {
   const heldAfter = store.size;
   for (let n = input.addresses; n < input.addresses + input.maxEntries; n++) await limiter.consume("signInAddress", [address(n)]);
   const afterSecondWave = sample(input.addresses + input.maxEntries, store.size);
-  return { baseline, samples, elapsedMs, drain: { checked: recent.length, rememberedBefore, rememberedAfter, advancedMs: longestResetMs, heldAfter, afterSecondWave } };
+  return {
+    baseline,
+    samples,
+    elapsedMs,
+    drain: { checked: recent.length, rememberedBefore, rememberedAfter, advancedMs: longestResetMs, heldAfter, afterSecondWave },
+  };
 }
 
 async function flexible(input: MemoryChildInput): Promise<MemoryChildOutput> {

@@ -33,7 +33,10 @@ function runChild(root: string, input: MemoryChildInput): Promise<MemoryChildOut
   });
 }
 
-const above = (sample: MemorySample, baseline: MemorySample) => ({ rss: sample.rssBytes - baseline.rssBytes, heap: sample.heapUsedBytes - baseline.heapUsedBytes });
+const above = (sample: MemorySample, baseline: MemorySample) => ({
+  rss: sample.rssBytes - baseline.rssBytes,
+  heap: sample.heapUsedBytes - baseline.heapUsedBytes,
+});
 
 export const memoryPart: Part = {
   id: "memory",
@@ -42,7 +45,9 @@ export const memoryPart: Part = {
     const addresses = context.smoke ? 20_000 : 1_000_000;
     const maxEntries = context.smoke ? 2_000 : parseConfig({}, { devServer: true }).RATE_LIMIT_MEMORY_MAX_ENTRIES;
     const samples = 10;
-    context.say(`gatehouse, then rate-limiter-flexible: ${fmt.int(addresses)} addresses, RATE_LIMIT_MEMORY_MAX_ENTRIES = ${fmt.int(maxEntries)}`);
+    context.say(
+      `gatehouse, then rate-limiter-flexible: ${fmt.int(addresses)} addresses, RATE_LIMIT_MEMORY_MAX_ENTRIES = ${fmt.int(maxEntries)}`,
+    );
     const gatehouseInput: MemoryChildInput = { mode: "gatehouse", addresses, maxEntries, samples };
     const flexibleInput: MemoryChildInput = { mode: "flexible", addresses, maxEntries, samples };
     // One after the other in a full run, so their timings do not share the CPUs; a smoke run saves the time.
@@ -80,21 +85,48 @@ export const memoryPart: Part = {
       `${fmt.int(addresses)} distinct IPv4 addresses, each making one sign-in check through \`RateLimiter.consume("signInAddress", [address])\` (HMAC-digested key, policy ${defaultSpec("signInAddress")}) on \`MemoryRateLimitStore\` with the default bound \`RATE_LIMIT_MEMORY_MAX_ENTRIES\` = ${fmt.int(maxEntries)}, in a child process started with \`--expose-gc\`; the clock stands still, so every address is live at once (the worst case). Memory is read after a full GC, as growth over the process before the store was made. Beside it: \`RateLimiterMemory\` with the same limit on the same keys, in its own process.`,
       "",
       table(
-        ["Addresses seen", "Gatehouse entries held", "Gatehouse RSS growth", "Gatehouse heap growth", "RateLimiterMemory entries", "RateLimiterMemory RSS growth", "RateLimiterMemory heap growth"],
+        [
+          "Addresses seen",
+          "Gatehouse entries held",
+          "Gatehouse RSS growth",
+          "Gatehouse heap growth",
+          "RateLimiterMemory entries",
+          "RateLimiterMemory RSS growth",
+          "RateLimiterMemory heap growth",
+        ],
         rows,
       ),
       "",
       table(
         ["", "Value"],
         [
-          ["Most entries held (bound)", `${fmt.int(mostHeld)} (${fmt.int(maxEntries)}): ${mostHeld <= maxEntries ? "within" : "**EXCEEDED**"}`],
-          [`Gatehouse heap growth when the bound was reached (${fmt.int(atBound.addresses)} addresses) → after ${fmt.int(ourEnd.addresses)}`, `${fmt.mib(heapAtBound)} → ${fmt.mib(heapAtEnd)}`],
-          ...(rssAfterBound.length > 0 ? [[`Gatehouse RSS growth from ${fmt.int(afterBound[0]!.addresses)} to ${fmt.int(ourEnd.addresses)} addresses (lowest – highest sample)`, `${fmt.mib(Math.min(...rssAfterBound))} – ${fmt.mib(Math.max(...rssAfterBound))}`]] : []),
+          [
+            "Most entries held (bound)",
+            `${fmt.int(mostHeld)} (${fmt.int(maxEntries)}): ${mostHeld <= maxEntries ? "within" : "**EXCEEDED**"}`,
+          ],
+          [
+            `Gatehouse heap growth when the bound was reached (${fmt.int(atBound.addresses)} addresses) → after ${fmt.int(ourEnd.addresses)}`,
+            `${fmt.mib(heapAtBound)} → ${fmt.mib(heapAtEnd)}`,
+          ],
+          ...(rssAfterBound.length > 0
+            ? [
+                [
+                  `Gatehouse RSS growth from ${fmt.int(afterBound[0]!.addresses)} to ${fmt.int(ourEnd.addresses)} addresses (lowest – highest sample)`,
+                  `${fmt.mib(Math.min(...rssAfterBound))} – ${fmt.mib(Math.max(...rssAfterBound))}`,
+                ],
+              ]
+            : []),
           ["Gatehouse bytes per key (heap growth ÷ entries held, incl. the LRU's preallocated slots)", fmt.int(ourBytesPerKey)],
           ["RateLimiterMemory bytes per key (heap growth ÷ entries; one timer per key included)", fmt.int(theirBytesPerKey)],
           [`Gatehouse at the bound: ${fmt.int(maxEntries)} × bytes per key`, fmt.mib(maxEntries * ourBytesPerKey)],
-          [`RateLimiterMemory after ${fmt.int(addresses)} addresses (no bound)`, `${fmt.mib(above(theirEnd, theirs.baseline).rss)} RSS, ${fmt.mib(above(theirEnd, theirs.baseline).heap)} heap: ${fmt.ratio(above(theirEnd, theirs.baseline).rss / above(ourEnd, ours.baseline).rss)} Gatehouse's RSS growth`],
-          ["Check time per address (Gatehouse, incl. HMAC) / (RateLimiterMemory)", `${fmt.usFromMs(ours.elapsedMs / addresses)} / ${fmt.usFromMs(theirs.elapsedMs / addresses)}`],
+          [
+            `RateLimiterMemory after ${fmt.int(addresses)} addresses (no bound)`,
+            `${fmt.mib(above(theirEnd, theirs.baseline).rss)} RSS, ${fmt.mib(above(theirEnd, theirs.baseline).heap)} heap: ${fmt.ratio(above(theirEnd, theirs.baseline).rss / above(ourEnd, ours.baseline).rss)} Gatehouse's RSS growth`,
+          ],
+          [
+            "Check time per address (Gatehouse, incl. HMAC) / (RateLimiterMemory)",
+            `${fmt.usFromMs(ours.elapsedMs / addresses)} / ${fmt.usFromMs(theirs.elapsedMs / addresses)}`,
+          ],
         ],
       ),
       "",

@@ -31,7 +31,9 @@ const ATTEMPTS = 10_000;
 type Sizes = { base: number; nodeSolves: number; browserSolves: number; browserLevelLimitMs: number };
 
 function sizes(smoke: boolean): Sizes {
-  return smoke ? { base: 1_000, nodeSolves: 1, browserSolves: 1, browserLevelLimitMs: 10_000 } : { base: BASE_MAX_COUNTER, nodeSolves: 5, browserSolves: 3, browserLevelLimitMs: 45_000 };
+  return smoke
+    ? { base: 1_000, nodeSolves: 1, browserSolves: 1, browserLevelLimitMs: 10_000 }
+    : { base: BASE_MAX_COUNTER, nodeSolves: 5, browserSolves: 3, browserLevelLimitMs: 45_000 };
 }
 
 type NodeSolve = { counter: number; wallMs: number; cpuMs: number };
@@ -70,10 +72,12 @@ async function pageServer(root: string): Promise<{ url: string; setChallenge(cha
     };
     if (url.pathname === "/") return send(200, "text/html; charset=utf-8", page.html);
     if (url.pathname === "/altcha.js") return send(200, "text/javascript", fs.readFileSync(widgetScript));
-    if (url.pathname === "/challenge") return current ? send(200, "application/json", JSON.stringify(current)) : send(404, "text/plain", "no challenge");
+    if (url.pathname === "/challenge")
+      return current ? send(200, "application/json", JSON.stringify(current)) : send(404, "text/plain", "no challenge");
     if (url.pathname.startsWith("/altcha-lib/")) {
       const file = path.join(libRoot, url.pathname.slice("/altcha-lib/".length));
-      if (file.startsWith(libRoot + path.sep) && file.endsWith(".js") && fs.existsSync(file)) return send(200, "text/javascript", fs.readFileSync(file));
+      if (file.startsWith(libRoot + path.sep) && file.endsWith(".js") && fs.existsSync(file))
+        return send(200, "text/javascript", fs.readFileSync(file));
     }
     return send(404, "text/plain", "not found");
   });
@@ -87,14 +91,26 @@ async function pageServer(root: string): Promise<{ url: string; setChallenge(cha
   };
 }
 
-type BrowserSolve = { widgetWallMs: number; widgetSolveMs: number; widgetCounter: number; widgetVerified: boolean; libMs: number; libCounter: number };
+type BrowserSolve = {
+  widgetWallMs: number;
+  widgetSolveMs: number;
+  widgetCounter: number;
+  widgetVerified: boolean;
+  libMs: number;
+  libCounter: number;
+};
 
 /**
  * One challenge in the page: first the widget (verify(), as the sign-in page's submit calls it;
  * the solution's own `time` is the solve alone), then altcha-lib's solver on one thread. Both run
  * as string expressions, so that nothing the bench's TypeScript compiler adds reaches the page.
  */
-async function solveInBrowser(page: Page, server: { setChallenge(challenge: Challenge): void }, challenge: Challenge, settings: AltchaSettings): Promise<BrowserSolve> {
+async function solveInBrowser(
+  page: Page,
+  server: { setChallenge(challenge: Challenge): void },
+  challenge: Challenge,
+  settings: AltchaSettings,
+): Promise<BrowserSolve> {
   server.setChallenge(challenge);
   const widget = (await page.evaluate(`(async () => {
     await customElements.whenDefined("altcha-widget");
@@ -126,14 +142,21 @@ async function solveInBrowser(page: Page, server: { setChallenge(challenge: Chal
 
 async function run(context: PartContext): Promise<PartReport> {
   const size = sizes(context.smoke);
-  const settingsAt = (level: number): AltchaSettings => ({ hmacSecret: "bench-altcha-secret-".padEnd(40, "x"), expiresSeconds: 600, maxCounter: maxCounterAt(size.base, level) });
+  const settingsAt = (level: number): AltchaSettings => ({
+    hmacSecret: "bench-altcha-secret-".padEnd(40, "x"),
+    expiresSeconds: 600,
+    maxCounter: maxCounterAt(size.base, level),
+  });
   const levels = Array.from({ length: MAX_LEVEL + 1 }, (_, level) => level);
 
   // The same challenges for Node and the browser, so their times compare work for work.
   const challenges = new Map<number, Challenge[]>();
-  for (const level of levels) challenges.set(level, await Promise.all(Array.from({ length: size.nodeSolves }, () => issueChallenge(settingsAt(level), Date.now()))));
+  for (const level of levels)
+    challenges.set(level, await Promise.all(Array.from({ length: size.nodeSolves }, () => issueChallenge(settingsAt(level), Date.now()))));
 
-  context.say(`Node: ${size.nodeSolves} solve(s) per level, maxCounter ${levels.map((level) => fmt.int(maxCounterAt(size.base, level))).join(" / ")}`);
+  context.say(
+    `Node: ${size.nodeSolves} solve(s) per level, maxCounter ${levels.map((level) => fmt.int(maxCounterAt(size.base, level))).join(" / ")}`,
+  );
   await solveInNode(await issueChallenge(settingsAt(0), Date.now())); // warm-up
   const node = new Map<number, NodeSolve[]>();
   for (const level of levels) {
@@ -198,9 +221,18 @@ async function run(context: PartContext): Promise<PartReport> {
     const rate = (keys: number[], ms: number[]) => summarize(keys.map((key, i) => (1000 * key) / ms[i]!)).p50;
     const browserKeys = browser.map((solve) => solve.libCounter + 1);
     const rates = {
-      node: rate(solves.map((solve) => solve.counter + 1), solves.map((solve) => solve.wallMs)),
-      widget: rate(browserKeys, browser.map((solve) => solve.widgetSolveMs)),
-      lib: rate(browserKeys, browser.map((solve) => solve.libMs)),
+      node: rate(
+        solves.map((solve) => solve.counter + 1),
+        solves.map((solve) => solve.wallMs),
+      ),
+      widget: rate(
+        browserKeys,
+        browser.map((solve) => solve.widgetSolveMs),
+      ),
+      lib: rate(
+        browserKeys,
+        browser.map((solve) => solve.libMs),
+      ),
     };
     return {
       level,
@@ -268,7 +300,9 @@ async function run(context: PartContext): Promise<PartReport> {
 
 function readVersion(root: string, name: string): string {
   try {
-    return (JSON.parse(fs.readFileSync(path.join(root, "node_modules", name, "package.json"), "utf8")) as { version?: string }).version ?? "?";
+    return (
+      (JSON.parse(fs.readFileSync(path.join(root, "node_modules", name, "package.json"), "utf8")) as { version?: string }).version ?? "?"
+    );
   } catch {
     return "?";
   }

@@ -19,7 +19,14 @@ import { runRetention } from "@/lib/retention/retention";
 
 export type RetentionChildInput = { withRetentionUrl: string; days: number; attemptsPerDay: number; burstMs: number; limitMs: number };
 
-export type TableCounts = { signInLockout: number; refreshToken: number; downloadToken: number; securityEvent: number; report: number; lockoutTableBytes: number };
+export type TableCounts = {
+  signInLockout: number;
+  refreshToken: number;
+  downloadToken: number;
+  securityEvent: number;
+  report: number;
+  lockoutTableBytes: number;
+};
 
 export type RetentionSample = { day: number; moment: "after the spray" | "end of day"; without: TableCounts; with: TableCounts };
 

@@ -69,12 +69,17 @@ export const retentionPart: Part = {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-bench-retention-"));
     try {
       input.withRetentionUrl = `pglite:${path.join(folder, "with")}`;
-      context.say(`${input.days} simulated days, a spray of ${fmt.int(input.attemptsPerDay)} random usernames each morning, on two databases (with and without the retention job)`);
+      context.say(
+        `${input.days} simulated days, a spray of ${fmt.int(input.attemptsPerDay)} random usernames each morning, on two databases (with and without the retention job)`,
+      );
       const out = await runChild(context.root, input, `pglite:${path.join(folder, "without")}`, context.smoke);
       const last = out.samples.at(-1);
       const peakWith = Math.max(...out.samples.map((sample) => sample.with.signInLockout));
       const otherRows = Math.max(...out.samples.flatMap((sample) => [others(sample.with), others(sample.without)]));
-      const scaled = out.daysDone < input.days ? ` It stopped after ${out.daysDone} of ${input.days} days at its ${input.limitMs / 60_000}-minute bound.` : "";
+      const scaled =
+        out.daysDone < input.days
+          ? ` It stopped after ${out.daysDone} of ${input.days} days at its ${input.limitMs / 60_000}-minute bound.`
+          : "";
       const markdown = [
         `${fmt.int(input.attemptsPerDay)} failed sign-ins a day, each for a new random username from its own address, spread over the first ${input.burstMs / 60_000} simulated minutes of each day (part 3's spray), for ${out.daysDone} simulated days. Each attempt makes the writes a failed sign-in makes (\`admitAttempt\` on the lockout row, then the security event, which an unknown username does not get) on two fresh PGlite databases: one never runs the retention job, the other runs \`runRetention\` every ${out.settings.intervalMinutes} simulated minutes with the default policy (a lockout row goes ${out.settings.lockoutIdleHours} h after its last failure: the larger of LOCKOUT_QUIET_HOURS and LOCKOUT_CAP_HOURS) and batch (${fmt.int(out.settings.batchRows)} rows per table per run). The clock is simulated; the database work is real.${input.attemptsPerDay < DRILL_ADDRESSES ? ` Scaled: ${fmt.int(input.attemptsPerDay)} attempts a day instead of the drill's ${fmt.int(DRILL_ADDRESSES)} (each attempt is an interactive transaction on PGlite; at the rate below the full count on two databases would take most of an hour); the rows grow linearly with the count, so multiply by ${fmt.fixed(DRILL_ADDRESSES / input.attemptsPerDay, 0)} for the drill's figures.` : ""}${scaled}`,
         "",

@@ -54,7 +54,12 @@ export async function altchaPayload(client: APIRequestContext): Promise<string> 
   return solve(await response.json());
 }
 
-export type SignInOutcome = { status: number; kind: "signed-in" | "invalid" | "refused"; body: Record<string, unknown>; retryAfter?: string };
+export type SignInOutcome = {
+  status: number;
+  kind: "signed-in" | "invalid" | "refused";
+  body: Record<string, unknown>;
+  retryAfter?: string;
+};
 
 /** Signs in through next-auth's credentials callback, as the sign-in page does. */
 export async function signInApi(client: APIRequestContext, email: string, password: string, altcha?: string): Promise<SignInOutcome> {
@@ -64,7 +69,8 @@ export async function signInApi(client: APIRequestContext, email: string, passwo
   });
   const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
   const status = response.status();
-  if (status === 429 || status === 400 || status === 503) return { status, kind: "refused", body, retryAfter: response.headers()["retry-after"] };
+  if (status === 429 || status === 400 || status === 503)
+    return { status, kind: "refused", body, retryAfter: response.headers()["retry-after"] };
   const url = typeof body.url === "string" ? new URL(body.url, "http://x") : null;
   return { status, kind: url && !url.searchParams.has("error") ? "signed-in" : "invalid", body };
 }
@@ -74,7 +80,9 @@ export async function signInApi(client: APIRequestContext, email: string, passwo
  * the account can sign in. Returns the registration's answer (202 for a new and a taken address alike).
  */
 export async function registerApi(client: APIRequestContext, email: string, password: string): Promise<APIResponse> {
-  const registered = await withRetry(async () => client.post("/api/register", { data: { email, password, altcha: await altchaPayload(client) } }));
+  const registered = await withRetry(async () =>
+    client.post("/api/register", { data: { email, password, altcha: await altchaPayload(client) } }),
+  );
   if (registered.status() === 202) {
     const { link } = await mailTo(email, /confirm your email/i);
     const verified = await withRetry(() => client.post("/api/email/verify", { data: { token: tokenOf(link), password } }));

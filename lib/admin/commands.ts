@@ -55,7 +55,10 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     async run({ gate }) {
       const locked = await gate.lockouts.listLocked(gate.clock(), 100);
       if (locked.length === 0) return "No username is locked.";
-      const lines = locked.map((row) => `${row.usernameKey.slice(0, 16)}…  ${String(row.failureCount).padStart(5)} failures  until ${new Date(row.lockedUntilMs).toISOString()}`);
+      const lines = locked.map(
+        (row) =>
+          `${row.usernameKey.slice(0, 16)}…  ${String(row.failureCount).padStart(5)} failures  until ${new Date(row.lockedUntilMs).toISOString()}`,
+      );
       return [`${locked.length} locked (unlock <email> lifts one; a key is the HMAC of the normalised address):`, ...lines].join("\n");
     },
   },
@@ -104,7 +107,9 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       const limit = Math.min(Math.max(Number.parseInt(count ?? "20", 10) || 20, 1), 500);
       const events = await context.gate.events.recent(user.id, limit);
       if (events.length === 0) return `${user.email} has no security events.`;
-      return events.map((event) => `${event.at.toISOString()}  ${event.kind.padEnd(26)} ${event.browser ?? ""} ${event.address}`.trimEnd()).join("\n");
+      return events
+        .map((event) => `${event.at.toISOString()}  ${event.kind.padEnd(26)} ${event.browser ?? ""} ${event.address}`.trimEnd())
+        .join("\n");
     },
   },
 ];

@@ -43,5 +43,8 @@ export async function readAccountForm(
 
 /** Back to the account page with what happened (a plain form post lands there too). */
 export function backToAccount(notice: string): Response {
-  return new Response(null, { status: 303, headers: { Location: `/account?notice=${encodeURIComponent(notice)}`, "Cache-Control": "no-store" } });
+  return new Response(null, {
+    status: 303,
+    headers: { Location: `/account?notice=${encodeURIComponent(notice)}`, "Cache-Control": "no-store" },
+  });
 }

@@ -28,8 +28,7 @@ export type SignInAdmission = Readonly<{
  * a refusal to send as it is (null: the generic 401).
  */
 export type PasswordOutcome =
-  | { ok: true; user: VerifiedUser; device: { token: string; expiresAtMs: number } }
-  | { ok: false; refusal: Response | null };
+  { ok: true; user: VerifiedUser; device: { token: string; expiresAtMs: number } } | { ok: false; refusal: Response | null };
 
 type Slot = { admission: SignInAdmission; outcome?: PasswordOutcome };
 
@@ -41,7 +40,14 @@ export class AdmissionDesk {
   private readonly unused = new WeakSet<SignInAdmission>();
   private readonly scope = new AsyncLocalStorage<Slot>();
 
-  issue(fields: { email: string; password: string; client: ClientAddress; device: KnownDevice | null; route: string; userAgent?: string | null }): SignInAdmission {
+  issue(fields: {
+    email: string;
+    password: string;
+    client: ClientAddress;
+    device: KnownDevice | null;
+    route: string;
+    userAgent?: string | null;
+  }): SignInAdmission {
     const admission = Object.freeze({ ...fields, userAgent: fields.userAgent ?? null, sessionId: newSessionId() });
     this.unused.add(admission);
     return admission;

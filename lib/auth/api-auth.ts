@@ -23,12 +23,20 @@ export async function apiCaller(
   const authorization = request.headers.get("authorization");
   if (authorization !== null) {
     const match = /^Bearer ([A-Za-z0-9_\-.]{1,4096})$/.exec(authorization);
-    const check = match ? await verifyAccessToken(match[1]!, gate.config.API_TOKEN_SECRET, gate.clock()) : { ok: false as const, reason: "invalid" as const };
+    const check = match
+      ? await verifyAccessToken(match[1]!, gate.config.API_TOKEN_SECRET, gate.clock())
+      : { ok: false as const, reason: "invalid" as const };
     if (!check.ok) {
       const message = check.reason === "expired" ? "The access token has expired. Refresh it." : "The access token is not valid.";
       return {
         ok: false,
-        response: jsonError(401, "invalid_token", message, {}, { "WWW-Authenticate": `Bearer error="invalid_token", error_description="${check.reason}"` }),
+        response: jsonError(
+          401,
+          "invalid_token",
+          message,
+          {},
+          { "WWW-Authenticate": `Bearer error="invalid_token", error_description="${check.reason}"` },
+        ),
       };
     }
     return { ok: true, caller: { userId: check.userId, via: "bearer" } };
@@ -47,7 +55,14 @@ export async function apiCaller(
     if (options.changesState) {
       if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) {
         log().info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
-        return { ok: false, response: jsonError(403, "csrf_invalid", "This request did not come from this site's pages. Send it from the app, or use a Bearer token.") };
+        return {
+          ok: false,
+          response: jsonError(
+            403,
+            "csrf_invalid",
+            "This request did not come from this site's pages. Send it from the app, or use a Bearer token.",
+          ),
+        };
       }
       // JSON cannot be sent cross-site without a CORS preflight; a form or text/plain body can.
       if (!isMediaType(request.headers.get("content-type"), "application/json")) {
@@ -56,5 +71,8 @@ export async function apiCaller(
     }
     return { ok: true, caller: { userId: session.userId, via: "session", sid: session.sid } };
   }
-  return { ok: false, response: jsonError(401, "unauthenticated", "Sign in or send a Bearer access token.", {}, { "WWW-Authenticate": "Bearer" }) };
+  return {
+    ok: false,
+    response: jsonError(401, "unauthenticated", "Sign in or send a Bearer access token.", {}, { "WWW-Authenticate": "Bearer" }),
+  };
 }

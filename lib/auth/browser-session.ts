@@ -62,9 +62,11 @@ export async function liveSession(gate: Gatehouse, claims: SessionClaims | null)
   }
   if (verdict.touch) {
     // Only housekeeping: a failed touch costs the session a minute of idle time at worst.
-    await gate.sessions.touch(sid, nowMs, nowMs - gate.sessionPolicy.touchEveryMs).catch((error: unknown) =>
-      log().warn({ event: "session_touch_failed", err: error instanceof Error ? error.message : String(error) }),
-    );
+    await gate.sessions
+      .touch(sid, nowMs, nowMs - gate.sessionPolicy.touchEveryMs)
+      .catch((error: unknown) =>
+        log().warn({ event: "session_touch_failed", err: error instanceof Error ? error.message : String(error) }),
+      );
   }
   return { userId, sid };
 }
@@ -74,7 +76,10 @@ export async function liveSession(gate: Gatehouse, claims: SessionClaims | null)
  * (pages, the API, the account forms). Only the cookie is read: getToken would also take a
  * Bearer header as a session token.
  */
-export async function liveSessionOfCookies(gate: Gatehouse, cookies: Record<string, string>): Promise<(LiveSession & { email: string | null }) | null> {
+export async function liveSessionOfCookies(
+  gate: Gatehouse,
+  cookies: Record<string, string>,
+): Promise<(LiveSession & { email: string | null }) | null> {
   const claims = await getToken({ req: { cookies, headers: {} } as never, secret: gate.config.NEXTAUTH_SECRET });
   const live = await liveSession(gate, claims);
   return live ? { ...live, email: typeof claims?.email === "string" ? claims.email : null } : null;

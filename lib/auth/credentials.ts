@@ -15,7 +15,9 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 
 // A new password: a string here, the rules (lib/password/rules.ts) once the email is known too.
 // The bound only keeps a huge string from being normalised and scanned; the rules say "at most 128".
-const newPassword = z.string({ error: "Password is required." }).max(PASSWORD_MAX_LENGTH * 8, `Use at most ${PASSWORD_MAX_LENGTH} characters.`);
+const newPassword = z
+  .string({ error: "Password is required." })
+  .max(PASSWORD_MAX_LENGTH * 8, `Use at most ${PASSWORD_MAX_LENGTH} characters.`);
 
 /** Adds the password rules' refusal, with its reason, to the `field` of a schema that has the email. */
 export function checkNewPassword(password: string, email: string | undefined, field: string, ctx: z.RefinementCtx): void {
@@ -47,7 +49,10 @@ export const signInSchema = z.object({
     .max(EMAIL_MAX_LENGTH * 2)
     .refine((value) => !CONTROL.test(value), "Enter a valid email address.")
     .transform(normalizeEmail),
-  password: z.string().min(1, "Password is required.").max(PASSWORD_MAX_LENGTH * 4),
+  password: z
+    .string()
+    .min(1, "Password is required.")
+    .max(PASSWORD_MAX_LENGTH * 4),
   altcha,
 });
 

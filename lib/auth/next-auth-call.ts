@@ -51,7 +51,12 @@ class CollectedResponse {
  * gate did not see (its App Router handler would re-parse the body by a looser rule). This is
  * next-auth's Pages-API entry point, which takes a parsed body, fed from a web Request.
  */
-export async function callNextAuth(gate: Gatehouse, request: NextRequest, action: NextAuthAction, body?: Record<string, string>): Promise<Response> {
+export async function callNextAuth(
+  gate: Gatehouse,
+  request: NextRequest,
+  action: NextAuthAction,
+  body?: Record<string, string>,
+): Promise<Response> {
   const collected = new CollectedResponse();
   const req = {
     method: request.method,

@@ -76,7 +76,16 @@ export function authOptions(gate: Gatehouse): NextAuthOptions {
         if (trigger === "signIn") {
           const slot = gate.admissions.current();
           if (!slot?.outcome?.ok || slot.outcome.user.id !== user?.id) throw new SessionEnded("sign_in_without_admission");
-          return { ...token, sid: await startBrowserSession(gate, slot.outcome.user, slot.admission.client, slot.admission.userAgent, slot.admission.sessionId) };
+          return {
+            ...token,
+            sid: await startBrowserSession(
+              gate,
+              slot.outcome.user,
+              slot.admission.client,
+              slot.admission.userAgent,
+              slot.admission.sessionId,
+            ),
+          };
         }
         const live = await liveSession(gate, token);
         if (!live) throw new SessionEnded("dead");

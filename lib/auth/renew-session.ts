@@ -19,8 +19,19 @@ export async function renewBrowserSession(
 ): Promise<string> {
   const sid = await startBrowserSession(gate, user, client, userAgent, sessionId);
   const maxAgeSeconds = gate.config.SESSION_MAX_AGE_SECONDS;
-  const token = await encode({ token: { sub: user.id, email: user.email, sid }, secret: gate.config.NEXTAUTH_SECRET, maxAge: maxAgeSeconds });
+  const token = await encode({
+    token: { sub: user.id, email: user.email, sid },
+    secret: gate.config.NEXTAUTH_SECRET,
+    maxAge: maxAgeSeconds,
+  });
   const secure = appOrigin(gate.config.NEXTAUTH_URL).startsWith("https://");
   const expires = new Date(gate.clock() + maxAgeSeconds * 1000).toUTCString();
-  return [`${secure ? "__Secure-" : ""}next-auth.session-token=${token}`, "Path=/", `Expires=${expires}`, "HttpOnly", "SameSite=Lax", ...(secure ? ["Secure"] : [])].join("; ");
+  return [
+    `${secure ? "__Secure-" : ""}next-auth.session-token=${token}`,
+    "Path=/",
+    `Expires=${expires}`,
+    "HttpOnly",
+    "SameSite=Lax",
+    ...(secure ? ["Secure"] : []),
+  ].join("; ");
 }

@@ -41,7 +41,10 @@ function subjectOf(gate: Gatehouse, admission: Pick<SignInAdmission, "email" | "
  * here come the body, the per-username limit, the ALTCHA proof of work, the device cookie and a
  * first look at the lockout. What passes gets an admission: the only thing checkPassword accepts.
  */
-export async function admitSignIn<T extends SignInRequest>(limits: RouteLimits, readInput: () => Promise<BodyResult<T>>): Promise<Admitted<T>> {
+export async function admitSignIn<T extends SignInRequest>(
+  limits: RouteLimits,
+  readInput: () => Promise<BodyResult<T>>,
+): Promise<Admitted<T>> {
   const { gate, client } = limits;
   const input = await readInput();
   if (!input.ok) return input;
@@ -57,7 +60,11 @@ export async function admitSignIn<T extends SignInRequest>(limits: RouteLimits, 
   // The proof of work must be as hard as this address's recent failures call for, unless the
   // client is a known device of this very account (budget pressure is left out: it moves faster
   // than a person solves).
-  const minLevel = challengeLevel({ budgetPressure: 0, addressFailures: gate.addressFailures.get(client.key) ?? 0, knownDevice: device !== null });
+  const minLevel = challengeLevel({
+    budgetPressure: 0,
+    addressFailures: gate.addressFailures.get(client.key) ?? 0,
+    knownDevice: device !== null,
+  });
   const captcha = await verifyAltcha(altcha, gate.altcha, gate.replays, gate.clock(), minLevel);
   if (!captcha.ok) {
     logSecurity(gate, { route: limits.path, outcome: "captcha_invalid", client, email, detail: captcha.reason });
@@ -74,7 +81,11 @@ export async function admitSignIn<T extends SignInRequest>(limits: RouteLimits, 
     return { ok: false, response: subject.refuse(lockout) };
   }
 
-  return { ok: true, value: input.value, admission: gate.admissions.issue({ email, password, client, device, route: limits.path, userAgent: limits.userAgent }) };
+  return {
+    ok: true,
+    value: input.value,
+    admission: gate.admissions.issue({ email, password, client, device, route: limits.path, userAgent: limits.userAgent }),
+  };
 }
 
 // Long enough for a queued check and Argon2id; a request that dies frees the device after it.
@@ -161,7 +172,8 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         await gate.events.signInFailed(email, client, attempt.state, capped && !device, { browser });
         // The failure that starts a lock episode for strangers tells the owner (if the username
         // has an account) and offers a way past it; later failures of the episode do not.
-        if (!device && attempt.state.failureCount === subject.policy.threshold) gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
+        if (!device && attempt.state.failureCount === subject.policy.threshold)
+          gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
         // A device that keeps failing is more likely stolen than mistyped on: at the cap it is revoked.
         if (device && capped) await gate.devices.forget(device.id);
         return { ok: false, refusal: null };
@@ -202,7 +214,12 @@ export function noticeOrigin(gate: Gatehouse, from: { client: { address: string 
 }
 
 /** Runs Argon2id work inside the hash budget; a full budget answers `whenFull()` at once. */
-export async function withinHashBudget<T>(gate: Gatehouse, work: () => Promise<T>, whenFull: () => T, lane: Lane = "untrusted"): Promise<T> {
+export async function withinHashBudget<T>(
+  gate: Gatehouse,
+  work: () => Promise<T>,
+  whenFull: () => T,
+  lane: Lane = "untrusted",
+): Promise<T> {
   try {
     return await gate.hashBudget.run(work, lane);
   } catch (error) {

@@ -31,9 +31,15 @@ describe("ALTCHA", () => {
     const challenge = await issueChallenge(settings, NOW);
     const decoded = JSON.parse(Buffer.from(await solve(challenge), "base64").toString());
     const wrong = { ...decoded, solution: { ...decoded.solution, counter: decoded.solution.counter + 1 } };
-    expect(await verifyAltcha(Buffer.from(JSON.stringify(wrong)).toString("base64"), settings, memoryReplayStore(), NOW)).toEqual({ ok: false, reason: "invalid" });
+    expect(await verifyAltcha(Buffer.from(JSON.stringify(wrong)).toString("base64"), settings, memoryReplayStore(), NOW)).toEqual({
+      ok: false,
+      reason: "invalid",
+    });
     const easier = { ...decoded, challenge: { ...decoded.challenge, parameters: { ...decoded.challenge.parameters, keyPrefix: "0" } } };
-    expect(await verifyAltcha(Buffer.from(JSON.stringify(easier)).toString("base64"), settings, memoryReplayStore(), NOW)).toEqual({ ok: false, reason: "invalid" });
+    expect(await verifyAltcha(Buffer.from(JSON.stringify(easier)).toString("base64"), settings, memoryReplayStore(), NOW)).toEqual({
+      ok: false,
+      reason: "invalid",
+    });
   });
 
   it("refuses an expired challenge", async () => {

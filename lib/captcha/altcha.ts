@@ -48,16 +48,32 @@ const payloadSchema = z.object({
       .loose(),
     signature: z.string().min(1).max(256),
   }),
-  solution: z.object({ counter: z.number().int().min(0).max(2 ** 32 - 1), derivedKey: z.string().max(256) }).loose(),
+  solution: z
+    .object({
+      counter: z
+        .number()
+        .int()
+        .min(0)
+        .max(2 ** 32 - 1),
+      derivedKey: z.string().max(256),
+    })
+    .loose(),
 });
 
-export type CaptchaOutcome = { ok: true } | { ok: false; reason: "missing" | "malformed" | "invalid" | "expired" | "too_easy" | "replayed" | "unavailable" };
+export type CaptchaOutcome =
+  { ok: true } | { ok: false; reason: "missing" | "malformed" | "invalid" | "expired" | "too_easy" | "replayed" | "unavailable" };
 
 /**
  * Verifies an ALTCHA payload (base64 JSON from the widget) and spends it: a solution is
  * accepted once, and only before its challenge expires.
  */
-export async function verifyAltcha(payload: unknown, settings: AltchaSettings, replays: ReplayStore, nowMs: number, minLevel = 0): Promise<CaptchaOutcome> {
+export async function verifyAltcha(
+  payload: unknown,
+  settings: AltchaSettings,
+  replays: ReplayStore,
+  nowMs: number,
+  minLevel = 0,
+): Promise<CaptchaOutcome> {
   if (typeof payload !== "string" || payload === "") return { ok: false, reason: "missing" };
   if (payload.length > MAX_PAYLOAD_CHARS) return { ok: false, reason: "malformed" };
   let decoded: unknown;

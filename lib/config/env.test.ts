@@ -16,7 +16,9 @@ describe("parseConfig", () => {
     for (const NODE_ENV of ["production", "test", "development", undefined]) {
       const NEXTAUTH_URL = "https://login.example";
       expect(() => parseConfig({ NODE_ENV, NEXTAUTH_URL }), String(NODE_ENV)).toThrow(/NEXTAUTH_SECRET/);
-      expect(() => parseConfig({ NODE_ENV, NEXTAUTH_URL, NEXTAUTH_SECRET: "too short" }, { devServer: true }), String(NODE_ENV)).toThrow(/NEXTAUTH_SECRET/);
+      expect(() => parseConfig({ NODE_ENV, NEXTAUTH_URL, NEXTAUTH_SECRET: "too short" }, { devServer: true }), String(NODE_ENV)).toThrow(
+        /NEXTAUTH_SECRET/,
+      );
     }
     expect(parseConfig({ NODE_ENV: "test", ...SECRET }).NEXTAUTH_SECRET).toBe(SECRET.NEXTAUTH_SECRET);
   });
@@ -30,7 +32,15 @@ describe("parseConfig", () => {
 
   it("requires the app's https URL in production; plain http on localhost only with ALLOW_INSECURE_COOKIES=true", () => {
     const production = { NODE_ENV: "production", NEXTAUTH_SECRET: "s".repeat(32) };
-    for (const NEXTAUTH_URL of [undefined, "", "not a url", "http://login.example", "ftp://login.example", "http://127.0.0.1:3210", "http://localhost:3000"]) {
+    for (const NEXTAUTH_URL of [
+      undefined,
+      "",
+      "not a url",
+      "http://login.example",
+      "ftp://login.example",
+      "http://127.0.0.1:3210",
+      "http://localhost:3000",
+    ]) {
       expect(() => parseConfig({ ...production, NEXTAUTH_URL }), String(NEXTAUTH_URL)).toThrow(/NEXTAUTH_URL/);
     }
     expect(parseConfig({ ...production, NEXTAUTH_URL: "https://login.example" }).NEXTAUTH_URL).toBe("https://login.example");
@@ -40,7 +50,9 @@ describe("parseConfig", () => {
     }
     // The opt-in is for this machine only, never for a public host.
     expect(() => parseConfig({ ...insecure, NEXTAUTH_URL: "http://login.example" })).toThrow(/NEXTAUTH_URL/);
-    expect(() => parseConfig({ ...production, ALLOW_INSECURE_COOKIES: "yes", NEXTAUTH_URL: "https://login.example" })).toThrow(/ALLOW_INSECURE_COOKIES/);
+    expect(() => parseConfig({ ...production, ALLOW_INSECURE_COOKIES: "yes", NEXTAUTH_URL: "https://login.example" })).toThrow(
+      /ALLOW_INSECURE_COOKIES/,
+    );
   });
 
   it("enforces the CSP unless report-only is asked for", () => {
@@ -54,7 +66,9 @@ describe("parseConfig", () => {
     expect(() => parseConfig({ ...SECRET, REDIS_URL: "not a url" })).toThrow(/REDIS_URL/);
     expect(() => parseConfig({ ...SECRET, RATE_LIMIT_KEY_PREFIX: "has space" })).toThrow(/RATE_LIMIT_KEY_PREFIX/);
     expect(() => parseConfig({ ...SECRET, RATE_LIMIT_STORE: "memcached" })).toThrow(/RATE_LIMIT_STORE/);
-    expect(parseConfig({ ...SECRET, REDIS_URL: "rediss://cache.internal:6380/2", RATE_LIMIT_KEY_PREFIX: "app-1:" }).RATE_LIMIT_KEY_PREFIX).toBe("app-1:");
+    expect(
+      parseConfig({ ...SECRET, REDIS_URL: "rediss://cache.internal:6380/2", RATE_LIMIT_KEY_PREFIX: "app-1:" }).RATE_LIMIT_KEY_PREFIX,
+    ).toBe("app-1:");
   });
 
   it("ends sessions after 8 h idle and 30 days, refresh families after 90 days, unless told otherwise", () => {
@@ -62,11 +76,16 @@ describe("parseConfig", () => {
     expect(config.SESSION_MAX_AGE_SECONDS).toBe(8 * 3600);
     expect(config.SESSION_ABSOLUTE_LIFETIME_SECONDS).toBe(30 * 86_400);
     expect(config.REFRESH_FAMILY_LIFETIME_DAYS).toBe(90);
-    expect(parseConfig({ ...SECRET, SESSION_MAX_AGE_SECONDS: "600", SESSION_ABSOLUTE_LIFETIME_SECONDS: "600" }).SESSION_ABSOLUTE_LIFETIME_SECONDS).toBe(600);
+    expect(
+      parseConfig({ ...SECRET, SESSION_MAX_AGE_SECONDS: "600", SESSION_ABSOLUTE_LIFETIME_SECONDS: "600" })
+        .SESSION_ABSOLUTE_LIFETIME_SECONDS,
+    ).toBe(600);
   });
 
   it("refuses an absolute session lifetime shorter than the idle timeout, naming the variable", () => {
-    expect(() => parseConfig({ ...SECRET, SESSION_MAX_AGE_SECONDS: "7200", SESSION_ABSOLUTE_LIFETIME_SECONDS: "3600" })).toThrow(/SESSION_ABSOLUTE_LIFETIME_SECONDS: must be at least/);
+    expect(() => parseConfig({ ...SECRET, SESSION_MAX_AGE_SECONDS: "7200", SESSION_ABSOLUTE_LIFETIME_SECONDS: "3600" })).toThrow(
+      /SESSION_ABSOLUTE_LIFETIME_SECONDS: must be at least/,
+    );
     expect(() => parseConfig({ ...SECRET, REFRESH_FAMILY_LIFETIME_DAYS: "0" })).toThrow(/REFRESH_FAMILY_LIFETIME_DAYS/);
   });
 
@@ -74,16 +93,18 @@ describe("parseConfig", () => {
     const config = parseConfig(SECRET);
     expect(config.SMTP_URL).toBeUndefined();
     expect(parseConfig({ ...SECRET, SMTP_URL: "" }).SMTP_URL).toBeUndefined();
-    expect([config.MAIL_FROM, config.MAIL_OUTBOX_DIR, config.MAIL_QUEUE_MAX, config.MAIL_MAX_ATTEMPTS, config.MAIL_RETRY_BASE_MS, config.MAIL_SEND_TIMEOUT_MS]).toEqual([
-      "Gatehouse <no-reply@localhost>",
-      ".data/outbox",
-      1_000,
-      20,
-      2_000,
-      15_000,
-    ]);
-    for (const SMTP_URL of ["smtps://user:pass@mail.example:465", "smtp://mail.example:587?requireTLS=true"]) expect(parseConfig({ ...SECRET, SMTP_URL }).SMTP_URL).toBe(SMTP_URL);
-    for (const SMTP_URL of ["http://mail.example", "mail.example:25"]) expect(() => parseConfig({ ...SECRET, SMTP_URL })).toThrow(/SMTP_URL/);
+    expect([
+      config.MAIL_FROM,
+      config.MAIL_OUTBOX_DIR,
+      config.MAIL_QUEUE_MAX,
+      config.MAIL_MAX_ATTEMPTS,
+      config.MAIL_RETRY_BASE_MS,
+      config.MAIL_SEND_TIMEOUT_MS,
+    ]).toEqual(["Gatehouse <no-reply@localhost>", ".data/outbox", 1_000, 20, 2_000, 15_000]);
+    for (const SMTP_URL of ["smtps://user:pass@mail.example:465", "smtp://mail.example:587?requireTLS=true"])
+      expect(parseConfig({ ...SECRET, SMTP_URL }).SMTP_URL).toBe(SMTP_URL);
+    for (const SMTP_URL of ["http://mail.example", "mail.example:25"])
+      expect(() => parseConfig({ ...SECRET, SMTP_URL })).toThrow(/SMTP_URL/);
     expect(() => parseConfig({ ...SECRET, MAIL_QUEUE_MAX: "0" })).toThrow(/MAIL_QUEUE_MAX/);
   });
 
@@ -100,6 +121,7 @@ describe("listenAddress (server.mjs's PORT and HOST)", () => {
   });
 
   it("names PORT when it is not a port number", () => {
-    for (const PORT of ["x", "65536", "-1", "80.5"]) expect(() => listenAddress({ PORT }, { dev: false })).toThrow(/^PORT: expected a port number/);
+    for (const PORT of ["x", "65536", "-1", "80.5"])
+      expect(() => listenAddress({ PORT }, { dev: false })).toThrow(/^PORT: expected a port number/);
   });
 });

@@ -46,7 +46,10 @@ const limitSpec = z
   .transform((value) => (value === undefined || value.trim() === "" ? undefined : value));
 
 // One override variable per rate-limit policy (RATE_LIMIT_SIGN_IN_USERNAME=5/15m…); the table in lib/rate-limit/policies.ts holds the defaults.
-const limitSpecFields = Object.fromEntries(POLICY_NAMES.map((name) => [policyEnvVars[name], limitSpec])) as Record<(typeof policyEnvVars)[PolicyName], typeof limitSpec>;
+const limitSpecFields = Object.fromEntries(POLICY_NAMES.map((name) => [policyEnvVars[name], limitSpec])) as Record<
+  (typeof policyEnvVars)[PolicyName],
+  typeof limitSpec
+>;
 
 const schema = z
   .object({
@@ -58,13 +61,28 @@ const schema = z
     // __Secure- prefix) when it is https; without it, production would redirect to localhost.
     NEXTAUTH_URL: z.string().optional(),
     // A browser session's idle timeout: seconds since it was last seen (the cookie lasts as long).
-    SESSION_MAX_AGE_SECONDS: z.coerce.number().int().min(60).max(30 * 24 * 3600).default(8 * 3600),
+    SESSION_MAX_AGE_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 24 * 3600)
+      .default(8 * 3600),
     // A browser session's absolute lifetime from sign-in, however active it is.
-    SESSION_ABSOLUTE_LIFETIME_SECONDS: z.coerce.number().int().min(60).max(365 * 24 * 3600).default(30 * 24 * 3600),
+    SESSION_ABSOLUTE_LIFETIME_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(365 * 24 * 3600)
+      .default(30 * 24 * 3600),
     // "owasp" is the only profile allowed in production; "test" exists so unit tests stay fast.
     ARGON2_PROFILE: z.enum(["owasp", "test"]).default("owasp"),
     // Largest request body the auth endpoints read, in bytes.
-    MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024).default(16 * 1024),
+    MAX_BODY_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 * 1024)
+      .default(16 * 1024),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 
     // Client address: IPs or CIDRs of reverse proxies whose X-Forwarded-For is believed.
@@ -102,10 +120,20 @@ const schema = z
 
     // Token API: short-lived JWT access tokens, rotating opaque refresh tokens.
     API_TOKEN_SECRET: z.string().min(32).optional(),
-    ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(24 * 3600).default(900),
+    ACCESS_TOKEN_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(24 * 3600)
+      .default(900),
     REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
     // A refresh family's absolute lifetime from its sign-in: rotation never extends it.
-    REFRESH_FAMILY_LIFETIME_DAYS: z.coerce.number().int().min(1).max(3 * 365).default(90),
+    REFRESH_FAMILY_LIFETIME_DAYS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(3 * 365)
+      .default(90),
     // GET /api/metrics answers only with `Authorization: Bearer <METRICS_TOKEN>`; unset: the endpoint is off (404).
     METRICS_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
     // Retention: a periodic job deletes rows that can no longer matter, a bounded batch per table per run.
@@ -120,7 +148,10 @@ const schema = z
     // Production only: lets NEXTAUTH_URL be http:// on localhost (session cookies then lose Secure), for a local test.
     ALLOW_INSECURE_COOKIES: z.enum(["true", "false"]).default("false"),
     // Mail relay: smtps:// (TLS throughout) or smtp:// (STARTTLS; add ?requireTLS=true so it is never skipped). Unset: the outbox.
-    SMTP_URL: z.preprocess((value) => (value === "" ? undefined : value), z.string().refine(isSmtpUrl, "must be an smtp:// or smtps:// URL").optional()),
+    SMTP_URL: z.preprocess(
+      (value) => (value === "" ? undefined : value),
+      z.string().refine(isSmtpUrl, "must be an smtp:// or smtps:// URL").optional(),
+    ),
     // The From header of every message Gatehouse sends.
     MAIL_FROM: z.string().min(3).default("Gatehouse <no-reply@localhost>"),
     // Without SMTP_URL, each message is written here as .eml (+ .json, listed at /dev/outbox by `npm run dev`).
@@ -136,13 +167,26 @@ const schema = z
 
     LOCKOUT_THRESHOLD: z.coerce.number().int().min(1).max(100).default(5),
     LOCKOUT_BASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
-    LOCKOUT_MAX_SECONDS: z.coerce.number().int().min(1).max(7 * 86_400).default(3_600),
-    LOCKOUT_QUIET_HOURS: z.coerce.number().min(0.001).max(24 * 30).default(12),
+    LOCKOUT_MAX_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 86_400)
+      .default(3_600),
+    LOCKOUT_QUIET_HOURS: z.coerce
+      .number()
+      .min(0.001)
+      .max(24 * 30)
+      .default(12),
     // NIST SP 800-63B: consecutive failures after which untrusted clients stay refused until the
     // owner signs in from a known device (or resets the password).
     LOCKOUT_CAP_FAILURES: z.coerce.number().int().min(2).max(10_000).default(100),
     // How long the cap holds after the last counted failure, for owners with no known device.
-    LOCKOUT_CAP_HOURS: z.coerce.number().min(1).max(24 * 365).default(24),
+    LOCKOUT_CAP_HOURS: z.coerce
+      .number()
+      .min(1)
+      .max(24 * 365)
+      .default(24),
 
     // Known-device cookies (OWASP): how long one lasts, and the key that signs it.
     DEVICE_COOKIE_DAYS: z.coerce.number().int().min(1).max(400).default(180),
@@ -159,9 +203,24 @@ const schema = z
     // that verify addresses elsewhere; registration still answers alike for new and taken addresses.
     REQUIRE_EMAIL_VERIFICATION: z.enum(["true", "false"]).default("true"),
     // How long each emailed link works (a newer link of the same kind, or a password change, ends it sooner).
-    EMAIL_VERIFICATION_LINK_HOURS: z.coerce.number().int().min(1).max(24 * 14).default(48),
-    PASSWORD_RESET_LINK_MINUTES: z.coerce.number().int().min(5).max(24 * 60).default(30),
-    UNLOCK_LINK_MINUTES: z.coerce.number().int().min(5).max(24 * 60).default(60),
+    EMAIL_VERIFICATION_LINK_HOURS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 14)
+      .default(48),
+    PASSWORD_RESET_LINK_MINUTES: z.coerce
+      .number()
+      .int()
+      .min(5)
+      .max(24 * 60)
+      .default(30),
+    UNLOCK_LINK_MINUTES: z.coerce
+      .number()
+      .int()
+      .min(5)
+      .max(24 * 60)
+      .default(60),
   })
   .superRefine((env, ctx) => {
     for (const name of POLICY_NAMES) {
@@ -174,17 +233,26 @@ const schema = z
       ctx.addIssue({ code: "custom", path: ["NEXTAUTH_SECRET"], message: "must be at least 32 characters" });
     }
     if (env.SESSION_ABSOLUTE_LIFETIME_SECONDS < env.SESSION_MAX_AGE_SECONDS) {
-      ctx.addIssue({ code: "custom", path: ["SESSION_ABSOLUTE_LIFETIME_SECONDS"], message: "must be at least SESSION_MAX_AGE_SECONDS (the idle timeout)" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["SESSION_ABSOLUTE_LIFETIME_SECONDS"],
+        message: "must be at least SESSION_MAX_AGE_SECONDS (the idle timeout)",
+      });
     }
     if (env.HASH_TRUSTED_SLOTS !== undefined && env.HASH_TRUSTED_SLOTS >= env.HASH_CONCURRENCY) {
-      ctx.addIssue({ code: "custom", path: ["HASH_TRUSTED_SLOTS"], message: "must be less than HASH_CONCURRENCY, or untrusted sign-ins could never run" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["HASH_TRUSTED_SLOTS"],
+        message: "must be less than HASH_CONCURRENCY, or untrusted sign-ins could never run",
+      });
     }
     if (env.NODE_ENV === "production") {
       if (!isProductionUrl(env.NEXTAUTH_URL, env.ALLOW_INSECURE_COOKIES === "true")) {
         ctx.addIssue({
           code: "custom",
           path: ["NEXTAUTH_URL"],
-          message: "must be the app's https:// URL in production, so session cookies are Secure (http://localhost only with ALLOW_INSECURE_COOKIES=true)",
+          message:
+            "must be the app's https:// URL in production, so session cookies are Secure (http://localhost only with ALLOW_INSECURE_COOKIES=true)",
         });
       }
       if (env.ARGON2_PROFILE !== "owasp") {
@@ -212,7 +280,8 @@ type Derived = {
   refreshFamilyLifetimeMs: number;
 };
 
-export type AppConfig = Omit<z.infer<typeof schema>, Secrets | "HASH_TRUSTED_SLOTS"> & Record<Secrets, string> & { HASH_TRUSTED_SLOTS: number } & Derived;
+export type AppConfig = Omit<z.infer<typeof schema>, Secrets | "HASH_TRUSTED_SLOTS"> &
+  Record<Secrets, string> & { HASH_TRUSTED_SLOTS: number } & Derived;
 
 /** A separate key per purpose, so one leaked derived key does not give away the others. */
 function derive(secret: string, purpose: string): string {
@@ -231,7 +300,9 @@ export function parseConfig(env: Record<string, string | undefined>, options: { 
     throw new Error(`Invalid configuration: ${problems.join("; ")}`);
   }
   if (result.data.NEXTAUTH_SECRET === undefined && !(options.devServer ?? isDevServer())) {
-    throw new Error("Invalid configuration: NEXTAUTH_SECRET: must be set to at least 32 random characters (only `npm run dev` runs without it)");
+    throw new Error(
+      "Invalid configuration: NEXTAUTH_SECRET: must be set to at least 32 random characters (only `npm run dev` runs without it)",
+    );
   }
   const data = result.data;
   let databaseTarget: DatabaseTarget;
@@ -256,7 +327,11 @@ export function parseConfig(env: Record<string, string | undefined>, options: { 
     policies: policiesFromSpecs(specs),
     lockoutPolicy: { ...deviceLockoutPolicy, capHoldMs: data.LOCKOUT_CAP_HOURS * 3_600_000 },
     deviceLockoutPolicy,
-    sessionPolicy: { idleMs: data.SESSION_MAX_AGE_SECONDS * 1000, absoluteMs: data.SESSION_ABSOLUTE_LIFETIME_SECONDS * 1000, touchEveryMs: 60_000 },
+    sessionPolicy: {
+      idleMs: data.SESSION_MAX_AGE_SECONDS * 1000,
+      absoluteMs: data.SESSION_ABSOLUTE_LIFETIME_SECONDS * 1000,
+      touchEveryMs: 60_000,
+    },
     deviceCookieLifetimeMs: data.DEVICE_COOKIE_DAYS * 86_400_000,
     refreshTokenTtlSeconds: data.REFRESH_TOKEN_TTL_DAYS * 86_400,
     refreshFamilyLifetimeMs: data.REFRESH_FAMILY_LIFETIME_DAYS * 86_400_000,

@@ -31,7 +31,6 @@ class NameAsTextPool extends pg.Pool {
   }
 }
 
-
 // A stale lock (left by a killed process) is taken over after this long without a heartbeat.
 const LOCK_STALE_MS = 10_000;
 

@@ -94,12 +94,17 @@ async function checkBackup(blob: Blob): Promise<number> {
     const unknown = applied.filter((name) => !known.has(name));
     if (applied.length === 0) throw new BackupError("The backup holds no Gatehouse schema.");
     // A newer version's backup: this code does not know its schema; an older one is migrated at start.
-    if (unknown.length > 0) throw new BackupError(`The backup comes from a newer version of Gatehouse (migrations ${unknown.join(", ")}); restore it with that version.`);
+    if (unknown.length > 0)
+      throw new BackupError(
+        `The backup comes from a newer version of Gatehouse (migrations ${unknown.join(", ")}); restore it with that version.`,
+      );
     await db.query(`SELECT count(*) FROM "User"`);
     return applied.length;
   } catch (error) {
     if (error instanceof BackupError) throw error;
-    throw new BackupError(`Not a readable Gatehouse backup (truncated, or not a PGlite dump): ${error instanceof Error ? error.message : String(error)}`);
+    throw new BackupError(
+      `Not a readable Gatehouse backup (truncated, or not a PGlite dump): ${error instanceof Error ? error.message : String(error)}`,
+    );
   } finally {
     await db?.close().catch(() => {});
   }
@@ -108,7 +113,9 @@ async function checkBackup(blob: Blob): Promise<number> {
 async function appliedMigrations(db: PGlite): Promise<string[]> {
   const exists = await db.query<{ present: boolean }>(`SELECT to_regclass('public._prisma_migrations') IS NOT NULL AS present`);
   if (!exists.rows[0]?.present) return [];
-  const { rows } = await db.query<{ migration_name: string }>(`SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY migration_name`);
+  const { rows } = await db.query<{ migration_name: string }>(
+    `SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY migration_name`,
+  );
   return rows.map((row) => row.migration_name);
 }
 

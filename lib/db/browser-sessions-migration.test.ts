@@ -18,7 +18,12 @@ describe(`migration ${MIGRATION}`, () => {
     }
     const db = new PGlite();
     const transaction: Transactional = (work) =>
-      db.transaction((tx) => work({ exec: async (sql) => void (await tx.exec(sql)), query: async <T>(sql: string, params: unknown[]) => (await tx.query<T>(sql, params)).rows }));
+      db.transaction((tx) =>
+        work({
+          exec: async (sql) => void (await tx.exec(sql)),
+          query: async <T>(sql: string, params: unknown[]) => (await tx.query<T>(sql, params)).rows,
+        }),
+      );
     await applyMigrations(transaction, before);
     await db.exec(`INSERT INTO "RefreshToken" (id, "tokenHash", "familyId", "userId", "createdAt", "expiresAt") VALUES
       (gen_random_uuid(), 'old-rotated', '11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222', now() - interval '100 days', now() - interval '70 days'),

@@ -14,7 +14,10 @@ describe("resolveDatabaseTarget", () => {
   });
 
   it("takes postgres:// and postgresql:// URLs", () => {
-    expect(resolveDatabaseTarget("postgres://u@127.0.0.1:5432/test")).toEqual({ kind: "postgres", url: "postgres://u@127.0.0.1:5432/test" });
+    expect(resolveDatabaseTarget("postgres://u@127.0.0.1:5432/test")).toEqual({
+      kind: "postgres",
+      url: "postgres://u@127.0.0.1:5432/test",
+    });
     expect(resolveDatabaseTarget("postgresql://h/db").kind).toBe("postgres");
   });
 

@@ -1,9 +1,7 @@
 import path from "node:path";
 
 /** Where the data lives, decided once from DATABASE_URL. */
-export type DatabaseTarget =
-  | { kind: "pglite"; dataDir: string }
-  | { kind: "postgres"; url: string };
+export type DatabaseTarget = { kind: "pglite"; dataDir: string } | { kind: "postgres"; url: string };
 
 export const DEFAULT_PGLITE_DIR = ".data/pglite";
 

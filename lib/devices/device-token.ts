@@ -30,7 +30,12 @@ export function signDeviceToken(secret: string, token: DeviceToken, usernameKey:
  * The token's id when `value` is a well-formed, unexpired token signed for `usernameKey`; null
  * for anything else (absent, truncated, oversized, forged, expired, another username's).
  */
-export function verifyDeviceToken(secret: string, value: string | null | undefined, usernameKey: string, nowMs: number): DeviceToken | null {
+export function verifyDeviceToken(
+  secret: string,
+  value: string | null | undefined,
+  usernameKey: string,
+  nowMs: number,
+): DeviceToken | null {
   if (typeof value !== "string" || value.length > MAX_DEVICE_TOKEN_CHARS) return null;
   const [id = "", expires = "", given = "", ...rest] = value.split(".");
   if (rest.length > 0 || !ID.test(id) || !/^\d{1,12}$/.test(expires) || !MAC.test(given)) return null;

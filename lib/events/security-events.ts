@@ -16,7 +16,8 @@ export type AccountChangeKind =
   | "unlock_link_used"
   | "refresh_token_reused";
 
-export type SecurityEventKind = "sign_in_failed" | "sign_in_succeeded" | "locked" | "untrusted_paused" | "refresh_family_created" | AccountChangeKind;
+export type SecurityEventKind =
+  "sign_in_failed" | "sign_in_succeeded" | "locked" | "untrusted_paused" | "refresh_family_created" | AccountChangeKind;
 
 export type SecurityEventView = { kind: SecurityEventKind; address: string; browser: string | null; sessionId: string | null; at: Date };
 
@@ -84,7 +85,13 @@ export function prismaSecurityEvents(prisma: PrismaClient, clock: () => number, 
     accountChanged: (userId, kind, client, origin) => record(userId, kind, client, origin),
     async recent(userId, limit = 20) {
       const rows = await prisma.securityEvent.findMany({ where: { userId }, orderBy: { createdAt: "desc" }, take: limit });
-      return rows.map((row) => ({ kind: row.kind as SecurityEventKind, address: row.address, browser: row.browser, sessionId: row.sessionId, at: row.createdAt }));
+      return rows.map((row) => ({
+        kind: row.kind as SecurityEventKind,
+        address: row.address,
+        browser: row.browser,
+        sessionId: row.sessionId,
+        at: row.createdAt,
+      }));
     },
     async failuresBeforeLatestSignIn(userId) {
       const successes = await prisma.securityEvent.findMany({
@@ -96,7 +103,11 @@ export function prismaSecurityEvents(prisma: PrismaClient, clock: () => number, 
       const latest = successes[0];
       if (!latest) return 0;
       return prisma.securityEvent.count({
-        where: { userId, kind: "sign_in_failed", createdAt: { lt: latest.createdAt, ...(successes[1] ? { gt: successes[1].createdAt } : {}) } },
+        where: {
+          userId,
+          kind: "sign_in_failed",
+          createdAt: { lt: latest.createdAt, ...(successes[1] ? { gt: successes[1].createdAt } : {}) },
+        },
       });
     },
   };

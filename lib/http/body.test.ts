@@ -29,7 +29,8 @@ describe("isMediaType", () => {
   });
 });
 
-const request = (type: string, body: string) => new Request("http://localhost/", { method: "POST", headers: { "content-type": type }, body });
+const request = (type: string, body: string) =>
+  new Request("http://localhost/", { method: "POST", headers: { "content-type": type }, body });
 
 describe("readForm", () => {
   it("reads each field once, into an object without a prototype", async () => {

@@ -93,7 +93,8 @@ export function readForm(request: Request, maxBytes: number): Promise<BodyResult
     // No prototype: a field named __proto__ stays a field.
     const fields: Record<string, string> = Object.create(null);
     for (const [name, value] of new URLSearchParams(text)) {
-      if (Object.hasOwn(fields, name)) throw new BodyError(400, "invalid_input", `The field ${JSON.stringify(name.slice(0, 64))} was sent more than once.`);
+      if (Object.hasOwn(fields, name))
+        throw new BodyError(400, "invalid_input", `The field ${JSON.stringify(name.slice(0, 64))} was sent more than once.`);
       fields[name] = value;
     }
     return fields;

@@ -18,7 +18,11 @@ function request(peer: string | undefined, extra: [string, string][] = []): Head
 
 function resolve(headers: Headers, trusted = "", ipv6PrefixLength?: number) {
   const trustedProxies: TrustedProxies = parseTrustedProxies(trusted);
-  return resolveClientAddress(headers, { trustedProxies, peerHeader: PEER, ...(ipv6PrefixLength === undefined ? {} : { ipv6PrefixLength }) });
+  return resolveClientAddress(headers, {
+    trustedProxies,
+    peerHeader: PEER,
+    ...(ipv6PrefixLength === undefined ? {} : { ipv6PrefixLength }),
+  });
 }
 
 describe("resolveClientAddress: untrusted peer", () => {
@@ -139,8 +143,16 @@ describe("resolveClientAddress: no trustworthy peer", () => {
     ]);
     const options = { trustedProxies: parseTrustedProxies("0.0.0.0/0"), ipv6PrefixLength: 64 };
     expect(resolveClientAddress(headers, options)).toEqual({ address: "unknown", key: "unknown", source: "unknown" });
-    expect(resolveClientAddress(headers, { ...options, peerHeader: undefined })).toEqual({ address: "unknown", key: "unknown", source: "unknown" });
-    expect(resolveClientAddress(headers, { ...options, peerHeader: "" })).toEqual({ address: "unknown", key: "unknown", source: "unknown" });
+    expect(resolveClientAddress(headers, { ...options, peerHeader: undefined })).toEqual({
+      address: "unknown",
+      key: "unknown",
+      source: "unknown",
+    });
+    expect(resolveClientAddress(headers, { ...options, peerHeader: "" })).toEqual({
+      address: "unknown",
+      key: "unknown",
+      source: "unknown",
+    });
   });
 
   it("returns the shared unknown bucket when the announced header is missing or malformed", () => {

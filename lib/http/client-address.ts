@@ -111,9 +111,7 @@ export function parseTrustedProxies(value: string | undefined): TrustedProxies {
 }
 
 function isTrusted(ip: IP, trustedProxies: TrustedProxies): boolean {
-  return trustedProxies.some(
-    (range) => range.network.kind() === ip.kind() && ip.match(range.network, range.prefixLength),
-  );
+  return trustedProxies.some((range) => range.network.kind() === ip.kind() && ip.match(range.network, range.prefixLength));
 }
 
 function toResult(ip: IP, source: "socket" | "forwarded", ipv6PrefixLength: number): ClientAddress {

@@ -19,7 +19,14 @@ export function deviceTokenOf(request: NextRequest): string | undefined {
 
 export function setDeviceCookie(response: Response, token: string, expiresAtMs: number, nowMs: number): Response {
   const maxAgeSeconds = Math.max(0, Math.floor((expiresAtMs - nowMs) / 1000));
-  const attributes = [`${deviceCookieName()}=${token}`, "Path=/", `Max-Age=${maxAgeSeconds}`, "HttpOnly", "SameSite=Lax", ...(secure() ? ["Secure"] : [])];
+  const attributes = [
+    `${deviceCookieName()}=${token}`,
+    "Path=/",
+    `Max-Age=${maxAgeSeconds}`,
+    "HttpOnly",
+    "SameSite=Lax",
+    ...(secure() ? ["Secure"] : []),
+  ];
   response.headers.append("Set-Cookie", attributes.join("; "));
   return response;
 }

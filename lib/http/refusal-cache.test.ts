@@ -49,7 +49,11 @@ describe("RefusalCache (the fast path's memory)", () => {
   it("gzips the body when the client takes gzip, as Next.js does", async () => {
     const { cache } = setup();
     cache.remember("/api/auth/callback/credentials", client("203.0.113.7"), refused(29_500));
-    const answer = await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7", { "accept-encoding": "gzip, deflate, br" }));
+    const answer = await cache.answer(
+      "POST",
+      "/api/auth/callback/credentials",
+      headersFrom("203.0.113.7", { "accept-encoding": "gzip, deflate, br" }),
+    );
     expect(answer?.headers["content-encoding"]).toBe("gzip");
     const { gunzipSync } = await import("node:zlib");
     expect(JSON.parse(gunzipSync(answer!.body as Buffer).toString())).toMatchObject({ error: "rate_limited", retryAfterSeconds: 30 });
@@ -103,7 +107,9 @@ describe("RefusalCache (the fast path's memory)", () => {
     expect(await cache.answer("GET", "/api/altcha/challenge", headersFrom("10.0.0.2", { "x-forwarded-for": "203.0.113.10" }))).toBeNull();
     expect(await cache.answer("GET", "/api/altcha/challenge", headersFrom("10.0.0.2"))).toBeNull();
     // A client cannot name the refused address to get someone else's answer… or escape its own.
-    expect(await cache.answer("GET", "/api/altcha/challenge", headersFrom("203.0.113.50", { "x-forwarded-for": "203.0.113.9" }))).toBeNull();
+    expect(
+      await cache.answer("GET", "/api/altcha/challenge", headersFrom("203.0.113.50", { "x-forwarded-for": "203.0.113.9" })),
+    ).toBeNull();
   });
 
   it("stays bounded under 1,000,000 refused addresses", async () => {

@@ -62,7 +62,11 @@ export class RefusalCache implements FastPath {
     this.routes = new Map(routes.map((route) => [`${route.method} ${route.path}`, route]));
     this.styles = new Map(routes.map((route) => [route.path, route.style]));
     // Bounded in entries and bytes; each entry forgets itself at its retry time.
-    this.entries = new LRUCache<string, Entry>({ max: maxEntries, maxSize: maxEntries * ENTRY_BYTES, sizeCalculation: (_entry, key) => ENTRY_BYTES + key.length });
+    this.entries = new LRUCache<string, Entry>({
+      max: maxEntries,
+      maxSize: maxEntries * ENTRY_BYTES,
+      sizeCalculation: (_entry, key) => ENTRY_BYTES + key.length,
+    });
   }
 
   get size(): number {
@@ -94,14 +98,22 @@ export class RefusalCache implements FastPath {
     const rendered = entry.rendered;
     this.onAnswer(route.path);
     if (!/\bgzip\b/i.test(headers.get("accept-encoding") ?? "")) return rendered.plain;
-    rendered.gzip ??= { ...rendered.plain, headers: { ...rendered.plain.headers, "content-encoding": "gzip" }, body: gzipSync(rendered.plain.body) };
+    rendered.gzip ??= {
+      ...rendered.plain,
+      headers: { ...rendered.plain.headers, "content-encoding": "gzip" },
+      body: gzipSync(rendered.plain.body),
+    };
     return rendered.gzip;
   }
 
   /** The very refusal the route would send now, with the same headers and body. */
   private async render(entry: Entry, remainingMs: number): Promise<FastAnswer> {
     const response = REFUSE[entry.style]({ ...entry.result, retryAfterMs: remainingMs });
-    const answer: FastAnswer = { status: response.status, headers: { ...apiSecurityHeaders(this.production), vary: NEXT_VARY }, body: await response.text() };
+    const answer: FastAnswer = {
+      status: response.status,
+      headers: { ...apiSecurityHeaders(this.production), vary: NEXT_VARY },
+      body: await response.text(),
+    };
     response.headers.forEach((value, name) => (answer.headers[name] = value));
     return answer;
   }

@@ -16,14 +16,19 @@ describe("lockout answers", () => {
     expect(res.headers.get("Retry-After")).toBe("300");
     expect(await res.json()).toEqual({
       error: "locked",
-      message: "Sign-in to this account is paused after repeated failed attempts. Try again in about 5 minutes, or sign in from a device you have used before.",
+      message:
+        "Sign-in to this account is paused after repeated failed attempts. Try again in about 5 minutes, or sign in from a device you have used before.",
       retryAfterSeconds: 300,
     });
   });
 
   it("say when a capped account opens again only to its owner's devices", async () => {
     const body = await untrustedLocked({ locked: true, retryAfterMs: 3_600_000, lockedUntilMs: 0, capped: true }).json();
-    expect(body).toMatchObject({ error: "locked", capped: true, message: expect.stringContaining("Sign in from a device you have used before") });
+    expect(body).toMatchObject({
+      error: "locked",
+      capped: true,
+      message: expect.stringContaining("Sign in from a device you have used before"),
+    });
     expect(body).not.toHaveProperty("lockedUntil");
   });
 
@@ -35,12 +40,18 @@ describe("lockout answers", () => {
 });
 
 describe("rate-limit answers", () => {
-  const result = (name: string) => ({ allowed: false, remaining: 0, retryAfterMs: 29_500, storeFailed: false, policy: { name } }) as unknown as LimitResult;
+  const result = (name: string) =>
+    ({ allowed: false, remaining: 0, retryAfterMs: 29_500, storeFailed: false, policy: { name } }) as unknown as LimitResult;
 
   it("say when the per-username limit refused, so the page can name the email address", async () => {
     const res = rateLimited(result("signInUsername"));
     expect(res.headers.get("Retry-After")).toBe("30");
-    expect(await res.json()).toEqual({ error: "rate_limited", message: "Too many attempts from your network. Wait before trying again.", retryAfterSeconds: 30, scope: "username" });
+    expect(await res.json()).toEqual({
+      error: "rate_limited",
+      message: "Too many attempts from your network. Wait before trying again.",
+      retryAfterSeconds: 30,
+      scope: "username",
+    });
     expect(await rateLimited(result("signInAddress")).json()).not.toHaveProperty("scope");
   });
 });

@@ -10,7 +10,13 @@ export function retryAfterSeconds(retryAfterMs: number): number {
   return Math.max(1, Math.ceil(retryAfterMs / 1000));
 }
 
-function withRetryAfter(status: 429 | 503, error: "rate_limited" | "locked" | "busy", message: string, retryAfterMs: number, extra: Record<string, unknown> = {}) {
+function withRetryAfter(
+  status: 429 | 503,
+  error: "rate_limited" | "locked" | "busy",
+  message: string,
+  retryAfterMs: number,
+  extra: Record<string, unknown> = {},
+) {
   const seconds = retryAfterSeconds(retryAfterMs);
   return jsonError(status, error, message, { retryAfterSeconds: seconds, ...extra }, { "Retry-After": String(seconds) });
 }
@@ -119,7 +125,13 @@ export function signOutUnavailable() {
  * cannot see the socket). One shared bucket would let one client refuse everybody, so refuse all.
  */
 export function noClientAddress() {
-  return jsonError(503, "misconfigured", "This server cannot see client addresses. Start it with server.mjs (npm start), not next start.", {}, { "Retry-After": "60" });
+  return jsonError(
+    503,
+    "misconfigured",
+    "This server cannot see client addresses. Start it with server.mjs (npm start), not next start.",
+    {},
+    { "Retry-After": "60" },
+  );
 }
 
 /** How each route style answers a refused limit (the route table names the style). */

@@ -20,7 +20,13 @@ export type ErrorCode =
 
 const NO_STORE = { "Cache-Control": "no-store" };
 
-export function jsonError(status: number, error: ErrorCode, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+export function jsonError(
+  status: number,
+  error: ErrorCode,
+  message: string,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+) {
   return NextResponse.json({ error, message, ...extra }, { status, headers: { ...NO_STORE, ...headers } });
 }
 

@@ -37,7 +37,11 @@ describe("route policy table", () => {
       "/api/auth/callback/credentials/x",
       "/api/auth/signin/credentials",
     ];
-    for (const sample of samples) expect(rulesFor(sample).map((rule) => rule.path), sample).toHaveLength(1);
+    for (const sample of samples)
+      expect(
+        rulesFor(sample).map((rule) => rule.path),
+        sample,
+      ).toHaveLength(1);
   });
 
   it("keeps report downloads out of the expensive report bucket", () => {
@@ -48,15 +52,26 @@ describe("route policy table", () => {
   });
 
   it("sends every next-auth path but the four the app uses to the 404 route", () => {
-    for (const path of ["/api/auth/_log", "/api/auth/callback/credentials/x", "/api/auth/signin", "/api/auth/providers", "/api/auth/callback/github"]) {
-      expect(rulesFor(path).map((rule) => rule.path), path).toEqual(["/api/auth/[...rest]"]);
+    for (const path of [
+      "/api/auth/_log",
+      "/api/auth/callback/credentials/x",
+      "/api/auth/signin",
+      "/api/auth/providers",
+      "/api/auth/callback/github",
+    ]) {
+      expect(
+        rulesFor(path).map((rule) => rule.path),
+        path,
+      ).toEqual(["/api/auth/[...rest]"]);
     }
   });
 
   it("keeps browser telemetry in a bucket of its own", () => {
     const telemetry = ROUTE_RULES.find((rule) => rule.path === "/api/csp-report")!;
     expect("limits" in telemetry && telemetry.limits.map((limit) => limit.policy)).toEqual(["cspReport"]);
-    const others = ROUTE_RULES.filter((rule) => rule !== telemetry).flatMap((rule) => ("limits" in rule ? rule.limits.map((limit) => limit.policy) : []));
+    const others = ROUTE_RULES.filter((rule) => rule !== telemetry).flatMap((rule) =>
+      "limits" in rule ? rule.limits.map((limit) => limit.policy) : [],
+    );
     expect(others).not.toContain("cspReport");
   });
 });

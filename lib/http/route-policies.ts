@@ -19,8 +19,7 @@ export type RefusalStyle = "browser" | "api" | "drop";
  * claim; tests/integration/route-limits.test.ts proves through the handlers that each row holds.
  */
 export type RouteRule = { path: string; file: string } & (
-  | { method: "GET" | "POST"; limits: readonly RouteLimit[]; refusal: RefusalStyle }
-  | { unlimited: string }
+  { method: "GET" | "POST"; limits: readonly RouteLimit[]; refusal: RefusalStyle } | { unlimited: string }
 );
 
 const SIGN_IN: readonly RouteLimit[] = [
@@ -30,22 +29,70 @@ const SIGN_IN: readonly RouteLimit[] = [
 
 export const ROUTE_RULES: readonly RouteRule[] = [
   // next-auth: only the four actions the app uses exist; every other /api/auth path is a 404.
-  { path: "/api/auth/callback/credentials", method: "POST", file: "app/api/auth/callback/credentials/route.ts", limits: SIGN_IN, refusal: "browser" },
+  {
+    path: "/api/auth/callback/credentials",
+    method: "POST",
+    file: "app/api/auth/callback/credentials/route.ts",
+    limits: SIGN_IN,
+    refusal: "browser",
+  },
   { path: "/api/auth/csrf", file: "app/api/auth/csrf/route.ts", unlimited: "issues a CSRF token and cookie: no lookup, no hashing" },
-  { path: "/api/auth/session", file: "app/api/auth/session/route.ts", unlimited: "decodes the session cookie and reads its one session record by primary key: no hashing" },
-  { path: "/api/auth/signout", file: "app/api/auth/signout/route.ts", unlimited: "ends the caller's own session (record and cookie) behind next-auth's CSRF check" },
-  { path: "/api/auth/[...rest]", file: "app/api/auth/[...rest]/route.ts", unlimited: "answers 404 for every next-auth action the app does not use" },
-  { path: "/api/register", method: "POST", file: "app/api/register/route.ts", limits: [{ policy: "register", key: "address" }], refusal: "browser" },
+  {
+    path: "/api/auth/session",
+    file: "app/api/auth/session/route.ts",
+    unlimited: "decodes the session cookie and reads its one session record by primary key: no hashing",
+  },
+  {
+    path: "/api/auth/signout",
+    file: "app/api/auth/signout/route.ts",
+    unlimited: "ends the caller's own session (record and cookie) behind next-auth's CSRF check",
+  },
+  {
+    path: "/api/auth/[...rest]",
+    file: "app/api/auth/[...rest]/route.ts",
+    unlimited: "answers 404 for every next-auth action the app does not use",
+  },
+  {
+    path: "/api/register",
+    method: "POST",
+    file: "app/api/register/route.ts",
+    limits: [{ policy: "register", key: "address" }],
+    refusal: "browser",
+  },
   {
     path: "/api/no-script/[form]",
     file: "app/api/no-script/[form]/route.ts",
     unlimited: "reads no body and answers a redirect: where a form posted before JavaScript took over lands",
   },
-  { path: "/api/altcha/challenge", method: "GET", file: "app/api/altcha/challenge/route.ts", limits: [{ policy: "altchaChallenge", key: "address" }], refusal: "browser" },
-  { path: "/api/csp-report", method: "POST", file: "app/api/csp-report/route.ts", limits: [{ policy: "cspReport", key: "address" }], refusal: "drop" },
-  { path: "/api/health", file: "app/api/health/route.ts", unlimited: "cheap, read-only, and polled by load balancers from a few fixed addresses" },
-  { path: "/api/metrics", file: "app/api/metrics/route.ts", unlimited: "off unless METRICS_TOKEN is set; a wrong token costs one SHA-256 and a 401" },
-  { path: "/api/health/ready", file: "app/api/health/ready/route.ts", unlimited: "cheap, read-only, and polled by load balancers from a few fixed addresses" },
+  {
+    path: "/api/altcha/challenge",
+    method: "GET",
+    file: "app/api/altcha/challenge/route.ts",
+    limits: [{ policy: "altchaChallenge", key: "address" }],
+    refusal: "browser",
+  },
+  {
+    path: "/api/csp-report",
+    method: "POST",
+    file: "app/api/csp-report/route.ts",
+    limits: [{ policy: "cspReport", key: "address" }],
+    refusal: "drop",
+  },
+  {
+    path: "/api/health",
+    file: "app/api/health/route.ts",
+    unlimited: "cheap, read-only, and polled by load balancers from a few fixed addresses",
+  },
+  {
+    path: "/api/metrics",
+    file: "app/api/metrics/route.ts",
+    unlimited: "off unless METRICS_TOKEN is set; a wrong token costs one SHA-256 and a 401",
+  },
+  {
+    path: "/api/health/ready",
+    file: "app/api/health/ready/route.ts",
+    unlimited: "cheap, read-only, and polled by load balancers from a few fixed addresses",
+  },
   {
     path: "/api/v1/authentication/token",
     method: "POST",
@@ -61,12 +108,30 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     refusal: "api",
   },
   { path: "/api/v1/me", method: "GET", file: "app/api/v1/me/route.ts", limits: [{ policy: "api", key: "user" }], refusal: "api" },
-  { path: "/api/v1/reports", method: "POST", file: "app/api/v1/reports/route.ts", limits: [{ policy: "apiReports", key: "user" }], refusal: "api" },
-  { path: "/api/v1/reports/[id]", method: "GET", file: "app/api/v1/reports/[id]/route.ts", limits: [{ policy: "apiReportDownload", key: "address" }], refusal: "api" },
+  {
+    path: "/api/v1/reports",
+    method: "POST",
+    file: "app/api/v1/reports/route.ts",
+    limits: [{ policy: "apiReports", key: "user" }],
+    refusal: "api",
+  },
+  {
+    path: "/api/v1/reports/[id]",
+    method: "GET",
+    file: "app/api/v1/reports/[id]/route.ts",
+    limits: [{ policy: "apiReportDownload", key: "address" }],
+    refusal: "api",
+  },
   // Change password: the current password goes through the sign-in limits (then ALTCHA, lockout, hash budget).
   { path: "/api/account/password", method: "POST", file: "app/api/account/password/route.ts", limits: SIGN_IN, refusal: "browser" },
   // The account page's forms: cheap writes, per user, behind a live session and a form token.
-  { path: "/api/account/sessions/revoke", method: "POST", file: "app/api/account/sessions/revoke/route.ts", limits: [{ policy: "accountChanges", key: "user" }], refusal: "api" },
+  {
+    path: "/api/account/sessions/revoke",
+    method: "POST",
+    file: "app/api/account/sessions/revoke/route.ts",
+    limits: [{ policy: "accountChanges", key: "user" }],
+    refusal: "api",
+  },
   {
     path: "/api/account/sessions/revoke-others",
     method: "POST",
@@ -85,10 +150,34 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     ],
     refusal: "browser",
   },
-  { path: "/api/password/reset", method: "POST", file: "app/api/password/reset/route.ts", limits: [{ policy: "emailLinks", key: "address" }], refusal: "browser" },
-  { path: "/api/email/verify", method: "POST", file: "app/api/email/verify/route.ts", limits: [{ policy: "emailLinks", key: "address" }], refusal: "browser" },
-  { path: "/api/unlock", method: "POST", file: "app/api/unlock/route.ts", limits: [{ policy: "emailLinks", key: "address" }], refusal: "browser" },
-  { path: "/api/v1/download-tokens", method: "POST", file: "app/api/v1/download-tokens/route.ts", limits: [{ policy: "apiDownloadTokens", key: "user" }], refusal: "api" },
+  {
+    path: "/api/password/reset",
+    method: "POST",
+    file: "app/api/password/reset/route.ts",
+    limits: [{ policy: "emailLinks", key: "address" }],
+    refusal: "browser",
+  },
+  {
+    path: "/api/email/verify",
+    method: "POST",
+    file: "app/api/email/verify/route.ts",
+    limits: [{ policy: "emailLinks", key: "address" }],
+    refusal: "browser",
+  },
+  {
+    path: "/api/unlock",
+    method: "POST",
+    file: "app/api/unlock/route.ts",
+    limits: [{ policy: "emailLinks", key: "address" }],
+    refusal: "browser",
+  },
+  {
+    path: "/api/v1/download-tokens",
+    method: "POST",
+    file: "app/api/v1/download-tokens/route.ts",
+    limits: [{ policy: "apiDownloadTokens", key: "user" }],
+    refusal: "api",
+  },
 ];
 
 export type RoutePath = (typeof ROUTE_RULES)[number]["path"];

@@ -7,12 +7,20 @@ const check = (headers: Record<string, string>) => isSameOriginRequest(new Heade
 describe("isSameOriginRequest", () => {
   it("takes Sec-Fetch-Site: same-origin, and nothing else the header says", () => {
     expect(check({ "sec-fetch-site": "same-origin" })).toBe(true);
-    for (const site of ["same-site", "cross-site", "none", "Same-Origin", ""]) expect(check({ "sec-fetch-site": site, origin: APP }), site).toBe(false);
+    for (const site of ["same-site", "cross-site", "none", "Same-Origin", ""])
+      expect(check({ "sec-fetch-site": site, origin: APP }), site).toBe(false);
   });
 
   it("falls back to an exact Origin when the browser sends no Sec-Fetch-Site", () => {
     expect(check({ origin: APP })).toBe(true);
-    for (const origin of ["https://evil.example", "https://sub.app.example", "http://app.example", "https://app.example.evil.example", "null"]) expect(check({ origin }), origin).toBe(false);
+    for (const origin of [
+      "https://evil.example",
+      "https://sub.app.example",
+      "http://app.example",
+      "https://app.example.evil.example",
+      "null",
+    ])
+      expect(check({ origin }), origin).toBe(false);
     expect(check({})).toBe(false);
   });
 

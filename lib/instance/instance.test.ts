@@ -33,7 +33,14 @@ describe("npm run instance -- new", () => {
     expect(env.MAIL_OUTBOX_DIR).toBe(path.join(base, "acme", "data", "outbox"));
     expect(env.PORT).toBe(String(FIRST_PORT));
     expect(env.ALLOW_INSECURE_COOKIES).toBeUndefined();
-    const secrets = ["NEXTAUTH_SECRET", "RATE_LIMIT_KEY_SECRET", "ALTCHA_HMAC_SECRET", "API_TOKEN_SECRET", "DEVICE_COOKIE_SECRET", "METRICS_TOKEN"].map((name) => env[name]!);
+    const secrets = [
+      "NEXTAUTH_SECRET",
+      "RATE_LIMIT_KEY_SECRET",
+      "ALTCHA_HMAC_SECRET",
+      "API_TOKEN_SECRET",
+      "DEVICE_COOKIE_SECRET",
+      "METRICS_TOKEN",
+    ].map((name) => env[name]!);
     for (const secret of secrets) expect(secret.length).toBeGreaterThanOrEqual(32);
     expect(new Set(secrets).size).toBe(secrets.length);
     expect(fs.readFileSync(envFile, "utf8")).toMatch(/^# SMTP_URL=smtps:\/\/.*\n# MAIL_FROM=$/m);

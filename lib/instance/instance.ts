@@ -38,7 +38,9 @@ export function validatePublicUrl(value: string): { url: string; insecureLocal: 
   try {
     url = new URL(value);
   } catch {
-    throw new InstanceError(`--url ${JSON.stringify(value)}: not a URL; give the instance's public address, for example https://acme.example.com`);
+    throw new InstanceError(
+      `--url ${JSON.stringify(value)}: not a URL; give the instance's public address, for example https://acme.example.com`,
+    );
   }
   if (url.protocol === "https:") return { url: url.origin, insecureLocal: false };
   if (url.protocol === "http:" && LOOPBACK_HOSTS.includes(url.hostname)) return { url: url.origin, insecureLocal: true };
@@ -70,7 +72,9 @@ export function instanceEnvFile(settings: InstanceSettings): string {
     `# Gatehouse instance "${settings.client}", created ${settings.createdAt.toISOString()} by npm run instance -- new.`,
     "# Secrets: keep this file private (mode 600); a changed NEXTAUTH_SECRET signs everyone out.",
     "NODE_ENV=production",
-    ...(settings.placeholderUrl ? ["# A placeholder (no --url was given): set the public https:// address of this instance before starting it."] : []),
+    ...(settings.placeholderUrl
+      ? ["# A placeholder (no --url was given): set the public https:// address of this instance before starting it."]
+      : []),
     `NEXTAUTH_URL=${settings.url}`,
     ...(settings.insecureLocal
       ? ["# http:// on this machine: a local trial only (session cookies are not Secure).", "ALLOW_INSECURE_COOKIES=true"]
@@ -131,14 +135,24 @@ export function createInstance(options: NewInstanceOptions): { envFile: string; 
   const instanceDir = path.resolve(options.baseDir, client);
   const dataDir = path.resolve(options.dataDir ?? path.join(instanceDir, "data"));
   const envFile = path.join(instanceDir, ENV_FILE_NAME);
-  const settings: InstanceSettings = { client, url, insecureLocal, placeholderUrl: options.url === undefined, port, dataDir, createdAt: options.now ?? new Date() };
+  const settings: InstanceSettings = {
+    client,
+    url,
+    insecureLocal,
+    placeholderUrl: options.url === undefined,
+    port,
+    dataDir,
+    createdAt: options.now ?? new Date(),
+  };
   fs.mkdirSync(instanceDir, { recursive: true, mode: 0o700 });
   let fd: number;
   try {
     fd = fs.openSync(envFile, "wx", 0o600);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") {
-      throw new InstanceError(`${envFile} exists: instance "${client}" was created before. Nothing was changed; delete that file first to start over (its data folder is ${dataDir}).`);
+      throw new InstanceError(
+        `${envFile} exists: instance "${client}" was created before. Nothing was changed; delete that file first to start over (its data folder is ${dataDir}).`,
+      );
     }
     throw error;
   }

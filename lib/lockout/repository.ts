@@ -22,7 +22,11 @@ type Row = { failureCount: number; lastFailureAt: Date; lockedUntil: Date | null
 function toState(row: Row): LockoutState | null {
   // A freshly inserted placeholder row has no failures yet.
   if (row.failureCount === 0) return null;
-  return { failureCount: row.failureCount, lastFailureAtMs: row.lastFailureAt.getTime(), lockedUntilMs: row.lockedUntil?.getTime() ?? null };
+  return {
+    failureCount: row.failureCount,
+    lastFailureAtMs: row.lastFailureAt.getTime(),
+    lockedUntilMs: row.lockedUntil?.getTime() ?? null,
+  };
 }
 
 export function prismaLockoutRepository(prisma: PrismaClient): LockoutRepository {
@@ -39,7 +43,9 @@ export function prismaLockoutRepository(prisma: PrismaClient): LockoutRepository
       return prisma.$transaction(
         async (tx) => {
           await tx.$executeRaw`INSERT INTO "SignInLockout" ("usernameKey", "failureCount", "lastFailureAt") VALUES (${usernameKey}, 0, ${new Date(0)}) ON CONFLICT ("usernameKey") DO NOTHING`;
-          const rows = await tx.$queryRaw<Row[]>`SELECT "failureCount", "lastFailureAt", "lockedUntil" FROM "SignInLockout" WHERE "usernameKey" = ${usernameKey} FOR UPDATE`;
+          const rows = await tx.$queryRaw<
+            Row[]
+          >`SELECT "failureCount", "lastFailureAt", "lockedUntil" FROM "SignInLockout" WHERE "usernameKey" = ${usernameKey} FOR UPDATE`;
           const decision = admitAttempt(rows[0] ? toState(rows[0]) : null, nowMs, policy);
           if (!decision.allowed) return decision;
           const next = decision.state;
@@ -65,7 +71,11 @@ export function prismaLockoutRepository(prisma: PrismaClient): LockoutRepository
         take: limit,
         select: { usernameKey: true, failureCount: true, lockedUntil: true },
       });
-      return rows.map((row) => ({ usernameKey: row.usernameKey, failureCount: row.failureCount, lockedUntilMs: row.lockedUntil!.getTime() }));
+      return rows.map((row) => ({
+        usernameKey: row.usernameKey,
+        failureCount: row.failureCount,
+        lockedUntilMs: row.lockedUntil!.getTime(),
+      }));
     },
 
     async reset(usernameKey) {

@@ -36,7 +36,8 @@ function isCapped(state: LockoutState, nowMs: number, policy: LockoutPolicy): bo
 }
 
 export function checkLockout(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): LockoutCheck {
-  if (state && isCapped(state, nowMs, policy)) return { locked: true, retryAfterMs: policy.maxLockMs, lockedUntilMs: nowMs + policy.maxLockMs, capped: true };
+  if (state && isCapped(state, nowMs, policy))
+    return { locked: true, retryAfterMs: policy.maxLockMs, lockedUntilMs: nowMs + policy.maxLockMs, capped: true };
   if (!state?.lockedUntilMs || state.lockedUntilMs <= nowMs) return { locked: false };
   return { locked: true, retryAfterMs: state.lockedUntilMs - nowMs, lockedUntilMs: state.lockedUntilMs, capped: false };
 }

@@ -4,7 +4,8 @@ import { digestKey } from "@/lib/rate-limit/limiter";
 import { log } from "./logger";
 
 /** What happened to a request at a protection layer, or how its password check ended. */
-export type SecurityOutcome = "rate_limited" | "captcha_invalid" | "locked" | "busy" | "unavailable" | "sign_in_failed" | "sign_in_succeeded";
+export type SecurityOutcome =
+  "rate_limited" | "captcha_invalid" | "locked" | "busy" | "unavailable" | "sign_in_failed" | "sign_in_succeeded";
 
 export type SecurityLogEntry = {
   route: string;

@@ -30,7 +30,10 @@ function capture() {
   const counts: Record<string, number> = {};
   const metrics = {
     mailQueueDepth: { set: vi.fn<(value: number) => void>() },
-    mailSent: { inc: (labels: { kind: string; outcome: MailOutcome }) => void (counts[`${labels.kind}:${labels.outcome}`] = (counts[`${labels.kind}:${labels.outcome}`] ?? 0) + 1) },
+    mailSent: {
+      inc: (labels: { kind: string; outcome: MailOutcome }) =>
+        void (counts[`${labels.kind}:${labels.outcome}`] = (counts[`${labels.kind}:${labels.outcome}`] ?? 0) + 1),
+    },
   };
   const events = (name: string) => entries.filter((entry) => entry.event === name);
   return { entries, events, counts, metrics, log: { info: at("info"), warn: at("warn"), error: at("error") } };
@@ -43,7 +46,16 @@ afterEach(async () => {
 
 function mailer(options: Partial<MailerOptions>, deps: ReturnType<typeof capture>): Mailer {
   const created = createMailer(
-    { from: "Gatehouse <no-reply@gatehouse.test>", outboxDir: "", queueMax: 100, maxAttempts: 10, retryBaseMs: 50, retryMaxMs: 200, sendTimeoutMs: 2_000, ...options },
+    {
+      from: "Gatehouse <no-reply@gatehouse.test>",
+      outboxDir: "",
+      queueMax: 100,
+      maxAttempts: 10,
+      retryBaseMs: 50,
+      retryMaxMs: 200,
+      sendTimeoutMs: 2_000,
+      ...options,
+    },
     { log: deps.log, metrics: deps.metrics },
   );
   cleanups.push(() => created.close(200));
@@ -199,7 +211,13 @@ describe("createMailer without SMTP_URL (the outbox)", () => {
     expect(parsed.to && !Array.isArray(parsed.to) ? parsed.to.value[0]?.address : undefined).toBe(RECIPIENT);
 
     const [entry] = await readOutbox(dir, 10);
-    expect(entry).toMatchObject({ to: RECIPIENT, subject: "Confirm your email", kind: "verify_email", links: [{ label: "Confirm", url: LINK }], id: files[0]?.slice(0, -4) });
+    expect(entry).toMatchObject({
+      to: RECIPIENT,
+      subject: "Confirm your email",
+      kind: "verify_email",
+      links: [{ label: "Confirm", url: LINK }],
+      id: files[0]?.slice(0, -4),
+    });
     expect(log.events("mail_sent")).toMatchObject([{ transport: "outbox" }]);
     expectNoSecrets(log.entries);
   });
@@ -209,13 +227,24 @@ describe("createMailer without SMTP_URL (the outbox)", () => {
     const log = capture();
     let nowMs = Date.parse("2026-01-01T00:00:00Z");
     const mail = createMailer(
-      { from: "Gatehouse <no-reply@gatehouse.test>", outboxDir: dir, queueMax: 10, maxAttempts: 1, retryBaseMs: 10, sendTimeoutMs: 2_000, concurrency: 1 },
+      {
+        from: "Gatehouse <no-reply@gatehouse.test>",
+        outboxDir: dir,
+        queueMax: 10,
+        maxAttempts: 1,
+        retryBaseMs: 10,
+        sendTimeoutMs: 2_000,
+        concurrency: 1,
+      },
       { log: log.log, clock: () => (nowMs += 1_000) },
     );
     for (const subject of ["first", "second"]) mail.send(message(subject));
     await mail.idle();
     await writeFile(path.join(dir, "9999-broken.json"), "{ not json");
-    await writeFile(path.join(dir, "9999-script.json"), JSON.stringify({ ...message(), links: [{ label: "x", url: "javascript:alert(1)" }], sentAt: new Date().toISOString() }));
+    await writeFile(
+      path.join(dir, "9999-script.json"),
+      JSON.stringify({ ...message(), links: [{ label: "x", url: "javascript:alert(1)" }], sentAt: new Date().toISOString() }),
+    );
     expect((await readOutbox(dir, 10)).map((entry) => entry.subject)).toEqual(["second", "first"]);
     expect(await readOutbox(dir, 1)).toHaveLength(1);
     expect(await readOutbox(path.join(dir, "missing"), 10)).toEqual([]);

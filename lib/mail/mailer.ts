@@ -29,7 +29,12 @@ export type MailerOptions = {
 };
 
 /** The options that lib/config/env.ts validated (every default lives there). */
-export function mailerOptions(config: Pick<AppConfig, "SMTP_URL" | "MAIL_FROM" | "MAIL_OUTBOX_DIR" | "MAIL_QUEUE_MAX" | "MAIL_MAX_ATTEMPTS" | "MAIL_RETRY_BASE_MS" | "MAIL_SEND_TIMEOUT_MS">): MailerOptions {
+export function mailerOptions(
+  config: Pick<
+    AppConfig,
+    "SMTP_URL" | "MAIL_FROM" | "MAIL_OUTBOX_DIR" | "MAIL_QUEUE_MAX" | "MAIL_MAX_ATTEMPTS" | "MAIL_RETRY_BASE_MS" | "MAIL_SEND_TIMEOUT_MS"
+  >,
+): MailerOptions {
   return {
     smtpUrl: config.SMTP_URL,
     from: config.MAIL_FROM,
@@ -77,7 +82,12 @@ export function retryDelayMs(failedAttempts: number, policy: { retryBaseMs: numb
  * cut out, since SMTP replies often echo the recipient ("550 <bob@example.com>: no such user").
  */
 export function describeMailError(error: unknown): { code?: string; responseCode?: number; command?: string; message: string } {
-  const { code, responseCode, command, message } = (error ?? {}) as { code?: unknown; responseCode?: unknown; command?: unknown; message?: unknown };
+  const { code, responseCode, command, message } = (error ?? {}) as {
+    code?: unknown;
+    responseCode?: unknown;
+    command?: unknown;
+    message?: unknown;
+  };
   return {
     ...(typeof code === "string" ? { code } : {}),
     ...(typeof responseCode === "number" ? { responseCode } : {}),
@@ -145,14 +155,19 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
     const info = await transport.sendMail(mail);
     if (!options.smtpUrl) {
       const sentAt = new Date(clock()).toISOString();
-      await writeOutboxMessage(options.outboxDir, `${sentAt.replace(/[:.]/g, "-")}-${randomBytes(6).toString("hex")}`, info.message as Buffer, {
-        to: message.to,
-        subject: message.subject,
-        kind: message.kind,
-        links: message.links,
-        text: message.text,
-        sentAt,
-      });
+      await writeOutboxMessage(
+        options.outboxDir,
+        `${sentAt.replace(/[:.]/g, "-")}-${randomBytes(6).toString("hex")}`,
+        info.message as Buffer,
+        {
+          to: message.to,
+          subject: message.subject,
+          kind: message.kind,
+          links: message.links,
+          text: message.text,
+          sentAt,
+        },
+      );
     }
   }
 

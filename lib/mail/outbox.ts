@@ -40,7 +40,10 @@ export async function readOutbox(dir: string, limit: number): Promise<(OutboxEnt
   } catch {
     return [];
   }
-  const sidecars = names.filter((name) => name.endsWith(".json") && !name.startsWith(".")).sort().reverse();
+  const sidecars = names
+    .filter((name) => name.endsWith(".json") && !name.startsWith("."))
+    .sort()
+    .reverse();
   const entries: (OutboxEntry & { id: string })[] = [];
   for (const name of sidecars) {
     if (entries.length >= limit) break;

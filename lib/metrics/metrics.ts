@@ -17,11 +17,31 @@ const CIRCUIT_STATE: Record<StoreHealth, number> = { up: 0, recovering: 1, down:
 export class Metrics {
   readonly registry = new Registry();
   /** Every refusal and password-check outcome (the security log's lines, counted). */
-  readonly outcomes = new Counter({ name: "gatehouse_security_outcomes_total", help: "Refusals and password-check outcomes by route and outcome", labelNames: ["route", "outcome", "policy"] as const, registers: [this.registry] });
+  readonly outcomes = new Counter({
+    name: "gatehouse_security_outcomes_total",
+    help: "Refusals and password-check outcomes by route and outcome",
+    labelNames: ["route", "outcome", "policy"] as const,
+    registers: [this.registry],
+  });
   /** Each limit row applied: allowed or refused, by policy. */
-  readonly limitDecisions = new Counter({ name: "gatehouse_limit_decisions_total", help: "Rate-limit decisions by policy and result", labelNames: ["policy", "result"] as const, registers: [this.registry] });
-  readonly fastPathRefusals = new Counter({ name: "gatehouse_fast_path_refusals_total", help: "Refusals answered by server.mjs without entering Next.js, by route", labelNames: ["route"] as const, registers: [this.registry] });
-  readonly lockoutsStarted = new Counter({ name: "gatehouse_lockouts_started_total", help: "Failures that set or lengthened a lock, by lane", labelNames: ["lane"] as const, registers: [this.registry] });
+  readonly limitDecisions = new Counter({
+    name: "gatehouse_limit_decisions_total",
+    help: "Rate-limit decisions by policy and result",
+    labelNames: ["policy", "result"] as const,
+    registers: [this.registry],
+  });
+  readonly fastPathRefusals = new Counter({
+    name: "gatehouse_fast_path_refusals_total",
+    help: "Refusals answered by server.mjs without entering Next.js, by route",
+    labelNames: ["route"] as const,
+    registers: [this.registry],
+  });
+  readonly lockoutsStarted = new Counter({
+    name: "gatehouse_lockouts_started_total",
+    help: "Failures that set or lengthened a lock, by lane",
+    labelNames: ["lane"] as const,
+    registers: [this.registry],
+  });
   readonly passwordCheckSeconds = new Histogram({
     name: "gatehouse_password_check_seconds",
     help: "Argon2id verification time of sign-in password checks",
@@ -36,10 +56,24 @@ export class Metrics {
     registers: [this.registry],
   });
   /** Mail by kind: sent, failed after its last attempt, or dropped (queue full, or closed). */
-  readonly mailSent = new Counter({ name: "gatehouse_mail_sent_total", help: "Mail messages by kind and outcome (sent, failed, dropped)", labelNames: ["kind", "outcome"] as const, registers: [this.registry] });
+  readonly mailSent = new Counter({
+    name: "gatehouse_mail_sent_total",
+    help: "Mail messages by kind and outcome (sent, failed, dropped)",
+    labelNames: ["kind", "outcome"] as const,
+    registers: [this.registry],
+  });
   /** Set by the mailer on every change: messages waiting, being sent, or waiting to retry. */
-  readonly mailQueueDepth = new Gauge({ name: "gatehouse_mail_queue_depth", help: "Mail messages held by the queue (waiting, in flight, or retrying)", registers: [this.registry] });
-  readonly challengesIssued = new Counter({ name: "gatehouse_altcha_challenges_total", help: "ALTCHA challenges issued, by difficulty level (0 to 3)", labelNames: ["level"] as const, registers: [this.registry] });
+  readonly mailQueueDepth = new Gauge({
+    name: "gatehouse_mail_queue_depth",
+    help: "Mail messages held by the queue (waiting, in flight, or retrying)",
+    registers: [this.registry],
+  });
+  readonly challengesIssued = new Counter({
+    name: "gatehouse_altcha_challenges_total",
+    help: "ALTCHA challenges issued, by difficulty level (0 to 3)",
+    labelNames: ["level"] as const,
+    registers: [this.registry],
+  });
 
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry, prefix: "gatehouse_process_" });

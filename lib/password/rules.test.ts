@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { isCommonPassword } from "./common-passwords";
 import { passwordProblem } from "./rules";
 
-const check = (password: string, email = "alice.smith@example.com") => passwordProblem(password, { email, isCommon: isCommonPassword })?.rule ?? null;
+const check = (password: string, email = "alice.smith@example.com") =>
+  passwordProblem(password, { email, isCommon: isCommonPassword })?.rule ?? null;
 
 describe("password rules", () => {
   it("count code points of the NFC form: 12 emoji pass, 11 do not, 129 characters are too many", () => {
@@ -24,7 +25,8 @@ describe("password rules", () => {
   });
 
   it("refuse one short sequence repeated", () => {
-    for (const password of ["aaaaaaaaaaaa", "abababababab", "abcabcabcabc", "1234123412341234", "AaAaAaAaAaAa"]) expect(check(password), password).toBe("repetitive");
+    for (const password of ["aaaaaaaaaaaa", "abababababab", "abcabcabcabc", "1234123412341234", "AaAaAaAaAaAa"])
+      expect(check(password), password).toBe("repetitive");
     expect(check("abcdeabcdeabcde")).toBeNull();
   });
 

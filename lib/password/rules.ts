@@ -45,10 +45,13 @@ export function passwordProblem(password: string, context: PasswordContext): Pas
   if (codePoints.length < PASSWORD_MIN_LENGTH) return { rule: "too_short", message: `Use at least ${PASSWORD_MIN_LENGTH} characters.` };
   if (codePoints.length > PASSWORD_MAX_LENGTH) return { rule: "too_long", message: `Use at most ${PASSWORD_MAX_LENGTH} characters.` };
   if (isRepetitive([...comparable(password)])) {
-    return { rule: "repetitive", message: "This is one short sequence repeated (like “aaaa…” or “abab…”), which is guessed first. Choose another." };
+    return {
+      rule: "repetitive",
+      message: "This is one short sequence repeated (like “aaaa…” or “abab…”), which is guessed first. Choose another.",
+    };
   }
   const normalised = comparable(password);
-  const name = context.email ? comparable(context.email).split("@")[0] ?? "" : "";
+  const name = context.email ? (comparable(context.email).split("@")[0] ?? "") : "";
   if ([...name].length >= EMAIL_NAME_MIN_LENGTH && normalised.includes(name)) {
     return { rule: "contains_email", message: "Do not use your email address or its name part in your password." };
   }

@@ -146,11 +146,7 @@ export function consumeSlidingWindow(
  * Consumes one request for `policy`. A state of another kind (the policy's algorithm was changed)
  * is ignored and the key starts fresh.
  */
-export function decide(
-  policy: AlgorithmPolicy,
-  state: LimiterState | undefined,
-  nowMs: number,
-): AlgorithmDecision<LimiterState> {
+export function decide(policy: AlgorithmPolicy, state: LimiterState | undefined, nowMs: number): AlgorithmDecision<LimiterState> {
   // A NaN or infinite time would be written into the state and poison every later decision.
   if (!Number.isFinite(nowMs)) throw new Error(`Rate limiter got a non-finite time: ${nowMs}`);
   switch (policy.kind) {

@@ -14,9 +14,7 @@ describe("parseLimitSpec", () => {
   });
 
   it("knows every unit", () => {
-    expect(parseLimitSpec("1/250ms,2/3s,4/5m,6/7h,8/9d").map((b) => b.periodMs)).toEqual([
-      250, 3_000, 300_000, 25_200_000, 777_600_000,
-    ]);
+    expect(parseLimitSpec("1/250ms,2/3s,4/5m,6/7h,8/9d").map((b) => b.periodMs)).toEqual([250, 3_000, 300_000, 25_200_000, 777_600_000]);
   });
 
   it("tolerates whitespace", () => {

@@ -29,7 +29,11 @@ export interface EmailTokens {
    * credential generation (ending every session made before) and marks the address verified.
    * Returns the new generation and the account's email, or null.
    */
-  resetPassword(id: string, passwordHash: string, nowMs: number): Promise<{ userId: string; email: string; credentialGeneration: number } | null>;
+  resetPassword(
+    id: string,
+    passwordHash: string,
+    nowMs: number,
+  ): Promise<{ userId: string; email: string; credentialGeneration: number } | null>;
   /** Deletes every unused token of the user (all purposes): after a reset, older links must not work. */
   revokeAll(userId: string): Promise<number>;
 }
@@ -39,7 +43,14 @@ export function prismaEmailTokens(prisma: PrismaClient): EmailTokens {
     async issue(userId, purpose, credentialGeneration, nowMs, lifetimeMs) {
       const token = newOpaqueToken();
       const create = prisma.emailToken.create({
-        data: { digest: tokenDigest(token), userId, purpose, credentialGeneration, createdAt: new Date(nowMs), expiresAt: new Date(nowMs + lifetimeMs) },
+        data: {
+          digest: tokenDigest(token),
+          userId,
+          purpose,
+          credentialGeneration,
+          createdAt: new Date(nowMs),
+          expiresAt: new Date(nowMs + lifetimeMs),
+        },
       });
       if (purpose === "verify_email") await create;
       else await prisma.$transaction([prisma.emailToken.deleteMany({ where: { userId, purpose, usedAt: null } }), create]);
@@ -50,7 +61,10 @@ export function prismaEmailTokens(prisma: PrismaClient): EmailTokens {
       if (!isWellFormedOpaqueToken(token)) return null;
       const row = await prisma.emailToken.findUnique({ where: { digest: tokenDigest(token) } });
       if (!row || row.purpose !== purpose || row.usedAt !== null || row.expiresAt.getTime() <= nowMs) return null;
-      const user = await prisma.user.findUnique({ where: { id: row.userId }, select: { email: true, credentialGeneration: true, emailVerifiedAt: true } });
+      const user = await prisma.user.findUnique({
+        where: { id: row.userId },
+        select: { email: true, credentialGeneration: true, emailVerifiedAt: true },
+      });
       if (!user || user.credentialGeneration !== row.credentialGeneration) return null;
       // A confirmed address leaves its other verification links nothing to do.
       if (purpose === "verify_email" && user.emailVerifiedAt !== null) return null;

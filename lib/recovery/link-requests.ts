@@ -37,6 +37,7 @@ export async function readLinkRequest<S extends z.ZodType<{ token: string }>>(
   const live = presented.success ? await gate.emailTokens.find(presented.data.token, purpose, gate.clock()) : null;
   if (!live) return { ok: false, response: invalidLink() };
   const input = schema.safeParse(body.value);
-  if (!input.success) return { ok: false, response: jsonError(400, "invalid_input", "Check the highlighted fields.", { fields: fieldErrors(input.error) }) };
+  if (!input.success)
+    return { ok: false, response: jsonError(400, "invalid_input", "Check the highlighted fields.", { fields: fieldErrors(input.error) }) };
   return { ok: true, fields: input.data, token: live };
 }

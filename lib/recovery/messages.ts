@@ -45,9 +45,13 @@ function originLine(origin: NoticeOrigin): string {
 export const messages = {
   verifyEmail: (to: string, url: string, lifetimeHours: number) =>
     render(to, "verify_email", `Confirm your email address for ${APP}`, [
-      { text: `Someone (we hope you) created a ${APP} account with this address. Confirm it, with the password chosen for the account, to start signing in.` },
+      {
+        text: `Someone (we hope you) created a ${APP} account with this address. Confirm it, with the password chosen for the account, to start signing in.`,
+      },
       { link: { label: "Confirm my email address", url } },
-      { text: `The link works once, for ${lifetimeHours} hours. If you did not create an account, ignore this message: nothing happens without the link.` },
+      {
+        text: `The link works once, for ${lifetimeHours} hours. If you did not create an account, ignore this message: nothing happens without the link.`,
+      },
     ]),
 
   addressTaken: (to: string, signInUrl: string, forgotUrl: string) =>
@@ -63,7 +67,9 @@ export const messages = {
     render(to, "password_reset", `Reset your ${APP} password`, [
       { text: `Someone asked to reset the password of the ${APP} account with this address.` },
       { link: { label: "Choose a new password", url } },
-      { text: `The link works once, for ${lifetimeMinutes} minutes. A newer request or a password change ends it. If you did not ask, ignore this message: your password is unchanged.` },
+      {
+        text: `The link works once, for ${lifetimeMinutes} minutes. A newer request or a password change ends it. If you did not ask, ignore this message: your password is unchanged.`,
+      },
     ]),
 
   lockedOut: (to: string, url: string, lifetimeMinutes: number, origin: NoticeOrigin) =>

@@ -9,7 +9,9 @@ describe("a reset link outlives its quota's empty spell", () => {
   });
 
   it("accepts the defaults (30-minute links, 3 an hour) and refuses a link shorter than one refill, naming both variables", () => {
-    expect(linkOutlivesQuota("PASSWORD_RESET_LINK_MINUTES", 30 * 60_000, "RATE_LIMIT_RECOVERY_MAIL", defaultPolicies.recoveryMail)).toBeNull();
+    expect(
+      linkOutlivesQuota("PASSWORD_RESET_LINK_MINUTES", 30 * 60_000, "RATE_LIMIT_RECOVERY_MAIL", defaultPolicies.recoveryMail),
+    ).toBeNull();
     const problem = linkOutlivesQuota("PASSWORD_RESET_LINK_MINUTES", 10 * 60_000, "RATE_LIMIT_RECOVERY_MAIL", defaultPolicies.recoveryMail);
     expect(problem).toMatch(/PASSWORD_RESET_LINK_MINUTES: must be at least 20 minutes \(one refill of RATE_LIMIT_RECOVERY_MAIL\)/);
   });

@@ -50,7 +50,11 @@ export class Recovery {
     this.deps.background.run("verify_email", () =>
       this.send("recoveryMail", account, "verify_email", async () => {
         const token = await this.issue(account, "verify_email", this.deps.settings.verifyLifetimeMs);
-        return messages.verifyEmail(account.email, this.url(PAGES.verify_email, token), Math.round(this.deps.settings.verifyLifetimeMs / 3_600_000));
+        return messages.verifyEmail(
+          account.email,
+          this.url(PAGES.verify_email, token),
+          Math.round(this.deps.settings.verifyLifetimeMs / 3_600_000),
+        );
       }),
     );
   }
@@ -60,7 +64,9 @@ export class Recovery {
     this.deps.background.run("address_taken", async () => {
       const account = await this.find(email);
       if (!account) return;
-      await this.send("recoveryMail", account, "address_taken", async () => messages.addressTaken(account.email, this.url("/sign-in"), this.url("/forgot-password")));
+      await this.send("recoveryMail", account, "address_taken", async () =>
+        messages.addressTaken(account.email, this.url("/sign-in"), this.url("/forgot-password")),
+      );
     });
   }
 
@@ -76,7 +82,11 @@ export class Recovery {
       if (!account) return;
       await this.send("recoveryMail", account, "password_reset", async () => {
         const token = await this.issue(account, "reset_password", this.deps.settings.resetLifetimeMs);
-        return messages.passwordReset(account.email, this.url(PAGES.reset_password, token), Math.round(this.deps.settings.resetLifetimeMs / 60_000));
+        return messages.passwordReset(
+          account.email,
+          this.url(PAGES.reset_password, token),
+          Math.round(this.deps.settings.resetLifetimeMs / 60_000),
+        );
       });
     });
   }
@@ -88,7 +98,12 @@ export class Recovery {
       if (!account) return;
       await this.send("securityNotice", account, "locked_out", async () => {
         const token = await this.issue(account, "unlock", this.deps.settings.unlockLifetimeMs);
-        return messages.lockedOut(account.email, this.url(PAGES.unlock, token), Math.round(this.deps.settings.unlockLifetimeMs / 60_000), origin);
+        return messages.lockedOut(
+          account.email,
+          this.url(PAGES.unlock, token),
+          Math.round(this.deps.settings.unlockLifetimeMs / 60_000),
+          origin,
+        );
       });
     });
   }

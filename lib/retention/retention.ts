@@ -27,7 +27,12 @@ export type RetentionCounts = {
 export async function runRetention(prisma: PrismaClient, cutoffs: RetentionCutoffs, batchRows: number): Promise<RetentionCounts> {
   const { now, endedBefore } = cutoffs;
 
-  const downloadIds = await prisma.downloadToken.findMany({ where: { expiresAt: { lt: now } }, orderBy: { expiresAt: "asc" }, take: batchRows, select: { id: true } });
+  const downloadIds = await prisma.downloadToken.findMany({
+    where: { expiresAt: { lt: now } },
+    orderBy: { expiresAt: "asc" },
+    take: batchRows,
+    select: { id: true },
+  });
   const downloadTokens = (await prisma.downloadToken.deleteMany({ where: { id: { in: downloadIds.map((row) => row.id) } } })).count;
 
   const refreshIds = await prisma.refreshToken.findMany({
@@ -47,9 +52,16 @@ export async function runRetention(prisma: PrismaClient, cutoffs: RetentionCutof
   const browserSessions = (await prisma.browserSession.deleteMany({ where: { id: { in: sessionIds.map((row) => row.id) } } })).count;
 
   const idleLockout = { lastFailureAt: { lt: cutoffs.lockoutsIdleBefore }, OR: [{ lockedUntil: null }, { lockedUntil: { lt: now } }] };
-  const lockoutKeys = await prisma.signInLockout.findMany({ where: idleLockout, orderBy: { lastFailureAt: "asc" }, take: batchRows, select: { usernameKey: true } });
+  const lockoutKeys = await prisma.signInLockout.findMany({
+    where: idleLockout,
+    orderBy: { lastFailureAt: "asc" },
+    take: batchRows,
+    select: { usernameKey: true },
+  });
   // The condition again in the DELETE: a failure counted since the read keeps its row.
-  const lockouts = (await prisma.signInLockout.deleteMany({ where: { usernameKey: { in: lockoutKeys.map((row) => row.usernameKey) }, ...idleLockout } })).count;
+  const lockouts = (
+    await prisma.signInLockout.deleteMany({ where: { usernameKey: { in: lockoutKeys.map((row) => row.usernameKey) }, ...idleLockout } })
+  ).count;
 
   const eventIds = await prisma.securityEvent.findMany({
     where: { createdAt: { lt: cutoffs.securityEventsBefore } },
@@ -59,7 +71,12 @@ export async function runRetention(prisma: PrismaClient, cutoffs: RetentionCutof
   });
   const securityEvents = (await prisma.securityEvent.deleteMany({ where: { id: { in: eventIds.map((row) => row.id) } } })).count;
 
-  const emailIds = await prisma.emailToken.findMany({ where: { expiresAt: { lt: now } }, orderBy: { expiresAt: "asc" }, take: batchRows, select: { id: true } });
+  const emailIds = await prisma.emailToken.findMany({
+    where: { expiresAt: { lt: now } },
+    orderBy: { expiresAt: "asc" },
+    take: batchRows,
+    select: { id: true },
+  });
   const emailTokens = (await prisma.emailToken.deleteMany({ where: { id: { in: emailIds.map((row) => row.id) } } })).count;
 
   return { downloadTokens, refreshTokens, browserSessions, lockouts, securityEvents, emailTokens };

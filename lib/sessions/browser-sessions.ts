@@ -15,7 +15,15 @@ export function newSessionId(): string {
 
 export interface BrowserSessions {
   /** `id`: one chosen earlier (a sign-in's admission names its session before the check); else a new one. */
-  create(fields: { id?: string; userId: string; credentialGeneration: number; browser: string; address: string; nowMs: number; expiresAtMs: number }): Promise<{ id: string }>;
+  create(fields: {
+    id?: string;
+    userId: string;
+    credentialGeneration: number;
+    browser: string;
+    address: string;
+    nowMs: number;
+    expiresAtMs: number;
+  }): Promise<{ id: string }>;
   /** The record of a well-formed id, with its user's credential generation, in one read (anything else is unknown without a lookup). */
   find(id: string): Promise<SessionRecord | null>;
   /** Sets lastSeenAt unless a concurrent request already moved it past `sinceMs`. */
@@ -50,7 +58,9 @@ export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
       });
       // This table cleans up after itself, one user at a time: sessions long over are dropped.
       const cutoff = new Date(nowMs - KEEP_DEAD_MS);
-      await prisma.browserSession.deleteMany({ where: { userId, OR: [{ expiresAt: { lt: cutoff } }, { revokedAt: { lt: cutoff } }, { lastSeenAt: { lt: cutoff } }] } });
+      await prisma.browserSession.deleteMany({
+        where: { userId, OR: [{ expiresAt: { lt: cutoff } }, { revokedAt: { lt: cutoff } }, { lastSeenAt: { lt: cutoff } }] },
+      });
       return { id };
     },
 
@@ -75,13 +85,19 @@ export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
     },
 
     async touch(id, nowMs, sinceMs) {
-      await prisma.browserSession.updateMany({ where: { id, revokedAt: null, lastSeenAt: { lt: new Date(sinceMs) } }, data: { lastSeenAt: new Date(nowMs) } });
+      await prisma.browserSession.updateMany({
+        where: { id, revokedAt: null, lastSeenAt: { lt: new Date(sinceMs) } },
+        data: { lastSeenAt: new Date(nowMs) },
+      });
     },
 
     async revoke(userId, id, nowMs) {
       if (!SESSION_ID_PATTERN.test(id)) return false;
       const now = new Date(nowMs);
-      const { count } = await prisma.browserSession.updateMany({ where: { id, userId, revokedAt: null, expiresAt: { gt: now } }, data: { revokedAt: now } });
+      const { count } = await prisma.browserSession.updateMany({
+        where: { id, userId, revokedAt: null, expiresAt: { gt: now } },
+        data: { revokedAt: now },
+      });
       return count === 1;
     },
 

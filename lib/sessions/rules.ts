@@ -40,7 +40,8 @@ export function judgeSession(record: SessionRecord | null, userId: string, nowMs
   if (!record) return { live: false, reason: "unknown" };
   if (record.userId !== userId) return { live: false, reason: "other_user" };
   // The password changed after this session's check read the hash (or the account is gone).
-  if (record.userCredentialGeneration === null || record.credentialGeneration < record.userCredentialGeneration) return { live: false, reason: "credentials_changed" };
+  if (record.userCredentialGeneration === null || record.credentialGeneration < record.userCredentialGeneration)
+    return { live: false, reason: "credentials_changed" };
   if (record.revokedAtMs !== null && record.revokedAtMs <= nowMs) return { live: false, reason: "revoked" };
   if (nowMs >= record.expiresAtMs) return { live: false, reason: "expired" };
   if (nowMs - record.lastSeenAtMs >= policy.idleMs) return { live: false, reason: "idle" };

@@ -9,7 +9,12 @@ function key(secret: string): Uint8Array {
 }
 
 /** A short-lived JWT for the API: the user id as `sub`, nothing else about the user. */
-export async function issueAccessToken(userId: string, secret: string, ttlSeconds: number, nowMs: number): Promise<{ token: string; expiresAtMs: number }> {
+export async function issueAccessToken(
+  userId: string,
+  secret: string,
+  ttlSeconds: number,
+  nowMs: number,
+): Promise<{ token: string; expiresAtMs: number }> {
   const issuedAt = Math.floor(nowMs / 1000);
   const token = await new SignJWT({})
     .setProtectedHeader({ alg: ALGORITHM, typ: "JWT" })

@@ -40,7 +40,13 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
       expect(issued.expiresAtMs).toBe(T0 + TTL_MS);
       const [row, ...others] = await rows(issued.familyId);
       expect(others).toEqual([]);
-      expect(row).toMatchObject({ tokenHash: sha256Hex(issued.token), userId, familyId: issued.familyId, rotatedAt: null, revokedAt: null });
+      expect(row).toMatchObject({
+        tokenHash: sha256Hex(issued.token),
+        userId,
+        familyId: issued.familyId,
+        rotatedAt: null,
+        revokedAt: null,
+      });
       expect(row!.expiresAt.getTime()).toBe(T0 + TTL_MS);
       expect(refreshTokenDigest(issued.token)).toBe(sha256Hex(issued.token));
 
@@ -53,12 +59,24 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
       const userId = randomUUID();
       const first = await issueRefreshToken(database.prisma, userId, null, TTL_MS, T0);
       const rotated = await rotateRefreshToken(database.prisma, first.token, TTL_MS, T0 + 1_000);
-      expect(rotated).toEqual({ ok: true, userId, familyId: first.familyId, token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), expiresAtMs: T0 + 1_000 + TTL_MS, newFamily: false });
+      expect(rotated).toEqual({
+        ok: true,
+        userId,
+        familyId: first.familyId,
+        token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        expiresAtMs: T0 + 1_000 + TTL_MS,
+        newFamily: false,
+      });
       if (!rotated.ok) throw new Error("unreachable");
       expect(rotated.token).not.toBe(first.token);
       const [old, next] = await rows(first.familyId);
       expect(old).toMatchObject({ tokenHash: sha256Hex(first.token), rotatedAt: new Date(T0 + 1_000), revokedAt: null });
-      expect(next).toMatchObject({ tokenHash: sha256Hex(rotated.token), rotatedAt: null, revokedAt: null, expiresAt: new Date(T0 + 1_000 + TTL_MS) });
+      expect(next).toMatchObject({
+        tokenHash: sha256Hex(rotated.token),
+        rotatedAt: null,
+        revokedAt: null,
+        expiresAt: new Date(T0 + 1_000 + TTL_MS),
+      });
     });
 
     it("refuses malformed and unknown tokens without touching the table", async () => {
@@ -73,7 +91,12 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
     it("refuses a token at its expiry instant, accepts it a millisecond before", async () => {
       const userId = randomUUID();
       const a = await issueRefreshToken(database.prisma, userId, null, TTL_MS, T0);
-      expect(await rotateRefreshToken(database.prisma, a.token, TTL_MS, T0 + TTL_MS)).toEqual({ ok: false, reason: "expired", familyId: a.familyId, userId });
+      expect(await rotateRefreshToken(database.prisma, a.token, TTL_MS, T0 + TTL_MS)).toEqual({
+        ok: false,
+        reason: "expired",
+        familyId: a.familyId,
+        userId,
+      });
       expect(await live(a.familyId)).toBe(1);
       const b = await issueRefreshToken(database.prisma, userId, null, TTL_MS, T0);
       expect((await rotateRefreshToken(database.prisma, b.token, TTL_MS, T0 + TTL_MS - 1)).ok).toBe(true);
@@ -82,7 +105,11 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
     it("ends a family at its absolute end however often it rotates (rotation renews the token, not the family)", async () => {
       const userId = randomUUID();
       const familyLifetimeMs = 90 * 86_400_000;
-      let current = await issueRefreshToken(database.prisma, userId, null, TTL_MS, T0, { expiresAtMs: T0 + familyLifetimeMs, client: "API client", address: "203.0.113.x" });
+      let current = await issueRefreshToken(database.prisma, userId, null, TTL_MS, T0, {
+        expiresAtMs: T0 + familyLifetimeMs,
+        client: "API client",
+        address: "203.0.113.x",
+      });
       // Rotated every 20 days: each new token would reach 30 days further, but none passes day 90.
       let nowMs = T0;
       for (let day = 20; day <= 80; day += 20) {
@@ -95,14 +122,24 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
       const rows = await database.prisma.refreshToken.findMany({ where: { userId } });
       expect(new Set(rows.map((row) => row.familyExpiresAt.getTime()))).toEqual(new Set([T0 + familyLifetimeMs]));
       expect(new Set(rows.map((row) => row.address))).toEqual(new Set(["203.0.113.x"]));
-      expect(await rotateRefreshToken(database.prisma, current.token, TTL_MS, T0 + familyLifetimeMs)).toEqual({ ok: false, reason: "expired", familyId: current.familyId, userId });
+      expect(await rotateRefreshToken(database.prisma, current.token, TTL_MS, T0 + familyLifetimeMs)).toEqual({
+        ok: false,
+        reason: "expired",
+        familyId: current.familyId,
+        userId,
+      });
     });
 
     it("refuses a token of a revoked family as revoked", async () => {
       const userId = randomUUID();
       const issued = await issueRefreshToken(database.prisma, userId, null, TTL_MS, T0);
       expect(await revokeRefreshFamily(database.prisma, issued.familyId, T0 + 5)).toBe(1);
-      expect(await rotateRefreshToken(database.prisma, issued.token, TTL_MS, T0 + 10)).toEqual({ ok: false, reason: "revoked", familyId: issued.familyId, userId });
+      expect(await rotateRefreshToken(database.prisma, issued.token, TTL_MS, T0 + 10)).toEqual({
+        ok: false,
+        reason: "revoked",
+        familyId: issued.familyId,
+        userId,
+      });
       expect(await revokeRefreshFamily(database.prisma, issued.familyId, T0 + 20)).toBe(0);
     });
 
@@ -115,11 +152,21 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
       const third = await rotateRefreshToken(database.prisma, second.token, TTL_MS, T0 + 2_000);
       if (!third.ok) throw new Error("rotation failed");
 
-      expect(await rotateRefreshToken(database.prisma, first.token, TTL_MS, T0 + 3_000)).toEqual({ ok: false, reason: "reused", familyId: first.familyId, userId });
+      expect(await rotateRefreshToken(database.prisma, first.token, TTL_MS, T0 + 3_000)).toEqual({
+        ok: false,
+        reason: "reused",
+        familyId: first.familyId,
+        userId,
+      });
       const family = await rows(first.familyId);
       expect(family.map((row) => row.revokedAt?.getTime() ?? null)).toEqual([T0 + 3_000, T0 + 3_000, T0 + 3_000]);
       expect(await live(first.familyId)).toBe(0);
-      expect(await rotateRefreshToken(database.prisma, third.token, TTL_MS, T0 + 4_000)).toEqual({ ok: false, reason: "revoked", familyId: first.familyId, userId });
+      expect(await rotateRefreshToken(database.prisma, third.token, TTL_MS, T0 + 4_000)).toEqual({
+        ok: false,
+        reason: "revoked",
+        familyId: first.familyId,
+        userId,
+      });
       // A replay of the middle token is still reported as reuse.
       expect(await rotateRefreshToken(database.prisma, second.token, TTL_MS, T0 + 5_000)).toMatchObject({ ok: false, reason: "reused" });
       // Other families of the same user are untouched.
@@ -128,7 +175,9 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
 
     it("lets exactly one of ten concurrent rotations of one token win; the rest are reuse and kill the family", async () => {
       const issued = await issueRefreshToken(database.prisma, randomUUID(), null, TTL_MS, T0);
-      const results = await Promise.all(Array.from({ length: 10 }, () => rotateRefreshToken(database.prisma, issued.token, TTL_MS, T0 + 1_000)));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => rotateRefreshToken(database.prisma, issued.token, TTL_MS, T0 + 1_000)),
+      );
       expect(results.filter((result) => result.ok)).toHaveLength(1);
       expect(results.filter((result) => !result.ok && result.reason === "reused")).toHaveLength(9);
       expect(await live(issued.familyId)).toBe(0);

@@ -72,12 +72,25 @@ export async function listLiveFamilies(prisma: PrismaClient, userId: string, now
   const user = await prisma.user.findUnique({ where: { id: userId }, select: { credentialGeneration: true } });
   if (!user) return [];
   const rows = await prisma.refreshToken.findMany({
-    where: { userId, rotatedAt: null, revokedAt: null, expiresAt: { gt: new Date(nowMs) }, credentialGeneration: { gte: user.credentialGeneration } },
+    where: {
+      userId,
+      rotatedAt: null,
+      revokedAt: null,
+      expiresAt: { gt: new Date(nowMs) },
+      credentialGeneration: { gte: user.credentialGeneration },
+    },
     orderBy: { createdAt: "desc" },
     take: 100,
     select: { familyId: true, client: true, address: true, familyCreatedAt: true, createdAt: true, expiresAt: true },
   });
-  return rows.map((row) => ({ familyId: row.familyId, client: row.client, address: row.address, createdAt: row.familyCreatedAt, lastUsedAt: row.createdAt, expiresAt: row.expiresAt }));
+  return rows.map((row) => ({
+    familyId: row.familyId,
+    client: row.client,
+    address: row.address,
+    createdAt: row.familyCreatedAt,
+    lastUsedAt: row.createdAt,
+    expiresAt: row.expiresAt,
+  }));
 }
 
 /** Revokes one family if it is the user's (a family id from a form is not trusted); how many tokens were live. */
@@ -89,7 +102,11 @@ export async function revokeUserFamily(prisma: PrismaClient, userId: string, fam
 /** Revokes every family of the user (password change, sign out everywhere else); how many families were live. */
 export async function revokeAllFamilies(prisma: PrismaClient, userId: string, nowMs: number): Promise<number> {
   // Rotated tokens included: a family whose live token is being rotated right now is found by its old one.
-  const families = await prisma.refreshToken.findMany({ where: { userId, revokedAt: null }, distinct: ["familyId"], select: { familyId: true } });
+  const families = await prisma.refreshToken.findMany({
+    where: { userId, revokedAt: null },
+    distinct: ["familyId"],
+    select: { familyId: true },
+  });
   let live = 0;
   for (const { familyId } of families) if ((await revokeRefreshFamily(prisma, familyId, nowMs)) > 0) live++;
   return live;

@@ -7,7 +7,10 @@ const GOOD = "correct horse battery staple";
 describe("checkRegistration", () => {
   it("says what is missing, in the server's words", () => {
     expect(checkRegistration("", "")).toEqual({ email: "Email is required.", password: "Password is required." });
-    expect(checkRegistration("not-an-email", "short")).toEqual({ email: "Enter a valid email address.", password: "Use at least 12 characters." });
+    expect(checkRegistration("not-an-email", "short")).toEqual({
+      email: "Enter a valid email address.",
+      password: "Use at least 12 characters.",
+    });
     expect(checkRegistration("a@example.com", "x".repeat(129))).toEqual({ password: "Use at most 128 characters." });
   });
 

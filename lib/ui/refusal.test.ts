@@ -26,7 +26,11 @@ describe("refusalFromBody", () => {
 });
 
 describe("describeRefusal", () => {
-  const limited = refusalFromBody({ error: "rate_limited", message: "Too many attempts from your network. Wait before trying again." }, "169", T0);
+  const limited = refusalFromBody(
+    { error: "rate_limited", message: "Too many attempts from your network. Wait before trying again." },
+    "169",
+    T0,
+  );
 
   it("says the reason once and the wait in minutes and seconds, counting down", () => {
     const view = describeRefusal(limited, "sign-in", T0);
@@ -38,7 +42,9 @@ describe("describeRefusal", () => {
   });
 
   it("names the email address when the per-address-and-email limit refused, and registration by its name", () => {
-    expect(describeRefusal({ ...limited, scope: "username" }, "sign-in", T0).reason).toBe("Too many sign-in attempts for this email address have come from your network.");
+    expect(describeRefusal({ ...limited, scope: "username" }, "sign-in", T0).reason).toBe(
+      "Too many sign-in attempts for this email address have come from your network.",
+    );
     expect(describeRefusal(limited, "register", T0).reason).toBe("Too many registration attempts have come from your network.");
   });
 
@@ -50,7 +56,11 @@ describe("describeRefusal", () => {
   });
 
   it("tells a browser the server does not know that the account is paused, in rounded words only", () => {
-    const lock = refusalFromBody({ error: "locked", message: "Sign-in to this account is paused… Try again in about 5 minutes…" }, "300", T0);
+    const lock = refusalFromBody(
+      { error: "locked", message: "Sign-in to this account is paused… Try again in about 5 minutes…" },
+      "300",
+      T0,
+    );
     const view = describeRefusal(lock, "sign-in", T0 + 1_000);
     expect(view.reason).toBe("Sign-in to this account is paused after repeated failed attempts.");
     expect(view.wait).toMatchObject({ visible: "about 5 minutes", alternative: "or now from a device you have used before" });
@@ -60,18 +70,36 @@ describe("describeRefusal", () => {
 
   it("counts a known device's own lock down exactly", () => {
     const lock = refusalFromBody({ error: "locked", message: "m", lockedUntil: "2026-11-30T10:01:00Z" }, "60", T0);
-    expect(describeRefusal(lock, "sign-in", T0)).toMatchObject({ reason: "Sign-in from this device is paused after repeated failed attempts.", wait: { visible: "1 min" } });
+    expect(describeRefusal(lock, "sign-in", T0)).toMatchObject({
+      reason: "Sign-in from this device is paused after repeated failed attempts.",
+      wait: { visible: "1 min" },
+    });
   });
 
   it("shows a capped lock's own message with no countdown and does not hold the button", () => {
-    const capped = refusalFromBody({ error: "locked", message: "Sign-in to this account from new devices is paused.", capped: true }, "86400", T0);
-    expect(describeRefusal(capped, "sign-in", T0)).toEqual({ tone: "warn", reason: "Sign-in to this account from new devices is paused.", over: false });
+    const capped = refusalFromBody(
+      { error: "locked", message: "Sign-in to this account from new devices is paused.", capped: true },
+      "86400",
+      T0,
+    );
+    expect(describeRefusal(capped, "sign-in", T0)).toEqual({
+      tone: "warn",
+      reason: "Sign-in to this account from new devices is paused.",
+      over: false,
+    });
     expect(secondsLeft(capped, T0)).toBe(0);
   });
 
   it("gives no time of day for a wait of a few seconds, and uses the server's words for other codes", () => {
-    const busy = refusalFromBody({ error: "busy", message: "The server is busy checking other passwords. Try again in a moment." }, "1", T0);
-    expect(describeRefusal(busy, "sign-in", T0)).toMatchObject({ reason: "The server could not take your request just now.", wait: { visible: "1 s", untilMs: undefined } });
+    const busy = refusalFromBody(
+      { error: "busy", message: "The server is busy checking other passwords. Try again in a moment." },
+      "1",
+      T0,
+    );
+    expect(describeRefusal(busy, "sign-in", T0)).toMatchObject({
+      reason: "The server could not take your request just now.",
+      wait: { visible: "1 s", untilMs: undefined },
+    });
     const captcha = refusalFromBody({ error: "captcha_invalid", message: "The robot check expired. Try again." }, null, T0);
     expect(describeRefusal(captcha, "register", T0)).toEqual({ tone: "error", reason: "The robot check expired. Try again.", over: false });
   });

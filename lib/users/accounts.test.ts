@@ -28,7 +28,10 @@ describe("passwords are NFC before hashing and verifying", () => {
   it("signs in with either form of a passphrase registered in either form", async () => {
     expect(COMPOSED).not.toBe(DECOMPOSED);
     await registerAccount(database.prisma, { email: "nfd@example.com", password: DECOMPOSED }, params, Date.now());
-    for (const typed of [COMPOSED, DECOMPOSED]) expect(await verifyCredentials(database.prisma, { email: "nfd@example.com", password: typed }, params)).toMatchObject({ email: "nfd@example.com" });
+    for (const typed of [COMPOSED, DECOMPOSED])
+      expect(await verifyCredentials(database.prisma, { email: "nfd@example.com", password: typed }, params)).toMatchObject({
+        email: "nfd@example.com",
+      });
     const { passwordHash } = await database.prisma.user.findUniqueOrThrow({ where: { email: "nfd@example.com" } });
     expect(await verifyPassword(passwordHash, COMPOSED)).toBe(true);
   });
@@ -38,10 +41,14 @@ describe("passwords are NFC before hashing and verifying", () => {
     const user = await database.prisma.user.create({ data: { email: "legacy@example.com", passwordHash: legacy } });
     // NFC typed: the old hash is of the other form, so only the same raw form opens it.
     expect(await verifyCredentials(database.prisma, { email: "legacy@example.com", password: COMPOSED }, params)).toBeNull();
-    expect(await verifyCredentials(database.prisma, { email: "legacy@example.com", password: DECOMPOSED }, params)).toMatchObject({ rehashed: true });
+    expect(await verifyCredentials(database.prisma, { email: "legacy@example.com", password: DECOMPOSED }, params)).toMatchObject({
+      rehashed: true,
+    });
     const { passwordHash } = await database.prisma.user.findUniqueOrThrow({ where: { id: user.id } });
     expect(await verifyPassword(passwordHash, COMPOSED)).toBe(true);
-    expect(await verifyCredentials(database.prisma, { email: "legacy@example.com", password: COMPOSED }, params)).toMatchObject({ rehashed: false });
+    expect(await verifyCredentials(database.prisma, { email: "legacy@example.com", password: COMPOSED }, params)).toMatchObject({
+      rehashed: false,
+    });
   });
 
   it("refuses a wrong password in either form", async () => {

@@ -66,5 +66,11 @@ export async function verifyCredentials(
       onRehashError(error);
     }
   }
-  return { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration, rehashed, emailVerified: user.emailVerifiedAt !== null };
+  return {
+    id: user.id,
+    email: user.email,
+    credentialGeneration: user.credentialGeneration,
+    rehashed,
+    emailVerified: user.emailVerifiedAt !== null,
+  };
 }

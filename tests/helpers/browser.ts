@@ -26,7 +26,9 @@ export function cookiesOf(res: Response): string {
 
 /** A fresh solved ALTCHA payload from the real challenge route. */
 export async function altchaPayload(): Promise<string> {
-  const res = await (await routes.challenge()).GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: freshAddress() } }));
+  const res = await (
+    await routes.challenge()
+  ).GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: freshAddress() } }));
   return solve(await res.json());
 }
 
@@ -73,7 +75,11 @@ export function deviceCookieOf(res: Response): string | null {
 }
 
 /** POST /api/v1/authentication/token as an app does, with a fresh solved ALTCHA. */
-export async function tokenSignIn(email: string, password: string, options: { address?: string; deviceToken?: string } = {}): Promise<Response> {
+export async function tokenSignIn(
+  email: string,
+  password: string,
+  options: { address?: string; deviceToken?: string } = {},
+): Promise<Response> {
   const body = { email, password, altcha: await altchaPayload(), ...(options.deviceToken ? { device_token: options.deviceToken } : {}) };
   const request = new Request("http://localhost/api/v1/authentication/token", {
     method: "POST",
@@ -106,7 +112,9 @@ export async function signedInBrowser(email: string, password: string, options: 
 
 /** GET /api/auth/session with a cookie, as the browser's next-auth client does. */
 export async function sessionWith(cookie: string): Promise<{ status: number; body: Record<string, unknown>; cleared: boolean }> {
-  const res = await (await routes.session()).GET(new Request("http://localhost/api/auth/session", { headers: { cookie, [PEER_HEADER]: freshAddress() } }));
+  const res = await (
+    await routes.session()
+  ).GET(new Request("http://localhost/api/auth/session", { headers: { cookie, [PEER_HEADER]: freshAddress() } }));
   const cleared = res.headers.getSetCookie().some((value) => /session-token=;/.test(value));
   return { status: res.status, body: (await res.json()) as Record<string, unknown>, cleared };
 }

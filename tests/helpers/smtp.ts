@@ -8,7 +8,11 @@ export type SmtpReply = "accept" | { code: number; message: string } | { delayMs
  * `reply(n)` decides the fate of the n-th message (from 0); `rejectRecipients` refuses every
  * RCPT TO, echoing the address as real relays do.
  */
-export async function startSmtp(port: number, reply: (n: number) => SmtpReply = () => "accept", options: { rejectRecipients?: boolean } = {}) {
+export async function startSmtp(
+  port: number,
+  reply: (n: number) => SmtpReply = () => "accept",
+  options: { rejectRecipients?: boolean } = {},
+) {
   const received: ParsedMail[] = [];
   let seen = 0;
   const server = new SMTPServer({
@@ -17,7 +21,8 @@ export async function startSmtp(port: number, reply: (n: number) => SmtpReply = 
     logger: false,
     closeTimeout: 100,
     onRcptTo(address, _session, callback) {
-      if (options.rejectRecipients) return callback(Object.assign(new Error(`<${address.address}>: Recipient address rejected`), { responseCode: 550 }));
+      if (options.rejectRecipients)
+        return callback(Object.assign(new Error(`<${address.address}>: Recipient address rejected`), { responseCode: 550 }));
       callback();
     },
     onData(stream, _session, callback) {

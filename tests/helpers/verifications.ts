@@ -10,7 +10,9 @@ export async function watchPasswordChecks() {
   const info = vi.spyOn(log(), "info");
   const error = vi.spyOn(log(), "error");
   const events = (spy: typeof info, names: string[]) =>
-    spy.mock.calls.filter(([entry]) => typeof entry === "object" && entry !== null && names.includes((entry as { event?: string }).event ?? "")).length;
+    spy.mock.calls.filter(
+      ([entry]) => typeof entry === "object" && entry !== null && names.includes((entry as { event?: string }).event ?? ""),
+    ).length;
   let verifiedBefore = 0;
   let refusedBefore = 0;
   return {

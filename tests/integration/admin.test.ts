@@ -27,55 +27,75 @@ describe("the admin command line", () => {
     }
   }
 
-  it("unlocks, lists lockouts, signs out everywhere, shows events and deletes an account, each on the record", { timeout: 240_000 }, async () => {
-    const { registerAccount } = await import("@/lib/users/accounts");
-    const { argon2Params } = await import("@/lib/password/params");
-    const { digestKey } = await import("@/lib/rate-limit/limiter");
-    const { parseConfig } = await import("@/lib/config/env");
-    const { prismaLockoutRepository } = await import("@/lib/lockout/repository");
-    // The same username key as the command computes: the secret comes from the same settings.
-    const key = digestKey(parseConfig(env).RATE_LIMIT_KEY_SECRET, ["lockout", "locked@example.com"]);
-    const policy = { threshold: 2, baseLockMs: 60_000, maxLockMs: 3_600_000, quietPeriodMs: 3_600_000 };
-    const userId = await withDatabase(async (prisma) => {
-      const created = await registerAccount(prisma, { email: "locked@example.com", password: PASSWORD }, argon2Params("owasp"), Date.now());
-      if (!created.ok) throw new Error("registration failed");
-      const lockouts = prismaLockoutRepository(prisma);
-      for (let i = 0; i < 3; i++) await lockouts.admitAttempt(key, Date.now(), policy);
-      await prisma.browserSession.create({
-        data: { id: "s".repeat(22), userId: created.user.id, browser: "Firefox", address: "198.51.100.x", createdAt: new Date(), lastSeenAt: new Date(), expiresAt: new Date(Date.now() + 3_600_000) },
+  it(
+    "unlocks, lists lockouts, signs out everywhere, shows events and deletes an account, each on the record",
+    { timeout: 240_000 },
+    async () => {
+      const { registerAccount } = await import("@/lib/users/accounts");
+      const { argon2Params } = await import("@/lib/password/params");
+      const { digestKey } = await import("@/lib/rate-limit/limiter");
+      const { parseConfig } = await import("@/lib/config/env");
+      const { prismaLockoutRepository } = await import("@/lib/lockout/repository");
+      // The same username key as the command computes: the secret comes from the same settings.
+      const key = digestKey(parseConfig(env).RATE_LIMIT_KEY_SECRET, ["lockout", "locked@example.com"]);
+      const policy = { threshold: 2, baseLockMs: 60_000, maxLockMs: 3_600_000, quietPeriodMs: 3_600_000 };
+      const userId = await withDatabase(async (prisma) => {
+        const created = await registerAccount(
+          prisma,
+          { email: "locked@example.com", password: PASSWORD },
+          argon2Params("owasp"),
+          Date.now(),
+        );
+        if (!created.ok) throw new Error("registration failed");
+        const lockouts = prismaLockoutRepository(prisma);
+        for (let i = 0; i < 3; i++) await lockouts.admitAttempt(key, Date.now(), policy);
+        await prisma.browserSession.create({
+          data: {
+            id: "s".repeat(22),
+            userId: created.user.id,
+            browser: "Firefox",
+            address: "198.51.100.x",
+            createdAt: new Date(),
+            lastSeenAt: new Date(),
+            expiresAt: new Date(Date.now() + 3_600_000),
+          },
+        });
+        await prisma.report.create({ data: { userId: created.user.id, content: {} } });
+        return created.user.id;
       });
-      await prisma.report.create({ data: { userId: created.user.id, content: {} } });
-      return created.user.id;
-    });
 
-    const listed = await admin("lockouts");
-    expect(listed, listed.out).toMatchObject({ code: 0 });
-    expect(listed.out).toContain(key.slice(0, 16));
-    expect(listed.out).not.toContain("locked@example.com");
+      const listed = await admin("lockouts");
+      expect(listed, listed.out).toMatchObject({ code: 0 });
+      expect(listed.out).toContain(key.slice(0, 16));
+      expect(listed.out).not.toContain("locked@example.com");
 
-    expect((await admin("unlock", " Locked@Example.com ")).out).toContain("Unlocked locked@example.com.");
-    expect((await admin("lockouts")).out).toContain("No username is locked.");
+      expect((await admin("unlock", " Locked@Example.com ")).out).toContain("Unlocked locked@example.com.");
+      expect((await admin("lockouts")).out).toContain("No username is locked.");
 
-    const revoked = await admin("revoke-sessions", "locked@example.com");
-    expect(revoked.out).toContain("1 browser sessions");
-    expect(await withDatabase((prisma) => prisma.browserSession.count({ where: { userId, revokedAt: null } }))).toBe(0);
+      const revoked = await admin("revoke-sessions", "locked@example.com");
+      expect(revoked.out).toContain("1 browser sessions");
+      expect(await withDatabase((prisma) => prisma.browserSession.count({ where: { userId, revokedAt: null } }))).toBe(0);
 
-    const events = await admin("events", "locked@example.com");
-    expect(events.out).toMatch(/admin_sessions_revoked\s+Administrator \(command line\)/);
-    expect(events.out).toMatch(/admin_unlocked/);
+      const events = await admin("events", "locked@example.com");
+      expect(events.out).toMatch(/admin_sessions_revoked\s+Administrator \(command line\)/);
+      expect(events.out).toMatch(/admin_unlocked/);
 
-    const deleted = await admin("delete-user", "locked@example.com");
-    expect(deleted, deleted.out).toMatchObject({ code: 0 });
-    const left = await withDatabase(async (prisma) => ({
-      users: await prisma.user.count({ where: { id: userId } }),
-      sessions: await prisma.browserSession.count({ where: { userId } }),
-      reports: await prisma.report.count({ where: { userId } }),
-      events: await prisma.securityEvent.count({ where: { userId } }),
-    }));
-    expect(left).toEqual({ users: 0, sessions: 0, reports: 0, events: 0 });
+      const deleted = await admin("delete-user", "locked@example.com");
+      expect(deleted, deleted.out).toMatchObject({ code: 0 });
+      const left = await withDatabase(async (prisma) => ({
+        users: await prisma.user.count({ where: { id: userId } }),
+        sessions: await prisma.browserSession.count({ where: { userId } }),
+        reports: await prisma.report.count({ where: { userId } }),
+        events: await prisma.securityEvent.count({ where: { userId } }),
+      }));
+      expect(left).toEqual({ users: 0, sessions: 0, reports: 0, events: 0 });
 
-    // Refusals: an unknown account, an unknown command.
-    expect(await admin("events", "locked@example.com")).toMatchObject({ code: 1, out: expect.stringContaining("No account has the address locked@example.com") });
-    expect(await admin("drop-everything")).toMatchObject({ code: 1, out: expect.stringContaining("usage: npm run admin") });
-  });
+      // Refusals: an unknown account, an unknown command.
+      expect(await admin("events", "locked@example.com")).toMatchObject({
+        code: 1,
+        out: expect.stringContaining("No account has the address locked@example.com"),
+      });
+      expect(await admin("drop-everything")).toMatchObject({ code: 1, out: expect.stringContaining("usage: npm run admin") });
+    },
+  );
 });

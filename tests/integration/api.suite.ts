@@ -36,7 +36,10 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
       await database?.dispose();
     });
 
-    function request(path: string, init: { method?: string; token?: string; address?: string; body?: string; headers?: Record<string, string> } = {}) {
+    function request(
+      path: string,
+      init: { method?: string; token?: string; address?: string; body?: string; headers?: Record<string, string> } = {},
+    ) {
       const headers: Record<string, string> = { [PEER_HEADER]: init.address ?? freshAddress(), ...init.headers };
       if (init.token) headers.authorization = `Bearer ${init.token}`;
       if (init.body) headers["content-type"] = "application/json";
@@ -70,7 +73,10 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
       expect(own.status).toBe(200);
       expect((await own.json()).content).toMatchObject({ signIns: 0 });
       const foreign = await GET(request(`/api/v1/reports/${bobs.id}`, { token: alice.token }), params(bobs.id));
-      const unknown = await GET(request("/api/v1/reports/3f1c2a9e-0000-4000-8000-000000000000", { token: alice.token }), params("3f1c2a9e-0000-4000-8000-000000000000"));
+      const unknown = await GET(
+        request("/api/v1/reports/3f1c2a9e-0000-4000-8000-000000000000", { token: alice.token }),
+        params("3f1c2a9e-0000-4000-8000-000000000000"),
+      );
       const malformed = await GET(request("/api/v1/reports/not-an-id", { token: alice.token }), params("not-an-id"));
       for (const response of [foreign, unknown, malformed]) {
         expect(response.status).toBe(404);
@@ -83,7 +89,8 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
       const address = freshAddress();
       const id = "3f1c2a9e-0000-4000-8000-000000000001";
       const statuses = [];
-      for (let i = 0; i < 31; i++) statuses.push((await GET(request(`/api/v1/reports/${id}`, { token: bob.token, address }), params(id))).status);
+      for (let i = 0; i < 31; i++)
+        statuses.push((await GET(request(`/api/v1/reports/${id}`, { token: bob.token, address }), params(id))).status);
       expect(statuses.slice(0, 30).every((status) => status === 404)).toBe(true);
       expect(statuses[30]).toBe(429);
     });
@@ -91,7 +98,13 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
     it("refuses missing, malformed, forged and expired tokens with a JSON 401", async () => {
       const { POST } = await reports();
       const { SignJWT } = await import("jose");
-      const forged = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject(alice.id).setIssuer("gatehouse").setAudience("gatehouse-api").setExpirationTime("5m").sign(new TextEncoder().encode("x".repeat(32)));
+      const forged = await new SignJWT({})
+        .setProtectedHeader({ alg: "HS256" })
+        .setSubject(alice.id)
+        .setIssuer("gatehouse")
+        .setAudience("gatehouse-api")
+        .setExpirationTime("5m")
+        .sign(new TextEncoder().encode("x".repeat(32)));
       const expired = await tokenFor(alice.id, Date.now() - 3_600_000);
       const unsigned = `${Buffer.from('{"alg":"none"}').toString("base64url")}.${Buffer.from(JSON.stringify({ sub: alice.id, iss: "gatehouse", aud: "gatehouse-api" })).toString("base64url")}.`;
       const cases = [
@@ -111,7 +124,8 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
     it("issues download tokens 5 per hour per user; a token opens a download link once issued", async () => {
       const { POST } = await import("@/app/api/v1/download-tokens/route");
       const issued = [];
-      for (let i = 0; i < 6; i++) issued.push(await POST(request("/api/v1/download-tokens", { method: "POST", token: bob.token, address: freshAddress() })));
+      for (let i = 0; i < 6; i++)
+        issued.push(await POST(request("/api/v1/download-tokens", { method: "POST", token: bob.token, address: freshAddress() })));
       expect(issued.map((r) => r.status)).toEqual([201, 201, 201, 201, 201, 429]);
       const { token } = (await issued[0]!.json()) as { token: string };
       const { POST: build } = await reports();
@@ -127,11 +141,27 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
       const body = JSON.stringify({ "csp-report": { "violated-directive": "script-src", "blocked-uri": "inline" } });
       const statuses = [];
       for (let i = 0; i < 100; i++) {
-        statuses.push((await csp(new Request("http://localhost/api/csp-report", { method: "POST", headers: { [PEER_HEADER]: address, "content-type": "application/csp-report" }, body }))).status);
+        statuses.push(
+          (
+            await csp(
+              new Request("http://localhost/api/csp-report", {
+                method: "POST",
+                headers: { [PEER_HEADER]: address, "content-type": "application/csp-report" },
+                body,
+              }),
+            )
+          ).status,
+        );
       }
       expect(statuses.every((status) => status === 204)).toBe(true);
       const { POST: register } = await import("@/app/api/register/route");
-      const registration = await register(new Request("http://localhost/api/register", { method: "POST", headers: { [PEER_HEADER]: address, "content-type": "application/json" }, body: "{}" }));
+      const registration = await register(
+        new Request("http://localhost/api/register", {
+          method: "POST",
+          headers: { [PEER_HEADER]: address, "content-type": "application/json" },
+          body: "{}",
+        }),
+      );
       expect(registration.status).toBe(400); // validated, not rate limited
       const { GET } = await report();
       const download = await GET(request("/api/v1/reports/x", { token: bob.token, address }), params("x"));
@@ -142,14 +172,28 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
       const client = (address: string) => ({ address, key: address, source: "socket" as const });
       // The password check with an admission, as the sign-in routes issue one after their cheap layers.
       const authenticate = async (g: typeof gate, input: { email: string; password: string }, from: ReturnType<typeof client>) => {
-        const outcome = await checkPassword(g, g.admissions.issue({ ...input, client: from, device: null, route: "/api/auth/callback/credentials" }));
+        const outcome = await checkPassword(
+          g,
+          g.admissions.issue({ ...input, client: from, device: null, route: "/api/auth/callback/credentials" }),
+        );
         return outcome.ok ? outcome.user : null;
       };
-      for (let i = 0; i < 5; i++) await authenticate(gate, { email: "alice@example.com", password: "wrong" }, client(`203.0.113.${i + 10}`));
+      for (let i = 0; i < 5; i++)
+        await authenticate(gate, { email: "alice@example.com", password: "wrong" }, client(`203.0.113.${i + 10}`));
       await gate.lockouts.reset(gate.usernameKey("alice@example.com"));
-      expect(await authenticate(gate, { email: "alice@example.com", password: "a long enough passphrase" }, client("2001:db8:aa:bb::1"))).toMatchObject({ id: alice.id });
+      expect(
+        await authenticate(gate, { email: "alice@example.com", password: "a long enough passphrase" }, client("2001:db8:aa:bb::1")),
+      ).toMatchObject({ id: alice.id });
       const events = await gate.events.recent(alice.id);
-      expect(events.map((event) => event.kind)).toEqual(["sign_in_succeeded", "locked", "sign_in_failed", "sign_in_failed", "sign_in_failed", "sign_in_failed", "sign_in_failed"]);
+      expect(events.map((event) => event.kind)).toEqual([
+        "sign_in_succeeded",
+        "locked",
+        "sign_in_failed",
+        "sign_in_failed",
+        "sign_in_failed",
+        "sign_in_failed",
+        "sign_in_failed",
+      ]);
       expect(events[0]!.address).toBe("2001:db8:aa::/48");
       expect(events[2]!.address).toBe("203.0.113.x");
       expect(await gate.events.failuresBeforeLatestSignIn(alice.id)).toBe(5);

@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { NextRequest } from "next/server";
-import { altchaPayload, browserSignIn, browserSignOut, createAccount, csrfFor, sessionCookieOf, sessionWith, signedInBrowser, tokenSignIn } from "../helpers/browser";
+import {
+  altchaPayload,
+  browserSignIn,
+  browserSignOut,
+  createAccount,
+  csrfFor,
+  sessionCookieOf,
+  sessionWith,
+  signedInBrowser,
+  tokenSignIn,
+} from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
@@ -40,7 +50,8 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       announcePeerHeader();
       database = await makeDatabase();
       gate = await servedGatehouse(database.url, { HASH_QUEUE: "100" });
-      for (const name of ["victim", "parallel", "tokenparallel", "owner", "redirect", "query", "session"]) await register(`${name}@example.com`);
+      for (const name of ["victim", "parallel", "tokenparallel", "owner", "redirect", "query", "session"])
+        await register(`${name}@example.com`);
       await lock("victim@example.com");
       checks = await watchPasswordChecks();
     });
@@ -67,8 +78,16 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       });
 
       it("refuses fields that differ from the admitted ones (a decoy admitted, the victim named)", async () => {
-        const admission = gate.admissions.issue({ email: "decoy@example.com", password: "anything", client: { address: "203.0.113.1", key: "203.0.113.1", source: "socket" }, device: null, route: "/api/auth/callback/credentials" });
-        const run = await gate.admissions.carry(admission, async () => (await authorize())({ email: "owner@example.com", password: PASSWORD }, {}));
+        const admission = gate.admissions.issue({
+          email: "decoy@example.com",
+          password: "anything",
+          client: { address: "203.0.113.1", key: "203.0.113.1", source: "socket" },
+          device: null,
+          route: "/api/auth/callback/credentials",
+        });
+        const run = await gate.admissions.carry(admission, async () =>
+          (await authorize())({ email: "owner@example.com", password: PASSWORD }, {}),
+        );
         expect(run.result).toBeNull();
         expect(run.outcome).toBeUndefined();
         expect(checks.verified()).toBe(0);
@@ -77,7 +96,13 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
 
       it("opens the password check once per admission", async () => {
         const { checkPassword } = await import("@/lib/auth/sign-in");
-        const admission = gate.admissions.issue({ email: "owner@example.com", password: "wrong", client: { address: "203.0.113.2", key: "203.0.113.2", source: "socket" }, device: null, route: "/api/auth/callback/credentials" });
+        const admission = gate.admissions.issue({
+          email: "owner@example.com",
+          password: "wrong",
+          client: { address: "203.0.113.2", key: "203.0.113.2", source: "socket" },
+          device: null,
+          route: "/api/auth/callback/credentials",
+        });
         expect(await checkPassword(gate, admission)).toEqual({ ok: false, refusal: null });
         expect(await checkPassword(gate, admission)).toEqual({ ok: false, refusal: null });
         expect(checks.verified()).toBe(1);
@@ -109,7 +134,14 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
         const { GET, POST } = await import("@/app/api/auth/[...rest]/route");
         const { csrfToken, cookie } = await csrfFor();
         const body = new URLSearchParams({ csrfToken, email: "victim@example.com", password: PASSWORD, json: "true" }).toString();
-        for (const rest of [["callback", "credentials", "x"], ["signin", "credentials"], ["_log"], ["providers"], ["callback/credentials"], ["CALLBACK", "credentials"]]) {
+        for (const rest of [
+          ["callback", "credentials", "x"],
+          ["signin", "credentials"],
+          ["_log"],
+          ["providers"],
+          ["callback/credentials"],
+          ["CALLBACK", "credentials"],
+        ]) {
           const url = `http://localhost/api/auth/${rest.join("/")}`;
           const headers = { "content-type": "application/x-www-form-urlencoded", cookie, [PEER_HEADER]: freshAddress() };
           const posted = await POST(new Request(url, { method: "POST", headers, body }), { params: Promise.resolve({ rest }) });
@@ -138,7 +170,10 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
 
       it.each(ambiguous)("refuses Content-Type %j with 415, before any layer reads the body", async (contentType) => {
         const form = new URLSearchParams({ email: "decoy@example.com", password: "x", csrfToken: "t", altcha: "a", json: "true" });
-        const res = await browserSignIn("victim@example.com", PASSWORD, { contentType, body: `${form}&${JSON.stringify({ email: "victim@example.com", password: PASSWORD })}` });
+        const res = await browserSignIn("victim@example.com", PASSWORD, {
+          contentType,
+          body: `${form}&${JSON.stringify({ email: "victim@example.com", password: PASSWORD })}`,
+        });
         expect(res.status).toBe(415);
         expect(await res.json()).toMatchObject({ error: "unsupported_media_type" });
         expect(sessionCookieOf(res)).toBeNull();
@@ -160,7 +195,13 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
         ["csrfToken", (f: URLSearchParams) => f.append("csrfToken", "other")],
       ])("refuses a form with %s twice (400), counting nothing", async (_field, duplicate) => {
         const { csrfToken, cookie } = await csrfFor();
-        const form = new URLSearchParams({ csrfToken, email: "decoy@example.com", password: "a decoy password", altcha: await altchaPayload(), json: "true" });
+        const form = new URLSearchParams({
+          csrfToken,
+          email: "decoy@example.com",
+          password: "a decoy password",
+          altcha: await altchaPayload(),
+          json: "true",
+        });
         duplicate(form);
         const address = freshAddress();
         const request = new Request("http://localhost/api/auth/callback/credentials", {
@@ -236,16 +277,21 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     });
 
     describe("redirects after sign-in stay on the origin", () => {
-      it.each(["/\t/evil.example", "/\r\n/evil.example", "//evil.example", "/\\evil.example", "https://evil.example/", "/%09/evil.example", "/%5C%5Cevil.example"])(
-        "sends %j home instead",
-        async (callbackUrl) => {
-          const res = await browserSignIn("redirect@example.com", PASSWORD, { fields: { callbackUrl } });
-          expect(res.status).toBe(200);
-          const { url } = (await res.json()) as { url: string };
-          expect(new URL(url).origin).toBe("http://localhost:3000");
-          expect(new URL(url).pathname).toBe("/");
-        },
-      );
+      it.each([
+        "/\t/evil.example",
+        "/\r\n/evil.example",
+        "//evil.example",
+        "/\\evil.example",
+        "https://evil.example/",
+        "/%09/evil.example",
+        "/%5C%5Cevil.example",
+      ])("sends %j home instead", async (callbackUrl) => {
+        const res = await browserSignIn("redirect@example.com", PASSWORD, { fields: { callbackUrl } });
+        expect(res.status).toBe(200);
+        const { url } = (await res.json()) as { url: string };
+        expect(new URL(url).origin).toBe("http://localhost:3000");
+        expect(new URL(url).pathname).toBe("/");
+      });
     });
 
     describe("session cookies that name no live session (invariant 3)", () => {
@@ -256,8 +302,12 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       }
 
       const api = async (cookie: string) => [
-        await (await import("@/app/api/v1/me/route")).GET(new NextRequest("http://localhost/api/v1/me", { headers: { cookie, [PEER_HEADER]: freshAddress() } })),
-        await (await import("@/app/api/v1/reports/route")).POST(
+        await (
+          await import("@/app/api/v1/me/route")
+        ).GET(new NextRequest("http://localhost/api/v1/me", { headers: { cookie, [PEER_HEADER]: freshAddress() } })),
+        await (
+          await import("@/app/api/v1/reports/route")
+        ).POST(
           new NextRequest("http://localhost/api/v1/reports", {
             method: "POST",
             headers: { cookie, "content-type": "application/json", "sec-fetch-site": "same-origin", [PEER_HEADER]: freshAddress() },
@@ -311,10 +361,13 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
         const saved = globals[symbol];
         delete globals[symbol];
         try {
-          const post = (path: string, type: string, body: string) => new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": type }, body });
+          const post = (path: string, type: string, body: string) =>
+            new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": type }, body });
           const responses = [
             await (await signInRoute()).POST(post("/api/auth/callback/credentials", "application/x-www-form-urlencoded", "")),
-            await (await import("@/app/api/v1/authentication/token/route")).POST(post("/api/v1/authentication/token", "application/json", "{}")),
+            await (
+              await import("@/app/api/v1/authentication/token/route")
+            ).POST(post("/api/v1/authentication/token", "application/json", "{}")),
             await (await import("@/app/api/register/route")).POST(post("/api/register", "application/json", "{}")),
             await (await import("@/app/api/altcha/challenge/route")).GET(new Request("http://localhost/api/altcha/challenge")),
           ];

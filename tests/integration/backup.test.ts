@@ -35,7 +35,9 @@ describe("backups of the embedded database", () => {
   it("backs up, survives a wipe by restore, and signs in again; refuses what would corrupt or mislead", { timeout: 180_000 }, async () => {
     const { registerAccount } = await import("@/lib/users/accounts");
     const { argon2Params } = await import("@/lib/password/params");
-    await withDatabase((db) => registerAccount(db.prisma, { email: "kept@example.com", password: PASSWORD }, argon2Params("owasp"), Date.now()));
+    await withDatabase((db) =>
+      registerAccount(db.prisma, { email: "kept@example.com", password: PASSWORD }, argon2Params("owasp"), Date.now()),
+    );
     const file = path.join(root, "gatehouse.tar.gz");
 
     const backup = await cli("backup", file);
@@ -51,7 +53,9 @@ describe("backups of the embedded database", () => {
     expect(fs.existsSync(path.join(root, "other.tar.gz"))).toBe(false);
 
     // Wiped (and an account made after the backup, which the restore must not keep).
-    await withDatabase((db) => registerAccount(db.prisma, { email: "later@example.com", password: PASSWORD }, argon2Params("owasp"), Date.now()));
+    await withDatabase((db) =>
+      registerAccount(db.prisma, { email: "later@example.com", password: PASSWORD }, argon2Params("owasp"), Date.now()),
+    );
     fs.rmSync(dataDir, { recursive: true, force: true });
     const restored = await cli("restore", file);
     expect(restored, restored.out).toMatchObject({ code: 0 });

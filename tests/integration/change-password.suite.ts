@@ -1,6 +1,16 @@
 import { NextRequest } from "next/server";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { altchaPayload, browserSignIn, createAccount, deviceCookieOf, refreshTokens, sessionPairOf, sessionWith, signedInBrowser, tokenSignIn } from "../helpers/browser";
+import {
+  altchaPayload,
+  browserSignIn,
+  createAccount,
+  deviceCookieOf,
+  refreshTokens,
+  sessionPairOf,
+  sessionWith,
+  signedInBrowser,
+  tokenSignIn,
+} from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
@@ -44,7 +54,11 @@ export function changePasswordSuite(label: string, makeDatabase: () => Promise<T
       return (await import("@/lib/http/form-token")).sessionFormToken(gate.config.NEXTAUTH_SECRET, claims!.sid as string);
     }
 
-    async function changePassword(cookie: string, fields: Record<string, string>, headers: Record<string, string> = { "sec-fetch-site": "same-origin" }) {
+    async function changePassword(
+      cookie: string,
+      fields: Record<string, string>,
+      headers: Record<string, string> = { "sec-fetch-site": "same-origin" },
+    ) {
       const body = new URLSearchParams({ formToken: await formTokenOf(cookie), altcha: await altchaPayload(), ...fields });
       return (await import("@/app/api/account/password/route")).POST(
         new NextRequest("http://localhost/api/account/password", {
@@ -111,7 +125,8 @@ export function changePasswordSuite(label: string, makeDatabase: () => Promise<T
       const cookie = await signedInBrowser("guesser@example.com", PASSWORD);
       checks.reset();
       const statuses = [];
-      for (let i = 0; i < 6; i++) statuses.push((await changePassword(cookie, { currentPassword: `wrong guess ${i}`, newPassword: NEW_PASSWORD })).status);
+      for (let i = 0; i < 6; i++)
+        statuses.push((await changePassword(cookie, { currentPassword: `wrong guess ${i}`, newPassword: NEW_PASSWORD })).status);
       expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
       expect(statuses[5]).toBe(429);
       expect(checks.verified()).toBe(5);
@@ -122,7 +137,11 @@ export function changePasswordSuite(label: string, makeDatabase: () => Promise<T
     it("refuses a cross-site post, a missing proof of work and a signed-out session, changing nothing", async () => {
       const cookie = await signedInBrowser("crosssite@example.com", PASSWORD);
       checks.reset();
-      const crossSite = await changePassword(cookie, { currentPassword: PASSWORD, newPassword: NEW_PASSWORD }, { "sec-fetch-site": "cross-site" });
+      const crossSite = await changePassword(
+        cookie,
+        { currentPassword: PASSWORD, newPassword: NEW_PASSWORD },
+        { "sec-fetch-site": "cross-site" },
+      );
       expect(crossSite.status).toBe(403);
       const noPow = await changePassword(cookie, { currentPassword: PASSWORD, newPassword: NEW_PASSWORD, altcha: "" });
       expect(noPow.status).toBe(400);

@@ -27,7 +27,9 @@ describe("security events carry their origin", () => {
     const userId = await createAccount(gate, "origin@example.com", "the right passphrase");
     expect((await browserSignIn("origin@example.com", "wrong guess", { userAgent: FIREFOX })).status).toBe(401);
     // A crafted User-Agent never reaches the page: only bowser's own names do.
-    const signedIn = await browserSignIn("origin@example.com", "the right passphrase", { userAgent: "<script>alert(1)</script> Chrome/131.0" });
+    const signedIn = await browserSignIn("origin@example.com", "the right passphrase", {
+      userAgent: "<script>alert(1)</script> Chrome/131.0",
+    });
     expect(signedIn.status).toBe(200);
 
     const { decode } = await import("next-auth/jwt");

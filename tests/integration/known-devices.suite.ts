@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { verifyDeviceToken } from "@/lib/devices/device-token";
-import { altchaPayload, browserSignIn, createAccount, deviceCookieOf, sessionCookieOf, tokenSignIn as signInForTokens } from "../helpers/browser";
+import {
+  altchaPayload,
+  browserSignIn,
+  createAccount,
+  deviceCookieOf,
+  sessionCookieOf,
+  tokenSignIn as signInForTokens,
+} from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
@@ -49,7 +56,22 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       announcePeerHeader();
       database = await makeDatabase();
       gate = await servedGatehouse(database.url, { HASH_QUEUE: "100", LOCKOUT_CAP_FAILURES: "8" });
-      for (const name of ["owner", "other", "forged", "clumsy", "app", "capped", "cookie", "pow", "racer", "busy", "browserapi", "victim", "thief", "stale"]) {
+      for (const name of [
+        "owner",
+        "other",
+        "forged",
+        "clumsy",
+        "app",
+        "capped",
+        "cookie",
+        "pow",
+        "racer",
+        "busy",
+        "browserapi",
+        "victim",
+        "thief",
+        "stale",
+      ]) {
         await register(`${name}@example.com`);
       }
       checks = await watchPasswordChecks();
@@ -162,10 +184,15 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       // Eight failures an hour apart, each after the last lock ended, as a patient attacker would
       // (LOCKOUT_CAP_FAILURES=8 here): the eighth reaches the cap.
       const hourMs = 3_600_000;
-      for (let i = 0; i < 8; i++) expect((await gate.lockouts.admitAttempt(key, Date.now() - (8 - i) * hourMs, gate.lockoutPolicy)).allowed).toBe(true);
+      for (let i = 0; i < 8; i++)
+        expect((await gate.lockouts.admitAttempt(key, Date.now() - (8 - i) * hourMs, gate.lockoutPolicy)).allowed).toBe(true);
       const stranger = await browserSignIn("capped@example.com", PASSWORD);
       expect(stranger.status).toBe(429);
-      expect(await stranger.json()).toMatchObject({ error: "locked", capped: true, message: expect.stringContaining("device you have used before") });
+      expect(await stranger.json()).toMatchObject({
+        error: "locked",
+        capped: true,
+        message: expect.stringContaining("device you have used before"),
+      });
 
       const owner = await browserSignIn("capped@example.com", PASSWORD, { cookie: `${DEVICE_COOKIE}=${device}` });
       expect(owner.status).toBe(200);
@@ -177,7 +204,9 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       const device = await knownBrowser("racer@example.com");
       await lockFromElsewhere("racer@example.com");
       checks.reset();
-      const results = await Promise.all(Array.from({ length: 4 }, () => browserSignIn("racer@example.com", PASSWORD, { cookie: `${DEVICE_COOKIE}=${device}` })));
+      const results = await Promise.all(
+        Array.from({ length: 4 }, () => browserSignIn("racer@example.com", PASSWORD, { cookie: `${DEVICE_COOKIE}=${device}` })),
+      );
       // One got the device (and rotated it); the rest met the strangers' lock.
       expect(results.map((res) => res.status).sort()).toEqual([200, 429, 429, 429]);
       expect(results.filter((res) => deviceCookieOf(res) !== null)).toHaveLength(1);
@@ -186,7 +215,10 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
 
     it("frees the device when next-auth's CSRF check refuses, so the owner's next try is still in the lane", async () => {
       const device = await knownBrowser("stale@example.com");
-      const stale = await browserSignIn("stale@example.com", PASSWORD, { cookie: `${DEVICE_COOKIE}=${device}`, fields: { csrfToken: "stale" } });
+      const stale = await browserSignIn("stale@example.com", PASSWORD, {
+        cookie: `${DEVICE_COOKIE}=${device}`,
+        fields: { csrfToken: "stale" },
+      });
       expect(stale.status).toBe(403);
       expect(await gate.devices.claim(verifiedId(device, "stale@example.com"), Date.now(), 1_000)).toBe(true);
     });
@@ -215,7 +247,11 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       gate.addressFailures.set(address, 30);
       // The attacker's own known device gets a base-size challenge…
       const challenge = await (
-        await GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: address, cookie: `${DEVICE_COOKIE}=${attackersDevice}` } }))
+        await GET(
+          new Request("http://localhost/api/altcha/challenge", {
+            headers: { [PEER_HEADER]: address, cookie: `${DEVICE_COOKIE}=${attackersDevice}` },
+          }),
+        )
       ).json();
       const cheap = await solve(challenge);
       // …which does not pay for a guess at someone else's account from that address.
@@ -248,7 +284,8 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       const id = verifiedId(device, "thief@example.com");
       // Seven failures an hour apart (the cap is 8 here), then the eighth through the route.
       const hourMs = 3_600_000;
-      for (let i = 0; i < 7; i++) await gate.lockouts.admitAttempt(gate.deviceLockKey(id), Date.now() - (8 - i) * hourMs, gate.deviceLockoutPolicy);
+      for (let i = 0; i < 7; i++)
+        await gate.lockouts.admitAttempt(gate.deviceLockKey(id), Date.now() - (8 - i) * hourMs, gate.deviceLockoutPolicy);
       const eighth = await browserSignIn("thief@example.com", "wrong guess", { cookie: `${DEVICE_COOKIE}=${device}` });
       expect(eighth.status).toBe(401);
       expect(await gate.devices.recognise(device, gate.usernameKey("thief@example.com"), Date.now())).toBeNull();

@@ -23,7 +23,10 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
 
     /** The password check with an admission, as a sign-in route issues one after its cheap layers. */
     async function check(email: string, password: string, n = 1) {
-      return checkPassword(gate, gate.admissions.issue({ email, password, client: client(n), device: null, route: "/api/auth/callback/credentials" }));
+      return checkPassword(
+        gate,
+        gate.admissions.issue({ email, password, client: client(n), device: null, route: "/api/auth/callback/credentials" }),
+      );
     }
 
     async function failureCount(email: string) {

@@ -25,7 +25,9 @@ describe("metrics", () => {
 
   const scrape = async (authorization?: string) =>
     (await import("@/app/api/metrics/route")).GET(
-      new Request("http://localhost/api/metrics", { headers: { [PEER_HEADER]: freshAddress(), ...(authorization ? { authorization } : {}) } }),
+      new Request("http://localhost/api/metrics", {
+        headers: { [PEER_HEADER]: freshAddress(), ...(authorization ? { authorization } : {}) },
+      }),
     );
 
   it("answers only the token, and counts outcomes, limits, challenges and Argon2id time", async () => {
@@ -43,8 +45,12 @@ describe("metrics", () => {
     expect(res.headers.get("content-type")).toContain("text/plain");
     const text = await res.text();
     const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? "NaN");
-    expect(value(/gatehouse_security_outcomes_total\{route="\/api\/auth\/callback\/credentials",outcome="sign_in_failed",policy=""\} (\d+)/)).toBe(1);
-    expect(value(/gatehouse_security_outcomes_total\{route="\/api\/auth\/callback\/credentials",outcome="sign_in_succeeded",policy=""\} (\d+)/)).toBe(1);
+    expect(
+      value(/gatehouse_security_outcomes_total\{route="\/api\/auth\/callback\/credentials",outcome="sign_in_failed",policy=""\} (\d+)/),
+    ).toBe(1);
+    expect(
+      value(/gatehouse_security_outcomes_total\{route="\/api\/auth\/callback\/credentials",outcome="sign_in_succeeded",policy=""\} (\d+)/),
+    ).toBe(1);
     expect(value(/gatehouse_password_check_seconds_count (\d+)/)).toBe(2);
     expect(value(/gatehouse_limit_decisions_total\{policy="signInAddress",result="allowed"\} (\d+)/)).toBe(2);
     expect(value(/gatehouse_altcha_challenges_total\{level="0"\} (\d+)/)).toBeGreaterThanOrEqual(2);

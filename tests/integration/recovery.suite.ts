@@ -1,7 +1,16 @@
 import type { ParsedMail } from "mailparser";
 import { NextRequest } from "next/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { altchaPayload, browserSignIn, createAccount, deviceCookieOf, refreshTokens, sessionPairOf, sessionWith, tokenSignIn } from "../helpers/browser";
+import {
+  altchaPayload,
+  browserSignIn,
+  createAccount,
+  deviceCookieOf,
+  refreshTokens,
+  sessionPairOf,
+  sessionWith,
+  tokenSignIn,
+} from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
@@ -71,7 +80,8 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
 
     const routes = {
       register: async (body: unknown) => (await import("@/app/api/register/route")).POST(postJson("/api/register", body)),
-      forgot: async (body: unknown, headers?: Record<string, string>) => (await import("@/app/api/password/forgot/route")).POST(postJson("/api/password/forgot", body, headers)),
+      forgot: async (body: unknown, headers?: Record<string, string>) =>
+        (await import("@/app/api/password/forgot/route")).POST(postJson("/api/password/forgot", body, headers)),
       reset: async (body: unknown) => (await import("@/app/api/password/reset/route")).POST(postJson("/api/password/reset", body)),
       verify: async (body: unknown) => (await import("@/app/api/email/verify/route")).POST(postJson("/api/email/verify", body)),
       unlock: async (body: unknown) => (await import("@/app/api/unlock/route")).POST(postJson("/api/unlock", body)),
@@ -118,7 +128,11 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         try {
           for (let i = 0; i < 5; i++) {
             for (const kind of ["fresh", "taken"] as const) {
-              const body = { email: kind === "fresh" ? `timing-${i}@example.com` : "timing@example.com", password: PASSWORD, altcha: await altchaPayload() };
+              const body = {
+                email: kind === "fresh" ? `timing-${i}@example.com` : "timing@example.com",
+                password: PASSWORD,
+                altcha: await altchaPayload(),
+              };
               await settled();
               const started = performance.now();
               expect((await routes.register(body)).status).toBe(202);
@@ -275,7 +289,10 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         await createAccount(gate, "racer@example.com", PASSWORD);
         await forgot("racer@example.com");
         const token = linkTokenOf(await onlyMailTo("racer@example.com", /reset your/i))!;
-        const results = await Promise.all([routes.reset({ token, password: "first racing passphrase" }), routes.reset({ token, password: "second racing passphrase" })]);
+        const results = await Promise.all([
+          routes.reset({ token, password: "first racing passphrase" }),
+          routes.reset({ token, password: "second racing passphrase" }),
+        ]);
         expect(results.map((res) => res.status).sort()).toEqual([200, 400]);
       });
     });
@@ -292,7 +309,9 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         const unlocked = await routes.unlock({ token });
         expect(unlocked.status).toBe(200);
         const device = deviceCookieOf(unlocked)!;
-        expect((await browserSignIn("besieged@example.com", "still a wrong guess", { cookie: `gatehouse-device=${device}` })).status).toBe(401);
+        expect((await browserSignIn("besieged@example.com", "still a wrong guess", { cookie: `gatehouse-device=${device}` })).status).toBe(
+          401,
+        );
         expect((await browserSignIn("besieged@example.com", PASSWORD, { cookie: `gatehouse-device=${device}` })).status).toBe(200);
         // Strangers stay locked out, and the link works once.
         expect((await browserSignIn("besieged@example.com", PASSWORD)).status).toBe(429);
@@ -344,8 +363,14 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
 
       it("answers malformed JSON and a wrong content type with a 4xx JSON error", async () => {
         expect((await routes.verify("{not json")).status).toBe(400);
-        const res = await (await import("@/app/api/unlock/route")).POST(
-          new NextRequest("http://localhost/api/unlock", { method: "POST", headers: { "content-type": "text/plain", [PEER_HEADER]: freshAddress() }, body: "token=x" }),
+        const res = await (
+          await import("@/app/api/unlock/route")
+        ).POST(
+          new NextRequest("http://localhost/api/unlock", {
+            method: "POST",
+            headers: { "content-type": "text/plain", [PEER_HEADER]: freshAddress() },
+            body: "token=x",
+          }),
         );
         expect(res.status).toBe(415);
       });

@@ -30,12 +30,20 @@ describe("a Redis that refuses connections at start", () => {
 
     // Registration fails closed: 429 with Retry-After, before anything else runs.
     const { POST } = await import("@/app/api/register/route");
-    const refused = await POST(new Request("http://localhost/api/register", { method: "POST", headers: { "content-type": "application/json", [PEER_HEADER]: "198.51.100.9" }, body: "{}" }));
+    const refused = await POST(
+      new Request("http://localhost/api/register", {
+        method: "POST",
+        headers: { "content-type": "application/json", [PEER_HEADER]: "198.51.100.9" },
+        body: "{}",
+      }),
+    );
     expect(refused.status).toBe(429);
     expect(refused.headers.get("Retry-After")).toBe("5");
 
     // Challenges only protect capacity: they fail open and are still issued.
-    const challenge = await (await import("@/app/api/altcha/challenge/route")).GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: "198.51.100.9" } }));
+    const challenge = await (
+      await import("@/app/api/altcha/challenge/route")
+    ).GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: "198.51.100.9" } }));
     expect(challenge.status).toBe(200);
   });
 });

@@ -87,7 +87,12 @@ describe.skipIf(!redisUrl())("a hung Redis (SIGSTOP) under the real composition"
     let poll = 0;
     await expect.poll(async () => (await signIn(`erin${poll++}`)).storeFailed, { timeout: 5_000, interval: 250 }).toBe(false);
     // Each circuit closes on its own policy's next call after the delay: the challenge's too.
-    await expect.poll(async () => (await gate.limiter.consume("altchaChallenge", [`198.51.100.${poll++}`])).storeFailed, { timeout: 5_000, interval: 250 }).toBe(false);
+    await expect
+      .poll(async () => (await gate.limiter.consume("altchaChallenge", [`198.51.100.${poll++}`])).storeFailed, {
+        timeout: 5_000,
+        interval: 250,
+      })
+      .toBe(false);
     expect(gate.storeHealth().state).toBe("up");
     expect((await signIn("dave")).allowed).toBe(true);
     expect((await signIn("dave")).allowed).toBe(true);

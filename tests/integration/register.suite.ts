@@ -34,11 +34,19 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
     });
 
     const post = (body: string, contentType = "application/json", address = freshAddress()) =>
-      route.POST(new Request("http://localhost/api/register", { method: "POST", headers: { "content-type": contentType, [PEER_HEADER]: address }, body }));
+      route.POST(
+        new Request("http://localhost/api/register", {
+          method: "POST",
+          headers: { "content-type": contentType, [PEER_HEADER]: address },
+          body,
+        }),
+      );
 
     /** A fresh solved ALTCHA payload from the real challenge route. */
     async function altcha() {
-      const res = await challengeRoute.GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: freshAddress() } }));
+      const res = await challengeRoute.GET(
+        new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: freshAddress() } }),
+      );
       return solve(await res.json());
     }
 
@@ -70,7 +78,9 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
 
     it("lets exactly one of five parallel registrations of one address create it, answering all five alike", async () => {
       const bodies = await Promise.all(
-        Array.from({ length: 5 }, async () => JSON.stringify({ email: "race@example.com", password: "a long enough passphrase", altcha: await altcha() })),
+        Array.from({ length: 5 }, async () =>
+          JSON.stringify({ email: "race@example.com", password: "a long enough passphrase", altcha: await altcha() }),
+        ),
       );
       const statuses = (await Promise.all(bodies.map((body) => post(body)))).map((r) => r.status);
       expect(statuses).toEqual([202, 202, 202, 202, 202]);
@@ -82,10 +92,34 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
       ["a non-JSON content type", "email=a", "text/plain", 415, "unsupported_media_type"],
       ["missing fields", "{}", "application/json", 400, "invalid_input"],
       ["non-string fields", JSON.stringify({ email: 7, password: { a: 1 } }), "application/json", 400, "invalid_input"],
-      ["a malformed email", JSON.stringify({ email: "nope", password: "a long enough passphrase" }), "application/json", 400, "invalid_input"],
-      ["an 11-character password", JSON.stringify({ email: "short@example.com", password: "x".repeat(11) }), "application/json", 400, "invalid_input"],
-      ["a 10,000-character password", JSON.stringify({ email: "huge@example.com", password: "x".repeat(10_000) }), "application/json", 400, "invalid_input"],
-      ["a 1 MB body", JSON.stringify({ email: "mb@example.com", password: "x".repeat(1024 * 1024) }), "application/json", 413, "payload_too_large"],
+      [
+        "a malformed email",
+        JSON.stringify({ email: "nope", password: "a long enough passphrase" }),
+        "application/json",
+        400,
+        "invalid_input",
+      ],
+      [
+        "an 11-character password",
+        JSON.stringify({ email: "short@example.com", password: "x".repeat(11) }),
+        "application/json",
+        400,
+        "invalid_input",
+      ],
+      [
+        "a 10,000-character password",
+        JSON.stringify({ email: "huge@example.com", password: "x".repeat(10_000) }),
+        "application/json",
+        400,
+        "invalid_input",
+      ],
+      [
+        "a 1 MB body",
+        JSON.stringify({ email: "mb@example.com", password: "x".repeat(1024 * 1024) }),
+        "application/json",
+        413,
+        "payload_too_large",
+      ],
     ])("refuses %s with a JSON error and writes nothing", async (_name, body, type, status, error) => {
       const before = await userCount();
       const res = await post(body, type);
@@ -102,7 +136,9 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
       expect(await missing.json()).toMatchObject({ error: "captcha_invalid", reason: "missing" });
 
       const payload = await altcha();
-      expect((await post(JSON.stringify({ email: "once@example.com", password: "a long enough passphrase", altcha: payload }))).status).toBe(202);
+      expect(
+        (await post(JSON.stringify({ email: "once@example.com", password: "a long enough passphrase", altcha: payload }))).status,
+      ).toBe(202);
       const replay = await post(JSON.stringify({ email: "twice@example.com", password: "a long enough passphrase", altcha: payload }));
       expect(replay.status).toBe(400);
       expect(await replay.json()).toMatchObject({ error: "captcha_invalid", reason: "replayed" });
@@ -150,22 +186,35 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
       const { argon2Params } = await import("@/lib/password/params");
       const prisma = gate.prisma;
       const params = argon2Params("test");
-      expect(await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "a long enough passphrase" }, params)).toMatchObject({
+      expect(
+        await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "a long enough passphrase" }, params),
+      ).toMatchObject({
         email: "new.user@example.com",
       });
-      expect(await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "wrong passphrase!!" }, params)).toBeNull();
-      expect(await accounts.verifyCredentials(prisma, { email: "nobody@example.com", password: "a long enough passphrase" }, params)).toBeNull();
+      expect(
+        await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "wrong passphrase!!" }, params),
+      ).toBeNull();
+      expect(
+        await accounts.verifyCredentials(prisma, { email: "nobody@example.com", password: "a long enough passphrase" }, params),
+      ).toBeNull();
     });
 
     it("re-hashes a weaker stored hash on a successful sign-in", async () => {
       const { OWASP_ARGON2ID, TEST_ARGON2ID } = await import("@/lib/password/params");
       const prisma = gate.prisma;
-      const result = await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "a long enough passphrase" }, OWASP_ARGON2ID);
+      const result = await accounts.verifyCredentials(
+        prisma,
+        { email: "new.user@example.com", password: "a long enough passphrase" },
+        OWASP_ARGON2ID,
+      );
       expect(result?.rehashed).toBe(true);
       const user = await prisma.user.findUniqueOrThrow({ where: { email: "new.user@example.com" } });
       expect(user.passwordHash).toContain("$m=19456,t=2,p=1$");
       // Once upgraded, a sign-in with the same parameters leaves it alone.
-      expect((await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "a long enough passphrase" }, OWASP_ARGON2ID))?.rehashed).toBe(false);
+      expect(
+        (await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "a long enough passphrase" }, OWASP_ARGON2ID))
+          ?.rehashed,
+      ).toBe(false);
       expect(TEST_ARGON2ID.memoryCostKiB).toBeLessThan(OWASP_ARGON2ID.memoryCostKiB);
     });
 

@@ -39,7 +39,11 @@ describe("retention", () => {
         { tokenHash: "dl-live", userId, expiresAt: at(DAY) },
       ],
     });
-    const token = (tokenHash: string, familyId: string, fields: { expiresAt: Date; familyExpiresAt: Date; rotatedAt?: Date; revokedAt?: Date }) => ({
+    const token = (
+      tokenHash: string,
+      familyId: string,
+      fields: { expiresAt: Date; familyExpiresAt: Date; rotatedAt?: Date; revokedAt?: Date },
+    ) => ({
       tokenHash,
       familyId,
       userId,
@@ -50,12 +54,27 @@ describe("retention", () => {
       data: [
         token("rt-family-over", family("aaaaaaaa"), { expiresAt: at(-10 * DAY), familyExpiresAt: at(-DAY) }),
         // Expired and rotated, but its family is still live: presented again it is reuse, so it stays.
-        token("rt-rotated-in-live-family", family("bbbbbbbb"), { expiresAt: at(-DAY), familyExpiresAt: at(10 * DAY), rotatedAt: at(-2 * DAY) }),
-        token("rt-revoked-long-ago", family("cccccccc"), { expiresAt: at(-40 * DAY), familyExpiresAt: at(10 * DAY), revokedAt: at(-31 * DAY) }),
+        token("rt-rotated-in-live-family", family("bbbbbbbb"), {
+          expiresAt: at(-DAY),
+          familyExpiresAt: at(10 * DAY),
+          rotatedAt: at(-2 * DAY),
+        }),
+        token("rt-revoked-long-ago", family("cccccccc"), {
+          expiresAt: at(-40 * DAY),
+          familyExpiresAt: at(10 * DAY),
+          revokedAt: at(-31 * DAY),
+        }),
         token("rt-revoked-recently", family("dddddddd"), { expiresAt: at(DAY), familyExpiresAt: at(10 * DAY), revokedAt: at(-DAY) }),
       ],
     });
-    const session = (id: string, fields: { expiresAt: Date; lastSeenAt: Date; revokedAt?: Date }) => ({ id: id.padEnd(22, "x"), userId, browser: "Firefox", address: "x", createdAt: at(-60 * DAY), ...fields });
+    const session = (id: string, fields: { expiresAt: Date; lastSeenAt: Date; revokedAt?: Date }) => ({
+      id: id.padEnd(22, "x"),
+      userId,
+      browser: "Firefox",
+      address: "x",
+      createdAt: at(-60 * DAY),
+      ...fields,
+    });
     await prisma.browserSession.createMany({
       data: [
         session("ended", { expiresAt: at(-DAY), lastSeenAt: at(-2 * DAY) }),
@@ -88,12 +107,15 @@ describe("retention", () => {
     expect(second).toEqual({ downloadTokens: 1, refreshTokens: 0, browserSessions: 0, lockouts: 0, securityEvents: 0, emailTokens: 0 });
 
     expect((await prisma.downloadToken.findMany({ select: { tokenHash: true } })).map((row) => row.tokenHash)).toEqual(["dl-live"]);
-    expect((await prisma.refreshToken.findMany({ select: { tokenHash: true }, orderBy: { tokenHash: "asc" } })).map((row) => row.tokenHash)).toEqual([
-      "rt-revoked-recently",
-      "rt-rotated-in-live-family",
-    ]);
+    expect(
+      (await prisma.refreshToken.findMany({ select: { tokenHash: true }, orderBy: { tokenHash: "asc" } })).map((row) => row.tokenHash),
+    ).toEqual(["rt-revoked-recently", "rt-rotated-in-live-family"]);
     expect((await prisma.browserSession.findMany({ select: { id: true } })).map((row) => row.id)).toEqual(["live".padEnd(22, "x")]);
-    expect((await prisma.signInLockout.findMany({ select: { usernameKey: true }, orderBy: { usernameKey: "asc" } })).map((row) => row.usernameKey)).toEqual(["locked", "recent"]);
+    expect(
+      (await prisma.signInLockout.findMany({ select: { usernameKey: true }, orderBy: { usernameKey: "asc" } })).map(
+        (row) => row.usernameKey,
+      ),
+    ).toEqual(["locked", "recent"]);
     expect(await prisma.securityEvent.count()).toBe(1);
   });
 

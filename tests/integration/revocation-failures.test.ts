@@ -1,6 +1,16 @@
 import { NextRequest } from "next/server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { altchaPayload, browserSignIn, browserSignOut, createAccount, refreshTokens, sessionPairOf, sessionWith, signedInBrowser, tokenSignIn } from "../helpers/browser";
+import {
+  altchaPayload,
+  browserSignIn,
+  browserSignOut,
+  createAccount,
+  refreshTokens,
+  sessionPairOf,
+  sessionWith,
+  signedInBrowser,
+  tokenSignIn,
+} from "../helpers/browser";
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
@@ -48,7 +58,12 @@ describe("a password change against sign-ins in flight", () => {
     return (await import("@/app/api/account/password/route")).POST(
       new NextRequest("http://localhost/api/account/password", {
         method: "POST",
-        headers: { cookie, "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin", [PEER_HEADER]: freshAddress() },
+        headers: {
+          cookie,
+          "content-type": "application/x-www-form-urlencoded",
+          "sec-fetch-site": "same-origin",
+          [PEER_HEADER]: freshAddress(),
+        },
         body: body.toString(),
       }),
     );

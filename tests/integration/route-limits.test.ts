@@ -33,7 +33,14 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     const { issueAccessToken } = await import("@/lib/tokens/access-token");
     bearer = (await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, Date.now())).token;
     // A live browser session, as sign-in makes one, for the account page's forms.
-    const session = await gate.sessions.create({ userId, credentialGeneration: 0, browser: "Firefox", address: "198.51.100.x", nowMs: Date.now(), expiresAtMs: Date.now() + 3_600_000 });
+    const session = await gate.sessions.create({
+      userId,
+      credentialGeneration: 0,
+      browser: "Firefox",
+      address: "198.51.100.x",
+      nowMs: Date.now(),
+      expiresAtMs: Date.now() + 3_600_000,
+    });
     const { encode } = await import("next-auth/jwt");
     formToken = (await import("@/lib/http/form-token")).sessionFormToken(gate.config.NEXTAUTH_SECRET, session.id);
     sessionCookie = `next-auth.session-token=${await encode({ token: { sub: userId, email: EMAIL, sid: session.id }, secret: gate.config.NEXTAUTH_SECRET })}`;
@@ -46,7 +53,8 @@ describe("every route applies its rows of ROUTE_RULES", () => {
 
   const post = (path: string, address: string, type: string, body: string, headers: Record<string, string> = {}) =>
     new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": type, [PEER_HEADER]: address, ...headers }, body });
-  const get = (path: string, address: string, headers: Record<string, string> = {}) => new Request(`http://localhost${path}`, { headers: { [PEER_HEADER]: address, ...headers } });
+  const get = (path: string, address: string, headers: Record<string, string> = {}) =>
+    new Request(`http://localhost${path}`, { headers: { [PEER_HEADER]: address, ...headers } });
   const form = new URLSearchParams({ csrfToken: "t", email: EMAIL, password: "x", altcha: "", json: "true" }).toString();
   const signInJson = JSON.stringify({ email: EMAIL, password: "x" });
 
@@ -59,7 +67,10 @@ describe("every route applies its rows of ROUTE_RULES", () => {
       handler: async () => (await import("@/app/api/register/route")).POST,
       request: (address) => post("/api/register", address, "application/json", signInJson),
     },
-    "/api/altcha/challenge": { handler: async () => (await import("@/app/api/altcha/challenge/route")).GET, request: (address) => get("/api/altcha/challenge", address) },
+    "/api/altcha/challenge": {
+      handler: async () => (await import("@/app/api/altcha/challenge/route")).GET,
+      request: (address) => get("/api/altcha/challenge", address),
+    },
     "/api/csp-report": {
       handler: async () => (await import("@/app/api/csp-report/route")).POST,
       request: (address) => post("/api/csp-report", address, "application/csp-report", '{"csp-report":{}}'),
@@ -75,21 +86,37 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     "/api/account/password": {
       handler: async () => (await import("@/app/api/account/password/route")).POST,
       request: (address) =>
-        post("/api/account/password", address, "application/x-www-form-urlencoded", new URLSearchParams({ formToken, currentPassword: "x", newPassword: "a new passphrase of mine" }).toString(), {
-          cookie: sessionCookie,
-          "sec-fetch-site": "same-origin",
-        }),
+        post(
+          "/api/account/password",
+          address,
+          "application/x-www-form-urlencoded",
+          new URLSearchParams({ formToken, currentPassword: "x", newPassword: "a new passphrase of mine" }).toString(),
+          {
+            cookie: sessionCookie,
+            "sec-fetch-site": "same-origin",
+          },
+        ),
     },
     "/api/account/sessions/revoke": {
       handler: async () => (await import("@/app/api/account/sessions/revoke/route")).POST,
       request: (address) =>
-        post("/api/account/sessions/revoke", address, "application/x-www-form-urlencoded", "kind=browser&id=x", { cookie: sessionCookie, "sec-fetch-site": "same-origin" }),
+        post("/api/account/sessions/revoke", address, "application/x-www-form-urlencoded", "kind=browser&id=x", {
+          cookie: sessionCookie,
+          "sec-fetch-site": "same-origin",
+        }),
     },
     "/api/account/sessions/revoke-others": {
       handler: async () => (await import("@/app/api/account/sessions/revoke-others/route")).POST,
-      request: (address) => post("/api/account/sessions/revoke-others", address, "application/x-www-form-urlencoded", "", { cookie: sessionCookie, "sec-fetch-site": "same-origin" }),
+      request: (address) =>
+        post("/api/account/sessions/revoke-others", address, "application/x-www-form-urlencoded", "", {
+          cookie: sessionCookie,
+          "sec-fetch-site": "same-origin",
+        }),
     },
-    "/api/v1/me": { handler: async () => (await import("@/app/api/v1/me/route")).GET, request: (address) => get("/api/v1/me", address, { authorization: `Bearer ${bearer}` }) },
+    "/api/v1/me": {
+      handler: async () => (await import("@/app/api/v1/me/route")).GET,
+      request: (address) => get("/api/v1/me", address, { authorization: `Bearer ${bearer}` }),
+    },
     "/api/v1/reports": {
       handler: async () => (await import("@/app/api/v1/reports/route")).POST,
       request: (address) => post("/api/v1/reports", address, "application/json", "{}", { authorization: `Bearer ${bearer}` }),

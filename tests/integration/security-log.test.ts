@@ -37,7 +37,8 @@ describe("security log", () => {
     const { GET } = await import("@/app/api/altcha/challenge/route");
     return solve(await (await GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: address } }))).json());
   }
-  const attempt = async (password: string, address: string) => browserSignIn(EMAIL, password, { address, fields: { altcha: await payloadFor(address) } });
+  const attempt = async (password: string, address: string) =>
+    browserSignIn(EMAIL, password, { address, fields: { altcha: await payloadFor(address) } });
 
   it("logs each refusal and each outcome once, keyed by HMACs that follow one client", async () => {
     const route = "/api/auth/callback/credentials";
@@ -82,6 +83,7 @@ describe("security log", () => {
     expect(logged[1]!.addressKey).not.toBe(attackerLines[0]);
     // Nothing in clear.
     const text = JSON.stringify(logged);
-    for (const secret of [EMAIL, ATTACKER, "198.18.1.1", "198.18.1.2", "198.18.2.1", PASSWORD, "wrong guess"]) expect(text).not.toContain(secret);
+    for (const secret of [EMAIL, ATTACKER, "198.18.1.1", "198.18.1.2", "198.18.2.1", PASSWORD, "wrong guess"])
+      expect(text).not.toContain(secret);
   });
 });

@@ -25,7 +25,8 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
       announcePeerHeader();
       database = await makeDatabase();
       gate = await servedGatehouse(database.url, { HASH_QUEUE: "100" });
-      for (const name of ["copied", "idle", "active", "absolute", "touch", "csrf", "owner", "stranger", "everywhere", "apiowner"]) await createAccount(gate, `${name}@example.com`, PASSWORD);
+      for (const name of ["copied", "idle", "active", "absolute", "touch", "csrf", "owner", "stranger", "everywhere", "apiowner"])
+        await createAccount(gate, `${name}@example.com`, PASSWORD);
     });
 
     afterEach(() => vi.restoreAllMocks());
@@ -39,7 +40,9 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
     const clockAt = (atMs: number) => vi.spyOn(gate, "clock").mockReturnValue(atMs);
 
     const me = async (cookie: string) =>
-      (await import("@/app/api/v1/me/route")).GET(new NextRequest("http://localhost/api/v1/me", { headers: { cookie, [PEER_HEADER]: freshAddress() } }));
+      (await import("@/app/api/v1/me/route")).GET(
+        new NextRequest("http://localhost/api/v1/me", { headers: { cookie, [PEER_HEADER]: freshAddress() } }),
+      );
 
     const buildReport = async (cookie: string) =>
       (await import("@/app/api/v1/reports/route")).POST(
@@ -115,7 +118,8 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
       const t0 = Date.now();
       clockAt(t0);
       const cookie = await signedInBrowser("touch@example.com", PASSWORD);
-      const lastSeen = async () => (await gate.prisma.browserSession.findFirstOrThrow({ orderBy: { createdAt: "desc" } })).lastSeenAt.getTime();
+      const lastSeen = async () =>
+        (await gate.prisma.browserSession.findFirstOrThrow({ orderBy: { createdAt: "desc" } })).lastSeenAt.getTime();
       clockAt(t0 + 30_000);
       for (let i = 0; i < 3; i++) await sessionWith(cookie);
       expect(await lastSeen()).toBe(t0);
@@ -146,8 +150,11 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
 
     describe("cookie-authenticated API writes come from the app's own pages (CSRF)", () => {
       const write = async (path: "/api/v1/reports" | "/api/v1/download-tokens", headers: Record<string, string>, body = "{}") => {
-        const route = path === "/api/v1/reports" ? await import("@/app/api/v1/reports/route") : await import("@/app/api/v1/download-tokens/route");
-        return route.POST(new NextRequest(`http://localhost${path}`, { method: "POST", headers: { [PEER_HEADER]: freshAddress(), ...headers }, body }));
+        const route =
+          path === "/api/v1/reports" ? await import("@/app/api/v1/reports/route") : await import("@/app/api/v1/download-tokens/route");
+        return route.POST(
+          new NextRequest(`http://localhost${path}`, { method: "POST", headers: { [PEER_HEADER]: freshAddress(), ...headers }, body }),
+        );
       };
 
       it("refuses a cross-site or sibling-subdomain cookie POST with 403 JSON, and builds nothing", async () => {
@@ -172,7 +179,12 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
 
       it("refuses a same-origin cookie POST that is not JSON (a form or text/plain needs no preflight) with 415", async () => {
         const cookie = await signedInBrowser("csrf@example.com", PASSWORD);
-        for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; x=1"]) {
+        for (const type of [
+          "text/plain",
+          "application/x-www-form-urlencoded",
+          "multipart/form-data; boundary=x",
+          "application/json; x=1",
+        ]) {
           const res = await write("/api/v1/reports", { cookie, "sec-fetch-site": "same-origin", "content-type": type });
           expect(res.status, type).toBe(415);
         }
@@ -181,8 +193,12 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
 
       it("takes the app's own pages' writes: Sec-Fetch-Site same-origin, or the app's Origin", async () => {
         const cookie = await signedInBrowser("csrf@example.com", PASSWORD);
-        expect((await write("/api/v1/download-tokens", { cookie, "sec-fetch-site": "same-origin", "content-type": "application/json" })).status).toBe(201);
-        expect((await write("/api/v1/download-tokens", { cookie, origin: "http://localhost:3000", "content-type": "application/json" })).status).toBe(201);
+        expect(
+          (await write("/api/v1/download-tokens", { cookie, "sec-fetch-site": "same-origin", "content-type": "application/json" })).status,
+        ).toBe(201);
+        expect(
+          (await write("/api/v1/download-tokens", { cookie, origin: "http://localhost:3000", "content-type": "application/json" })).status,
+        ).toBe(201);
       });
 
       it("leaves Bearer requests as they were: no Origin, any site, any content type", async () => {
@@ -207,8 +223,16 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
       }
 
       /** A form post from the account page, as a browser sends it without JavaScript. */
-      async function accountForm(path: "revoke" | "revoke-others", cookie: string, fields: Record<string, string>, headers: Record<string, string> = { "sec-fetch-site": "same-origin" }) {
-        const route = path === "revoke" ? await import("@/app/api/account/sessions/revoke/route") : await import("@/app/api/account/sessions/revoke-others/route");
+      async function accountForm(
+        path: "revoke" | "revoke-others",
+        cookie: string,
+        fields: Record<string, string>,
+        headers: Record<string, string> = { "sec-fetch-site": "same-origin" },
+      ) {
+        const route =
+          path === "revoke"
+            ? await import("@/app/api/account/sessions/revoke/route")
+            : await import("@/app/api/account/sessions/revoke-others/route");
         return route.POST(
           new NextRequest(`http://localhost/api/account/sessions/${path}`, {
             method: "POST",
@@ -218,7 +242,7 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
         );
       }
 
-        async function eventKinds(email: string) {
+      async function eventKinds(email: string) {
         const user = await gate.prisma.user.findUniqueOrThrow({ where: { email } });
         return (await gate.events.recent(user.id, 50)).map((event) => event.kind);
       }
@@ -233,19 +257,31 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
         await expectLive(laptop, "owner@example.com");
         expect(await eventKinds("owner@example.com")).toContain("browser_session_revoked");
         // Again: nothing left to end, and it says so.
-        const again = await accountForm("revoke", laptop, { formToken: await formTokenOf(laptop), kind: "browser", id: await sidOf(phone) });
+        const again = await accountForm("revoke", laptop, {
+          formToken: await formTokenOf(laptop),
+          kind: "browser",
+          id: await sidOf(phone),
+        });
         expect(again.headers.get("location")).toBe("/account?notice=already_ended");
       });
 
       it("ends nothing of another user's: a stranger's session id changes nothing", async () => {
         const owner = await signedInBrowser("owner@example.com", PASSWORD);
         const stranger = await signedInBrowser("stranger@example.com", PASSWORD);
-        const res = await accountForm("revoke", stranger, { formToken: await formTokenOf(stranger), kind: "browser", id: await sidOf(owner) });
+        const res = await accountForm("revoke", stranger, {
+          formToken: await formTokenOf(stranger),
+          kind: "browser",
+          id: await sidOf(owner),
+        });
         expect(res.headers.get("location")).toBe("/account?notice=already_ended");
         await expectLive(owner, "owner@example.com");
         const tokens = (await (await tokenSignIn("owner@example.com", PASSWORD)).json()) as { refresh_token: string };
         const family = (await gate.prisma.refreshToken.findFirstOrThrow({ orderBy: { createdAt: "desc" } })).familyId;
-        expect((await accountForm("revoke", stranger, { formToken: await formTokenOf(stranger), kind: "api", id: family })).headers.get("location")).toBe("/account?notice=already_ended");
+        expect(
+          (await accountForm("revoke", stranger, { formToken: await formTokenOf(stranger), kind: "api", id: family })).headers.get(
+            "location",
+          ),
+        ).toBe("/account?notice=already_ended");
         expect((await refreshTokens(tokens.refresh_token)).status).toBe(200);
       });
 
@@ -271,7 +307,12 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
       it("refuses a signed-out session's form (401) and bad fields (400), never a 500", async () => {
         const owner = await signedInBrowser("owner@example.com", PASSWORD);
         const token = await formTokenOf(owner);
-        const cases: Record<string, string>[] = [{ kind: "browser" }, { kind: "api", id: "not-a-uuid" }, { kind: "other", id: "x" }, { kind: "browser", id: "x".repeat(65) }];
+        const cases: Record<string, string>[] = [
+          { kind: "browser" },
+          { kind: "api", id: "not-a-uuid" },
+          { kind: "other", id: "x" },
+          { kind: "browser", id: "x".repeat(65) },
+        ];
         for (const fields of cases) {
           const res = await accountForm("revoke", owner, { formToken: token, ...fields });
           expect(res.status, JSON.stringify(fields)).toBe(400);
@@ -299,9 +340,13 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
 
       it("signs out everywhere else: every other browser and API session ends, this one lives", async () => {
         const here = await signedInBrowser("everywhere@example.com", PASSWORD);
-        const others = [await signedInBrowser("everywhere@example.com", PASSWORD), await signedInBrowser("everywhere@example.com", PASSWORD)];
+        const others = [
+          await signedInBrowser("everywhere@example.com", PASSWORD),
+          await signedInBrowser("everywhere@example.com", PASSWORD),
+        ];
         const apps = [];
-        for (let i = 0; i < 2; i++) apps.push(((await (await tokenSignIn("everywhere@example.com", PASSWORD)).json()) as { refresh_token: string }).refresh_token);
+        for (let i = 0; i < 2; i++)
+          apps.push(((await (await tokenSignIn("everywhere@example.com", PASSWORD)).json()) as { refresh_token: string }).refresh_token);
         // A family rotated once: its live token is the second one.
         const rotated = ((await (await refreshTokens(apps[1]!)).json()) as { refresh_token: string }).refresh_token;
         const res = await accountForm("revoke-others", here, { formToken: await formTokenOf(here) });

@@ -42,7 +42,9 @@ export function storeIsolationSuite(store: "postgres" | "redis", makeDatabase: (
       expect(gate.storeHealth()).toEqual({ kind: store, state: "up" });
       const { GET } = await import("@/app/api/altcha/challenge/route");
       const flood = await Promise.all(
-        Array.from({ length: FLOOD }, () => GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: "203.0.113.66" } }))),
+        Array.from({ length: FLOOD }, () =>
+          GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: "203.0.113.66" } })),
+        ),
       );
       const statuses = flood.map((response) => response.status);
       // The policy's short bandwidth (10 per 10 s) admits 10; the rest are plain refusals.

@@ -25,7 +25,10 @@ const INVALID_CREDENTIALS = { error: "invalid_credentials", message: "Incorrect 
 const REFRESH_UNKNOWN = { error: "invalid_token", message: "The refresh token is not valid." };
 const REFRESH_EXPIRED = { error: "invalid_token", message: "The refresh token has expired. Sign in again." };
 const REFRESH_REVOKED = { error: "invalid_token", message: "The refresh token has been revoked. Sign in again." };
-const REFRESH_REUSED = { error: "invalid_token", message: "This refresh token was already used, so the session it belongs to has been revoked. Sign in again." };
+const REFRESH_REUSED = {
+  error: "invalid_token",
+  message: "This refresh token was already used, so the session it belongs to has been revoked. Sign in again.",
+};
 const ACCESS_INVALID = { error: "invalid_token", message: "The access token is not valid." };
 const ACCESS_EXPIRED = { error: "invalid_token", message: "The access token has expired. Refresh it." };
 
@@ -84,7 +87,9 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
 
     /** A fresh solved ALTCHA payload from the real challenge route. */
     async function altcha() {
-      const res = await challengeRoute.GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: freshAddress() } }));
+      const res = await challengeRoute.GET(
+        new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: freshAddress() } }),
+      );
       return solve(await res.json());
     }
 
@@ -131,9 +136,18 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         });
 
         const { verifyAccessToken } = await import("@/lib/tokens/access-token");
-        expect(await verifyAccessToken(body.access_token, gate.config.API_TOKEN_SECRET, Date.now())).toEqual({ ok: true, userId: users.alice });
+        expect(await verifyAccessToken(body.access_token, gate.config.API_TOKEN_SECRET, Date.now())).toEqual({
+          ok: true,
+          userId: users.alice,
+        });
         const claims = JSON.parse(Buffer.from(body.access_token.split(".")[1]!, "base64url").toString());
-        expect(claims).toEqual({ sub: users.alice, iss: "gatehouse", aud: "gatehouse-api", iat: expect.any(Number), exp: claims.iat + ACCESS_TTL_SECONDS });
+        expect(claims).toEqual({
+          sub: users.alice,
+          iss: "gatehouse",
+          aud: "gatehouse-api",
+          iat: expect.any(Number),
+          exp: claims.iat + ACCESS_TTL_SECONDS,
+        });
 
         const row = await prisma.refreshToken.findUniqueOrThrow({ where: { tokenHash: sha256Hex(body.refresh_token) } });
         expect(row).toMatchObject({ userId: users.alice, rotatedAt: null, revokedAt: null });
@@ -178,7 +192,8 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         // No exact end for a client without a known device: the wait is rounded up to the minute.
         expect(body).toEqual({
           error: "locked",
-          message: "Sign-in to this account is paused after repeated failed attempts. Try again in about a minute, or sign in from a device you have used before.",
+          message:
+            "Sign-in to this account is paused after repeated failed attempts. Try again in about a minute, or sign in from a device you have used before.",
           retryAfterSeconds: 60,
         });
         const { max } = secondsUntil(lockedUntil.getTime(), before, after);
@@ -213,7 +228,11 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
       it("requires an ALTCHA solution: missing → 400 captcha_invalid, nothing counted or issued", async () => {
         const res = await post(TOKEN_PATH, { email: "erin@example.com", password: PASSWORD });
         expect(res.status).toBe(400);
-        expect(await res.json()).toEqual({ error: "captcha_invalid", message: "Complete the “I'm not a robot” check first.", reason: "missing" });
+        expect(await res.json()).toEqual({
+          error: "captcha_invalid",
+          message: "Complete the “I'm not a robot” check first.",
+          reason: "missing",
+        });
         expect(await lockoutRow("erin@example.com")).toBeNull();
         expect(await gate.prisma.refreshToken.count({ where: { userId: users.erin } })).toBe(0);
       });
@@ -222,7 +241,13 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         ["malformed JSON", "{not json", "application/json", 400, "invalid_json"],
         ["a form body", "email=a&password=b", "application/x-www-form-urlencoded", 415, "unsupported_media_type"],
         ["missing fields", "{}", "application/json", 400, "invalid_input"],
-        ["a 1 MB body", JSON.stringify({ email: "a@example.com", password: "x".repeat(1024 * 1024) }), "application/json", 413, "payload_too_large"],
+        [
+          "a 1 MB body",
+          JSON.stringify({ email: "a@example.com", password: "x".repeat(1024 * 1024) }),
+          "application/json",
+          413,
+          "payload_too_large",
+        ],
       ])("refuses %s with a JSON error", async (_name, body, type, status, error) => {
         const res = await post(TOKEN_PATH, body, freshAddress(), type);
         expect(res.status).toBe(status);
@@ -246,7 +271,11 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         expect(Math.floor(after / 60_000) * 60_000).toBe(windowStartMs);
         expect(refused.status).toBe(429);
         const body = await refused.json();
-        expect(body).toEqual({ error: "rate_limited", message: "Too many attempts from your network. Wait before trying again.", retryAfterSeconds: expect.any(Number) });
+        expect(body).toEqual({
+          error: "rate_limited",
+          message: "Too many attempts from your network. Wait before trying again.",
+          retryAfterSeconds: expect.any(Number),
+        });
         expect(refused.headers.get("Retry-After")).toBe(String(body.retryAfterSeconds));
         // API clients get the IETF rate-limit fields too: a sliding window of 10 per 60 s.
         expect(refused.headers.get("RateLimit-Policy")).toBe('"apiToken";q=10;w=60');
@@ -282,8 +311,18 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
       it("answers for a browser session cookie, but never falls back to it when a Bearer token is bad", async () => {
         const { encode } = await import("next-auth/jwt");
         // A session as sign-in makes one: its server record, and its id in the JWT.
-        const record = await gate.sessions.create({ userId: users.frank!, credentialGeneration: 0, browser: "Firefox", address: "198.51.100.x", nowMs: Date.now(), expiresAtMs: Date.now() + 3_600_000 });
-        const session = await encode({ token: { sub: users.frank, email: "frank@example.com", sid: record.id }, secret: gate.config.NEXTAUTH_SECRET });
+        const record = await gate.sessions.create({
+          userId: users.frank!,
+          credentialGeneration: 0,
+          browser: "Firefox",
+          address: "198.51.100.x",
+          nowMs: Date.now(),
+          expiresAtMs: Date.now() + 3_600_000,
+        });
+        const session = await encode({
+          token: { sub: users.frank, email: "frank@example.com", sid: record.id },
+          secret: gate.config.NEXTAUTH_SECRET,
+        });
         const cookie = `next-auth.session-token=${session}`;
         const res = await me({ cookie });
         expect(res.status).toBe(200);
@@ -402,7 +441,13 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
 
       it("refuses an expired, an unknown and a malformed refresh token with 401 invalid_token", async () => {
         const { issueRefreshToken } = await import("@/lib/tokens/refresh-tokens");
-        const old = await issueRefreshToken(gate.prisma, users.heidi!, null, REFRESH_TTL_SECONDS * 1000, Date.now() - (REFRESH_TTL_SECONDS + 60) * 1000);
+        const old = await issueRefreshToken(
+          gate.prisma,
+          users.heidi!,
+          null,
+          REFRESH_TTL_SECONDS * 1000,
+          Date.now() - (REFRESH_TTL_SECONDS + 60) * 1000,
+        );
         const expired = await refresh(old.token);
         expect(expired.status).toBe(401);
         expect(await expired.json()).toEqual(REFRESH_EXPIRED);

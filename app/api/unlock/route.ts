@@ -23,6 +23,10 @@ export const POST = limited("/api/unlock", async (request, limits) => {
   const device = await gate.devices.issue(gate.usernameKey(link.token.email), nowMs);
   await gate.events.accountChanged(link.token.userId, "unlock_link_used", client, { browser: browserLabel(limits.userAgent) });
   log().info({ event: "unlock_link_used", userId: link.token.userId });
-  const response = json(200, { status: "unlocked", message: "This browser can sign in to your account now. Enter your password to continue.", email: link.token.email });
+  const response = json(200, {
+    status: "unlocked",
+    message: "This browser can sign in to your account now. Enter your password to continue.",
+    email: link.token.email,
+  });
   return setDeviceCookie(response, device.token, device.expiresAtMs, nowMs);
 });

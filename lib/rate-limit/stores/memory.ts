@@ -43,11 +43,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   async consume(key: string, policy: Policy, nowMs: number): Promise<Decision> {
     const storageKey = scopedKey(policy.name, key);
-    const { allowed, remaining, retryAfterMs, resetAfterMs, nextState } = decide(
-      policy.algorithm,
-      this.#entries.get(storageKey),
-      nowMs,
-    );
+    const { allowed, remaining, retryAfterMs, resetAfterMs, nextState } = decide(policy.algorithm, this.#entries.get(storageKey), nowMs);
     // The TTL is renewed on every write to when the state would be fresh again, so an idle key is
     // forgotten without changing any decision and an active one is never reset early.
     const ttlMs = keepForMs(resetAfterMs, policy);

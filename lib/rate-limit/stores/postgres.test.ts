@@ -65,7 +65,9 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
     }
 
     async function serverNowMs(): Promise<number> {
-      const [row] = await a.prisma.$queryRaw<{ nowMs: bigint }[]>`SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS "nowMs"`;
+      const [row] = await a.prisma.$queryRaw<
+        { nowMs: bigint }[]
+      >`SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS "nowMs"`;
       return Number(row!.nowMs);
     }
 
@@ -87,7 +89,9 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
         // Set before the pools connect, so every session of both clients gets it.
         const admin = new pg.Client({ connectionString: target.url });
         await admin.connect();
-        await admin.query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET timezone = %L', current_database(), '${SESSION_TIME_ZONE}'); END $$`);
+        await admin.query(
+          `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET timezone = %L', current_database(), '${SESSION_TIME_ZONE}'); END $$`,
+        );
         await admin.end();
       }
       a = await openDatabase(target);
@@ -110,7 +114,12 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
         it(decisionCase.name, async () => {
           // The database's clock swapped for each row's instant; the state still round-trips through the table.
           const atCallerTime = store(a.prisma, { clock: "caller" });
-          const policy: Policy = { name: `case${i}`, algorithm: decisionCase.algorithm, failMode: "closed", description: decisionCase.name };
+          const policy: Policy = {
+            name: `case${i}`,
+            algorithm: decisionCase.algorithm,
+            failMode: "closed",
+            description: decisionCase.name,
+          };
           const { actual, expected } = await runDecisionCase(decisionCase, (nowMs) => atCallerTime.consume("k", policy, nowMs));
           expect(actual).toEqual(expected);
         });
@@ -135,7 +144,12 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
       expect(decisions[5]!.retryAfterMs).toBeGreaterThan(179_000);
       expect(decisions[5]!.retryAfterMs).toBeLessThanOrEqual(180_000);
 
-      expect(await storeB.consume("bob", fivePer15m, Date.now())).toEqual({ allowed: true, remaining: 4, retryAfterMs: 0, resetAfterMs: 180_000 });
+      expect(await storeB.consume("bob", fivePer15m, Date.now())).toEqual({
+        allowed: true,
+        remaining: 4,
+        retryAfterMs: 0,
+        resetAfterMs: 180_000,
+      });
       expect((await storeB.consume("alice", fivePer15m, Date.now())).allowed).toBe(false);
     });
 
@@ -163,11 +177,18 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
       for (let i = 0; i < 5; i++) await storeA.consume("carol", fivePer15m, Date.now());
       const key = scopedKey(fivePer15m.name, "carol");
 
-      await a.prisma.$executeRaw`UPDATE "RateLimitBucket" SET "expiresAt" = (clock_timestamp() AT TIME ZONE 'UTC') + INTERVAL '1 second' WHERE "key" = ${key}`;
+      await a.prisma
+        .$executeRaw`UPDATE "RateLimitBucket" SET "expiresAt" = (clock_timestamp() AT TIME ZONE 'UTC') + INTERVAL '1 second' WHERE "key" = ${key}`;
       expect((await storeA.consume("carol", fivePer15m, Date.now())).allowed).toBe(false);
 
-      await a.prisma.$executeRaw`UPDATE "RateLimitBucket" SET "expiresAt" = (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second' WHERE "key" = ${key}`;
-      expect(await storeB.consume("carol", fivePer15m, Date.now())).toEqual({ allowed: true, remaining: 4, retryAfterMs: 0, resetAfterMs: 180_000 });
+      await a.prisma
+        .$executeRaw`UPDATE "RateLimitBucket" SET "expiresAt" = (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second' WHERE "key" = ${key}`;
+      expect(await storeB.consume("carol", fivePer15m, Date.now())).toEqual({
+        allowed: true,
+        remaining: 4,
+        retryAfterMs: 0,
+        resetAfterMs: 180_000,
+      });
       const row = await bucket(fivePer15m, "carol");
       // Versions 0–4 were the five admissions; the overwrite went through the version check as 5.
       expect(row?.version).toBe(5);
@@ -228,7 +249,8 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
       const key = scopedKey(policy.name, "k");
       await storeB.consume("k", policy, Date.now());
       // The row this instance will read: 2 tokens left, expiring sooner than any row made later.
-      await a.prisma.$executeRaw`UPDATE "RateLimitBucket" SET "state" = jsonb_set("state", '{tokens,0}', '2'), "expiresAt" = (clock_timestamp() AT TIME ZONE 'UTC') + INTERVAL '1 minute' WHERE "key" = ${key}`;
+      await a.prisma
+        .$executeRaw`UPDATE "RateLimitBucket" SET "state" = jsonb_set("state", '{tokens,0}', '2'), "expiresAt" = (clock_timestamp() AT TIME ZONE 'UTC') + INTERVAL '1 minute' WHERE "key" = ${key}`;
       let recreate = true;
       const { prisma } = instrumented(a.prisma, async () => {
         if (!recreate) return;
@@ -268,7 +290,9 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
 
     // Two stores are two app instances; ten (five per client) also race inside one connection pool.
     it.each([2, 10])("never admits more than the limit to 200 concurrent requests from %i store instances", async (storeCount) => {
-      const stores = Array.from({ length: storeCount }, (_, i) => (i < 2 ? [storeA, storeB][i]! : store(i % 2 === 0 ? a.prisma : b.prisma)));
+      const stores = Array.from({ length: storeCount }, (_, i) =>
+        i < 2 ? [storeA, storeB][i]! : store(i % 2 === 0 ? a.prisma : b.prisma),
+      );
       // 20 per day: refill during the test stays far below one token.
       const policy = tokenBucket(`burst${storeCount}`, "20/1d");
       const { admitted, refused, errors } = await consumeAll(200, (i) => stores[i % storeCount]!.consume("k", policy, Date.now()));
@@ -322,7 +346,12 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
       for (let i = 0; i < 6; i++) expect(Math.abs(onA[i]!.resetAfterMs - onB[i]!.resetAfterMs)).toBeLessThan(1_000);
 
       // Not even read: a time that would poison the algorithm makes no difference.
-      expect(await storeA.consume("skew-nan", fivePer15m, Number.NaN)).toEqual({ allowed: true, remaining: 4, retryAfterMs: 0, resetAfterMs: 180_000 });
+      expect(await storeA.consume("skew-nan", fivePer15m, Number.NaN)).toEqual({
+        allowed: true,
+        remaining: 4,
+        retryAfterMs: 0,
+        resetAfterMs: 180_000,
+      });
     });
 
     it("uses the sliding window when the policy asks for it", async () => {
@@ -345,7 +374,8 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
         ('gc-live', (clock_timestamp() AT TIME ZONE 'UTC') + INTERVAL '1 minute')`;
       const bucketsBefore = await a.prisma.rateLimitBucket.count();
 
-      const replayIds = async () => (await a.prisma.altchaReplay.findMany({ where: { id: { startsWith: "gc-" } }, orderBy: { id: "asc" } })).map((r) => r.id);
+      const replayIds = async () =>
+        (await a.prisma.altchaReplay.findMany({ where: { id: { startsWith: "gc-" } }, orderBy: { id: "asc" } })).map((r) => r.id);
 
       expect(await storeB.cleanupExpired()).toBe(1);
       expect(await a.prisma.rateLimitBucket.count()).toBe(bucketsBefore - 1);
@@ -361,7 +391,8 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
 
     it("cleans up on a timer until closed, passing failures to onCleanupError", async () => {
       const expire = (key: string) =>
-        a.prisma.$executeRaw`INSERT INTO "RateLimitBucket" ("key", "state", "expiresAt") VALUES (${key}, '{}'::jsonb, (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second')`;
+        a.prisma
+          .$executeRaw`INSERT INTO "RateLimitBucket" ("key", "state", "expiresAt") VALUES (${key}, '{}'::jsonb, (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second')`;
       const exists = async (key: string) => (await a.prisma.rateLimitBucket.findUnique({ where: { key } })) !== null;
       vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
       try {
@@ -382,7 +413,10 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
         expect(await exists("timer-2")).toBe(true);
 
         const failure = new Error("database gone");
-        const broken = createPostgresRateLimitStore({ $queryRaw: () => Promise.reject(failure) } as unknown as PrismaClient, { onCleanupError, cleanupIntervalMs: 1_000 });
+        const broken = createPostgresRateLimitStore({ $queryRaw: () => Promise.reject(failure) } as unknown as PrismaClient, {
+          onCleanupError,
+          cleanupIntervalMs: 1_000,
+        });
         vi.advanceTimersByTime(1_000);
         await broken.close();
         expect(onCleanupError.mock.calls).toEqual([[failure]]);
@@ -413,7 +447,8 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
       it("lets an expired claim be claimed again, but only once", async () => {
         const replays = postgresReplayStore(a.prisma);
         expect(await replays.claim("sig-old", inOneMinute(), Date.now())).toBe(true);
-        await a.prisma.$executeRaw`UPDATE "AltchaReplay" SET "expiresAt" = (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second' WHERE "id" = 'sig-old'`;
+        await a.prisma
+          .$executeRaw`UPDATE "AltchaReplay" SET "expiresAt" = (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second' WHERE "id" = 'sig-old'`;
         const renewedMs = inOneMinute();
         expect(await replays.claim("sig-old", renewedMs, Date.now())).toBe(true);
         expect((await a.prisma.altchaReplay.findUnique({ where: { id: "sig-old" } }))?.expiresAt.getTime()).toBe(renewedMs);
@@ -423,7 +458,8 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
       it("keeps a claim while the caller's clock says it is live, even if the database's says expired", async () => {
         const replays = postgresReplayStore(a.prisma);
         expect(await replays.claim("sig-skew", inOneMinute(), Date.now())).toBe(true);
-        await a.prisma.$executeRaw`UPDATE "AltchaReplay" SET "expiresAt" = (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second' WHERE "id" = 'sig-skew'`;
+        await a.prisma
+          .$executeRaw`UPDATE "AltchaReplay" SET "expiresAt" = (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second' WHERE "id" = 'sig-skew'`;
         expect(await replays.claim("sig-skew", inOneMinute(), (await serverNowMs()) - 10_000)).toBe(false);
       });
 
@@ -431,7 +467,8 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
         vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
         try {
           const replays = postgresReplayStore(a.prisma, { cleanupIntervalMs: 1_000 });
-          await a.prisma.$executeRaw`INSERT INTO "AltchaReplay" ("id", "expiresAt") VALUES ('replay-timer', (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second')`;
+          await a.prisma
+            .$executeRaw`INSERT INTO "AltchaReplay" ("id", "expiresAt") VALUES ('replay-timer', (clock_timestamp() AT TIME ZONE 'UTC') - INTERVAL '1 second')`;
           vi.advanceTimersByTime(1_000);
           // close() waits for the clean-up the tick started.
           await replays.close();

@@ -56,7 +56,9 @@ function checkOptions(maxRetries: number, cleanupIntervalMs: number, maxQueuedPe
     throw new Error(`PostgreSQL rate-limit store: maxRetries must be a whole number >= 0, got ${maxRetries}`);
   }
   if (!Number.isSafeInteger(cleanupIntervalMs) || cleanupIntervalMs < 1 || cleanupIntervalMs > MAX_TIMER_MS) {
-    throw new Error(`PostgreSQL rate-limit store: cleanupIntervalMs must be a whole number from 1 to ${MAX_TIMER_MS}, got ${cleanupIntervalMs}`);
+    throw new Error(
+      `PostgreSQL rate-limit store: cleanupIntervalMs must be a whole number from 1 to ${MAX_TIMER_MS}, got ${cleanupIntervalMs}`,
+    );
   }
 }
 
@@ -95,12 +97,15 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
     const queue = queues.get(storageKey) ?? { tail: Promise.resolve(), waiting: 0 };
     // A key this hot is being flooded: refusing now costs nothing, while waiting would hold the
     // caller past the store's timeout and count against its policy's circuit.
-    if (queue.waiting >= maxQueuedPerKey) return Promise.resolve({ allowed: false, remaining: 0, retryAfterMs: QUEUE_FULL_RETRY_MS, resetAfterMs: QUEUE_FULL_RETRY_MS });
+    if (queue.waiting >= maxQueuedPerKey)
+      return Promise.resolve({ allowed: false, remaining: 0, retryAfterMs: QUEUE_FULL_RETRY_MS, resetAfterMs: QUEUE_FULL_RETRY_MS });
     queue.waiting += 1;
     const result = queue.tail.then(work);
-    const tail = result.catch(() => {}).then(() => {
-      queue.waiting -= 1;
-    });
+    const tail = result
+      .catch(() => {})
+      .then(() => {
+        queue.waiting -= 1;
+      });
     queue.tail = tail;
     queues.set(storageKey, queue);
     void tail.then(() => {
@@ -142,9 +147,7 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
       // the order fixed); a short random wait, doubling per loss, breaks the pattern.
       if (attempt < maxRetries) await delay(Math.random() * Math.min(RETRY_BACKOFF_MAX_MS, RETRY_BACKOFF_BASE_MS * 2 ** attempt));
     }
-    throw new Error(
-      `PostgreSQL rate-limit store: "${policy.name}" bucket still contended after ${maxRetries + 1} attempts`,
-    );
+    throw new Error(`PostgreSQL rate-limit store: "${policy.name}" bucket still contended after ${maxRetries + 1} attempts`);
   }
 
   async function cleanupExpired(): Promise<number> {

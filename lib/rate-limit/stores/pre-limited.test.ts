@@ -5,7 +5,12 @@ import type { RateLimitStore } from "@/lib/rate-limit/store";
 import { MemoryRateLimitStore } from "./memory";
 import { preLimited } from "./pre-limited";
 
-const tokenBucket = (name: string, spec: string): Policy => ({ name, algorithm: { kind: "token-bucket", bandwidths: parseLimitSpec(spec) }, failMode: "closed", description: name });
+const tokenBucket = (name: string, spec: string): Policy => ({
+  name,
+  algorithm: { kind: "token-bucket", bandwidths: parseLimitSpec(spec) },
+  failMode: "closed",
+  description: name,
+});
 
 function sharedStore(behaviour: "up" | "down") {
   const calls = { count: 0 };

@@ -108,7 +108,11 @@ describe.skipIf(!url)("RedisRateLimitStore (real Redis)", () => {
   it("ignores the caller's clock: an instance 30 s ahead decides the same", async () => {
     const policy = tokenBucket("tb6", "2/10s");
     const now = Date.now();
-    const left = [await storeA.consume("skew", policy, now), await storeB.consume("skew", policy, now + 30_000), await storeB.consume("skew", policy, now + 30_000)];
+    const left = [
+      await storeA.consume("skew", policy, now),
+      await storeB.consume("skew", policy, now + 30_000),
+      await storeB.consume("skew", policy, now + 30_000),
+    ];
     expect(left.map((d) => d.allowed)).toEqual([true, true, false]);
     // A store that trusted the caller's clock would have refilled the bucket 30 s early.
     expect(left[2]!.retryAfterMs).toBeGreaterThan(4_000);
@@ -164,7 +168,13 @@ describe.skipIf(!url)("RedisRateLimitStore idle TTL (real Redis)", () => {
     await untilReady(redis, 5_000);
     const prefix = testKeyPrefix();
     const store = new RedisRateLimitStore(redis, { keyPrefix: prefix });
-    const policy: Policy = { name: "sw9", algorithm: { kind: "sliding-window", limit: 10, windowMs: 60_000 }, failMode: "closed", description: "t", idleTtlMs: 600_000 };
+    const policy: Policy = {
+      name: "sw9",
+      algorithm: { kind: "sliding-window", limit: 10, windowMs: 60_000 },
+      failMode: "closed",
+      description: "t",
+      idleTtlMs: 600_000,
+    };
     await store.consume("idle", policy, Date.now());
     const ttlMs = await redis.pttl(`${prefix}sw9:idle`);
     expect(ttlMs).toBeGreaterThan(599_000);

@@ -17,7 +17,10 @@ import { browserLabel } from "@/lib/sessions/browser-label";
 export const dynamic = "force-dynamic";
 
 const changeSchema = z.object({
-  currentPassword: z.string({ error: "Enter your current password." }).min(1, "Enter your current password.").max(PASSWORD_MAX_LENGTH * 4),
+  currentPassword: z
+    .string({ error: "Enter your current password." })
+    .min(1, "Enter your current password.")
+    .max(PASSWORD_MAX_LENGTH * 4),
   // The rules below say "at most 128"; this bound only keeps a huge string from being scanned.
   newPassword: z.string({ error: "Enter a new password." }).max(PASSWORD_MAX_LENGTH * 8, `Use at most ${PASSWORD_MAX_LENGTH} characters.`),
   altcha: z.string().max(8_192).optional(),
@@ -40,12 +43,19 @@ export const POST = limited("/api/account/password", async (request, limits) => 
     const user = await gate.prisma.user.findUnique({ where: { id: form.session.userId }, select: { email: true } });
     if (!user) return { ok: false, response: jsonError(401, "unauthenticated", "Your session has ended. Sign in again.") };
     const input = changeSchema.safeParse(form.fields);
-    if (!input.success) return { ok: false, response: jsonError(400, "invalid_input", "Check the form and try again.", { fields: fieldErrors(input.error) }) };
+    if (!input.success)
+      return {
+        ok: false,
+        response: jsonError(400, "invalid_input", "Check the form and try again.", { fields: fieldErrors(input.error) }),
+      };
     const { currentPassword, newPassword, altcha } = input.data;
     const problem =
       passwordProblem(newPassword, { email: user.email, isCommon: isCommonPassword }) ??
-      (newPassword.normalize("NFC") === currentPassword.normalize("NFC") ? { message: "Choose a password different from your current one." } : null);
-    if (problem) return { ok: false, response: jsonError(400, "invalid_input", problem.message, { fields: { newPassword: problem.message } }) };
+      (newPassword.normalize("NFC") === currentPassword.normalize("NFC")
+        ? { message: "Choose a password different from your current one." }
+        : null);
+    if (problem)
+      return { ok: false, response: jsonError(400, "invalid_input", problem.message, { fields: { newPassword: problem.message } }) };
     account = { userId: form.session.userId, newPassword };
     return { ok: true, value: { email: user.email, password: currentPassword, altcha, deviceToken: deviceTokenOf(request) } };
   });
@@ -55,7 +65,11 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   if (!checked.ok) return checked.refusal ?? json(401, { error: "invalid_credentials", message: "Your current password is not right." });
   if (checked.user.id !== account.userId) return jsonError(401, "unauthenticated", "Sign in again.");
 
-  const passwordHash = await withinHashBudget(gate, () => hashPassword(account!.newPassword.normalize("NFC"), gate.argon2), () => null);
+  const passwordHash = await withinHashBudget(
+    gate,
+    () => hashPassword(account!.newPassword.normalize("NFC"), gate.argon2),
+    () => null,
+  );
   if (!passwordHash) return busy();
   const nowMs = gate.clock();
   // The new hash and a new credential generation in one UPDATE: from its commit on, every session
@@ -80,7 +94,10 @@ export const POST = limited("/api/account/password", async (request, limits) => 
     request.headers.get("user-agent"),
     sessionId,
   );
-  await gate.events.accountChanged(account.userId, "password_changed", client, { browser: browserLabel(request.headers.get("user-agent")), sessionId });
+  await gate.events.accountChanged(account.userId, "password_changed", client, {
+    browser: browserLabel(request.headers.get("user-agent")),
+    sessionId,
+  });
   gate.recovery.notice("password_changed", { id: account.userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
   log().info({ event: "password_changed", userId: account.userId, ...ended, devicesForgotten: devices });
   const response = backToAccount("password_changed");

@@ -24,6 +24,14 @@ export const POST = limited("/api/auth/signout", async (request, limits) => {
   if (scope.revokeFailed) return signOutUnavailable();
   // next-auth answers a failed CSRF check by pointing at its own sign-out page, which the app
   // does not serve; say what happened instead.
-  const target = result.headers.get("location") ?? ((await result.clone().json().catch(() => ({}))) as { url?: string }).url ?? "";
+  const target =
+    result.headers.get("location") ??
+    (
+      (await result
+        .clone()
+        .json()
+        .catch(() => ({}))) as { url?: string }
+    ).url ??
+    "";
   return target.includes("csrf=true") ? csrfRefused() : result;
 });

@@ -12,7 +12,10 @@ import { verifyCredentials } from "@/lib/users/accounts";
 export const dynamic = "force-dynamic";
 
 const verifySchema = linkSchema({
-  password: z.string({ error: "Enter the password you chose." }).min(1, "Enter the password you chose.").max(PASSWORD_MAX_LENGTH * 4),
+  password: z
+    .string({ error: "Enter the password you chose." })
+    .min(1, "Enter the password you chose.")
+    .max(PASSWORD_MAX_LENGTH * 4),
 });
 
 /**
@@ -38,7 +41,10 @@ export const POST = limited("/api/email/verify", async (request, limits) => {
   }
   const nowMs = gate.clock();
   if (!(await gate.emailTokens.use(link.token.id, nowMs))) return invalidLink();
-  await gate.prisma.user.updateMany({ where: { id: link.token.userId, emailVerifiedAt: null }, data: { emailVerifiedAt: new Date(nowMs) } });
+  await gate.prisma.user.updateMany({
+    where: { id: link.token.userId, emailVerifiedAt: null },
+    data: { emailVerifiedAt: new Date(nowMs) },
+  });
   await gate.events.accountChanged(link.token.userId, "email_verified", client, { browser: browserLabel(limits.userAgent) });
   log().info({ event: "email_verified", userId: link.token.userId });
   return json(200, { status: "email_verified", message: "Your email address is confirmed. You can sign in now.", email: link.token.email });

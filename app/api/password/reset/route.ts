@@ -36,7 +36,11 @@ export const POST = limited("/api/password/reset", async (request, limits) => {
   const problem = passwordProblem(password, { email: link.token.email, isCommon: isCommonPassword });
   if (problem) return jsonError(400, "invalid_input", problem.message, { fields: { password: problem.message } });
 
-  const passwordHash = await withinHashBudget(gate, () => hashPassword(password.normalize("NFC"), gate.argon2), () => null);
+  const passwordHash = await withinHashBudget(
+    gate,
+    () => hashPassword(password.normalize("NFC"), gate.argon2),
+    () => null,
+  );
   if (!passwordHash) return busy();
   const nowMs = gate.clock();
   const reset = await gate.emailTokens.resetPassword(link.token.id, passwordHash, nowMs);
@@ -51,6 +55,10 @@ export const POST = limited("/api/password/reset", async (request, limits) => {
   await gate.events.accountChanged(reset.userId, "password_reset", client, { browser: browserLabel(limits.userAgent) });
   gate.recovery.notice("password_was_reset", { id: reset.userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
   log().info({ event: "password_reset", userId: reset.userId, ...ended, devicesForgotten: devices, linksRevoked: links });
-  const response = json(200, { status: "password_reset", message: "Your password is changed and every session is signed out. Sign in with the new password.", email: reset.email });
+  const response = json(200, {
+    status: "password_reset",
+    message: "Your password is changed and every session is signed out. Sign in with the new password.",
+    email: reset.email,
+  });
   return setDeviceCookie(response, device.token, device.expiresAtMs, nowMs);
 });

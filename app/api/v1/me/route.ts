@@ -20,8 +20,20 @@ export const GET = limited("/api/v1/me", async (request, limits) => {
     : null;
   if (!user) {
     return caller.via === "bearer"
-      ? jsonError(401, "invalid_token", "The account for this access token no longer exists.", {}, { "WWW-Authenticate": 'Bearer error="invalid_token"' })
-      : jsonError(401, "unauthenticated", "The account for this session no longer exists. Sign in again.", {}, { "WWW-Authenticate": "Bearer" });
+      ? jsonError(
+          401,
+          "invalid_token",
+          "The account for this access token no longer exists.",
+          {},
+          { "WWW-Authenticate": 'Bearer error="invalid_token"' },
+        )
+      : jsonError(
+          401,
+          "unauthenticated",
+          "The account for this session no longer exists. Sign in again.",
+          {},
+          { "WWW-Authenticate": "Bearer" },
+        );
   }
   return json(200, { id: user.id, email: user.email, createdAt: user.createdAt.toISOString() });
 });

@@ -13,7 +13,10 @@ export const POST = limited("/api/account/sessions/revoke-others", async (reques
   if (!form.ok) return form.response;
   const { userId, sid } = form.session;
   const ended = await endOtherSessions(gate, userId, sid, gate.clock());
-  await gate.events.accountChanged(userId, "signed_out_everywhere_else", client, { browser: browserLabel(limits.userAgent), sessionId: sid });
+  await gate.events.accountChanged(userId, "signed_out_everywhere_else", client, {
+    browser: browserLabel(limits.userAgent),
+    sessionId: sid,
+  });
   log().info({ event: "signed_out_everywhere_else", userId, ...ended });
   return backToAccount("signed_out_everywhere_else");
 });

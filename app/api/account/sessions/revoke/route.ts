@@ -25,14 +25,20 @@ export const POST = limited("/api/account/sessions/revoke", async (request, limi
   const form = await readAccountForm(request, gate, (session) => limits.limit("user", session.userId));
   if (!form.ok) return form.response;
   const input = revokeSchema.safeParse(form.fields);
-  if (!input.success) return jsonError(400, "invalid_input", "Reload the account page and try again.", { fields: fieldErrors(input.error) });
+  if (!input.success)
+    return jsonError(400, "invalid_input", "Reload the account page and try again.", { fields: fieldErrors(input.error) });
 
   const { userId, sid } = form.session;
   const nowMs = gate.clock();
   const ended =
-    input.data.kind === "browser" ? await gate.sessions.revoke(userId, input.data.id, nowMs) : (await revokeUserFamily(gate.prisma, userId, input.data.id, nowMs)) > 0;
+    input.data.kind === "browser"
+      ? await gate.sessions.revoke(userId, input.data.id, nowMs)
+      : (await revokeUserFamily(gate.prisma, userId, input.data.id, nowMs)) > 0;
   if (!ended) return backToAccount("already_ended");
-  await gate.events.accountChanged(userId, input.data.kind === "browser" ? "browser_session_revoked" : "api_session_revoked", client, { browser: browserLabel(limits.userAgent), sessionId: sid });
+  await gate.events.accountChanged(userId, input.data.kind === "browser" ? "browser_session_revoked" : "api_session_revoked", client, {
+    browser: browserLabel(limits.userAgent),
+    sessionId: sid,
+  });
   log().info({ event: "session_revoked_by_owner", userId, kind: input.data.kind });
   return backToAccount(input.data.kind === "browser" ? "browser_session_revoked" : "api_session_revoked");
 });

@@ -23,7 +23,11 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
     const form = await readForm(request, limits.gate.config.MAX_BODY_BYTES);
     if (!form.ok) return form;
     const input = browserSignInSchema.safeParse(form.value);
-    if (!input.success) return { ok: false, response: jsonError(400, "invalid_input", "Enter your email and password.", { fields: fieldErrors(input.error) }) };
+    if (!input.success)
+      return {
+        ok: false,
+        response: jsonError(400, "invalid_input", "Enter your email and password.", { fields: fieldErrors(input.error) }),
+      };
     return { ok: true, value: { ...input.data, deviceToken: deviceTokenOf(request) } };
   });
   if (!admitted.ok) return admitted.response;
@@ -39,7 +43,9 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
   };
   let carried;
   try {
-    carried = await limits.gate.admissions.carry(admission, () => callNextAuth(limits.gate, request, ["callback", "credentials"], canonical));
+    carried = await limits.gate.admissions.carry(admission, () =>
+      callNextAuth(limits.gate, request, ["callback", "credentials"], canonical),
+    );
   } catch (error) {
     // next-auth lets an error from the jwt callback through: the session record could not be written.
     log().error({ event: "session_start_failed", err: error instanceof Error ? error.message : String(error) });

@@ -30,7 +30,11 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
     const body = await readJson(request, gate.config.MAX_BODY_BYTES);
     if (!body.ok) return body;
     const input = apiSignInSchema.safeParse(body.value);
-    if (!input.success) return { ok: false, response: jsonError(400, "invalid_input", "Enter your email and password.", { fields: fieldErrors(input.error) }) };
+    if (!input.success)
+      return {
+        ok: false,
+        response: jsonError(400, "invalid_input", "Enter your email and password.", { fields: fieldErrors(input.error) }),
+      };
     // An app keeps its device token in the body; a browser calling the API sends its cookie.
     return { ok: true, value: { ...input.data, deviceToken: input.data.device_token ?? deviceTokenOf(request) } };
   });

@@ -15,7 +15,10 @@ export const dynamic = "force-dynamic";
 // Ours are 43 characters; the bound only stops a large string being hashed. A string within it
 // that is not one of ours is an invalid token (401), not invalid input.
 const refreshSchema = z.object({
-  refresh_token: z.string({ error: "refresh_token is required." }).min(1, "refresh_token is required.").max(512, "refresh_token is too long."),
+  refresh_token: z
+    .string({ error: "refresh_token is required." })
+    .min(1, "refresh_token is required.")
+    .max(512, "refresh_token is too long."),
 });
 
 const MESSAGES: Record<RotationFailure | "account_gone", string> = {
@@ -37,7 +40,8 @@ export const POST = limited("/api/v1/authentication/token/refresh", async (reque
   const body = await readJson(request, gate.config.MAX_BODY_BYTES);
   if (!body.ok) return body.response;
   const input = refreshSchema.safeParse(body.value);
-  if (!input.success) return jsonError(400, "invalid_input", "Send the refresh token as refresh_token.", { fields: fieldErrors(input.error) });
+  if (!input.success)
+    return jsonError(400, "invalid_input", "Send the refresh token as refresh_token.", { fields: fieldErrors(input.error) });
 
   const db = gate.prisma;
   const nowMs = gate.clock();
