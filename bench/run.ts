@@ -8,7 +8,7 @@
  *   npm run bench -- --compare DIR         part 2 also measures the production build in DIR (another
  *                                          checkout, e.g. the commit before a change) side by side
  *
- * Parts: limiter, flood, distributed, memory, argon2, lockout, pow, retention. flood, distributed and lockout
+ * Parts: limiter, flood, distributed, memory, argon2, lockout, pow, retention, answers. flood, distributed, lockout and answers
  * start the production server (`node server.mjs`) from .next; a full run builds it when
  * .next/BUILD_ID is missing, a smoke run skips those parts instead. pow runs the proof of work in
  * Node and in Chromium (CHROMIUM_PATH, else /usr/bin/chromium; skipped with a note when there is
@@ -31,9 +31,20 @@ import { lockoutPart } from "./parts/lockout";
 import { memoryPart } from "./parts/memory";
 import { powPart } from "./parts/pow";
 import { retentionPart } from "./parts/retention";
+import { answersPart } from "./parts/answers";
 
-const PARTS: readonly Part[] = [limiterPart, floodPart, distributedPart, memoryPart, argon2Part, lockoutPart, powPart, retentionPart];
-const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed", "lockout"]);
+const PARTS: readonly Part[] = [
+  limiterPart,
+  floodPart,
+  distributedPart,
+  memoryPart,
+  argon2Part,
+  lockoutPart,
+  powPart,
+  retentionPart,
+  answersPart,
+];
+const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed", "lockout", "answers"]);
 // Hard stops, whatever a part does: the bench must end by itself.
 const FULL_RUN_LIMIT_MS = 30 * 60_000;
 const SMOKE_RUN_LIMIT_MS = 3 * 60_000;

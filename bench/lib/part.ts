@@ -2,7 +2,7 @@ import type { BenchServer } from "./server";
 
 /** What every bench part receives and returns. */
 
-export type PartId = "limiter" | "flood" | "distributed" | "memory" | "argon2" | "lockout" | "pow" | "retention";
+export type PartId = "limiter" | "flood" | "distributed" | "memory" | "argon2" | "lockout" | "pow" | "retention" | "answers";
 
 /** Each part prints its title as a heading; the smoke test looks for them. */
 export const PART_TITLES: Readonly<Record<PartId, string>> = {
@@ -14,6 +14,7 @@ export const PART_TITLES: Readonly<Record<PartId, string>> = {
   lockout: "6. Lockout as denial of service",
   pow: "7. Proof of work by level",
   retention: "8. Table growth under a daily spray, with and without retention",
+  answers: "9. Answers that do not tell whether an address has an account",
 };
 
 export type PartContext = {
