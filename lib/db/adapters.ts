@@ -4,7 +4,8 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import lockfile from "proper-lockfile";
-import { forget, remember } from "@/lib/remember";
+// Relative, not "@/": prisma.config.ts loads this file without the app's path aliases.
+import { forget, remember } from "../remember";
 import type { DatabaseTarget } from "./target";
 
 const NAME_OID = 19;
