@@ -82,18 +82,29 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       const { gate, prisma } = context;
       const user = await userOf(context, rawEmail);
       const usernameKey = gate.usernameKey(user.email);
-      // One transaction: an account is gone with all its rows, or not at all.
-      const counts = await prisma.$transaction(async (tx) => ({
-        browserSessions: (await tx.browserSession.deleteMany({ where: { userId: user.id } })).count,
-        refreshTokens: (await tx.refreshToken.deleteMany({ where: { userId: user.id } })).count,
-        downloadTokens: (await tx.downloadToken.deleteMany({ where: { userId: user.id } })).count,
-        reports: (await tx.report.deleteMany({ where: { userId: user.id } })).count,
-        securityEvents: (await tx.securityEvent.deleteMany({ where: { userId: user.id } })).count,
-        emailTokens: (await tx.emailToken.deleteMany({ where: { userId: user.id } })).count,
-        knownDevices: (await tx.knownDevice.deleteMany({ where: { usernameKey } })).count,
-        lockouts: (await tx.signInLockout.deleteMany({ where: { usernameKey } })).count,
-        users: (await tx.user.deleteMany({ where: { id: user.id } })).count,
-      }));
+      // One transaction: an account is gone with all its rows, or not at all. The rows it owns go
+      // with it (onDelete: Cascade); devices and lockouts are keyed by the username, deleted here.
+      const counts = await prisma.$transaction(async (tx) => {
+        const { _count: owned } = await tx.user.findUniqueOrThrow({
+          where: { id: user.id },
+          select: {
+            _count: {
+              select: {
+                browserSessions: true,
+                refreshTokens: true,
+                downloadTokens: true,
+                reports: true,
+                securityEvents: true,
+                emailTokens: true,
+              },
+            },
+          },
+        });
+        const knownDevices = (await tx.knownDevice.deleteMany({ where: { usernameKey } })).count;
+        const lockouts = (await tx.signInLockout.deleteMany({ where: { usernameKey } })).count;
+        const users = (await tx.user.deleteMany({ where: { id: user.id } })).count;
+        return { ...owned, knownDevices, lockouts, users };
+      });
       // No account is left to hold a security event: the log line is the record.
       log().info({ event: "admin_action", action: "delete_user", userId: user.id, usernameKey, ...counts });
       return `Deleted ${user.email} and its data: ${JSON.stringify(counts)}.`;

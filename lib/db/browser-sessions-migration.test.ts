@@ -25,6 +25,10 @@ describe(`migration ${MIGRATION}`, () => {
         }),
       );
     await applyMigrations(transaction, before);
+    // The tokens' account: later migrations delete rows whose account is gone.
+    await db.exec(
+      `INSERT INTO "User" (id, email, "passwordHash", "updatedAt") VALUES ('22222222-2222-4222-8222-222222222222', 'owner@example.com', 'x', now())`,
+    );
     await db.exec(`INSERT INTO "RefreshToken" (id, "tokenHash", "familyId", "userId", "createdAt", "expiresAt") VALUES
       (gen_random_uuid(), 'old-rotated', '11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222', now() - interval '100 days', now() - interval '70 days'),
       (gen_random_uuid(), 'old-live', '11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222', now() - interval '80 days', now() + interval '20 days'),

@@ -22,6 +22,8 @@ describe("retention", () => {
     const db = await openDatabase(resolveDatabaseTarget(database.url));
     prisma = db.prisma;
     close = db.close;
+    // The owner of every row below (what an account owns is deleted with it, so it must exist).
+    await prisma.user.create({ data: { id: userId, email: "retention@example.com", passwordHash: "x" } });
   });
 
   afterAll(async () => {

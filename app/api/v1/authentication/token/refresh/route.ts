@@ -8,7 +8,7 @@ import { noticeOrigin } from "@/lib/auth/sign-in";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { tokenPair } from "@/lib/http/token-response";
 import { issueAccessToken } from "@/lib/tokens/access-token";
-import { revokeRefreshFamily, rotateRefreshToken, type RotationFailure } from "@/lib/tokens/refresh-tokens";
+import { rotateRefreshToken, type RotationFailure } from "@/lib/tokens/refresh-tokens";
 
 export const dynamic = "force-dynamic";
 
@@ -21,15 +21,14 @@ const refreshSchema = z.object({
     .max(512, "refresh_token is too long."),
 });
 
-const MESSAGES: Record<RotationFailure | "account_gone", string> = {
+const MESSAGES: Record<RotationFailure, string> = {
   unknown: "The refresh token is not valid.",
   expired: "The refresh token has expired. Sign in again.",
   revoked: "The refresh token has been revoked. Sign in again.",
   reused: "This refresh token was already used, so the session it belongs to has been revoked. Sign in again.",
-  account_gone: "The refresh token is not valid.",
 };
 
-function invalidToken(reason: RotationFailure | "account_gone") {
+function invalidToken(reason: RotationFailure) {
   return jsonError(401, "invalid_token", MESSAGES[reason]);
 }
 
@@ -62,15 +61,8 @@ export const POST = limited("/api/v1/authentication/token/refresh", async (reque
     return invalidToken(rotated.reason);
   }
 
-  // No foreign key ties tokens to accounts: a deleted account's family is closed here, not renewed.
-  const user = await db.user.findUnique({ where: { id: rotated.userId }, select: { id: true } });
-  if (!user) {
-    await revokeRefreshFamily(db, rotated.familyId, nowMs);
-    log().info({ event: "refresh_token_refused", reason: "account_gone", familyId: rotated.familyId });
-    return invalidToken("account_gone");
-  }
-
-  const access = await issueAccessToken(user.id, gate.config.API_TOKEN_SECRET, gate.config.ACCESS_TOKEN_TTL_SECONDS, nowMs);
-  log().info({ event: "refresh_token_rotated", userId: user.id, familyId: rotated.familyId });
+  // A deleted account takes its refresh tokens with it (onDelete: Cascade): a rotated token has an account.
+  const access = await issueAccessToken(rotated.userId, gate.config.API_TOKEN_SECRET, gate.config.ACCESS_TOKEN_TTL_SECONDS, nowMs);
+  log().info({ event: "refresh_token_rotated", userId: rotated.userId, familyId: rotated.familyId });
   return tokenPair(access.token, rotated.token, gate.config);
 });
