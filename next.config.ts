@@ -14,6 +14,7 @@ const nextConfig: NextConfig = {
   // API responses get their security headers here, at routing time: static, so no per-request
   // work (proxy.ts, with its CSP nonce, runs for documents only).
   async headers() {
+    // Read at build time, before any runtime configuration (and its secrets) exists: NODE_ENV alone.
     const headers = apiSecurityHeaders(process.env.NODE_ENV === "production");
     return [{ source: "/api/:path*", headers: Object.entries(headers).map(([key, value]) => ({ key, value })) }];
   },

@@ -1,4 +1,5 @@
 import type { NextRequest } from "next/server";
+import { getConfig } from "@/lib/config/env";
 
 /**
  * The known-device cookie. In production it is `__Host-` prefixed, so the browser insists on
@@ -6,7 +7,7 @@ import type { NextRequest } from "next/server";
  * script reads it) and SameSite=Lax.
  */
 function secure(): boolean {
-  return process.env.NODE_ENV === "production";
+  return getConfig().NODE_ENV === "production";
 }
 
 export function deviceCookieName(): string {
