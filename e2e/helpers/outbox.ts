@@ -11,12 +11,13 @@ export function outboxDir(): string {
 
 const parsed = new Map<string, ParsedMail>();
 
-async function messages(): Promise<ParsedMail[]> {
-  const names = (await fs.readdir(outboxDir()).catch(() => [] as string[])).filter((name) => name.endsWith(".eml")).sort();
+async function messages(dir = outboxDir()): Promise<ParsedMail[]> {
+  const names = (await fs.readdir(dir).catch(() => [] as string[])).filter((name) => name.endsWith(".eml")).sort();
   for (const name of names) {
-    if (!parsed.has(name)) parsed.set(name, await simpleParser(await fs.readFile(path.join(outboxDir(), name))));
+    const file = path.join(dir, name);
+    if (!parsed.has(file)) parsed.set(file, await simpleParser(await fs.readFile(file)));
   }
-  return names.map((name) => parsed.get(name)!);
+  return names.map((name) => parsed.get(path.join(dir, name))!);
 }
 
 function recipientOf(mail: ParsedMail): string {
@@ -24,14 +25,22 @@ function recipientOf(mail: ParsedMail): string {
   return to?.value[0]?.address ?? "";
 }
 
-/** The newest message to `email` whose subject matches, waiting for it to be written (mail is sent after the answer). */
-export async function mailTo(email: string, subject: RegExp, timeoutMs = 15_000): Promise<ParsedMail & { link: string }> {
+/**
+ * The newest message to `email` whose subject matches, waiting for it to be written (mail is sent
+ * after the answer), in the run's outbox or in `dir`.
+ */
+export async function mailTo(
+  email: string,
+  subject: RegExp,
+  timeoutMs = 15_000,
+  dir = outboxDir(),
+): Promise<ParsedMail & { link: string }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const found = (await messages()).filter((mail) => recipientOf(mail) === email && subject.test(mail.subject ?? "")).at(-1);
+    const found = (await messages(dir)).filter((mail) => recipientOf(mail) === email && subject.test(mail.subject ?? "")).at(-1);
     const link = found ? /https?:\/\/\S+#token=[A-Za-z0-9_-]{43}/.exec(found.text ?? "")?.[0] : undefined;
     if (found && (link || !/#token=/.test(found.text ?? ""))) return Object.assign(found, { link: link ?? "" });
-    if (Date.now() > deadline) throw new Error(`no message "${subject}" to ${email} in ${outboxDir()}`);
+    if (Date.now() > deadline) throw new Error(`no message "${subject}" to ${email} in ${dir}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
