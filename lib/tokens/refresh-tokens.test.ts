@@ -28,11 +28,14 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
       await testDb?.dispose();
     });
 
+    // Tokens belong to an account (deleted with it), so each test's user exists.
+    const newUser = async () =>
+      (await database.prisma.user.create({ data: { email: `${randomUUID()}@example.com`, passwordHash: "x" }, select: { id: true } })).id;
     const rows = (familyId: string) => database.prisma.refreshToken.findMany({ where: { familyId }, orderBy: { createdAt: "asc" } });
     const live = (familyId: string) => database.prisma.refreshToken.count({ where: { familyId, rotatedAt: null, revokedAt: null } });
 
     it("issues 32 random bytes as base64url and stores only their SHA-256 digest", async () => {
-      const userId = randomUUID();
+      const userId = await newUser();
       const issued = await issueRefreshToken(database.prisma, userId, null, TTL_MS, T0);
       expect(issued.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(Buffer.from(issued.token, "base64url")).toHaveLength(32);
@@ -56,7 +59,7 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
     });
 
     it("rotates a token into a new one of the same family and marks the old one rotated", async () => {
-      const userId = randomUUID();
+      const userId = await newUser();
       const first = await issueRefreshToken(database.prisma, userId, null, TTL_MS, T0);
       const rotated = await rotateRefreshToken(database.prisma, first.token, TTL_MS, T0 + 1_000);
       expect(rotated).toEqual({
@@ -89,7 +92,7 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
     });
 
     it("refuses a token at its expiry instant, accepts it a millisecond before", async () => {
-      const userId = randomUUID();
+      const userId = await newUser();
       const a = await issueRefreshToken(database.prisma, userId, null, TTL_MS, T0);
       expect(await rotateRefreshToken(database.prisma, a.token, TTL_MS, T0 + TTL_MS)).toEqual({
         ok: false,
@@ -103,7 +106,7 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
     });
 
     it("ends a family at its absolute end however often it rotates (rotation renews the token, not the family)", async () => {
-      const userId = randomUUID();
+      const userId = await newUser();
       const familyLifetimeMs = 90 * 86_400_000;
       let current = await issueRefreshToken(database.prisma, userId, null, TTL_MS, T0, {
         expiresAtMs: T0 + familyLifetimeMs,
@@ -131,7 +134,7 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
     });
 
     it("refuses a token of a revoked family as revoked", async () => {
-      const userId = randomUUID();
+      const userId = await newUser();
       const issued = await issueRefreshToken(database.prisma, userId, null, TTL_MS, T0);
       expect(await revokeRefreshFamily(database.prisma, issued.familyId, T0 + 5)).toBe(1);
       expect(await rotateRefreshToken(database.prisma, issued.token, TTL_MS, T0 + 10)).toEqual({
@@ -144,7 +147,7 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
     });
 
     it("treats a rotated token presented again as reuse and revokes the whole family, newest token included", async () => {
-      const userId = randomUUID();
+      const userId = await newUser();
       const first = await issueRefreshToken(database.prisma, userId, null, TTL_MS, T0);
       const bystander = await issueRefreshToken(database.prisma, userId, null, TTL_MS, T0);
       const second = await rotateRefreshToken(database.prisma, first.token, TTL_MS, T0 + 1_000);
@@ -174,7 +177,7 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
     });
 
     it("lets exactly one of ten concurrent rotations of one token win; the rest are reuse and kill the family", async () => {
-      const issued = await issueRefreshToken(database.prisma, randomUUID(), null, TTL_MS, T0);
+      const issued = await issueRefreshToken(database.prisma, await newUser(), null, TTL_MS, T0);
       const results = await Promise.all(
         Array.from({ length: 10 }, () => rotateRefreshToken(database.prisma, issued.token, TTL_MS, T0 + 1_000)),
       );
@@ -186,7 +189,7 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
 
     it("leaves no live token when a replay races the legitimate holder's rotation", async () => {
       for (let round = 0; round < 15; round++) {
-        const first = await issueRefreshToken(database.prisma, randomUUID(), null, TTL_MS, T0);
+        const first = await issueRefreshToken(database.prisma, await newUser(), null, TTL_MS, T0);
         const current = await rotateRefreshToken(database.prisma, first.token, TTL_MS, T0 + 1_000);
         if (!current.ok) throw new Error("rotation failed");
         const [replay, legitimate] = await Promise.all([
