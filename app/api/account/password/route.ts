@@ -7,6 +7,7 @@ import { admitSignIn, checkPassword, noticeOrigin, withinHashBudget } from "@/li
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { busy } from "@/lib/http/refusals";
+import { accept, refuse } from "@/lib/http/refused";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { isCommonPassword } from "@/lib/password/common-passwords";
@@ -41,23 +42,19 @@ export const POST = limited("/api/account/password", async (request, limits) => 
     const form = await readAccountForm(request, gate);
     if (!form.ok) return form;
     const user = await gate.prisma.user.findUnique({ where: { id: form.session.userId }, select: { email: true } });
-    if (!user) return { ok: false, response: jsonError(401, "unauthenticated", "Your session has ended. Sign in again.") };
+    if (!user) return refuse(jsonError(401, "unauthenticated", "Your session has ended. Sign in again."));
     const input = changeSchema.safeParse(form.fields);
     if (!input.success)
-      return {
-        ok: false,
-        response: jsonError(400, "invalid_input", "Check the form and try again.", { fields: fieldErrors(input.error) }),
-      };
+      return refuse(jsonError(400, "invalid_input", "Check the form and try again.", { fields: fieldErrors(input.error) }));
     const { currentPassword, newPassword, altcha } = input.data;
     const problem =
       passwordProblem(newPassword, { email: user.email, isCommon: isCommonPassword }) ??
       (newPassword.normalize("NFC") === currentPassword.normalize("NFC")
         ? { message: "Choose a password different from your current one." }
         : null);
-    if (problem)
-      return { ok: false, response: jsonError(400, "invalid_input", problem.message, { fields: { newPassword: problem.message } }) };
+    if (problem) return refuse(jsonError(400, "invalid_input", problem.message, { fields: { newPassword: problem.message } }));
     account = { userId: form.session.userId, newPassword };
-    return { ok: true, value: { email: user.email, password: currentPassword, altcha, deviceToken: deviceTokenOf(request) } };
+    return accept({ value: { email: user.email, password: currentPassword, altcha, deviceToken: deviceTokenOf(request) } });
   });
   if (!admitted.ok || !account) return admitted.ok ? jsonError(401, "unauthenticated", "Sign in again.") : admitted.response;
 

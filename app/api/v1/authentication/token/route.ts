@@ -3,6 +3,7 @@ import { admitSignIn, checkPassword } from "@/lib/auth/sign-in";
 import { readJson } from "@/lib/http/body";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
+import { accept, refuse } from "@/lib/http/refused";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { tokenPair } from "@/lib/http/token-response";
@@ -31,12 +32,9 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
     if (!body.ok) return body;
     const input = apiSignInSchema.safeParse(body.value);
     if (!input.success)
-      return {
-        ok: false,
-        response: jsonError(400, "invalid_input", "Enter your email and password.", { fields: fieldErrors(input.error) }),
-      };
+      return refuse(jsonError(400, "invalid_input", "Enter your email and password.", { fields: fieldErrors(input.error) }));
     // An app keeps its device token in the body; a browser calling the API sends its cookie.
-    return { ok: true, value: { ...input.data, deviceToken: input.data.device_token ?? deviceTokenOf(request) } };
+    return accept({ value: { ...input.data, deviceToken: input.data.device_token ?? deviceTokenOf(request) } });
   });
   if (!admitted.ok) return admitted.response;
 
