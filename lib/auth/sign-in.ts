@@ -9,7 +9,7 @@ import type { LockoutCheck, LockoutPolicy } from "@/lib/lockout/rules";
 import { log } from "@/lib/log/logger";
 import { logSecurity } from "@/lib/log/security-log";
 import type { KnownDevice } from "@/lib/devices/known-devices";
-import { isHashBudgetFull, type Lane } from "@/lib/password/hash-budget";
+import type { Lane } from "@/lib/password/hash-budget";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { verifyCredentials } from "@/lib/users/accounts";
 import type { PasswordOutcome, SignInAdmission } from "./admission";
@@ -135,8 +135,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
   const { email, password, client, device, route } = admission;
   const browser = browserLabel(admission.userAgent);
   const subject = subjectOf(gate, admission);
-  return withinHashBudget(
-    gate,
+  return gate.hashBudget.run(
     async (): Promise<PasswordOutcome> => {
       const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy);
       if (!attempt.allowed) {
@@ -199,7 +198,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         device: { token: issued.token, expiresAtMs: issued.expiresAtMs },
       };
     },
-    () => {
+    (): PasswordOutcome => {
       logSecurity(gate, { route, outcome: "busy", client, email, detail: subject.lane });
       return { ok: false, refusal: busy() };
     },
@@ -210,19 +209,4 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
 /** Where a sign-in came from, as an email to the owner tells it (the account page's words). */
 export function noticeOrigin(gate: Gatehouse, from: { client: { address: string }; userAgent: string | null }): NoticeOrigin {
   return { browser: browserLabel(from.userAgent), address: truncateAddress(from.client.address), atMs: gate.clock() };
-}
-
-/** Runs Argon2id work inside the hash budget; a full budget answers `whenFull()` at once. */
-export async function withinHashBudget<T>(
-  gate: Gatehouse,
-  work: () => Promise<T>,
-  whenFull: () => T,
-  lane: Lane = "untrusted",
-): Promise<T> {
-  try {
-    return await gate.hashBudget.run(work, lane);
-  } catch (error) {
-    if (isHashBudgetFull(error)) return whenFull();
-    throw error;
-  }
 }

@@ -1,5 +1,4 @@
 import { fieldErrors, registrationSchema } from "@/lib/auth/credentials";
-import { withinHashBudget } from "@/lib/auth/sign-in";
 import { verifyAltcha } from "@/lib/captcha/altcha";
 import { readJson } from "@/lib/http/body";
 import { limited } from "@/lib/http/limited";
@@ -33,8 +32,7 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
     return captchaInvalid(captcha);
   }
 
-  return withinHashBudget(
-    gate,
+  return gate.hashBudget.run(
     async () => {
       const verified = gate.config.REQUIRE_EMAIL_VERIFICATION === "false";
       const result = await registerAccount(gate.prisma, input.data, gate.argon2, verified ? gate.clock() : null);

@@ -3,7 +3,7 @@ import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { fieldErrors } from "@/lib/auth/credentials";
 import { endOtherSessions } from "@/lib/auth/end-sessions";
 import { renewBrowserSession } from "@/lib/auth/renew-session";
-import { admitSignIn, checkPassword, noticeOrigin, withinHashBudget } from "@/lib/auth/sign-in";
+import { admitSignIn, checkPassword, noticeOrigin } from "@/lib/auth/sign-in";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { busy } from "@/lib/http/refusals";
@@ -62,8 +62,7 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   if (!checked.ok) return checked.refusal ?? json(401, { error: "invalid_credentials", message: "Your current password is not right." });
   if (checked.user.id !== account.userId) return jsonError(401, "unauthenticated", "Sign in again.");
 
-  const passwordHash = await withinHashBudget(
-    gate,
+  const passwordHash = await gate.hashBudget.run(
     () => hashPassword(account!.newPassword.normalize("NFC"), gate.argon2),
     () => null,
   );
