@@ -8,6 +8,7 @@ import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 import { log } from "@/lib/log/logger";
 import { liveSessionOfCookies, type LiveSession } from "./browser-session";
 import type { Gatehouse } from "./gatehouse";
+import { SESSION_ENDED } from "@/lib/ui/messages";
 
 export type AccountForm = OrRefused<{ session: LiveSession; fields: Record<string, string> }>;
 
@@ -29,7 +30,7 @@ export async function readAccountForm(
     log().error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
     return refuse(unavailable());
   }
-  if (!session) return refuse(jsonError(401, "unauthenticated", "Your session has ended. Sign in again."));
+  if (!session) return refuse(jsonError(401, "unauthenticated", SESSION_ENDED));
   if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) {
     log().info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
     return refuse(csrfRefused());

@@ -4,8 +4,8 @@ import { readJson } from "@/lib/http/body";
 import { accept, refuse, type OrRefused } from "@/lib/http/refused";
 import { jsonError } from "@/lib/http/responses";
 import type { Gatehouse } from "@/lib/auth/gatehouse";
-import { LINK_INVALID_MESSAGE } from "./answers";
 import type { EmailTokenPurpose, LiveEmailToken } from "./email-tokens";
+import { CHECK_HIGHLIGHTED_FIELDS, LINK_INVALID } from "@/lib/ui/messages";
 
 // Ours are 43 characters; the bound only keeps a huge string from being hashed. Anything within
 // it that is not a live token of ours is the same "invalid link", whatever was wrong with it.
@@ -17,7 +17,7 @@ export function linkSchema<T extends z.ZodRawShape>(fields: T) {
 }
 
 export function invalidLink(): Response {
-  return jsonError(400, "invalid_token", LINK_INVALID_MESSAGE);
+  return jsonError(400, "invalid_token", LINK_INVALID);
 }
 
 /**
@@ -38,6 +38,6 @@ export async function readLinkRequest<S extends z.ZodType<{ token: string }>>(
   const live = presented.success ? await gate.emailTokens.find(presented.data.token, purpose, gate.clock()) : null;
   if (!live) return refuse(invalidLink());
   const input = schema.safeParse(body.value);
-  if (!input.success) return refuse(jsonError(400, "invalid_input", "Check the highlighted fields.", { fields: fieldErrors(input.error) }));
+  if (!input.success) return refuse(jsonError(400, "invalid_input", CHECK_HIGHLIGHTED_FIELDS, { fields: fieldErrors(input.error) }));
   return accept({ fields: input.data, token: live });
 }

@@ -14,6 +14,7 @@ import { isCommonPassword } from "@/lib/password/common-passwords";
 import { hashPassword } from "@/lib/password/hash";
 import { PASSWORD_MAX_LENGTH, passwordProblem } from "@/lib/password/rules";
 import { browserLabel } from "@/lib/sessions/browser-label";
+import { SESSION_ENDED } from "@/lib/ui/messages";
 
 export const dynamic = "force-dynamic";
 
@@ -42,7 +43,7 @@ export const POST = limited("/api/account/password", async (request, limits) => 
     const form = await readAccountForm(request, gate);
     if (!form.ok) return form;
     const user = await gate.prisma.user.findUnique({ where: { id: form.session.userId }, select: { email: true } });
-    if (!user) return refuse(jsonError(401, "unauthenticated", "Your session has ended. Sign in again."));
+    if (!user) return refuse(jsonError(401, "unauthenticated", SESSION_ENDED));
     const input = changeSchema.safeParse(form.fields);
     if (!input.success)
       return refuse(jsonError(400, "invalid_input", "Check the form and try again.", { fields: fieldErrors(input.error) }));

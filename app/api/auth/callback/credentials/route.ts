@@ -9,6 +9,7 @@ import { csrfRefused, unavailable } from "@/lib/http/refusals";
 import { accept, refuse } from "@/lib/http/refused";
 import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
+import { ENTER_EMAIL_AND_PASSWORD } from "@/lib/ui/messages";
 
 export const dynamic = "force-dynamic";
 
@@ -24,8 +25,7 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
     const form = await readForm(request, limits.gate.config.MAX_BODY_BYTES);
     if (!form.ok) return form;
     const input = browserSignInSchema.safeParse(form.value);
-    if (!input.success)
-      return refuse(jsonError(400, "invalid_input", "Enter your email and password.", { fields: fieldErrors(input.error) }));
+    if (!input.success) return refuse(jsonError(400, "invalid_input", ENTER_EMAIL_AND_PASSWORD, { fields: fieldErrors(input.error) }));
     return accept({ value: { ...input.data, deviceToken: deviceTokenOf(request) } });
   });
   if (!admitted.ok) return admitted.response;

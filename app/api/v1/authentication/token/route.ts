@@ -11,7 +11,7 @@ import { issueAccessToken } from "@/lib/tokens/access-token";
 import { issueRefreshToken } from "@/lib/tokens/refresh-tokens";
 import { truncateAddress } from "@/lib/events/security-events";
 import { apiClientLabel } from "@/lib/sessions/browser-label";
-import { INCORRECT_CREDENTIALS } from "@/lib/ui/messages";
+import { ENTER_EMAIL_AND_PASSWORD, INCORRECT_CREDENTIALS } from "@/lib/ui/messages";
 
 export const dynamic = "force-dynamic";
 
@@ -31,8 +31,7 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
     const body = await readJson(request, gate.config.MAX_BODY_BYTES);
     if (!body.ok) return body;
     const input = apiSignInSchema.safeParse(body.value);
-    if (!input.success)
-      return refuse(jsonError(400, "invalid_input", "Enter your email and password.", { fields: fieldErrors(input.error) }));
+    if (!input.success) return refuse(jsonError(400, "invalid_input", ENTER_EMAIL_AND_PASSWORD, { fields: fieldErrors(input.error) }));
     // An app keeps its device token in the body; a browser calling the API sends its cookie.
     return accept({ value: { ...input.data, deviceToken: input.data.device_token ?? deviceTokenOf(request) } });
   });
