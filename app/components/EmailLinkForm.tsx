@@ -10,6 +10,7 @@ import { Field } from "./Field";
 import { PasswordInput } from "./PasswordInput";
 import { PasswordStrength } from "./PasswordStrength";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "./RefusalBanner";
+import { UNAVAILABLE } from "@/lib/ui/messages";
 
 type Props = {
   /** The API route that uses the link. */
@@ -96,7 +97,7 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
         setRefusal(await refusalFrom(res));
       }
     } catch {
-      setRefusal(localRefusal("unavailable", "This is unavailable right now. Try again in a moment."));
+      setRefusal(localRefusal("unavailable", UNAVAILABLE));
     }
     setPending(false);
   }

@@ -8,6 +8,7 @@ import { secondsLeft } from "@/lib/ui/refusal";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { Field } from "../components/Field";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
+import { UNAVAILABLE } from "@/lib/ui/messages";
 
 /** "Forgot password?": the same answer for every address; the email (if any) says the rest. */
 export function ForgotPasswordForm({ initialEmail }: { initialEmail: string }) {
@@ -52,7 +53,7 @@ export function ForgotPasswordForm({ initialEmail }: { initialEmail: string }) {
         setRefusal(await refusalFrom(res));
       }
     } catch {
-      setRefusal(localRefusal("unavailable", "This is unavailable right now. Try again in a moment."));
+      setRefusal(localRefusal("unavailable", UNAVAILABLE));
     }
     altcha.current?.reset();
     setPending(false);

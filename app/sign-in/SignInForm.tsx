@@ -5,7 +5,7 @@ import { useRouter } from "next/navigation";
 import { useRef, useState, useSyncExternalStore, type FormEvent } from "react";
 import { flushSync } from "react-dom";
 import { checkSignIn, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
-import { INCORRECT_CREDENTIALS } from "@/lib/ui/messages";
+import { INCORRECT_CREDENTIALS, SIGN_IN_UNAVAILABLE } from "@/lib/ui/messages";
 import { secondsLeft } from "@/lib/ui/refusal";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { Field } from "../components/Field";
@@ -90,7 +90,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
         }
       }
     } catch {
-      setRefusal(localRefusal("unavailable", "Sign-in is unavailable right now. Try again in a moment."));
+      setRefusal(localRefusal("unavailable", SIGN_IN_UNAVAILABLE));
     }
     // Each solution is accepted once: the next attempt needs a fresh one.
     altcha.current?.reset();

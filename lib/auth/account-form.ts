@@ -2,13 +2,15 @@ import type { NextRequest } from "next/server";
 import { readForm } from "@/lib/http/body";
 import { isSessionFormToken } from "@/lib/http/form-token";
 import { csrfRefused, unavailable } from "@/lib/http/refusals";
+import { accept, refuse, type OrRefused } from "@/lib/http/refused";
 import { jsonError } from "@/lib/http/responses";
 import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 import { log } from "@/lib/log/logger";
 import { liveSessionOfCookies, type LiveSession } from "./browser-session";
 import type { Gatehouse } from "./gatehouse";
+import { SESSION_ENDED } from "@/lib/ui/messages";
 
-export type AccountForm = { ok: true; session: LiveSession; fields: Record<string, string> } | { ok: false; response: Response };
+export type AccountForm = OrRefused<{ session: LiveSession; fields: Record<string, string> }>;
 
 /**
  * The gate of every form on the account page, in order: a live browser session (the same check
@@ -26,19 +28,19 @@ export async function readAccountForm(
     session = await liveSessionOfCookies(gate, Object.fromEntries(request.cookies.getAll().map((c) => [c.name, c.value])));
   } catch (error) {
     log().error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
-    return { ok: false, response: unavailable() };
+    return refuse(unavailable());
   }
-  if (!session) return { ok: false, response: jsonError(401, "unauthenticated", "Your session has ended. Sign in again.") };
+  if (!session) return refuse(jsonError(401, "unauthenticated", SESSION_ENDED));
   if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) {
     log().info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
-    return { ok: false, response: csrfRefused() };
+    return refuse(csrfRefused());
   }
   const refused = await beforeBody(session);
-  if (refused) return { ok: false, response: refused };
+  if (refused) return refuse(refused);
   const form = await readForm(request, gate.config.MAX_BODY_BYTES);
   if (!form.ok) return form;
-  if (!isSessionFormToken(gate.config.NEXTAUTH_SECRET, session.sid, form.value.formToken)) return { ok: false, response: csrfRefused() };
-  return { ok: true, session, fields: form.value };
+  if (!isSessionFormToken(gate.config.NEXTAUTH_SECRET, session.sid, form.value.formToken)) return refuse(csrfRefused());
+  return accept({ session, fields: form.value });
 }
 
 /** Back to the account page with what happened (a plain form post lands there too). */

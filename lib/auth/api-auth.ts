@@ -2,6 +2,7 @@ import type { NextRequest } from "next/server";
 import { isMediaType } from "@/lib/http/body";
 import { unavailable } from "@/lib/http/refusals";
 import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
+import { accept, refuse, type OrRefused } from "@/lib/http/refused";
 import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { verifyAccessToken } from "@/lib/tokens/access-token";
@@ -19,7 +20,7 @@ export async function apiCaller(
   request: NextRequest,
   gate: Gatehouse,
   options: { changesState?: boolean } = {},
-): Promise<{ ok: true; caller: ApiCaller } | { ok: false; response: Response }> {
+): Promise<OrRefused<{ caller: ApiCaller }>> {
   const authorization = request.headers.get("authorization");
   if (authorization !== null) {
     const match = /^Bearer ([A-Za-z0-9_\-.]{1,4096})$/.exec(authorization);
@@ -28,18 +29,17 @@ export async function apiCaller(
       : { ok: false as const, reason: "invalid" as const };
     if (!check.ok) {
       const message = check.reason === "expired" ? "The access token has expired. Refresh it." : "The access token is not valid.";
-      return {
-        ok: false,
-        response: jsonError(
+      return refuse(
+        jsonError(
           401,
           "invalid_token",
           message,
           {},
           { "WWW-Authenticate": `Bearer error="invalid_token", error_description="${check.reason}"` },
         ),
-      };
+      );
     }
-    return { ok: true, caller: { userId: check.userId, via: "bearer" } };
+    return accept({ caller: { userId: check.userId, via: "bearer" } });
   }
   // The cookie is only as good as its server record: signed out, revoked, idle or expired is no session.
   let session;
@@ -47,7 +47,7 @@ export async function apiCaller(
     session = await liveSessionOfCookies(gate, Object.fromEntries(request.cookies.getAll().map((c) => [c.name, c.value])));
   } catch (error) {
     log().error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
-    return { ok: false, response: unavailable() };
+    return refuse(unavailable());
   }
   if (session) {
     // A cookie rides along on any request the browser makes, a Bearer token only on the ones its
@@ -55,24 +55,16 @@ export async function apiCaller(
     if (options.changesState) {
       if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) {
         log().info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
-        return {
-          ok: false,
-          response: jsonError(
-            403,
-            "csrf_invalid",
-            "This request did not come from this site's pages. Send it from the app, or use a Bearer token.",
-          ),
-        };
+        return refuse(
+          jsonError(403, "csrf_invalid", "This request did not come from this site's pages. Send it from the app, or use a Bearer token."),
+        );
       }
       // JSON cannot be sent cross-site without a CORS preflight; a form or text/plain body can.
       if (!isMediaType(request.headers.get("content-type"), "application/json")) {
-        return { ok: false, response: jsonError(415, "unsupported_media_type", "Send Content-Type: application/json.") };
+        return refuse(jsonError(415, "unsupported_media_type", "Send Content-Type: application/json."));
       }
     }
-    return { ok: true, caller: { userId: session.userId, via: "session", sid: session.sid } };
+    return accept({ caller: { userId: session.userId, via: "session", sid: session.sid } });
   }
-  return {
-    ok: false,
-    response: jsonError(401, "unauthenticated", "Sign in or send a Bearer access token.", {}, { "WWW-Authenticate": "Bearer" }),
-  };
+  return refuse(jsonError(401, "unauthenticated", "Sign in or send a Bearer access token.", {}, { "WWW-Authenticate": "Bearer" }));
 }

@@ -1,22 +1,22 @@
 import { verifyAltcha } from "@/lib/captcha/altcha";
 import { challengeLevel } from "@/lib/captcha/difficulty";
-import type { BodyResult } from "@/lib/http/body";
 import type { RouteLimits } from "@/lib/http/limited";
 import { busy, captchaInvalid, deviceLocked, unavailable, untrustedLocked } from "@/lib/http/refusals";
+import { accept, refuse, type OrRefused } from "@/lib/http/refused";
 import { truncateAddress } from "@/lib/events/security-events";
 import type { NoticeOrigin } from "@/lib/recovery/messages";
 import type { LockoutCheck, LockoutPolicy } from "@/lib/lockout/rules";
 import { log } from "@/lib/log/logger";
 import { logSecurity } from "@/lib/log/security-log";
 import type { KnownDevice } from "@/lib/devices/known-devices";
-import { isHashBudgetFull, type Lane } from "@/lib/password/hash-budget";
+import type { Lane } from "@/lib/password/hash-budget";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { verifyCredentials } from "@/lib/users/accounts";
 import type { PasswordOutcome, SignInAdmission } from "./admission";
 import type { SignInInput } from "./credentials";
 import type { Gatehouse } from "./gatehouse";
 
-export type Admitted<T> = { ok: true; value: T; admission: SignInAdmission } | { ok: false; response: Response };
+export type Admitted<T> = OrRefused<{ value: T; admission: SignInAdmission }>;
 
 /** What a sign-in route read: the sign-in fields and the device token it was sent, if any. */
 export type SignInRequest = SignInInput & { deviceToken?: string | undefined };
@@ -43,7 +43,7 @@ function subjectOf(gate: Gatehouse, admission: Pick<SignInAdmission, "email" | "
  */
 export async function admitSignIn<T extends SignInRequest>(
   limits: RouteLimits,
-  readInput: () => Promise<BodyResult<T>>,
+  readInput: () => Promise<OrRefused<{ value: T }>>,
 ): Promise<Admitted<T>> {
   const { gate, client } = limits;
   const input = await readInput();
@@ -51,7 +51,7 @@ export async function admitSignIn<T extends SignInRequest>(
   const { email, password, altcha, deviceToken } = input.value;
 
   const byUsername = await limits.limit("addressAndUsername", email);
-  if (byUsername) return { ok: false, response: byUsername };
+  if (byUsername) return refuse(byUsername);
 
   // A forged, expired, revoked or another username's token is no token: an untrusted client.
   // (The MAC is checked first, so only a token this server signed costs a database read.)
@@ -68,7 +68,7 @@ export async function admitSignIn<T extends SignInRequest>(
   const captcha = await verifyAltcha(altcha, gate.altcha, gate.replays, gate.clock(), minLevel);
   if (!captcha.ok) {
     logSecurity(gate, { route: limits.path, outcome: "captcha_invalid", client, email, detail: captcha.reason });
-    return { ok: false, response: captchaInvalid(captcha) };
+    return refuse(captchaInvalid(captcha));
   }
 
   if (device) device = await claimLane(limits, email, device);
@@ -78,14 +78,13 @@ export async function admitSignIn<T extends SignInRequest>(
   if (lockout.locked) {
     if (device) await gate.devices.release(device.id);
     logSecurity(gate, { route: limits.path, outcome: "locked", client, email, detail: subject.lane });
-    return { ok: false, response: subject.refuse(lockout) };
+    return refuse(subject.refuse(lockout));
   }
 
-  return {
-    ok: true,
+  return accept({
     value: input.value,
     admission: gate.admissions.issue({ email, password, client, device, route: limits.path, userAgent: limits.userAgent }),
-  };
+  });
 }
 
 // Long enough for a queued check and Argon2id; a request that dies frees the device after it.
@@ -136,8 +135,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
   const { email, password, client, device, route } = admission;
   const browser = browserLabel(admission.userAgent);
   const subject = subjectOf(gate, admission);
-  return withinHashBudget(
-    gate,
+  return gate.hashBudget.run(
     async (): Promise<PasswordOutcome> => {
       const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy);
       if (!attempt.allowed) {
@@ -200,7 +198,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         device: { token: issued.token, expiresAtMs: issued.expiresAtMs },
       };
     },
-    () => {
+    (): PasswordOutcome => {
       logSecurity(gate, { route, outcome: "busy", client, email, detail: subject.lane });
       return { ok: false, refusal: busy() };
     },
@@ -211,19 +209,4 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
 /** Where a sign-in came from, as an email to the owner tells it (the account page's words). */
 export function noticeOrigin(gate: Gatehouse, from: { client: { address: string }; userAgent: string | null }): NoticeOrigin {
   return { browser: browserLabel(from.userAgent), address: truncateAddress(from.client.address), atMs: gate.clock() };
-}
-
-/** Runs Argon2id work inside the hash budget; a full budget answers `whenFull()` at once. */
-export async function withinHashBudget<T>(
-  gate: Gatehouse,
-  work: () => Promise<T>,
-  whenFull: () => T,
-  lane: Lane = "untrusted",
-): Promise<T> {
-  try {
-    return await gate.hashBudget.run(work, lane);
-  } catch (error) {
-    if (isHashBudgetFull(error)) return whenFull();
-    throw error;
-  }
 }

@@ -1,4 +1,5 @@
 import { isTypeValid, parse as parseContentType } from "content-type";
+import { accept, refuse, type OrRefused } from "./refused";
 import { jsonError } from "./responses";
 
 /**
@@ -8,8 +9,6 @@ import { jsonError } from "./responses";
  * x=application/x-www-form-urlencoded` once meant JSON to one layer and a form to another.
  */
 
-export type BodyResult<T> = { ok: true; value: T } | { ok: false; response: Response };
-
 type MediaType = "application/x-www-form-urlencoded" | "application/json";
 
 const MEDIA_HINT: Record<MediaType, string> = {
@@ -17,8 +16,11 @@ const MEDIA_HINT: Record<MediaType, string> = {
   "application/json": "Send the body as application/json.",
 };
 
-/** A body the edge refuses, with the status and code to answer with. */
-export class BodyError extends Error {
+/**
+ * A body the edge refuses, with the status and code to answer with. Thrown only inside this
+ * module, from deep in a parser, and turned into a refusal by `readAs` before any caller sees it.
+ */
+class BodyError extends Error {
   constructor(
     readonly status: 400 | 413 | 415,
     readonly code: "invalid_input" | "invalid_json" | "payload_too_large" | "unsupported_media_type",
@@ -29,7 +31,7 @@ export class BodyError extends Error {
 }
 
 /** The 4xx JSON answer for a refused body. */
-export function bodyRefusal(error: BodyError): Response {
+function bodyRefusal(error: BodyError): Response {
   // The rest of an oversized body is never read, so this connection cannot carry another
   // request: say so, or a keep-alive client sends its next one into a reset.
   const close = error.status === 413 ? { Connection: "close" } : undefined;
@@ -54,7 +56,7 @@ export function isMediaType(header: string | null, expected: MediaType): boolean
  * Reads at most `maxBytes` of the body and stops there, so a 1 GB upload costs no more than
  * the limit (Content-Length is checked first, but a client can omit or lie about it).
  */
-export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
+async function readBodyText(request: Request, maxBytes: number): Promise<string> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > maxBytes) throw new BodyError(413, "payload_too_large", `The request body is larger than ${maxBytes} bytes.`);
   if (!request.body) return "";
@@ -74,21 +76,35 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
   return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
 }
 
-async function readAs<T>(request: Request, maxBytes: number, type: MediaType, parse: (text: string) => T): Promise<BodyResult<T>> {
+async function readAs<T>(
+  request: Request,
+  maxBytes: number,
+  type: MediaType | null,
+  parse: (text: string) => T,
+): Promise<OrRefused<{ value: T }>> {
   try {
-    if (!isMediaType(request.headers.get("content-type"), type)) throw new BodyError(415, "unsupported_media_type", MEDIA_HINT[type]);
-    return { ok: true, value: parse(await readBodyText(request, maxBytes)) };
+    if (type !== null && !isMediaType(request.headers.get("content-type"), type))
+      throw new BodyError(415, "unsupported_media_type", MEDIA_HINT[type]);
+    return accept({ value: parse(await readBodyText(request, maxBytes)) });
   } catch (error) {
-    if (error instanceof BodyError) return { ok: false, response: bodyRefusal(error) };
+    if (error instanceof BodyError) return refuse(bodyRefusal(error));
     throw error;
   }
+}
+
+/**
+ * A bounded body as text, whatever its media type (browsers label CSP reports two ways), or the
+ * 413 answer for one that is too large.
+ */
+export function readText(request: Request, maxBytes: number): Promise<OrRefused<{ value: string }>> {
+  return readAs(request, maxBytes, null, (text) => text);
 }
 
 /**
  * A bounded urlencoded form as `{ name: value }`. A field sent twice is refused: which of the two
  * counts is exactly the question two parsers answer differently.
  */
-export function readForm(request: Request, maxBytes: number): Promise<BodyResult<Record<string, string>>> {
+export function readForm(request: Request, maxBytes: number): Promise<OrRefused<{ value: Record<string, string> }>> {
   return readAs(request, maxBytes, "application/x-www-form-urlencoded", (text) => {
     // No prototype: a field named __proto__ stays a field.
     const fields: Record<string, string> = Object.create(null);
@@ -102,7 +118,7 @@ export function readForm(request: Request, maxBytes: number): Promise<BodyResult
 }
 
 /** A bounded JSON body, or the 4xx answer for one that is too large, not JSON, or of another type. */
-export function readJson(request: Request, maxBytes: number): Promise<BodyResult<unknown>> {
+export function readJson(request: Request, maxBytes: number): Promise<OrRefused<{ value: unknown }>> {
   return readAs(request, maxBytes, "application/json", (text) => {
     try {
       return JSON.parse(text) as unknown;

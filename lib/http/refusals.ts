@@ -4,6 +4,7 @@ import type { LockoutCheck } from "@/lib/lockout/rules";
 import type { LimitResult } from "@/lib/rate-limit/limiter";
 import type { RefusalStyle } from "./route-policies";
 import { jsonError } from "./responses";
+import { ACCOUNT_SIGN_IN_PAUSED, DEVICE_SIGN_IN_PAUSED, SIGN_IN_UNAVAILABLE } from "@/lib/ui/messages";
 
 /** Whole seconds, rounded up, at least 1: Retry-After takes no fractions and 0 invites a retry storm. */
 export function retryAfterSeconds(retryAfterMs: number): number {
@@ -65,14 +66,14 @@ export function untrustedLocked(check: Locked) {
   return withRetryAfter(
     429,
     "locked",
-    `Sign-in to this account is paused after repeated failed attempts. Try again in ${aboutMinutes(retryAfterMs)}, or sign in from a device you have used before.`,
+    `${ACCOUNT_SIGN_IN_PAUSED} Try again in ${aboutMinutes(retryAfterMs)}, or sign in from a device you have used before.`,
     retryAfterMs,
   );
 }
 
 /** A known device's own lock: its holder proved the device before, so the exact end is theirs to know. */
 export function deviceLocked(check: Locked) {
-  return withRetryAfter(429, "locked", "Sign-in from this device is paused after repeated failed attempts.", check.retryAfterMs, {
+  return withRetryAfter(429, "locked", DEVICE_SIGN_IN_PAUSED, check.retryAfterMs, {
     lockedUntil: new Date(check.lockedUntilMs).toISOString(),
   });
 }
@@ -112,7 +113,7 @@ export function csrfRefused() {
 
 /** The password check could not finish (the database did not answer): nothing was decided. */
 export function unavailable() {
-  return withRetryAfter(503, "busy", "Sign-in is unavailable right now. Try again in a moment.", 5_000);
+  return withRetryAfter(503, "busy", SIGN_IN_UNAVAILABLE, 5_000);
 }
 
 /** Sign-out could not end the session's server record (the database did not answer). */

@@ -1,24 +1,5 @@
 import { AsyncResource } from "node:async_hooks";
 
-const HASH_BUDGET_FULL = Symbol.for("gatehouse.hashBudgetFull");
-
-export class HashBudgetFull extends Error {
-  readonly [HASH_BUDGET_FULL] = true;
-
-  constructor() {
-    super("Too many password checks are running; try again shortly.");
-  }
-}
-
-/**
- * Next.js bundles a module once per entry point, so the budget built at start (instrumentation)
- * throws a HashBudgetFull class that `instanceof` in a route's bundle does not recognise: the
- * refusal became a 500. A registry symbol is the same in every bundle.
- */
-export function isHashBudgetFull(error: unknown): error is HashBudgetFull {
-  return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[HASH_BUDGET_FULL] === true;
-}
-
 /** Known devices (the owner, most likely) and everyone else. */
 export type Lane = "trusted" | "untrusted";
 
@@ -27,8 +8,10 @@ const PRESSURE_WINDOW_SECONDS = 10;
 
 /**
  * At most `concurrency` Argon2id operations at once (each holds 19 MiB and a core), with a short
- * queue per lane behind them. Past that, callers fail fast with HashBudgetFull (a 503) instead of
- * waiting in a line that grows without bound under a flood.
+ * queue per lane behind them. Past that, callers get their `whenFull()` answer at once (a 503)
+ * instead of waiting in a line that grows without bound under a flood. A full budget returns
+ * rather than throws: the budget is built once per process and shared by every Next.js bundle,
+ * and an error class thrown from one bundle is not `instanceof` the same class in another.
  *
  * Two lanes, so a flood of untrusted attempts cannot push the owner out: trusted work starts
  * before any queued untrusted work, and `trustedSlots` slots are never given to untrusted work.
@@ -64,7 +47,8 @@ export class HashBudget {
     return peak;
   }
 
-  async run<T>(work: () => Promise<T>, lane: Lane = "untrusted"): Promise<T> {
+  /** Runs `work` in a slot of `lane`, or answers `whenFull()` without running it. */
+  async run<T, F>(work: () => Promise<T>, whenFull: () => F, lane: Lane = "untrusted"): Promise<T | F> {
     // A queued task is started by whichever request frees a slot, in that request's async
     // context; binding keeps it in its own, where next-auth reads cookies() and headers().
     const bound = AsyncResource.bind(work);
@@ -73,7 +57,7 @@ export class HashBudget {
     } else {
       if (this.waiting[lane].length >= this.queue) {
         this.remember(1);
-        throw new HashBudgetFull();
+        return whenFull();
       }
       // The slot is taken on our behalf by dispatch() before this resolves.
       await new Promise<void>((resolve) => this.waiting[lane].push(resolve));

@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { fieldErrors } from "@/lib/auth/credentials";
 import { readJson } from "@/lib/http/body";
+import { accept, refuse, type OrRefused } from "@/lib/http/refused";
 import { jsonError } from "@/lib/http/responses";
 import type { Gatehouse } from "@/lib/auth/gatehouse";
-import { LINK_INVALID_MESSAGE } from "./answers";
 import type { EmailTokenPurpose, LiveEmailToken } from "./email-tokens";
+import { CHECK_HIGHLIGHTED_FIELDS, LINK_INVALID } from "@/lib/ui/messages";
 
 // Ours are 43 characters; the bound only keeps a huge string from being hashed. Anything within
 // it that is not a live token of ours is the same "invalid link", whatever was wrong with it.
@@ -16,7 +17,7 @@ export function linkSchema<T extends z.ZodRawShape>(fields: T) {
 }
 
 export function invalidLink(): Response {
-  return jsonError(400, "invalid_token", LINK_INVALID_MESSAGE);
+  return jsonError(400, "invalid_token", LINK_INVALID);
 }
 
 /**
@@ -29,15 +30,14 @@ export async function readLinkRequest<S extends z.ZodType<{ token: string }>>(
   gate: Gatehouse,
   purpose: EmailTokenPurpose,
   schema: S,
-): Promise<{ ok: true; fields: z.infer<S>; token: LiveEmailToken } | { ok: false; response: Response }> {
+): Promise<OrRefused<{ fields: z.infer<S>; token: LiveEmailToken }>> {
   const body = await readJson(request, gate.config.MAX_BODY_BYTES);
   if (!body.ok) return body;
   // The link first: a bad one is told as such, whatever else the body holds.
   const presented = z.object({ token }).safeParse(body.value);
   const live = presented.success ? await gate.emailTokens.find(presented.data.token, purpose, gate.clock()) : null;
-  if (!live) return { ok: false, response: invalidLink() };
+  if (!live) return refuse(invalidLink());
   const input = schema.safeParse(body.value);
-  if (!input.success)
-    return { ok: false, response: jsonError(400, "invalid_input", "Check the highlighted fields.", { fields: fieldErrors(input.error) }) };
-  return { ok: true, fields: input.data, token: live };
+  if (!input.success) return refuse(jsonError(400, "invalid_input", CHECK_HIGHLIGHTED_FIELDS, { fields: fieldErrors(input.error) }));
+  return accept({ fields: input.data, token: live });
 }

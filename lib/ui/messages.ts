@@ -1,7 +1,42 @@
 /**
- * Sentences the server and the pages both show, written once. Pure strings (no zod, no server
- * code), so client components import them at no cost.
+ * Sentences the server and the pages both show, or that several places show, written once. Pure
+ * strings (no zod, no server code), so client components import them at no cost. A test that
+ * pins a sentence keeps its own copy: it checks what a user reads, not that a constant is used.
  */
 
 /** Wrong password and unknown account alike: nothing tells one from the other. */
 export const INCORRECT_CREDENTIALS = "Incorrect email or password.";
+
+/** A sign-in body without a usable email or password (browser form and API alike). */
+export const ENTER_EMAIL_AND_PASSWORD = "Enter your email and password.";
+
+/** A JSON body whose fields failed validation; `fields` names each one. */
+export const CHECK_HIGHLIGHTED_FIELDS = "Check the highlighted fields.";
+
+/** A form posted from a page whose browser session has ended meanwhile. */
+export const SESSION_ENDED = "Your session has ended. Sign in again.";
+
+/** The server's 503 when the password check could not finish, and the sign-in page's own when it got no answer. */
+export const SIGN_IN_UNAVAILABLE = "Sign-in is unavailable right now. Try again in a moment.";
+
+/** A recovery page that got no answer at all. */
+export const UNAVAILABLE = "This is unavailable right now. Try again in a moment.";
+
+/** A refusal whose body carries no sentence of its own. */
+export const SOMETHING_WENT_WRONG = "Something went wrong. Try again.";
+
+/** The username-wide lock, as a client without a known-device cookie is told it (the wait follows). */
+export const ACCOUNT_SIGN_IN_PAUSED = "Sign-in to this account is paused after repeated failed attempts.";
+
+/** A known device's own lock. */
+export const DEVICE_SIGN_IN_PAUSED = "Sign-in from this device is paused after repeated failed attempts.";
+
+/** Every way an emailed link can be bad, told alike: which one it was is nobody's business. */
+export const LINK_INVALID = "This link has expired or was already used. Ask for a new one.";
+
+/** "Check your email" after registering, for a new and a taken address alike. */
+export const REGISTRATION_CHECK_EMAIL = "Check your email: we sent a message to that address with the next step.";
+
+/** "Check your email" after asking for a reset link, whether or not an account uses the address. */
+export const RESET_CHECK_EMAIL =
+  "If an account uses that address, we sent it a link to choose a new password. It works for a short time, once.";

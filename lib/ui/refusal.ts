@@ -1,4 +1,5 @@
 import { aboutDuration, formatDuration } from "./duration";
+import { ACCOUNT_SIGN_IN_PAUSED, DEVICE_SIGN_IN_PAUSED, SOMETHING_WENT_WRONG } from "./messages";
 
 /**
  * What a form shows after the server refused an attempt: one sentence for the reason and one for
@@ -51,7 +52,7 @@ export function refusalFromBody(body: Body, retryAfterHeader: string | null, rec
   const error = typeof body.error === "string" ? body.error : "error";
   return {
     error,
-    message: typeof body.message === "string" && body.message ? body.message : "Something went wrong. Try again.",
+    message: typeof body.message === "string" && body.message ? body.message : SOMETHING_WENT_WRONG,
     receivedAtMs,
     retryAtMs: seconds && seconds > 0 ? receivedAtMs + seconds * 1000 : undefined,
     // Only a known device is told the exact end of its lock (lockedUntil); anyone else gets a rounded one.
@@ -74,9 +75,7 @@ function reasonFor(refusal: Refusal, form: FormKind): string {
         : "Too many sign-in attempts have come from your network.";
     case "locked":
       if (refusal.capped) return refusal.message;
-      return refusal.approximate
-        ? "Sign-in to this account is paused after repeated failed attempts."
-        : "Sign-in from this device is paused after repeated failed attempts.";
+      return refusal.approximate ? ACCOUNT_SIGN_IN_PAUSED : DEVICE_SIGN_IN_PAUSED;
     case "busy":
       return "The server could not take your request just now.";
     default:

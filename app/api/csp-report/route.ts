@@ -1,4 +1,4 @@
-import { BodyError, bodyRefusal, readBodyText } from "@/lib/http/body";
+import { readText } from "@/lib/http/body";
 import { limited } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
@@ -26,16 +26,11 @@ function violations(body: unknown): Violation[] {
  * they have a bucket of their own (cspReport) and never spend a user's sign-in or API quota.
  */
 export const POST = limited("/api/csp-report", async (request) => {
-  let text: string;
-  try {
-    text = await readBodyText(request, MAX_REPORT_BYTES);
-  } catch (error) {
-    if (error instanceof BodyError) return bodyRefusal(error);
-    throw error;
-  }
+  const text = await readText(request, MAX_REPORT_BYTES);
+  if (!text.ok) return text.response;
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(text.value);
   } catch {
     return jsonError(400, "invalid_json", "A CSP report is JSON.");
   }

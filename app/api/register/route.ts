@@ -1,5 +1,4 @@
 import { fieldErrors, registrationSchema } from "@/lib/auth/credentials";
-import { withinHashBudget } from "@/lib/auth/sign-in";
 import { verifyAltcha } from "@/lib/captcha/altcha";
 import { readJson } from "@/lib/http/body";
 import { limited } from "@/lib/http/limited";
@@ -9,6 +8,7 @@ import { log } from "@/lib/log/logger";
 import { logSecurity } from "@/lib/log/security-log";
 import { REGISTRATION_ACCEPTED } from "@/lib/recovery/answers";
 import { registerAccount } from "@/lib/users/accounts";
+import { CHECK_HIGHLIGHTED_FIELDS } from "@/lib/ui/messages";
 
 export const dynamic = "force-dynamic";
 
@@ -24,7 +24,7 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
   // Validated before any hashing: a 10,000-character password costs nothing.
   const input = registrationSchema.safeParse(body.value);
   if (!input.success) {
-    return jsonError(400, "invalid_input", "Check the highlighted fields.", { fields: fieldErrors(input.error) });
+    return jsonError(400, "invalid_input", CHECK_HIGHLIGHTED_FIELDS, { fields: fieldErrors(input.error) });
   }
 
   const captcha = await verifyAltcha(input.data.altcha, gate.altcha, gate.replays, gate.clock());
@@ -33,8 +33,7 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
     return captchaInvalid(captcha);
   }
 
-  return withinHashBudget(
-    gate,
+  return gate.hashBudget.run(
     async () => {
       const verified = gate.config.REQUIRE_EMAIL_VERIFICATION === "false";
       const result = await registerAccount(gate.prisma, input.data, gate.argon2, verified ? gate.clock() : null);

@@ -3,16 +3,18 @@ import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { fieldErrors } from "@/lib/auth/credentials";
 import { endOtherSessions } from "@/lib/auth/end-sessions";
 import { renewBrowserSession } from "@/lib/auth/renew-session";
-import { admitSignIn, checkPassword, noticeOrigin, withinHashBudget } from "@/lib/auth/sign-in";
+import { admitSignIn, checkPassword, noticeOrigin } from "@/lib/auth/sign-in";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { busy } from "@/lib/http/refusals";
+import { accept, refuse } from "@/lib/http/refused";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { isCommonPassword } from "@/lib/password/common-passwords";
 import { hashPassword } from "@/lib/password/hash";
 import { PASSWORD_MAX_LENGTH, passwordProblem } from "@/lib/password/rules";
 import { browserLabel } from "@/lib/sessions/browser-label";
+import { SESSION_ENDED } from "@/lib/ui/messages";
 
 export const dynamic = "force-dynamic";
 
@@ -41,23 +43,19 @@ export const POST = limited("/api/account/password", async (request, limits) => 
     const form = await readAccountForm(request, gate);
     if (!form.ok) return form;
     const user = await gate.prisma.user.findUnique({ where: { id: form.session.userId }, select: { email: true } });
-    if (!user) return { ok: false, response: jsonError(401, "unauthenticated", "Your session has ended. Sign in again.") };
+    if (!user) return refuse(jsonError(401, "unauthenticated", SESSION_ENDED));
     const input = changeSchema.safeParse(form.fields);
     if (!input.success)
-      return {
-        ok: false,
-        response: jsonError(400, "invalid_input", "Check the form and try again.", { fields: fieldErrors(input.error) }),
-      };
+      return refuse(jsonError(400, "invalid_input", "Check the form and try again.", { fields: fieldErrors(input.error) }));
     const { currentPassword, newPassword, altcha } = input.data;
     const problem =
       passwordProblem(newPassword, { email: user.email, isCommon: isCommonPassword }) ??
       (newPassword.normalize("NFC") === currentPassword.normalize("NFC")
         ? { message: "Choose a password different from your current one." }
         : null);
-    if (problem)
-      return { ok: false, response: jsonError(400, "invalid_input", problem.message, { fields: { newPassword: problem.message } }) };
+    if (problem) return refuse(jsonError(400, "invalid_input", problem.message, { fields: { newPassword: problem.message } }));
     account = { userId: form.session.userId, newPassword };
-    return { ok: true, value: { email: user.email, password: currentPassword, altcha, deviceToken: deviceTokenOf(request) } };
+    return accept({ value: { email: user.email, password: currentPassword, altcha, deviceToken: deviceTokenOf(request) } });
   });
   if (!admitted.ok || !account) return admitted.ok ? jsonError(401, "unauthenticated", "Sign in again.") : admitted.response;
 
@@ -65,8 +63,7 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   if (!checked.ok) return checked.refusal ?? json(401, { error: "invalid_credentials", message: "Your current password is not right." });
   if (checked.user.id !== account.userId) return jsonError(401, "unauthenticated", "Sign in again.");
 
-  const passwordHash = await withinHashBudget(
-    gate,
+  const passwordHash = await gate.hashBudget.run(
     () => hashPassword(account!.newPassword.normalize("NFC"), gate.argon2),
     () => null,
   );

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { withinHashBudget } from "@/lib/auth/sign-in";
 import { limited } from "@/lib/http/limited";
 import { busy } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
@@ -29,8 +28,7 @@ export const POST = limited("/api/email/verify", async (request, limits) => {
   const { gate, client } = limits;
   const link = await readLinkRequest(request, gate, "verify_email", verifySchema);
   if (!link.ok) return link.response;
-  const matches = await withinHashBudget(
-    gate,
+  const matches = await gate.hashBudget.run(
     async () => (await verifyCredentials(gate.prisma, { email: link.token.email, password: link.fields.password }, gate.argon2)) !== null,
     () => null,
   );

@@ -7,6 +7,7 @@ import { captchaInvalid } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 import { logSecurity } from "@/lib/log/security-log";
 import { RESET_REQUESTED } from "@/lib/recovery/answers";
+import { CHECK_HIGHLIGHTED_FIELDS } from "@/lib/ui/messages";
 
 export const dynamic = "force-dynamic";
 
@@ -22,7 +23,7 @@ export const POST = limited("/api/password/forgot", async (request, limits) => {
   const body = await readJson(request, gate.config.MAX_BODY_BYTES);
   if (!body.ok) return body.response;
   const input = forgotSchema.safeParse(body.value);
-  if (!input.success) return jsonError(400, "invalid_input", "Check the highlighted fields.", { fields: fieldErrors(input.error) });
+  if (!input.success) return jsonError(400, "invalid_input", CHECK_HIGHLIGHTED_FIELDS, { fields: fieldErrors(input.error) });
   const { email, altcha } = input.data;
 
   const byUsername = await limits.limit("addressAndUsername", email);

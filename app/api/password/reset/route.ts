@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { endOtherSessions } from "@/lib/auth/end-sessions";
-import { noticeOrigin, withinHashBudget } from "@/lib/auth/sign-in";
+import { noticeOrigin } from "@/lib/auth/sign-in";
 import { setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { busy } from "@/lib/http/refusals";
@@ -36,8 +36,7 @@ export const POST = limited("/api/password/reset", async (request, limits) => {
   const problem = passwordProblem(password, { email: link.token.email, isCommon: isCommonPassword });
   if (problem) return jsonError(400, "invalid_input", problem.message, { fields: { password: problem.message } });
 
-  const passwordHash = await withinHashBudget(
-    gate,
+  const passwordHash = await gate.hashBudget.run(
     () => hashPassword(password.normalize("NFC"), gate.argon2),
     () => null,
   );

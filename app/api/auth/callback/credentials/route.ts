@@ -6,8 +6,10 @@ import { safeCallbackPath } from "@/lib/http/callback-url";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { csrfRefused, unavailable } from "@/lib/http/refusals";
+import { accept, refuse } from "@/lib/http/refused";
 import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
+import { ENTER_EMAIL_AND_PASSWORD } from "@/lib/ui/messages";
 
 export const dynamic = "force-dynamic";
 
@@ -23,12 +25,8 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
     const form = await readForm(request, limits.gate.config.MAX_BODY_BYTES);
     if (!form.ok) return form;
     const input = browserSignInSchema.safeParse(form.value);
-    if (!input.success)
-      return {
-        ok: false,
-        response: jsonError(400, "invalid_input", "Enter your email and password.", { fields: fieldErrors(input.error) }),
-      };
-    return { ok: true, value: { ...input.data, deviceToken: deviceTokenOf(request) } };
+    if (!input.success) return refuse(jsonError(400, "invalid_input", ENTER_EMAIL_AND_PASSWORD, { fields: fieldErrors(input.error) }));
+    return accept({ value: { ...input.data, deviceToken: deviceTokenOf(request) } });
   });
   if (!admitted.ok) return admitted.response;
 

@@ -3,6 +3,7 @@ import { admitSignIn, checkPassword } from "@/lib/auth/sign-in";
 import { readJson } from "@/lib/http/body";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
+import { accept, refuse } from "@/lib/http/refused";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { tokenPair } from "@/lib/http/token-response";
@@ -10,7 +11,7 @@ import { issueAccessToken } from "@/lib/tokens/access-token";
 import { issueRefreshToken } from "@/lib/tokens/refresh-tokens";
 import { truncateAddress } from "@/lib/events/security-events";
 import { apiClientLabel } from "@/lib/sessions/browser-label";
-import { INCORRECT_CREDENTIALS } from "@/lib/ui/messages";
+import { ENTER_EMAIL_AND_PASSWORD, INCORRECT_CREDENTIALS } from "@/lib/ui/messages";
 
 export const dynamic = "force-dynamic";
 
@@ -30,13 +31,9 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
     const body = await readJson(request, gate.config.MAX_BODY_BYTES);
     if (!body.ok) return body;
     const input = apiSignInSchema.safeParse(body.value);
-    if (!input.success)
-      return {
-        ok: false,
-        response: jsonError(400, "invalid_input", "Enter your email and password.", { fields: fieldErrors(input.error) }),
-      };
+    if (!input.success) return refuse(jsonError(400, "invalid_input", ENTER_EMAIL_AND_PASSWORD, { fields: fieldErrors(input.error) }));
     // An app keeps its device token in the body; a browser calling the API sends its cookie.
-    return { ok: true, value: { ...input.data, deviceToken: input.data.device_token ?? deviceTokenOf(request) } };
+    return accept({ value: { ...input.data, deviceToken: input.data.device_token ?? deviceTokenOf(request) } });
   });
   if (!admitted.ok) return admitted.response;
 

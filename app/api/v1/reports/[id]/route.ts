@@ -2,6 +2,7 @@ import type { NextRequest } from "next/server";
 import { apiCaller } from "@/lib/auth/api-auth";
 import type { Gatehouse } from "@/lib/auth/gatehouse";
 import { limited } from "@/lib/http/limited";
+import { accept, refuse, type OrRefused } from "@/lib/http/refused";
 import { json, jsonError } from "@/lib/http/responses";
 import { findReport } from "@/lib/reports/reports";
 import { downloadTokenOwner } from "@/lib/tokens/download-tokens";
@@ -9,15 +10,15 @@ import { downloadTokenOwner } from "@/lib/tokens/download-tokens";
 export const dynamic = "force-dynamic";
 
 /** The caller: a Bearer token or session, or else a download token from POST /api/v1/download-tokens. */
-async function downloader(request: NextRequest, gate: Gatehouse) {
+async function downloader(request: NextRequest, gate: Gatehouse): Promise<OrRefused<{ userId: string }>> {
   const downloadToken = request.nextUrl.searchParams.get("token");
   if (downloadToken && request.headers.get("authorization") === null) {
     const owner = await downloadTokenOwner(gate.prisma, downloadToken, gate.clock());
-    if (owner) return { ok: true as const, userId: owner };
-    return { ok: false as const, response: jsonError(401, "invalid_token", "The download token is not valid or has expired.") };
+    if (owner) return accept({ userId: owner });
+    return refuse(jsonError(401, "invalid_token", "The download token is not valid or has expired."));
   }
   const auth = await apiCaller(request, gate);
-  return auth.ok ? { ok: true as const, userId: auth.caller.userId } : auth;
+  return auth.ok ? accept({ userId: auth.caller.userId }) : auth;
 }
 
 /**
