@@ -1,7 +1,8 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useRef, useState, useSyncExternalStore, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
+import { useHydrated } from "../components/hydrated";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/field-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
@@ -29,11 +30,7 @@ export function ChangePasswordForm({ formToken, email }: Props) {
   const [fields, setFields] = useState<Errors>({});
   const nowMs = useRefusalClock(refusal);
   const waiting = secondsLeft(refusal, nowMs) > 0;
-  const hydrated = useSyncExternalStore(
-    noSubscription,
-    () => true,
-    () => false,
-  );
+  const hydrated = useHydrated();
 
   /** Shows the field errors, then moves focus to the first. */
   function showFieldErrors(errors: Errors): boolean {
@@ -150,8 +147,4 @@ export function ChangePasswordForm({ formToken, email }: Props) {
       </form>
     </>
   );
-}
-
-function noSubscription(): () => void {
-  return () => {};
 }

@@ -2,7 +2,8 @@
 
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useEffect, useRef, useState, useSyncExternalStore, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
+import { useHydrated } from "./hydrated";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/field-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
@@ -25,6 +26,20 @@ type Props = {
   password?: "new" | "current";
 };
 
+/** The reset page's new password and the verification page's registration password. */
+const PASSWORD_FIELD = {
+  new: {
+    label: "New password",
+    hint: `${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters. A passphrase of several words works well.`,
+    autoComplete: "new-password",
+  },
+  current: {
+    label: "Password",
+    hint: "The one you chose when you created the account: only its owner can confirm it.",
+    autoComplete: "current-password",
+  },
+} as const;
+
 /**
  * The page an emailed link opens. Opening it does nothing (mail scanners open links): the person
  * presses the button, which POSTs the token. The token rides in the URL's fragment, which
@@ -33,11 +48,7 @@ type Props = {
 export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, done, password: asks }: Props) {
   const router = useRouter();
   const passwordInput = useRef<HTMLInputElement>(null);
-  const hydrated = useSyncExternalStore(
-    noSubscription,
-    () => true,
-    () => false,
-  );
+  const hydrated = useHydrated();
   const [token, setToken] = useState<string | null | undefined>(undefined);
   const [pending, setPending] = useState(false);
   const [submits, setSubmits] = useState(0);
@@ -125,20 +136,15 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
         action={`/api/no-script/${noScriptForm}`}
         data-hydrated={hydrated && token !== undefined}
       >
-        {asks === "new" ? (
+        {asks ? (
           <>
-            <Field
-              id="link-password"
-              label="New password"
-              hint={`${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters. A passphrase of several words works well.`}
-              error={passwordError}
-            >
+            <Field id="link-password" label={PASSWORD_FIELD[asks].label} hint={PASSWORD_FIELD[asks].hint} error={passwordError}>
               {(aria) => (
                 <PasswordInput
                   id="link-password"
                   inputRef={passwordInput}
                   name="password"
-                  autoComplete="new-password"
+                  autoComplete={PASSWORD_FIELD[asks].autoComplete}
                   required
                   toggle={hydrated}
                   hideKey={submits}
@@ -146,28 +152,8 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
                 />
               )}
             </Field>
-            <PasswordStrength field="password" />
+            {asks === "new" ? <PasswordStrength field="password" /> : null}
           </>
-        ) : asks === "current" ? (
-          <Field
-            id="link-password"
-            label="Password"
-            hint="The one you chose when you created the account: only its owner can confirm it."
-            error={passwordError}
-          >
-            {(aria) => (
-              <PasswordInput
-                id="link-password"
-                inputRef={passwordInput}
-                name="password"
-                autoComplete="current-password"
-                required
-                toggle={hydrated}
-                hideKey={submits}
-                {...aria}
-              />
-            )}
-          </Field>
         ) : null}
         <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
           {pending ? pendingAction : action}
@@ -175,8 +161,4 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
       </form>
     </>
   );
-}
-
-function noSubscription(): () => void {
-  return () => {};
 }

@@ -1,10 +1,6 @@
 "use client";
 
-import { useSyncExternalStore } from "react";
-
-function noSubscription(): () => void {
-  return () => {};
-}
+import { useHydrated } from "./hydrated";
 
 /** "2026-11-30 10:42 UTC": what the server can say, not knowing the viewer's time zone. */
 function utcText(date: Date, show: "date" | "datetime"): string {
@@ -18,11 +14,7 @@ function utcText(date: Date, show: "date" | "datetime"): string {
  * UTC text stays, and says so.
  */
 export function LocalTime({ iso, show = "datetime" }: { iso: string; show?: "date" | "datetime" }) {
-  const local = useSyncExternalStore(
-    noSubscription,
-    () => true,
-    () => false,
-  );
+  const local = useHydrated();
   const date = new Date(iso);
   const text = local
     ? date.toLocaleString([], show === "date" ? { dateStyle: "medium" } : { dateStyle: "medium", timeStyle: "short" })

@@ -1,7 +1,8 @@
 "use client";
 
 import Link from "next/link";
-import { useRef, useState, useSyncExternalStore, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
+import { useHydrated } from "../components/hydrated";
 import { flushSync } from "react-dom";
 import { checkSignIn } from "@/lib/ui/field-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
@@ -14,11 +15,7 @@ import { UNAVAILABLE } from "@/lib/ui/messages";
 export function ForgotPasswordForm({ initialEmail }: { initialEmail: string }) {
   const altcha = useRef<AltchaHandle>(null);
   const emailInput = useRef<HTMLInputElement>(null);
-  const hydrated = useSyncExternalStore(
-    noSubscription,
-    () => true,
-    () => false,
-  );
+  const hydrated = useHydrated();
   const [pending, setPending] = useState(false);
   const [sent, setSent] = useState<string | null>(null);
   const [emailError, setEmailError] = useState<string | undefined>(undefined);
@@ -105,8 +102,4 @@ export function ForgotPasswordForm({ initialEmail }: { initialEmail: string }) {
       </p>
     </>
   );
-}
-
-function noSubscription(): () => void {
-  return () => {};
 }

@@ -1,7 +1,8 @@
 "use client";
 
 import Link from "next/link";
-import { useRef, useState, useSyncExternalStore, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
+import { useHydrated } from "../components/hydrated";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkRegistration, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
@@ -19,11 +20,7 @@ export function RegisterForm() {
   const [submits, setSubmits] = useState(0);
   // False in the server's HTML and during hydration: until then the browser, not this
   // component, would submit the form (see its action).
-  const hydrated = useSyncExternalStore(
-    noSubscription,
-    () => true,
-    () => false,
-  );
+  const hydrated = useHydrated();
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [sent, setSent] = useState<{ email: string; message: string } | null>(null);
   const [fields, setFields] = useState<FieldErrors>({});
@@ -130,8 +127,4 @@ export function RegisterForm() {
       </p>
     </>
   );
-}
-
-function noSubscription(): () => void {
-  return () => {};
 }

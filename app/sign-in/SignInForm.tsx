@@ -2,7 +2,8 @@
 
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useRef, useState, useSyncExternalStore, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
+import { useHydrated } from "../components/hydrated";
 import { flushSync } from "react-dom";
 import { checkSignIn, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
 import { INCORRECT_CREDENTIALS, SIGN_IN_UNAVAILABLE } from "@/lib/ui/messages";
@@ -25,11 +26,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
   const [submits, setSubmits] = useState(0);
   // False in the server's HTML and during hydration: until then the browser, not this
   // component, would submit the form (see its action).
-  const hydrated = useSyncExternalStore(
-    noSubscription,
-    () => true,
-    () => false,
-  );
+  const hydrated = useHydrated();
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [fields, setFields] = useState<FieldErrors>({});
   const nowMs = useRefusalClock(refusal);
@@ -160,8 +157,4 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
       </p>
     </>
   );
-}
-
-function noSubscription(): () => void {
-  return () => {};
 }
