@@ -14,6 +14,7 @@ export const metadata: Metadata = { title: "Your account" };
 
 const LABELS: Record<SecurityEventKind, string> = {
   sign_in_failed: "Failed sign-in (wrong password)",
+  sign_in_unconfirmed: "Sign-in before the address was confirmed",
   sign_in_succeeded: "Signed in",
   locked: "Sign-in paused after repeated failures",
   untrusted_paused: "Sign-in from new devices paused after too many failures",

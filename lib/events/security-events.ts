@@ -17,7 +17,13 @@ export type AccountChangeKind =
   | "refresh_token_reused";
 
 export type SecurityEventKind =
-  "sign_in_failed" | "sign_in_succeeded" | "locked" | "untrusted_paused" | "refresh_family_created" | AccountChangeKind;
+  | "sign_in_failed"
+  | "sign_in_unconfirmed"
+  | "sign_in_succeeded"
+  | "locked"
+  | "untrusted_paused"
+  | "refresh_family_created"
+  | AccountChangeKind;
 
 export type SecurityEventView = { kind: SecurityEventKind; address: string; browser: string | null; sessionId: string | null; at: Date };
 
@@ -38,10 +44,20 @@ export function truncateAddress(address: string): string {
 
 export type SecurityEvents = {
   /**
-   * A wrong password for `email`: recorded only when such an account exists (nobody else could
-   * read it). `paused`: this failure reached NIST's cap, so new devices are now refused.
+   * A failed sign-in for `email`: recorded only when such an account exists (nobody else could
+   * read it). `paused`: this failure reached NIST's cap, so new devices are now refused. `cause`
+   * "unconfirmed": the right password before the address was confirmed, which the owner sees as
+   * such and which is not one of the "failed attempts" they are warned about (the lockout counts
+   * it all the same: a stranger must not be able to tell the two apart).
    */
-  signInFailed(email: string, client: ClientAddress, lockout: LockoutState, paused?: boolean, origin?: EventOrigin): Promise<void>;
+  signInFailed(
+    email: string,
+    client: ClientAddress,
+    lockout: LockoutState,
+    paused?: boolean,
+    origin?: EventOrigin,
+    cause?: "wrong" | "unconfirmed",
+  ): Promise<void>;
   signInSucceeded(userId: string, client: ClientAddress, origin?: EventOrigin): Promise<void>;
   refreshFamilyCreated(userId: string, client: ClientAddress, origin?: EventOrigin): Promise<void>;
   accountChanged(userId: string, kind: AccountChangeKind, client: ClientAddress, origin?: EventOrigin): Promise<void>;
@@ -71,10 +87,10 @@ export function prismaSecurityEvents(prisma: PrismaClient, clock: () => number, 
   }
 
   return {
-    async signInFailed(email, client, lockout, paused = false, origin = {}) {
+    async signInFailed(email, client, lockout, paused = false, origin = {}, cause = "wrong") {
       const user = await prisma.user.findUnique({ where: { email }, select: { id: true } }).catch(() => null);
       if (!user) return;
-      await record(user.id, "sign_in_failed", client, origin, lockout.lastFailureAtMs);
+      await record(user.id, cause === "unconfirmed" ? "sign_in_unconfirmed" : "sign_in_failed", client, origin, lockout.lastFailureAtMs);
       // Every failure at or past the threshold sets a (longer) lock: the user should see each,
       // listed just after the failure that caused it.
       if (lockout.lockedUntilMs !== null) await record(user.id, "locked", client, origin, lockout.lastFailureAtMs + 1);

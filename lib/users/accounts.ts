@@ -74,3 +74,27 @@ export async function verifyCredentials(
     emailVerified: user.emailVerifiedAt !== null,
   };
 }
+
+/**
+ * Records a successful sign-in; true when it is the account's first ever. One conditional UPDATE,
+ * so two first sign-ins racing cannot both be first.
+ */
+export async function recordFirstSignIn(prisma: PrismaClient, userId: string, nowMs: number): Promise<boolean> {
+  const { count } = await prisma.user.updateMany({
+    where: { id: userId, firstSignedInAt: null },
+    data: { firstSignedInAt: new Date(nowMs) },
+  });
+  return count === 1;
+}
+
+/**
+ * Marks an address confirmed (the emailed link was just spent with the registration password).
+ * True when this call confirmed it, false when it already was.
+ */
+export async function confirmAddress(prisma: PrismaClient, userId: string, nowMs: number): Promise<boolean> {
+  const { count } = await prisma.user.updateMany({
+    where: { id: userId, emailVerifiedAt: null },
+    data: { emailVerifiedAt: new Date(nowMs) },
+  });
+  return count === 1;
+}
