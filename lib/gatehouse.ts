@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { AppConfig } from "@/lib/config/env";
 import { AdmissionDesk } from "@/lib/auth/admission";
 import type { Database } from "@/lib/db/client";
@@ -65,8 +64,6 @@ export type Gatehouse = {
   admissions: AdmissionDesk;
   /** The counters, histograms and gauges GET /api/metrics exposes. */
   metrics: Metrics;
-  /** Per sign-out request: whether ending its session record failed (the route then keeps the cookie). */
-  signOuts: AsyncLocalStorage<{ revokeFailed: boolean }>;
   /** Refusals by address that server.mjs answers without entering Next.js, until their retry time. */
   refusals: RefusalCache;
   argon2: Argon2Params;
@@ -330,7 +327,6 @@ export async function createGatehouse(config: AppConfig, database: Database): Pr
     hashBudget,
     metrics,
     admissions: new AdmissionDesk(),
-    signOuts: new AsyncLocalStorage<{ revokeFailed: boolean }>(),
     argon2: argon2Params(config.ARGON2_PROFILE),
     refusals,
     clientAddress,

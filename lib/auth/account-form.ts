@@ -1,4 +1,5 @@
 import type { NextRequest } from "next/server";
+import { cookieJar } from "./next-auth/cookies";
 import { readForm } from "@/lib/http/body";
 import { isSessionFormToken } from "@/lib/http/form-token";
 import { csrfRefused, unavailable } from "@/lib/http/refusals";
@@ -25,7 +26,7 @@ export async function readAccountForm(
 ): Promise<AccountForm> {
   let session: LiveSession | null;
   try {
-    session = await liveSessionOfCookies(gate, Object.fromEntries(request.cookies.getAll().map((c) => [c.name, c.value])));
+    session = await liveSessionOfCookies(gate, cookieJar(request.cookies));
   } catch (error) {
     log().error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
     return refuse(unavailable());

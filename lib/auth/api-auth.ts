@@ -1,4 +1,5 @@
 import type { NextRequest } from "next/server";
+import { cookieJar } from "./next-auth/cookies";
 import { isMediaType } from "@/lib/http/body";
 import { unavailable } from "@/lib/http/refusals";
 import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
@@ -44,7 +45,7 @@ export async function apiCaller(
   // The cookie is only as good as its server record: signed out, revoked, idle or expired is no session.
   let session;
   try {
-    session = await liveSessionOfCookies(gate, Object.fromEntries(request.cookies.getAll().map((c) => [c.name, c.value])));
+    session = await liveSessionOfCookies(gate, cookieJar(request.cookies));
   } catch (error) {
     log().error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
     return refuse(unavailable());

@@ -1,10 +1,14 @@
-import { getToken } from "next-auth/jwt";
 import { log } from "@/lib/log/logger";
 import type { ClientAddress } from "@/lib/http/client-address";
 import { truncateAddress } from "@/lib/events/security-events";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { judgeSession, sessionExpiresAtMs } from "@/lib/sessions/rules";
 import type { Gatehouse } from "./gatehouse";
+import type { PasswordOutcome } from "./admission";
+import { setDeviceCookie } from "@/lib/http/device-cookie";
+import { unavailable } from "@/lib/http/refusals";
+import { json } from "@/lib/http/responses";
+import { sessionClaimsOfCookies, sessionCookie } from "./next-auth/cookies";
 
 /** A session cookie's claims as next-auth decoded them: nothing in them is trusted yet. */
 export type SessionClaims = { sub?: unknown; sid?: unknown };
@@ -19,16 +23,22 @@ export class SessionEnded extends Error {
   }
 }
 
-/** The server record of a browser that has just signed in; its id goes into the JWT as `sid`. */
-export async function startBrowserSession(
+/**
+ * A signed-in browser: its server record, whose id goes into the session JWT as `sid`, and the
+ * `Set-Cookie` value that carries it. Sign-in, confirmation and a password change each end here;
+ * `sessionId` is the id the "signed in" event already names ("this device" on the account page).
+ * After a password change this is also the renewal OWASP asks for: a new id in a new cookie, so a
+ * copy of the old cookie does not survive the change made to get rid of it.
+ */
+export async function openSession(
   gate: Gatehouse,
-  user: { id: string; credentialGeneration: number },
+  user: { id: string; email: string; credentialGeneration: number },
   client: ClientAddress,
   userAgent: string | null,
   sessionId?: string,
 ): Promise<string> {
   const nowMs = gate.clock();
-  const { id } = await gate.sessions.create({
+  const { id: sid } = await gate.sessions.create({
     ...(sessionId ? { id: sessionId } : {}),
     userId: user.id,
     credentialGeneration: user.credentialGeneration,
@@ -37,7 +47,31 @@ export async function startBrowserSession(
     nowMs,
     expiresAtMs: sessionExpiresAtMs(nowMs, gate.sessionPolicy),
   });
-  return id;
+  return sessionCookie(gate.config, { sub: user.id, email: user.email, sid }, nowMs);
+}
+
+/**
+ * The answer to a browser that has just signed in: `body` as JSON with its session cookie and its
+ * new known-device cookie (OWASP device cookie), or 503 when no session record could be written
+ * (then no cookie at all: the password was right, but nothing would recognise the session).
+ */
+export async function signedInBrowser(
+  gate: Gatehouse,
+  outcome: Extract<PasswordOutcome, { ok: true }>,
+  client: ClientAddress,
+  userAgent: string | null,
+  body: unknown,
+): Promise<Response> {
+  let session: string;
+  try {
+    session = await openSession(gate, outcome.user, client, userAgent, outcome.sessionId);
+  } catch (error) {
+    log().error({ event: "session_start_failed", err: error instanceof Error ? error.message : String(error) });
+    return unavailable();
+  }
+  const response = json(200, body);
+  response.headers.append("Set-Cookie", session);
+  return setDeviceCookie(response, outcome.device.token, outcome.device.expiresAtMs, gate.clock());
 }
 
 /**
@@ -71,16 +105,12 @@ export async function liveSession(gate: Gatehouse, claims: SessionClaims | null)
   return { userId, sid };
 }
 
-/**
- * The live session that a request's session cookie names, for the callers outside next-auth
- * (pages, the API, the account forms). Only the cookie is read: getToken would also take a
- * Bearer header as a session token.
- */
+/** The live session that a request's session cookie names, for pages, the API and the account forms. */
 export async function liveSessionOfCookies(
   gate: Gatehouse,
   cookies: Record<string, string>,
 ): Promise<(LiveSession & { email: string | null }) | null> {
-  const claims = await getToken({ req: { cookies, headers: {} } as never, secret: gate.config.NEXTAUTH_SECRET });
+  const claims = await sessionClaimsOfCookies(gate.config, cookies);
   const live = await liveSession(gate, claims);
   return live ? { ...live, email: typeof claims?.email === "string" ? claims.email : null } : null;
 }

@@ -2,6 +2,7 @@ import { cookies } from "next/headers";
 import { cache } from "react";
 import { liveSessionOfCookies } from "./browser-session";
 import { gatehouse } from "./gatehouse";
+import { cookieJar } from "./next-auth/cookies";
 
 export type CurrentSession = { userId: string; sid: string; email: string | null };
 
@@ -11,6 +12,6 @@ export type CurrentSession = { userId: string; sid: string; email: string | null
  * its page cost one read between them.
  */
 export const currentSession = cache(async (): Promise<CurrentSession | null> => {
-  const jar = (await cookies()).getAll();
-  return liveSessionOfCookies(await gatehouse(), Object.fromEntries(jar.map((cookie) => [cookie.name, cookie.value])));
+  const jar = cookieJar(await cookies());
+  return liveSessionOfCookies(await gatehouse(), jar);
 });

@@ -2,24 +2,29 @@ import { verifyAltcha } from "@/lib/captcha/altcha";
 import { challengeLevel } from "@/lib/captcha/difficulty";
 import type { RouteLimits } from "@/lib/http/limited";
 import { busy, captchaInvalid, deviceLocked, unavailable, untrustedLocked } from "@/lib/http/refusals";
-import { accept, refuse, type OrRefused } from "@/lib/http/refused";
 import { truncateAddress } from "@/lib/events/security-events";
 import type { NoticeOrigin } from "@/lib/recovery/messages";
+import { invalidLink } from "@/lib/recovery/link-requests";
 import type { LockoutCheck, LockoutPolicy } from "@/lib/lockout/rules";
 import { log } from "@/lib/log/logger";
 import { logSecurity } from "@/lib/log/security-log";
 import type { KnownDevice } from "@/lib/devices/known-devices";
 import type { Lane } from "@/lib/password/hash-budget";
 import { browserLabel } from "@/lib/sessions/browser-label";
-import { verifyCredentials } from "@/lib/users/accounts";
+import { confirmAddress, recordFirstSignIn, verifyCredentials } from "@/lib/users/accounts";
 import type { PasswordOutcome, SignInAdmission } from "./admission";
-import type { SignInInput } from "./credentials";
 import type { Gatehouse } from "./gatehouse";
 
-export type Admitted<T> = OrRefused<{ value: T; admission: SignInAdmission }>;
+/** What a password sign-in read, once, from its request: the normalised email, the password and the device token sent. */
+export type PasswordAttempt = { email: string; password: string; deviceToken?: string | undefined };
 
-/** What a sign-in route read: the sign-in fields and the device token it was sent, if any. */
-export type SignInRequest = SignInInput & { deviceToken?: string | undefined };
+/**
+ * What shows the client is worth a password check: a solved ALTCHA, or the emailed link that a
+ * confirmation carries (its 256-bit token is a stronger proof than any puzzle).
+ */
+export type Proof = { altcha: string | undefined } | { confirms: { linkId: string; userId: string } };
+
+export type { PasswordOutcome };
 
 /**
  * Whose failures an attempt counts toward and what refuses it: a known device has its own lock
@@ -35,40 +40,42 @@ function subjectOf(gate: Gatehouse, admission: Pick<SignInAdmission, "email" | "
   return { lane: "untrusted", key: gate.usernameKey(admission.email), policy: gate.lockoutPolicy, refuse: untrustedLocked };
 }
 
+const refused = (response: Response): PasswordOutcome => ({ ok: false, refusal: response });
+
 /**
- * The cheap layers of a password sign-in, in order, shared by the browser sign-in and the token
- * endpoint. The route's wrapper has already applied the per-address limit (before the body);
- * here come the body, the per-username limit, the ALTCHA proof of work, the device cookie and a
- * first look at the lockout. What passes gets an admission: the only thing checkPassword accepts.
+ * A password sign-in, top to bottom, for every route that takes a password (the browser sign-in,
+ * the token API, the address confirmation and the password change). The route has already applied
+ * the per-address limit (before the body) and parsed the body once; the layers here run cheapest
+ * first, each returning its refusal:
+ *   per-username limit → known device → ALTCHA → the owner's lane → lockout → hash budget →
+ *   lockout again, counted → Argon2id.
+ * The outcome comes back as a value: a user and a new device token, or the refusal to send (null:
+ * the route's generic "wrong email or password"). The route then starts the session its way.
  */
-export async function admitSignIn<T extends SignInRequest>(
-  limits: RouteLimits,
-  readInput: () => Promise<OrRefused<{ value: T }>>,
-): Promise<Admitted<T>> {
+export async function signInWithPassword(limits: RouteLimits, attempt: PasswordAttempt, proof: Proof): Promise<PasswordOutcome> {
   const { gate, client } = limits;
-  const input = await readInput();
-  if (!input.ok) return input;
-  const { email, password, altcha, deviceToken } = input.value;
+  const { email, password, deviceToken } = attempt;
 
   const byUsername = await limits.limit("addressAndUsername", email);
-  if (byUsername) return refuse(byUsername);
+  if (byUsername) return refused(byUsername);
 
   // A forged, expired, revoked or another username's token is no token: an untrusted client.
   // (The MAC is checked first, so only a token this server signed costs a database read.)
   let device = await gate.devices.recognise(deviceToken, gate.usernameKey(email), gate.clock());
 
-  // The proof of work must be as hard as this address's recent failures call for, unless the
-  // client is a known device of this very account (budget pressure is left out: it moves faster
-  // than a person solves).
-  const minLevel = challengeLevel({
-    budgetPressure: 0,
-    addressFailures: gate.addressFailures.get(client.key) ?? 0,
-    knownDevice: device !== null,
-  });
-  const captcha = await verifyAltcha(altcha, gate.altcha, gate.replays, gate.clock(), minLevel);
-  if (!captcha.ok) {
-    logSecurity(gate, { route: limits.path, outcome: "captcha_invalid", client, email, detail: captcha.reason });
-    return refuse(captchaInvalid(captcha));
+  if ("altcha" in proof) {
+    // As hard as this address's recent failures call for, unless the client is a known device of
+    // this very account (budget pressure is left out: it moves faster than a person solves).
+    const minLevel = challengeLevel({
+      budgetPressure: 0,
+      addressFailures: gate.addressFailures.get(client.key) ?? 0,
+      knownDevice: device !== null,
+    });
+    const captcha = await verifyAltcha(proof.altcha, gate.altcha, gate.replays, gate.clock(), minLevel);
+    if (!captcha.ok) {
+      logSecurity(gate, { route: limits.path, outcome: "captcha_invalid", client, email, detail: captcha.reason });
+      return refused(captchaInvalid(captcha));
+    }
   }
 
   if (device) device = await claimLane(limits, email, device);
@@ -78,13 +85,19 @@ export async function admitSignIn<T extends SignInRequest>(
   if (lockout.locked) {
     if (device) await gate.devices.release(device.id);
     logSecurity(gate, { route: limits.path, outcome: "locked", client, email, detail: subject.lane });
-    return refuse(subject.refuse(lockout));
+    return refused(subject.refuse(lockout));
   }
 
-  return accept({
-    value: input.value,
-    admission: gate.admissions.issue({ email, password, client, device, route: limits.path, userAgent: limits.userAgent }),
+  const admission = gate.admissions.issue({
+    email,
+    password,
+    client,
+    device,
+    route: limits.path,
+    userAgent: limits.userAgent,
+    confirms: "confirms" in proof ? proof.confirms : null,
   });
+  return checkPassword(gate, admission);
 }
 
 // Long enough for a queued check and Argon2id; a request that dies frees the device after it.
@@ -106,11 +119,11 @@ async function claimLane(limits: RouteLimits, email: string, device: KnownDevice
 }
 
 /**
- * The one function that runs Argon2id for a sign-in (next-auth's authorize() and the token
- * endpoint both call it). It needs an unused admission from this process's desk; inside a
- * hash-budget slot of its lane it admits the attempt against its subject's lockout atomically
- * (counting it before the verification, so parallel guesses cannot all pass a check none has
- * counted yet), then verifies. A success issues a new device token in place of the old one.
+ * The one function that runs Argon2id for a sign-in. It needs an unused admission from this
+ * process's desk (only signInWithPassword makes one, after the cheap layers); inside a hash-budget
+ * slot of its lane it admits the attempt against its subject's lockout atomically (counting it
+ * before the verification, so parallel guesses cannot all pass a check none has counted yet),
+ * then verifies. A success issues a new device token in place of the old one.
  */
 export async function checkPassword(gate: Gatehouse, admission: SignInAdmission): Promise<PasswordOutcome> {
   if (!gate.admissions.take(admission)) {
@@ -121,7 +134,6 @@ export async function checkPassword(gate: Gatehouse, admission: SignInAdmission)
   try {
     outcome = await checkAdmitted(gate, admission);
   } catch (error) {
-    // next-auth would put the message in its error URL, and the token route would answer 500.
     log().error({ event: "password_check_failed", err: error instanceof Error ? error.message : String(error) });
     logSecurity(gate, { route: admission.route, outcome: "unavailable", client: admission.client, email: admission.email });
     outcome = { ok: false, refusal: unavailable() };
@@ -132,7 +144,7 @@ export async function checkPassword(gate: Gatehouse, admission: SignInAdmission)
 }
 
 async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promise<PasswordOutcome> {
-  const { email, password, client, device, route } = admission;
+  const { email, password, client, device, route, confirms } = admission;
   const browser = browserLabel(admission.userAgent);
   const subject = subjectOf(gate, admission);
   return gate.hashBudget.run(
@@ -149,12 +161,13 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
       );
       endTimer();
       // An account whose address is not confirmed yet fails exactly like a wrong password, even
-      // for the right one: registration sets the password of a free address only, so any other
-      // answer would tell whoever just registered it that the address had no account. Its owner
-      // gets the link again (within the recovery-mail quota).
-      const unverified = user !== null && !user.emailVerified && gate.config.REQUIRE_EMAIL_VERIFICATION === "true";
-      if (!user || unverified) {
-        if (user && unverified) gate.recovery.verificationNeeded(user);
+      // for the right one, unless this attempt carries the address's confirmation link: any other
+      // answer would tell whoever just registered an address that it had no account.
+      const confirming = confirms !== null && user !== null && user.id === confirms.userId;
+      const unconfirmed = user !== null && !user.emailVerified && !confirming && gate.config.REQUIRE_EMAIL_VERIFICATION === "true";
+      if (!user || unconfirmed || (confirms !== null && !confirming)) {
+        // Its owner gets the link again (within the recovery-mail quota).
+        if (user && unconfirmed) gate.recovery.verificationNeeded(user);
         if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
         // Already counted by admitAttempt, whether or not the account exists.
         gate.addressFailures.set(client.key, (gate.addressFailures.get(client.key) ?? 0) + 1);
@@ -163,11 +176,12 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
           lane: subject.lane,
           failureCount: attempt.state.failureCount,
           locked: attempt.state.lockedUntilMs !== null,
-          ...(unverified ? { emailUnverified: true } : {}),
+          ...(unconfirmed ? { emailUnverified: true } : {}),
         });
         logSecurity(gate, { route, outcome: "sign_in_failed", client, email, detail: subject.lane });
         const capped = subject.policy.capFailures === attempt.state.failureCount;
-        await gate.events.signInFailed(email, client, attempt.state, capped && !device, { browser });
+        // The owner's own right password before confirming is told to them as such, never as a wrong one.
+        await gate.events.signInFailed(email, client, attempt.state, capped && !device, { browser }, unconfirmed ? "unconfirmed" : "wrong");
         // The failure that starts a lock episode for strangers tells the owner (if the username
         // has an account) and offers a way past it; later failures of the episode do not.
         if (!device && attempt.state.failureCount === subject.policy.threshold)
@@ -176,26 +190,38 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         if (device && capped) await gate.devices.forget(device.id);
         return { ok: false, refusal: null };
       }
+      const nowMs = gate.clock();
+      if (confirming) {
+        // The link is spent only by its right password, once: of two racing confirmations one wins.
+        if (!(await gate.emailTokens.use(confirms.linkId, nowMs))) return { ok: false, refusal: invalidLink() };
+        if (await confirmAddress(gate.prisma, user.id, nowMs)) {
+          await gate.events.accountChanged(user.id, "email_verified", client, { browser });
+          log().info({ event: "email_verified", userId: user.id });
+        }
+      }
       const usernameKey = gate.usernameKey(email);
       if (device) {
         await gate.lockouts.reset(subject.key);
         await gate.devices.forget(device.id);
         // Strangers stay locked out while the owner signs in, except NIST's cap, which lasts
         // only until the owner signs in from a known device.
-        const strangers = await gate.lockouts.check(usernameKey, gate.clock(), gate.lockoutPolicy);
+        const strangers = await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy);
         if (strangers.locked && strangers.capped) await gate.lockouts.reset(usernameKey);
       } else {
         await gate.lockouts.reset(usernameKey);
       }
-      const issued = await gate.devices.issue(usernameKey, gate.clock());
+      const issued = await gate.devices.issue(usernameKey, nowMs);
+      const first = await recordFirstSignIn(gate.prisma, user.id, nowMs);
       log().info({ event: "sign_in_succeeded", lane: subject.lane, userId: user.id, rehashed: user.rehashed });
       logSecurity(gate, { route, outcome: "sign_in_succeeded", client, email, detail: subject.lane, userId: user.id });
       await gate.events.signInSucceeded(user.id, client, { browser, sessionId: admission.sessionId });
-      if (!device) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, admission));
+      // A new device of an account that has signed in before: its first device is no news.
+      if (!device && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, admission));
       return {
         ok: true,
         user: { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration },
         device: { token: issued.token, expiresAtMs: issued.expiresAtMs },
+        sessionId: admission.sessionId,
       };
     },
     (): PasswordOutcome => {

@@ -161,7 +161,11 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/email/verify",
     method: "POST",
     file: "app/api/email/verify/route.ts",
-    limits: [{ policy: "emailLinks", key: "address" }],
+    // Confirming signs the owner in: the password goes through the sign-in's per-username limit too.
+    limits: [
+      { policy: "emailLinks", key: "address" },
+      { policy: "signInUsername", key: "addressAndUsername" },
+    ],
     refusal: "browser",
   },
   {

@@ -17,7 +17,6 @@ import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
 
 type Gate = import("@/lib/auth/gatehouse").Gatehouse;
-type Authorize = (credentials: Record<string, string>, req: unknown) => Promise<unknown>;
 
 const PASSWORD = "the right passphrase";
 
@@ -63,35 +62,26 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
 
     beforeEach(() => checks.reset());
 
-    describe("next-auth's authorize() is not a way in", () => {
-      const authorize = async (): Promise<Authorize> => {
-        const { authOptions } = await import("@/lib/auth/options");
-        return (authOptions(gate).providers[0] as unknown as { options: { authorize: Authorize } }).options.authorize;
-      };
-
-      it("verifies nothing and counts nothing without an admission, and says so at error level", async () => {
+    describe("next-auth is not a way in", () => {
+      it("has no provider: its own credentials callback verifies nothing, counts nothing and starts no session", async () => {
+        const { authOptions } = await import("@/lib/auth/next-auth/options");
+        const { callNextAuth } = await import("@/lib/auth/next-auth/call");
+        expect(authOptions(gate).providers).toEqual([]);
         const before = await failureCount("owner@example.com");
-        expect(await (await authorize())({ email: "owner@example.com", password: PASSWORD }, {})).toBeNull();
-        expect(checks.verified()).toBe(0);
-        expect(checks.refusedWithoutAdmission()).toBe(1);
-        expect(await failureCount("owner@example.com")).toBe(before);
-      });
-
-      it("refuses fields that differ from the admitted ones (a decoy admitted, the victim named)", async () => {
-        const admission = gate.admissions.issue({
-          email: "decoy@example.com",
-          password: "anything",
-          client: { address: "203.0.113.1", key: "203.0.113.1", source: "socket" },
-          device: null,
-          route: "/api/auth/callback/credentials",
+        const { csrfToken, cookie } = await csrfFor();
+        const request = new NextRequest("http://localhost/api/auth/callback/credentials", {
+          method: "POST",
+          headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
         });
-        const run = await gate.admissions.carry(admission, async () =>
-          (await authorize())({ email: "owner@example.com", password: PASSWORD }, {}),
-        );
-        expect(run.result).toBeNull();
-        expect(run.outcome).toBeUndefined();
+        // The action the route table never hands to next-auth, forced through its handler.
+        const res = await callNextAuth(gate, request, ["callback", "credentials"] as never, {
+          csrfToken,
+          email: "owner@example.com",
+          password: PASSWORD,
+        });
+        expect(sessionCookieOf(res)).toBeNull();
         expect(checks.verified()).toBe(0);
-        expect(checks.refusedWithoutAdmission()).toBe(1);
+        expect(await failureCount("owner@example.com")).toBe(before);
       });
 
       it("opens the password check once per admission", async () => {

@@ -171,13 +171,53 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         const wrong = await routes.verify({ token: first, password: "somebody else's guess" });
         expect(wrong.status).toBe(400);
         expect(await wrong.json()).toMatchObject({ error: "invalid_input", fields: { password: expect.any(String) } });
-        // The older email's link still works (a person often opens the first one); each works once.
+        // A confirmation is a sign-in: the same lock holds it (this suite locks at 3 failures) ...
+        const locked = await routes.verify({ token: first, password: PASSWORD });
+        expect(locked.status).toBe(429);
+        expect(await locked.json()).toMatchObject({ error: "locked" });
+        await gate.lockouts.reset(gate.usernameKey("unverified@example.com"));
+        // ... and once it lifts, the older email's link still works (a person often opens the
+        // first one), signs its owner in, and works once.
         const verified = await routes.verify({ token: first, password: PASSWORD });
         expect(verified.status).toBe(200);
+        expect(await verified.json()).toMatchObject({ status: "email_verified", redirectTo: "/account" });
+        expect(sessionPairOf(verified)).not.toBeNull();
         expect((await routes.verify({ token: first, password: PASSWORD })).status).toBe(400);
         // Once confirmed, the other link has nothing left to do, and says so like any dead link.
         expect(await (await routes.verify({ token: second, password: PASSWORD })).json()).toMatchObject({ error: "invalid_token" });
         expect((await browserSignIn("unverified@example.com", PASSWORD)).status).toBe(200);
+      });
+
+      it("tells the owner their own early sign-in as such, and confirming is their first sign-in: no new-device mail for it", async () => {
+        expect((await register("early@example.com")).status).toBe(202);
+        const token = linkTokenOf(await onlyMailTo("early@example.com", /confirm your email/i))!;
+        // The right password before confirming: refused like a wrong one (the lockout counts it) ...
+        expect((await browserSignIn("early@example.com", PASSWORD)).status).toBe(401);
+        expect(
+          (await gate.prisma.signInLockout.findUnique({ where: { usernameKey: gate.usernameKey("early@example.com") } }))?.failureCount,
+        ).toBe(1);
+        const confirmed = await routes.verify({ token, password: PASSWORD });
+        expect(confirmed.status).toBe(200);
+        const id = await userId("early@example.com");
+        // ... but the owner's events name it honestly, and it is no "failed attempt" to warn about.
+        const kinds = (await gate.events.recent(id)).map((event) => event.kind);
+        expect(kinds).toEqual(expect.arrayContaining(["sign_in_unconfirmed", "email_verified", "sign_in_succeeded"]));
+        expect(kinds).not.toContain("sign_in_failed");
+        expect(await gate.events.failuresBeforeLatestSignIn(id)).toBe(0);
+        await settled();
+        expect(mailsTo("early@example.com", /new sign-in/i)).toHaveLength(0);
+        // The next sign-in from another browser is news to the owner.
+        expect((await browserSignIn("early@example.com", PASSWORD)).status).toBe(200);
+        await onlyMailTo("early@example.com", /new sign-in/i);
+      });
+
+      it("two confirmations raced with the right password: one signs in, the other finds the link spent", async () => {
+        expect((await register("raced@example.com")).status).toBe(202);
+        const token = linkTokenOf(await onlyMailTo("raced@example.com", /confirm your email/i))!;
+        const answers = await Promise.all([0, 1].map(() => routes.verify({ token, password: PASSWORD })));
+        expect(answers.map((res) => res.status).sort()).toEqual([200, 400]);
+        expect(answers.filter((res) => sessionPairOf(res) !== null)).toHaveLength(1);
+        expect(await answers.find((res) => res.status === 400)!.json()).toMatchObject({ error: "invalid_token" });
       });
 
       it("register-then-sign-in does not tell a free address from a taken one, on the browser route or the token API", async () => {

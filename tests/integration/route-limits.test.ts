@@ -2,12 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROUTE_RULES, type RouteLimit } from "@/lib/http/route-policies";
 import { freshPglite, type TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
+import { csrfFor } from "../helpers/browser";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
 type Handler = (request: Request, context?: unknown) => Promise<Response>;
 type Sample = { handler: () => Promise<Handler>; request: (address: string) => Request | Promise<Request>; context?: unknown };
 
 const EMAIL = "limits@example.com";
+// The confirmation route learns its username from a live link, which only an unconfirmed account has.
+const UNCONFIRMED = "limits-unconfirmed@example.com";
 
 /**
  * The route table is what runs: for every row of every limited route, a request that passes
@@ -17,6 +20,7 @@ const EMAIL = "limits@example.com";
 describe("every route applies its rows of ROUTE_RULES", () => {
   let database: TestDatabase;
   let gate: import("@/lib/auth/gatehouse").Gatehouse;
+  let verifyLink: string;
   let userId: string;
   let bearer: string;
   let sessionCookie: string;
@@ -30,6 +34,9 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     const created = await registerAccount(gate.prisma, { email: EMAIL, password: "a long enough passphrase" }, gate.argon2, Date.now());
     if (!created.ok) throw new Error("registration failed");
     userId = created.user.id;
+    const unconfirmed = await registerAccount(gate.prisma, { email: UNCONFIRMED, password: "a long enough passphrase" }, gate.argon2, null);
+    if (!unconfirmed.ok) throw new Error("registration failed");
+    verifyLink = await gate.emailTokens.issue(unconfirmed.user.id, "verify_email", 0, Date.now(), 3_600_000);
     const { issueAccessToken } = await import("@/lib/tokens/access-token");
     bearer = (await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, Date.now())).token;
     // A live browser session, as sign-in makes one, for the account page's forms.
@@ -55,13 +62,17 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": type, [PEER_HEADER]: address, ...headers }, body });
   const get = (path: string, address: string, headers: Record<string, string> = {}) =>
     new Request(`http://localhost${path}`, { headers: { [PEER_HEADER]: address, ...headers } });
-  const form = new URLSearchParams({ csrfToken: "t", email: EMAIL, password: "x", altcha: "", json: "true" }).toString();
   const signInJson = JSON.stringify({ email: EMAIL, password: "x" });
 
   const SAMPLES: Record<string, Sample> = {
     "/api/auth/callback/credentials": {
       handler: async () => (await import("@/app/api/auth/callback/credentials/route")).POST,
-      request: (address) => post("/api/auth/callback/credentials", address, "application/x-www-form-urlencoded", form),
+      // With the CSRF cookie and token a browser has: the CSRF check comes before the username's row.
+      request: async (address) => {
+        const { csrfToken, cookie } = await csrfFor(address);
+        const body = new URLSearchParams({ csrfToken, email: EMAIL, password: "x", altcha: "", json: "true" }).toString();
+        return post("/api/auth/callback/credentials", address, "application/x-www-form-urlencoded", body, { cookie });
+      },
     },
     "/api/register": {
       handler: async () => (await import("@/app/api/register/route")).POST,
@@ -136,7 +147,7 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     },
     "/api/email/verify": {
       handler: async () => (await import("@/app/api/email/verify/route")).POST,
-      request: (address) => post("/api/email/verify", address, "application/json", '{"token":"x"}'),
+      request: (address) => post("/api/email/verify", address, "application/json", JSON.stringify({ token: verifyLink, password: "x" })),
     },
     "/api/unlock": {
       handler: async () => (await import("@/app/api/unlock/route")).POST,
@@ -155,7 +166,7 @@ describe("every route applies its rows of ROUTE_RULES", () => {
       case "addressAndRoute":
         return [address, path];
       case "addressAndUsername":
-        return [address, EMAIL];
+        return [address, path === "/api/email/verify" ? UNCONFIRMED : EMAIL];
       case "user":
         return [userId];
     }

@@ -2,12 +2,11 @@ import { z } from "zod";
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { fieldErrors } from "@/lib/auth/credentials";
 import { endOtherSessions } from "@/lib/auth/end-sessions";
-import { renewBrowserSession } from "@/lib/auth/renew-session";
-import { admitSignIn, checkPassword, noticeOrigin } from "@/lib/auth/sign-in";
+import { openSession } from "@/lib/auth/browser-session";
+import { noticeOrigin, signInWithPassword } from "@/lib/auth/sign-in";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { busy } from "@/lib/http/refusals";
-import { accept, refuse } from "@/lib/http/refused";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { isCommonPassword } from "@/lib/password/common-passwords";
@@ -38,33 +37,31 @@ const changeSchema = z.object({
  */
 export const POST = limited("/api/account/password", async (request, limits) => {
   const { gate, client } = limits;
-  let account: { userId: string; newPassword: string } | undefined;
-  const admitted = await admitSignIn(limits, async () => {
-    const form = await readAccountForm(request, gate);
-    if (!form.ok) return form;
-    const user = await gate.prisma.user.findUnique({ where: { id: form.session.userId }, select: { email: true } });
-    if (!user) return refuse(jsonError(401, "unauthenticated", SESSION_ENDED));
-    const input = changeSchema.safeParse(form.fields);
-    if (!input.success)
-      return refuse(jsonError(400, "invalid_input", "Check the form and try again.", { fields: fieldErrors(input.error) }));
-    const { currentPassword, newPassword, altcha } = input.data;
-    const problem =
-      passwordProblem(newPassword, { email: user.email, isCommon: isCommonPassword }) ??
-      (newPassword.normalize("NFC") === currentPassword.normalize("NFC")
-        ? { message: "Choose a password different from your current one." }
-        : null);
-    if (problem) return refuse(jsonError(400, "invalid_input", problem.message, { fields: { newPassword: problem.message } }));
-    account = { userId: form.session.userId, newPassword };
-    return accept({ value: { email: user.email, password: currentPassword, altcha, deviceToken: deviceTokenOf(request) } });
-  });
-  if (!admitted.ok || !account) return admitted.ok ? jsonError(401, "unauthenticated", "Sign in again.") : admitted.response;
+  const form = await readAccountForm(request, gate);
+  if (!form.ok) return form.response;
+  const userId = form.session.userId;
+  const user = await gate.prisma.user.findUnique({ where: { id: userId }, select: { email: true } });
+  if (!user) return jsonError(401, "unauthenticated", SESSION_ENDED);
+  const input = changeSchema.safeParse(form.fields);
+  if (!input.success) return jsonError(400, "invalid_input", "Check the form and try again.", { fields: fieldErrors(input.error) });
+  const { currentPassword, newPassword, altcha } = input.data;
+  const problem =
+    passwordProblem(newPassword, { email: user.email, isCommon: isCommonPassword }) ??
+    (newPassword.normalize("NFC") === currentPassword.normalize("NFC")
+      ? { message: "Choose a password different from your current one." }
+      : null);
+  if (problem) return jsonError(400, "invalid_input", problem.message, { fields: { newPassword: problem.message } });
 
-  const checked = await checkPassword(gate, admitted.admission);
+  const checked = await signInWithPassword(
+    limits,
+    { email: user.email, password: currentPassword, deviceToken: deviceTokenOf(request) },
+    { altcha },
+  );
   if (!checked.ok) return checked.refusal ?? json(401, { error: "invalid_credentials", message: "Your current password is not right." });
-  if (checked.user.id !== account.userId) return jsonError(401, "unauthenticated", "Sign in again.");
+  if (checked.user.id !== userId) return jsonError(401, "unauthenticated", "Sign in again.");
 
   const passwordHash = await gate.hashBudget.run(
-    () => hashPassword(account!.newPassword.normalize("NFC"), gate.argon2),
+    () => hashPassword(newPassword.normalize("NFC"), gate.argon2),
     () => null,
   );
   if (!passwordHash) return busy();
@@ -73,30 +70,30 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   // and refresh family made under the old password is dead, including one that a sign-in already
   // in flight with the old password writes afterwards. The revocations below only tidy up.
   const { credentialGeneration } = await gate.prisma.user.update({
-    where: { id: account.userId },
+    where: { id: userId },
     data: { passwordHash, credentialGeneration: { increment: 1 } },
     select: { credentialGeneration: true },
   });
   // This browser's session ends too, and is renewed under a new id below.
-  const ended = await endOtherSessions(gate, account.userId, null, nowMs);
-  const usernameKey = gate.usernameKey(admitted.admission.email);
+  const ended = await endOtherSessions(gate, userId, null, nowMs);
+  const usernameKey = gate.usernameKey(user.email);
   const devices = await gate.devices.forgetAll(usernameKey);
   const device = await gate.devices.issue(usernameKey, nowMs);
-  // The new session takes the id the admission chose, which the "signed in" event already names.
-  const sessionId = admitted.admission.sessionId;
-  const sessionCookie = await renewBrowserSession(
+  // The new session takes the id the password check chose, which the "signed in" event already names.
+  const sessionId = checked.sessionId;
+  const sessionCookie = await openSession(
     gate,
-    { id: account.userId, email: admitted.admission.email, credentialGeneration },
+    { id: userId, email: user.email, credentialGeneration },
     client,
     request.headers.get("user-agent"),
     sessionId,
   );
-  await gate.events.accountChanged(account.userId, "password_changed", client, {
+  await gate.events.accountChanged(userId, "password_changed", client, {
     browser: browserLabel(request.headers.get("user-agent")),
     sessionId,
   });
-  gate.recovery.notice("password_changed", { id: account.userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
-  log().info({ event: "password_changed", userId: account.userId, ...ended, devicesForgotten: devices });
+  gate.recovery.notice("password_changed", { id: userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
+  log().info({ event: "password_changed", userId: userId, ...ended, devicesForgotten: devices });
   const response = backToAccount("password_changed");
   response.headers.append("Set-Cookie", sessionCookie);
   return setDeviceCookie(response, device.token, device.expiresAtMs, nowMs);

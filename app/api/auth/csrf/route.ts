@@ -1,4 +1,4 @@
-import { callNextAuth } from "@/lib/auth/next-auth-call";
+import { callNextAuth } from "@/lib/auth/next-auth/call";
 import { limited } from "@/lib/http/limited";
 
 export const dynamic = "force-dynamic";

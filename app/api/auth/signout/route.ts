@@ -1,37 +1,43 @@
 import { fieldErrors, signOutSchema } from "@/lib/auth/credentials";
-import { callNextAuth } from "@/lib/auth/next-auth-call";
+import { clearedSessionCookie, cookieJar, csrfVerified, sessionClaimsOfCookies } from "@/lib/auth/next-auth/cookies";
 import { readForm } from "@/lib/http/body";
 import { safeCallbackPath } from "@/lib/http/callback-url";
 import { limited } from "@/lib/http/limited";
 import { csrfRefused, signOutUnavailable } from "@/lib/http/refusals";
-import { jsonError } from "@/lib/http/responses";
+import { json, jsonError } from "@/lib/http/responses";
+import { log } from "@/lib/log/logger";
 
 export const dynamic = "force-dynamic";
 
-/** Sign-out: the same single parse as sign-in, then next-auth's CSRF check and cookie clearing. */
-export const POST = limited("/api/auth/signout", async (request, limits) => {
-  const form = await readForm(request, limits.gate.config.MAX_BODY_BYTES);
+/**
+ * Sign-out: the same single parse as sign-in and next-auth's CSRF double-submit check, then the
+ * session record is ended and only then the cookie cleared. A record that could not be ended is a
+ * 503 that keeps the cookie: a sign-out that looked done while the record stayed live would let a
+ * copy of the cookie live on. With `json=true` the answer is `{ url }`, else a redirect (the
+ * no-script form).
+ */
+export const POST = limited("/api/auth/signout", async (request, { gate }) => {
+  const form = await readForm(request, gate.config.MAX_BODY_BYTES);
   if (!form.ok) return form.response;
   const input = signOutSchema.safeParse(form.value);
   if (!input.success) return jsonError(400, "invalid_input", "Reload the page and try again.", { fields: fieldErrors(input.error) });
-  const { csrfToken, callbackUrl, json } = input.data;
-  const scope = { revokeFailed: false };
-  const result = await limits.gate.signOuts.run(scope, () =>
-    callNextAuth(limits.gate, request, ["signout"], { csrfToken, callbackUrl: safeCallbackPath(callbackUrl), ...(json ? { json } : {}) }),
-  );
-  // The session record could not be ended: say so and keep the cookie (result is dropped), so
-  // the user can try again rather than leave a live session behind a cleared cookie.
-  if (scope.revokeFailed) return signOutUnavailable();
-  // next-auth answers a failed CSRF check by pointing at its own sign-out page, which the app
-  // does not serve; say what happened instead.
-  const target =
-    result.headers.get("location") ??
-    (
-      (await result
-        .clone()
-        .json()
-        .catch(() => ({}))) as { url?: string }
-    ).url ??
-    "";
-  return target.includes("csrf=true") ? csrfRefused() : result;
+  const { csrfToken, callbackUrl, json: wantsJson } = input.data;
+  const cookies = cookieJar(request.cookies);
+  if (!csrfVerified(gate.config, cookies, csrfToken)) return csrfRefused();
+
+  const claims = await sessionClaimsOfCookies(gate.config, cookies);
+  if (typeof claims?.sub === "string" && typeof claims.sid === "string") {
+    try {
+      await gate.sessions.revoke(claims.sub, claims.sid, gate.clock());
+    } catch (error) {
+      log().error({ event: "session_revoke_failed", err: error instanceof Error ? error.message : String(error) });
+      return signOutUnavailable();
+    }
+  }
+  const target = safeCallbackPath(callbackUrl);
+  const response = wantsJson
+    ? json(200, { url: target })
+    : new Response(null, { status: 302, headers: { Location: target, "Cache-Control": "no-store" } });
+  response.headers.append("Set-Cookie", clearedSessionCookie(gate.config));
+  return response;
 });

@@ -1,12 +1,12 @@
 import { z } from "zod";
+import { signedInBrowser } from "@/lib/auth/browser-session";
+import { signInWithPassword } from "@/lib/auth/sign-in";
+import { safeCallbackPath } from "@/lib/http/callback-url";
+import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
-import { busy } from "@/lib/http/refusals";
-import { json, jsonError } from "@/lib/http/responses";
-import { log } from "@/lib/log/logger";
+import { jsonError } from "@/lib/http/responses";
 import { PASSWORD_MAX_LENGTH } from "@/lib/password/rules";
-import { invalidLink, linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
-import { browserLabel } from "@/lib/sessions/browser-label";
-import { verifyCredentials } from "@/lib/users/accounts";
+import { linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
 
 export const dynamic = "force-dynamic";
 
@@ -15,35 +15,37 @@ const verifySchema = linkSchema({
     .string({ error: "Enter the password you chose." })
     .min(1, "Enter the password you chose.")
     .max(PASSWORD_MAX_LENGTH * 4),
+  callbackUrl: z.string().max(2048).optional(),
 });
+
+const NOT_THE_PASSWORD = "That is not the password this account was created with. If you did not create it, ignore the email.";
 
 /**
  * Confirms an account's address from its emailed link (a POST from the link's page: mail scanners
- * open links), with the password the account was registered with. The mailbox alone is not
- * enough: otherwise someone who registered another person's address could have that person
- * confirm an account whose password they chose (account pre-hijacking). A wrong password does
- * not spend the link; the person who registered types it again.
+ * open links), with the password the account was registered with, and signs its owner in: one
+ * step. The mailbox alone is not enough: otherwise someone who registered another person's
+ * address could have that person confirm an account whose password they chose (account
+ * pre-hijacking). The password goes through the sign-in corridor (per-username limit, lockout,
+ * hash budget, Argon2id); the link stands in for the ALTCHA. A wrong password does not spend the
+ * link and counts toward the lockout like any other.
  */
 export const POST = limited("/api/email/verify", async (request, limits) => {
-  const { gate, client } = limits;
+  const { gate } = limits;
   const link = await readLinkRequest(request, gate, "verify_email", verifySchema);
   if (!link.ok) return link.response;
-  const matches = await gate.hashBudget.run(
-    async () => (await verifyCredentials(gate.prisma, { email: link.token.email, password: link.fields.password }, gate.argon2)) !== null,
-    () => null,
+  const { token } = link;
+
+  const outcome = await signInWithPassword(
+    limits,
+    { email: token.email, password: link.fields.password, deviceToken: deviceTokenOf(request) },
+    { confirms: { linkId: token.id, userId: token.userId } },
   );
-  if (matches === null) return busy();
-  if (!matches) {
-    const message = "That is not the password this account was created with. If you did not create it, ignore the email.";
-    return jsonError(400, "invalid_input", message, { fields: { password: message } });
-  }
-  const nowMs = gate.clock();
-  if (!(await gate.emailTokens.use(link.token.id, nowMs))) return invalidLink();
-  await gate.prisma.user.updateMany({
-    where: { id: link.token.userId, emailVerifiedAt: null },
-    data: { emailVerifiedAt: new Date(nowMs) },
+  if (!outcome.ok) return outcome.refusal ?? jsonError(400, "invalid_input", NOT_THE_PASSWORD, { fields: { password: NOT_THE_PASSWORD } });
+
+  return signedInBrowser(gate, outcome, limits.client, limits.userAgent, {
+    status: "email_verified",
+    message: "Your email address is confirmed, and you are signed in.",
+    email: token.email,
+    redirectTo: safeCallbackPath(link.fields.callbackUrl, "/account"),
   });
-  await gate.events.accountChanged(link.token.userId, "email_verified", client, { browser: browserLabel(limits.userAgent) });
-  log().info({ event: "email_verified", userId: link.token.userId });
-  return json(200, { status: "email_verified", message: "Your email address is confirmed. You can sign in now.", email: link.token.email });
 });

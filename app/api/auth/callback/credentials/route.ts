@@ -1,64 +1,41 @@
+import { signedInBrowser } from "@/lib/auth/browser-session";
 import { browserSignInSchema, fieldErrors } from "@/lib/auth/credentials";
-import { callNextAuth } from "@/lib/auth/next-auth-call";
-import { admitSignIn } from "@/lib/auth/sign-in";
+import { cookieJar, csrfVerified } from "@/lib/auth/next-auth/cookies";
+import { signInWithPassword } from "@/lib/auth/sign-in";
 import { readForm } from "@/lib/http/body";
 import { safeCallbackPath } from "@/lib/http/callback-url";
-import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
+import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
-import { csrfRefused, unavailable } from "@/lib/http/refusals";
-import { accept, refuse } from "@/lib/http/refused";
+import { appOrigin } from "@/lib/http/same-origin";
+import { csrfRefused } from "@/lib/http/refusals";
 import { jsonError } from "@/lib/http/responses";
-import { log } from "@/lib/log/logger";
-import { ENTER_EMAIL_AND_PASSWORD } from "@/lib/ui/messages";
+import { ENTER_EMAIL_AND_PASSWORD, INCORRECT_CREDENTIALS } from "@/lib/ui/messages";
 
 export const dynamic = "force-dynamic";
 
 /**
- * Browser sign-in, cheapest layer first: the per-address limit (the wrapper, before the body),
- * one parse of the form, the per-username limit, ALTCHA, the known-device cookie and the lockout
- * (admitSignIn); then
- * next-auth, whose authorize() runs checkPassword with this request's admission: the hash
- * budget, the lockout again, and Argon2id. A refusal from inside is answered as JSON here.
+ * Browser sign-in, the whole corridor: the per-address limit (the wrapper, before the body), one
+ * parse of the form, next-auth's CSRF double-submit check, then signInWithPassword (per-username
+ * limit, known device, ALTCHA, lockout, hash budget, Argon2id), then the session. Every answer is
+ * JSON: 200 `{ url }` with the session and device cookies, 401 for any wrong email or password,
+ * 400/429/503 for the refusals.
  */
 export const POST = limited("/api/auth/callback/credentials", async (request, limits) => {
-  const admitted = await admitSignIn(limits, async () => {
-    const form = await readForm(request, limits.gate.config.MAX_BODY_BYTES);
-    if (!form.ok) return form;
-    const input = browserSignInSchema.safeParse(form.value);
-    if (!input.success) return refuse(jsonError(400, "invalid_input", ENTER_EMAIL_AND_PASSWORD, { fields: fieldErrors(input.error) }));
-    return accept({ value: { ...input.data, deviceToken: deviceTokenOf(request) } });
-  });
-  if (!admitted.ok) return admitted.response;
-
-  const { value, admission } = admitted;
-  // next-auth sees exactly the admitted fields, rebuilt: one parse, one truth.
-  const canonical: Record<string, string> = {
-    csrfToken: value.csrfToken,
-    email: admission.email,
-    password: admission.password,
-    callbackUrl: safeCallbackPath(value.callbackUrl),
-    ...(value.json ? { json: value.json } : {}),
-  };
-  let carried;
-  try {
-    carried = await limits.gate.admissions.carry(admission, () =>
-      callNextAuth(limits.gate, request, ["callback", "credentials"], canonical),
-    );
-  } catch (error) {
-    // next-auth lets an error from the jwt callback through: the session record could not be written.
-    log().error({ event: "session_start_failed", err: error instanceof Error ? error.message : String(error) });
-    if (admission.device) await limits.gate.devices.release(admission.device.id).catch(() => {});
-    return unavailable();
-  }
-  const { result, outcome } = carried;
-  // authorize() never ran: next-auth's CSRF check refused (its answer would read as a success).
-  if (!outcome) {
-    if (admission.device) await limits.gate.devices.release(admission.device.id);
+  const { gate } = limits;
+  const form = await readForm(request, gate.config.MAX_BODY_BYTES);
+  if (!form.ok) return form.response;
+  const input = browserSignInSchema.safeParse(form.value);
+  if (!input.success) return jsonError(400, "invalid_input", ENTER_EMAIL_AND_PASSWORD, { fields: fieldErrors(input.error) });
+  const { email, password, altcha, csrfToken, callbackUrl } = input.data;
+  // Before any lookup: a cross-site form cannot know the token in this browser's cookie.
+  if (!csrfVerified(gate.config, cookieJar(request.cookies), csrfToken)) {
     return csrfRefused();
   }
-  if (!outcome.ok) return outcome.refusal ?? result;
-  // The password was right but no session record could be made (the jwt callback failed): no cookie, say so.
-  if (!result.headers.getSetCookie().some((cookie) => /session-token=[^;]+/.test(cookie))) return unavailable();
-  // Signed in: this browser is now a known device of this account (OWASP device cookie).
-  return setDeviceCookie(result, outcome.device.token, outcome.device.expiresAtMs, limits.gate.clock());
+
+  const outcome = await signInWithPassword(limits, { email, password, deviceToken: deviceTokenOf(request) }, { altcha });
+  if (!outcome.ok) return outcome.refusal ?? jsonError(401, "invalid_credentials", INCORRECT_CREDENTIALS);
+
+  return signedInBrowser(gate, outcome, limits.client, limits.userAgent, {
+    url: new URL(safeCallbackPath(callbackUrl), appOrigin(gate.config.NEXTAUTH_URL)).toString(),
+  });
 });

@@ -1,9 +1,8 @@
 import { apiSignInSchema, fieldErrors } from "@/lib/auth/credentials";
-import { admitSignIn, checkPassword } from "@/lib/auth/sign-in";
+import { signInWithPassword } from "@/lib/auth/sign-in";
 import { readJson } from "@/lib/http/body";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
-import { accept, refuse } from "@/lib/http/refused";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { tokenPair } from "@/lib/http/token-response";
@@ -19,25 +18,23 @@ export const dynamic = "force-dynamic";
 const INVALID_CREDENTIALS = { error: "invalid_credentials", message: INCORRECT_CREDENTIALS } as const;
 
 /**
- * Password sign-in for API clients: the browser's pipeline (per-address and per-username limits,
- * ALTCHA, the shared username lockout, then checkPassword: the hash budget, the lockout again and
- * Argon2id) behind a sliding-window limit per client address and path. A known device sends the
+ * Password sign-in for API clients: one parse of the JSON body, then the browser's corridor
+ * (signInWithPassword: per-username limit, ALTCHA, the shared username lockout, the hash budget,
+ * the lockout again and Argon2id) behind a sliding-window limit per client address and path. A known device sends the
  * `device_token` from its last sign-in (or the browser's device cookie) and gets a new one. Only JSON is read: a
  * cross-site form cannot send it without a CORS preflight.
  */
 export const POST = limited("/api/v1/authentication/token", async (request, limits) => {
   const { gate, client } = limits;
-  const admitted = await admitSignIn(limits, async () => {
-    const body = await readJson(request, gate.config.MAX_BODY_BYTES);
-    if (!body.ok) return body;
-    const input = apiSignInSchema.safeParse(body.value);
-    if (!input.success) return refuse(jsonError(400, "invalid_input", ENTER_EMAIL_AND_PASSWORD, { fields: fieldErrors(input.error) }));
-    // An app keeps its device token in the body; a browser calling the API sends its cookie.
-    return accept({ value: { ...input.data, deviceToken: input.data.device_token ?? deviceTokenOf(request) } });
-  });
-  if (!admitted.ok) return admitted.response;
+  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+  if (!body.ok) return body.response;
+  const input = apiSignInSchema.safeParse(body.value);
+  if (!input.success) return jsonError(400, "invalid_input", ENTER_EMAIL_AND_PASSWORD, { fields: fieldErrors(input.error) });
+  const { email, password, altcha, device_token } = input.data;
+  // An app keeps its device token in the body; a browser calling the API sends its cookie.
+  const deviceToken = device_token ?? deviceTokenOf(request);
 
-  const checked = await checkPassword(gate, admitted.admission);
+  const checked = await signInWithPassword(limits, { email, password, deviceToken }, { altcha });
   if (!checked.ok) return checked.refusal ?? json(401, INVALID_CREDENTIALS);
   const { user } = checked;
 
@@ -54,7 +51,7 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
   log().info({ event: "api_tokens_issued", userId: user.id, familyId: refresh.familyId });
   const response = tokenPair(access.token, refresh.token, gate.config, { device_token: checked.device.token });
   // A browser that sent its cookie keeps its place in the owner's lane: the old one is now revoked.
-  return admitted.value.device_token === undefined && deviceTokenOf(request) !== undefined
+  return device_token === undefined && deviceTokenOf(request) !== undefined
     ? setDeviceCookie(response, checked.device.token, checked.device.expiresAtMs, nowMs)
     : response;
 });

@@ -1,10 +1,11 @@
 import NextAuth from "next-auth";
 import type { NextRequest } from "next/server";
-import type { Gatehouse } from "./gatehouse";
+import type { Gatehouse } from "../gatehouse";
+import { cookieJar } from "./cookies";
 import { authOptions } from "./options";
 
-/** The next-auth actions the app uses; every other /api/auth path has no handler (404). */
-export type NextAuthAction = ["csrf"] | ["session"] | ["signout"] | ["callback", "credentials"];
+/** The next-auth actions the app hands to next-auth; sign-in and sign-out are its own routes, every other /api/auth path a 404. */
+export type NextAuthAction = ["csrf"] | ["session"];
 
 /**
  * Collects what next-auth's Node-style handler writes (status, headers, Set-Cookie, body), then
@@ -62,7 +63,7 @@ export async function callNextAuth(
     method: request.method,
     query: { nextauth: action },
     body,
-    cookies: Object.fromEntries(request.cookies.getAll().map((cookie) => [cookie.name, cookie.value])),
+    cookies: cookieJar(request.cookies),
     headers: Object.fromEntries(request.headers),
   };
   await NextAuth(req as never, collected as never, authOptions(gate));

@@ -1,0 +1,49 @@
+import type { NextAuthOptions } from "next-auth";
+import { safeRedirect } from "@/lib/http/callback-url";
+import { log } from "@/lib/log/logger";
+import { liveSession, SessionEnded } from "../browser-session";
+import type { Gatehouse } from "../gatehouse";
+import { nextAuthCookies } from "./cookies";
+
+/**
+ * next-auth's options for one Gatehouse: its secret, its session lifetime, the cookie names of
+ * ./cookies.ts, and no provider at all. Sign-in and sign-out are Gatehouse's own routes, which
+ * write and clear the same cookie next-auth reads; next-auth answers only `csrf` and `session`,
+ * so no next-auth code path can verify a password or start a session.
+ */
+export function authOptions(gate: Gatehouse): NextAuthOptions {
+  const { config } = gate;
+  return {
+    secret: config.NEXTAUTH_SECRET,
+    session: { strategy: "jwt", maxAge: config.SESSION_MAX_AGE_SECONDS },
+    cookies: nextAuthCookies(config),
+    pages: { signIn: "/sign-in", error: "/sign-in" },
+    logger: {
+      // A dead session is an answer (an empty session), not an error; liveSession logged why.
+      error: (code, metadata) => {
+        if ((metadata as { name?: unknown } | undefined)?.name !== "SessionEnded") log().error({ event: "nextauth_error", code });
+      },
+      warn: (code) => log().warn({ event: "nextauth_warning", code }),
+      debug: () => {},
+    },
+    providers: [],
+    callbacks: {
+      redirect: ({ url, baseUrl }) => safeRedirect(url, baseUrl),
+      /**
+       * Every read of a session (GET /api/auth/session): the server record decides
+       * (liveSession), and a dead one ends here with an empty session and a cleared cookie.
+       * next-auth never starts a session here: it has no provider that could sign anyone in.
+       */
+      async jwt({ token, trigger }) {
+        if (trigger) throw new SessionEnded(`unexpected_${trigger}`);
+        const live = await liveSession(gate, token);
+        if (!live) throw new SessionEnded("dead");
+        return token;
+      },
+      session({ session, token }) {
+        if (session.user && token.sub) session.user.id = token.sub;
+        return session;
+      },
+    },
+  };
+}

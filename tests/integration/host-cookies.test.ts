@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { browserSignIn, browserSignOut, createAccount, csrfFor, sessionPairOf, sessionWith } from "../helpers/browser";
+import { freshPglite, type TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
+import { announcePeerHeader } from "../helpers/peer";
+
+const PASSWORD = "the right passphrase";
+
+/**
+ * Under an https NEXTAUTH_URL every next-auth cookie is __Host- (Secure, Path=/, no Domain), and
+ * the cookie the sign-in route writes is the one the session, CSRF and sign-out routes read.
+ */
+describe("cookies under an https NEXTAUTH_URL", () => {
+  let database: TestDatabase;
+  let gate: import("@/lib/auth/gatehouse").Gatehouse;
+
+  beforeAll(async () => {
+    announcePeerHeader();
+    database = await freshPglite();
+    gate = await servedGatehouse(database.url, { NEXTAUTH_URL: "https://login.example.com" });
+    await createAccount(gate, "host@example.com", PASSWORD);
+  });
+
+  afterAll(async () => {
+    await closeServed(gate);
+    await database?.dispose();
+  });
+
+  it("sets the CSRF, session and callback names with __Host- and nothing a sibling subdomain could shadow", async () => {
+    const { cookie } = await csrfFor();
+    expect(cookie).toMatch(/^__Host-next-auth\.csrf-token=/);
+    const res = await browserSignIn("host@example.com", PASSWORD);
+    expect(res.status).toBe(200);
+    const session = res.headers.getSetCookie().find((value) => value.includes("session-token="))!;
+    expect(session).toMatch(/^__Host-next-auth\.session-token=[^;]+; Path=\/;/);
+    expect(session).toContain("; Secure");
+    expect(session).not.toMatch(/Domain=/i);
+    for (const value of res.headers.getSetCookie()) expect(value).not.toMatch(/^__Secure-/);
+
+    const pair = sessionPairOf(res)!;
+    expect((await sessionWith(pair)).body).toMatchObject({ user: { email: "host@example.com" } });
+    // The plain name is not read under https: a cookie planted without the prefix is no session.
+    expect((await sessionWith(pair.replace(/^__Host-/, ""))).body).toEqual({});
+
+    const out = await browserSignOut(pair);
+    expect(out.status).toBe(200);
+    expect(out.headers.getSetCookie().some((value) => /^__Host-next-auth\.session-token=;/.test(value))).toBe(true);
+    expect((await sessionWith(pair)).body).toEqual({});
+  });
+});
