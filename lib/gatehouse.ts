@@ -35,6 +35,8 @@ import type { Mailer } from "@/lib/mail/types";
 import { prismaEmailTokens, type EmailTokens } from "@/lib/recovery/email-tokens";
 import { linkOutlivesQuota } from "@/lib/recovery/quota";
 import { Recovery } from "@/lib/recovery/recovery";
+import { prismaPasskeys, type Passkeys } from "@/lib/passkeys/store";
+import { relyingParty, type PasskeySettings } from "@/lib/passkeys/webauthn";
 
 /** Every protection layer and the database they share, built from one configuration. */
 export type Gatehouse = {
@@ -78,6 +80,9 @@ export type Gatehouse = {
   emailTokens: EmailTokens;
   /** Everything that emails an account's owner: verification, reset and unlock links, notices. */
   recovery: Recovery;
+  passkeys: Passkeys;
+  /** The relying party and the challenges of every WebAuthn ceremony (single-use through `replays`). */
+  passkeySettings: PasskeySettings;
   /**
    * Finishes background work, sends what the mail queue holds (within SHUTDOWN_GRACE_MS), closes
    * the limiter and replay stores, then the database; a second call waits for the first.
@@ -336,6 +341,13 @@ export async function createGatehouse(config: AppConfig, database: Database): Pr
     mailer,
     emailTokens,
     recovery,
+    passkeys: prismaPasskeys(prisma),
+    passkeySettings: {
+      rp: relyingParty(appOrigin(config.NEXTAUTH_URL), "Gatehouse"),
+      challengeSecret: config.passkeyChallengeSecret,
+      challengeLifetimeMs: 5 * 60_000,
+      replays: backend.replays,
+    },
     close: () =>
       (closing ??= (async () => {
         try {

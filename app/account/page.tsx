@@ -29,6 +29,10 @@ const LABELS: Record<SecurityEventKind, string> = {
   password_reset: "Password reset from an emailed link (every session signed out)",
   unlock_link_used: "A browser let past a sign-in pause by an emailed link",
   refresh_token_reused: "API session ended: its refresh token was used twice (a copy may exist)",
+  passkey_added: "Passkey added",
+  passkey_removed: "Passkey removed",
+  passkey_counter_regressed: "Passkey sign-in refused: the key's use count went backwards (it may have been copied)",
+  admin_passkey_removed: "Passkey removed by an administrator",
 };
 
 export default async function AccountPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {

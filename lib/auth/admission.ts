@@ -27,7 +27,7 @@ export type SignInAdmission = Readonly<{
  * The password check's answer: a user, the device token that now identifies their client and the
  * session id chosen for them, or a refusal to send as it is (null: the generic 401).
  */
-export type PasswordOutcome =
+export type SignInOutcome =
   | { ok: true; user: VerifiedUser; device: { token: string; expiresAtMs: number }; sessionId: string }
   | { ok: false; refusal: Response | null };
 

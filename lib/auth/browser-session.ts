@@ -4,7 +4,7 @@ import { truncateAddress } from "@/lib/events/security-events";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { judgeSession, sessionExpiresAtMs } from "@/lib/sessions/rules";
 import type { Gatehouse } from "./gatehouse";
-import type { PasswordOutcome } from "./admission";
+import type { SignInOutcome } from "./admission";
 import { setDeviceCookie } from "@/lib/http/device-cookie";
 import { unavailable } from "@/lib/http/refusals";
 import { json } from "@/lib/http/responses";
@@ -57,7 +57,7 @@ export async function openSession(
  */
 export async function signedInBrowser(
   gate: Gatehouse,
-  outcome: Extract<PasswordOutcome, { ok: true }>,
+  outcome: Extract<SignInOutcome, { ok: true }>,
   client: ClientAddress,
   userAgent: string | null,
   body: unknown,

@@ -12,7 +12,7 @@ import type { KnownDevice } from "@/lib/devices/known-devices";
 import type { Lane } from "@/lib/password/hash-budget";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { confirmAddress, recordFirstSignIn, verifyCredentials } from "@/lib/users/accounts";
-import type { PasswordOutcome, SignInAdmission } from "./admission";
+import type { SignInOutcome, SignInAdmission } from "./admission";
 import type { Gatehouse } from "./gatehouse";
 
 /** What a password sign-in read, once, from its request: the normalised email, the password and the device token sent. */
@@ -24,7 +24,7 @@ export type PasswordAttempt = { email: string; password: string; deviceToken?: s
  */
 export type Proof = { altcha: string | undefined } | { confirms: { linkId: string; userId: string } };
 
-export type { PasswordOutcome };
+export type { SignInOutcome };
 
 /**
  * Whose failures an attempt counts toward and what refuses it: a known device has its own lock
@@ -40,7 +40,7 @@ function subjectOf(gate: Gatehouse, admission: Pick<SignInAdmission, "email" | "
   return { lane: "untrusted", key: gate.usernameKey(admission.email), policy: gate.lockoutPolicy, refuse: untrustedLocked };
 }
 
-const refused = (response: Response): PasswordOutcome => ({ ok: false, refusal: response });
+const refused = (response: Response): SignInOutcome => ({ ok: false, refusal: response });
 
 /**
  * A password sign-in, top to bottom, for every route that takes a password (the browser sign-in,
@@ -52,7 +52,7 @@ const refused = (response: Response): PasswordOutcome => ({ ok: false, refusal: 
  * The outcome comes back as a value: a user and a new device token, or the refusal to send (null:
  * the route's generic "wrong email or password"). The route then starts the session its way.
  */
-export async function signInWithPassword(limits: RouteLimits, attempt: PasswordAttempt, proof: Proof): Promise<PasswordOutcome> {
+export async function signInWithPassword(limits: RouteLimits, attempt: PasswordAttempt, proof: Proof): Promise<SignInOutcome> {
   const { gate, client } = limits;
   const { email, password, deviceToken } = attempt;
 
@@ -125,12 +125,12 @@ async function claimLane(limits: RouteLimits, email: string, device: KnownDevice
  * before the verification, so parallel guesses cannot all pass a check none has counted yet),
  * then verifies. A success issues a new device token in place of the old one.
  */
-export async function checkPassword(gate: Gatehouse, admission: SignInAdmission): Promise<PasswordOutcome> {
+export async function checkPassword(gate: Gatehouse, admission: SignInAdmission): Promise<SignInOutcome> {
   if (!gate.admissions.take(admission)) {
     log().error({ event: "password_check_refused", reason: "no_admission" });
     return { ok: false, refusal: null };
   }
-  let outcome: PasswordOutcome | undefined;
+  let outcome: SignInOutcome | undefined;
   try {
     outcome = await checkAdmitted(gate, admission);
   } catch (error) {
@@ -143,12 +143,12 @@ export async function checkPassword(gate: Gatehouse, admission: SignInAdmission)
   return outcome;
 }
 
-async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promise<PasswordOutcome> {
+async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promise<SignInOutcome> {
   const { email, password, client, device, route, confirms } = admission;
   const browser = browserLabel(admission.userAgent);
   const subject = subjectOf(gate, admission);
   return gate.hashBudget.run(
-    async (): Promise<PasswordOutcome> => {
+    async (): Promise<SignInOutcome> => {
       const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy);
       if (!attempt.allowed) {
         logSecurity(gate, { route, outcome: "locked", client, email, detail: subject.lane });
@@ -224,7 +224,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         sessionId: admission.sessionId,
       };
     },
-    (): PasswordOutcome => {
+    (): SignInOutcome => {
       logSecurity(gate, { route, outcome: "busy", client, email, detail: subject.lane });
       return { ok: false, refusal: busy() };
     },

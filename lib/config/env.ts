@@ -278,6 +278,8 @@ type Derived = {
   refreshTokenTtlSeconds: number;
   /** A refresh family's absolute lifetime from its sign-in. */
   refreshFamilyLifetimeMs: number;
+  /** The key that signs WebAuthn challenges (derived from NEXTAUTH_SECRET for this purpose only). */
+  passkeyChallengeSecret: string;
 };
 
 export type AppConfig = Omit<z.infer<typeof schema>, Secrets | "HASH_TRUSTED_SLOTS"> &
@@ -340,6 +342,7 @@ export function parseConfig(env: Record<string, string | undefined>, options: { 
     ALTCHA_HMAC_SECRET: result.data.ALTCHA_HMAC_SECRET ?? derive(sessionSecret, "altcha"),
     API_TOKEN_SECRET: result.data.API_TOKEN_SECRET ?? derive(sessionSecret, "api-access-tokens"),
     DEVICE_COOKIE_SECRET: result.data.DEVICE_COOKIE_SECRET ?? derive(sessionSecret, "device-cookies"),
+    passkeyChallengeSecret: derive(sessionSecret, "passkey-challenges"),
     HASH_TRUSTED_SLOTS: result.data.HASH_TRUSTED_SLOTS ?? (result.data.HASH_CONCURRENCY >= 2 ? 1 : 0),
   };
 }

@@ -14,7 +14,11 @@ export type AccountChangeKind =
   | "email_verified"
   | "password_reset"
   | "unlock_link_used"
-  | "refresh_token_reused";
+  | "refresh_token_reused"
+  | "passkey_added"
+  | "passkey_removed"
+  | "passkey_counter_regressed"
+  | "admin_passkey_removed";
 
 export type SecurityEventKind =
   | "sign_in_failed"

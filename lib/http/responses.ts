@@ -16,7 +16,9 @@ export type ErrorCode =
   | "invalid_credentials"
   | "misconfigured"
   | "csrf_invalid"
-  | "unavailable";
+  | "unavailable"
+  | "reauthentication_required"
+  | "passkey_invalid";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 

@@ -36,6 +36,24 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     limits: SIGN_IN,
     refusal: "browser",
   },
+  // The passkey: the owner's door. The sign-in's address limit and its own; no lockout, no hashing.
+  {
+    path: "/api/auth/passkey/options",
+    method: "POST",
+    file: "app/api/auth/passkey/options/route.ts",
+    limits: [{ policy: "passkeyOptions", key: "address" }],
+    refusal: "browser",
+  },
+  {
+    path: "/api/auth/passkey",
+    method: "POST",
+    file: "app/api/auth/passkey/route.ts",
+    limits: [
+      { policy: "signInAddress", key: "address" },
+      { policy: "passkeySignIn", key: "address" },
+    ],
+    refusal: "browser",
+  },
   { path: "/api/auth/csrf", file: "app/api/auth/csrf/route.ts", unlimited: "issues a CSRF token and cookie: no lookup, no hashing" },
   {
     path: "/api/auth/session",
@@ -124,6 +142,14 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   },
   // Change password: the current password goes through the sign-in limits (then ALTCHA, lockout, hash budget).
   { path: "/api/account/password", method: "POST", file: "app/api/account/password/route.ts", limits: SIGN_IN, refusal: "browser" },
+  // "Confirm it's you" with the password: the sign-in's limits, then ALTCHA, lockout, hash budget.
+  {
+    path: "/api/account/reauthenticate",
+    method: "POST",
+    file: "app/api/account/reauthenticate/route.ts",
+    limits: SIGN_IN,
+    refusal: "browser",
+  },
   // The account page's forms: cheap writes, per user, behind a live session and a form token.
   {
     path: "/api/account/sessions/revoke",
@@ -139,6 +165,23 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     limits: [{ policy: "accountChanges", key: "user" }],
     refusal: "api",
   },
+  // Passkeys on the account page: per user, behind a live session and a form token; adding and
+  // removing also need a fresh authentication.
+  ...(
+    [
+      "/api/account/passkeys/options",
+      "/api/account/passkeys",
+      "/api/account/passkeys/rename",
+      "/api/account/passkeys/remove",
+      "/api/account/reauthenticate/passkey",
+    ] as const
+  ).map((path): RouteRule => ({
+    path,
+    method: "POST",
+    file: `app${path}/route.ts`,
+    limits: [{ policy: "accountChanges", key: "user" }],
+    refusal: "api",
+  })),
   // Recovery by email: each answers alike for every address; the emailed links' tokens are the only keys.
   {
     path: "/api/password/forgot",

@@ -38,7 +38,9 @@ export type PolicyName =
   | "passwordForgotUsername"
   | "emailLinks"
   | "recoveryMail"
-  | "securityNotice";
+  | "securityNotice"
+  | "passkeyOptions"
+  | "passkeySignIn";
 
 export type Policies = Readonly<Record<PolicyName, Policy>>;
 
@@ -203,6 +205,18 @@ const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string
       "Security notices (new device, password changed or reset, session copied, lockout) per account and kind: " +
       "one alert, not one per attempt. Fails open: the sign-in limits bound them already.",
   },
+  passkeyOptions: {
+    failMode: "open",
+    description:
+      "WebAuthn challenges per client address: each costs one HMAC and nothing is stored until it is used. " +
+      "Fails open: it only protects capacity, and the sign-in it leads to is limited again.",
+  },
+  passkeySignIn: {
+    failMode: "closed",
+    description:
+      "Passkey sign-ins per client address, beside the sign-in address limit: a signature check costs little, but " +
+      "each try is counted. No lockout applies (a stranger cannot sign for the owner's passkey). Fails closed.",
+  },
 };
 
 const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
@@ -223,6 +237,8 @@ const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   emailLinks: "20/15m",
   recoveryMail: "3/1h",
   securityNotice: "1/15m,4/1d",
+  passkeyOptions: "30/1m,10/10s",
+  passkeySignIn: "20/15m",
 });
 
 /** Environment variable that overrides each policy's limit spec. */
@@ -244,6 +260,8 @@ export const policyEnvVars = Object.freeze({
   emailLinks: "RATE_LIMIT_EMAIL_LINKS",
   recoveryMail: "RATE_LIMIT_RECOVERY_MAIL",
   securityNotice: "RATE_LIMIT_SECURITY_NOTICE",
+  passkeyOptions: "RATE_LIMIT_PASSKEY_OPTIONS",
+  passkeySignIn: "RATE_LIMIT_PASSKEY_SIGN_IN",
 } as const) satisfies Readonly<Record<PolicyName, string>>;
 
 export const POLICY_NAMES = Object.keys(defaultLimitSpecs) as PolicyName[];

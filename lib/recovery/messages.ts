@@ -116,6 +116,41 @@ export const messages = {
       { text: "Sign in again in your app. If you see this often, or did not use an app, reset your password." },
       { link: { label: "Reset my password", url: forgotUrl } },
     ]),
+
+  passkeyAdded: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
+    render(to, "passkey_added", `A passkey was added to your ${APP} account`, [
+      { text: `A passkey${name ? ` named "${name}"` : ""} can now sign in to your account without its password.` },
+      { text: originLine(origin) },
+      {
+        text: "If that was you, there is nothing to do. If not, someone can sign in as you: reset your password now, then remove the passkey from your account page.",
+      },
+      { link: { label: "Reset my password", url: forgotUrl } },
+    ]),
+
+  passkeyRemoved: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
+    render(to, "passkey_removed", `A passkey was removed from your ${APP} account`, [
+      { text: `The passkey${name ? ` named "${name}"` : ""} can no longer sign in to your account.` },
+      { text: originLine(origin) },
+      { text: "If that was not you, reset your password now: that signs out every session." },
+      { link: { label: "Reset my password", url: forgotUrl } },
+    ]),
+
+  passkeyCounterRegressed: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
+    render(to, "passkey_counter_regressed", `A sign-in with one of your ${APP} passkeys was refused`, [
+      {
+        text: `A sign-in with your passkey${name ? ` "${name}"` : ""} was refused: the security key reported a use count lower than one it reported before, which happens when a key has been copied.`,
+      },
+      { text: originLine(origin) },
+      { text: "If you did not try to sign in just now, remove that passkey from your account page and reset your password." },
+      { link: { label: "Reset my password", url: forgotUrl } },
+    ]),
 };
 
-export type NoticeKind = "new_device_sign_in" | "password_changed" | "password_was_reset" | "refresh_token_reused";
+export type NoticeKind =
+  | "new_device_sign_in"
+  | "password_changed"
+  | "password_was_reset"
+  | "refresh_token_reused"
+  | "passkey_added"
+  | "passkey_removed"
+  | "passkey_counter_regressed";

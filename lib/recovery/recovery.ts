@@ -109,7 +109,7 @@ export class Recovery {
   }
 
   /** Something the owner should know happened (coalesced per account and kind). */
-  notice(kind: NoticeKind, user: { id: string } | { email: string }, origin: NoticeOrigin): void {
+  notice(kind: NoticeKind, user: { id: string } | { email: string }, origin: NoticeOrigin, detail?: string): void {
     this.deps.background.run(kind, async () => {
       const account = "email" in user ? await this.find(user.email) : await this.byId(user.id);
       if (!account) return;
@@ -119,8 +119,11 @@ export class Recovery {
         password_changed: messages.passwordChanged,
         password_was_reset: messages.passwordWasReset,
         refresh_token_reused: messages.refreshTokenReused,
+        passkey_added: messages.passkeyAdded,
+        passkey_removed: messages.passkeyRemoved,
+        passkey_counter_regressed: messages.passkeyCounterRegressed,
       }[kind];
-      await this.send("securityNotice", account, kind, async () => render(account.email, origin, forgotUrl));
+      await this.send("securityNotice", account, kind, async () => render(account.email, origin, forgotUrl, detail));
     });
   }
 

@@ -32,6 +32,10 @@ export interface BrowserSessions {
   revoke(userId: string, id: string, nowMs: number): Promise<boolean>;
   /** Ends every live session of the user but `keepId`; how many it ended. */
   revokeAllExcept(userId: string, keepId: string | null, nowMs: number): Promise<number>;
+  /** When this session of the user last proved who it is (its sign-in, or a later re-authentication); null if unknown. */
+  authenticatedAt(userId: string, id: string): Promise<number | null>;
+  /** Records a re-authentication (the password or a passkey asked again) of one of the user's live sessions. */
+  reauthenticated(userId: string, id: string, nowMs: number): Promise<boolean>;
   /** The user's sessions that are neither revoked, past their end nor seen before `seenSinceMs`, newest first. */
   listLive(userId: string, nowMs: number, seenSinceMs: number): Promise<BrowserSessionView[]>;
 }
@@ -51,10 +55,32 @@ const KEEP_DEAD_MS = 30 * 86_400_000;
 
 export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
   return {
+    async authenticatedAt(userId, id) {
+      const row = await prisma.browserSession.findFirst({ where: { id, userId, revokedAt: null }, select: { authenticatedAt: true } });
+      return row?.authenticatedAt.getTime() ?? null;
+    },
+    async reauthenticated(userId, id, nowMs) {
+      const now = new Date(nowMs);
+      const { count } = await prisma.browserSession.updateMany({
+        where: { id, userId, revokedAt: null, expiresAt: { gt: now } },
+        data: { authenticatedAt: now },
+      });
+      return count === 1;
+    },
     async create({ id = newSessionId(), userId, credentialGeneration, browser, address, nowMs, expiresAtMs }) {
       const now = new Date(nowMs);
       await prisma.browserSession.create({
-        data: { id, userId, credentialGeneration, browser, address, createdAt: now, lastSeenAt: now, expiresAt: new Date(expiresAtMs) },
+        data: {
+          id,
+          userId,
+          credentialGeneration,
+          browser,
+          address,
+          createdAt: now,
+          lastSeenAt: now,
+          authenticatedAt: now,
+          expiresAt: new Date(expiresAtMs),
+        },
       });
       // This table cleans up after itself, one user at a time: sessions long over are dropped.
       const cutoff = new Date(nowMs - KEEP_DEAD_MS);

@@ -124,6 +124,54 @@ describe("every route applies its rows of ROUTE_RULES", () => {
           "sec-fetch-site": "same-origin",
         }),
     },
+    "/api/account/reauthenticate": {
+      handler: async () => (await import("@/app/api/account/reauthenticate/route")).POST,
+      request: (address) =>
+        post(
+          "/api/account/reauthenticate",
+          address,
+          "application/x-www-form-urlencoded",
+          new URLSearchParams({ formToken, password: "x" }).toString(),
+          {
+            cookie: sessionCookie,
+            "sec-fetch-site": "same-origin",
+          },
+        ),
+    },
+    ...Object.fromEntries(
+      [
+        "/api/account/passkeys/options",
+        "/api/account/passkeys",
+        "/api/account/passkeys/rename",
+        "/api/account/passkeys/remove",
+        "/api/account/reauthenticate/passkey",
+      ].map((path): [string, Sample] => [
+        path,
+        {
+          handler: async () => ((await import(`@/app${path}/route`)) as { POST: Handler }).POST,
+          request: (address) =>
+            post(
+              path,
+              address,
+              "application/x-www-form-urlencoded",
+              new URLSearchParams({ formToken, purpose: "register", id: "x" }).toString(),
+              {
+                cookie: sessionCookie,
+                "sec-fetch-site": "same-origin",
+              },
+            ),
+        },
+      ]),
+    ),
+    "/api/auth/passkey/options": {
+      handler: async () => (await import("@/app/api/auth/passkey/options/route")).POST,
+      request: (address) => post("/api/auth/passkey/options", address, "application/json", "{}"),
+    },
+    "/api/auth/passkey": {
+      handler: async () => (await import("@/app/api/auth/passkey/route")).POST,
+      request: (address) =>
+        post("/api/auth/passkey", address, "application/json", '{"credential":null}', { "sec-fetch-site": "same-origin" }),
+    },
     "/api/v1/me": {
       handler: async () => (await import("@/app/api/v1/me/route")).GET,
       request: (address) => get("/api/v1/me", address, { authorization: `Bearer ${bearer}` }),

@@ -1,0 +1,26 @@
+import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
+import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
+import { noticeOrigin } from "@/lib/auth/sign-in";
+import { limited } from "@/lib/http/limited";
+import { json, jsonError } from "@/lib/http/responses";
+import { log } from "@/lib/log/logger";
+import { browserLabel } from "@/lib/sessions/browser-label";
+
+export const dynamic = "force-dynamic";
+
+/** Removes one of the account's passkeys: a fresh authentication first; recorded and mailed. */
+export const POST = limited("/api/account/passkeys/remove", async (request, limits) => {
+  const { gate, client } = limits;
+  const form = await readAccountForm(request, gate, (session) => limits.limit("user", session.userId));
+  if (!form.ok) return form.response;
+  const { userId, sid } = form.session;
+  const answer = form.fields.json === "true" ? "json" : "redirect";
+  const stale = await freshAuthenticationRefusal(gate, form.session, answer);
+  if (stale) return stale;
+  const name = await gate.passkeys.remove(userId, form.fields.id ?? "");
+  if (name === null) return jsonError(404, "not_found", "That passkey is not on your account.");
+  await gate.events.accountChanged(userId, "passkey_removed", client, { browser: browserLabel(limits.userAgent), sessionId: sid });
+  gate.recovery.notice("passkey_removed", { id: userId }, noticeOrigin(gate, limits), name);
+  log().info({ event: "passkey_removed", userId });
+  return answer === "json" ? json(200, { status: "passkey_removed" }) : backToAccount("passkey_removed");
+});

@@ -1,0 +1,22 @@
+/**
+ * The signature counter rule of WebAuthn (Level 3, §7.2 step 22): when either the stored or the
+ * reported count is non-zero, the reported one must be greater, or the credential may have been
+ * cloned. Synced passkeys report 0 every time and pass.
+ */
+export function counterVerdict(storedCount: number, reportedCount: number): "ok" | "regressed" {
+  if (storedCount === 0 && reportedCount === 0) return "ok";
+  return reportedCount > storedCount ? "ok" : "regressed";
+}
+
+/** A passkey's name as the owner gives it: trimmed, single-spaced, 1 to 60 characters. */
+export function passkeyName(raw: string): string | null {
+  const name = raw.normalize("NFC").replace(/\s+/g, " ").trim();
+  return name.length >= 1 && name.length <= 60 && !/[\u0000-\u001f\u007f]/.test(name) ? name : null;
+}
+
+/** ASVS 5.0 7.5.1: what changes how the account is protected needs an authentication this recent. */
+export const FRESH_AUTHENTICATION_MS = 10 * 60_000;
+
+export function isFreshAuthentication(authenticatedAtMs: number, nowMs: number, windowMs = FRESH_AUTHENTICATION_MS): boolean {
+  return nowMs - authenticatedAtMs <= windowMs && authenticatedAtMs <= nowMs + 60_000;
+}

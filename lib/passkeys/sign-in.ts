@@ -1,0 +1,81 @@
+import type { SignInOutcome } from "@/lib/auth/admission";
+import { noticeOrigin } from "@/lib/auth/sign-in";
+import type { RouteLimits } from "@/lib/http/limited";
+import { jsonError } from "@/lib/http/responses";
+import { log } from "@/lib/log/logger";
+import { logSecurity } from "@/lib/log/security-log";
+import { browserLabel } from "@/lib/sessions/browser-label";
+import { newSessionId } from "@/lib/sessions/browser-sessions";
+import { recordFirstSignIn } from "@/lib/users/accounts";
+import { counterVerdict } from "./rules";
+import type { CeremonyFailure, ParsedAuthentication } from "./webauthn";
+import { verifyAuthentication } from "./webauthn";
+
+const MESSAGES: Record<CeremonyFailure["reason"] | "unknown" | "regressed", string> = {
+  malformed: "That passkey answer was not understood. Try again.",
+  forged: "That passkey answer was not for this site. Try again.",
+  expired: "The passkey request expired. Try again.",
+  replayed: "That passkey request was already used. Try again.",
+  invalid_response: "The passkey could not be verified here. Try again, or sign in with your password.",
+  unknown: "This passkey is not registered here (or was removed). Sign in with your password, then add it on your account page.",
+  regressed: "This passkey was refused: the security key may have been copied. Sign in another way.",
+};
+
+export function passkeyRefused(reason: keyof typeof MESSAGES): Response {
+  return jsonError(400, "passkey_invalid", MESSAGES[reason], { reason });
+}
+
+/**
+ * A passkey sign-in, top to bottom: the route has applied the per-address limits (the sign-in's
+ * and its own) and parsed the body once. Then: the credential → the signature over a single-use
+ * challenge of ours, made on our origin for our RP ID with user verification → the signature
+ * counter → the session's pieces. No lockout refuses it (strangers' failures cannot touch the
+ * owner's key, and NIST's cap ends here as after a known device), no Argon2id runs and no
+ * hash-budget slot is taken: the owner's door stays open while the password's is shut.
+ */
+export async function signInWithPasskey(
+  limits: RouteLimits,
+  response: ParsedAuthentication,
+  deviceToken: string | undefined,
+): Promise<SignInOutcome> {
+  const { gate, client } = limits;
+  const nowMs = gate.clock();
+  const browser = browserLabel(limits.userAgent);
+  const refused = (reason: keyof typeof MESSAGES): SignInOutcome => {
+    logSecurity(gate, { route: limits.path, outcome: "sign_in_failed", client, detail: `passkey_${reason}` });
+    return { ok: false, refusal: passkeyRefused(reason) };
+  };
+
+  const passkey = await gate.passkeys.find(response.id);
+  if (!passkey) return refused("unknown");
+  const verified = await verifyAuthentication(gate.passkeySettings, response, passkey, "sign_in", "", nowMs);
+  if (!verified.ok) return refused(verified.reason);
+  if (counterVerdict(passkey.signCount, verified.reportedCount) === "regressed") {
+    log().warn({ event: "passkey_counter_regressed", userId: passkey.userId, stored: passkey.signCount, reported: verified.reportedCount });
+    await gate.events.accountChanged(passkey.userId, "passkey_counter_regressed", client, { browser });
+    gate.recovery.notice("passkey_counter_regressed", { id: passkey.userId }, noticeOrigin(gate, limits));
+    return refused("regressed");
+  }
+  // Two assertions racing with the same count: one is recorded, the other refused.
+  if (!(await gate.passkeys.recordUse(passkey.id, passkey.signCount, verified.reportedCount, nowMs))) return refused("replayed");
+
+  const user = await gate.prisma.user.findUnique({
+    where: { id: passkey.userId },
+    select: { id: true, email: true, credentialGeneration: true },
+  });
+  if (!user) return refused("unknown");
+  const usernameKey = gate.usernameKey(user.email);
+  const strangers = await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy);
+  if (strangers.locked && strangers.capped) await gate.lockouts.reset(usernameKey);
+  // This browser is a known device of the account from now on; a device token it held is replaced.
+  const previous = await gate.devices.recognise(deviceToken, usernameKey, nowMs);
+  if (previous) await gate.devices.forget(previous.id);
+  const device = await gate.devices.issue(usernameKey, nowMs);
+  const first = await recordFirstSignIn(gate.prisma, user.id, nowMs);
+  const sessionId = newSessionId();
+  log().info({ event: "passkey_sign_in_succeeded", userId: user.id });
+  logSecurity(gate, { route: limits.path, outcome: "sign_in_succeeded", client, email: user.email, detail: "passkey", userId: user.id });
+  await gate.events.signInSucceeded(user.id, client, { browser: `${browser} (passkey)`, sessionId });
+  if (!previous && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, limits));
+  return { ok: true, user, device: { token: device.token, expiresAtMs: device.expiresAtMs }, sessionId };
+}

@@ -1,0 +1,100 @@
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { uuidSchema } from "@/lib/tokens/digest";
+
+// The id column is a uuid: anything else is no passkey, and must not reach the query (which would fail).
+const isId = (id: string) => uuidSchema.safeParse(id).success;
+
+export type PasskeyRecord = {
+  id: string;
+  userId: string;
+  credentialId: string;
+  publicKey: Uint8Array;
+  signCount: number;
+  transports: string[];
+};
+
+/** What a verified registration yields: the credential as the authenticator made it. */
+export type NewPasskey = {
+  credentialId: string;
+  publicKey: Uint8Array;
+  signCount: number;
+  transports: string[];
+  deviceType: string;
+  backedUp: boolean;
+};
+
+export type PasskeyView = { id: string; name: string; createdAt: Date; lastUsedAt: Date | null; synced: boolean };
+
+/**
+ * The Passkey table and nothing else: what a passkey is for and when it may be used are the
+ * routes' and rules.ts's. Every write is scoped by userId, so no one renames or removes another's.
+ */
+export interface Passkeys {
+  add(fields: NewPasskey & { userId: string; name: string; nowMs: number }): Promise<{ id: string } | { taken: true }>;
+  find(credentialId: string): Promise<PasskeyRecord | null>;
+  list(userId: string): Promise<PasskeyView[]>;
+  /** The credential ids of the user's passkeys (so the browser does not register one twice). */
+  credentialIds(userId: string): Promise<{ credentialId: string; transports: string[] }[]>;
+  /**
+   * Records a use: the new count only if the stored one is still what the check read, so two
+   * assertions racing with one count cannot both be accepted. False when another use came first.
+   */
+  recordUse(id: string, readCount: number, newCount: number, nowMs: number): Promise<boolean>;
+  rename(userId: string, id: string, name: string): Promise<boolean>;
+  /** Removes one of the user's passkeys; its name when it existed. */
+  remove(userId: string, id: string): Promise<string | null>;
+}
+
+export function prismaPasskeys(prisma: PrismaClient): Passkeys {
+  return {
+    async add({ nowMs, signCount, ...fields }) {
+      const [row] = await prisma.passkey.createManyAndReturn({
+        data: {
+          ...fields,
+          publicKey: Buffer.from(fields.publicKey).toString("base64url"),
+          signCount: BigInt(signCount),
+          createdAt: new Date(nowMs),
+        },
+        skipDuplicates: true,
+        select: { id: true },
+      });
+      return row ?? { taken: true };
+    },
+    async find(credentialId) {
+      const row = await prisma.passkey.findUnique({
+        where: { credentialId },
+        select: { id: true, userId: true, credentialId: true, publicKey: true, signCount: true, transports: true },
+      });
+      return row ? { ...row, publicKey: new Uint8Array(Buffer.from(row.publicKey, "base64url")), signCount: Number(row.signCount) } : null;
+    },
+    async list(userId) {
+      const rows = await prisma.passkey.findMany({
+        where: { userId },
+        orderBy: { createdAt: "asc" },
+        select: { id: true, name: true, createdAt: true, lastUsedAt: true, deviceType: true },
+      });
+      return rows.map(({ deviceType, ...row }) => ({ ...row, synced: deviceType === "multiDevice" }));
+    },
+    credentialIds: (userId) => prisma.passkey.findMany({ where: { userId }, select: { credentialId: true, transports: true } }),
+    async recordUse(id, readCount, newCount, nowMs) {
+      if (!isId(id)) return false;
+      const { count } = await prisma.passkey.updateMany({
+        where: { id, signCount: BigInt(readCount) },
+        data: { signCount: BigInt(newCount), lastUsedAt: new Date(nowMs) },
+      });
+      return count === 1;
+    },
+    async rename(userId, id, name) {
+      if (!isId(id)) return false;
+      const { count } = await prisma.passkey.updateMany({ where: { id, userId }, data: { name } });
+      return count === 1;
+    },
+    async remove(userId, id) {
+      if (!isId(id)) return null;
+      const row = await prisma.passkey.findFirst({ where: { id, userId }, select: { name: true } });
+      if (!row) return null;
+      const { count } = await prisma.passkey.deleteMany({ where: { id, userId } });
+      return count === 1 ? row.name : null;
+    },
+  };
+}

@@ -1,0 +1,9 @@
+import { describe } from "vitest";
+import { freshPostgres, postgresUrl } from "../helpers/databases";
+import { passkeysSuite } from "./passkeys.suite";
+
+const url = postgresUrl();
+// The limiter and the challenges' replay store on PostgreSQL too, so two instances share them.
+describe.skipIf(!url)("passkeys on PostgreSQL (needs TEST_DATABASE_URL)", () => {
+  if (url) passkeysSuite("PostgreSQL", () => freshPostgres(url), { shared: true });
+});
