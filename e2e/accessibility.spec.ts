@@ -108,7 +108,7 @@ test("field errors and a wrong password", async ({ page, request }) => {
 
   await page.goto("/sign-in");
   await formReady(page);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page.getByLabel("Email")).toBeFocused();
   await expectAccessibleEverywhere(page, "sign-in field errors");
 
@@ -167,7 +167,7 @@ test.describe("signed in, with long input", () => {
     await expect(page.getByLabel("Password")).toHaveValue(password);
     await expectNoSideScroll(page, "sign-in with long input, password shown");
     await page.setViewportSize(DESKTOP);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await expect(page.getByTestId("who")).toContainText("Signed in as");
     await expectAccessibleEverywhere(page, "home, signed in");
 

@@ -1,12 +1,22 @@
 import { expect, test } from "./helpers/serverGrid";
-import { PASSWORD, registerThroughUi, signInThroughUi, uniqueEmail, waitForForm } from "./helpers/accounts";
+import {
+  confirmFromOutbox,
+  PASSWORD,
+  registerThroughUi,
+  signInThroughUi,
+  submitRegistration,
+  uniqueEmail,
+  waitForForm,
+} from "./helpers/accounts";
 
-test("register, sign in, see the account page, sign out", async ({ page }) => {
+test("register, confirm (which signs in), sign out, sign in again, see the account page, sign out", async ({ page }) => {
   const email = uniqueEmail();
-  await registerThroughUi(page, email);
-  await expect(page.getByTestId("sign-in-done")).toHaveText("Your email address is confirmed. Sign in to continue.");
-  await expect(page.getByLabel("Email")).toHaveValue(email);
+  await submitRegistration(page, email);
+  await confirmFromOutbox(page, email);
+  await page.getByRole("button", { name: "Sign out", exact: true }).click();
+  await expect(page.getByTestId("who")).toContainText("You are not signed in");
 
+  await page.goto("/sign-in");
   await signInThroughUi(page, email);
   await expect(page).toHaveURL(/\/$/);
   await expect(page.getByTestId("who")).toContainText(`Signed in as ${email}`);
@@ -78,7 +88,7 @@ test("registration explains invalid fields in the browser, before any round trip
 test("sign-in checks for missing fields in the browser and focuses the first", async ({ page }) => {
   await page.goto("/sign-in");
   await waitForForm(page);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page.getByLabel("Email")).toBeFocused();
   await expect(page.getByLabel("Email")).toHaveAccessibleDescription("Email is required.");
   await expect(page.getByLabel("Password", { exact: true })).toHaveAccessibleDescription("Password is required.");

@@ -4,8 +4,11 @@ import { currentSession } from "@/lib/auth/current-session";
 import { gatehouse } from "@/lib/auth/gatehouse";
 import type { SecurityEventKind } from "@/lib/events/security-events";
 import { LocalTime } from "../components/LocalTime";
+import { sessionFormToken } from "@/lib/http/form-token";
 import { AccountNotice } from "./AccountNotice";
+import { ConfirmFirstCard } from "./ConfirmItsYou";
 import { ChangePasswordSection } from "./ChangePasswordSection";
+import { PasskeysSection } from "./PasskeysSection";
 import { SessionsSection } from "./SessionsSection";
 
 export const dynamic = "force-dynamic";
@@ -45,11 +48,19 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
   // A valid session for an account that no longer exists is treated as signed out.
   if (!user) redirect("/sign-in?callbackUrl=%2Faccount");
   const events = await gate.events.recent(userId, 20);
+  const passkeyCount = (await gate.passkeys.credentialIds(userId)).length;
   // What strangers currently meet when they try this account (the owner's known devices are not affected).
   const strangers = await gate.lockouts.check(gate.usernameKey(user.email), gate.clock(), gate.lockoutPolicy);
   return (
     <>
       <AccountNotice notice={typeof notice === "string" ? notice : undefined} />
+      {notice === "confirm_first" ? (
+        <ConfirmFirstCard
+          formToken={sessionFormToken(gate.config.NEXTAUTH_SECRET, currentSid)}
+          email={user.email}
+          hasPasskey={passkeyCount > 0}
+        />
+      ) : null}
       <div className="card">
         <h1>Your account</h1>
         <dl>
@@ -74,6 +85,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
         ) : null}
       </div>
       <SessionsSection userId={userId} currentSid={currentSid} />
+      <PasskeysSection userId={userId} currentSid={currentSid} email={user.email} />
       <ChangePasswordSection currentSid={currentSid} email={user.email} />
       <div className="card">
         <h2>Recent security events</h2>

@@ -93,8 +93,10 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
         body: JSON.stringify(password === undefined ? { token } : { token, password }),
       });
       if (res.ok) {
-        const { email } = (await res.json().catch(() => ({}))) as { email?: string };
-        router.push(`/sign-in?done=${done}${email ? `&email=${encodeURIComponent(email)}` : ""}`);
+        const { email, redirectTo } = (await res.json().catch(() => ({}))) as { email?: string; redirectTo?: string };
+        // A confirmation signs its owner in: a full navigation, so every page sees the new session.
+        if (redirectTo?.startsWith("/")) window.location.assign(redirectTo);
+        else router.push(`/sign-in?done=${done}${email ? `&email=${encodeURIComponent(email)}` : ""}`);
         return;
       }
       const body = (await res

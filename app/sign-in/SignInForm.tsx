@@ -123,7 +123,8 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
               ref={emailInput}
               name="email"
               type="email"
-              autoComplete="username"
+              // "webauthn": the browser may offer the account's passkeys here (conditional mediation).
+              autoComplete="username webauthn"
               required
               defaultValue={initialEmail}
               {...aria}

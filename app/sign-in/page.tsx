@@ -3,6 +3,7 @@ import { redirect } from "next/navigation";
 import { currentSession } from "@/lib/auth/current-session";
 import { onwardPath, safeCallbackPath } from "@/lib/http/callback-url";
 import { NoScriptNotice } from "../components/NoScriptNotice";
+import { PasskeySignIn } from "./PasskeySignIn";
 import { SignInForm } from "./SignInForm";
 
 export const dynamic = "force-dynamic";
@@ -31,6 +32,10 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
       <h1>Sign in</h1>
       <NoScriptNotice posted={first(params.notice) === "javascript"} action="signing in" />
       <SignInForm callbackPath={callbackPath} done={doneNotice(first(params.done))} initialEmail={first(params.email) ?? ""} />
+      <p className="divider" aria-hidden="true">
+        or
+      </p>
+      <PasskeySignIn callbackPath={callbackPath} />
     </div>
   );
 }

@@ -22,21 +22,27 @@ export async function submitRegistration(page: Page, email: string, password = P
   await page.getByRole("button", { name: "Create account" }).click();
 }
 
-/** Registers through the page and confirms the address from the outbox: an account ready to sign in. */
+/**
+ * Registers through the page and confirms the address from the outbox, then leaves the browser
+ * as a stranger to the account (no session, no device cookie): an account ready to sign in.
+ */
 export async function registerThroughUi(page: Page, email: string, password = PASSWORD) {
   await submitRegistration(page, email, password);
   await expect(page.getByTestId("register-sent")).toBeVisible();
   await confirmFromOutbox(page, email, password);
+  await page.context().clearCookies();
+  await page.goto("/sign-in");
 }
 
-/** Opens the verification link from the outbox in `page` and presses its button, as the owner would. */
+/** Opens the verification link from the outbox in `page` and presses its button, as the owner would: it signs them in. */
 export async function confirmFromOutbox(page: Page, email: string, password = PASSWORD) {
   const { link } = await mailTo(email, /confirm your email/i);
   await page.goto(link);
   await waitForForm(page);
   await page.getByLabel("Password", { exact: true }).fill(password);
   await page.getByRole("button", { name: "Confirm my address" }).click();
-  await expect(page).toHaveURL(/\/sign-in\?done=verified/);
+  await expect(page).toHaveURL(/\/account$/);
+  await expect(page.getByTestId("account-email")).toHaveText(email);
 }
 
 export async function signInThroughUi(page: Page, email: string, password = PASSWORD) {
@@ -46,6 +52,6 @@ export async function signInThroughUi(page: Page, email: string, password = PASS
   // Resolves once the server has answered, so callers see this attempt's result, not the last one's.
   await Promise.all([
     page.waitForResponse((response) => response.url().includes("/api/auth/callback/credentials")),
-    page.getByRole("button", { name: "Sign in" }).click(),
+    page.getByRole("button", { name: "Sign in", exact: true }).click(),
   ]);
 }

@@ -15,11 +15,12 @@ export type Instance = {
 
 /**
  * Starts one more production server (`node server.mjs`, the same build the suite uses) with
- * its own port and environment, and waits until /api/health answers.
+ * its own port and environment, and waits until /api/health answers. `hostname: "localhost"`
+ * for WebAuthn, whose RP ID cannot be an IP address (the server still listens on 127.0.0.1).
  */
-export async function startInstance(env: Record<string, string>): Promise<Instance> {
+export async function startInstance(env: Record<string, string>, options: { hostname?: "localhost" } = {}): Promise<Instance> {
   const port = await freePort();
-  const baseURL = `http://127.0.0.1:${port}`;
+  const baseURL = `http://${options.hostname ?? "127.0.0.1"}:${port}`;
   let output = "";
   const child: ChildProcess = spawn(process.execPath, ["server.mjs"], {
     env: {
@@ -45,7 +46,7 @@ export async function startInstance(env: Record<string, string>): Promise<Instan
   for (;;) {
     if (child.exitCode !== null) throw new Error(`instance on ${port} exited: ${output}`);
     try {
-      if ((await fetch(`${baseURL}/api/health`)).ok) break;
+      if ((await fetch(`http://127.0.0.1:${port}/api/health`)).ok) break;
     } catch {
       // Not listening yet.
     }

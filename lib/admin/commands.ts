@@ -76,6 +76,36 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     },
   },
   {
+    name: "passkeys",
+    usage: "passkeys <email>: the account's passkeys (id, name, added, last used)",
+    async run(context, [rawEmail]) {
+      const user = await userOf(context, rawEmail);
+      const passkeys = await context.gate.passkeys.list(user.id);
+      if (passkeys.length === 0) return `${user.email} has no passkeys.`;
+      return passkeys
+        .map(
+          (passkey) =>
+            `${passkey.id}  ${passkey.name}  added ${passkey.createdAt.toISOString()}  ${passkey.lastUsedAt ? `last used ${passkey.lastUsedAt.toISOString()}` : "never used"}${passkey.synced ? "  (synced)" : ""}`,
+        )
+        .join("\n");
+    },
+  },
+  {
+    name: "remove-passkey",
+    usage: "remove-passkey <email> <passkey id>: remove one of the account's passkeys (recorded and mailed to the owner)",
+    async run(context, [rawEmail, id]) {
+      const { gate } = context;
+      const user = await userOf(context, rawEmail);
+      if (!id) throw new AdminError("Name the passkey's id (npm run admin -- passkeys <email> lists them).");
+      const name = await gate.passkeys.remove(user.id, id);
+      if (name === null) throw new AdminError(`${user.email} has no passkey ${id}.`);
+      await gate.events.accountChanged(user.id, "admin_passkey_removed", OPERATOR, ORIGIN);
+      gate.recovery.notice("passkey_removed", { id: user.id }, { browser: ORIGIN.browser, address: "operator", atMs: gate.clock() }, name);
+      log().info({ event: "admin_action", action: "remove_passkey", userId: user.id });
+      return `Removed the passkey "${name}" from ${user.email}; the owner is told by email.`;
+    },
+  },
+  {
     name: "delete-user",
     usage: "delete-user <email>: delete the account and everything stored about it",
     async run(context, [rawEmail]) {
@@ -96,6 +126,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
                 reports: true,
                 securityEvents: true,
                 emailTokens: true,
+                passkeys: true,
               },
             },
           },

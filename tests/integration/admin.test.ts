@@ -61,6 +61,17 @@ describe("the admin command line", () => {
           },
         });
         await prisma.report.create({ data: { userId: created.user.id, content: {} } });
+        await prisma.passkey.create({
+          data: {
+            userId: created.user.id,
+            credentialId: "cred-1",
+            publicKey: "AAAA",
+            deviceType: "singleDevice",
+            backedUp: false,
+            name: "Work laptop",
+            createdAt: new Date(),
+          },
+        });
         return created.user.id;
       });
 
@@ -76,7 +87,15 @@ describe("the admin command line", () => {
       expect(revoked.out).toContain("1 browser sessions");
       expect(await withDatabase((prisma) => prisma.browserSession.count({ where: { userId, revokedAt: null } }))).toBe(0);
 
+      const passkeys = await admin("passkeys", "locked@example.com");
+      expect(passkeys.out).toContain("Work laptop");
+      const passkeyId = passkeys.out.trim().split(/\s+/)[0]!;
+      expect(await admin("remove-passkey", "locked@example.com", "not-an-id")).toMatchObject({ code: 1 });
+      expect((await admin("remove-passkey", "locked@example.com", passkeyId)).out).toContain('Removed the passkey "Work laptop"');
+      expect((await admin("passkeys", "locked@example.com")).out).toContain("has no passkeys");
+
       const events = await admin("events", "locked@example.com");
+      expect(events.out).toMatch(/admin_passkey_removed/);
       expect(events.out).toMatch(/admin_sessions_revoked\s+Administrator \(command line\)/);
       expect(events.out).toMatch(/admin_unlocked/);
 

@@ -1,0 +1,151 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { useRef, useState, type FormEvent } from "react";
+import { AltchaField, type AltchaHandle } from "../components/AltchaField";
+import { Field } from "../components/Field";
+import { PasswordInput } from "../components/PasswordInput";
+import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
+import { useHydrated } from "../components/hydrated";
+
+type Props = {
+  formToken: string;
+  email: string;
+  hasPasskey: boolean;
+  /** What the person was doing, which carries on once they have confirmed. */
+  reason: string;
+  onConfirmed(): void;
+  onCancel?: () => void;
+};
+
+const form = (fields: Record<string, string>) => ({
+  method: "POST",
+  headers: { "Content-Type": "application/x-www-form-urlencoded" },
+  body: new URLSearchParams(fields),
+});
+
+/**
+ * "Confirm it's you": the password again (through the sign-in's limits, proof of work and lockout)
+ * or one of the account's passkeys. What changes how the account is protected asks for it when
+ * the last proof is more than 10 minutes old, then carries on.
+ */
+export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirmed, onCancel }: Props) {
+  const altcha = useRef<AltchaHandle>(null);
+  const password = useRef<HTMLInputElement>(null);
+  const [pending, setPending] = useState(false);
+  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const nowMs = useRefusalClock(refusal);
+  const hydrated = useHydrated();
+
+  async function withPassword(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (pending) return;
+    const value = password.current?.value ?? "";
+    setRefusal(null);
+    if (!value) {
+      setError("Enter your password.");
+      password.current?.focus();
+      return;
+    }
+    setError(undefined);
+    setPending(true);
+    try {
+      const res = await fetch(
+        "/api/account/reauthenticate",
+        form({ formToken, password: value, altcha: (await altcha.current?.payload()) ?? "", json: "true" }),
+      );
+      if (res.ok) return onConfirmed();
+      setRefusal(await refusalFrom(res));
+      if (password.current) {
+        password.current.value = "";
+        password.current.focus();
+      }
+    } catch {
+      setRefusal(localRefusal("unavailable", "Confirming is unavailable right now. Try again in a moment."));
+    } finally {
+      altcha.current?.reset();
+      setPending(false);
+    }
+  }
+
+  async function withPasskey() {
+    if (pending) return;
+    setRefusal(null);
+    setPending(true);
+    try {
+      const { startAuthentication } = await import("@simplewebauthn/browser");
+      const optionsRes = await fetch("/api/account/passkeys/options", form({ formToken, purpose: "reauthenticate" }));
+      if (!optionsRes.ok) return setRefusal(await refusalFrom(optionsRes));
+      const { options } = (await optionsRes.json()) as { options: Parameters<typeof startAuthentication>[0]["optionsJSON"] };
+      const credential = await startAuthentication({ optionsJSON: options }).catch(() => null);
+      if (!credential) return setRefusal(localRefusal("passkey_invalid", "No passkey was used. Try again, or enter your password."));
+      const res = await fetch("/api/account/reauthenticate/passkey", form({ formToken, credential: JSON.stringify(credential) }));
+      if (res.ok) return onConfirmed();
+      setRefusal(await refusalFrom(res));
+    } catch {
+      setRefusal(localRefusal("unavailable", "Confirming is unavailable right now. Try again in a moment."));
+    } finally {
+      setPending(false);
+    }
+  }
+
+  return (
+    <section className="confirm" aria-labelledby="confirm-heading" data-testid="confirm-its-you">
+      <h3 id="confirm-heading">Confirm it&apos;s you</h3>
+      <p className="hint">{reason}</p>
+      <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="confirm-error" />
+      <form onSubmit={withPassword} noValidate data-hydrated={hydrated}>
+        <input type="text" name="username" autoComplete="username" value={email} readOnly hidden />
+        <Field id="confirm-password" label="Password" error={error}>
+          {(aria) => (
+            <PasswordInput
+              id="confirm-password"
+              inputRef={password}
+              name="password"
+              autoComplete="current-password"
+              required
+              toggle={hydrated}
+              hideKey={0}
+              {...aria}
+            />
+          )}
+        </Field>
+        <AltchaField ref={altcha} />
+        <button type="submit" className="primary" aria-disabled={pending ? true : undefined}>
+          {pending ? "Confirming…" : "Confirm"}
+        </button>
+        {hasPasskey ? (
+          <button type="button" className="secondary" onClick={() => void withPasskey()}>
+            Use a passkey instead
+          </button>
+        ) : null}
+        {onCancel ? (
+          <button type="button" className="link" onClick={onCancel}>
+            Cancel
+          </button>
+        ) : null}
+      </form>
+    </section>
+  );
+}
+
+/**
+ * The card the account page shows after a plain form asked for a fresh authentication
+ * (`?notice=confirm_first`): confirming comes back to the page, which says what to press again.
+ */
+export function ConfirmFirstCard(props: Omit<Props, "onConfirmed" | "onCancel" | "reason">) {
+  const router = useRouter();
+  return (
+    <div className="card">
+      <ConfirmItsYou
+        {...props}
+        reason="That change needs you to confirm it's you. Then press its button again: you have 10 minutes."
+        onConfirmed={() => {
+          router.push("/account?notice=reauthenticated");
+          router.refresh();
+        }}
+      />
+    </div>
+  );
+}

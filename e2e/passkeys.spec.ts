@@ -1,0 +1,116 @@
+import { request as playwrightRequest, type APIRequestContext, type CDPSession, type Page } from "@playwright/test";
+import { PASSWORD, signInThroughUi, uniqueEmail, waitForForm } from "./helpers/accounts";
+import { startInstance, sharedSecrets, type Instance } from "./helpers/instances";
+import { expect, registerApi, signInApi, test } from "./helpers/serverGrid";
+
+/**
+ * Passkeys in real Chromium, with its virtual authenticator (CDP WebAuthn domain) standing in for
+ * a phone or a security key. WebAuthn needs a domain RP ID, so this spec runs its own instance at
+ * http://localhost:PORT. Add a passkey, sign in with it alone, sign in with it while strangers
+ * hold the account locked, remove it and fail with it.
+ */
+test.describe("passkeys", () => {
+  let instance: Instance;
+  const clients: APIRequestContext[] = [];
+  // Its own clients: a fresh address each, as strangers would come.
+  let sequence = 0;
+  const client = async () => {
+    sequence += 1;
+    const context = await playwrightRequest.newContext({
+      baseURL: instance.baseURL,
+      extraHTTPHeaders: { "X-Forwarded-For": `10.200.${Math.floor(sequence / 250)}.${(sequence % 250) + 1}` },
+    });
+    clients.push(context);
+    return context;
+  };
+
+  test.beforeAll(async () => {
+    instance = await startInstance(
+      { ...sharedSecrets(), DATABASE_URL: `pglite:${process.env.E2E_DATA_DIR}-passkeys` },
+      { hostname: "localhost" },
+    );
+  });
+
+  test.afterAll(async () => {
+    await Promise.all(clients.splice(0).map((context) => context.dispose()));
+    await instance?.stop();
+  });
+
+  async function virtualAuthenticator(page: Page): Promise<{ cdp: CDPSession; authenticatorId: string }> {
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send("WebAuthn.enable");
+    const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+      options: {
+        protocol: "ctap2",
+        transport: "internal",
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+    return { cdp, authenticatorId };
+  }
+
+  test("add a passkey, sign in with it alone, also while strangers hold the account locked; removed, it fails", async ({ browser }) => {
+    test.setTimeout(90_000);
+    const email = uniqueEmail("passkey");
+    expect((await registerApi(await client(), email, PASSWORD)).status()).toBe(202);
+
+    const context = await browser.newContext({ baseURL: instance.baseURL });
+    const page = await context.newPage();
+    const { cdp, authenticatorId } = await virtualAuthenticator(page);
+
+    // Signed in with the password, the owner adds a passkey from the account page.
+    await page.goto("/sign-in?callbackUrl=%2Faccount");
+    await signInThroughUi(page, email);
+    await expect(page).toHaveURL(/\/account$/);
+    await page.getByRole("button", { name: "Add a passkey" }).click();
+    await expect(page.getByTestId("passkey")).toHaveCount(1);
+    const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+    expect(credentials).toHaveLength(1);
+    expect(credentials[0]!.isResidentCredential).toBe(true);
+    const passkeyName = (await page.getByTestId("passkey").locator("strong").textContent())!;
+
+    // Signed out, the passkey alone signs in: offered in the email field's autofill (conditional
+    // mediation), which the virtual authenticator accepts as soon as the sign-in page offers it.
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
+    await expect(page.getByTestId("who")).toContainText("You are not signed in");
+    await page.goto("/sign-in?callbackUrl=%2Faccount");
+    await expect(page).toHaveURL(/\/account$/);
+    await expect(page.getByTestId("account-email")).toHaveText(email);
+
+    // From here on the browser offers no autofill, so "Sign in with a passkey" is what signs in.
+    await context.addInitScript(() => {
+      PublicKeyCredential.isConditionalMediationAvailable = async () => false;
+    });
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
+    await expect(page.getByTestId("who")).toContainText("You are not signed in");
+    await page.goto("/sign-in?callbackUrl=%2Faccount");
+    await waitForForm(page);
+    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    await expect(page).toHaveURL(/\/account$/);
+    await expect(page.getByTestId("account-email")).toHaveText(email);
+
+    // Strangers lock the account for every new device; the owner's passkey still opens it.
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
+    for (let i = 0; i < 5; i++) expect((await signInApi(await client(), email, "a stranger's guess")).kind).toBe("invalid");
+    expect((await signInApi(await client(), email, PASSWORD)).body).toMatchObject({ error: "locked" });
+    await page.goto("/sign-in?callbackUrl=%2Faccount");
+    await waitForForm(page);
+    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    await expect(page).toHaveURL(/\/account$/);
+    await expect(page.getByTestId("new-devices-paused")).toBeVisible();
+
+    // Removed (the passkey sign-in just now is a fresh authentication), it no longer signs in.
+    await page.getByRole("button", { name: `Remove passkey ${passkeyName}` }).click();
+    await expect(page.getByTestId("passkey")).toHaveCount(0);
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
+    await page.goto("/sign-in");
+    await waitForForm(page);
+    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    await expect(page.getByTestId("passkey-error")).toContainText("not registered here");
+    await expect(page).toHaveURL(/\/sign-in/);
+    await context.close();
+  });
+});
