@@ -34,7 +34,7 @@ test.describe("with JavaScript off", () => {
       await page.getByLabel("Password", { exact: false }).fill(password);
       const [posted] = await Promise.all([
         page.waitForRequest((request) => request.method() === "POST"),
-        page.getByRole("button", { name: button }).click(),
+        page.getByRole("button", { name: button, exact: true }).click(),
       ]);
       expect(posted.url()).toContain("/api/no-script/");
       await expect(page).toHaveURL(new RegExp(`${path}\\?notice=javascript`));

@@ -10,6 +10,8 @@ import { expect, registerApi, signInApi, test } from "./helpers/serverGrid";
  * hold the account locked, remove it and fail with it.
  */
 test.describe("passkeys", () => {
+  // Its own instance starts (and migrates a fresh database) on a loaded machine.
+  test.describe.configure({ timeout: 120_000 });
   let instance: Instance;
   const clients: APIRequestContext[] = [];
   // Its own clients: a fresh address each, as strangers would come.
@@ -53,7 +55,6 @@ test.describe("passkeys", () => {
   }
 
   test("add a passkey, sign in with it alone, also while strangers hold the account locked; removed, it fails", async ({ browser }) => {
-    test.setTimeout(90_000);
     const email = uniqueEmail("passkey");
     expect((await registerApi(await client(), email, PASSWORD)).status()).toBe(202);
 

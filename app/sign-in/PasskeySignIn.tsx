@@ -69,9 +69,13 @@ export function PasskeySignIn({ callbackPath }: Props) {
     // eslint-disable-next-line react-hooks/exhaustive-deps -- offered once per page
   }, []);
 
-  if (supported === false) return null;
+  // Not in the server's HTML (it does nothing without JavaScript), nor where the browser has no WebAuthn.
+  if (supported !== true) return null;
   return (
     <div className="passkey-sign-in">
+      <p className="divider" aria-hidden="true">
+        or
+      </p>
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="passkey-error" />
       <button
         type="button"

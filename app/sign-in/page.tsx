@@ -32,9 +32,6 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
       <h1>Sign in</h1>
       <NoScriptNotice posted={first(params.notice) === "javascript"} action="signing in" />
       <SignInForm callbackPath={callbackPath} done={doneNotice(first(params.done))} initialEmail={first(params.email) ?? ""} />
-      <p className="divider" aria-hidden="true">
-        or
-      </p>
       <PasskeySignIn callbackPath={callbackPath} />
     </div>
   );

@@ -30,6 +30,9 @@ export async function registerThroughUi(page: Page, email: string, password = PA
   await submitRegistration(page, email, password);
   await expect(page.getByTestId("register-sent")).toBeVisible();
   await confirmFromOutbox(page, email, password);
+  // Signed out (the session record ends too), and no known-device cookie left behind.
+  await page.getByRole("button", { name: "Sign out", exact: true }).click();
+  await expect(page.getByTestId("who")).toContainText("You are not signed in");
   await page.context().clearCookies();
   await page.goto("/sign-in");
 }

@@ -77,7 +77,7 @@ export async function signInApi(client: APIRequestContext, email: string, passwo
 
 /**
  * Registers through the API and confirms the address from the outbox, as its owner would, so
- * the account can sign in. Returns the registration's answer (202 for a new and a taken address alike).
+ * the account can sign in (and is signed in nowhere). Returns the registration's answer (202 for a new and a taken address alike).
  */
 export async function registerApi(client: APIRequestContext, email: string, password: string): Promise<APIResponse> {
   const registered = await withRetry(async () =>
@@ -85,8 +85,21 @@ export async function registerApi(client: APIRequestContext, email: string, pass
   );
   if (registered.status() === 202) {
     const { link } = await mailTo(email, /confirm your email/i);
-    const verified = await withRetry(() => client.post("/api/email/verify", { data: { token: tokenOf(link), password } }));
-    if (verified.status() !== 200) throw new Error(`verifying ${email} failed: ${verified.status()} ${await verified.text()}`);
+    // Confirming signs the owner in: from a client of its own (its own address and cookies), whose
+    // session is then ended, so the caller's budgets and the account's session list start clean.
+    const owner = await playwrightRequest.newContext({
+      baseURL: new URL(registered.url()).origin,
+      extraHTTPHeaders: { "X-Forwarded-For": `10.251.${Math.floor(Math.random() * 250)}.${1 + Math.floor(Math.random() * 250)}` },
+    });
+    try {
+      const verified = await withRetry(() => owner.post("/api/email/verify", { data: { token: tokenOf(link), password } }));
+      if (verified.status() !== 200) throw new Error(`verifying ${email} failed: ${verified.status()} ${await verified.text()}`);
+      const { csrfToken } = (await (await owner.get("/api/auth/csrf")).json()) as { csrfToken: string };
+      const out = await owner.post("/api/auth/signout", { form: { csrfToken, callbackUrl: "/", json: "true" } });
+      if (out.status() !== 200) throw new Error(`signing ${email} out after confirming failed: ${out.status()}`);
+    } finally {
+      await owner.dispose();
+    }
   }
   return registered;
 }
