@@ -2,7 +2,7 @@ import { NextRequest } from "next/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkPassword } from "@/lib/auth/sign-in";
 import type { Gatehouse } from "@/lib/gatehouse";
-import { issueAccessToken } from "@/lib/tokens/access-token";
+import { apiTokenFor } from "../helpers/tokens";
 import { registerAccount } from "@/lib/users/accounts";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
@@ -21,7 +21,7 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
       announcePeerHeader();
       database = await makeDatabase();
       gate = await servedGatehouse(database.url);
-      tokenFor = async (userId, nowMs = Date.now()) => (await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, nowMs)).token;
+      tokenFor = async (userId, nowMs = Date.now()) => apiTokenFor(gate, userId, { nowMs });
       const make = async (email: string) => {
         const result = await registerAccount(gate.prisma, { email, password: "a long enough passphrase" }, gate.argon2, Date.now());
         if (!result.ok) throw new Error("registration failed");

@@ -3,6 +3,7 @@ import { ROUTE_RULES, type RouteLimit } from "@/lib/http/route-policies";
 import { freshPglite, type TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+import { apiTokenFor } from "../helpers/tokens";
 
 type Handler = (request: Request, context?: unknown) => Promise<Response>;
 type Sample = { handler: () => Promise<Handler>; request: (address: string) => Request | Promise<Request>; context?: unknown };
@@ -30,8 +31,7 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     const created = await registerAccount(gate.prisma, { email: EMAIL, password: "a long enough passphrase" }, gate.argon2, Date.now());
     if (!created.ok) throw new Error("registration failed");
     userId = created.user.id;
-    const { issueAccessToken } = await import("@/lib/tokens/access-token");
-    bearer = (await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, Date.now())).token;
+    bearer = await apiTokenFor(gate, userId);
     // A live browser session, as sign-in makes one, for the account page's forms.
     const session = await gate.sessions.create({
       userId,

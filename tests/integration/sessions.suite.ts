@@ -202,9 +202,9 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
       });
 
       it("leaves Bearer requests as they were: no Origin, any site, any content type", async () => {
-        const { issueAccessToken } = await import("@/lib/tokens/access-token");
+        const { apiTokenFor } = await import("../helpers/tokens");
         const userId = (await gate.prisma.user.findUniqueOrThrow({ where: { email: "csrf@example.com" } })).id;
-        const { token } = await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, Date.now());
+        const token = await apiTokenFor(gate, userId);
         const res = await write("/api/v1/reports", { authorization: `Bearer ${token}`, "sec-fetch-site": "cross-site" }, "");
         expect(res.status).toBe(201);
       });

@@ -1,5 +1,5 @@
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
-import { endOtherSessions } from "@/lib/auth/end-sessions";
+import { signOutEverywhere } from "@/lib/auth/end-sessions";
 import { limited } from "@/lib/http/limited";
 import { log } from "@/lib/log/logger";
 import { browserLabel } from "@/lib/sessions/browser-label";
@@ -12,7 +12,7 @@ export const POST = limited("/api/account/sessions/revoke-others", async (reques
   const form = await readAccountForm(request, gate, (session) => limits.limit("user", session.userId));
   if (!form.ok) return form.response;
   const { userId, sid } = form.session;
-  const ended = await endOtherSessions(gate, userId, sid, gate.clock());
+  const ended = await signOutEverywhere(gate, userId, sid, gate.clock());
   await gate.events.accountChanged(userId, "signed_out_everywhere_else", client, {
     browser: browserLabel(limits.userAgent),
     sessionId: sid,
