@@ -42,12 +42,12 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
 
   async function mintDownloadToken(token: string, reportId?: string) {
     const route = await import("@/app/api/v1/download-tokens/route");
-    const body = reportId === undefined ? undefined : JSON.stringify({ report_id: reportId });
+    const body = JSON.stringify(reportId === undefined ? {} : { report_id: reportId });
     return route.POST(
       new NextRequest("http://localhost/api/v1/download-tokens", {
         method: "POST",
-        headers: bearer(token, body ? { "content-type": "application/json" } : {}),
-        ...(body ? { body } : {}),
+        headers: bearer(token, { "content-type": "application/json" }),
+        body,
       }),
     );
   }
@@ -248,6 +248,7 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
     it("is not minted without a report, nor for someone else's report", async () => {
       const missing = await mintDownloadToken(tokens.access_token);
       expect(missing.status).toBe(400);
+      expect(await missing.json()).toMatchObject({ error: "invalid_input", fields: { report_id: expect.any(String) } });
       const theirs = await tokensFor("neighbour@example.com");
       const res = await mintDownloadToken(theirs.access_token, reports[0]!);
       expect(res.status).toBe(404);
