@@ -1,5 +1,5 @@
 import { verifyAltcha } from "@/lib/captcha/altcha";
-import { challengeLevel } from "@/lib/captcha/difficulty";
+import { levelDue } from "@/lib/captcha/difficulty";
 import type { RouteLimits } from "@/lib/http/limited";
 import { busy, captchaInvalid, deviceLocked, unavailable, untrustedLocked } from "@/lib/http/refusals";
 import { accept, refuse, type OrRefused } from "@/lib/http/refused";
@@ -57,11 +57,10 @@ export async function admitSignIn<T extends SignInRequest>(
   // (The MAC is checked first, so only a token this server signed costs a database read.)
   let device = await gate.devices.recognise(deviceToken, gate.usernameKey(email), gate.clock());
 
-  // The proof of work must be as hard as this address's recent failures call for, unless the
-  // client is a known device of this very account (budget pressure is left out: it moves faster
-  // than a person solves).
-  const minLevel = challengeLevel({
-    budgetPressure: 0,
+  // The proof of work must be as hard as this address's recent failures and the budget's pressure
+  // call for (lib/captcha/difficulty.ts), unless the client is a known device of this very account.
+  const minLevel = levelDue({
+    budgetPressure: gate.hashBudget.recentPressure(),
     addressFailures: gate.addressFailures.get(client.key) ?? 0,
     knownDevice: device !== null,
   });
