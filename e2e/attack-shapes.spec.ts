@@ -257,3 +257,54 @@ test("a callback URL with a tab cannot send a signed-in browser off the site", a
     await page.context().clearCookies();
   }
 });
+
+test.describe("a connection flood", () => {
+  let instance: Instance;
+  let dataDir: string;
+
+  test.beforeAll(async () => {
+    test.setTimeout(90_000);
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-e2e-connections-"));
+    instance = await startInstance({ ...sharedSecrets(), DATABASE_URL: `pglite:${dataDir}`, MAX_CONNECTIONS: "4" });
+  });
+
+  test.afterAll(async () => {
+    await instance?.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** A raw socket that connects and then says nothing; resolves once connected. */
+  async function idleSocket(): Promise<import("node:net").Socket> {
+    const net = await import("node:net");
+    const { port } = new URL(instance.baseURL);
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(Number(port), "127.0.0.1", () => resolve(socket));
+      socket.once("error", reject);
+    });
+  }
+
+  /** Whether the server closes a new connection without reading it (past MAX_CONNECTIONS). */
+  async function closedAtOnce(socket: import("node:net").Socket): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), 2_000);
+      socket.once("close", () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+      socket.on("error", () => {});
+    });
+  }
+
+  test("holds at most MAX_CONNECTIONS sockets: the next is closed at once, and a freed place serves again", async () => {
+    const held = [];
+    for (let i = 0; i < 4; i++) held.push(await idleSocket());
+    const extra = await idleSocket();
+    expect(await closedAtOnce(extra)).toBe(true);
+    // The held ones are still open (headersTimeout has not passed).
+    expect(held.every((socket) => !socket.destroyed)).toBe(true);
+    held.pop()!.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await fetch(`${instance.baseURL}/api/health`, { headers: { connection: "close" } })).status).toBe(200);
+    for (const socket of held) socket.destroy();
+  });
+});

@@ -392,6 +392,24 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
       }
     });
 
+    it("compose.yaml trusts its own network's gateway alone, not every Docker network", async () => {
+      const fs = await import("node:fs");
+      const text = fs.readFileSync("compose.yaml", "utf8");
+      // Compose's ${VAR:-default}, resolved to the defaults, as `docker compose config` would.
+      const resolved = text.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, "$1");
+      const trusted = /^\s*TRUSTED_PROXIES:\s*(\S+)\s*$/m.exec(resolved)?.[1];
+      const gateway = /^\s*gateway:\s*(\S+)\s*$/m.exec(resolved)?.[1];
+      const subnet = /^\s*-\s*subnet:\s*(\S+)\s*$/m.exec(resolved)?.[1];
+      expect(trusted).toBeDefined();
+      expect(trusted).toBe(gateway);
+      const { parseTrustedProxies } = await import("@/lib/http/client-address");
+      const [range] = parseTrustedProxies(subnet);
+      const ipaddr = (await import("ipaddr.js")).default;
+      expect(ipaddr.parse(gateway!).match(range!.network, range!.prefixLength)).toBe(true);
+      expect(parseTrustedProxies(trusted)).toHaveLength(1);
+      expect(parseTrustedProxies(trusted)[0]!.prefixLength).toBe(32);
+    });
+
     it("sends no confirmation mail when verification is off", async () => {
       const route = await import("@/app/api/register/route");
       const challengeRoute = await import("@/app/api/altcha/challenge/route");

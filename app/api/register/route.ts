@@ -42,7 +42,8 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
       const result = await registerAccount(gate.prisma, input.data, gate.argon2, verified ? gate.clock() : null);
       if (result.ok) {
         log().info({ event: "account_registered", userId: result.user.id });
-        gate.recovery.accountCreated(result.user);
+        // Counted as verified already: a link would only ever answer invalid_token.
+        if (!verified) gate.recovery.accountCreated(result.user);
       } else {
         log().info({ event: "registration_for_taken_address" });
         gate.recovery.addressTaken(input.data.email);
