@@ -283,28 +283,17 @@ test.describe("a connection flood", () => {
     });
   }
 
-  /** Whether the server closes a new connection without reading it (past MAX_CONNECTIONS). */
-  async function closedAtOnce(socket: import("node:net").Socket): Promise<boolean> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), 2_000);
-      socket.once("close", () => {
-        clearTimeout(timer);
-        resolve(true);
-      });
-      socket.on("error", () => {});
-    });
-  }
-
-  test("holds at most MAX_CONNECTIONS sockets: the next is closed at once, and a freed place serves again", async () => {
-    const held = [];
-    for (let i = 0; i < 4; i++) held.push(await idleSocket());
-    const extra = await idleSocket();
-    expect(await closedAtOnce(extra)).toBe(true);
-    // The held ones are still open (headersTimeout has not passed).
-    expect(held.every((socket) => !socket.destroyed)).toBe(true);
-    held.pop()!.destroy();
+  test("holds at most MAX_CONNECTIONS sockets: the rest are closed at once, and freed places serve again", async () => {
+    const sockets = [];
+    for (let i = 0; i < 8; i++) sockets.push((await idleSocket()).on("error", () => {}));
+    // Well within headersTimeout (10 s): only the cap closes a socket this early.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const open = sockets.filter((socket) => !socket.destroyed).length;
+    // At most 4 (a keep-alive socket left from the start-up health check may hold one place).
+    expect(open).toBeLessThanOrEqual(4);
+    expect(open).toBeGreaterThanOrEqual(3);
+    for (const socket of sockets) socket.destroy();
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await fetch(`${instance.baseURL}/api/health`, { headers: { connection: "close" } })).status).toBe(200);
-    for (const socket of held) socket.destroy();
   });
 });
