@@ -14,6 +14,7 @@ import {
   FAST_PATH_SYMBOL,
   LIFECYCLE_SYMBOL,
   listenAddress,
+  maxConnections,
   PEER_HEADER,
   PEER_HEADER_SYMBOL,
   STARTED_SYMBOL,
@@ -31,8 +32,11 @@ let stopping = false;
 const dev = process.argv.includes("--dev");
 /** @type {{ port: number; hostname: string }} */
 let address;
+/** @type {number} */
+let connectionCap;
 try {
   address = listenAddress(process.env, { dev });
+  connectionCap = maxConnections(process.env);
 } catch (error) {
   console.error(error instanceof Error ? error.message : String(error));
   process.exit(1);
@@ -100,6 +104,9 @@ const server = createServer({ connectionsCheckingInterval: 1_000 }, async (req, 
 server.headersTimeout = 10_000;
 server.requestTimeout = 30_000;
 server.keepAliveTimeout = 5_000;
+// MAX_CONNECTIONS (default 1024): past it, a new socket is closed at once, so a connection flood
+// costs new connections, not the memory and file descriptors every client needs.
+server.maxConnections = connectionCap;
 server.listen(port, hostname, () => {
   console.log(`Gatehouse ${dev ? "(development) " : ""}listening on http://${hostname === "0.0.0.0" ? "localhost" : hostname}:${port}`);
 });

@@ -260,3 +260,43 @@ test("a callback URL with a tab cannot send a signed-in browser off the site", a
     await page.context().clearCookies();
   }
 });
+
+test.describe("a connection flood", () => {
+  let instance: Instance;
+  let dataDir: string;
+
+  test.beforeAll(async () => {
+    test.setTimeout(90_000);
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-e2e-connections-"));
+    instance = await startInstance({ ...sharedSecrets(), DATABASE_URL: `pglite:${dataDir}`, MAX_CONNECTIONS: "4" });
+  });
+
+  test.afterAll(async () => {
+    await instance?.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** A raw socket that connects and then says nothing; resolves once connected. */
+  async function idleSocket(): Promise<import("node:net").Socket> {
+    const net = await import("node:net");
+    const { port } = new URL(instance.baseURL);
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(Number(port), "127.0.0.1", () => resolve(socket));
+      socket.once("error", reject);
+    });
+  }
+
+  test("holds at most MAX_CONNECTIONS sockets: the rest are closed at once, and freed places serve again", async () => {
+    const sockets = [];
+    for (let i = 0; i < 8; i++) sockets.push((await idleSocket()).on("error", () => {}));
+    // Well within headersTimeout (10 s): only the cap closes a socket this early.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const open = sockets.filter((socket) => !socket.destroyed).length;
+    // At most 4 (a keep-alive socket left from the start-up health check may hold one place).
+    expect(open).toBeLessThanOrEqual(4);
+    expect(open).toBeGreaterThanOrEqual(3);
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await fetch(`${instance.baseURL}/api/health`, { headers: { connection: "close" } })).status).toBe(200);
+  });
+});

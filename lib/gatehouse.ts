@@ -257,12 +257,18 @@ export async function createGatehouse(config: AppConfig, database: Database): Pr
     report(error);
   });
   let warnedUnknownPeer = false;
+  const resolveClient = (headers: HeaderReader): ClientAddress =>
+    resolveClientAddress(headers, { trustedProxies, ipv6PrefixLength: config.IPV6_PREFIX_LENGTH, peerHeader: peerHeaderFromServer() });
+  // Protection is weakened (these requests escape the per-address limits): error, once per 10 s.
+  const reportMalformedHop = throttled(10_000, (hop: string) =>
+    log().error({ event: "forwarded_for_malformed", hop, hint: "a trusted proxy wrote an X-Forwarded-For hop that is no address" }),
+  );
   const clientAddress = (headers: HeaderReader): ClientAddress => {
-    const client = resolveClientAddress(headers, {
-      trustedProxies,
-      ipv6PrefixLength: config.IPV6_PREFIX_LENGTH,
-      peerHeader: peerHeaderFromServer(),
-    });
+    const client = resolveClient(headers);
+    if (client.source === "malformed") {
+      metrics.forwardedForMalformed.inc();
+      reportMalformedHop(client.malformedHop ?? "");
+    }
     if (client.source === "unknown" && !warnedUnknownPeer) {
       warnedUnknownPeer = true;
       // Routes with address limits answer 503 until the server runs behind server.mjs.
@@ -270,9 +276,10 @@ export async function createGatehouse(config: AppConfig, database: Database): Pr
     }
     return client;
   };
+  // The fast path resolves again what the route will resolve: counted and logged there, once.
   const refusals = new RefusalCache(
     fastRoutes(),
-    clientAddress,
+    resolveClient,
     clock,
     config.RATE_LIMIT_MEMORY_MAX_ENTRIES,
     config.NODE_ENV === "production",

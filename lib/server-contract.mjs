@@ -26,3 +26,24 @@ export function listenAddress(env, { dev }) {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT: expected a port number, got ${JSON.stringify(env.PORT)}`);
   return { port, hostname: env.HOST ?? (dev ? "127.0.0.1" : "0.0.0.0") };
 }
+
+/** MAX_CONNECTIONS's default and bounds (lib/config/env.ts validates the same at start). */
+export const DEFAULT_MAX_CONNECTIONS = 1024;
+export const MAX_CONNECTIONS_LIMIT = 1_000_000;
+
+/**
+ * The cap on open connections (Node's server.maxConnections; past it a new socket is closed at
+ * once). Without one, a flood of idle or slow connections costs memory and file descriptors
+ * until the process fails for everyone; with one, it costs only new connections. Read here, not
+ * from lib/config, because the server is set up before the app loads.
+ * @param {Record<string, string | undefined>} env
+ * @returns {number}
+ */
+export function maxConnections(env) {
+  const raw = env.MAX_CONNECTIONS;
+  if (raw === undefined || raw === "") return DEFAULT_MAX_CONNECTIONS;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < 1 || value > MAX_CONNECTIONS_LIMIT)
+    throw new Error(`MAX_CONNECTIONS: expected a whole number from 1 to ${MAX_CONNECTIONS_LIMIT}, got ${JSON.stringify(raw)}`);
+  return value;
+}

@@ -1,5 +1,5 @@
 import type { Gatehouse } from "@/lib/auth/gatehouse";
-import { endOtherSessions } from "@/lib/auth/end-sessions";
+import { signOutEverywhere } from "@/lib/auth/end-sessions";
 import { normalizeEmail } from "@/lib/auth/credentials";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { ClientAddress } from "@/lib/http/client-address";
@@ -68,7 +68,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     async run(context, [rawEmail]) {
       const { gate } = context;
       const user = await userOf(context, rawEmail);
-      const ended = await endOtherSessions(gate, user.id, null, gate.clock());
+      const ended = await signOutEverywhere(gate, user.id, null, gate.clock());
       const devices = await gate.devices.forgetAll(gate.usernameKey(user.email));
       await gate.events.accountChanged(user.id, "admin_sessions_revoked", OPERATOR, ORIGIN);
       log().info({ event: "admin_action", action: "revoke_sessions", userId: user.id, ...ended, devicesForgotten: devices });

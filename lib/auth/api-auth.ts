@@ -6,16 +6,16 @@ import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 import { accept, refuse, type OrRefused } from "@/lib/http/refused";
 import { jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
-import { verifyAccessToken } from "@/lib/tokens/access-token";
+import { accessTokenStanding, verifyAccessToken } from "@/lib/tokens/access-token";
 import { liveSessionOfCookies } from "./browser-session";
 import type { Gatehouse } from "./gatehouse";
 
-export type ApiCaller = { userId: string; via: "bearer" } | { userId: string; via: "session"; sid: string };
+export type ApiCaller = { userId: string; via: "bearer"; familyId: string } | { userId: string; via: "session"; sid: string };
 
 /**
  * Who calls the API: a Bearer access token, or else the browser's next-auth session cookie.
- * A Bearer header that does not verify is refused outright, never silently downgraded to the
- * session, so a client learns its token is bad.
+ * A Bearer header that does not verify, or whose family or credential generation has ended, is
+ * refused outright, never silently downgraded to the session, so a client learns its token is bad.
  */
 export async function apiCaller(
   request: NextRequest,
@@ -40,7 +40,29 @@ export async function apiCaller(
         ),
       );
     }
-    return accept({ caller: { userId: check.userId, via: "bearer" } });
+    // A signature proves who was issued the token, not that nothing has ended it since.
+    let ended;
+    try {
+      ended = await accessTokenStanding(gate.prisma, check);
+    } catch (error) {
+      log().error({ event: "access_token_check_failed", err: error instanceof Error ? error.message : String(error) });
+      return refuse(unavailable());
+    }
+    if (ended) {
+      log().info({ event: "access_token_refused", reason: ended, familyId: check.familyId });
+      return refuse(
+        jsonError(
+          401,
+          "invalid_token",
+          ended === "account_gone"
+            ? "The account for this access token no longer exists."
+            : "The access token has been revoked. Sign in again.",
+          {},
+          { "WWW-Authenticate": 'Bearer error="invalid_token", error_description="revoked"' },
+        ),
+      );
+    }
+    return accept({ caller: { userId: check.userId, via: "bearer", familyId: check.familyId } });
   }
   // The cookie is only as good as its server record: signed out, revoked, idle or expired is no session.
   let session;

@@ -1,5 +1,5 @@
 import { verifyAltcha } from "@/lib/captcha/altcha";
-import { challengeLevel } from "@/lib/captcha/difficulty";
+import { levelDue } from "@/lib/captcha/difficulty";
 import type { RouteLimits } from "@/lib/http/limited";
 import { busy, captchaInvalid, deviceLocked, unavailable, untrustedLocked } from "@/lib/http/refusals";
 import { truncateAddress } from "@/lib/events/security-events";
@@ -64,10 +64,10 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
   let device = await gate.devices.recognise(deviceToken, gate.usernameKey(email), gate.clock());
 
   if ("altcha" in proof) {
-    // As hard as this address's recent failures call for, unless the client is a known device of
-    // this very account (budget pressure is left out: it moves faster than a person solves).
-    const minLevel = challengeLevel({
-      budgetPressure: 0,
+    // As hard as this address's recent failures and the budget's pressure call for
+    // (lib/captcha/difficulty.ts), unless the client is a known device of this very account.
+    const minLevel = levelDue({
+      budgetPressure: gate.hashBudget.recentPressure(),
       addressFailures: gate.addressFailures.get(client.key) ?? 0,
       knownDevice: device !== null,
     });

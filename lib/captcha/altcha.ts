@@ -1,6 +1,7 @@
 import { createChallenge, verifySolution, type Challenge } from "altcha-lib";
 import { deriveKey } from "altcha-lib/algorithms/sha";
 import { z } from "zod";
+import { meetsLevel, type ChallengeTerms, type LevelDue } from "./difficulty";
 import type { ReplayStore } from "./replay-store";
 
 export type AltchaSettings = {
@@ -15,11 +16,12 @@ const ALGORITHM = "SHA-256";
 const MAX_PAYLOAD_CHARS = 4_096;
 
 /**
- * `level` (lib/captcha/difficulty.ts) travels in the challenge's signed data, so the sign-in can
- * refuse a solution easier than its own situation calls for (one fetched elsewhere, or with
- * another account's device cookie).
+ * `level` (lib/captcha/difficulty.ts), the budget's `pressureLevel` at issue and the issue time
+ * travel in the challenge's signed data, so the sign-in can refuse a solution easier than its
+ * own situation calls for (one fetched elsewhere, with another account's device cookie, or in a
+ * quiet moment and kept for the pressure).
  */
-export async function issueChallenge(settings: AltchaSettings, nowMs: number, level = 0): Promise<Challenge> {
+export async function issueChallenge(settings: AltchaSettings, nowMs: number, level = 0, pressureLevel = level): Promise<Challenge> {
   const minCounter = Math.max(1, Math.floor(settings.maxCounter / 10));
   const counter = minCounter + Math.floor(Math.random() * (settings.maxCounter - minCounter + 1));
   return createChallenge({
@@ -29,7 +31,7 @@ export async function issueChallenge(settings: AltchaSettings, nowMs: number, le
     deriveKey,
     expiresAt: Math.floor(nowMs / 1000) + settings.expiresSeconds,
     hmacSignatureSecret: settings.hmacSecret,
-    data: { level },
+    data: { level, pressureLevel, issuedAtMs: nowMs },
   });
 }
 
@@ -72,7 +74,7 @@ export async function verifyAltcha(
   settings: AltchaSettings,
   replays: ReplayStore,
   nowMs: number,
-  minLevel = 0,
+  minLevel: number | LevelDue = 0,
 ): Promise<CaptchaOutcome> {
   if (typeof payload !== "string" || payload === "") return { ok: false, reason: "missing" };
   if (payload.length > MAX_PAYLOAD_CHARS) return { ok: false, reason: "malformed" };
@@ -99,8 +101,9 @@ export async function verifyAltcha(
   }
   if (!verified) return { ok: false, reason: "invalid" };
   // Read only now that the signature holds: the level is the server's word, not the client's.
-  const level = Number((challenge.parameters as { data?: { level?: unknown } }).data?.level ?? 0);
-  if (!(level >= minLevel)) return { ok: false, reason: "too_easy" };
+  const terms = termsOf(challenge.parameters);
+  const enough = typeof minLevel === "number" ? terms.level >= minLevel : meetsLevel(minLevel, terms, nowMs);
+  if (!enough) return { ok: false, reason: "too_easy" };
 
   // Claimed only once verified, so a forged payload cannot burn someone else's challenge.
   let firstUse: boolean;
@@ -113,12 +116,23 @@ export async function verifyAltcha(
   return firstUse ? { ok: true } : { ok: false, reason: "replayed" };
 }
 
+/** The signed terms; a challenge from before they were recorded gets no grace for pressure. */
+function termsOf(parameters: object): ChallengeTerms {
+  const data = (parameters as { data?: Record<string, unknown> }).data ?? {};
+  const number = (value: unknown, fallback: number) => (typeof value === "number" && Number.isFinite(value) ? value : fallback);
+  return {
+    level: number(data.level, 0),
+    pressureLevel: number(data.pressureLevel, Number.POSITIVE_INFINITY),
+    issuedAtMs: number(data.issuedAtMs, Number.NEGATIVE_INFINITY),
+  };
+}
+
 export const CAPTCHA_MESSAGES: Record<Exclude<CaptchaOutcome, { ok: true }>["reason"], string> = {
   missing: "Complete the “I'm not a robot” check first.",
   malformed: "The robot check could not be read. Run it again.",
   invalid: "The robot check failed. Run it again.",
   expired: "The robot check expired. Run it again.",
-  too_easy: "The robot check needs to run again: this network has had many failed sign-ins.",
+  too_easy: "The robot check needs to run again: this network has had many failed sign-ins, or the server is busy.",
   replayed: "That robot check was already used. Run it again.",
   unavailable: "The robot check cannot be confirmed right now. Try again in a moment.",
 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { challengeLevel, MAX_LEVEL, maxCounterAt } from "./difficulty";
+import { challengeLevel, levelDue, MAX_LEVEL, maxCounterAt, meetsLevel, PRESSURE_GRACE_MS } from "./difficulty";
 
 describe("challenge difficulty", () => {
   const calm = { budgetPressure: 0, addressFailures: 0, knownDevice: false };
@@ -25,5 +25,38 @@ describe("challenge difficulty", () => {
 
   it("never goes past the maximum", () => {
     expect(maxCounterAt(100_000, 99)).toBe(100_000 * 2 ** MAX_LEVEL);
+  });
+});
+
+describe("the level a solution owes when it is used", () => {
+  const NOW = 1_800_000_000_000;
+  const calm = { budgetPressure: 0, addressFailures: 0, knownDevice: false };
+  const terms = (level: number, pressureLevel: number, ageMs = 0) => ({ level, pressureLevel, issuedAtMs: NOW - ageMs });
+
+  it("owes the budget's level now, not the one at issue", () => {
+    const due = levelDue({ ...calm, budgetPressure: 0.8 });
+    expect(due).toEqual({ knownDevice: false, addressLevel: 0, pressureLevel: 3 });
+    expect(meetsLevel(due, terms(3, 3), NOW)).toBe(true);
+    // Fetched in a quiet moment and kept: refused while the pressure lasts, taken once it is over.
+    expect(meetsLevel(due, terms(0, 0, PRESSURE_GRACE_MS + 1), NOW)).toBe(false);
+    expect(meetsLevel(levelDue(calm), terms(0, 0, PRESSURE_GRACE_MS + 1), NOW)).toBe(true);
+  });
+
+  it("lets a challenge issued at the level then due stand while a person solves it", () => {
+    const due = levelDue({ ...calm, budgetPressure: 0.8 });
+    expect(meetsLevel(due, terms(1, 1, PRESSURE_GRACE_MS), NOW)).toBe(true);
+    expect(meetsLevel(due, terms(1, 1, PRESSURE_GRACE_MS + 1), NOW)).toBe(false);
+  });
+
+  it("gives no grace to a challenge a device cookie cheapened, unless the device is this account's", () => {
+    const due = levelDue({ ...calm, budgetPressure: 0.8 });
+    expect(meetsLevel(due, terms(0, 3), NOW)).toBe(false);
+    expect(meetsLevel({ ...due, knownDevice: true }, terms(0, 3), NOW)).toBe(true);
+  });
+
+  it("always owes the address's level, grace or not", () => {
+    const due = levelDue({ ...calm, addressFailures: 10 });
+    expect(meetsLevel(due, terms(1, 1), NOW)).toBe(false);
+    expect(meetsLevel(due, terms(2, 0), NOW)).toBe(true);
   });
 });

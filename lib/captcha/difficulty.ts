@@ -21,9 +21,42 @@ function stepsReached(value: number, steps: readonly number[]): number {
   return steps.filter((step) => value >= step).length;
 }
 
-export function challengeLevel({ budgetPressure, addressFailures, knownDevice }: Pressure): number {
-  if (knownDevice) return 0;
-  return Math.min(MAX_LEVEL, Math.max(stepsReached(budgetPressure, PRESSURE_STEPS), stepsReached(addressFailures, FAILURE_STEPS)));
+export function challengeLevel(pressure: Pressure): number {
+  const due = levelDue(pressure);
+  return due.knownDevice ? 0 : Math.max(due.addressLevel, due.pressureLevel);
+}
+
+/**
+ * What a solution must show when it is used, each part from its own signal: a known device of
+ * the very account signing in owes nothing (the device is checked there, not when the challenge
+ * was fetched, so another account's cookie cheapens nothing); anyone else owes the address's
+ * level and the budget's.
+ */
+export type LevelDue = { knownDevice: boolean; addressLevel: number; pressureLevel: number };
+
+export function levelDue({ budgetPressure, addressFailures, knownDevice }: Pressure): LevelDue {
+  return {
+    knownDevice,
+    addressLevel: Math.min(MAX_LEVEL, stepsReached(addressFailures, FAILURE_STEPS)),
+    pressureLevel: Math.min(MAX_LEVEL, stepsReached(budgetPressure, PRESSURE_STEPS)),
+  };
+}
+
+/** What the challenge route signed into a challenge: its level, the budget's level then, and when. */
+export type ChallengeTerms = { level: number; pressureLevel: number; issuedAtMs: number };
+
+/**
+ * Pressure can rise while a person solves (the budget fills within seconds). A challenge issued
+ * at the pressure level then due (not lowered by a device cookie) and used within this long
+ * stands; an older one, fetched in a quiet moment and kept, does not while the pressure lasts.
+ */
+export const PRESSURE_GRACE_MS = 60_000;
+
+export function meetsLevel(due: LevelDue, terms: ChallengeTerms, nowMs: number): boolean {
+  if (due.knownDevice) return true;
+  if (!(terms.level >= due.addressLevel)) return false;
+  if (terms.level >= due.pressureLevel) return true;
+  return terms.level >= terms.pressureLevel && nowMs - terms.issuedAtMs <= PRESSURE_GRACE_MS;
 }
 
 export function maxCounterAt(baseMaxCounter: number, level: number): number {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { listenAddress } from "@/lib/server-contract.mjs";
+import { listenAddress, maxConnections } from "@/lib/server-contract.mjs";
 import { parseConfig } from "./env";
 
 const SECRET = { NEXTAUTH_SECRET: "s".repeat(32) };
@@ -123,5 +123,20 @@ describe("listenAddress (server.mjs's PORT and HOST)", () => {
   it("names PORT when it is not a port number", () => {
     for (const PORT of ["x", "65536", "-1", "80.5"])
       expect(() => listenAddress({ PORT }, { dev: false })).toThrow(/^PORT: expected a port number/);
+  });
+});
+
+describe("maxConnections (server.mjs's MAX_CONNECTIONS)", () => {
+  it("defaults to 1024, the value lib/config validates too", () => {
+    expect(maxConnections({})).toBe(1024);
+    expect(maxConnections({ MAX_CONNECTIONS: "200" })).toBe(200);
+    expect(parseConfig({ ...SECRET }).MAX_CONNECTIONS).toBe(1024);
+  });
+
+  it("names MAX_CONNECTIONS when it is not a whole number from 1 to 1000000, here and at start", () => {
+    for (const MAX_CONNECTIONS of ["0", "-5", "1.5", "lots", "1000001", " "]) {
+      expect(() => maxConnections({ MAX_CONNECTIONS })).toThrow(/^MAX_CONNECTIONS: expected a whole number/);
+      expect(() => parseConfig({ ...SECRET, MAX_CONNECTIONS })).toThrow(/MAX_CONNECTIONS/);
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import os from "node:os";
 import { z } from "zod";
-import { DEV_SERVER_SYMBOL } from "@/lib/server-contract.mjs";
+import { DEFAULT_MAX_CONNECTIONS, DEV_SERVER_SYMBOL, MAX_CONNECTIONS_LIMIT } from "@/lib/server-contract.mjs";
 import { resolveDatabaseTarget, type DatabaseTarget } from "@/lib/db/target";
 import type { LockoutPolicy } from "@/lib/lockout/rules";
 import { checkLimitSpec, POLICY_NAMES, policiesFromSpecs, policyEnvVars, type Policies, type PolicyName } from "@/lib/rate-limit/policies";
@@ -143,6 +143,8 @@ const schema = z
     RETENTION_BATCH_ROWS: z.coerce.number().int().min(10).max(100_000).default(1_000),
     // On SIGTERM/SIGINT: how long in-flight requests may finish before their connections close.
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
+    // server.mjs applies it (maxConnections in lib/server-contract.mjs); validated here too, so a bad value stops the start.
+    MAX_CONNECTIONS: z.coerce.number().int().min(1).max(MAX_CONNECTIONS_LIMIT).default(DEFAULT_MAX_CONNECTIONS),
     // Content-Security-Policy: enforced unless set to "report-only" (for trying a changed policy).
     CSP_MODE: z.enum(["report-only", "enforce"]).default("enforce"),
     // Production only: lets NEXTAUTH_URL be http:// on localhost (session cookies then lose Secure), for a local test.

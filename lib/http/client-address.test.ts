@@ -77,16 +77,50 @@ describe("resolveClientAddress: trusted proxies", () => {
     expect(resolve(headers, trusted)).toEqual({ address: "10.0.0.2", key: "10.0.0.2", source: "socket" });
   });
 
-  it("stops at a malformed entry and keeps the last trusted hop", () => {
-    const headers = request("10.0.0.2", [["x-forwarded-for", "198.51.100.1, not-an-ip, 10.1.2.3"]]);
-    expect(resolve(headers, trusted)).toEqual({ address: "10.1.2.3", key: "10.1.2.3", source: "forwarded" });
+  it("reads a hop written with its port (ip:port, [v6]:port) or in brackets as its address", () => {
+    const cases: [string, string, string][] = [
+      ["203.0.113.7:40001", "203.0.113.7", "203.0.113.7"],
+      ["203.0.113.7:0", "203.0.113.7", "203.0.113.7"],
+      ["[2001:db8:1:2::7]:443", "2001:db8:1:2::7", "2001:db8:1:2::/64"],
+      ["[2001:db8:1:2::7]", "2001:db8:1:2::7", "2001:db8:1:2::/64"],
+      ["[::ffff:203.0.113.8]:8080", "203.0.113.8", "203.0.113.8"],
+    ];
+    for (const [hop, address, key] of cases) {
+      const headers = request("10.0.0.2", [["x-forwarded-for", `198.51.100.1, ${hop}`]]);
+      expect(resolve(headers, trusted), hop).toEqual({ address, key, source: "forwarded" });
+    }
+    // A trusted proxy written with its port is still skipped as trusted.
+    const chain = request("10.0.0.2", [["x-forwarded-for", "198.51.100.1:5000, 10.1.2.3:443"]]);
+    expect(resolve(chain, trusted)).toEqual({ address: "198.51.100.1", key: "198.51.100.1", source: "forwarded" });
   });
 
-  it("keeps the peer when the right-most entry is malformed, including legacy IPv4 spellings", () => {
-    for (const bad of ["3232235777", "0x7f.1", "203.0.113.9:443", "[2001:db8::1]", ""]) {
-      const headers = request("10.0.0.2", [["x-forwarded-for", `198.51.100.1, ${bad}`]]);
-      expect(resolve(headers, trusted), bad).toEqual({ address: "10.0.0.2", key: "10.0.0.2", source: "socket" });
+  it("keys a request with a malformed hop on its own, never on the proxy's or the last trusted hop's address", () => {
+    const bad = [
+      "not-an-ip",
+      "3232235777",
+      "0x7f.1",
+      "203.0.113.9:65536",
+      "203.0.113.9:",
+      "[203.0.113.9]:80",
+      "[2001:db8::1]:99999",
+      "unknown",
+      "_hidden",
+      "",
+    ];
+    for (const hop of bad) {
+      for (const forwarded of [`198.51.100.1, ${hop}`, `198.51.100.1, ${hop}, 10.1.2.3`]) {
+        const first = resolve(request("10.0.0.2", [["x-forwarded-for", forwarded]]), trusted);
+        const second = resolve(request("10.0.0.2", [["x-forwarded-for", forwarded]]), trusted);
+        expect(first, forwarded).toMatchObject({ address: "unknown", source: "malformed", malformedHop: hop });
+        expect(first.key).toMatch(/^malformed-hop:/);
+        expect(second.key, "a key per request").not.toBe(first.key);
+      }
     }
+  });
+
+  it("never reaches a malformed hop left of the first untrusted one: a client's own junk is ignored", () => {
+    const headers = request("10.0.0.2", [["x-forwarded-for", "garbage, 198.51.100.1, 10.1.2.3"]]);
+    expect(resolve(headers, trusted)).toEqual({ address: "198.51.100.1", key: "198.51.100.1", source: "forwarded" });
   });
 });
 

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import ipaddr from "ipaddr.js";
 import { PEER_HEADER_SYMBOL } from "@/lib/server-contract.mjs";
 
@@ -15,7 +16,10 @@ export interface ClientAddress {
   address: string;
   /** The rate-limit key: IPv4 as is, IPv6 as its network (e.g. "2001:db8:1:2::/64"). */
   key: string;
-  source: "socket" | "forwarded" | "unknown";
+  /** "malformed": a trusted proxy forwarded a hop that is no address; the key is this request's own. */
+  source: "socket" | "forwarded" | "unknown" | "malformed";
+  /** The hop that could not be read (at most 64 characters), for the misconfiguration's log line. */
+  malformedHop?: string;
 }
 
 export interface ResolveOptions {
@@ -60,6 +64,36 @@ function collapseMapped(ip: IP): IP {
 function parseAddress(raw: string): IP | null {
   const ip = parseRawAddress(raw);
   return ip === null ? null : collapseMapped(ip);
+}
+
+// What some proxies write for a hop (Azure Application Gateway: "203.0.113.7:40001"; RFC 7239
+// style: "[2001:db8::1]:443" or "[2001:db8::1]"). The port says nothing about who the client is.
+const IPV4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})$/;
+const BRACKETED_IPV6 = /^\[([^\]]+)\](?::(\d{1,5}))?$/;
+
+function isPort(text: string | undefined): boolean {
+  return text === undefined || Number(text) <= 65535;
+}
+
+/** An X-Forwarded-For hop: a plain address, or one written with its port or in brackets. */
+function parseHop(raw: string): IP | null {
+  const text = raw.trim();
+  const v4 = IPV4_WITH_PORT.exec(text);
+  if (v4) return isPort(v4[2]) ? parseAddress(v4[1]!) : null;
+  const v6 = BRACKETED_IPV6.exec(text);
+  if (v6) return isPort(v6[2]) && v6[1]!.includes(":") ? parseAddress(v6[1]!) : null;
+  return parseAddress(text);
+}
+
+/**
+ * A trusted proxy wrote a hop that is no address: a misconfiguration. Keying the request on the
+ * proxy (the last address that can be vouched for) would put every client behind it in one
+ * bucket, so that one client's failures refuse everyone; the request gets a key of its own
+ * instead, and the caller logs and counts it. Per-address limits then do not hold for these
+ * requests; the per-username limits, the lockout, ALTCHA and the hash budget still do.
+ */
+function malformed(hop: string): ClientAddress {
+  return { address: "unknown", key: `malformed-hop:${randomUUID()}`, source: "malformed", malformedHop: hop.trim().slice(0, 64) };
 }
 
 function networkOf(ip: IP, prefixLength: number): IP {
@@ -144,9 +178,9 @@ export function resolveClientAddress(headers: { get(name: string): string | null
   let source: "socket" | "forwarded" = "socket";
   const hops = forwarded.split(",");
   for (let index = hops.length - 1; index >= 0; index--) {
-    const hop = parseAddress(hops[index] ?? "");
-    // Malformed hop: nothing left of it can be vouched for, so keep the last trusted hop.
-    if (hop === null) break;
+    const hop = parseHop(hops[index] ?? "");
+    // Written by a trusted proxy (every hop to its right was one), so the proxy is misconfigured.
+    if (hop === null) return malformed(hops[index] ?? "");
     client = hop;
     source = "forwarded";
     if (!isTrusted(hop, options.trustedProxies)) break;

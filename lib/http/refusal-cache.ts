@@ -77,7 +77,8 @@ export class RefusalCache implements FastPath {
   remember(path: RoutePath, client: ClientAddress, result: LimitResult) {
     const ttl = Math.ceil(result.retryAfterMs);
     // An outage's refusal is the fail mode's, not the limiter's: let each request ask again.
-    if (ttl <= 0 || result.storeFailed || client.source === "unknown") return;
+    // A malformed hop's key is its request's own: remembering it would only fill the cache.
+    if (ttl <= 0 || result.storeFailed || client.source === "unknown" || client.source === "malformed") return;
     const style = this.styles.get(path);
     if (!style) return;
     this.entries.set(key(path, client), { retryAtMs: this.clock() + ttl, result, style }, { ttl });
@@ -88,7 +89,7 @@ export class RefusalCache implements FastPath {
     const route = this.routes.get(`${method} ${url.split("?", 1)[0]}`);
     if (!route) return null;
     const client = this.clientAddress(headers);
-    if (client.source === "unknown") return null;
+    if (client.source === "unknown" || client.source === "malformed") return null;
     const entry = this.entries.get(key(route.path, client));
     const nowMs = this.clock();
     if (!entry || entry.retryAtMs <= nowMs) return null;

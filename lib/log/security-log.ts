@@ -41,5 +41,7 @@ export function logSecurity(gate: Gatehouse, entry: SecurityLogEntry): void {
 }
 
 function addressLogKey(gate: Gatehouse, client: ClientAddress): string {
-  return client.source === "unknown" ? "unknown" : digestKey(gate.config.RATE_LIMIT_KEY_SECRET, ["log-address", client.key]);
+  // A malformed hop's key is new on every request: its digest would only look like many clients.
+  if (client.source === "unknown" || client.source === "malformed") return client.source;
+  return digestKey(gate.config.RATE_LIMIT_KEY_SECRET, ["log-address", client.key]);
 }

@@ -36,6 +36,12 @@ export class Metrics {
     labelNames: ["route"] as const,
     registers: [this.registry],
   });
+  /** Requests whose X-Forwarded-For had a hop no address could be read from (a proxy misconfiguration). */
+  readonly forwardedForMalformed = new Counter({
+    name: "gatehouse_forwarded_for_malformed_total",
+    help: "Requests from a trusted proxy with an X-Forwarded-For hop that is no address, each keyed on its own",
+    registers: [this.registry],
+  });
   readonly lockoutsStarted = new Counter({
     name: "gatehouse_lockouts_started_total",
     help: "Failures that set or lengthened a lock, by lane",

@@ -36,6 +36,13 @@ export interface BrowserSessions {
   authenticatedAt(userId: string, id: string): Promise<number | null>;
   /** Records a re-authentication (the password or a passkey asked again) of one of the user's live sessions. */
   reauthenticated(userId: string, id: string, nowMs: number): Promise<boolean>;
+  /**
+   * Raises the user's credential generation and carries `keepId` (if live under the old one)
+   * over to the new one, in one transaction: every session, refresh family and access token made
+   * under the old generation is dead, including one a sign-in in flight writes afterwards. The
+   * new generation, or null if the user is gone.
+   */
+  raiseGeneration(userId: string, keepId: string | null): Promise<number | null>;
   /** The user's sessions that are neither revoked, past their end nor seen before `seenSinceMs`, newest first. */
   listLive(userId: string, nowMs: number, seenSinceMs: number): Promise<BrowserSessionView[]>;
 }
@@ -134,6 +141,21 @@ export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
         data: { revokedAt: now },
       });
       return count;
+    },
+
+    async raiseGeneration(userId, keepId) {
+      return prisma.$transaction(async (tx) => {
+        const raised = await tx.user.updateMany({ where: { id: userId }, data: { credentialGeneration: { increment: 1 } } });
+        if (raised.count === 0) return null;
+        const { credentialGeneration } = await tx.user.findUniqueOrThrow({ where: { id: userId }, select: { credentialGeneration: true } });
+        // Only a session that was live under the generation just left keeps its place.
+        if (keepId && SESSION_ID_PATTERN.test(keepId))
+          await tx.browserSession.updateMany({
+            where: { id: keepId, userId, revokedAt: null, credentialGeneration: credentialGeneration - 1 },
+            data: { credentialGeneration },
+          });
+        return credentialGeneration;
+      });
     },
 
     async listLive(userId, nowMs, seenSinceMs) {

@@ -1,4 +1,6 @@
 import { errors, jwtVerify, SignJWT } from "jose";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { uuidSchema } from "./digest";
 
 const ISSUER = "gatehouse";
 const AUDIENCE = "gatehouse-api";
@@ -8,17 +10,24 @@ function key(secret: string): Uint8Array {
   return new TextEncoder().encode(secret);
 }
 
-/** A short-lived JWT for the API: the user id as `sub`, nothing else about the user. */
+/**
+ * What an access token comes from: the user, the refresh family (API session) its sign-in or
+ * refresh belongs to, and the credential generation that sign-in's password check read. The
+ * token dies with either (accessTokenStanding), not only at its expiry.
+ */
+export type AccessTokenSubject = { userId: string; familyId: string; credentialGeneration: number };
+
+/** A short-lived JWT for the API: `sub`, `fam` and `gen`, nothing else about the user. */
 export async function issueAccessToken(
-  userId: string,
+  subject: AccessTokenSubject,
   secret: string,
   ttlSeconds: number,
   nowMs: number,
 ): Promise<{ token: string; expiresAtMs: number }> {
   const issuedAt = Math.floor(nowMs / 1000);
-  const token = await new SignJWT({})
+  const token = await new SignJWT({ fam: subject.familyId, gen: subject.credentialGeneration })
     .setProtectedHeader({ alg: ALGORITHM, typ: "JWT" })
-    .setSubject(userId)
+    .setSubject(subject.userId)
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
     .setIssuedAt(issuedAt)
@@ -27,9 +36,13 @@ export async function issueAccessToken(
   return { token, expiresAtMs: (issuedAt + ttlSeconds) * 1000 };
 }
 
-export type AccessTokenCheck = { ok: true; userId: string } | { ok: false; reason: "expired" | "invalid" };
+export type AccessTokenCheck = ({ ok: true } & AccessTokenSubject) | { ok: false; reason: "expired" | "invalid" };
 
-/** Only HS256 with our issuer and audience: `alg: none` and foreign tokens are refused. */
+/**
+ * Only HS256 with our issuer and audience: `alg: none` and foreign tokens are refused. A token
+ * without a family and generation (one minted before they were required) is invalid: it could
+ * not be checked against a revocation.
+ */
 export async function verifyAccessToken(token: string, secret: string, nowMs: number): Promise<AccessTokenCheck> {
   try {
     const { payload } = await jwtVerify(token, key(secret), {
@@ -38,8 +51,44 @@ export async function verifyAccessToken(token: string, secret: string, nowMs: nu
       audience: AUDIENCE,
       currentDate: new Date(nowMs),
     });
-    return typeof payload.sub === "string" && payload.sub !== "" ? { ok: true, userId: payload.sub } : { ok: false, reason: "invalid" };
+    const { sub, fam, gen } = payload;
+    const wellFormed =
+      uuidSchema.safeParse(sub).success &&
+      uuidSchema.safeParse(fam).success &&
+      typeof gen === "number" &&
+      Number.isSafeInteger(gen) &&
+      gen >= 0;
+    return wellFormed
+      ? { ok: true, userId: sub as string, familyId: fam as string, credentialGeneration: gen }
+      : { ok: false, reason: "invalid" };
   } catch (error) {
     return { ok: false, reason: error instanceof errors.JWTExpired ? "expired" : "invalid" };
   }
+}
+
+/** Why a verified token no longer opens anything; null while it stands. */
+export type AccessTokenEnd = "account_gone" | "family_revoked" | "credentials_changed";
+
+/**
+ * Whether a verified token still stands: its account exists, its family has a token that is not
+ * revoked (revocation marks every token of the family, rotated ones included) and its generation
+ * is the account's. One indexed read (User by key, RefreshToken by familyId), like a browser
+ * session's check. A password change, reset, "sign out everywhere" or the operator's
+ * revoke-sessions raises the generation or revokes the family, so every token from before dies
+ * at once, including one that a sign-in already in flight is handed afterwards.
+ */
+export async function accessTokenStanding(prisma: PrismaClient, subject: AccessTokenSubject): Promise<AccessTokenEnd | null> {
+  const [row] = await prisma.$queryRaw<{ generation: number; familyLive: boolean }[]>`
+    SELECT u."credentialGeneration" AS "generation",
+           EXISTS (SELECT 1 FROM "RefreshToken" r
+                   WHERE r."familyId" = ${subject.familyId}::uuid AND r."userId" = u."id" AND r."revokedAt" IS NULL) AS "familyLive"
+    FROM "User" u WHERE u."id" = ${subject.userId}::uuid`;
+  if (!row) return "account_gone";
+  if (subject.credentialGeneration < Number(row.generation)) return "credentials_changed";
+  return row.familyLive ? null : "family_revoked";
+}
+
+/** The subject of the access token a password sign-in gets: its user, new family and the generation its check read. */
+export function accessSubject(user: { id: string; credentialGeneration: number }, family: { familyId: string }): AccessTokenSubject {
+  return { userId: user.id, familyId: family.familyId, credentialGeneration: user.credentialGeneration };
 }

@@ -66,6 +66,7 @@ function refreshTokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         ok: true,
         userId,
         familyId: first.familyId,
+        credentialGeneration: 0,
         token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
         expiresAtMs: T0 + 1_000 + TTL_MS,
         newFamily: false,

@@ -17,7 +17,7 @@ export type IssuedRefreshToken = { token: string; familyId: string; expiresAtMs:
 export type RotationFailure = "unknown" | "expired" | "revoked" | "reused";
 
 export type RotationResult =
-  | { ok: true; userId: string; familyId: string; token: string; expiresAtMs: number; newFamily: false }
+  | { ok: true; userId: string; familyId: string; credentialGeneration: number; token: string; expiresAtMs: number; newFamily: false }
   | { ok: false; reason: RotationFailure; familyId?: string; userId?: string };
 
 /** The digest a refresh token is stored and looked up by. */
@@ -195,7 +195,15 @@ export async function rotateRefreshToken(prisma: PrismaClient, presented: string
         credentialGeneration: row.credentialGeneration,
       };
       const next = await issueRefreshToken(tx, userId, familyId, ttlMs, nowMs, terms);
-      return { ok: true, userId, familyId, token: next.token, expiresAtMs: next.expiresAtMs, newFamily: false };
+      return {
+        ok: true,
+        userId,
+        familyId,
+        credentialGeneration: row.credentialGeneration,
+        token: next.token,
+        expiresAtMs: next.expiresAtMs,
+        newFamily: false,
+      };
     }
     // Checked first: a rotated token presented again is a theft signal even if it has since
     // expired or its family was already revoked (revoking again changes nothing).

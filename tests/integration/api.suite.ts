@@ -2,7 +2,7 @@ import { NextRequest } from "next/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkPassword } from "@/lib/auth/sign-in";
 import type { Gatehouse } from "@/lib/gatehouse";
-import { issueAccessToken } from "@/lib/tokens/access-token";
+import { apiTokenFor } from "../helpers/tokens";
 import { registerAccount } from "@/lib/users/accounts";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
@@ -21,7 +21,7 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
       announcePeerHeader();
       database = await makeDatabase();
       gate = await servedGatehouse(database.url);
-      tokenFor = async (userId, nowMs = Date.now()) => (await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, nowMs)).token;
+      tokenFor = async (userId, nowMs = Date.now()) => apiTokenFor(gate, userId, { nowMs });
       const make = async (email: string) => {
         const result = await registerAccount(gate.prisma, { email, password: "a long enough passphrase" }, gate.argon2, Date.now());
         if (!result.ok) throw new Error("registration failed");
@@ -121,18 +121,28 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
       }
     });
 
-    it("issues download tokens 5 per hour per user; a token opens a download link once issued", async () => {
+    it("issues download tokens 5 per hour per user; a token opens its report's download link once", async () => {
+      const { POST: build } = await reports();
+      const { id } = (await (await build(request("/api/v1/reports", { method: "POST", token: bob.token }))).json()) as { id: string };
       const { POST } = await import("@/app/api/v1/download-tokens/route");
       const issued = [];
       for (let i = 0; i < 6; i++)
-        issued.push(await POST(request("/api/v1/download-tokens", { method: "POST", token: bob.token, address: freshAddress() })));
+        issued.push(
+          await POST(
+            request("/api/v1/download-tokens", {
+              method: "POST",
+              token: bob.token,
+              address: freshAddress(),
+              body: JSON.stringify({ report_id: id }),
+            }),
+          ),
+        );
       expect(issued.map((r) => r.status)).toEqual([201, 201, 201, 201, 201, 429]);
       const { token } = (await issued[0]!.json()) as { token: string };
-      const { POST: build } = await reports();
-      const { id } = (await (await build(request("/api/v1/reports", { method: "POST", token: bob.token }))).json()) as { id: string };
       const { GET } = await report();
       expect((await GET(request(`/api/v1/reports/${id}?token=${token}`), params(id))).status).toBe(200);
-      expect((await GET(request(`/api/v1/reports/${id}?token=forged`), params(id))).status).toBe(401);
+      expect((await GET(request(`/api/v1/reports/${id}?token=${token}`), params(id))).status).toBe(404);
+      expect((await GET(request(`/api/v1/reports/${id}?token=forged`), params(id))).status).toBe(404);
     });
 
     it("a flood of CSP reports does not spend the same client's registration or API quota", async () => {

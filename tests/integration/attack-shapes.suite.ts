@@ -15,6 +15,7 @@ import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
+import { hardeningShapes } from "./attack-shapes.hardening";
 
 type Gate = import("@/lib/auth/gatehouse").Gatehouse;
 
@@ -343,6 +344,8 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
         await expectRefused(`next-auth.session-token=${"a".repeat(3000)}`);
       });
     });
+
+    hardeningShapes(() => ({ gate, checks }), makeDatabase);
 
     describe("without server.mjs", () => {
       it("answers 503 naming server.mjs instead of putting every client in one bucket", async () => {

@@ -33,12 +33,13 @@ describe("retention", () => {
 
   async function seed() {
     const family = (id: string) => `${id}-2222-4222-8222-222222222222`;
+    const { id: reportId } = await prisma.report.create({ data: { userId, content: {} } });
     await prisma.downloadToken.createMany({
       data: [
-        { tokenHash: "dl-old-1", userId, expiresAt: at(-DAY) },
-        { tokenHash: "dl-old-2", userId, expiresAt: at(-2 * DAY) },
-        { tokenHash: "dl-old-3", userId, expiresAt: at(-3 * DAY) },
-        { tokenHash: "dl-live", userId, expiresAt: at(DAY) },
+        { tokenHash: "dl-old-1", userId, reportId, expiresAt: at(-DAY) },
+        { tokenHash: "dl-old-2", userId, reportId, expiresAt: at(-2 * DAY) },
+        { tokenHash: "dl-old-3", userId, reportId, expiresAt: at(-3 * DAY) },
+        { tokenHash: "dl-live", userId, reportId, expiresAt: at(DAY) },
       ],
     });
     const token = (
@@ -122,6 +123,8 @@ describe("retention", () => {
   });
 
   it("keeps a user's newest reports up to the bound", async () => {
+    // Starts from none: the report the download tokens above name is not one of the 25.
+    await prisma.report.deleteMany({ where: { userId } });
     for (let i = 0; i < 25; i++) await prisma.report.create({ data: { userId, content: { n: i }, createdAt: at(i * 1000) } });
     expect(await capReports(prisma, userId, 20)).toBe(5);
     const kept = await prisma.report.findMany({ where: { userId }, orderBy: { createdAt: "asc" }, select: { content: true } });

@@ -135,7 +135,10 @@ describe("a password change against sign-ins in flight", () => {
     const owner = await signedInBrowser("victim4@example.com", OLD);
     const db = gate.prisma;
     const user = await db.user.findUniqueOrThrow({ where: { email: "victim4@example.com" }, select: { id: true } });
-    await db.downloadToken.create({ data: { tokenHash: "a".repeat(43), userId: user.id, expiresAt: new Date(Date.now() + 600_000) } });
+    const report = await db.report.create({ data: { userId: user.id, content: {} } });
+    await db.downloadToken.create({
+      data: { tokenHash: "a".repeat(43), userId: user.id, reportId: report.id, expiresAt: new Date(Date.now() + 600_000) },
+    });
     expect((await changePassword(owner)).status).toBe(303);
     expect(await db.downloadToken.count({ where: { userId: user.id } })).toBe(0);
   });

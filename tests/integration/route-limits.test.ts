@@ -4,6 +4,7 @@ import { freshPglite, type TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { csrfFor } from "../helpers/browser";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+import { apiTokenFor } from "../helpers/tokens";
 
 type Handler = (request: Request, context?: unknown) => Promise<Response>;
 type Sample = { handler: () => Promise<Handler>; request: (address: string) => Request | Promise<Request>; context?: unknown };
@@ -37,8 +38,7 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     const unconfirmed = await registerAccount(gate.prisma, { email: UNCONFIRMED, password: "a long enough passphrase" }, gate.argon2, null);
     if (!unconfirmed.ok) throw new Error("registration failed");
     verifyLink = await gate.emailTokens.issue(unconfirmed.user.id, "verify_email", 0, Date.now(), 3_600_000);
-    const { issueAccessToken } = await import("@/lib/tokens/access-token");
-    bearer = (await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, Date.now())).token;
+    bearer = await apiTokenFor(gate, userId);
     // A live browser session, as sign-in makes one, for the account page's forms.
     const session = await gate.sessions.create({
       userId,

@@ -193,18 +193,23 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
 
       it("takes the app's own pages' writes: Sec-Fetch-Site same-origin, or the app's Origin", async () => {
         const cookie = await signedInBrowser("csrf@example.com", PASSWORD);
+        const built = await write("/api/v1/reports", { cookie, "sec-fetch-site": "same-origin", "content-type": "application/json" });
+        expect(built.status).toBe(201);
+        const body = JSON.stringify({ report_id: ((await built.json()) as { id: string }).id });
         expect(
-          (await write("/api/v1/download-tokens", { cookie, "sec-fetch-site": "same-origin", "content-type": "application/json" })).status,
+          (await write("/api/v1/download-tokens", { cookie, "sec-fetch-site": "same-origin", "content-type": "application/json" }, body))
+            .status,
         ).toBe(201);
         expect(
-          (await write("/api/v1/download-tokens", { cookie, origin: "http://localhost:3000", "content-type": "application/json" })).status,
+          (await write("/api/v1/download-tokens", { cookie, origin: "http://localhost:3000", "content-type": "application/json" }, body))
+            .status,
         ).toBe(201);
       });
 
       it("leaves Bearer requests as they were: no Origin, any site, any content type", async () => {
-        const { issueAccessToken } = await import("@/lib/tokens/access-token");
+        const { apiTokenFor } = await import("../helpers/tokens");
         const userId = (await gate.prisma.user.findUniqueOrThrow({ where: { email: "csrf@example.com" } })).id;
-        const { token } = await issueAccessToken(userId, gate.config.API_TOKEN_SECRET, 900, Date.now());
+        const token = await apiTokenFor(gate, userId);
         const res = await write("/api/v1/reports", { authorization: `Bearer ${token}`, "sec-fetch-site": "cross-site" }, "");
         expect(res.status).toBe(201);
       });

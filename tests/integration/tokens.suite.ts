@@ -6,6 +6,7 @@ import { browserSignIn, sessionCookieOf } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+import { apiTokenFor } from "../helpers/tokens";
 
 type TokenRoute = typeof import("@/app/api/v1/authentication/token/route");
 type RefreshRoute = typeof import("@/app/api/v1/authentication/token/refresh/route");
@@ -139,10 +140,14 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         expect(await verifyAccessToken(body.access_token, gate.config.API_TOKEN_SECRET, Date.now())).toEqual({
           ok: true,
           userId: users.alice,
+          familyId: expect.any(String),
+          credentialGeneration: 0,
         });
         const claims = JSON.parse(Buffer.from(body.access_token.split(".")[1]!, "base64url").toString());
         expect(claims).toEqual({
           sub: users.alice,
+          fam: expect.any(String),
+          gen: 0,
           iss: "gatehouse",
           aud: "gatehouse-api",
           iat: expect.any(Number),
@@ -338,18 +343,19 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
       });
 
       it("refuses a token signed with another secret", async () => {
-        const { issueAccessToken } = await import("@/lib/tokens/access-token");
-        const forged = await issueAccessToken(users.frank!, "an-attacker-chosen-secret-of-32-characters!", ACCESS_TTL_SECONDS, Date.now());
-        const res = await me({ authorization: `Bearer ${forged.token}` });
+        const forged = await apiTokenFor(gate, users.frank!, {
+          secret: "an-attacker-chosen-secret-of-32-characters!",
+          ttlSeconds: ACCESS_TTL_SECONDS,
+        });
+        const res = await me({ authorization: `Bearer ${forged}` });
         expect(res.status).toBe(401);
         expect(res.headers.get("WWW-Authenticate")).toBe('Bearer error="invalid_token", error_description="invalid"');
         expect(await res.json()).toEqual(ACCESS_INVALID);
       });
 
       it("refuses an expired token, saying so", async () => {
-        const { issueAccessToken } = await import("@/lib/tokens/access-token");
-        const expired = await issueAccessToken(users.frank!, gate.config.API_TOKEN_SECRET, ACCESS_TTL_SECONDS, Date.now() - 3_600_000);
-        const res = await me({ authorization: `Bearer ${expired.token}` });
+        const expired = await apiTokenFor(gate, users.frank!, { nowMs: Date.now() - 3_600_000, ttlSeconds: ACCESS_TTL_SECONDS });
+        const res = await me({ authorization: `Bearer ${expired}` });
         expect(res.status).toBe(401);
         expect(res.headers.get("WWW-Authenticate")).toBe('Bearer error="invalid_token", error_description="expired"');
         expect(await res.json()).toEqual(ACCESS_EXPIRED);

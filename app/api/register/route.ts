@@ -1,5 +1,6 @@
 import { fieldErrors, registrationSchema } from "@/lib/auth/credentials";
 import { verifyAltcha } from "@/lib/captcha/altcha";
+import { levelDue } from "@/lib/captcha/difficulty";
 import { readJson } from "@/lib/http/body";
 import { limited } from "@/lib/http/limited";
 import { busy, captchaInvalid } from "@/lib/http/refusals";
@@ -27,7 +28,9 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
     return jsonError(400, "invalid_input", CHECK_HIGHLIGHTED_FIELDS, { fields: fieldErrors(input.error) });
   }
 
-  const captcha = await verifyAltcha(input.data.altcha, gate.altcha, gate.replays, gate.clock());
+  // Registration runs Argon2id too: the budget's pressure level is owed here as at sign-in.
+  const due = levelDue({ budgetPressure: gate.hashBudget.recentPressure(), addressFailures: 0, knownDevice: false });
+  const captcha = await verifyAltcha(input.data.altcha, gate.altcha, gate.replays, gate.clock(), due);
   if (!captcha.ok) {
     logSecurity(gate, { route: "/api/register", outcome: "captcha_invalid", client, email: input.data.email, detail: captcha.reason });
     return captchaInvalid(captcha);
@@ -39,7 +42,8 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
       const result = await registerAccount(gate.prisma, input.data, gate.argon2, verified ? gate.clock() : null);
       if (result.ok) {
         log().info({ event: "account_registered", userId: result.user.id });
-        gate.recovery.accountCreated(result.user);
+        // Counted as verified already: a link would only ever answer invalid_token.
+        if (!verified) gate.recovery.accountCreated(result.user);
       } else {
         log().info({ event: "registration_for_taken_address" });
         gate.recovery.addressTaken(input.data.email);

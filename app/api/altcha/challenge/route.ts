@@ -1,4 +1,4 @@
-import { challengeLevel, maxCounterAt } from "@/lib/captcha/difficulty";
+import { challengeLevel, levelDue, maxCounterAt } from "@/lib/captcha/difficulty";
 import { issueChallenge } from "@/lib/captcha/altcha";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
@@ -9,15 +9,18 @@ export const dynamic = "force-dynamic";
 /**
  * A signed, expiring proof-of-work challenge for the ALTCHA widget, sized by pressure: the hash
  * budget's recent occupancy and this address's recent failures raise it; a known device keeps
- * the base size (lib/captcha/difficulty.ts).
+ * the base size (lib/captcha/difficulty.ts). The budget's level is signed in too: the discount
+ * holds at use only for the device's own account, and only while no pressure calls for more.
  */
 export const GET = limited("/api/altcha/challenge", async (request, { gate, client }) => {
   const nowMs = gate.clock();
-  const level = challengeLevel({
+  const pressure = {
     budgetPressure: gate.hashBudget.recentPressure(),
     addressFailures: gate.addressFailures.get(client.key) ?? 0,
     knownDevice: await gate.devices.isKnown(deviceTokenOf(request), nowMs),
-  });
+  };
+  const level = challengeLevel(pressure);
   gate.metrics.challengesIssued.inc({ level: String(level) });
-  return json(200, await issueChallenge({ ...gate.altcha, maxCounter: maxCounterAt(gate.altcha.maxCounter, level) }, nowMs, level));
+  const settings = { ...gate.altcha, maxCounter: maxCounterAt(gate.altcha.maxCounter, level) };
+  return json(200, await issueChallenge(settings, nowMs, level, levelDue(pressure).pressureLevel));
 });

@@ -1,5 +1,5 @@
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
-import { endOtherSessions } from "@/lib/auth/end-sessions";
+import { signOutEverywhere } from "@/lib/auth/end-sessions";
 import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
 import { limited } from "@/lib/http/limited";
 import { log } from "@/lib/log/logger";
@@ -15,7 +15,7 @@ export const POST = limited("/api/account/sessions/revoke-others", async (reques
   const { userId, sid } = form.session;
   const stale = await freshAuthenticationRefusal(gate, form.session, form.fields.json === "true" ? "json" : "redirect");
   if (stale) return stale;
-  const ended = await endOtherSessions(gate, userId, sid, gate.clock());
+  const ended = await signOutEverywhere(gate, userId, sid, gate.clock());
   await gate.events.accountChanged(userId, "signed_out_everywhere_else", client, {
     browser: browserLabel(limits.userAgent),
     sessionId: sid,

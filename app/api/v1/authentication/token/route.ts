@@ -6,7 +6,7 @@ import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { tokenPair } from "@/lib/http/token-response";
-import { issueAccessToken } from "@/lib/tokens/access-token";
+import { accessSubject, issueAccessToken } from "@/lib/tokens/access-token";
 import { issueRefreshToken } from "@/lib/tokens/refresh-tokens";
 import { truncateAddress } from "@/lib/events/security-events";
 import { apiClientLabel } from "@/lib/sessions/browser-label";
@@ -39,7 +39,6 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
   const { user } = checked;
 
   const nowMs = gate.clock();
-  const access = await issueAccessToken(user.id, gate.config.API_TOKEN_SECRET, gate.config.ACCESS_TOKEN_TTL_SECONDS, nowMs);
   const refreshTtlSeconds = gate.config.refreshTokenTtlSeconds;
   const refresh = await issueRefreshToken(gate.prisma, user.id, null, refreshTtlSeconds * 1000, nowMs, {
     expiresAtMs: nowMs + gate.config.refreshFamilyLifetimeMs,
@@ -47,6 +46,12 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
     address: truncateAddress(client.address),
     credentialGeneration: user.credentialGeneration,
   });
+  const access = await issueAccessToken(
+    accessSubject(user, refresh),
+    gate.config.API_TOKEN_SECRET,
+    gate.config.ACCESS_TOKEN_TTL_SECONDS,
+    nowMs,
+  );
   await gate.events.refreshFamilyCreated(user.id, client, { browser: apiClientLabel(request.headers.get("user-agent")) });
   log().info({ event: "api_tokens_issued", userId: user.id, familyId: refresh.familyId });
   const response = tokenPair(access.token, refresh.token, gate.config, { device_token: checked.device.token });

@@ -5,17 +5,23 @@ import { limited } from "@/lib/http/limited";
 import { accept, refuse, type OrRefused } from "@/lib/http/refused";
 import { json, jsonError } from "@/lib/http/responses";
 import { findReport } from "@/lib/reports/reports";
-import { downloadTokenOwner } from "@/lib/tokens/download-tokens";
+import { spendDownloadToken } from "@/lib/tokens/download-tokens";
 
 export const dynamic = "force-dynamic";
 
-/** The caller: a Bearer token or session, or else a download token from POST /api/v1/download-tokens. */
-async function downloader(request: NextRequest, gate: Gatehouse): Promise<OrRefused<{ userId: string }>> {
+const NOT_FOUND = "No such report.";
+
+/**
+ * The caller: a Bearer token or session, or else a download token from POST
+ * /api/v1/download-tokens, spent here on the report it names. A used, expired, unknown or
+ * another report's token gets the 404 an unknown report gets: a link tells nothing about others.
+ */
+async function downloader(request: NextRequest, gate: Gatehouse, reportId: string): Promise<OrRefused<{ userId: string }>> {
   const downloadToken = request.nextUrl.searchParams.get("token");
   if (downloadToken && request.headers.get("authorization") === null) {
-    const owner = await downloadTokenOwner(gate.prisma, downloadToken, gate.clock());
+    const owner = await spendDownloadToken(gate.prisma, downloadToken, reportId, gate.clock());
     if (owner) return accept({ userId: owner });
-    return refuse(jsonError(401, "invalid_token", "The download token is not valid or has expired."));
+    return refuse(jsonError(404, "not_found", NOT_FOUND));
   }
   const auth = await apiCaller(request, gate);
   return auth.ok ? accept({ userId: auth.caller.userId }) : auth;
@@ -26,12 +32,12 @@ async function downloader(request: NextRequest, gate: Gatehouse): Promise<OrRefu
  * neither spend the report-build quota nor let anyone probe ids freely.
  */
 export const GET = limited("/api/v1/reports/[id]", async (request, { gate }, context: { params: Promise<{ id: string }> }) => {
-  const caller = await downloader(request, gate);
+  const { id } = await context.params;
+  const caller = await downloader(request, gate, id);
   if (!caller.ok) return caller.response;
 
-  const { id } = await context.params;
   // Another user's report and a report that does not exist get the same answer.
   const report = await findReport(gate.prisma, caller.userId, id);
-  if (!report) return jsonError(404, "not_found", "No such report.");
+  if (!report) return jsonError(404, "not_found", NOT_FOUND);
   return json(200, { id: report.id, createdAt: report.createdAt.toISOString(), content: report.content });
 });

@@ -62,7 +62,8 @@ export const POST = limited("/api/v1/authentication/token/refresh", async (reque
   }
 
   // A deleted account takes its refresh tokens with it (onDelete: Cascade): a rotated token has an account.
-  const access = await issueAccessToken(rotated.userId, gate.config.API_TOKEN_SECRET, gate.config.ACCESS_TOKEN_TTL_SECONDS, nowMs);
+  // The access token names its family and generation, so it dies with them (apiCaller).
+  const access = await issueAccessToken(rotated, gate.config.API_TOKEN_SECRET, gate.config.ACCESS_TOKEN_TTL_SECONDS, nowMs);
   log().info({ event: "refresh_token_rotated", userId: rotated.userId, familyId: rotated.familyId });
   return tokenPair(access.token, rotated.token, gate.config);
 });

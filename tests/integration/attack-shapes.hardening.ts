@@ -1,0 +1,437 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { NextRequest } from "next/server";
+import { solve } from "../helpers/altcha";
+import { browserSignIn, createAccount, deviceCookieOf, refreshTokens, sessionPairOf, sessionWith, tokenSignIn } from "../helpers/browser";
+import type { TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
+import { freshAddress, PEER_HEADER } from "../helpers/peer";
+import { APP_GATEHOUSE, serve } from "@/lib/auth/gatehouse";
+import { forget, remember } from "@/lib/remember";
+
+type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+type Checks = { verified(): number; reset(): void };
+type Tokens = { access_token: string; refresh_token: string };
+
+const PASSWORD = "the right passphrase";
+const DEVICE_COOKIE = "gatehouse-device";
+
+/**
+ * The findings of the hardening review (issue 25), each as the attacker reproduced it: an access
+ * token outliving what it came from, a sign-in in flight outliving "sign out everywhere", a
+ * download link opening any report any number of times, proof of work cheapened by a cookie or
+ * a quiet moment, a proxy writing `ip:port`, and confirmation mail nobody can use.
+ */
+export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, makeDatabase: () => Promise<TestDatabase>) {
+  const gate = () => current().gate;
+
+  const bearer = (token: string, extra: Record<string, string> = {}) => ({
+    authorization: `Bearer ${token}`,
+    [PEER_HEADER]: freshAddress(),
+    ...extra,
+  });
+
+  async function me(token: string) {
+    const route = await import("@/app/api/v1/me/route");
+    return route.GET(new NextRequest("http://localhost/api/v1/me", { headers: bearer(token) }));
+  }
+
+  async function buildReport(token: string) {
+    const route = await import("@/app/api/v1/reports/route");
+    return route.POST(new NextRequest("http://localhost/api/v1/reports", { method: "POST", headers: bearer(token) }));
+  }
+
+  async function mintDownloadToken(token: string, reportId?: string) {
+    const route = await import("@/app/api/v1/download-tokens/route");
+    const body = JSON.stringify(reportId === undefined ? {} : { report_id: reportId });
+    return route.POST(
+      new NextRequest("http://localhost/api/v1/download-tokens", {
+        method: "POST",
+        headers: bearer(token, { "content-type": "application/json" }),
+        body,
+      }),
+    );
+  }
+
+  async function download(reportId: string, downloadToken: string) {
+    const route = await import("@/app/api/v1/reports/[id]/route");
+    const url = `http://localhost/api/v1/reports/${reportId}?token=${encodeURIComponent(downloadToken)}`;
+    return route.GET(new NextRequest(url, { headers: { [PEER_HEADER]: freshAddress() } }), { params: Promise.resolve({ id: reportId }) });
+  }
+
+  async function tokensFor(email: string): Promise<Tokens> {
+    const res = await tokenSignIn(email, PASSWORD);
+    expect(res.status).toBe(200);
+    return (await res.json()) as Tokens;
+  }
+
+  /** The access token is refused as the issue asks: 401 invalid_token on every API route that takes it. */
+  async function expectTokenDead(token: string) {
+    for (const res of [await me(token), await buildReport(token), await mintDownloadToken(token)]) {
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ error: "invalid_token" });
+    }
+  }
+
+  async function sidOf(cookie: string): Promise<string> {
+    const { decode } = await import("next-auth/jwt");
+    const claims = await decode({ token: cookie.split("=")[1]!, secret: gate().config.NEXTAUTH_SECRET });
+    return claims!.sid as string;
+  }
+
+  async function signOutEverywhereElse(cookie: string) {
+    const { sessionFormToken } = await import("@/lib/http/form-token");
+    const route = await import("@/app/api/account/sessions/revoke-others/route");
+    const formToken = sessionFormToken(gate().config.NEXTAUTH_SECRET, await sidOf(cookie));
+    const res = await route.POST(
+      new NextRequest("http://localhost/api/account/sessions/revoke-others", {
+        method: "POST",
+        headers: {
+          cookie,
+          "content-type": "application/x-www-form-urlencoded",
+          "sec-fetch-site": "same-origin",
+          [PEER_HEADER]: freshAddress(),
+        },
+        body: new URLSearchParams({ formToken }).toString(),
+      }),
+    );
+    expect(res.headers.get("location")).toBe("/account?notice=signed_out_everywhere_else");
+  }
+
+  async function adminRevokeSessions(email: string) {
+    const { ADMIN_COMMANDS } = await import("@/lib/admin/commands");
+    const command = ADMIN_COMMANDS.find((candidate) => candidate.name === "revoke-sessions")!;
+    return command.run({ gate: gate(), prisma: gate().prisma }, [email]);
+  }
+
+  async function signedIn(email: string) {
+    const res = await browserSignIn(email, PASSWORD);
+    const pair = sessionPairOf(res);
+    expect(res.status).toBe(200);
+    return pair!;
+  }
+
+  const isLive = async (cookie: string) => (await sessionWith(cookie)).body.user !== undefined;
+
+  /**
+   * Holds a sign-in between its password check (which read the account) and the writing of its
+   * session or tokens, runs `meanwhile`, then lets it finish: the race the review found.
+   */
+  async function inFlight<T>(signIn: () => Promise<T>, meanwhile: () => Promise<unknown>): Promise<T> {
+    const events = gate().events;
+    const original = events.signInSucceeded.bind(events);
+    let reached!: () => void;
+    let release!: () => void;
+    const atCheck = new Promise<void>((resolve) => (reached = resolve));
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const spy = vi.spyOn(events, "signInSucceeded").mockImplementationOnce(async (...args) => {
+      reached();
+      await held;
+      return original(...args);
+    });
+    try {
+      const pending = signIn();
+      await atCheck;
+      await meanwhile();
+      release();
+      return await pending;
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  describe("access tokens die with what they came from (issue 25, item 1)", () => {
+    beforeAll(async () => {
+      for (const name of ["family", "generation", "admin", "everywhere", "raceb", "racet", "racea"])
+        await createAccount(gate(), `${name}@example.com`, PASSWORD);
+    });
+
+    it("refuses a token whose API session was revoked from the account page", async () => {
+      const tokens = await tokensFor("family@example.com");
+      expect((await me(tokens.access_token)).status).toBe(200);
+      const { refreshTokenDigest, revokeUserFamily } = await import("@/lib/tokens/refresh-tokens");
+      const row = await gate().prisma.refreshToken.findUniqueOrThrow({ where: { tokenHash: refreshTokenDigest(tokens.refresh_token) } });
+      expect(await revokeUserFamily(gate().prisma, row.userId, row.familyId, Date.now())).toBe(1);
+      await expectTokenDead(tokens.access_token);
+    });
+
+    it("refuses a token issued before a password change or reset (the UPDATE both make raises the generation)", async () => {
+      const tokens = await tokensFor("generation@example.com");
+      const fresh = await tokensFor("generation@example.com");
+      await gate().prisma.user.update({ where: { email: "generation@example.com" }, data: { credentialGeneration: { increment: 1 } } });
+      await expectTokenDead(tokens.access_token);
+      await expectTokenDead(fresh.access_token);
+    });
+
+    it("refuses a token after the operator's revoke-sessions and after sign out everywhere else", async () => {
+      const revoked = await tokensFor("admin@example.com");
+      await adminRevokeSessions("admin@example.com");
+      await expectTokenDead(revoked.access_token);
+
+      const here = await signedIn("everywhere@example.com");
+      const elsewhere = await tokensFor("everywhere@example.com");
+      await signOutEverywhereElse(here);
+      await expectTokenDead(elsewhere.access_token);
+      expect(await isLive(here)).toBe(true);
+    });
+
+    it("ends a browser session that a sign-in in flight writes after sign out everywhere else", async () => {
+      const here = await signedIn("raceb@example.com");
+      const res = await inFlight(
+        () => browserSignIn("raceb@example.com", PASSWORD),
+        () => signOutEverywhereElse(here),
+      );
+      expect(res.status).toBe(200);
+      const late = sessionPairOf(res)!;
+      expect(await isLive(late)).toBe(false);
+      expect(await isLive(here)).toBe(true);
+    });
+
+    it("ends the tokens that a sign-in in flight gets after sign out everywhere else", async () => {
+      const here = await signedIn("racet@example.com");
+      const res = await inFlight(
+        () => tokenSignIn("racet@example.com", PASSWORD),
+        () => signOutEverywhereElse(here),
+      );
+      expect(res.status).toBe(200);
+      const late = (await res.json()) as Tokens;
+      await expectTokenDead(late.access_token);
+      expect((await refreshTokens(late.refresh_token)).status).toBe(401);
+    });
+
+    it("ends a browser session that a sign-in in flight writes after the operator's revoke-sessions", async () => {
+      const res = await inFlight(
+        () => browserSignIn("racea@example.com", PASSWORD),
+        () => adminRevokeSessions("racea@example.com"),
+      );
+      expect(res.status).toBe(200);
+      expect(await isLive(sessionPairOf(res)!)).toBe(false);
+      // The race is closed, not the account: the next sign-in works.
+      expect(await isLive(await signedIn("racea@example.com"))).toBe(true);
+    });
+  });
+
+  describe("a download link opens one report, once (issue 25, item 5)", () => {
+    let tokens: Tokens;
+    let reports: string[];
+
+    beforeAll(async () => {
+      await createAccount(gate(), "downloads@example.com", PASSWORD);
+      await createAccount(gate(), "neighbour@example.com", PASSWORD);
+      tokens = await tokensFor("downloads@example.com");
+      reports = [];
+      for (let i = 0; i < 2; i++) {
+        const res = await buildReport(tokens.access_token);
+        expect(res.status).toBe(201);
+        reports.push(((await res.json()) as { id: string }).id);
+      }
+    });
+
+    async function linkFor(reportId: string): Promise<string> {
+      const res = await mintDownloadToken(tokens.access_token, reportId);
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { token: string }).token;
+    }
+
+    it("opens the report it names once; a second use gets 404", async () => {
+      const link = await linkFor(reports[0]!);
+      expect((await download(reports[0]!, link)).status).toBe(200);
+      const again = await download(reports[0]!, link);
+      expect(again.status).toBe(404);
+      expect(await again.json()).toMatchObject({ error: "not_found" });
+    });
+
+    it("does not open another report of the same user", async () => {
+      const link = await linkFor(reports[0]!);
+      expect((await download(reports[1]!, link)).status).toBe(404);
+    });
+
+    it("is not minted without a report, nor for someone else's report", async () => {
+      const missing = await mintDownloadToken(tokens.access_token);
+      expect(missing.status).toBe(400);
+      expect(await missing.json()).toMatchObject({ error: "invalid_input", fields: { report_id: expect.any(String) } });
+      const theirs = await tokensFor("neighbour@example.com");
+      const res = await mintDownloadToken(theirs.access_token, reports[0]!);
+      expect(res.status).toBe(404);
+    });
+  });
+
+  describe("proof of work that a cookie or a quiet moment cannot cheapen (issue 25, item 6)", () => {
+    let attackerDevice: string;
+    let ownerDevice: string;
+
+    beforeAll(async () => {
+      for (const name of ["attacker", "powvictim", "powowner"]) await createAccount(gate(), `${name}@example.com`, PASSWORD);
+      attackerDevice = deviceCookieOf(await browserSignIn("attacker@example.com", PASSWORD))!;
+      ownerDevice = deviceCookieOf(await browserSignIn("powowner@example.com", PASSWORD))!;
+      expect(attackerDevice && ownerDevice).toBeTruthy();
+    });
+
+    async function challenge(device?: string) {
+      const route = await import("@/app/api/altcha/challenge/route");
+      const headers: Record<string, string> = { [PEER_HEADER]: freshAddress() };
+      if (device) headers.cookie = `${DEVICE_COOKIE}=${device}`;
+      const res = await route.GET(new NextRequest("http://localhost/api/altcha/challenge", { headers }));
+      return res.json();
+    }
+
+    /** The hash budget under pressure (the level-3 band) for the duration of `run`. */
+    async function underPressure<T>(run: () => Promise<T>): Promise<T> {
+      const spy = vi.spyOn(gate().hashBudget, "recentPressure").mockReturnValue(0.9);
+      try {
+        return await run();
+      } finally {
+        spy.mockRestore();
+      }
+    }
+
+    it("refuses a level-0 challenge that another account's device cookie fetched under pressure", async () => {
+      await underPressure(async () => {
+        const cheap = await challenge(attackerDevice);
+        expect(cheap.parameters.data.level).toBe(0);
+        current().checks.reset();
+        const res = await browserSignIn("powvictim@example.com", PASSWORD, {
+          fields: { altcha: await solve(cheap) },
+          cookie: `${DEVICE_COOKIE}=${attackerDevice}`,
+        });
+        expect(res.status).toBe(400);
+        expect(await res.json()).toMatchObject({ error: "captcha_invalid" });
+        expect(current().checks.verified()).toBe(0);
+      });
+    });
+
+    it("keeps the owner's own device on the base level under pressure", async () => {
+      await underPressure(async () => {
+        const cheap = await challenge(ownerDevice);
+        expect(cheap.parameters.data.level).toBe(0);
+        const res = await browserSignIn("powowner@example.com", PASSWORD, {
+          fields: { altcha: await solve(cheap) },
+          cookie: `${DEVICE_COOKIE}=${ownerDevice}`,
+        });
+        expect(res.status).toBe(200);
+      });
+    });
+
+    it("refuses a challenge fetched in a quiet moment once the pressure has come, and takes one of the level due", async () => {
+      const { issueChallenge } = await import("@/lib/captcha/altcha");
+      // Fetched two minutes ago, before the pressure: still within its expiry.
+      const quiet = await issueChallenge(gate().altcha, Date.now() - 120_000, 0);
+      const stored = await solve(quiet);
+      await underPressure(async () => {
+        current().checks.reset();
+        const res = await browserSignIn("powvictim@example.com", PASSWORD, { fields: { altcha: stored } });
+        expect(res.status).toBe(400);
+        expect(current().checks.verified()).toBe(0);
+        const due = await challenge();
+        expect(due.parameters.data.level).toBe(3);
+        expect((await browserSignIn("powvictim@example.com", PASSWORD, { fields: { altcha: await solve(due) } })).status).toBe(200);
+      });
+    });
+  });
+
+  describe("behind a proxy that writes ports, with verification off (issue 25, items 2 and 7)", () => {
+    const PROXY = "192.0.2.1";
+    let database: TestDatabase;
+    let proxied: Gate;
+
+    beforeAll(async () => {
+      database = await makeDatabase();
+      proxied = await servedGatehouse(database.url, { TRUSTED_PROXIES: PROXY, REQUIRE_EMAIL_VERIFICATION: "false" });
+    });
+
+    afterAll(async () => {
+      await closeServed(proxied);
+      await database?.dispose();
+      // The suite's own instance serves the routes again.
+      forget(APP_GATEHOUSE);
+      await remember(APP_GATEHOUSE, async () => serve(gate()));
+    });
+
+    async function challengeVia(forwardedFor: string) {
+      const route = await import("@/app/api/altcha/challenge/route");
+      return route.GET(
+        new NextRequest("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: PROXY, "x-forwarded-for": forwardedFor } }),
+      );
+    }
+
+    /** Challenges until the per-address limit answers 429; how many were served. */
+    async function servedUntilLimited(forwardedFor: string, max = 40) {
+      for (let i = 0; i < max; i++) if ((await challengeVia(forwardedFor)).status === 429) return i;
+      return max;
+    }
+
+    it("limits each client behind an ip:port proxy as itself, its port ignored", async () => {
+      const served = await servedUntilLimited("203.0.113.7:40001");
+      expect(served).toBeGreaterThan(0);
+      expect(served).toBeLessThan(40);
+      // The same client on another port is the same client; another client is not limited.
+      expect((await challengeVia("203.0.113.7:40002")).status).toBe(429);
+      expect((await challengeVia("203.0.113.7")).status).toBe(429);
+      expect((await challengeVia("203.0.113.8:40001")).status).toBe(200);
+      expect((await challengeVia("[2001:db8::7]:443")).status).toBe(200);
+    });
+
+    it("keys a malformed hop on its own request, never the proxy's shared address, and says so loudly", async () => {
+      const { log } = await import("@/lib/log/logger");
+      const error = vi.spyOn(log(), "error");
+      const counted = async () =>
+        ((await proxied.metrics.registry.getSingleMetric("gatehouse_forwarded_for_malformed_total")?.get())?.values ?? []).reduce(
+          (sum, value) => sum + value.value,
+          0,
+        );
+      try {
+        const before = await counted();
+        const statuses = [];
+        for (let i = 0; i < 15; i++) statuses.push((await challengeVia("garbage-hop")).status);
+        expect(statuses.every((status) => status === 200)).toBe(true);
+        // A well-formed client after them is not in their bucket either.
+        expect((await challengeVia("203.0.113.9")).status).toBe(200);
+        expect((await counted()) - before).toBe(15);
+        expect(error.mock.calls.some(([entry]) => (entry as { event?: string }).event === "forwarded_for_malformed")).toBe(true);
+      } finally {
+        error.mockRestore();
+      }
+    });
+
+    it("compose.yaml trusts its own network's gateway alone, not every Docker network", async () => {
+      const fs = await import("node:fs");
+      const text = fs.readFileSync("compose.yaml", "utf8");
+      // Compose's ${VAR:-default}, resolved to the defaults, as `docker compose config` would.
+      const resolved = text.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, "$1");
+      const trusted = /^\s*TRUSTED_PROXIES:\s*(\S+)\s*$/m.exec(resolved)?.[1];
+      const gateway = /^\s*gateway:\s*(\S+)\s*$/m.exec(resolved)?.[1];
+      const subnet = /^\s*-\s*subnet:\s*(\S+)\s*$/m.exec(resolved)?.[1];
+      expect(trusted).toBeDefined();
+      expect(trusted).toBe(gateway);
+      const { parseTrustedProxies } = await import("@/lib/http/client-address");
+      const [range] = parseTrustedProxies(subnet);
+      const ipaddr = (await import("ipaddr.js")).default;
+      expect(ipaddr.parse(gateway!).match(range!.network, range!.prefixLength)).toBe(true);
+      expect(parseTrustedProxies(trusted)).toHaveLength(1);
+      expect(parseTrustedProxies(trusted)[0]!.prefixLength).toBe(32);
+    });
+
+    it("sends no confirmation mail when verification is off", async () => {
+      const route = await import("@/app/api/register/route");
+      const challengeRoute = await import("@/app/api/altcha/challenge/route");
+      const altcha = await solve(
+        await (
+          await challengeRoute.GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: freshAddress() } }))
+        ).json(),
+      );
+      const res = await route.POST(
+        new Request("http://localhost/api/register", {
+          method: "POST",
+          headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
+          body: JSON.stringify({ email: "unconfirmed@example.com", password: "a long enough passphrase here", altcha }),
+        }),
+      );
+      expect(res.status).toBe(202);
+      await proxied.background.idle();
+      const user = await proxied.prisma.user.findUniqueOrThrow({ where: { email: "unconfirmed@example.com" } });
+      expect(user.emailVerifiedAt).not.toBeNull();
+      expect(await proxied.prisma.emailToken.count({ where: { userId: user.id } })).toBe(0);
+      // Nothing at all was mailed: no link that could only ever answer invalid_token.
+      expect((await proxied.metrics.mailSent.get()).values.reduce((sum, value) => sum + value.value, 0)).toBe(0);
+    });
+  });
+}
