@@ -18,7 +18,8 @@ import type { LockoutPolicy } from "@/lib/lockout/rules";
 import { log } from "@/lib/log/logger";
 import { Metrics } from "@/lib/metrics/metrics";
 import { HashBudget } from "@/lib/password/hash-budget";
-import { argon2Params, type Argon2Params } from "@/lib/password/params";
+import { argon2Hasher, type PasswordHasher } from "@/lib/password/hash";
+import { argon2Params } from "@/lib/password/params";
 import { digestKey, RateLimiter } from "@/lib/rate-limit/limiter";
 import type { RateLimitStore, RateLimitStoreKind } from "@/lib/rate-limit/store";
 import { MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
@@ -68,7 +69,8 @@ export type Gatehouse = {
   metrics: Metrics;
   /** Refusals by address that server.mjs answers without entering Next.js, until their retry time. */
   refusals: RefusalCache;
-  argon2: Argon2Params;
+  /** Hashes and checks passwords (Argon2id at the configured parameters unless `options.hasher`), NFC inside. */
+  hasher: PasswordHasher;
   clientAddress(headers: Headers): ClientAddress;
   /** The lockout key of a normalised username: a digest, so the table holds no usernames. */
   usernameKey(email: string): string;
@@ -222,7 +224,10 @@ function throttled<T>(intervalMs: number, fn: (value: T) => void): (value: T) =>
  * nothing read from the environment or from globals, so a test can build as many as it needs.
  * The app's own instance is lib/auth/gatehouse.ts's `gatehouse()`.
  */
-export async function createGatehouse(config: AppConfig, database: Database): Promise<Gatehouse> {
+/** What a caller may build a Gatehouse with besides its configuration and database (tests inject a counting hasher). */
+export type GatehouseOptions = { hasher?: PasswordHasher };
+
+export async function createGatehouse(config: AppConfig, database: Database, options: GatehouseOptions = {}): Promise<Gatehouse> {
   const clock = Date.now;
   const { prisma } = database;
   const linkProblem = linkOutlivesQuota(
@@ -339,7 +344,7 @@ export async function createGatehouse(config: AppConfig, database: Database): Pr
     hashBudget,
     metrics,
     admissions: new AdmissionDesk(),
-    argon2: argon2Params(config.ARGON2_PROFILE),
+    hasher: options.hasher ?? argon2Hasher(argon2Params(config.ARGON2_PROFILE)),
     refusals,
     clientAddress,
     usernameKey: (email) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["lockout", email]),

@@ -156,7 +156,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
       }
 
       const endTimer = gate.metrics.passwordCheckSeconds.startTimer();
-      const user = await verifyCredentials(gate.prisma, { email, password }, gate.argon2, (error) =>
+      const user = await verifyCredentials(gate.prisma, { email, password }, gate.hasher, (error) =>
         log().warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
       );
       endTimer();

@@ -57,3 +57,39 @@ export function dummyHash(params: Argon2Params): Promise<string> {
   }
   return pending;
 }
+
+/**
+ * The password hasher a Gatehouse is built with (createGatehouse's `options.hasher`; Argon2id at
+ * its configured parameters by default). Every password is hashed and checked in NFC here, once:
+ * one passphrase typed on systems that compose accents differently is one password. Tests inject
+ * a counting hasher to see how many verifications a request shape reached.
+ */
+export type PasswordHasher = {
+  readonly params: Argon2Params;
+  hash(password: string): Promise<string>;
+  /**
+   * Whether `password` matches `storedHash` (null: an unknown account, checked against a dummy
+   * hash at the same cost). `rehash`: the hash is weaker than the current parameters, or was made
+   * from the raw form of a password that is not in NFC; either way a fresh hash should replace it.
+   */
+  verify(storedHash: string | null, password: string): Promise<{ valid: boolean; rehash: boolean }>;
+};
+
+export function argon2Hasher(params: Argon2Params): PasswordHasher {
+  return {
+    params,
+    hash: (password) => hashPassword(password.normalize("NFC"), params),
+    async verify(storedHash, password) {
+      const hashToCheck = storedHash ?? (await dummyHash(params));
+      const nfc = password.normalize("NFC");
+      if (await verifyPassword(hashToCheck, nfc)) {
+        return { valid: storedHash !== null, rehash: storedHash !== null && needsRehash(storedHash, params) };
+      }
+      // A hash made from the raw string before the NFC rule still verifies (a second verification,
+      // which an unknown account pays too), and is then replaced.
+      if (nfc !== password && (await verifyPassword(hashToCheck, password)))
+        return { valid: storedHash !== null, rehash: storedHash !== null };
+      return { valid: false, rehash: false };
+    },
+  };
+}

@@ -1,6 +1,5 @@
 import type { PrismaClient } from "../generated/prisma/client";
-import { dummyHash, hashPassword, needsRehash, verifyPassword } from "@/lib/password/hash";
-import type { Argon2Params } from "@/lib/password/params";
+import type { PasswordHasher } from "@/lib/password/hash";
 
 export type Credentials = { email: string; password: string };
 export type AccountUser = { id: string; email: string; credentialGeneration: number };
@@ -14,11 +13,11 @@ export type VerifiedUser = AccountUser;
 export async function registerAccount(
   prisma: PrismaClient,
   input: Credentials,
-  params: Argon2Params,
+  hasher: PasswordHasher,
   /** When the address was verified: null for a self-registered account until its owner opens the link. */
   emailVerifiedAtMs: number | null,
 ): Promise<{ ok: true; user: AccountUser } | { ok: false; reason: "email_taken" }> {
-  const passwordHash = await hashPassword(input.password.normalize("NFC"), params);
+  const passwordHash = await hasher.hash(input.password);
   // One statement for both outcomes (INSERT … ON CONFLICT DO NOTHING): a taken address costs the
   // same query as a new one, where a failed insert would cost an error's round of handling.
   const [user] = await prisma.user.createManyAndReturn({
@@ -30,15 +29,14 @@ export async function registerAccount(
 }
 
 /**
- * Checks a password. An unknown email still pays one verification against a dummy hash with
- * the same parameters (two, like a known one, for a password not in NFC), so the answer and its
- * timing are the same for both failures.
+ * Checks a password. An unknown email still pays the verification against a dummy hash with the
+ * same parameters (the hasher's), so the answer and its timing are the same for both failures.
  * Returns the user on success, null otherwise; `rehashed` says a weaker stored hash was upgraded.
  */
 export async function verifyCredentials(
   prisma: PrismaClient,
   input: Credentials,
-  params: Argon2Params,
+  hasher: PasswordHasher,
   onRehashError: (error: unknown) => void = () => {},
 ): Promise<(VerifiedUser & { rehashed: boolean; emailVerified: boolean }) | null> {
   // The hash and its generation in one read: a session made from this check is as old as this hash.
@@ -46,18 +44,12 @@ export async function verifyCredentials(
     where: { email: input.email },
     select: { id: true, email: true, passwordHash: true, credentialGeneration: true, emailVerifiedAt: true },
   });
-  const storedHash = user?.passwordHash ?? (await dummyHash(params));
-  // One passphrase typed on systems that compose accents differently is one password: NFC is
-  // hashed. A hash made from the raw string before that rule still verifies, and is replaced.
-  const nfc = input.password.normalize("NFC");
-  let valid = await verifyPassword(storedHash, nfc);
-  let rawForm = false;
-  if (!valid && nfc !== input.password) valid = rawForm = await verifyPassword(storedHash, input.password);
-  if (!user || !valid) return null;
+  const checked = await hasher.verify(user?.passwordHash ?? null, input.password);
+  if (!user || !checked.valid) return null;
   let rehashed = false;
-  if (rawForm || needsRehash(user.passwordHash, params)) {
+  if (checked.rehash) {
     try {
-      const passwordHash = await hashPassword(nfc, params);
+      const passwordHash = await hasher.hash(input.password);
       // Only replace the hash that was verified, so a concurrent password change wins.
       const { count } = await prisma.user.updateMany({ where: { id: user.id, passwordHash: user.passwordHash }, data: { passwordHash } });
       rehashed = count === 1;

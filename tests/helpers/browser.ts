@@ -92,7 +92,7 @@ export async function tokenSignIn(
 /** Creates an account directly (registration has its own suite), failing the test if it cannot. */
 export async function createAccount(gate: import("@/lib/auth/gatehouse").Gatehouse, email: string, password: string): Promise<string> {
   const { registerAccount } = await import("@/lib/users/accounts");
-  const created = await registerAccount(gate.prisma, { email, password }, gate.argon2, Date.now());
+  const created = await registerAccount(gate.prisma, { email, password }, gate.hasher, Date.now());
   if (!created.ok) throw new Error(`could not create ${email}`);
   return created.user.id;
 }

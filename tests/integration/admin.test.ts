@@ -33,6 +33,7 @@ describe("the admin command line", () => {
     async () => {
       const { registerAccount } = await import("@/lib/users/accounts");
       const { argon2Params } = await import("@/lib/password/params");
+      const { argon2Hasher } = await import("@/lib/password/hash");
       const { digestKey } = await import("@/lib/rate-limit/limiter");
       const { parseConfig } = await import("@/lib/config/env");
       const { prismaLockoutRepository } = await import("@/lib/lockout/repository");
@@ -43,7 +44,7 @@ describe("the admin command line", () => {
         const created = await registerAccount(
           prisma,
           { email: "locked@example.com", password: PASSWORD },
-          argon2Params("owasp"),
+          argon2Hasher(argon2Params("owasp")),
           Date.now(),
         );
         if (!created.ok) throw new Error("registration failed");

@@ -23,7 +23,7 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
       gate = await servedGatehouse(database.url);
       tokenFor = async (userId, nowMs = Date.now()) => apiTokenFor(gate, userId, { nowMs });
       const make = async (email: string) => {
-        const result = await registerAccount(gate.prisma, { email, password: "a long enough passphrase" }, gate.argon2, Date.now());
+        const result = await registerAccount(gate.prisma, { email, password: "a long enough passphrase" }, gate.hasher, Date.now());
         if (!result.ok) throw new Error("registration failed");
         return { id: result.user.id, token: await tokenFor(result.user.id) };
       };

@@ -38,7 +38,7 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
       database = await makeDatabase();
       gate = await testGatehouse(database.url, SETTINGS);
       for (const email of ["victim@example.com", "restart@example.com", "reset@example.com"]) {
-        await registerAccount(gate.prisma, { email, password: PASSWORD }, gate.argon2, Date.now());
+        await registerAccount(gate.prisma, { email, password: PASSWORD }, gate.hasher, Date.now());
       }
       checks = await watchPasswordChecks();
     });

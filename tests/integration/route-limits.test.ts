@@ -32,10 +32,10 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     database = await freshPglite();
     gate = await servedGatehouse(database.url);
     const { registerAccount } = await import("@/lib/users/accounts");
-    const created = await registerAccount(gate.prisma, { email: EMAIL, password: "a long enough passphrase" }, gate.argon2, Date.now());
+    const created = await registerAccount(gate.prisma, { email: EMAIL, password: "a long enough passphrase" }, gate.hasher, Date.now());
     if (!created.ok) throw new Error("registration failed");
     userId = created.user.id;
-    const unconfirmed = await registerAccount(gate.prisma, { email: UNCONFIRMED, password: "a long enough passphrase" }, gate.argon2, null);
+    const unconfirmed = await registerAccount(gate.prisma, { email: UNCONFIRMED, password: "a long enough passphrase" }, gate.hasher, null);
     if (!unconfirmed.ok) throw new Error("registration failed");
     verifyLink = await gate.emailTokens.issue(unconfirmed.user.id, "verify_email", 0, Date.now(), 3_600_000);
     bearer = await apiTokenFor(gate, userId);

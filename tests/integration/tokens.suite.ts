@@ -66,7 +66,7 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
       challengeRoute = await import("@/app/api/altcha/challenge/route");
       const { registerAccount } = await import("@/lib/users/accounts");
       for (const name of ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan"]) {
-        const created = await registerAccount(gate.prisma, { email: `${name}@example.com`, password: PASSWORD }, gate.argon2, Date.now());
+        const created = await registerAccount(gate.prisma, { email: `${name}@example.com`, password: PASSWORD }, gate.hasher, Date.now());
         if (!created.ok) throw new Error(`could not create ${name}`);
         users[name] = created.user.id;
       }

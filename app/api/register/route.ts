@@ -39,7 +39,7 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
   return gate.hashBudget.run(
     async () => {
       const verified = gate.config.REQUIRE_EMAIL_VERIFICATION === "false";
-      const result = await registerAccount(gate.prisma, input.data, gate.argon2, verified ? gate.clock() : null);
+      const result = await registerAccount(gate.prisma, input.data, gate.hasher, verified ? gate.clock() : null);
       if (result.ok) {
         log().info({ event: "account_registered", userId: result.user.id });
         // Counted as verified already: a link would only ever answer invalid_token.

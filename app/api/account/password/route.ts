@@ -10,7 +10,6 @@ import { busy } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { isCommonPassword } from "@/lib/password/common-passwords";
-import { hashPassword } from "@/lib/password/hash";
 import { PASSWORD_MAX_LENGTH, passwordProblem } from "@/lib/password/rules";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { SESSION_ENDED } from "@/lib/ui/messages";
@@ -61,7 +60,7 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   if (checked.user.id !== userId) return jsonError(401, "unauthenticated", "Sign in again.");
 
   const passwordHash = await gate.hashBudget.run(
-    () => hashPassword(newPassword.normalize("NFC"), gate.argon2),
+    () => gate.hasher.hash(newPassword),
     () => null,
   );
   if (!passwordHash) return busy();

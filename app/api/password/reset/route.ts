@@ -7,7 +7,6 @@ import { busy } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 import { log } from "@/lib/log/logger";
 import { isCommonPassword } from "@/lib/password/common-passwords";
-import { hashPassword } from "@/lib/password/hash";
 import { PASSWORD_MAX_LENGTH, passwordProblem } from "@/lib/password/rules";
 import { invalidLink, linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
 import { browserLabel } from "@/lib/sessions/browser-label";
@@ -37,7 +36,7 @@ export const POST = limited("/api/password/reset", async (request, limits) => {
   if (problem) return jsonError(400, "invalid_input", problem.message, { fields: { password: problem.message } });
 
   const passwordHash = await gate.hashBudget.run(
-    () => hashPassword(password.normalize("NFC"), gate.argon2),
+    () => gate.hasher.hash(password),
     () => null,
   );
   if (!passwordHash) return busy();
