@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useEffect, useRef, useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, useSyncExternalStore, type FormEvent } from "react";
 import { useHydrated } from "./hydrated";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/field-checks";
@@ -40,6 +40,29 @@ const PASSWORD_FIELD = {
   },
 } as const;
 
+/** The token this page was opened with, kept once read: the address bar no longer has it. */
+let captured: { pathname: string; token: string } | undefined;
+
+/**
+ * The link's token, read from the fragment the first time and from `captured` afterwards. Strict
+ * Mode runs effects twice in development and React may render again after the fragment was
+ * removed; both must still see the token, so it is never read from the address bar only.
+ */
+function linkToken(): string | null {
+  const fresh = new URLSearchParams(window.location.hash.slice(1)).get("token");
+  if (fresh) captured = { pathname: window.location.pathname, token: fresh };
+  return captured?.pathname === window.location.pathname ? captured.token : null;
+}
+
+function noSubscription(): () => void {
+  return () => {};
+}
+
+/** A same-origin path the server chose (`/account`), or undefined for anything else. */
+function samePath(value: unknown): string | undefined {
+  return typeof value === "string" && value.startsWith("/") && !value.startsWith("//") && !value.startsWith("/\\") ? value : undefined;
+}
+
 /**
  * The page an emailed link opens. Opening it does nothing (mail scanners open links): the person
  * presses the button, which POSTs the token. The token rides in the URL's fragment, which
@@ -49,7 +72,8 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
   const router = useRouter();
   const passwordInput = useRef<HTMLInputElement>(null);
   const hydrated = useHydrated();
-  const [token, setToken] = useState<string | null | undefined>(undefined);
+  // undefined in the server's HTML and during hydration: the fragment exists only in the browser.
+  const token = useSyncExternalStore(noSubscription, linkToken, () => undefined);
   const [pending, setPending] = useState(false);
   const [submits, setSubmits] = useState(0);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
@@ -57,12 +81,10 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
   const nowMs = useRefusalClock(refusal);
   const waiting = secondsLeft(refusal, nowMs) > 0;
 
+  // Only once the token is held in `captured`: a second run (Strict Mode) has nothing left to lose.
   useEffect(() => {
-    const found = new URLSearchParams(window.location.hash.slice(1)).get("token");
-    // eslint-disable-next-line react-hooks/set-state-in-effect -- the fragment exists only in the browser, after hydration
-    setToken(found);
-    if (found) window.history.replaceState(null, "", window.location.pathname);
-  }, []);
+    if (token && window.location.hash) window.history.replaceState(null, "", window.location.pathname + window.location.search);
+  }, [token]);
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -93,7 +115,14 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
         body: JSON.stringify(password === undefined ? { token } : { token, password }),
       });
       if (res.ok) {
-        const { email } = (await res.json().catch(() => ({}))) as { email?: string };
+        const { email, redirectTo } = (await res.json().catch(() => ({}))) as { email?: string; redirectTo?: unknown };
+        // The server signed the person in (its answer set the session cookie): a full navigation,
+        // so the next page's server components see the cookie. Without redirectTo, sign in next.
+        const next = samePath(redirectTo);
+        if (next) {
+          window.location.assign(next);
+          return;
+        }
         router.push(`/sign-in?done=${done}${email ? `&email=${encodeURIComponent(email)}` : ""}`);
         return;
       }
