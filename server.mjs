@@ -14,6 +14,7 @@ import {
   FAST_PATH_SYMBOL,
   LIFECYCLE_SYMBOL,
   listenAddress,
+  localUrl,
   PEER_HEADER,
   PEER_HEADER_SYMBOL,
   STARTED_SYMBOL,
@@ -41,6 +42,10 @@ const { port, hostname } = address;
 
 // Lets lib/config/env.ts tell the development server from every other start; no variable can fake it.
 if (dev) shared[DEV_SERVER_SYMBOL] = true;
+// Without NEXTAUTH_URL, emailed links and next-auth's redirects would name next-auth's fallback,
+// http://localhost:3000, whatever PORT says: on the development server they name this server.
+// Production requires NEXTAUTH_URL (lib/config/env.ts), so nothing is guessed there.
+if (dev && !process.env.NEXTAUTH_URL) process.env.NEXTAUTH_URL = localUrl(address);
 
 // The standalone folder (scripts/package-standalone.sh) has no next.config.ts: the build's
 // resolved configuration is in required-server-files.json, and Next takes it from this variable,
@@ -101,7 +106,7 @@ server.headersTimeout = 10_000;
 server.requestTimeout = 30_000;
 server.keepAliveTimeout = 5_000;
 server.listen(port, hostname, () => {
-  console.log(`Gatehouse ${dev ? "(development) " : ""}listening on http://${hostname === "0.0.0.0" ? "localhost" : hostname}:${port}`);
+  console.log(`Gatehouse ${dev ? "(development) " : ""}listening on ${localUrl(address)}`);
 });
 
 // SIGTERM or SIGINT: stop accepting connections, let readiness answer 503, let in-flight

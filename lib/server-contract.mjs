@@ -26,3 +26,15 @@ export function listenAddress(env, { dev }) {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT: expected a port number, got ${JSON.stringify(env.PORT)}`);
   return { port, hostname: env.HOST ?? (dev ? "127.0.0.1" : "0.0.0.0") };
 }
+
+/**
+ * The address a browser on this machine opens for a server listening on `hostname:port`: the
+ * development server's public URL when NEXTAUTH_URL is unset, so its emailed links and
+ * next-auth's redirects point at the port it really listens on (PORT=3139 means :3139).
+ * @param {{ port: number; hostname: string }} address
+ * @returns {string}
+ */
+export function localUrl({ port, hostname }) {
+  const host = hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname.includes(":") ? `[${hostname}]` : hostname;
+  return `http://${host}:${port}`;
+}

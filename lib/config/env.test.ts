@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { listenAddress } from "@/lib/server-contract.mjs";
+import { listenAddress, localUrl } from "@/lib/server-contract.mjs";
 import { parseConfig } from "./env";
 
 const SECRET = { NEXTAUTH_SECRET: "s".repeat(32) };
@@ -123,5 +123,16 @@ describe("listenAddress (server.mjs's PORT and HOST)", () => {
   it("names PORT when it is not a port number", () => {
     for (const PORT of ["x", "65536", "-1", "80.5"])
       expect(() => listenAddress({ PORT }, { dev: false })).toThrow(/^PORT: expected a port number/);
+  });
+});
+
+describe("localUrl (the development server's NEXTAUTH_URL when unset)", () => {
+  it("names the port the server listens on, and a host a browser can open", () => {
+    expect(localUrl(listenAddress({ PORT: "3139" }, { dev: true }))).toBe("http://127.0.0.1:3139");
+    expect(localUrl(listenAddress({}, { dev: true }))).toBe("http://127.0.0.1:3000");
+    expect(localUrl({ port: 3000, hostname: "0.0.0.0" })).toBe("http://localhost:3000");
+    expect(localUrl({ port: 3000, hostname: "::" })).toBe("http://localhost:3000");
+    expect(localUrl({ port: 8080, hostname: "::1" })).toBe("http://[::1]:8080");
+    expect(localUrl({ port: 8080, hostname: "gatehouse.test" })).toBe("http://gatehouse.test:8080");
   });
 });
