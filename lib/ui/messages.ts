@@ -4,8 +4,12 @@
  * pins a sentence keeps its own copy: it checks what a user reads, not that a constant is used.
  */
 
-/** Wrong password and unknown account alike: nothing tells one from the other. */
-export const INCORRECT_CREDENTIALS = "Incorrect email or password.";
+/**
+ * Every failed sign-in alike (wrong password, unknown account, address not yet confirmed): it
+ * names what the owner may need without claiming which cause it was, so it is no oracle.
+ */
+export const INCORRECT_CREDENTIALS =
+  "We could not sign you in with that email and password: check both, or confirm your address first with the link we emailed you.";
 
 /** A sign-in body without a usable email or password (browser form and API alike). */
 export const ENTER_EMAIL_AND_PASSWORD = "Enter your email and password.";

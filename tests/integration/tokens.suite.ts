@@ -21,7 +21,10 @@ const WRONG = "a wrong passphrase";
 const ACCESS_TTL_SECONDS = 900;
 const REFRESH_TTL_SECONDS = 30 * 86_400;
 
-const INVALID_CREDENTIALS = { error: "invalid_credentials", message: "Incorrect email or password." };
+const INVALID_CREDENTIALS = {
+  error: "invalid_credentials",
+  message: "We could not sign you in with that email and password: check both, or confirm your address first with the link we emailed you.",
+};
 const REFRESH_UNKNOWN = { error: "invalid_token", message: "The refresh token is not valid." };
 const REFRESH_EXPIRED = { error: "invalid_token", message: "The refresh token has expired. Sign in again." };
 const REFRESH_REVOKED = { error: "invalid_token", message: "The refresh token has been revoked. Sign in again." };
