@@ -47,11 +47,13 @@ if (dev) shared[DEV_SERVER_SYMBOL] = true;
 // Production requires NEXTAUTH_URL (lib/config/env.ts), so nothing is guessed there.
 if (dev && !process.env.NEXTAUTH_URL) process.env.NEXTAUTH_URL = localUrl(address);
 
-// The standalone folder (scripts/package-standalone.sh) has no next.config.ts: the build's
-// resolved configuration is in required-server-files.json, and Next takes it from this variable,
-// as the server.js that Next writes there does. Next then reads no .env file either: the
-// environment is the instance's alone (node --env-file, systemd or compose).
-if (!dev && !fs.existsSync("next.config.ts") && fs.existsSync(".next/required-server-files.json")) {
+// A production start runs the configuration the build resolved (required-server-files.json), as
+// the server.js Next writes for output: "standalone" does: the standalone folder has no
+// next.config.ts, and in the repository it would only be evaluated again to the same result.
+// Next takes it from this variable, and without it warns that `next start` does not work with
+// output: standalone, which is true of `next start` but not of this server. Next then reads no
+// .env file either: the environment is the instance's alone (node --env-file, systemd or compose).
+if (!dev && fs.existsSync(".next/required-server-files.json")) {
   const { config } = JSON.parse(fs.readFileSync(".next/required-server-files.json", "utf8"));
   process.env.__NEXT_PRIVATE_STANDALONE_CONFIG ??= JSON.stringify(config);
 }
