@@ -44,3 +44,11 @@ export const REGISTRATION_CHECK_EMAIL = "Check your email: we sent a message to 
 /** "Check your email" after asking for a reset link, whether or not an account uses the address. */
 export const RESET_CHECK_EMAIL =
   "If an account uses that address, we sent it a link to choose a new password. It works for a short time, once.";
+
+/** "Send it again" on the check-your-email page, for every address alike. */
+export const VERIFICATION_CHECK_EMAIL =
+  "If that address has an account waiting to be confirmed, we sent it a new confirmation link. The newest link is the one that works.";
+
+/** "Email me a new link" on the lock banner, for every address alike. */
+export const UNLOCK_CHECK_EMAIL =
+  "If sign-in to an account with that address is paused, we sent it a new link to sign in from this browser.";

@@ -85,6 +85,12 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
       reset: async (body: unknown) => (await import("@/app/api/password/reset/route")).POST(postJson("/api/password/reset", body)),
       verify: async (body: unknown) => (await import("@/app/api/email/verify/route")).POST(postJson("/api/email/verify", body)),
       unlock: async (body: unknown) => (await import("@/app/api/unlock/route")).POST(postJson("/api/unlock", body)),
+      resendVerification: async (email: string) =>
+        (await import("@/app/api/email/verification/route")).POST(
+          postJson("/api/email/verification", { email, altcha: await altchaPayload() }),
+        ),
+      requestUnlock: async (email: string) =>
+        (await import("@/app/api/unlock/request/route")).POST(postJson("/api/unlock/request", { email, altcha: await altchaPayload() })),
     };
 
     async function register(email: string, password = PASSWORD) {
@@ -178,6 +184,30 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         // Once confirmed, the other link has nothing left to do, and says so like any dead link.
         expect(await (await routes.verify({ token: second, password: PASSWORD })).json()).toMatchObject({ error: "invalid_token" });
         expect((await browserSignIn("unverified@example.com", PASSWORD)).status).toBe(200);
+      });
+
+      it("'Send it again' mails a new link only to an account still waiting to be confirmed, within its quota", async () => {
+        expect((await register("resend@example.com")).status).toBe(202);
+        await onlyMailTo("resend@example.com", /confirm your email/i);
+        await createAccount(gate, "resend-confirmed@example.com", PASSWORD);
+        const before = smtp.received.length;
+        const answers = [];
+        for (const email of ["resend@example.com", "resend-confirmed@example.com", "resend-nobody@example.com"])
+          answers.push(await answerOf(await routes.resendVerification(email)));
+        expect(answers[0]!.status).toBe(202);
+        expect(answers[1]).toEqual(answers[0]);
+        expect(answers[2]).toEqual(answers[0]);
+        await settled();
+        // One new message, to the account that waits: nothing to a confirmed account or an unknown address.
+        expect(smtp.received.slice(before).map(recipientOf)).toEqual(["resend@example.com"]);
+        const links = mailsTo("resend@example.com", /confirm your email/i);
+        expect(links).toHaveLength(2);
+        expect((await routes.verify({ token: linkTokenOf(links[1]!)!, password: PASSWORD })).status).toBe(200);
+        // recoveryMail allows 3 verification emails per account per hour: a third "send again" sends nothing.
+        expect((await register("resend-quota@example.com")).status).toBe(202);
+        for (let i = 0; i < 3; i++) expect((await routes.resendVerification("resend-quota@example.com")).status).toBe(202);
+        await settled();
+        expect(mailsTo("resend-quota@example.com", /confirm your email/i)).toHaveLength(3);
       });
 
       it("register-then-sign-in does not tell a free address from a taken one, on the browser route or the token API", async () => {
@@ -316,6 +346,41 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         // Strangers stay locked out, and the link works once.
         expect((await browserSignIn("besieged@example.com", PASSWORD)).status).toBe(429);
         expect((await routes.unlock({ token })).status).toBe(400);
+      });
+
+      it("'Email me a new link' mails a locked account's owner under the lock email's own quota, and nobody else", async () => {
+        await createAccount(gate, "relocked@example.com", PASSWORD);
+        await createAccount(gate, "not-locked@example.com", PASSWORD);
+        for (let i = 0; i < 6; i++) await browserSignIn("relocked@example.com", "an attacker's guess");
+        await onlyMailTo("relocked@example.com", /someone is trying to sign in/i);
+
+        const answers = [];
+        for (const email of ["relocked@example.com", "not-locked@example.com", "ghost-asks@example.com"])
+          answers.push(await answerOf(await routes.requestUnlock(email)));
+        expect(answers[0]!.status).toBe(202);
+        expect(answers[1]).toEqual(answers[0]);
+        expect(answers[2]).toEqual(answers[0]);
+        await settled();
+        // The lock's own email spent this quarter hour's security notice (1/15m): the first link is still the one.
+        expect(mailsTo("relocked@example.com", /someone is trying to sign in/i)).toHaveLength(1);
+        expect(mailsTo("not-locked@example.com")).toHaveLength(0);
+
+        // A lock whose own email was not sent (the quota then spent, say): asking mails a link, which works.
+        await createAccount(gate, "locked-quietly@example.com", PASSWORD);
+        const nowMs = Date.now();
+        await gate.prisma.signInLockout.create({
+          data: {
+            usernameKey: gate.usernameKey("locked-quietly@example.com"),
+            failureCount: 10,
+            lastFailureAt: new Date(nowMs),
+            lockedUntil: new Date(nowMs + 3_600_000),
+          },
+        });
+        expect((await routes.requestUnlock("locked-quietly@example.com")).status).toBe(202);
+        const mail = await onlyMailTo("locked-quietly@example.com", /someone is trying to sign in/i);
+        const unlocked = await routes.unlock({ token: linkTokenOf(mail)! });
+        expect(unlocked.status).toBe(200);
+        expect(deviceCookieOf(unlocked)).not.toBeNull();
       });
 
       it("sends nothing for a username without an account", async () => {

@@ -130,6 +130,14 @@ describe("every route applies its rows of ROUTE_RULES", () => {
       handler: async () => (await import("@/app/api/password/forgot/route")).POST,
       request: (address) => post("/api/password/forgot", address, "application/json", JSON.stringify({ email: EMAIL })),
     },
+    "/api/email/verification": {
+      handler: async () => (await import("@/app/api/email/verification/route")).POST,
+      request: (address) => post("/api/email/verification", address, "application/json", JSON.stringify({ email: EMAIL })),
+    },
+    "/api/unlock/request": {
+      handler: async () => (await import("@/app/api/unlock/request/route")).POST,
+      request: (address) => post("/api/unlock/request", address, "application/json", JSON.stringify({ email: EMAIL })),
+    },
     "/api/password/reset": {
       handler: async () => (await import("@/app/api/password/reset/route")).POST,
       request: (address) => post("/api/password/reset", address, "application/json", '{"token":"x","password":"x"}'),
