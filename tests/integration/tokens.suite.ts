@@ -233,7 +233,7 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         expect(res.status).toBe(400);
         expect(await res.json()).toEqual({
           error: "captcha_invalid",
-          message: "Complete the “I'm not a robot” check first.",
+          message: "The automatic robot check did not run. Try again.",
           reason: "missing",
         });
         expect(await lockoutRow("erin@example.com")).toBeNull();
