@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useEffect, useRef, useState, useSyncExternalStore, type FormEvent } from "react";
 import { useHydrated } from "./hydrated";
+import { useFocusFirstEmpty } from "./form-helpers";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/field-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
@@ -80,6 +81,8 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
   const [passwordError, setPasswordError] = useState<string | undefined>(undefined);
   const nowMs = useRefusalClock(refusal);
   const waiting = secondsLeft(refusal, nowMs) > 0;
+  const formRef = useRef<HTMLFormElement>(null);
+  useFocusFirstEmpty(formRef, hydrated && typeof token === "string");
 
   // Only once the token is held in `captured`: a second run (Strict Mode) has nothing left to lose.
   useEffect(() => {
@@ -159,6 +162,7 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
         </p>
       ) : null}
       <form
+        ref={formRef}
         onSubmit={onSubmit}
         noValidate
         method="post"
@@ -181,7 +185,7 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
                 />
               )}
             </Field>
-            {asks === "new" ? <PasswordStrength field="password" /> : null}
+            {asks === "new" ? <PasswordStrength field="password" fieldError={passwordError} /> : null}
           </>
         ) : null}
         <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
