@@ -25,6 +25,8 @@ type Props = {
   done: "verified" | "unlocked" | "reset";
   /** The reset page asks for a new password; the verification page for the one chosen at registration. */
   password?: "new" | "current";
+  /** Names the link's account (masked) before the button is pressed; reading it spends nothing. */
+  preview?: "/api/unlock/preview";
 };
 
 /** The reset page's new password and the verification page's registration password. */
@@ -69,7 +71,7 @@ function samePath(value: unknown): string | undefined {
  * presses the button, which POSTs the token. The token rides in the URL's fragment, which
  * browsers never send to a server or in a Referer; it is read here and removed from the address bar.
  */
-export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, done, password: asks }: Props) {
+export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, done, password: asks, preview }: Props) {
   const router = useRouter();
   const passwordInput = useRef<HTMLInputElement>(null);
   const hydrated = useHydrated();
@@ -83,6 +85,7 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
   const waiting = secondsLeft(refusal, nowMs) > 0;
   const formRef = useRef<HTMLFormElement>(null);
   useFocusFirstEmpty(formRef, hydrated && typeof token === "string");
+  const account = useLinkAccount(preview, token);
 
   // Only once the token is held in `captured`: a second run (Strict Mode) has nothing left to lose.
   useEffect(() => {
@@ -154,6 +157,11 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
   }
   return (
     <>
+      {account ? (
+        <p data-testid="link-account">
+          This link is for the account <strong>{account}</strong>.
+        </p>
+      ) : null}
       <RefusalBanner refusal={refusal} form="recovery" nowMs={nowMs} testId="link-error" />
       {refusal?.error === "invalid_token" ? (
         <p>
@@ -194,4 +202,23 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
       </form>
     </>
   );
+}
+
+/** The masked account a link is for, once `endpoint` has said (nothing on a bad link: the button tells). */
+function useLinkAccount(endpoint: string | undefined, token: string | null | undefined): string | null {
+  const [account, setAccount] = useState<string | null>(null);
+  useEffect(() => {
+    if (!endpoint || !token) return;
+    let current = true;
+    void fetch(endpoint, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ token }) })
+      .then(async (res) => (res.ok ? ((await res.json()) as { account?: string }).account : undefined))
+      .catch(() => undefined)
+      .then((named) => {
+        if (current && named) setAccount(named);
+      });
+    return () => {
+      current = false;
+    };
+  }, [endpoint, token]);
+  return account;
 }

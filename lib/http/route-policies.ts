@@ -182,6 +182,13 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     refusal: "browser",
   },
   {
+    path: "/api/unlock/preview",
+    method: "POST",
+    file: "app/api/unlock/preview/route.ts",
+    limits: [{ policy: "emailLinks", key: "address" }],
+    refusal: "browser",
+  },
+  {
     path: "/api/unlock",
     method: "POST",
     file: "app/api/unlock/route.ts",

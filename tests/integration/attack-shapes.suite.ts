@@ -476,6 +476,51 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       });
     });
 
+    describe("the unlock page's preview names nobody to a stranger", () => {
+      const preview = (body: string, contentType = "application/json") =>
+        import("@/app/api/unlock/preview/route").then((route) =>
+          route.POST(
+            new NextRequest("http://localhost/api/unlock/preview", {
+              method: "POST",
+              headers: { "content-type": contentType, [PEER_HEADER]: freshAddress() },
+              body,
+            }),
+          ),
+        );
+
+      it("answers every token that is not a live unlock link with the one invalid-link 400, and bad shapes with a 4xx, never a 500", async () => {
+        const { prismaEmailTokens } = await import("@/lib/recovery/email-tokens");
+        const owner = await gate.prisma.user.findUniqueOrThrow({ where: { email: "owner@example.com" } });
+        // A live token of another purpose (a reset link) is not an unlock link.
+        const reset = await prismaEmailTokens(gate.prisma).issue(
+          owner.id,
+          "reset_password",
+          owner.credentialGeneration,
+          Date.now(),
+          60_000,
+        );
+        const invalid = [];
+        for (const token of [reset, "A".repeat(43), "", "x".repeat(600)])
+          invalid.push(await (await preview(JSON.stringify({ token }))).text());
+        for (const answer of invalid) expect(JSON.parse(answer)).toMatchObject({ error: "invalid_token" });
+        expect(new Set(invalid).size).toBe(1);
+        for (const body of ["", "{", "[]", "null", '{"token":12}']) expect((await preview(body)).status, body).toBe(400);
+        for (const type of ["text/plain", "application/x-www-form-urlencoded", ""])
+          expect((await preview('{"token":"x"}', type)).status).toBe(415);
+      });
+
+      it("shows the account masked, never the address itself", async () => {
+        const { prismaEmailTokens } = await import("@/lib/recovery/email-tokens");
+        const owner = await gate.prisma.user.findUniqueOrThrow({ where: { email: "owner@example.com" } });
+        const token = await prismaEmailTokens(gate.prisma).issue(owner.id, "unlock", owner.credentialGeneration, Date.now(), 60_000);
+        const res = await preview(JSON.stringify({ token }));
+        expect(res.status).toBe(200);
+        const text = await res.text();
+        expect(JSON.parse(text)).toEqual({ account: "o•••@example.com" });
+        expect(text).not.toContain("owner@");
+      });
+    });
+
     describe("without server.mjs", () => {
       it("answers 503 naming server.mjs instead of putting every client in one bucket", async () => {
         const symbol = Symbol.for("gatehouse.peerHeader");

@@ -85,6 +85,7 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
       reset: async (body: unknown) => (await import("@/app/api/password/reset/route")).POST(postJson("/api/password/reset", body)),
       verify: async (body: unknown) => (await import("@/app/api/email/verify/route")).POST(postJson("/api/email/verify", body)),
       unlock: async (body: unknown) => (await import("@/app/api/unlock/route")).POST(postJson("/api/unlock", body)),
+      previewUnlock: async (body: unknown) => (await import("@/app/api/unlock/preview/route")).POST(postJson("/api/unlock/preview", body)),
       resendVerification: async (email: string) =>
         (await import("@/app/api/email/verification/route")).POST(
           postJson("/api/email/verification", { email, altcha: await altchaPayload() }),
@@ -336,8 +337,14 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         expect(mail.text).toContain("/unlock#token=");
         expect((await browserSignIn("besieged@example.com", PASSWORD)).status).toBe(429);
 
+        // The page names the account, masked, to the link's holder only, and reading it spends nothing.
+        for (let i = 0; i < 2; i++) expect(await (await routes.previewUnlock({ token })).json()).toEqual({ account: "b•••@example.com" });
+        const forged = await routes.previewUnlock({ token: `${token.slice(0, -2)}xx` });
+        expect(forged.status).toBe(400);
+        expect(await forged.json()).toMatchObject({ error: "invalid_token" });
         const unlocked = await routes.unlock({ token });
         expect(unlocked.status).toBe(200);
+        expect((await routes.previewUnlock({ token })).status).toBe(400);
         const device = deviceCookieOf(unlocked)!;
         expect((await browserSignIn("besieged@example.com", "still a wrong guess", { cookie: `gatehouse-device=${device}` })).status).toBe(
           401,
@@ -419,7 +426,12 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         ["not a string", { token: 12345 }],
         ["missing", {}],
       ])("answers a %s token with the one invalid-link 400, on every link route", async (_name, body) => {
-        for (const route of [routes.verify, routes.unlock, (b: unknown) => routes.reset({ ...(b as object), password: NEW_PASSWORD })]) {
+        for (const route of [
+          routes.verify,
+          routes.unlock,
+          routes.previewUnlock,
+          (b: unknown) => routes.reset({ ...(b as object), password: NEW_PASSWORD }),
+        ]) {
           const res = await route(body);
           expect(res.status).toBe(400);
           expect(await res.json()).toEqual({ error: "invalid_token", message: expect.stringMatching(/expired or was already used/) });

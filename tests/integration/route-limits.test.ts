@@ -146,6 +146,10 @@ describe("every route applies its rows of ROUTE_RULES", () => {
       handler: async () => (await import("@/app/api/email/verify/route")).POST,
       request: (address) => post("/api/email/verify", address, "application/json", '{"token":"x"}'),
     },
+    "/api/unlock/preview": {
+      handler: async () => (await import("@/app/api/unlock/preview/route")).POST,
+      request: (address) => post("/api/unlock/preview", address, "application/json", '{"token":"x"}'),
+    },
     "/api/unlock": {
       handler: async () => (await import("@/app/api/unlock/route")).POST,
       request: (address) => post("/api/unlock", address, "application/json", '{"token":"x"}'),
