@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import AxeBuilder from "@axe-core/playwright";
 import type { Page } from "@playwright/test";
 import { PASSWORD, signInThroughUi, uniqueEmail, waitForForm } from "./helpers/accounts";
+import { mailTo } from "./helpers/outbox";
 import { expect, registerApi, signInApi, test } from "./helpers/serverGrid";
 
 /**
@@ -141,6 +142,26 @@ test("the rate-limit and lock banners", async ({ page, request, newClient }) => 
   await signInThroughUi(page, locked, PASSWORD);
   await expect(banner).toHaveAttribute("data-error", "locked");
   await expectAccessibleEverywhere(page, "lock banner");
+  expect(problems).toEqual([]);
+});
+
+test("check your email, and the unlock page naming its account", async ({ page, request, newClient }) => {
+  const problems = watchForProblems(page);
+  await page.goto("/register");
+  await formReady(page);
+  const fresh = uniqueEmail("a11y-check");
+  await page.getByLabel("Email").fill(fresh);
+  await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
+  await page.getByRole("button", { name: "Create account" }).click();
+  await expect(page.getByRole("heading", { name: "Check your email" })).toBeFocused();
+  await expectAccessibleEverywhere(page, "check your email");
+
+  const locked = uniqueEmail("a11y-unlock");
+  expect((await registerApi(request, locked, PASSWORD)).status()).toBe(202);
+  for (let i = 0; i < Number(process.env.E2E_LOCKOUT_THRESHOLD); i++) await signInApi(await newClient(), locked, "wrong password");
+  await page.goto((await mailTo(locked, /someone is trying to sign in/i)).link);
+  await expect(page.getByTestId("link-account")).toBeVisible();
+  await expectAccessibleEverywhere(page, "unlock page");
   expect(problems).toEqual([]);
 });
 
