@@ -15,6 +15,7 @@ import {
   LIFECYCLE_SYMBOL,
   listenAddress,
   maxConnections,
+  localUrl,
   PEER_HEADER,
   PEER_HEADER_SYMBOL,
   STARTED_SYMBOL,
@@ -45,12 +46,18 @@ const { port, hostname } = address;
 
 // Lets lib/config/env.ts tell the development server from every other start; no variable can fake it.
 if (dev) shared[DEV_SERVER_SYMBOL] = true;
+// Without NEXTAUTH_URL, emailed links and next-auth's redirects would name next-auth's fallback,
+// http://localhost:3000, whatever PORT says: on the development server they name this server.
+// Production requires NEXTAUTH_URL (lib/config/env.ts), so nothing is guessed there.
+if (dev && !process.env.NEXTAUTH_URL) process.env.NEXTAUTH_URL = localUrl(address);
 
-// The standalone folder (scripts/package-standalone.sh) has no next.config.ts: the build's
-// resolved configuration is in required-server-files.json, and Next takes it from this variable,
-// as the server.js that Next writes there does. Next then reads no .env file either: the
-// environment is the instance's alone (node --env-file, systemd or compose).
-if (!dev && !fs.existsSync("next.config.ts") && fs.existsSync(".next/required-server-files.json")) {
+// A production start runs the configuration the build resolved (required-server-files.json), as
+// the server.js Next writes for output: "standalone" does: the standalone folder has no
+// next.config.ts, and in the repository it would only be evaluated again to the same result.
+// Next takes it from this variable, and without it warns that `next start` does not work with
+// output: standalone, which is true of `next start` but not of this server. Next then reads no
+// .env file either: the environment is the instance's alone (node --env-file, systemd or compose).
+if (!dev && fs.existsSync(".next/required-server-files.json")) {
   const { config } = JSON.parse(fs.readFileSync(".next/required-server-files.json", "utf8"));
   process.env.__NEXT_PRIVATE_STANDALONE_CONFIG ??= JSON.stringify(config);
 }
@@ -108,7 +115,7 @@ server.keepAliveTimeout = 5_000;
 // costs new connections, not the memory and file descriptors every client needs.
 server.maxConnections = connectionCap;
 server.listen(port, hostname, () => {
-  console.log(`Gatehouse ${dev ? "(development) " : ""}listening on http://${hostname === "0.0.0.0" ? "localhost" : hostname}:${port}`);
+  console.log(`Gatehouse ${dev ? "(development) " : ""}listening on ${localUrl(address)}`);
 });
 
 // SIGTERM or SIGINT: stop accepting connections, let readiness answer 503, let in-flight

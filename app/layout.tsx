@@ -27,6 +27,10 @@ export default async function RootLayout({ children }: { children: React.ReactNo
   return (
     <html lang="en">
       <body>
+        {/* The first thing a keyboard reaches: past the header to the page's own content. */}
+        <a href="#main" className="skip-link">
+          Skip to main content
+        </a>
         <header className="site">
           <Link href="/" className="brand">
             <Logo />
@@ -52,7 +56,9 @@ export default async function RootLayout({ children }: { children: React.ReactNo
             )}
           </nav>
         </header>
-        <main>{children}</main>
+        <main id="main" tabIndex={-1}>
+          {children}
+        </main>
       </body>
     </html>
   );

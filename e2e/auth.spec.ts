@@ -36,7 +36,9 @@ test("a wrong password and an unknown account get the same generic error", async
 
   await signInThroughUi(page, email, `${PASSWORD} but wrong`);
   const error = page.getByTestId("sign-in-error");
-  await expect(error).toHaveText("Incorrect email or password.");
+  await expect(error).toHaveText(
+    "We could not sign you in with that email and password: check both, or confirm your address first with the link we emailed you.",
+  );
   await expect(page.getByTestId("sign-in-error-message")).toHaveAttribute("role", "alert");
   // A wrong password is retyped: cleared, with the cursor in it.
   await expect(page.getByLabel("Password", { exact: true })).toHaveValue("");
@@ -44,7 +46,9 @@ test("a wrong password and an unknown account get the same generic error", async
 
   await page.reload();
   await signInThroughUi(page, uniqueEmail("nobody"), PASSWORD);
-  await expect(error).toHaveText("Incorrect email or password.");
+  await expect(error).toHaveText(
+    "We could not sign you in with that email and password: check both, or confirm your address first with the link we emailed you.",
+  );
 });
 
 test("the account page sends a signed-out visitor to sign in and back", async ({ page }) => {

@@ -39,6 +39,9 @@ test.describe("with JavaScript off", () => {
       expect(posted.url()).toContain("/api/no-script/");
       await expect(page).toHaveURL(new RegExp(`${path}\\?notice=javascript`));
       await expect(page.getByTestId("posted-too-early")).toContainText("your password went nowhere");
+      // One banner, saying what to do: not a second (noscript) one repeating half of it.
+      await expect(page.locator(".banner:visible")).toHaveCount(1);
+      await expect(page.getByTestId("posted-too-early")).toContainText("turn it on for this site and reload the page");
       expect(containsSecret(urls, password)).toEqual([]);
     });
   }

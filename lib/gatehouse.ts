@@ -307,6 +307,8 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
       hint: "set SMTP_URL so verification, reset and unlock emails reach people",
     });
   }
+  const lockouts = prismaLockoutRepository(prisma);
+  const usernameKey = (email: string) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["lockout", email]);
   const recovery = new Recovery({
     prisma,
     tokens: emailTokens,
@@ -320,6 +322,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
       resetLifetimeMs: config.PASSWORD_RESET_LINK_MINUTES * 60_000,
       unlockLifetimeMs: config.UNLOCK_LINK_MINUTES * 60_000,
     },
+    isLocked: async (email) => (await lockouts.check(usernameKey(email), clock(), config.lockoutPolicy)).locked,
     onSkipped: (kind, reason) => log().info({ event: "mail_skipped", kind, reason }),
   });
   let closing: Promise<void> | undefined;
@@ -331,7 +334,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     storeHealth: () => ({ kind: backend.store.kind, state: backend.health() }),
     replays: backend.replays,
     altcha: { hmacSecret: config.ALTCHA_HMAC_SECRET, expiresSeconds: config.ALTCHA_EXPIRES_SECONDS, maxCounter: config.ALTCHA_MAX_COUNTER },
-    lockouts: prismaLockoutRepository(prisma),
+    lockouts,
     events: prismaSecurityEvents(prisma, clock, (error) => log().warn({ event: "security_event_not_recorded", err: String(error) })),
     lockoutPolicy: config.lockoutPolicy,
     deviceLockoutPolicy: config.deviceLockoutPolicy,
@@ -347,7 +350,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     hasher: options.hasher ?? argon2Hasher(argon2Params(config.ARGON2_PROFILE)),
     refusals,
     clientAddress,
-    usernameKey: (email) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["lockout", email]),
+    usernameKey,
     deviceLockKey: (deviceId) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["device-lockout", deviceId]),
     background,
     mailer,

@@ -47,3 +47,15 @@ export function maxConnections(env) {
     throw new Error(`MAX_CONNECTIONS: expected a whole number from 1 to ${MAX_CONNECTIONS_LIMIT}, got ${JSON.stringify(raw)}`);
   return value;
 }
+
+/**
+ * The address a browser on this machine opens for a server listening on `hostname:port`: the
+ * development server's public URL when NEXTAUTH_URL is unset, so its emailed links and
+ * next-auth's redirects point at the port it really listens on (PORT=3139 means :3139).
+ * @param {{ port: number; hostname: string }} address
+ * @returns {string}
+ */
+export function localUrl({ port, hostname }) {
+  const host = hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname.includes(":") ? `[${hostname}]` : hostname;
+  return `http://${host}:${port}`;
+}

@@ -136,7 +136,7 @@ export function ChangePasswordForm({ formToken, email }: Props) {
             />
           )}
         </Field>
-        <PasswordStrength field="newPassword" email={email} />
+        <PasswordStrength field="newPassword" email={email} fieldError={fields.newPassword} />
         <AltchaField ref={altcha} />
         <noscript>
           <p className="hint">Changing your password needs JavaScript, for the same check as signing in.</p>

@@ -2,7 +2,7 @@ import type { ReactNode } from "react";
 import { gatehouse } from "@/lib/auth/gatehouse";
 import { sessionFormToken } from "@/lib/http/form-token";
 import { listLiveFamilies } from "@/lib/tokens/refresh-tokens";
-import { UtcTime } from "../components/UtcTime";
+import { LocalTime } from "../components/LocalTime";
 
 type Props = { userId: string; currentSid: string };
 
@@ -13,7 +13,7 @@ function RevokeForm({ formToken, kind, id, label }: { formToken: string; kind: "
       <input type="hidden" name="formToken" value={formToken} />
       <input type="hidden" name="kind" value={kind} />
       <input type="hidden" name="id" value={id} />
-      <button type="submit" className="link" aria-label={label}>
+      <button type="submit" className="secondary revoke" aria-label={label}>
         Revoke
       </button>
     </form>
@@ -22,52 +22,58 @@ function RevokeForm({ formToken, kind, id, label }: { formToken: string; kind: "
 
 type Row = { key: string; name: string; current: boolean; address: string; createdAt: Date; lastSeenAt: Date; revoke: ReactNode };
 
-function SessionTable({
-  caption,
-  nameHeader,
-  lastSeenHeader,
+/** Last active within a minute of signing in reads as one moment: said once, not as two equal times. */
+const SAME_MOMENT_MS = 60_000;
+
+/**
+ * One card per session, each value labelled (a table's columns lose their headers on a phone),
+ * every time in the viewer's own zone (LocalTime, like the events below).
+ */
+function SessionCards({
+  title,
+  nameLabel,
+  lastLabel,
   rows,
   testId,
 }: {
-  caption: string;
-  nameHeader: string;
-  lastSeenHeader: string;
+  title: string;
+  nameLabel: string;
+  lastLabel: string;
   rows: Row[];
   testId: string;
 }) {
   return (
-    <table className="events" data-testid={testId}>
-      <caption className="hint">{caption}</caption>
-      <thead>
-        <tr>
-          <th scope="col">{nameHeader}</th>
-          <th scope="col">From</th>
-          <th scope="col">Signed in</th>
-          <th scope="col">{lastSeenHeader}</th>
-          <th scope="col">
-            <span className="sr-only">Action</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
+    <section aria-labelledby={`${testId}-title`}>
+      <h3 id={`${testId}-title`}>{title}</h3>
+      <ul className="session-cards" data-testid={testId}>
         {rows.map((row) => (
-          <tr key={row.key} data-current={row.current}>
-            <td>
-              {row.name}
-              {row.current ? <strong> (this device)</strong> : null}
-            </td>
-            <td>{row.address}</td>
-            <td>
-              <UtcTime at={row.createdAt} />
-            </td>
-            <td>
-              <UtcTime at={row.lastSeenAt} />
-            </td>
-            <td>{row.revoke}</td>
-          </tr>
+          <li key={row.key} className="session-card" data-current={row.current}>
+            <dl>
+              <dt>{nameLabel}</dt>
+              <dd>
+                {row.name}
+                {row.current ? <strong> (this device)</strong> : null}
+              </dd>
+              <dt>Network</dt>
+              <dd className="address">{row.address}</dd>
+              <dt>Signed in</dt>
+              <dd>
+                <LocalTime iso={row.createdAt.toISOString()} />
+              </dd>
+              <dt>{lastLabel}</dt>
+              <dd>
+                {row.lastSeenAt.getTime() - row.createdAt.getTime() < SAME_MOMENT_MS ? (
+                  "When signing in"
+                ) : (
+                  <LocalTime iso={row.lastSeenAt.toISOString()} />
+                )}
+              </dd>
+            </dl>
+            {row.revoke}
+          </li>
         ))}
-      </tbody>
-    </table>
+      </ul>
+    </section>
   );
 }
 
@@ -121,20 +127,23 @@ export async function SessionsSection({ userId, currentSid }: Props) {
     <div className="card">
       <h2>Where you are signed in</h2>
       <p className="hint">Revoking a browser session signs it out on its next request; revoking an API session ends its refresh token.</p>
-      <SessionTable caption="Browsers" nameHeader="Browser" lastSeenHeader="Last seen" rows={browserRows} testId="browser-sessions" />
+      <SessionCards title="Browsers" nameLabel="Browser" lastLabel="Last active" rows={browserRows} testId="browser-sessions" />
       {apiRows.length === 0 ? (
         <p className="hint" data-testid="api-sessions-none">
           No API sessions.
         </p>
       ) : (
-        <SessionTable caption="API sessions" nameHeader="Client" lastSeenHeader="Last used" rows={apiRows} testId="api-sessions" />
+        <SessionCards title="API sessions" nameLabel="Client" lastLabel="Last used" rows={apiRows} testId="api-sessions" />
       )}
-      <form method="post" action="/api/account/sessions/revoke-others" className="spaced">
-        <input type="hidden" name="formToken" value={formToken} />
-        <button type="submit" data-testid="sign-out-everywhere-else">
-          Sign out everywhere else
-        </button>
-      </form>
+      {/* Only when there is somewhere else: with this session alone the button would do nothing. */}
+      {browserRows.length + apiRows.length >= 2 ? (
+        <form method="post" action="/api/account/sessions/revoke-others" className="spaced">
+          <input type="hidden" name="formToken" value={formToken} />
+          <button type="submit" className="secondary" data-testid="sign-out-everywhere-else">
+            Sign out everywhere else
+          </button>
+        </form>
+      ) : null}
     </div>
   );
 }

@@ -33,12 +33,20 @@ function nextVerification(element: AltchaWidgetElement): Promise<string> {
   });
 }
 
-/** The ALTCHA proof-of-work widget: it starts solving as soon as the form gets focus. */
+/** How long a solve runs before the form says it is still checking: most finish well within it. */
+const QUIET_SOLVE_MS = 1_500;
+
+/**
+ * The ALTCHA proof of work, with nothing to tick: the widget is invisible, starts solving as soon
+ * as the form gets focus, and the submit waits for its solution. Its state is said in a live
+ * region instead (visible only past QUIET_SOLVE_MS, or when the check failed).
+ */
 export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
   const widget = useRef<AltchaWidgetElement | null>(null);
   const solved = useRef("");
+  const [state, setState] = useState<string>("unverified");
   const [solvingSinceMs, setSolvingSinceMs] = useState<number | null>(null);
-  const solvingSeconds = useSolvingSeconds(solvingSinceMs);
+  const solvingMs = useSolvingMs(solvingSinceMs);
 
   useEffect(() => {
     // The widget is a browser-only custom element; loading it here keeps it out of server rendering.
@@ -51,22 +59,12 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
     const onChange = (event: Event) => {
       const state = (event as CustomEvent<{ state?: string }>).detail?.state;
       if (state !== "verified") solved.current = "";
+      setState(state ?? "unverified");
       setSolvingSinceMs(state === "verifying" ? Date.now() : null);
     };
     element.addEventListener("verified", onVerified);
     element.addEventListener("statechange", onChange);
-    // The widget marks its checkbox `required`, so browsers expose it as invalid before anyone has
-    // touched it. The form never relies on that (noValidate; it solves on submit), so say so.
-    const notInvalid = () => {
-      for (const box of element.querySelectorAll<HTMLInputElement>('input[type="checkbox"]')) {
-        if (box.getAttribute("aria-invalid") !== "false") box.setAttribute("aria-invalid", "false");
-      }
-    };
-    const observer = new MutationObserver(notInvalid);
-    observer.observe(element, { childList: true, subtree: true, attributes: true, attributeFilter: ["required", "aria-invalid"] });
-    notInvalid();
     return () => {
-      observer.disconnect();
       element.removeEventListener("verified", onVerified);
       element.removeEventListener("statechange", onChange);
     };
@@ -95,28 +93,35 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
     },
   }));
 
+  // The check grows harder while the server is under attack: past the quiet time, say it is still
+  // working. A screen reader hears the same sentences (and that it finished), nobody sees a box.
+  const slow = solvingMs >= QUIET_SOLVE_MS;
+  const visible = state === "verifying" && slow ? STILL_CHECKING : state === "error" ? CHECK_FAILED : "";
+  const spoken = visible || (state === "verified" ? CHECK_DONE : "");
   return (
     <div className="altcha-field">
-      <altcha-widget ref={widget as Ref<HTMLElement>} challenge="/api/altcha/challenge" name="altcha" auto="onfocus" />
-      {/* The check grows harder while the server is under attack: say it is still working. */}
-      <p className="hint" aria-live="polite" data-testid="altcha-progress">
-        {solvingSeconds >= 2
-          ? `Still checking that you are not a robot (${solvingSeconds} s). This takes longer while the site is busy.`
-          : ""}
+      <altcha-widget ref={widget as Ref<HTMLElement>} challenge="/api/altcha/challenge" name="altcha" auto="onfocus" display="invisible" />
+      <p className={visible ? "hint" : "sr-only"} role="status" data-testid="altcha-progress" data-state={state}>
+        {spoken}
       </p>
     </div>
   );
 }
 
-/** Whole seconds since the solve started, ticking while it runs. */
-function useSolvingSeconds(sinceMs: number | null): number {
-  const [nowMs, setNowMs] = useState(0);
+const STILL_CHECKING = "Still checking that this is a person, not a robot. This takes longer while the site is busy.";
+const CHECK_FAILED = "The automatic robot check could not finish. It tries again when you send the form.";
+const CHECK_DONE = "Robot check done.";
+
+/** Milliseconds since the solve started: 0, then QUIET_SOLVE_MS once it has run that long. */
+function useSolvingMs(sinceMs: number | null): number {
+  const [elapsedMs, setElapsedMs] = useState(0);
   useEffect(() => {
     if (sinceMs === null) return;
-    const tick = () => setNowMs(Date.now());
-    tick();
-    const timer = setInterval(tick, 1_000);
-    return () => clearInterval(timer);
+    const timer = setTimeout(() => setElapsedMs(Date.now() - sinceMs), Math.max(0, sinceMs + QUIET_SOLVE_MS - Date.now()));
+    return () => {
+      clearTimeout(timer);
+      setElapsedMs(0);
+    };
   }, [sinceMs]);
-  return sinceMs === null ? 0 : Math.max(0, Math.floor((nowMs - sinceMs) / 1000));
+  return sinceMs === null ? 0 : elapsedMs;
 }

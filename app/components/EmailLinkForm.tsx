@@ -2,8 +2,9 @@
 
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useEffect, useRef, useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, useSyncExternalStore, type FormEvent } from "react";
 import { useHydrated } from "./hydrated";
+import { useFocusFirstEmpty } from "./form-helpers";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/field-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
@@ -24,6 +25,8 @@ type Props = {
   done: "verified" | "unlocked" | "reset";
   /** The reset page asks for a new password; the verification page for the one chosen at registration. */
   password?: "new" | "current";
+  /** Names the link's account (masked) before the button is pressed; reading it spends nothing. */
+  preview?: "/api/unlock/preview";
 };
 
 /** The reset page's new password and the verification page's registration password. */
@@ -40,29 +43,54 @@ const PASSWORD_FIELD = {
   },
 } as const;
 
+/** The token this page was opened with, kept once read: the address bar no longer has it. */
+let captured: { pathname: string; token: string } | undefined;
+
+/**
+ * The link's token, read from the fragment the first time and from `captured` afterwards. Strict
+ * Mode runs effects twice in development and React may render again after the fragment was
+ * removed; both must still see the token, so it is never read from the address bar only.
+ */
+function linkToken(): string | null {
+  const fresh = new URLSearchParams(window.location.hash.slice(1)).get("token");
+  if (fresh) captured = { pathname: window.location.pathname, token: fresh };
+  return captured?.pathname === window.location.pathname ? captured.token : null;
+}
+
+function noSubscription(): () => void {
+  return () => {};
+}
+
+/** A same-origin path the server chose (`/account`), or undefined for anything else. */
+function samePath(value: unknown): string | undefined {
+  return typeof value === "string" && value.startsWith("/") && !value.startsWith("//") && !value.startsWith("/\\") ? value : undefined;
+}
+
 /**
  * The page an emailed link opens. Opening it does nothing (mail scanners open links): the person
  * presses the button, which POSTs the token. The token rides in the URL's fragment, which
  * browsers never send to a server or in a Referer; it is read here and removed from the address bar.
  */
-export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, done, password: asks }: Props) {
+export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, done, password: asks, preview }: Props) {
   const router = useRouter();
   const passwordInput = useRef<HTMLInputElement>(null);
   const hydrated = useHydrated();
-  const [token, setToken] = useState<string | null | undefined>(undefined);
+  // undefined in the server's HTML and during hydration: the fragment exists only in the browser.
+  const token = useSyncExternalStore(noSubscription, linkToken, () => undefined);
   const [pending, setPending] = useState(false);
   const [submits, setSubmits] = useState(0);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [passwordError, setPasswordError] = useState<string | undefined>(undefined);
   const nowMs = useRefusalClock(refusal);
   const waiting = secondsLeft(refusal, nowMs) > 0;
+  const formRef = useRef<HTMLFormElement>(null);
+  useFocusFirstEmpty(formRef, hydrated && typeof token === "string");
+  const account = useLinkAccount(preview, token);
 
+  // Only once the token is held in `captured`: a second run (Strict Mode) has nothing left to lose.
   useEffect(() => {
-    const found = new URLSearchParams(window.location.hash.slice(1)).get("token");
-    // eslint-disable-next-line react-hooks/set-state-in-effect -- the fragment exists only in the browser, after hydration
-    setToken(found);
-    if (found) window.history.replaceState(null, "", window.location.pathname);
-  }, []);
+    if (token && window.location.hash) window.history.replaceState(null, "", window.location.pathname + window.location.search);
+  }, [token]);
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -93,10 +121,15 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
         body: JSON.stringify(password === undefined ? { token } : { token, password }),
       });
       if (res.ok) {
-        const { email, redirectTo } = (await res.json().catch(() => ({}))) as { email?: string; redirectTo?: string };
-        // A confirmation signs its owner in: a full navigation, so every page sees the new session.
-        if (redirectTo?.startsWith("/")) window.location.assign(redirectTo);
-        else router.push(`/sign-in?done=${done}${email ? `&email=${encodeURIComponent(email)}` : ""}`);
+        const { email, redirectTo } = (await res.json().catch(() => ({}))) as { email?: string; redirectTo?: unknown };
+        // The server signed the person in (its answer set the session cookie): a full navigation,
+        // so the next page's server components see the cookie. Without redirectTo, sign in next.
+        const next = samePath(redirectTo);
+        if (next) {
+          window.location.assign(next);
+          return;
+        }
+        router.push(`/sign-in?done=${done}${email ? `&email=${encodeURIComponent(email)}` : ""}`);
         return;
       }
       const body = (await res
@@ -124,6 +157,11 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
   }
   return (
     <>
+      {account ? (
+        <p data-testid="link-account">
+          This link is for the account <strong>{account}</strong>.
+        </p>
+      ) : null}
       <RefusalBanner refusal={refusal} form="recovery" nowMs={nowMs} testId="link-error" />
       {refusal?.error === "invalid_token" ? (
         <p>
@@ -132,6 +170,7 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
         </p>
       ) : null}
       <form
+        ref={formRef}
         onSubmit={onSubmit}
         noValidate
         method="post"
@@ -154,7 +193,7 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
                 />
               )}
             </Field>
-            {asks === "new" ? <PasswordStrength field="password" /> : null}
+            {asks === "new" ? <PasswordStrength field="password" fieldError={passwordError} /> : null}
           </>
         ) : null}
         <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
@@ -163,4 +202,23 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
       </form>
     </>
   );
+}
+
+/** The masked account a link is for, once `endpoint` has said (nothing on a bad link: the button tells). */
+function useLinkAccount(endpoint: string | undefined, token: string | null | undefined): string | null {
+  const [account, setAccount] = useState<string | null>(null);
+  useEffect(() => {
+    if (!endpoint || !token) return;
+    let current = true;
+    void fetch(endpoint, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ token }) })
+      .then(async (res) => (res.ok ? ((await res.json()) as { account?: string }).account : undefined))
+      .catch(() => undefined)
+      .then((named) => {
+        if (current && named) setAccount(named);
+      });
+    return () => {
+      current = false;
+    };
+  }, [endpoint, token]);
+  return account;
 }

@@ -30,7 +30,18 @@ const LABELS = ["Very weak", "Weak", "Fair", "Strong", "Very strong"] as const;
  * the server would refuse it (the same rules module). It only reads the form, so adding it to a
  * form is one line. Guidance, not the gate: the server decides.
  */
-export function PasswordStrength({ field, emailField, email }: { field: string; emailField?: string; email?: string }) {
+export function PasswordStrength({
+  field,
+  emailField,
+  email,
+  fieldError,
+}: {
+  field: string;
+  emailField?: string;
+  email?: string;
+  /** The error shown under the field: the meter does not say the same thing a second time. */
+  fieldError?: string;
+}) {
   const anchor = useRef<HTMLDivElement>(null);
   const [typed, setTyped] = useState({ password: "", email: email ?? "" });
   const [engine, setEngine] = useState<Engine | null>(null);
@@ -63,7 +74,9 @@ export function PasswordStrength({ field, emailField, email }: { field: string; 
           <meter min={0} max={4} low={2} high={3} optimum={4} value={score} aria-label="Password strength" />{" "}
         </>
       ) : null}
-      <span aria-live="polite">{!password ? "" : problem ? problem.message : score !== null ? `Strength: ${LABELS[score]}.` : ""}</span>
+      <span aria-live="polite">
+        {!password ? "" : problem && problem.message !== fieldError ? problem.message : score !== null ? `Strength: ${LABELS[score]}.` : ""}
+      </span>
     </div>
   );
 }

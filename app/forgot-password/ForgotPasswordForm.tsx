@@ -3,6 +3,7 @@
 import Link from "next/link";
 import { useRef, useState, type FormEvent } from "react";
 import { useHydrated } from "../components/hydrated";
+import { useFocusFirstEmpty } from "../components/form-helpers";
 import { flushSync } from "react-dom";
 import { checkSignIn } from "@/lib/ui/field-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
@@ -22,6 +23,8 @@ export function ForgotPasswordForm({ initialEmail }: { initialEmail: string }) {
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const nowMs = useRefusalClock(refusal);
   const waiting = secondsLeft(refusal, nowMs) > 0;
+  const formRef = useRef<HTMLFormElement>(null);
+  useFocusFirstEmpty(formRef, hydrated && sent === null);
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -72,7 +75,7 @@ export function ForgotPasswordForm({ initialEmail }: { initialEmail: string }) {
   return (
     <>
       <RefusalBanner refusal={refusal} form="recovery" nowMs={nowMs} testId="forgot-error" />
-      <form onSubmit={onSubmit} noValidate method="post" action="/api/no-script/forgot-password" data-hydrated={hydrated}>
+      <form ref={formRef} onSubmit={onSubmit} noValidate method="post" action="/api/no-script/forgot-password" data-hydrated={hydrated}>
         <Field
           id="forgot-email"
           label="Email"

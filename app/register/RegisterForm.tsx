@@ -1,21 +1,24 @@
 "use client";
 
 import Link from "next/link";
-import { useRef, useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { useHydrated } from "../components/hydrated";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkRegistration, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
+import { clearWhenCorrected, useFocusFirstEmpty } from "../components/form-helpers";
 import { secondsLeft } from "@/lib/ui/refusal";
 import { PasswordStrength } from "../components/PasswordStrength";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { Field } from "../components/Field";
 import { PasswordInput } from "../components/PasswordInput";
+import { EmailMeALink } from "../components/EmailMeALink";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 
-export function RegisterForm() {
+export function RegisterForm({ notice }: { notice: ReactNode }) {
   const altcha = useRef<AltchaHandle>(null);
   const emailInput = useRef<HTMLInputElement>(null);
   const passwordInput = useRef<HTMLInputElement>(null);
+  const formRef = useRef<HTMLFormElement>(null);
   const [pending, setPending] = useState(false);
   const [submits, setSubmits] = useState(0);
   // False in the server's HTML and during hydration: until then the browser, not this
@@ -26,6 +29,10 @@ export function RegisterForm() {
   const [fields, setFields] = useState<FieldErrors>({});
   const nowMs = useRefusalClock(refusal);
   const waiting = secondsLeft(refusal, nowMs) > 0;
+  useFocusFirstEmpty(formRef, hydrated && sent === null);
+
+  // An error goes as soon as its field is corrected (it never appears while typing).
+  const onInput = clearWhenCorrected(fields, setFields, (value) => checkRegistration(value("email"), value("password")));
 
   /** Shows the field errors, then moves focus to the first, so its error is read with its label. */
   function showFieldErrors(errors: FieldErrors): boolean {
@@ -78,22 +85,31 @@ export function RegisterForm() {
 
   if (sent) {
     return (
-      <>
-        <p className="banner ok" role="status" data-testid="register-sent">
-          {sent.message}
-        </p>
-        <p>
-          It went to <strong>{sent.email}</strong>. Nothing arrived? Check the spam folder. Already confirmed?{" "}
-          <Link href={`/sign-in?email=${encodeURIComponent(sent.email)}`}>Sign in</Link>.
-        </p>
-      </>
+      <CheckEmail
+        email={sent.email}
+        message={sent.message}
+        onAnotherAddress={() => {
+          setSent(null);
+          setFields({});
+        }}
+      />
     );
   }
   return (
     <>
+      <h1>Create an account</h1>
+      {notice}
       <RefusalBanner refusal={refusal} form="register" nowMs={nowMs} testId="register-error" />
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
-      <form onSubmit={onSubmit} noValidate method="post" action="/api/no-script/register" data-hydrated={hydrated}>
+      <form
+        ref={formRef}
+        onSubmit={onSubmit}
+        onInput={onInput}
+        noValidate
+        method="post"
+        action="/api/no-script/register"
+        data-hydrated={hydrated}
+      >
         <Field id="register-email" label="Email" error={fields.email}>
           {(aria) => <input id="register-email" ref={emailInput} name="email" type="email" autoComplete="email" required {...aria} />}
         </Field>
@@ -116,7 +132,7 @@ export function RegisterForm() {
             />
           )}
         </Field>
-        <PasswordStrength field="password" emailField="email" />
+        <PasswordStrength field="password" emailField="email" fieldError={fields.password} />
         <AltchaField ref={altcha} />
         <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
           {pending ? "Creating account…" : "Create account"}
@@ -124,6 +140,39 @@ export function RegisterForm() {
       </form>
       <p>
         Already registered? <Link href="/sign-in">Sign in</Link>.
+      </p>
+    </>
+  );
+}
+
+/**
+ * "Check your email", a state of its own: its heading (focused, so a screen reader says where the
+ * form went), "Send it again" (POST /api/email/verification: the same answer for every address,
+ * and the per-account mail quota behind it) and a way back to fix a mistyped address.
+ */
+function CheckEmail({ email, message, onAnotherAddress }: { email: string; message: string; onAnotherAddress: () => void }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), []);
+
+  return (
+    <>
+      <h1 ref={heading} tabIndex={-1}>
+        Check your email
+      </h1>
+      <p className="banner ok" role="status" data-testid="register-sent">
+        {message}
+      </p>
+      <p>
+        It went to <strong data-testid="register-sent-to">{email}</strong>. Open the link in it to confirm your address; nothing arrived
+        after a few minutes? Check the spam folder, or send it again.
+      </p>
+      <EmailMeALink endpoint="/api/email/verification" email={email} action="Send it again" testId="resent" />
+      <p>
+        Wrong address?{" "}
+        <button type="button" className="link inline" onClick={onAnotherAddress}>
+          Use another address
+        </button>
+        . Already confirmed? <Link href={`/sign-in?email=${encodeURIComponent(email)}`}>Sign in</Link>.
       </p>
     </>
   );

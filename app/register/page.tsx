@@ -14,9 +14,8 @@ export default async function RegisterPage({ searchParams }: { searchParams: Pro
   const { notice } = await searchParams;
   return (
     <div className="card">
-      <h1>Create an account</h1>
-      <NoScriptNotice posted={notice === "javascript"} action="creating an account" />
-      <RegisterForm />
+      {/* The heading is the form's: after sending it says "Check your email" instead. */}
+      <RegisterForm notice={<NoScriptNotice posted={notice === "javascript"} action="creating an account" />} />
     </div>
   );
 }

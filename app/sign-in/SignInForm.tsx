@@ -4,11 +4,13 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useRef, useState, type FormEvent } from "react";
 import { useHydrated } from "../components/hydrated";
+import { clearWhenCorrected, useFocusFirstEmpty } from "../components/form-helpers";
 import { flushSync } from "react-dom";
 import { checkSignIn, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
 import { INCORRECT_CREDENTIALS, SIGN_IN_UNAVAILABLE } from "@/lib/ui/messages";
 import { secondsLeft } from "@/lib/ui/refusal";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
+import { EmailMeALink } from "../components/EmailMeALink";
 import { Field } from "../components/Field";
 import { PasswordInput } from "../components/PasswordInput";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
@@ -22,6 +24,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
   const altcha = useRef<AltchaHandle>(null);
   const emailInput = useRef<HTMLInputElement>(null);
   const passwordInput = useRef<HTMLInputElement>(null);
+  const formRef = useRef<HTMLFormElement>(null);
   const [pending, setPending] = useState(false);
   const [submits, setSubmits] = useState(0);
   // False in the server's HTML and during hydration: until then the browser, not this
@@ -29,8 +32,15 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
   const hydrated = useHydrated();
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [fields, setFields] = useState<FieldErrors>({});
+  // The address the last attempt named: a lock banner offers to email its owner a new link.
+  const [attempted, setAttempted] = useState("");
   const nowMs = useRefusalClock(refusal);
   const waiting = secondsLeft(refusal, nowMs) > 0;
+  // A prefilled email (after confirming, from a link) leaves the cursor in the password.
+  useFocusFirstEmpty(formRef, hydrated);
+
+  // An error goes as soon as its field is corrected (it never appears while typing).
+  const onInput = clearWhenCorrected(fields, setFields, (value) => checkSignIn(value("email"), value("password")));
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -44,6 +54,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
     // Rendered before focus moves, so the field's error is read with it.
     flushSync(() => {
       setFields(errors);
+      setAttempted(email.trim());
       setRefusal(null);
       setSubmits((n) => n + 1);
     });
@@ -102,15 +113,18 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
         </p>
       ) : null}
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="sign-in-error" />
-      {refusal?.error === "invalid_credentials" ? (
-        // The same for every failure: an account that waits for its address to be confirmed fails like a wrong password.
-        <p className="hint" data-testid="sign-in-hint">
-          Created your account recently? Confirm your address from the email we sent you first.
-        </p>
+      {refusal?.error === "locked" && refusal.approximate && attempted ? (
+        // The account-wide lock (a stranger's client): its owner was emailed a way past it when it locked.
+        <div className="lock-way-out" data-testid="lock-way-out">
+          <p>If this is your account, we&apos;ve emailed you a link to sign in from this browser. No email, or the link expired?</p>
+          <EmailMeALink endpoint="/api/unlock/request" email={attempted} action="Email me a new link" testId="unlock-requested" />
+        </div>
       ) : null}
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
       <form
+        ref={formRef}
         onSubmit={onSubmit}
+        onInput={onInput}
         noValidate
         method="post"
         action={`/api/no-script/sign-in?callbackUrl=${encodeURIComponent(callbackPath)}`}

@@ -19,15 +19,10 @@ export type Instance = {
  * for WebAuthn, whose RP ID cannot be an IP address (the server still listens on 127.0.0.1).
  */
 export async function startInstance(env: Record<string, string>, options: { hostname?: "localhost" } = {}): Promise<Instance> {
-  const port = await freePort();
-  const baseURL = `http://${options.hostname ?? "127.0.0.1"}:${port}`;
-  let output = "";
-  const child: ChildProcess = spawn(process.execPath, ["server.mjs"], {
-    env: {
-      ...process.env,
+  return start(
+    ["server.mjs"],
+    (baseURL) => ({
       NODE_ENV: "production",
-      PORT: String(port),
-      HOST: "127.0.0.1",
       NEXTAUTH_URL: baseURL,
       // A local http:// test server: session cookies cannot be Secure here.
       ALLOW_INSECURE_COOKIES: "true",
@@ -36,13 +31,51 @@ export async function startInstance(env: Record<string, string>, options: { host
       ALTCHA_MAX_COUNTER: "2000",
       MAIL_OUTBOX_DIR: process.env.E2E_OUTBOX_DIR ?? ".data/outbox",
       ...env,
+    }),
+    undefined,
+    [],
+    options.hostname,
+  );
+}
+
+/**
+ * Starts the development server as `npm run dev` does (`node server.mjs --dev`), with the
+ * newcomer's settings: no NEXTAUTH_URL and no NEXTAUTH_SECRET, only PORT, HOST and `env` (its own
+ * data and outbox folders). It compiles each page on its first request, so callers allow for that.
+ */
+export async function startDevServer(env: Record<string, string>, startTimeoutMs = 120_000): Promise<Instance> {
+  return start(["server.mjs", "--dev"], () => ({ NODE_ENV: "development", LOG_LEVEL: "warn", ...env }), startTimeoutMs, [
+    "NEXTAUTH_URL",
+    "NEXTAUTH_SECRET",
+  ]);
+}
+
+/** Spawns `node <args>` on a free port of 127.0.0.1 with `env(baseURL)` over this process's environment minus `unset`. */
+async function start(
+  args: string[],
+  env: (baseURL: string) => Record<string, string>,
+  startTimeoutMs = 60_000,
+  unset: string[] = [],
+  hostname = "127.0.0.1",
+): Promise<Instance> {
+  const port = await freePort();
+  const baseURL = `http://${hostname}:${port}`;
+  let output = "";
+  const inherited = { ...process.env };
+  for (const name of unset) delete inherited[name];
+  const child: ChildProcess = spawn(process.execPath, args, {
+    env: {
+      ...inherited,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      ...env(baseURL),
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   child.stdout?.on("data", (chunk) => (output += chunk));
   child.stderr?.on("data", (chunk) => (output += chunk));
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + startTimeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`instance on ${port} exited: ${output}`);
     try {

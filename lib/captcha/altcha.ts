@@ -128,11 +128,11 @@ function termsOf(parameters: object): ChallengeTerms {
 }
 
 export const CAPTCHA_MESSAGES: Record<Exclude<CaptchaOutcome, { ok: true }>["reason"], string> = {
-  missing: "Complete the “I'm not a robot” check first.",
-  malformed: "The robot check could not be read. Run it again.",
-  invalid: "The robot check failed. Run it again.",
-  expired: "The robot check expired. Run it again.",
+  missing: "The automatic robot check did not run. Try again.",
+  malformed: "The robot check could not be read. Try again.",
+  invalid: "The robot check failed. Try again.",
+  expired: "The robot check expired. Try again.",
   too_easy: "The robot check needs to run again: this network has had many failed sign-ins, or the server is busy.",
-  replayed: "That robot check was already used. Run it again.",
+  replayed: "That robot check was already used. Try again.",
   unavailable: "The robot check cannot be confirmed right now. Try again in a moment.",
 };

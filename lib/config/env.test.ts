@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { listenAddress, maxConnections } from "@/lib/server-contract.mjs";
+import { listenAddress, localUrl, maxConnections } from "@/lib/server-contract.mjs";
 import { parseConfig } from "./env";
 
 const SECRET = { NEXTAUTH_SECRET: "s".repeat(32) };
@@ -138,5 +138,16 @@ describe("maxConnections (server.mjs's MAX_CONNECTIONS)", () => {
       expect(() => maxConnections({ MAX_CONNECTIONS })).toThrow(/^MAX_CONNECTIONS: expected a whole number/);
       expect(() => parseConfig({ ...SECRET, MAX_CONNECTIONS })).toThrow(/MAX_CONNECTIONS/);
     }
+  });
+});
+
+describe("localUrl (the development server's NEXTAUTH_URL when unset)", () => {
+  it("names the port the server listens on, and a host a browser can open", () => {
+    expect(localUrl(listenAddress({ PORT: "3139" }, { dev: true }))).toBe("http://127.0.0.1:3139");
+    expect(localUrl(listenAddress({}, { dev: true }))).toBe("http://127.0.0.1:3000");
+    expect(localUrl({ port: 3000, hostname: "0.0.0.0" })).toBe("http://localhost:3000");
+    expect(localUrl({ port: 3000, hostname: "::" })).toBe("http://localhost:3000");
+    expect(localUrl({ port: 8080, hostname: "::1" })).toBe("http://[::1]:8080");
+    expect(localUrl({ port: 8080, hostname: "gatehouse.test" })).toBe("http://gatehouse.test:8080");
   });
 });

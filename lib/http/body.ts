@@ -1,4 +1,4 @@
-import { isTypeValid, parse as parseContentType } from "content-type";
+import { parse as parseContentType } from "content-type";
 import { accept, refuse, type OrRefused } from "./refused";
 import { jsonError } from "./responses";
 
@@ -45,7 +45,8 @@ function bodyRefusal(error: BodyError): Response {
 export function isMediaType(header: string | null, expected: MediaType): boolean {
   if (header === null) return false;
   const parsed = parseContentType(header);
-  if (parsed.index !== header.length || !isTypeValid(parsed.type) || parsed.type !== expected) return false;
+  // Equal to `expected`, a valid media type, is also what makes the parsed type valid.
+  if (parsed.index !== header.length || parsed.type !== expected) return false;
   const names = Object.keys(parsed.parameters);
   if (names.some((name) => name !== "charset")) return false;
   const charset = parsed.parameters.charset;

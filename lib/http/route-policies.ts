@@ -27,6 +27,12 @@ const SIGN_IN: readonly RouteLimit[] = [
   { policy: "signInUsername", key: "addressAndUsername" },
 ];
 
+/** "Email me a link" (a reset, a new confirmation or unlock link): one budget per client for all three. */
+const LINK_REQUEST: readonly RouteLimit[] = [
+  { policy: "passwordForgot", key: "address" },
+  { policy: "passwordForgotUsername", key: "addressAndUsername" },
+];
+
 export const ROUTE_RULES: readonly RouteRule[] = [
   // next-auth: only the four actions the app uses exist; every other /api/auth path is a 404.
   {
@@ -187,10 +193,21 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/password/forgot",
     method: "POST",
     file: "app/api/password/forgot/route.ts",
-    limits: [
-      { policy: "passwordForgot", key: "address" },
-      { policy: "passwordForgotUsername", key: "addressAndUsername" },
-    ],
+    limits: LINK_REQUEST,
+    refusal: "browser",
+  },
+  {
+    path: "/api/email/verification",
+    method: "POST",
+    file: "app/api/email/verification/route.ts",
+    limits: LINK_REQUEST,
+    refusal: "browser",
+  },
+  {
+    path: "/api/unlock/request",
+    method: "POST",
+    file: "app/api/unlock/request/route.ts",
+    limits: LINK_REQUEST,
     refusal: "browser",
   },
   {
@@ -209,6 +226,13 @@ export const ROUTE_RULES: readonly RouteRule[] = [
       { policy: "emailLinks", key: "address" },
       { policy: "signInUsername", key: "addressAndUsername" },
     ],
+    refusal: "browser",
+  },
+  {
+    path: "/api/unlock/preview",
+    method: "POST",
+    file: "app/api/unlock/preview/route.ts",
+    limits: [{ policy: "emailLinks", key: "address" }],
     refusal: "browser",
   },
   {

@@ -177,14 +177,14 @@ const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string
   passwordForgot: {
     failMode: "closed",
     description:
-      "Password-reset requests per client address (each may send an email). Fails closed: a store outage must not " +
-      "turn the form into a mail cannon.",
+      "Requests for an emailed link (password reset, a new confirmation or unlock link) per client address (each " +
+      "may send an email). Fails closed: a store outage must not turn the forms into a mail cannon.",
   },
   passwordForgotUsername: {
     failMode: "closed",
     description:
-      "Password-reset requests per normalised address and client address, the same for every address whether it " +
-      "has an account or not. Fails closed.",
+      "Requests for an emailed link per normalised address and client address, the same for every address whether " +
+      "it has an account or not. Fails closed.",
   },
   emailLinks: {
     failMode: "closed",

@@ -13,7 +13,7 @@ export type RecoverySettings = {
   unlockLifetimeMs: number;
 };
 
-type Account = { id: string; email: string; credentialGeneration: number };
+type Account = { id: string; email: string; credentialGeneration: number; emailVerifiedAt?: Date | null };
 
 const PAGES: Record<EmailTokenPurpose, string> = { verify_email: "/verify-email", reset_password: "/reset-password", unlock: "/unlock" };
 
@@ -34,6 +34,8 @@ export class Recovery {
       background: Background;
       clock: () => number;
       settings: RecoverySettings;
+      /** Whether untrusted clients are locked out of this username now (lib/lockout). */
+      isLocked: (email: string) => Promise<boolean>;
       /** A message not sent (logged by kind: the account is never named). */
       onSkipped: (kind: string, reason: "quota" | "mail_queue_full") => void;
     },
@@ -47,16 +49,18 @@ export class Recovery {
 
   /** A new account: a link that verifies its address. */
   accountCreated(account: Account): void {
-    this.deps.background.run("verify_email", () =>
-      this.send("recoveryMail", account, "verify_email", async () => {
-        const token = await this.issue(account, "verify_email", this.deps.settings.verifyLifetimeMs);
-        return messages.verifyEmail(
-          account.email,
-          this.url(PAGES.verify_email, token),
-          Math.round(this.deps.settings.verifyLifetimeMs / 3_600_000),
-        );
-      }),
-    );
+    this.deps.background.run("verify_email", () => this.sendVerification(account));
+  }
+
+  private sendVerification(account: Account): Promise<void> {
+    return this.send("recoveryMail", account, "verify_email", async () => {
+      const token = await this.issue(account, "verify_email", this.deps.settings.verifyLifetimeMs);
+      return messages.verifyEmail(
+        account.email,
+        this.url(PAGES.verify_email, token),
+        Math.round(this.deps.settings.verifyLifetimeMs / 3_600_000),
+      );
+    });
   }
 
   /** Registration with an address that has an account: its owner is told, and nobody else learns anything. */
@@ -73,6 +77,15 @@ export class Recovery {
   /** The right password for an account whose address is not verified yet: a fresh verification link. */
   verificationNeeded(account: Account): void {
     this.accountCreated(account);
+  }
+
+  /** "Send it again": a new verification link for an account with this address that is not verified yet, nothing for any other. */
+  verificationRequested(email: string): void {
+    this.deps.background.run("verify_email", async () => {
+      const account = await this.find(email);
+      if (!account || account.emailVerifiedAt) return;
+      await this.sendVerification(account);
+    });
   }
 
   /** "Forgot password?": a reset link for an account with this address, nothing for any other. */
@@ -95,16 +108,30 @@ export class Recovery {
   lockedOut(email: string, origin: NoticeOrigin): void {
     this.deps.background.run("locked_out", async () => {
       const account = await this.find(email);
-      if (!account) return;
-      await this.send("securityNotice", account, "locked_out", async () => {
-        const token = await this.issue(account, "unlock", this.deps.settings.unlockLifetimeMs);
-        return messages.lockedOut(
-          account.email,
-          this.url(PAGES.unlock, token),
-          Math.round(this.deps.settings.unlockLifetimeMs / 60_000),
-          origin,
-        );
-      });
+      if (account) await this.sendUnlock(account, origin);
+    });
+  }
+
+  /**
+   * "Email me a new link": the same unlock email, for an account that is locked now, under the
+   * same per-account quota as the lock's own (kind locked_out), so asking adds no mail beyond it.
+   */
+  unlockRequested(email: string, origin: NoticeOrigin): void {
+    this.deps.background.run("locked_out", async () => {
+      const account = await this.find(email);
+      if (account && (await this.deps.isLocked(account.email))) await this.sendUnlock(account, origin);
+    });
+  }
+
+  private sendUnlock(account: Account, origin: NoticeOrigin): Promise<void> {
+    return this.send("securityNotice", account, "locked_out", async () => {
+      const token = await this.issue(account, "unlock", this.deps.settings.unlockLifetimeMs);
+      return messages.lockedOut(
+        account.email,
+        this.url(PAGES.unlock, token),
+        Math.round(this.deps.settings.unlockLifetimeMs / 60_000),
+        origin,
+      );
     });
   }
 
@@ -150,7 +177,10 @@ export class Recovery {
   }
 
   private find(email: string): Promise<Account | null> {
-    return this.deps.prisma.user.findUnique({ where: { email }, select: { id: true, email: true, credentialGeneration: true } });
+    return this.deps.prisma.user.findUnique({
+      where: { email },
+      select: { id: true, email: true, credentialGeneration: true, emailVerifiedAt: true },
+    });
   }
 
   private byId(id: string): Promise<Account | null> {

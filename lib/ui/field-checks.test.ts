@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { registrationSchema, fieldErrors } from "@/lib/auth/credentials";
-import { checkRegistration, checkSignIn, firstInvalid } from "./field-checks";
+import { checkRegistration, checkSignIn, firstInvalid, stillWrong } from "./field-checks";
 
 const GOOD = "correct horse battery staple";
 
@@ -67,5 +67,18 @@ describe("firstInvalid", () => {
     expect(firstInvalid({ password: "x", email: "y" })).toBe("email");
     expect(firstInvalid({ password: "x" })).toBe("password");
     expect(firstInvalid({})).toBeUndefined();
+  });
+});
+
+describe("stillWrong", () => {
+  it("drops an error once the field is corrected, keeps (in today's words) one that is still wrong, and adds none", () => {
+    const shown = { email: "Email is required.", password: "Password is required." };
+    expect(stillWrong(shown, checkRegistration("someone@example.com", ""))).toEqual({ password: "Password is required." });
+    expect(stillWrong(shown, checkRegistration("someone", ""))).toEqual({
+      email: "Enter a valid email address.",
+      password: "Password is required.",
+    });
+    expect(stillWrong({}, checkRegistration("", ""))).toEqual({});
+    expect(stillWrong({ password: "Password is required." }, checkRegistration("", "a long enough passphrase"))).toEqual({});
   });
 });

@@ -56,3 +56,17 @@ export const PASSWORD_LIMITS = { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LEN
 export function firstInvalid(errors: FieldErrors): FieldName | undefined {
   return (["email", "password"] as const).find((name) => errors[name]);
 }
+
+/**
+ * The errors still true after an edit: a field keeps its error only while `now` (the same check
+ * on the form as it is now) still finds one, in today's words. Fields never reported stay quiet
+ * until the next submit, so typing is not interrupted by complaints about a half-typed value.
+ */
+export function stillWrong<Name extends string>(
+  shown: Partial<Record<Name, string>>,
+  now: Partial<Record<Name, string>>,
+): Partial<Record<Name, string>> {
+  const kept: Partial<Record<Name, string>> = {};
+  for (const name of Object.keys(shown) as Name[]) if (shown[name] && now[name]) kept[name] = now[name];
+  return kept;
+}

@@ -4,8 +4,12 @@
  * pins a sentence keeps its own copy: it checks what a user reads, not that a constant is used.
  */
 
-/** Wrong password and unknown account alike: nothing tells one from the other. */
-export const INCORRECT_CREDENTIALS = "Incorrect email or password.";
+/**
+ * Every failed sign-in alike (wrong password, unknown account, address not yet confirmed): it
+ * names what the owner may need without claiming which cause it was, so it is no oracle.
+ */
+export const INCORRECT_CREDENTIALS =
+  "We could not sign you in with that email and password: check both, or confirm your address first with the link we emailed you.";
 
 /** A sign-in body without a usable email or password (browser form and API alike). */
 export const ENTER_EMAIL_AND_PASSWORD = "Enter your email and password.";
@@ -40,3 +44,11 @@ export const REGISTRATION_CHECK_EMAIL = "Check your email: we sent a message to 
 /** "Check your email" after asking for a reset link, whether or not an account uses the address. */
 export const RESET_CHECK_EMAIL =
   "If an account uses that address, we sent it a link to choose a new password. It works for a short time, once.";
+
+/** "Send it again" on the check-your-email page, for every address alike. */
+export const VERIFICATION_CHECK_EMAIL =
+  "If that address has an account waiting to be confirmed, we sent it a new confirmation link. The newest link is the one that works.";
+
+/** "Email me a new link" on the lock banner, for every address alike. */
+export const UNLOCK_CHECK_EMAIL =
+  "If sign-in to an account with that address is paused, we sent it a new link to sign in from this browser.";

@@ -347,6 +347,173 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
 
     hardeningShapes(() => ({ gate, checks }), makeDatabase);
 
+    describe("'email me a link' routes (a new confirmation link, a new unlock link) tell nobody anything", () => {
+      const LINK_ROUTES = {
+        "/api/email/verification": () => import("@/app/api/email/verification/route"),
+        "/api/unlock/request": () => import("@/app/api/unlock/request/route"),
+      } as const;
+      const paths = Object.keys(LINK_ROUTES) as (keyof typeof LINK_ROUTES)[];
+
+      function ask(path: keyof typeof LINK_ROUTES, body: string, contentType = "application/json", address = freshAddress()) {
+        const request = new NextRequest(`http://localhost${path}`, {
+          method: "POST",
+          headers: { "content-type": contentType, [PEER_HEADER]: address },
+          body,
+        });
+        return LINK_ROUTES[path]().then((route) => route.POST(request));
+      }
+
+      /** Status, body and the headers a client could tell apart (Date aside). */
+      async function answerOf(res: Response) {
+        const headers = Object.fromEntries([...res.headers].filter(([name]) => name !== "date"));
+        return { status: res.status, headers, body: await res.text() };
+      }
+
+      beforeAll(async () => {
+        await register("unconfirmed@example.com");
+        await gate.prisma.user.update({ where: { email: "unconfirmed@example.com" }, data: { emailVerifiedAt: null } });
+      });
+
+      it.each(paths)(
+        "%s: an unknown, a confirmed, an unconfirmed and a locked account get the same status, headers and body",
+        async (path) => {
+          const answers = [];
+          for (const email of ["nobody-asks@example.com", "owner@example.com", "unconfirmed@example.com", "victim@example.com"]) {
+            answers.push(await answerOf(await ask(path, JSON.stringify({ email, altcha: await altchaPayload() }))));
+          }
+          expect(answers[0]!.status).toBe(202);
+          expect(JSON.parse(answers[0]!.body)).toMatchObject({ status: "check_email", message: expect.any(String) });
+          for (const answer of answers.slice(1)) expect(answer).toEqual(answers[0]);
+          await gate.background.idle();
+          expect(checks.verified()).toBe(0);
+        },
+      );
+
+      it.each(paths)("%s: answers before the account is looked up, so its timing cannot depend on it", async (path) => {
+        const deferred: (() => Promise<void>)[] = [];
+        const run = gate.background.run.bind(gate.background);
+        gate.background.run = (_label, work) => void deferred.push(work);
+        try {
+          const res = await ask(path, JSON.stringify({ email: "victim@example.com", altcha: await altchaPayload() }));
+          expect(res.status).toBe(202);
+          // The answer is out; the lookup, the link and the email are still waiting to start.
+          expect(deferred).toHaveLength(1);
+        } finally {
+          gate.background.run = run;
+        }
+        await deferred[0]!();
+      });
+
+      it.each(paths)("%s: refuses a body that is not exactly JSON with 415, before reading it", async (path) => {
+        const body = JSON.stringify({ email: "victim@example.com", altcha: "x" });
+        for (const contentType of [
+          "text/plain",
+          "application/x-www-form-urlencoded",
+          "application/json; x=y",
+          "application/json, text/plain",
+          "",
+        ]) {
+          const res = await ask(path, body, contentType);
+          expect(res.status, contentType).toBe(415);
+          expect(await res.json()).toMatchObject({ error: "unsupported_media_type" });
+        }
+      });
+
+      it.each(paths)("%s: bad input is a 400 naming the problem, never a 500", async (path) => {
+        for (const body of [
+          "",
+          "{",
+          "null",
+          "[]",
+          '"victim@example.com"',
+          "{}",
+          '{"email":"","altcha":"x"}',
+          '{"altcha":"x"}',
+          '{"email":{"$ne":""},"altcha":"x"}',
+        ]) {
+          const res = await ask(path, body);
+          expect(res.status, body).toBe(400);
+          expect((await res.json()).error, body).toMatch(/^(invalid_json|invalid_input)$/);
+        }
+        const huge = await ask(path, JSON.stringify({ email: "victim@example.com", altcha: "x".repeat(20_000) }));
+        expect(huge.status).toBe(413);
+      });
+
+      it.each(paths)("%s: without a solved proof of work, 400 captcha_invalid, alike for every address", async (path) => {
+        const answers = [];
+        for (const email of ["nobody-asks@example.com", "victim@example.com"]) {
+          for (const altcha of ["", "not a payload"]) answers.push(await answerOf(await ask(path, JSON.stringify({ email, altcha }))));
+        }
+        expect(answers[0]!.status).toBe(400);
+        expect(JSON.parse(answers[0]!.body)).toMatchObject({ error: "captcha_invalid" });
+        expect(answers[2]).toEqual(answers[0]);
+        expect(answers[3]).toEqual(answers[1]);
+      });
+
+      it.each(paths)("%s: a solution is spent once: replaying it is refused", async (path) => {
+        const altcha = await altchaPayload();
+        expect((await ask(path, JSON.stringify({ email: "victim@example.com", altcha }))).status).toBe(202);
+        const replay = await ask(path, JSON.stringify({ email: "owner@example.com", altcha }));
+        expect(replay.status).toBe(400);
+        expect(await replay.json()).toMatchObject({ error: "captcha_invalid" });
+      });
+
+      it.each(paths)("%s: an email key sent twice is read once, the last one, by every layer", async (path) => {
+        const address = freshAddress();
+        const body = `{"email":"victim@example.com","email":"duplicate-key@example.com","altcha":${JSON.stringify(await altchaPayload())}}`;
+        expect((await ask(path, body, "application/json", address)).status).toBe(202);
+        // The per-address-and-username bucket was charged for the last email only (3 per hour: 2 left).
+        const remaining = async (email: string) => (await gate.limiter.consume("passwordForgotUsername", [address, email])).remaining;
+        expect(await remaining("duplicate-key@example.com")).toBe(1);
+        expect(await remaining("victim@example.com")).toBe(2);
+      });
+    });
+
+    describe("the unlock page's preview names nobody to a stranger", () => {
+      const preview = (body: string, contentType = "application/json") =>
+        import("@/app/api/unlock/preview/route").then((route) =>
+          route.POST(
+            new NextRequest("http://localhost/api/unlock/preview", {
+              method: "POST",
+              headers: { "content-type": contentType, [PEER_HEADER]: freshAddress() },
+              body,
+            }),
+          ),
+        );
+
+      it("answers every token that is not a live unlock link with the one invalid-link 400, and bad shapes with a 4xx, never a 500", async () => {
+        const { prismaEmailTokens } = await import("@/lib/recovery/email-tokens");
+        const owner = await gate.prisma.user.findUniqueOrThrow({ where: { email: "owner@example.com" } });
+        // A live token of another purpose (a reset link) is not an unlock link.
+        const reset = await prismaEmailTokens(gate.prisma).issue(
+          owner.id,
+          "reset_password",
+          owner.credentialGeneration,
+          Date.now(),
+          60_000,
+        );
+        const invalid = [];
+        for (const token of [reset, "A".repeat(43), "", "x".repeat(600)])
+          invalid.push(await (await preview(JSON.stringify({ token }))).text());
+        for (const answer of invalid) expect(JSON.parse(answer)).toMatchObject({ error: "invalid_token" });
+        expect(new Set(invalid).size).toBe(1);
+        for (const body of ["", "{", "[]", "null", '{"token":12}']) expect((await preview(body)).status, body).toBe(400);
+        for (const type of ["text/plain", "application/x-www-form-urlencoded", ""])
+          expect((await preview('{"token":"x"}', type)).status).toBe(415);
+      });
+
+      it("shows the account masked, never the address itself", async () => {
+        const { prismaEmailTokens } = await import("@/lib/recovery/email-tokens");
+        const owner = await gate.prisma.user.findUniqueOrThrow({ where: { email: "owner@example.com" } });
+        const token = await prismaEmailTokens(gate.prisma).issue(owner.id, "unlock", owner.credentialGeneration, Date.now(), 60_000);
+        const res = await preview(JSON.stringify({ token }));
+        expect(res.status).toBe(200);
+        const text = await res.text();
+        expect(JSON.parse(text)).toEqual({ account: "o•••@example.com" });
+        expect(text).not.toContain("owner@");
+      });
+    });
+
     describe("without server.mjs", () => {
       it("answers 503 naming server.mjs instead of putting every client in one bucket", async () => {
         const symbol = Symbol.for("gatehouse.peerHeader");

@@ -85,6 +85,13 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
       reset: async (body: unknown) => (await import("@/app/api/password/reset/route")).POST(postJson("/api/password/reset", body)),
       verify: async (body: unknown) => (await import("@/app/api/email/verify/route")).POST(postJson("/api/email/verify", body)),
       unlock: async (body: unknown) => (await import("@/app/api/unlock/route")).POST(postJson("/api/unlock", body)),
+      previewUnlock: async (body: unknown) => (await import("@/app/api/unlock/preview/route")).POST(postJson("/api/unlock/preview", body)),
+      resendVerification: async (email: string) =>
+        (await import("@/app/api/email/verification/route")).POST(
+          postJson("/api/email/verification", { email, altcha: await altchaPayload() }),
+        ),
+      requestUnlock: async (email: string) =>
+        (await import("@/app/api/unlock/request/route")).POST(postJson("/api/unlock/request", { email, altcha: await altchaPayload() })),
     };
 
     async function register(email: string, password = PASSWORD) {
@@ -221,6 +228,30 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         expect(await answers.find((res) => res.status === 400)!.json()).toMatchObject({ error: "invalid_token" });
       });
 
+      it("'Send it again' mails a new link only to an account still waiting to be confirmed, within its quota", async () => {
+        expect((await register("resend@example.com")).status).toBe(202);
+        await onlyMailTo("resend@example.com", /confirm your email/i);
+        await createAccount(gate, "resend-confirmed@example.com", PASSWORD);
+        const before = smtp.received.length;
+        const answers = [];
+        for (const email of ["resend@example.com", "resend-confirmed@example.com", "resend-nobody@example.com"])
+          answers.push(await answerOf(await routes.resendVerification(email)));
+        expect(answers[0]!.status).toBe(202);
+        expect(answers[1]).toEqual(answers[0]);
+        expect(answers[2]).toEqual(answers[0]);
+        await settled();
+        // One new message, to the account that waits: nothing to a confirmed account or an unknown address.
+        expect(smtp.received.slice(before).map(recipientOf)).toEqual(["resend@example.com"]);
+        const links = mailsTo("resend@example.com", /confirm your email/i);
+        expect(links).toHaveLength(2);
+        expect((await routes.verify({ token: linkTokenOf(links[1]!)!, password: PASSWORD })).status).toBe(200);
+        // recoveryMail allows 3 verification emails per account per hour: a third "send again" sends nothing.
+        expect((await register("resend-quota@example.com")).status).toBe(202);
+        for (let i = 0; i < 3; i++) expect((await routes.resendVerification("resend-quota@example.com")).status).toBe(202);
+        await settled();
+        expect(mailsTo("resend-quota@example.com", /confirm your email/i)).toHaveLength(3);
+      });
+
       it("register-then-sign-in does not tell a free address from a taken one, on the browser route or the token API", async () => {
         await createAccount(gate, "probe-taken@example.com", PASSWORD);
         const PROBE = "an attacker's probing passphrase";
@@ -347,8 +378,14 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         expect(mail.text).toContain("/unlock#token=");
         expect((await browserSignIn("besieged@example.com", PASSWORD)).status).toBe(429);
 
+        // The page names the account, masked, to the link's holder only, and reading it spends nothing.
+        for (let i = 0; i < 2; i++) expect(await (await routes.previewUnlock({ token })).json()).toEqual({ account: "b•••@example.com" });
+        const forged = await routes.previewUnlock({ token: `${token.slice(0, -2)}xx` });
+        expect(forged.status).toBe(400);
+        expect(await forged.json()).toMatchObject({ error: "invalid_token" });
         const unlocked = await routes.unlock({ token });
         expect(unlocked.status).toBe(200);
+        expect((await routes.previewUnlock({ token })).status).toBe(400);
         const device = deviceCookieOf(unlocked)!;
         expect((await browserSignIn("besieged@example.com", "still a wrong guess", { cookie: `gatehouse-device=${device}` })).status).toBe(
           401,
@@ -357,6 +394,41 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         // Strangers stay locked out, and the link works once.
         expect((await browserSignIn("besieged@example.com", PASSWORD)).status).toBe(429);
         expect((await routes.unlock({ token })).status).toBe(400);
+      });
+
+      it("'Email me a new link' mails a locked account's owner under the lock email's own quota, and nobody else", async () => {
+        await createAccount(gate, "relocked@example.com", PASSWORD);
+        await createAccount(gate, "not-locked@example.com", PASSWORD);
+        for (let i = 0; i < 6; i++) await browserSignIn("relocked@example.com", "an attacker's guess");
+        await onlyMailTo("relocked@example.com", /someone is trying to sign in/i);
+
+        const answers = [];
+        for (const email of ["relocked@example.com", "not-locked@example.com", "ghost-asks@example.com"])
+          answers.push(await answerOf(await routes.requestUnlock(email)));
+        expect(answers[0]!.status).toBe(202);
+        expect(answers[1]).toEqual(answers[0]);
+        expect(answers[2]).toEqual(answers[0]);
+        await settled();
+        // The lock's own email spent this quarter hour's security notice (1/15m): the first link is still the one.
+        expect(mailsTo("relocked@example.com", /someone is trying to sign in/i)).toHaveLength(1);
+        expect(mailsTo("not-locked@example.com")).toHaveLength(0);
+
+        // A lock whose own email was not sent (the quota then spent, say): asking mails a link, which works.
+        await createAccount(gate, "locked-quietly@example.com", PASSWORD);
+        const nowMs = Date.now();
+        await gate.prisma.signInLockout.create({
+          data: {
+            usernameKey: gate.usernameKey("locked-quietly@example.com"),
+            failureCount: 10,
+            lastFailureAt: new Date(nowMs),
+            lockedUntil: new Date(nowMs + 3_600_000),
+          },
+        });
+        expect((await routes.requestUnlock("locked-quietly@example.com")).status).toBe(202);
+        const mail = await onlyMailTo("locked-quietly@example.com", /someone is trying to sign in/i);
+        const unlocked = await routes.unlock({ token: linkTokenOf(mail)! });
+        expect(unlocked.status).toBe(200);
+        expect(deviceCookieOf(unlocked)).not.toBeNull();
       });
 
       it("sends nothing for a username without an account", async () => {
@@ -395,7 +467,12 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         ["not a string", { token: 12345 }],
         ["missing", {}],
       ])("answers a %s token with the one invalid-link 400, on every link route", async (_name, body) => {
-        for (const route of [routes.verify, routes.unlock, (b: unknown) => routes.reset({ ...(b as object), password: NEW_PASSWORD })]) {
+        for (const route of [
+          routes.verify,
+          routes.unlock,
+          routes.previewUnlock,
+          (b: unknown) => routes.reset({ ...(b as object), password: NEW_PASSWORD }),
+        ]) {
           const res = await route(body);
           expect(res.status).toBe(400);
           expect(await res.json()).toEqual({ error: "invalid_token", message: expect.stringMatching(/expired or was already used/) });

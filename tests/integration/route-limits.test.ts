@@ -189,6 +189,14 @@ describe("every route applies its rows of ROUTE_RULES", () => {
       handler: async () => (await import("@/app/api/password/forgot/route")).POST,
       request: (address) => post("/api/password/forgot", address, "application/json", JSON.stringify({ email: EMAIL })),
     },
+    "/api/email/verification": {
+      handler: async () => (await import("@/app/api/email/verification/route")).POST,
+      request: (address) => post("/api/email/verification", address, "application/json", JSON.stringify({ email: EMAIL })),
+    },
+    "/api/unlock/request": {
+      handler: async () => (await import("@/app/api/unlock/request/route")).POST,
+      request: (address) => post("/api/unlock/request", address, "application/json", JSON.stringify({ email: EMAIL })),
+    },
     "/api/password/reset": {
       handler: async () => (await import("@/app/api/password/reset/route")).POST,
       request: (address) => post("/api/password/reset", address, "application/json", '{"token":"x","password":"x"}'),
@@ -196,6 +204,10 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     "/api/email/verify": {
       handler: async () => (await import("@/app/api/email/verify/route")).POST,
       request: (address) => post("/api/email/verify", address, "application/json", JSON.stringify({ token: verifyLink, password: "x" })),
+    },
+    "/api/unlock/preview": {
+      handler: async () => (await import("@/app/api/unlock/preview/route")).POST,
+      request: (address) => post("/api/unlock/preview", address, "application/json", '{"token":"x"}'),
     },
     "/api/unlock": {
       handler: async () => (await import("@/app/api/unlock/route")).POST,

@@ -22,7 +22,10 @@ const WRONG = "a wrong passphrase";
 const ACCESS_TTL_SECONDS = 900;
 const REFRESH_TTL_SECONDS = 30 * 86_400;
 
-const INVALID_CREDENTIALS = { error: "invalid_credentials", message: "Incorrect email or password." };
+const INVALID_CREDENTIALS = {
+  error: "invalid_credentials",
+  message: "We could not sign you in with that email and password: check both, or confirm your address first with the link we emailed you.",
+};
 const REFRESH_UNKNOWN = { error: "invalid_token", message: "The refresh token is not valid." };
 const REFRESH_EXPIRED = { error: "invalid_token", message: "The refresh token has expired. Sign in again." };
 const REFRESH_REVOKED = { error: "invalid_token", message: "The refresh token has been revoked. Sign in again." };
@@ -235,7 +238,7 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         expect(res.status).toBe(400);
         expect(await res.json()).toEqual({
           error: "captcha_invalid",
-          message: "Complete the “I'm not a robot” check first.",
+          message: "The automatic robot check did not run. Try again.",
           reason: "missing",
         });
         expect(await lockoutRow("erin@example.com")).toBeNull();

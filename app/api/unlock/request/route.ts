@@ -1,0 +1,15 @@
+import { truncateAddress } from "@/lib/events/security-events";
+import { UNLOCK_REQUESTED } from "@/lib/recovery/answers";
+import { emailRequestRoute } from "@/lib/recovery/email-request";
+import { browserLabel } from "@/lib/sessions/browser-label";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * "Email me a new link" on the lock banner: a new unlock link for an account with this address
+ * that is locked right now, under the security-notice quota the lock's own email used (so asking
+ * adds no mail beyond it); nothing for any other address, the same 202 for every address.
+ */
+export const POST = emailRequestRoute("/api/unlock/request", UNLOCK_REQUESTED, (gate, email, { client, userAgent }) =>
+  gate.recovery.unlockRequested(email, { browser: browserLabel(userAgent), address: truncateAddress(client.address), atMs: gate.clock() }),
+);
