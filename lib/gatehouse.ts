@@ -9,6 +9,7 @@ import { parseTrustedProxies, peerHeaderFromServer, resolveClientAddress, type C
 import { RefusalCache, type FastRoute, type HeaderReader } from "@/lib/http/refusal-cache";
 import { ROUTE_RULES } from "@/lib/http/route-policies";
 import { prismaSecurityEvents, type SecurityEvents } from "@/lib/events/security-events";
+import { randomBytes } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { prismaKnownDevices, type KnownDevices } from "@/lib/devices/known-devices";
 import { prismaBrowserSessions, type BrowserSessions } from "@/lib/sessions/browser-sessions";
@@ -359,7 +360,12 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     passkeys: prismaPasskeys(prisma),
     passkeySettings: {
       rp: relyingParty(appOrigin(config.NEXTAUTH_URL), "Gatehouse"),
-      challengeSecret: config.passkeyChallengeSecret,
+      // The memory replay store forgets what was spent at a restart: a challenge issued before one
+      // must not verify after it, so a single instance signs with a key of this process's own.
+      challengeSecret:
+        config.RATE_LIMIT_STORE === "memory"
+          ? `${config.passkeyChallengeSecret}:${randomBytes(16).toString("hex")}`
+          : config.passkeyChallengeSecret,
       challengeLifetimeMs: 5 * 60_000,
       replays: backend.replays,
     },

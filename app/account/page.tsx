@@ -36,6 +36,9 @@ const LABELS: Record<SecurityEventKind, string> = {
   passkey_removed: "Passkey removed",
   passkey_counter_regressed: "Passkey sign-in refused: the key's use count went backwards (it may have been copied)",
   admin_passkey_removed: "Passkey removed by an administrator",
+  passkey_renamed: "Passkey renamed",
+  passkeys_removed_by_reset: "Every passkey removed with the password reset",
+  reauthenticated: "Confirmed it was you (password or passkey asked again)",
 };
 
 export default async function AccountPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {

@@ -95,7 +95,10 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     if (pending || waiting || !token) return;
-    const password = asks ? String(new FormData(event.currentTarget).get("password") ?? "") : undefined;
+    const data = new FormData(event.currentTarget);
+    const password = asks ? String(data.get("password") ?? "") : undefined;
+    // The reset page's "Also remove every passkey": sent only by that page, as a boolean.
+    const removePasskeys = asks === "new" ? data.get("removePasskeys") === "on" : undefined;
     const problem =
       password === undefined
         ? undefined
@@ -118,7 +121,7 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
       const res = await fetch(endpoint, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify(password === undefined ? { token } : { token, password }),
+        body: JSON.stringify(password === undefined ? { token } : { token, password, ...(removePasskeys ? { removePasskeys } : {}) }),
       });
       if (res.ok) {
         const { email, redirectTo } = (await res.json().catch(() => ({}))) as { email?: string; redirectTo?: unknown };
@@ -193,7 +196,18 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
                 />
               )}
             </Field>
-            {asks === "new" ? <PasswordStrength field="password" fieldError={passwordError} /> : null}
+            {asks === "new" ? (
+              <>
+                <PasswordStrength field="password" fieldError={passwordError} />
+                <p className="checkbox">
+                  <input id="remove-passkeys" type="checkbox" name="removePasskeys" />
+                  <label htmlFor="remove-passkeys">Also remove every passkey</label>
+                </p>
+                <p className="hint" id="remove-passkeys-hint">
+                  Tick this if a passkey may have been added that you did not add yourself: a passkey signs in without the password.
+                </p>
+              </>
+            ) : null}
           </>
         ) : null}
         <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>

@@ -89,7 +89,11 @@ export async function registerApi(client: APIRequestContext, email: string, pass
     // session is then ended, so the caller's budgets and the account's session list start clean.
     const owner = await playwrightRequest.newContext({
       baseURL: new URL(registered.url()).origin,
-      extraHTTPHeaders: { "X-Forwarded-For": `10.251.${Math.floor(Math.random() * 250)}.${1 + Math.floor(Math.random() * 250)}` },
+      // The verify page's own fetch is same-origin; say so as a browser would (Sec-Fetch-Site).
+      extraHTTPHeaders: {
+        "Sec-Fetch-Site": "same-origin",
+        "X-Forwarded-For": `10.251.${Math.floor(Math.random() * 250)}.${1 + Math.floor(Math.random() * 250)}`,
+      },
     });
     try {
       const verified = await withRetry(() => owner.post("/api/email/verify", { data: { token: tokenOf(link), password } }));

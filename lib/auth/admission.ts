@@ -11,6 +11,7 @@ import type { VerifiedUser } from "@/lib/users/accounts";
  * `sessionId`: the id the browser session will have if this sign-in succeeds, chosen now so the
  * "signed in" event can name it ("this device" on the account page). `userAgent` only labels.
  * `confirms`: the address-confirmation link this attempt carries, spent only by the right password.
+ * `reauthenticates`: the live session whose owner is asked for the password again ("Confirm it's you").
  */
 export type SignInAdmission = Readonly<{
   email: string;
@@ -21,6 +22,7 @@ export type SignInAdmission = Readonly<{
   userAgent: string | null;
   sessionId: string;
   confirms: Readonly<{ linkId: string; userId: string }> | null;
+  reauthenticates: string | null;
 }>;
 
 /**
@@ -39,12 +41,14 @@ export class AdmissionDesk {
   private readonly unused = new WeakSet<SignInAdmission>();
 
   issue(
-    fields: Omit<SignInAdmission, "sessionId" | "userAgent" | "confirms"> & Partial<Pick<SignInAdmission, "userAgent" | "confirms">>,
+    fields: Omit<SignInAdmission, "sessionId" | "userAgent" | "confirms" | "reauthenticates"> &
+      Partial<Pick<SignInAdmission, "userAgent" | "confirms" | "reauthenticates">>,
   ): SignInAdmission {
     const admission = Object.freeze({
       ...fields,
       userAgent: fields.userAgent ?? null,
       confirms: fields.confirms ?? null,
+      reauthenticates: fields.reauthenticates ?? null,
       sessionId: newSessionId(),
     });
     this.unused.add(admission);

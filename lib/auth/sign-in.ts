@@ -22,7 +22,12 @@ export type PasswordAttempt = { email: string; password: string; deviceToken?: s
  * What shows the client is worth a password check: a solved ALTCHA, or the emailed link that a
  * confirmation carries (its 256-bit token is a stronger proof than any puzzle).
  */
-export type Proof = { altcha: string | undefined } | { confirms: { linkId: string; userId: string } };
+export type Proof =
+  | {
+      altcha: string | undefined;
+      /** "Confirm it's you" for this live session: no new sign-in is recorded or announced. */ reauthenticates?: string;
+    }
+  | { confirms: { linkId: string; userId: string } };
 
 export type { SignInOutcome };
 
@@ -96,6 +101,7 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
     route: limits.path,
     userAgent: limits.userAgent,
     confirms: "confirms" in proof ? proof.confirms : null,
+    reauthenticates: "altcha" in proof ? (proof.reauthenticates ?? null) : null,
   });
   return checkPassword(gate, admission);
 }
@@ -144,7 +150,7 @@ export async function checkPassword(gate: Gatehouse, admission: SignInAdmission)
 }
 
 async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promise<SignInOutcome> {
-  const { email, password, client, device, route, confirms } = admission;
+  const { email, password, client, device, route, confirms, reauthenticates } = admission;
   const browser = browserLabel(admission.userAgent);
   const subject = subjectOf(gate, admission);
   return gate.hashBudget.run(
@@ -211,12 +217,17 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         await gate.lockouts.reset(usernameKey);
       }
       const issued = await gate.devices.issue(usernameKey, nowMs);
-      const first = await recordFirstSignIn(gate.prisma, user.id, nowMs);
       log().info({ event: "sign_in_succeeded", lane: subject.lane, userId: user.id, rehashed: user.rehashed });
       logSecurity(gate, { route, outcome: "sign_in_succeeded", client, email, detail: subject.lane, userId: user.id });
-      await gate.events.signInSucceeded(user.id, client, { browser, sessionId: admission.sessionId });
-      // A new device of an account that has signed in before: its first device is no news.
-      if (!device && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, admission));
+      if (reauthenticates) {
+        // The owner of a live session proved it again: recorded as that, for that session; no sign-in happened.
+        await gate.events.accountChanged(user.id, "reauthenticated", client, { browser, sessionId: reauthenticates });
+      } else {
+        const first = await recordFirstSignIn(gate.prisma, user.id, nowMs);
+        await gate.events.signInSucceeded(user.id, client, { browser, sessionId: admission.sessionId });
+        // A new device of an account that has signed in before: its first device is no news.
+        if (!device && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, admission));
+      }
       return {
         ok: true,
         user: { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration },

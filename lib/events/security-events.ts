@@ -18,7 +18,10 @@ export type AccountChangeKind =
   | "passkey_added"
   | "passkey_removed"
   | "passkey_counter_regressed"
-  | "admin_passkey_removed";
+  | "admin_passkey_removed"
+  | "passkey_renamed"
+  | "passkeys_removed_by_reset"
+  | "reauthenticated";
 
 export type SecurityEventKind =
   | "sign_in_failed"

@@ -73,6 +73,8 @@ export class RouteLimits {
         return [this.client.key, value];
       case "user":
         return [value];
+      case "session":
+        return ["session", value];
     }
   }
 }

@@ -4,7 +4,7 @@ import type { PolicyName } from "@/lib/rate-limit/policies";
  * What a limit is keyed by. `address` and `addressAndRoute` are known before the body is read;
  * `addressAndUsername` needs the parsed username, `user` the authenticated caller.
  */
-export type LimitKey = "address" | "addressAndRoute" | "addressAndUsername" | "user";
+export type LimitKey = "address" | "addressAndRoute" | "addressAndUsername" | "user" | "session";
 export type RouteLimit = { policy: PolicyName; key: LimitKey };
 
 /** How a refusal is answered: plain 429, 429 with RateLimit fields for API clients, or a quiet 204. */
@@ -171,8 +171,9 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     limits: [{ policy: "accountChanges", key: "user" }],
     refusal: "api",
   },
-  // Passkeys on the account page: per user, behind a live session and a form token; adding and
-  // removing also need a fresh authentication.
+  // Passkeys on the account page: per browser session (one session, an intruder's, cannot spend
+  // the owner's allowance), behind a live session and a form token; adding, renaming and removing
+  // also need a fresh authentication.
   ...(
     [
       "/api/account/passkeys/options",
@@ -185,7 +186,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path,
     method: "POST",
     file: `app${path}/route.ts`,
-    limits: [{ policy: "accountChanges", key: "user" }],
+    limits: [{ policy: "accountChanges", key: "session" }],
     refusal: "api",
   })),
   // Recovery by email: each answers alike for every address; the emailed links' tokens are the only keys.
@@ -221,9 +222,10 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/email/verify",
     method: "POST",
     file: "app/api/email/verify/route.ts",
-    // Confirming signs the owner in: the password goes through the sign-in's per-username limit too.
+    // Confirming signs the owner in: the password goes through the sign-in's limits too.
     limits: [
       { policy: "emailLinks", key: "address" },
+      { policy: "signInAddress", key: "address" },
       { policy: "signInUsername", key: "addressAndUsername" },
     ],
     refusal: "browser",

@@ -8,10 +8,14 @@ export function counterVerdict(storedCount: number, reportedCount: number): "ok"
   return reportedCount > storedCount ? "ok" : "regressed";
 }
 
+// Controls, and the format characters that reorder or hide text (bidi overrides, zero-width):
+// a name is shown in lists and mails, where "(remove me)" must not be made to read backwards.
+const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/;
+
 /** A passkey's name as the owner gives it: trimmed, single-spaced, 1 to 60 characters. */
 export function passkeyName(raw: string): string | null {
   const name = raw.normalize("NFC").replace(/\s+/g, " ").trim();
-  return name.length >= 1 && name.length <= 60 && !/[\u0000-\u001f\u007f]/.test(name) ? name : null;
+  return name.length >= 1 && name.length <= 60 && !UNSHOWABLE.test(name) ? name : null;
 }
 
 /** ASVS 5.0 7.5.1: what changes how the account is protected needs an authentication this recent. */

@@ -11,7 +11,7 @@ import { counterVerdict } from "./rules";
 import type { CeremonyFailure, ParsedAuthentication } from "./webauthn";
 import { verifyAuthentication } from "./webauthn";
 
-const MESSAGES: Record<CeremonyFailure["reason"] | "unknown" | "regressed", string> = {
+const MESSAGES: Record<CeremonyFailure["reason"] | "unknown" | "regressed" | "unconfirmed", string> = {
   malformed: "That passkey answer was not understood. Try again.",
   forged: "That passkey answer was not for this site. Try again.",
   expired: "The passkey request expired. Try again.",
@@ -19,6 +19,7 @@ const MESSAGES: Record<CeremonyFailure["reason"] | "unknown" | "regressed", stri
   invalid_response: "The passkey could not be verified here. Try again, or sign in with your password.",
   unknown: "This passkey is not registered here (or was removed). Sign in with your password, then add it on your account page.",
   regressed: "This passkey was refused: the security key may have been copied. Sign in another way.",
+  unconfirmed: "Confirm your address first, with the link we emailed you.",
 };
 
 export function passkeyRefused(reason: keyof typeof MESSAGES): Response {
@@ -61,9 +62,11 @@ export async function signInWithPasskey(
 
   const user = await gate.prisma.user.findUnique({
     where: { id: passkey.userId },
-    select: { id: true, email: true, credentialGeneration: true },
+    select: { id: true, email: true, credentialGeneration: true, emailVerifiedAt: true },
   });
   if (!user) return refused("unknown");
+  // The same rule as the password's: no session for an address not confirmed yet.
+  if (!user.emailVerifiedAt && gate.config.REQUIRE_EMAIL_VERIFICATION === "true") return refused("unconfirmed");
   const usernameKey = gate.usernameKey(user.email);
   const strangers = await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy);
   if (strangers.locked && strangers.capped) await gate.lockouts.reset(usernameKey);
@@ -77,5 +80,10 @@ export async function signInWithPasskey(
   logSecurity(gate, { route: limits.path, outcome: "sign_in_succeeded", client, email: user.email, detail: "passkey", userId: user.id });
   await gate.events.signInSucceeded(user.id, client, { browser: `${browser} (passkey)`, sessionId });
   if (!previous && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, limits));
-  return { ok: true, user, device: { token: device.token, expiresAtMs: device.expiresAtMs }, sessionId };
+  return {
+    ok: true,
+    user: { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration },
+    device: { token: device.token, expiresAtMs: device.expiresAtMs },
+    sessionId,
+  };
 }

@@ -41,6 +41,8 @@ export interface Passkeys {
    */
   recordUse(id: string, readCount: number, newCount: number, nowMs: number): Promise<boolean>;
   rename(userId: string, id: string, name: string): Promise<boolean>;
+  /** Removes every passkey of the user; how many. */
+  removeAll(userId: string): Promise<number>;
   /** Removes one of the user's passkeys; its name when it existed. */
   remove(userId: string, id: string): Promise<string | null>;
 }
@@ -89,6 +91,7 @@ export function prismaPasskeys(prisma: PrismaClient): Passkeys {
       const { count } = await prisma.passkey.updateMany({ where: { id, userId }, data: { name } });
       return count === 1;
     },
+    removeAll: async (userId) => (await prisma.passkey.deleteMany({ where: { userId } })).count,
     async remove(userId, id) {
       if (!isId(id)) return null;
       const row = await prisma.passkey.findFirst({ where: { id, userId }, select: { name: true } });

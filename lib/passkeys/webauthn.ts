@@ -37,7 +37,14 @@ const registrationSchema = z.object({
   rawId: b64url.min(1).max(1_366),
   type: z.literal("public-key"),
   response: z
-    .object({ clientDataJSON: b64url, attestationObject: b64url, transports: z.array(z.string().max(32)).max(8).optional() })
+    .object({
+      clientDataJSON: b64url,
+      attestationObject: b64url,
+      transports: z
+        .array(z.string().regex(/^[a-z-]{1,32}$/))
+        .max(8)
+        .optional(),
+    })
     .loose(),
   clientExtensionResults: z.object({}).loose(),
   authenticatorAttachment: z.enum(["platform", "cross-platform"]).optional(),

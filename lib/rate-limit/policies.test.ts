@@ -78,6 +78,8 @@ describe("defaultPolicies", () => {
       { name: "emailLinks", kind: "token-bucket", spec: "20/15m", failMode: "closed" },
       { name: "recoveryMail", kind: "token-bucket", spec: "3/1h", failMode: "open" },
       { name: "securityNotice", kind: "token-bucket", spec: "1/15m,4/1d", failMode: "open" },
+      { name: "passkeyOptions", kind: "token-bucket", spec: "30/1m,10/10s", failMode: "open" },
+      { name: "passkeySignIn", kind: "token-bucket", spec: "20/15m", failMode: "closed" },
     ]);
     expect(defaultPolicies.apiToken.idleTtlMs).toBe(600_000);
     for (const policy of Object.values(defaultPolicies)) expect(policy.description.length).toBeGreaterThan(20);

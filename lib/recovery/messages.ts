@@ -122,7 +122,7 @@ export const messages = {
       { text: `A passkey${name ? ` named "${name}"` : ""} can now sign in to your account without its password.` },
       { text: originLine(origin) },
       {
-        text: "If that was you, there is nothing to do. If not, someone can sign in as you: reset your password now, then remove the passkey from your account page.",
+        text: "If that was you, there is nothing to do. If not, someone can sign in as you without your password: reset it now and tick “Also remove every passkey” on the reset page, which signs out every session and removes every passkey.",
       },
       { link: { label: "Reset my password", url: forgotUrl } },
     ]),

@@ -262,6 +262,118 @@ export function passkeysSuite(label: string, makeDatabase: () => Promise<TestDat
       expect((await accountPost("/api/account/passkeys/rename", cookie, { id: "x", name: " " })).status).toBe(400);
     });
 
+    // An attacker's review of this suite's routes found these shapes; each test failed before its fix.
+    describe("what a reviewer's attacks showed", () => {
+      it("a password reset can take every passkey with it, so a key an intruder added does not outlive the reset", async () => {
+        const { passkey: intrudersKey } = await ownerWithPasskey("persist@example.com");
+        const id = await userIdOf("persist@example.com");
+        const { POST } = await import("@/app/api/password/reset/route");
+        const reset = async (removePasskeys?: boolean) =>
+          POST(
+            new NextRequest("http://localhost/api/password/reset", {
+              method: "POST",
+              headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
+              body: JSON.stringify({
+                token: await gate.emailTokens.issue(
+                  id,
+                  "reset_password",
+                  (await gate.prisma.user.findUniqueOrThrow({ where: { id } })).credentialGeneration,
+                  Date.now(),
+                  3_600_000,
+                ),
+                password: `a brand new long passphrase ${Math.random()}`,
+                ...(removePasskeys === undefined ? {} : { removePasskeys }),
+              }),
+            }),
+          );
+        // Without the box ticked the passkeys stay (the owner's own are not taken by a forgotten password) ...
+        expect((await reset()).status).toBe(200);
+        expect((await passkeySignIn(await authenticator.authenticate(intrudersKey, await signInOptions()))).status).toBe(200);
+        // ... with it, every passkey goes, and the intruder's key signs in no more.
+        expect((await reset(true)).status).toBe(200);
+        const back = await passkeySignIn(await authenticator.authenticate(intrudersKey, await signInOptions()));
+        expect(sessionPairOf(back)).toBeNull();
+        expect(await back.json()).toMatchObject({ reason: "unknown" });
+        expect(await kindsOf("persist@example.com")).toContain("passkeys_removed_by_reset");
+      });
+
+      it("one session cannot spend another session's allowance: the owner still removes the intruder's passkey", async () => {
+        const { cookie: intruder } = await ownerWithPasskey("starve@example.com");
+        const owner = await signedInBrowser("starve@example.com", PASSWORD);
+        const id = (await gate.passkeys.list(await userIdOf("starve@example.com")))[0]!.id;
+        for (let i = 0; i < 12; i++) await accountPost("/api/account/passkeys/rename", intruder, { id, name: `x${i}`, json: "true" });
+        expect((await accountPost("/api/account/passkeys/rename", intruder, { id, name: "one more", json: "true" })).status).toBe(429);
+        expect((await accountPost("/api/account/passkeys/remove", owner, { id, json: "true" })).status).toBe(200);
+      });
+
+      it("renaming needs a fresh authentication, is recorded, and takes no text-reordering characters", async () => {
+        const { cookie } = await ownerWithPasskey("relabel@example.com");
+        const id = (await gate.passkeys.list(await userIdOf("relabel@example.com")))[0]!.id;
+        expect(
+          (await accountPost("/api/account/passkeys/rename", cookie, { id, name: "Unknown \u202e(remove me)", json: "true" })).status,
+        ).toBe(400);
+        expect((await accountPost("/api/account/passkeys/rename", cookie, { id, name: "Work laptop", json: "true" })).status).toBe(200);
+        expect(await kindsOf("relabel@example.com")).toContain("passkey_renamed");
+        vi.spyOn(gate, "clock").mockReturnValue(Date.now() + 11 * 60_000);
+        const stale = await accountPost("/api/account/passkeys/rename", cookie, { id, name: "Old phone", json: "true" });
+        expect(await stale.json()).toMatchObject({ error: "reauthentication_required" });
+      });
+
+      it("a passkey starts no session for an account whose address is not confirmed", async () => {
+        const { passkey } = await ownerWithPasskey("unconfirmed-pk@example.com");
+        await gate.prisma.user.update({ where: { email: "unconfirmed-pk@example.com" }, data: { emailVerifiedAt: null } });
+        const res = await passkeySignIn(await authenticator.authenticate(passkey, await signInOptions()));
+        expect(sessionPairOf(res)).toBeNull();
+        expect(await res.json()).toMatchObject({ reason: "unconfirmed" });
+      });
+
+      it("'Confirm it's you' with the password records a re-authentication of this session, not a sign-in, and mails nothing", async () => {
+        await createAccount(gate, "reauth-noise@example.com", PASSWORD);
+        const cookie = await signedInBrowser("reauth-noise@example.com", PASSWORD);
+        const notice = vi.spyOn(gate.recovery, "notice");
+        const signedIn = vi.spyOn(gate.events, "signInSucceeded");
+        const { altchaPayload } = await import("../helpers/browser");
+        const res = await accountPost("/api/account/reauthenticate", cookie, {
+          password: PASSWORD,
+          altcha: await altchaPayload(),
+          json: "true",
+        });
+        expect(res.status).toBe(200);
+        expect(signedIn).not.toHaveBeenCalled();
+        expect(notice).not.toHaveBeenCalled();
+        const events = await gate.events.recent(await userIdOf("reauth-noise@example.com"));
+        expect(events.find((event) => event.kind === "reauthenticated")?.sessionId).toBe(await sidOf(cookie));
+      });
+
+      it("a registration whose transports hold a control character is a 400, never a 500", async () => {
+        await createAccount(gate, "nul-transport@example.com", PASSWORD);
+        const cookie = await signedInBrowser("nul-transport@example.com", PASSWORD);
+        const optionsRes = await accountPost("/api/account/passkeys/options", cookie, { purpose: "register" });
+        const { response } = await authenticator.register(((await optionsRes.json()) as { options: never }).options);
+        const bad = { ...response, response: { ...response.response, transports: ["usb\u0000"] } };
+        expect((await accountPost("/api/account/passkeys", cookie, { credential: JSON.stringify(bad) })).status).toBe(400);
+      });
+
+      it("on the memory store, a challenge spent before a restart does not verify after it", async () => {
+        const synced = softAuthenticator({ origin: ORIGIN, synced: true });
+        const { passkey } = await ownerWithPasskey("restart@example.com", synced);
+        const stored = (await gate.passkeys.find(passkey.credentialId))!;
+        const { parseAuthentication, verifyAuthentication } = await import("@/lib/passkeys/webauthn");
+        const assertion = parseAuthentication(await synced.authenticate(passkey, await signInOptions()))!;
+        expect((await verifyAuthentication(gate.passkeySettings, assertion, stored, "sign_in", "", Date.now())).ok).toBe(true);
+        const restarted = await testGatehouse(database.url, {
+          NEXTAUTH_SECRET: gate.config.NEXTAUTH_SECRET,
+          ...(options.shared ? { RATE_LIMIT_STORE: "postgres" } : {}),
+        });
+        try {
+          const again = await verifyAuthentication(restarted.passkeySettings, assertion, stored, "sign_in", "", Date.now());
+          expect(again.ok).toBe(false);
+        } finally {
+          await restarted.close();
+        }
+      });
+    });
+
     if (options.shared) {
       it("spends a challenge on every instance at once: two instances raced with one answer, one wins", async () => {
         const { passkey } = await ownerWithPasskey("raced@example.com");

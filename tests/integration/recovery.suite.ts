@@ -83,7 +83,8 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
       forgot: async (body: unknown, headers?: Record<string, string>) =>
         (await import("@/app/api/password/forgot/route")).POST(postJson("/api/password/forgot", body, headers)),
       reset: async (body: unknown) => (await import("@/app/api/password/reset/route")).POST(postJson("/api/password/reset", body)),
-      verify: async (body: unknown) => (await import("@/app/api/email/verify/route")).POST(postJson("/api/email/verify", body)),
+      verify: async (body: unknown, headers: Record<string, string> = { "sec-fetch-site": "same-origin" }) =>
+        (await import("@/app/api/email/verify/route")).POST(postJson("/api/email/verify", body, headers)),
       unlock: async (body: unknown) => (await import("@/app/api/unlock/route")).POST(postJson("/api/unlock", body)),
       previewUnlock: async (body: unknown) => (await import("@/app/api/unlock/preview/route")).POST(postJson("/api/unlock/preview", body)),
       resendVerification: async (email: string) =>
@@ -217,6 +218,35 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         // The next sign-in from another browser is news to the owner.
         expect((await browserSignIn("early@example.com", PASSWORD)).status).toBe(200);
         await onlyMailTo("early@example.com", /new sign-in/i);
+      });
+
+      it("a confirmation from another site is refused (it would sign a browser in: login CSRF)", async () => {
+        expect((await register("xsite@example.com")).status).toBe(202);
+        const token = linkTokenOf(await onlyMailTo("xsite@example.com", /confirm your email/i))!;
+        const shapes: Record<string, string>[] = [
+          { "sec-fetch-site": "cross-site" },
+          { "sec-fetch-site": "same-site" },
+          { origin: "https://evil.example" },
+        ];
+        for (const headers of shapes) {
+          const res = await routes.verify({ token, password: PASSWORD }, headers);
+          expect(res.status, JSON.stringify(headers)).toBe(403);
+          expect(sessionPairOf(res)).toBeNull();
+        }
+        expect((await routes.verify({ token, password: PASSWORD })).status).toBe(200);
+      });
+
+      it("the first-sign-in backfill counts every confirmed account as signed in before, even one whose events retention pruned", async () => {
+        const { readFileSync } = await import("node:fs");
+        const id = await createAccount(gate, "dormant@example.com", PASSWORD);
+        await gate.prisma.securityEvent.deleteMany({ where: { userId: id } });
+        await gate.prisma.user.update({ where: { id }, data: { firstSignedInAt: null } });
+        const sql = readFileSync("prisma/migrations/20261201021000_first_sign_in/migration.sql", "utf8");
+        await gate.prisma.$executeRawUnsafe(sql.slice(sql.indexOf("UPDATE")));
+        expect((await gate.prisma.user.findUniqueOrThrow({ where: { id } })).firstSignedInAt).not.toBeNull();
+        // So a stuffed password from a new device is news to its owner.
+        expect((await browserSignIn("dormant@example.com", PASSWORD)).status).toBe(200);
+        await onlyMailTo("dormant@example.com", /new sign-in/i);
       });
 
       it("two confirmations raced with the right password: one signs in, the other finds the link spent", async () => {

@@ -22,6 +22,7 @@ describe("every route applies its rows of ROUTE_RULES", () => {
   let database: TestDatabase;
   let gate: import("@/lib/auth/gatehouse").Gatehouse;
   let verifyLink: string;
+  let sessionId: string;
   let userId: string;
   let bearer: string;
   let sessionCookie: string;
@@ -49,6 +50,7 @@ describe("every route applies its rows of ROUTE_RULES", () => {
       expiresAtMs: Date.now() + 3_600_000,
     });
     const { encode } = await import("next-auth/jwt");
+    sessionId = session.id;
     formToken = (await import("@/lib/http/form-token")).sessionFormToken(gate.config.NEXTAUTH_SECRET, session.id);
     sessionCookie = `next-auth.session-token=${await encode({ token: { sub: userId, email: EMAIL, sid: session.id }, secret: gate.config.NEXTAUTH_SECRET })}`;
   });
@@ -203,7 +205,10 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     },
     "/api/email/verify": {
       handler: async () => (await import("@/app/api/email/verify/route")).POST,
-      request: (address) => post("/api/email/verify", address, "application/json", JSON.stringify({ token: verifyLink, password: "x" })),
+      request: (address) =>
+        post("/api/email/verify", address, "application/json", JSON.stringify({ token: verifyLink, password: "x" }), {
+          "sec-fetch-site": "same-origin",
+        }),
     },
     "/api/unlock/preview": {
       handler: async () => (await import("@/app/api/unlock/preview/route")).POST,
@@ -229,6 +234,8 @@ describe("every route applies its rows of ROUTE_RULES", () => {
         return [address, path === "/api/email/verify" ? UNCONFIRMED : EMAIL];
       case "user":
         return [userId];
+      case "session":
+        return ["session", sessionId];
     }
   }
 

@@ -17,7 +17,7 @@ export const dynamic = "force-dynamic";
  */
 export const POST = limited("/api/account/passkeys", async (request, limits) => {
   const { gate, client } = limits;
-  const form = await readAccountForm(request, gate, (session) => limits.limit("user", session.userId));
+  const form = await readAccountForm(request, gate, (session) => limits.limit("session", session.sid));
   if (!form.ok) return form.response;
   const { userId, sid } = form.session;
   const stale = await freshAuthenticationRefusal(gate, form.session, "json");

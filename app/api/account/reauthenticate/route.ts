@@ -38,7 +38,7 @@ export const POST = limited("/api/account/reauthenticate", async (request, limit
   const checked = await signInWithPassword(
     limits,
     { email: user.email, password: input.data.password, deviceToken: deviceTokenOf(request) },
-    { altcha: input.data.altcha },
+    { altcha: input.data.altcha, reauthenticates: sid },
   );
   if (!checked.ok) return checked.refusal ?? json(401, { error: "invalid_credentials", message: "That is not your password." });
   if (checked.user.id !== userId || !(await gate.sessions.reauthenticated(userId, sid, gate.clock()))) {

@@ -4,6 +4,8 @@ import { signInWithPassword } from "@/lib/auth/sign-in";
 import { safeCallbackPath } from "@/lib/http/callback-url";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
+import { csrfRefused } from "@/lib/http/refusals";
+import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 import { jsonError } from "@/lib/http/responses";
 import { PASSWORD_MAX_LENGTH } from "@/lib/password/rules";
 import { linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
@@ -31,6 +33,8 @@ const NOT_THE_PASSWORD = "That is not the password this account was created with
  */
 export const POST = limited("/api/email/verify", async (request, limits) => {
   const { gate } = limits;
+  // It signs a browser in: no other site may make it do so (login CSRF), whatever the media type.
+  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) return csrfRefused();
   const link = await readLinkRequest(request, gate, "verify_email", verifySchema);
   if (!link.ok) return link.response;
   const { token } = link;

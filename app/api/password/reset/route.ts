@@ -16,6 +16,9 @@ export const dynamic = "force-dynamic";
 const resetSchema = linkSchema({
   // The rules below say "at most 128"; this bound only keeps a huge string from being scanned.
   password: z.string({ error: "Enter a new password." }).max(PASSWORD_MAX_LENGTH * 8, `Use at most ${PASSWORD_MAX_LENGTH} characters.`),
+  // A passkey signs in without the password: someone who added one is not shut out by a reset.
+  // The owner who did not add them all says so here, and every passkey goes with the password.
+  removePasskeys: z.boolean().optional(),
 });
 
 /**
@@ -45,6 +48,10 @@ export const POST = limited("/api/password/reset", async (request, limits) => {
   if (!reset) return invalidLink();
 
   const ended = await endOtherSessions(gate, reset.userId, null, nowMs);
+  const passkeysRemoved = link.fields.removePasskeys ? await gate.passkeys.removeAll(reset.userId) : 0;
+  if (passkeysRemoved > 0) {
+    await gate.events.accountChanged(reset.userId, "passkeys_removed_by_reset", client, { browser: browserLabel(limits.userAgent) });
+  }
   const links = await gate.emailTokens.revokeAll(reset.userId);
   const usernameKey = gate.usernameKey(reset.email);
   const devices = await gate.devices.forgetAll(usernameKey);
@@ -52,7 +59,7 @@ export const POST = limited("/api/password/reset", async (request, limits) => {
   const device = await gate.devices.issue(usernameKey, nowMs);
   await gate.events.accountChanged(reset.userId, "password_reset", client, { browser: browserLabel(limits.userAgent) });
   gate.recovery.notice("password_was_reset", { id: reset.userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
-  log().info({ event: "password_reset", userId: reset.userId, ...ended, devicesForgotten: devices, linksRevoked: links });
+  log().info({ event: "password_reset", userId: reset.userId, ...ended, devicesForgotten: devices, linksRevoked: links, passkeysRemoved });
   const response = json(200, {
     status: "password_reset",
     message: "Your password is changed and every session is signed out. Sign in with the new password.",

@@ -13,7 +13,7 @@ export const dynamic = "force-dynamic";
  */
 export const POST = limited("/api/account/passkeys/options", async (request, limits) => {
   const { gate } = limits;
-  const form = await readAccountForm(request, gate, (session) => limits.limit("user", session.userId));
+  const form = await readAccountForm(request, gate, (session) => limits.limit("session", session.sid));
   if (!form.ok) return form.response;
   const { userId, sid } = form.session;
   const nowMs = gate.clock();

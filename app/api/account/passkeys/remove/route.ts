@@ -11,7 +11,7 @@ export const dynamic = "force-dynamic";
 /** Removes one of the account's passkeys: a fresh authentication first; recorded and mailed. */
 export const POST = limited("/api/account/passkeys/remove", async (request, limits) => {
   const { gate, client } = limits;
-  const form = await readAccountForm(request, gate, (session) => limits.limit("user", session.userId));
+  const form = await readAccountForm(request, gate, (session) => limits.limit("session", session.sid));
   if (!form.ok) return form.response;
   const { userId, sid } = form.session;
   const answer = form.fields.json === "true" ? "json" : "redirect";

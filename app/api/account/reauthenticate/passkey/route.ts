@@ -1,4 +1,5 @@
 import { readAccountForm } from "@/lib/auth/account-form";
+import { browserLabel } from "@/lib/sessions/browser-label";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { SESSION_ENDED } from "@/lib/ui/messages";
@@ -14,7 +15,7 @@ export const dynamic = "force-dynamic";
  */
 export const POST = limited("/api/account/reauthenticate/passkey", async (request, limits) => {
   const { gate } = limits;
-  const form = await readAccountForm(request, gate, (session) => limits.limit("user", session.userId));
+  const form = await readAccountForm(request, gate, (session) => limits.limit("session", session.sid));
   if (!form.ok) return form.response;
   const { userId, sid } = form.session;
   const response = credentialField(form.fields.credential, parseAuthentication);
@@ -28,5 +29,6 @@ export const POST = limited("/api/account/reauthenticate/passkey", async (reques
   if (counterVerdict(passkey.signCount, verified.reportedCount) === "regressed") return passkeyRefused("regressed");
   if (!(await gate.passkeys.recordUse(passkey.id, passkey.signCount, verified.reportedCount, nowMs))) return passkeyRefused("replayed");
   if (!(await gate.sessions.reauthenticated(userId, sid, nowMs))) return jsonError(401, "unauthenticated", SESSION_ENDED);
+  await gate.events.accountChanged(userId, "reauthenticated", limits.client, { browser: browserLabel(limits.userAgent), sessionId: sid });
   return json(200, { status: "reauthenticated" });
 });
