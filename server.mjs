@@ -12,6 +12,7 @@ import next from "next";
 import {
   DEV_SERVER_SYMBOL,
   FAST_PATH_SYMBOL,
+  inheritedListener,
   LIFECYCLE_SYMBOL,
   listenAddress,
   PEER_HEADER,
@@ -31,8 +32,11 @@ let stopping = false;
 const dev = process.argv.includes("--dev");
 /** @type {{ port: number; hostname: string }} */
 let address;
+/** @type {{ fd: number } | null} */
+let inherited;
 try {
   address = listenAddress(process.env, { dev });
+  inherited = inheritedListener(process.env, process.pid);
 } catch (error) {
   console.error(error instanceof Error ? error.message : String(error));
   process.exit(1);
@@ -77,6 +81,8 @@ function headerReader(incoming) {
 
 // The timeouts below are checked every second, not Node's default 30 s.
 const server = createServer({ connectionsCheckingInterval: 1_000 }, async (req, res) => {
+  // A request began: the first-byte deadline (below) no longer applies to this socket.
+  req.socket.setTimeout(0);
   req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
   // While draining, each answer closes its connection, so the server can close once they are done.
   if (stopping) res.setHeader("Connection", "close");
@@ -100,13 +106,35 @@ const server = createServer({ connectionsCheckingInterval: 1_000 }, async (req, 
 server.headersTimeout = 10_000;
 server.requestTimeout = 30_000;
 server.keepAliveTimeout = 5_000;
-server.listen(port, hostname, () => {
-  console.log(`Gatehouse ${dev ? "(development) " : ""}listening on http://${hostname === "0.0.0.0" ? "localhost" : hostname}:${port}`);
+// headersTimeout starts at the first byte, so a connection that never sends one would stay open
+// for ever, holding a file descriptor: enough of them and nobody can connect. Each socket gets a
+// short deadline for its first request; Node's own timeout handler destroys it when it passes.
+const firstByteTimeoutMs = shared[LIFECYCLE_SYMBOL]?.firstByteTimeoutMs ?? 5_000;
+server.on("connection", (socket) => socket.setTimeout(firstByteTimeoutMs));
+// Too many open files: log it (once a second at most) rather than let the error end the process.
+let listening = false;
+let lastAcceptError = 0;
+server.on("error", (error) => {
+  if (/** @type {NodeJS.ErrnoException} */ (error).syscall === "listen" || !listening) throw error;
+  if (Date.now() - lastAcceptError > 1_000) console.error(`accept: ${error.message}`);
+  lastAcceptError = Date.now();
 });
+const announce = () => {
+  listening = true;
+  const where = inherited
+    ? `the socket systemd passed (fd ${inherited.fd})`
+    : `http://${hostname === "0.0.0.0" ? "localhost" : hostname}:${port}`;
+  console.log(`Gatehouse ${dev ? "(development) " : ""}listening on ${where}`);
+};
+if (inherited) server.listen(inherited, announce);
+else server.listen(port, hostname, announce);
 
-// SIGTERM or SIGINT: stop accepting connections, let readiness answer 503, let in-flight
-// requests finish for up to SHUTDOWN_GRACE_MS, then close the app's stores and database, and
-// exit. A second signal exits at once.
+// SIGTERM or SIGINT: readiness answers 503 at once, and the listener keeps accepting for
+// SHUTDOWN_DELAY_MS, every answer closing its connection: a load balancer needs that long to see
+// the 503 and stop sending, and closing at once would reset every connection the kernel had
+// already accepted into the backlog. Then the listener closes, in-flight requests have up to
+// SHUTDOWN_GRACE_MS to finish, the app closes its stores and database, and the process exits.
+// A second signal exits at once.
 /** @param {string} signal */
 function shutdown(signal) {
   if (stopping) {
@@ -116,8 +144,18 @@ function shutdown(signal) {
   stopping = true;
   const lifecycle = shared[LIFECYCLE_SYMBOL];
   const graceMs = lifecycle?.shutdownGraceMs ?? 10_000;
+  const delayMs = lifecycle?.shutdownDelayMs ?? 0;
   if (lifecycle) lifecycle.draining = true;
-  console.log(`${signal}: draining in-flight requests (up to ${graceMs} ms)`);
+  console.log(`${signal}: readiness 503; accepting for ${delayMs} ms more, then draining in-flight requests (up to ${graceMs} ms)`);
+  setTimeout(() => stopAccepting(signal, graceMs, lifecycle), delayMs);
+}
+
+/**
+ * @param {string} signal
+ * @param {number} graceMs
+ * @param {Lifecycle | undefined} lifecycle
+ */
+function stopAccepting(signal, graceMs, lifecycle) {
   const deadline = setTimeout(() => {
     console.error(`${signal}: requests still open after ${graceMs} ms; closing their connections`);
     server.closeAllConnections();
