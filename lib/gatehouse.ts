@@ -36,6 +36,7 @@ import type { Mailer } from "@/lib/mail/types";
 import { prismaEmailTokens, type EmailTokens } from "@/lib/recovery/email-tokens";
 import { linkOutlivesQuota } from "@/lib/recovery/quota";
 import { Recovery } from "@/lib/recovery/recovery";
+import { OutageLog } from "@/lib/resilience/outage";
 
 /** Every protection layer and the database they share, built from one configuration. */
 export type Gatehouse = {
@@ -69,6 +70,8 @@ export type Gatehouse = {
   signOuts: AsyncLocalStorage<{ revokeFailed: boolean }>;
   /** Refusals by address that server.mjs answers without entering Next.js, until their retry time. */
   refusals: RefusalCache;
+  /** Database and disk failures on request paths, logged once per episode. */
+  outages: OutageLog;
   argon2: Argon2Params;
   clientAddress(headers: Headers): ClientAddress;
   /** The lockout key of a normalised username: a digest, so the table holds no usernames. */
@@ -333,6 +336,7 @@ export async function createGatehouse(config: AppConfig, database: Database): Pr
     signOuts: new AsyncLocalStorage<{ revokeFailed: boolean }>(),
     argon2: argon2Params(config.ARGON2_PROFILE),
     refusals,
+    outages: new OutageLog(log(), clock),
     clientAddress,
     usernameKey: (email) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["lockout", email]),
     deviceLockKey: (deviceId) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["device-lockout", deviceId]),
