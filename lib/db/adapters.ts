@@ -135,6 +135,18 @@ async function lockAndOpen(dataDir: string, lockWaitMs: number, minFreeBytes: nu
   }
 }
 
+/**
+ * The folder's lock while the folder does not exist yet (a restore into a new folder): no server
+ * may create and open it meanwhile. Returns the release.
+ */
+export async function lockMissingFolder(dataDir: string): Promise<() => Promise<void>> {
+  try {
+    return await lockfile.lock(dataDir, { lockfilePath: `${dataDir}.lock`, realpath: false, stale: LOCK_STALE_MS, retries: 0 });
+  } catch {
+    throw new Error(`The embedded database folder ${dataDir} is in use by another process.`);
+  }
+}
+
 /** The adapter for the Prisma CLI (prisma.config.ts): the same databases the app opens. */
 export async function createCliAdapter(target: DatabaseTarget): Promise<PrismaPg | PrismaPGlite> {
   if (target.kind === "postgres") return new PrismaPg(new NameAsTextPool({ connectionString: target.url, max: 2 }));
