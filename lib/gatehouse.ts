@@ -32,6 +32,7 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { appOrigin } from "@/lib/http/same-origin";
 import { Background } from "@/lib/jobs/background";
 import { createMailer, mailerOptions } from "@/lib/mail/mailer";
+import { prismaMailSpool } from "@/lib/mail/spool";
 import type { Mailer } from "@/lib/mail/types";
 import { prismaEmailTokens, type EmailTokens } from "@/lib/recovery/email-tokens";
 import { linkOutlivesQuota } from "@/lib/recovery/quota";
@@ -286,7 +287,9 @@ export async function createGatehouse(config: AppConfig, database: Database): Pr
   const background = new Background((task, error) =>
     log().error({ event: "background_task_failed", task, err: error instanceof Error ? error.message : String(error) }),
   );
-  const mailer = createMailer(mailerOptions(config), { log: log(), metrics });
+  const mailer = createMailer(mailerOptions(config), { log: log(), metrics, spool: prismaMailSpool(prisma, clock) });
+  // What the last process could not deliver before it stopped: sent now, each message once.
+  background.run("mail_resume", () => mailer.resume().then(() => {}));
   const emailTokens = prismaEmailTokens(prisma);
   if (config.NODE_ENV === "production" && !config.SMTP_URL) {
     // Links then sit in files on this machine, and no owner gets them: fine for a trial, never for users.
@@ -348,7 +351,8 @@ export async function createGatehouse(config: AppConfig, database: Database): Pr
       (closing ??= (async () => {
         try {
           await background.idle();
-          await mailer.close(config.SHUTDOWN_GRACE_MS);
+          // A dead relay holds the shutdown no longer than this; what is left waits in the spool.
+          await mailer.close(config.MAIL_SHUTDOWN_WAIT_MS);
           await backend.close();
         } finally {
           await database.close();
