@@ -17,11 +17,15 @@ export type Instance = {
  * Starts one more production server (`node server.mjs`, the same build the suite uses) with
  * its own port and environment, and waits until /api/health answers.
  */
-export async function startInstance(env: Record<string, string>): Promise<Instance> {
+export async function startInstance(env: Record<string, string>, options: { openFilesLimit?: number } = {}): Promise<Instance> {
   const port = await freePort();
   const baseURL = `http://127.0.0.1:${port}`;
   let output = "";
-  const child: ChildProcess = spawn(process.execPath, ["server.mjs"], {
+  // A lower open-file limit than the runner's (the systemd default is 1,024): set by the shell that then becomes node.
+  const [command, args] = options.openFilesLimit
+    ? ["bash", ["-c", `ulimit -n ${options.openFilesLimit} && exec "$0" server.mjs`, process.execPath]]
+    : [process.execPath, ["server.mjs"]];
+  const child: ChildProcess = spawn(command, args, {
     env: {
       ...process.env,
       NODE_ENV: "production",
