@@ -196,7 +196,13 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
     try {
       await deliver(job.message, job.abort.signal);
       metrics?.mailSent.inc({ kind, outcome: "sent" });
-      log.info({ event: "mail_sent", kind, attempt: job.attempts, transport: options.smtpUrl ? "smtp" : "outbox", spooled: !!job.spoolId });
+      log.info({
+        event: "mail_sent",
+        kind,
+        attempt: job.attempts,
+        transport: options.smtpUrl ? "smtp" : "outbox",
+        ...(job.spoolId ? { spooled: true } : {}),
+      });
       if (job.spoolId) {
         await deps.spool
           ?.delivered(job.spoolId)
@@ -298,8 +304,9 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
         if (spooled === 0) for (const job of left) metrics?.mailSent.inc({ kind: job.message.kind, outcome: "failed" });
         changed();
         const undelivered = left.length - spooled;
-        if (undelivered > 0) log.error({ event: "mail_closed", undelivered, spooled });
-        else log.info({ event: "mail_closed", undelivered, spooled });
+        const entry = { event: "mail_closed", undelivered, ...(deps.spool ? { spooled } : {}) };
+        if (undelivered > 0) log.error(entry);
+        else log.info(entry);
       })();
       return closing;
     },
