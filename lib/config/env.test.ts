@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { listenAddress } from "@/lib/server-contract.mjs";
+import { inheritedListener, listenAddress } from "@/lib/server-contract.mjs";
 import { parseConfig } from "./env";
 
 const SECRET = { NEXTAUTH_SECRET: "s".repeat(32) };
@@ -123,5 +123,16 @@ describe("listenAddress (server.mjs's PORT and HOST)", () => {
   it("names PORT when it is not a port number", () => {
     for (const PORT of ["x", "65536", "-1", "80.5"])
       expect(() => listenAddress({ PORT }, { dev: false })).toThrow(/^PORT: expected a port number/);
+  });
+});
+
+describe("inheritedListener (systemd socket activation)", () => {
+  it("serves fd 3 when systemd passed a socket to this process, and nothing otherwise", () => {
+    expect(inheritedListener({}, 42)).toBeNull();
+    expect(inheritedListener({ LISTEN_FDS: "1", LISTEN_PID: "42" }, 42)).toEqual({ fd: 3 });
+    expect(inheritedListener({ LISTEN_FDS: "1" }, 42)).toEqual({ fd: 3 });
+    // Meant for another process (a parent's variables inherited): not ours.
+    expect(inheritedListener({ LISTEN_FDS: "1", LISTEN_PID: "41" }, 42)).toBeNull();
+    expect(() => inheritedListener({ LISTEN_FDS: "0", LISTEN_PID: "42" }, 42)).toThrow(/^LISTEN_FDS: expected a count/);
   });
 });

@@ -57,7 +57,14 @@ async function unavailableCount(gate: Gatehouse, cause: string): Promise<number>
 
 beforeAll(() => announcePeerHeader());
 
-describe("PostgreSQL stopped and started (a private cluster)", () => {
+// CI has everything (root for mount, PostgreSQL's binaries, redis-server) and must run every
+// drill; a developer's machine without them skips the drills it cannot stage.
+const CI = process.env.CI === "true";
+const asRoot = process.getuid?.() === 0;
+const hasPostgres = fs.existsSync("/usr/lib/postgresql") && fs.readdirSync("/usr/lib/postgresql").length > 0;
+const hasRedis = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].some((file) => fs.existsSync(file));
+
+describe.skipIf(!CI && !hasPostgres)("PostgreSQL stopped and started (a private cluster)", () => {
   let postgres: PrivatePostgres;
   let gate: Gatehouse;
 
@@ -95,7 +102,7 @@ describe("PostgreSQL stopped and started (a private cluster)", () => {
   );
 });
 
-describe("Redis paused and killed (a private redis-server), fail-closed sign-in", () => {
+describe.skipIf(!CI && !hasRedis)("Redis paused and killed (a private redis-server), fail-closed sign-in", () => {
   let redis: PrivateRedis;
   let gate: Gatehouse;
   let dataDir: string;
@@ -146,7 +153,7 @@ describe("Redis paused and killed (a private redis-server), fail-closed sign-in"
   );
 });
 
-describe("a small tmpfs, filled", () => {
+describe.skipIf(!CI && !asRoot)("a small tmpfs, filled (mount needs root)", () => {
   let disk: SmallDisk | undefined;
   let gate: Gatehouse | undefined;
   afterEach(async () => {
