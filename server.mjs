@@ -83,6 +83,8 @@ function headerReader(incoming) {
 const server = createServer({ connectionsCheckingInterval: 1_000 }, async (req, res) => {
   // A request began: the first-byte deadline (below) no longer applies to this socket.
   req.socket.setTimeout(0);
+  busySockets.add(req.socket);
+  res.once("close", () => busySockets.delete(req.socket));
   req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
   // While draining, each answer closes its connection, so the server can close once they are done.
   if (stopping) res.setHeader("Connection", "close");
@@ -108,9 +110,23 @@ server.requestTimeout = 30_000;
 server.keepAliveTimeout = 5_000;
 // headersTimeout starts at the first byte, so a connection that never sends one would stay open
 // for ever, holding a file descriptor: enough of them and nobody can connect. Each socket gets a
-// short deadline for its first request; Node's own timeout handler destroys it when it passes.
+// short deadline for its first request; the "timeout" handler above closes it when it passes.
 const firstByteTimeoutMs = shared[LIFECYCLE_SYMBOL]?.firstByteTimeoutMs ?? 5_000;
-server.on("connection", (socket) => socket.setTimeout(firstByteTimeoutMs));
+// A socket's timeout (the first-byte deadline, or Node's keep-alive timeout) closes it unless a
+// request is under way. Decided in the check phase, after a poll phase: on a loop busy for longer
+// than the deadline, the timer runs before the poll that would read a request already waiting.
+/** @type {WeakSet<import("node:net").Socket>} */
+const busySockets = new WeakSet();
+server.on("timeout", (socket) =>
+  setImmediate(() => {
+    if (!busySockets.has(socket)) socket.destroy();
+  }),
+);
+let lastAcceptAt = 0;
+server.on("connection", (socket) => {
+  lastAcceptAt = Date.now();
+  socket.setTimeout(firstByteTimeoutMs);
+});
 // Too many open files: log it (once a second at most) rather than let the error end the process.
 let listening = false;
 let lastAcceptError = 0;
@@ -147,7 +163,22 @@ function shutdown(signal) {
   const delayMs = lifecycle?.shutdownDelayMs ?? 0;
   if (lifecycle) lifecycle.draining = true;
   console.log(`${signal}: readiness 503; accepting for ${delayMs} ms more, then draining in-flight requests (up to ${graceMs} ms)`);
-  setTimeout(() => stopAccepting(signal, graceMs, lifecycle), delayMs);
+  setTimeout(() => whenBacklogQuiet(Date.now() + graceMs, () => stopAccepting(signal, graceMs, lifecycle)), delayMs);
+}
+
+// A busy event loop (20 sign-ins in flight on 2 cores) accepts waiting connections a few per
+// turn, so when the delay ends some may still sit in the kernel's backlog, and closing then resets
+// them. Close once no connection has been accepted for BACKLOG_QUIET_MS (at most until `latest`,
+// for a balancer that never stops sending), and from the check phase, after a poll phase has
+// accepted what was pending.
+const BACKLOG_QUIET_MS = 500;
+/**
+ * @param {number} latest
+ * @param {() => void} then
+ */
+function whenBacklogQuiet(latest, then) {
+  if (Date.now() - lastAcceptAt >= BACKLOG_QUIET_MS || Date.now() >= latest) setImmediate(then);
+  else setTimeout(() => whenBacklogQuiet(latest, then), 100);
 }
 
 /**
