@@ -33,7 +33,7 @@ export class Metrics {
   /** 503 unavailable answers: a database or disk failure on a request path, or a fail-closed limit's store down. */
   readonly unavailable = new Counter({
     name: "gatehouse_unavailable_total",
-    help: "Requests answered 503 unavailable, by route and cause (database, disk, rate_limit_store)",
+    help: "Requests answered 503 unavailable, by route and cause (database, disk, resources, rate_limit_store)",
     labelNames: ["route", "cause"] as const,
     registers: [this.registry],
   });

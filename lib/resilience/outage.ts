@@ -4,7 +4,7 @@
  * requests; a stack trace each drowns the one line an operator needs).
  */
 
-export type OutageCause = "database" | "disk";
+export type OutageCause = "database" | "disk" | "resources";
 
 // SQLSTATE classes that mean "the database cannot do this now", never "this request was wrong":
 // 08 connection exception, 53 insufficient resources (53100 disk full), 57 operator intervention
@@ -13,6 +13,8 @@ export type OutageCause = "database" | "disk";
 const UNAVAILABLE_SQLSTATE = /^(08|53|57|58|XX)[0-9A-Z]{3}$/;
 const DISK_SQLSTATE = new Set(["53100", "58030"]);
 const DISK_ERRNO = new Set(["ENOSPC", "EROFS", "EDQUOT", "EIO"]);
+// Out of file descriptors or memory for a socket: the process, not the request, is short.
+const RESOURCE_ERRNO = new Set(["EMFILE", "ENFILE", "ENOBUFS", "ENOMEM"]);
 const NETWORK_ERRNO = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -55,7 +57,7 @@ function* chain(error: unknown): Generator<Inspectable> {
   }
 }
 
-/** "disk" or "database" when the error says the database or its disk cannot serve now; null for anything else. */
+/** "disk", "resources" (out of file descriptors) or "database" when the error says the database or its disk cannot serve now; null for anything else. */
 export function outageCause(error: unknown): OutageCause | null {
   let cause: OutageCause | null = null;
   for (const item of chain(error)) {
@@ -63,6 +65,7 @@ export function outageCause(error: unknown): OutageCause | null {
     const message = typeof item.message === "string" ? item.message : "";
     const name = typeof item.name === "string" ? item.name : "";
     if (codes.some((code) => DISK_SQLSTATE.has(code) || DISK_ERRNO.has(code)) || DISK_MESSAGE.test(message)) return "disk";
+    if (codes.some((code) => RESOURCE_ERRNO.has(code)) || /EMFILE|too many open files/i.test(message)) return "resources";
     if (
       codes.some((code) => UNAVAILABLE_SQLSTATE.test(code) || NETWORK_ERRNO.has(code) || PRISMA_UNAVAILABLE.has(code)) ||
       name === "PrismaClientInitializationError" ||
