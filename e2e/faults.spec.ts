@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
@@ -75,7 +75,13 @@ test.describe("fault drills on the production server", () => {
 
   test.beforeAll(() => {
     dataDir = mkdtempSync(path.join(os.tmpdir(), "gatehouse-faults-"));
-    env = { ...sharedSecrets(), DATABASE_URL: `pglite:${dataDir}`, REQUIRE_EMAIL_VERIFICATION: "false", SHUTDOWN_DELAY_MS: "2000" };
+    env = {
+      ...sharedSecrets(),
+      DATABASE_URL: `pglite:${dataDir}`,
+      REQUIRE_EMAIL_VERIFICATION: "false",
+      SHUTDOWN_DELAY_MS: "2000",
+      SHUTDOWN_GRACE_MS: "30000",
+    };
   });
 
   test.afterAll(async () => {
@@ -115,7 +121,7 @@ test.describe("fault drills on the production server", () => {
       const rest = requests.slice(BURST / 2).map((_, i) => send(BURST / 2 + i));
       const answers = await Promise.all([...first, ...rest].map((request) => request.answer));
       const unanswered = answers.filter((answer) => typeof answer !== "number");
-      expect(unanswered, `trial ${trial + 1}: ${JSON.stringify(answers)}`).toEqual([]);
+      expect(unanswered, `trial ${trial + 1}: ${JSON.stringify(answers)}\n${instance.output()}`).toEqual([]);
       expect(answers.filter((status) => status === 500)).toEqual([]);
       expect(await instance.exited).toBe(0);
     }
@@ -145,20 +151,23 @@ test.describe("fault drills on the production server", () => {
       });
     const sockets: net.Socket[] = [];
     try {
-      const flood = Array.from({ length: 2_000 }, () => silentFor(60_000, sockets));
+      for (let i = 0; i < 2_000; i++) void silentFor(60_000, sockets);
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       let answer: number | string = "not tried";
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline) {
         answer = await postOnNewConnection(instance.baseURL, "/api/v1/authentication/token", body, address);
-        if (typeof answer === "number") break;
+        // 503 unavailable is honest while descriptors are short, but not yet service: try again.
+        if (typeof answer === "number" && answer !== 503) break;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
+      expect(instance.output()).not.toMatch(/route_failed/);
       // Unknown account: the generic 401; the point is that it is an HTTP answer at all.
       expect(answer).toBe(401);
-      // Every flood connection was closed by the server (accepted and timed out, or refused), none kept.
-      const closedAfter = await Promise.all(flood);
-      expect(closedAfter.filter((ms) => ms === null).length).toBe(0);
+      // The server let go of the flood: its open descriptors fall back from the limit (before the fix
+      // they stayed at 1,024 for as long as the attacker held its sockets).
+      const openFiles = () => readdirSync(`/proc/${instance.pid}/fd`).length;
+      await expect.poll(openFiles, { timeout: 30_000, intervals: [500] }).toBeLessThan(200);
       // And one more silent connection, on a calm server, is closed at the first-byte deadline (5 s), not kept.
       expect(await silentFor(15_000, sockets)).not.toBeNull();
     } finally {

@@ -4,6 +4,8 @@ import { freePort } from "../../tests/helpers/ports";
 
 export type Instance = {
   baseURL: string;
+  /** The server's process id (the shell that set an open-file limit becomes node: same id). */
+  pid: number;
   /** SIGTERM, then the exit code once the process has exited. */
   stop(): Promise<number | null>;
   /** Sends a signal without waiting. */
@@ -58,6 +60,7 @@ export async function startInstance(env: Record<string, string>, options: { open
   }
   return {
     baseURL,
+    pid: child.pid!,
     output: () => output,
     exited,
     signal: (name) => void child.kill(name),

@@ -20,6 +20,9 @@ describe("outageCause", () => {
     expect(outageCause(Object.assign(new Error("write failed"), { cause: Object.assign(new Error("nope"), { code: "ENOSPC" }) }))).toBe(
       "disk",
     );
+    expect(
+      outageCause(Object.assign(new Error("EMFILE: too many open files, open '/app/.next/server/chunk.js'"), { code: "EMFILE" })),
+    ).toBe("resources");
     expect(outageCause(new TypeError("Cannot read properties of undefined (reading 'id')"))).toBeNull();
     expect(outageCause(Object.assign(new Error("Unique constraint failed"), { code: "P2002" }))).toBeNull();
     expect(outageCause(Object.assign(new Error("duplicate key"), { code: "23505" }))).toBeNull();
