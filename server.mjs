@@ -12,6 +12,7 @@ import next from "next";
 import {
   DEV_SERVER_SYMBOL,
   FAST_PATH_SYMBOL,
+  inheritedListener,
   LIFECYCLE_SYMBOL,
   listenAddress,
   maxConnections,
@@ -35,9 +36,12 @@ const dev = process.argv.includes("--dev");
 let address;
 /** @type {number} */
 let connectionCap;
+/** @type {{ fd: number } | null} */
+let inherited;
 try {
   address = listenAddress(process.env, { dev });
   connectionCap = maxConnections(process.env);
+  inherited = inheritedListener(process.env, process.pid);
 } catch (error) {
   console.error(error instanceof Error ? error.message : String(error));
   process.exit(1);
@@ -88,6 +92,10 @@ function headerReader(incoming) {
 
 // The timeouts below are checked every second, not Node's default 30 s.
 const server = createServer({ connectionsCheckingInterval: 1_000 }, async (req, res) => {
+  // A request began: the first-byte deadline (below) no longer applies to this socket.
+  req.socket.setTimeout(0);
+  busySockets.add(req.socket);
+  res.once("close", () => busySockets.delete(req.socket));
   req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
   // While draining, each answer closes its connection, so the server can close once they are done.
   if (stopping) res.setHeader("Connection", "close");
@@ -114,13 +122,47 @@ server.keepAliveTimeout = 5_000;
 // MAX_CONNECTIONS (default 1024): past it, a new socket is closed at once, so a connection flood
 // costs new connections, not the memory and file descriptors every client needs.
 server.maxConnections = connectionCap;
-server.listen(port, hostname, () => {
-  console.log(`Gatehouse ${dev ? "(development) " : ""}listening on ${localUrl(address)}`);
+// headersTimeout starts at the first byte, so a connection that never sends one would stay open
+// for ever, holding a file descriptor: enough of them and nobody can connect. Each socket gets a
+// short deadline for its first request; the "timeout" handler above closes it when it passes.
+const firstByteTimeoutMs = shared[LIFECYCLE_SYMBOL]?.firstByteTimeoutMs ?? 5_000;
+// A socket's timeout (the first-byte deadline, or Node's keep-alive timeout) closes it unless a
+// request is under way. Decided in the check phase, after a poll phase: on a loop busy for longer
+// than the deadline, the timer runs before the poll that would read a request already waiting.
+/** @type {WeakSet<import("node:net").Socket>} */
+const busySockets = new WeakSet();
+server.on("timeout", (socket) =>
+  setImmediate(() => {
+    if (!busySockets.has(socket)) socket.destroy();
+  }),
+);
+let lastAcceptAt = 0;
+server.on("connection", (socket) => {
+  lastAcceptAt = Date.now();
+  socket.setTimeout(firstByteTimeoutMs);
 });
+// Too many open files: log it (once a second at most) rather than let the error end the process.
+let listening = false;
+let lastAcceptError = 0;
+server.on("error", (error) => {
+  if (/** @type {NodeJS.ErrnoException} */ (error).syscall === "listen" || !listening) throw error;
+  if (Date.now() - lastAcceptError > 1_000) console.error(`accept: ${error.message}`);
+  lastAcceptError = Date.now();
+});
+const announce = () => {
+  listening = true;
+  const where = inherited ? `the socket systemd passed (fd ${inherited.fd})` : localUrl(address);
+  console.log(`Gatehouse ${dev ? "(development) " : ""}listening on ${where}`);
+};
+if (inherited) server.listen(inherited, announce);
+else server.listen(port, hostname, announce);
 
-// SIGTERM or SIGINT: stop accepting connections, let readiness answer 503, let in-flight
-// requests finish for up to SHUTDOWN_GRACE_MS, then close the app's stores and database, and
-// exit. A second signal exits at once.
+// SIGTERM or SIGINT: readiness answers 503 at once, and the listener keeps accepting for
+// SHUTDOWN_DELAY_MS, every answer closing its connection: a load balancer needs that long to see
+// the 503 and stop sending, and closing at once would reset every connection the kernel had
+// already accepted into the backlog. Then the listener closes, in-flight requests have up to
+// SHUTDOWN_GRACE_MS to finish, the app closes its stores and database, and the process exits.
+// A second signal exits at once.
 /** @param {string} signal */
 function shutdown(signal) {
   if (stopping) {
@@ -130,8 +172,33 @@ function shutdown(signal) {
   stopping = true;
   const lifecycle = shared[LIFECYCLE_SYMBOL];
   const graceMs = lifecycle?.shutdownGraceMs ?? 10_000;
+  const delayMs = lifecycle?.shutdownDelayMs ?? 0;
   if (lifecycle) lifecycle.draining = true;
-  console.log(`${signal}: draining in-flight requests (up to ${graceMs} ms)`);
+  console.log(`${signal}: readiness 503; accepting for ${delayMs} ms more, then draining in-flight requests (up to ${graceMs} ms)`);
+  setTimeout(() => whenBacklogQuiet(Date.now() + graceMs, () => stopAccepting(signal, graceMs, lifecycle)), delayMs);
+}
+
+// A busy event loop (20 sign-ins in flight on 2 cores) accepts waiting connections a few per
+// turn, so when the delay ends some may still sit in the kernel's backlog, and closing then resets
+// them. Close once no connection has been accepted for BACKLOG_QUIET_MS (at most until `latest`,
+// for a balancer that never stops sending), and from the check phase, after a poll phase has
+// accepted what was pending.
+const BACKLOG_QUIET_MS = 500;
+/**
+ * @param {number} latest
+ * @param {() => void} then
+ */
+function whenBacklogQuiet(latest, then) {
+  if (Date.now() - lastAcceptAt >= BACKLOG_QUIET_MS || Date.now() >= latest) setImmediate(then);
+  else setTimeout(() => whenBacklogQuiet(latest, then), 100);
+}
+
+/**
+ * @param {string} signal
+ * @param {number} graceMs
+ * @param {Lifecycle | undefined} lifecycle
+ */
+function stopAccepting(signal, graceMs, lifecycle) {
   const deadline = setTimeout(() => {
     console.error(`${signal}: requests still open after ${graceMs} ms; closing their connections`);
     server.closeAllConnections();

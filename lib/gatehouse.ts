@@ -33,12 +33,14 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { appOrigin } from "@/lib/http/same-origin";
 import { Background } from "@/lib/jobs/background";
 import { createMailer, mailerOptions } from "@/lib/mail/mailer";
+import { prismaMailSpool } from "@/lib/mail/spool";
 import type { Mailer } from "@/lib/mail/types";
 import { prismaEmailTokens, type EmailTokens } from "@/lib/recovery/email-tokens";
 import { linkOutlivesQuota } from "@/lib/recovery/quota";
 import { Recovery } from "@/lib/recovery/recovery";
 import { prismaPasskeys, type Passkeys } from "@/lib/passkeys/store";
 import { relyingParty, type PasskeySettings } from "@/lib/passkeys/webauthn";
+import { OutageLog } from "@/lib/resilience/outage";
 
 /** Every protection layer and the database they share, built from one configuration. */
 export type Gatehouse = {
@@ -72,6 +74,8 @@ export type Gatehouse = {
   refusals: RefusalCache;
   /** Hashes and checks passwords (Argon2id at the configured parameters unless `options.hasher`), NFC inside. */
   hasher: PasswordHasher;
+  /** Database and disk failures on request paths, logged once per episode. */
+  outages: OutageLog;
   clientAddress(headers: Headers): ClientAddress;
   /** The lockout key of a normalised username: a digest, so the table holds no usernames. */
   usernameKey(email: string): string;
@@ -298,7 +302,9 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   const background = new Background((task, error) =>
     log().error({ event: "background_task_failed", task, err: error instanceof Error ? error.message : String(error) }),
   );
-  const mailer = createMailer(mailerOptions(config), { log: log(), metrics });
+  const mailer = createMailer(mailerOptions(config), { log: log(), metrics, spool: prismaMailSpool(prisma, clock) });
+  // What the last process could not deliver before it stopped: sent now, each message once.
+  background.run("mail_resume", () => mailer.resume().then(() => {}));
   const emailTokens = prismaEmailTokens(prisma);
   if (config.NODE_ENV === "production" && !config.SMTP_URL) {
     // Links then sit in files on this machine, and no owner gets them: fine for a trial, never for users.
@@ -350,6 +356,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     admissions: new AdmissionDesk(),
     hasher: options.hasher ?? argon2Hasher(argon2Params(config.ARGON2_PROFILE)),
     refusals,
+    outages: new OutageLog(log(), clock),
     clientAddress,
     usernameKey,
     deviceLockKey: (deviceId) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["device-lockout", deviceId]),
@@ -373,7 +380,8 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
       (closing ??= (async () => {
         try {
           await background.idle();
-          await mailer.close(config.SHUTDOWN_GRACE_MS);
+          // A dead relay holds the shutdown no longer than this; what is left waits in the spool.
+          await mailer.close(config.MAIL_SHUTDOWN_WAIT_MS);
           await backend.close();
         } finally {
           await database.close();

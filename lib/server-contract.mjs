@@ -59,3 +59,24 @@ export function localUrl({ port, hostname }) {
   const host = hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname.includes(":") ? `[${hostname}]` : hostname;
   return `http://${host}:${port}`;
 }
+
+/** The first file descriptor systemd passes (SD_LISTEN_FDS_START, sd_listen_fds(3)). */
+const SD_LISTEN_FDS_START = 3;
+
+/**
+ * The listening socket systemd passed (socket activation: LISTEN_FDS, for this process's
+ * LISTEN_PID), or null to open PORT/HOST. systemd keeps the socket across a restart, so
+ * connections that arrive while no process runs wait in its backlog instead of being refused.
+ * @param {Record<string, string | undefined>} env
+ * @param {number} pid
+ * @returns {{ fd: number } | null}
+ */
+export function inheritedListener(env, pid) {
+  if (!env.LISTEN_FDS) return null;
+  if (env.LISTEN_PID !== undefined && Number(env.LISTEN_PID) !== pid) return null;
+  const count = Number(env.LISTEN_FDS);
+  if (!Number.isInteger(count) || count < 1)
+    throw new Error(`LISTEN_FDS: expected a count of sockets, got ${JSON.stringify(env.LISTEN_FDS)}`);
+  // One socket is all Gatehouse serves: the .socket unit names one ListenStream.
+  return { fd: SD_LISTEN_FDS_START };
+}

@@ -8,10 +8,17 @@ export async function startGatehouse(): Promise<void> {
     const gate = await gatehouse();
     const retention = startRetention(gate.prisma, gate.config, gate.clock);
     // server.mjs calls close() once the last in-flight request has been answered.
-    publishLifecycle(gate.config.SHUTDOWN_GRACE_MS, async () => {
-      await retention.stop();
-      await gate.close();
-    });
+    publishLifecycle(
+      {
+        shutdownGraceMs: gate.config.SHUTDOWN_GRACE_MS,
+        shutdownDelayMs: gate.config.SHUTDOWN_DELAY_MS,
+        firstByteTimeoutMs: gate.config.SOCKET_FIRST_BYTE_TIMEOUT_MS,
+      },
+      async () => {
+        await retention.stop();
+        await gate.close();
+      },
+    );
   } catch (error) {
     console.error(`Gatehouse cannot start: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);

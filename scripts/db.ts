@@ -1,6 +1,6 @@
-// npm run db:backup -- <file> | npm run db:restore -- <file>: the embedded database's backups
+// npm run db:backup -- <file> | npm run db:restore -- <file> | npm run db:check: the embedded database's backups
 // (lib/db/backup.ts). A clear message and exit code 1 on any refusal; never a half-restored folder.
-import { BackupError, backupPglite, resolveBackupFile, restorePglite } from "@/lib/db/backup";
+import { BackupError, backupPglite, checkPglite, resolveBackupFile, restorePglite } from "@/lib/db/backup";
 import { resolveDatabaseTarget } from "@/lib/db/target";
 import { runCommand } from "./command";
 
@@ -8,6 +8,10 @@ async function main(command: string | undefined, fileArg: string | undefined): P
   const target = resolveDatabaseTarget(process.env.DATABASE_URL);
   if (target.kind !== "pglite") {
     throw new BackupError("DATABASE_URL names a PostgreSQL server: back it up with pg_dump and restore with pg_restore.");
+  }
+  if (command === "check") {
+    const { migrations } = await checkPglite(target.dataDir);
+    return `Checked ${target.dataDir} (${migrations} migrations): amcheck found every table and index sound.`;
   }
   const file = resolveBackupFile(fileArg);
   if (command === "backup") {
@@ -18,7 +22,7 @@ async function main(command: string | undefined, fileArg: string | undefined): P
     const { replacedFolder, migrations } = await restorePglite(file, target.dataDir);
     return `Restored ${file} (${migrations} migrations) into ${target.dataDir}.${replacedFolder ? ` The folder it replaced is kept at ${replacedFolder}.` : ""}`;
   }
-  throw new BackupError("usage: tsx scripts/db.ts backup|restore <file>");
+  throw new BackupError("usage: tsx scripts/db.ts backup|restore <file> | check");
 }
 
 runCommand(() => main(process.argv[2], process.argv[3]), BackupError);

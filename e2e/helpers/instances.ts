@@ -4,6 +4,8 @@ import { freePort } from "../../tests/helpers/ports";
 
 export type Instance = {
   baseURL: string;
+  /** The server's process id (the shell that set an open-file limit becomes node: same id). */
+  pid: number;
   /** SIGTERM, then the exit code once the process has exited. */
   stop(): Promise<number | null>;
   /** Sends a signal without waiting. */
@@ -18,7 +20,10 @@ export type Instance = {
  * its own port and environment, and waits until /api/health answers. `hostname: "localhost"`
  * for WebAuthn, whose RP ID cannot be an IP address (the server still listens on 127.0.0.1).
  */
-export async function startInstance(env: Record<string, string>, options: { hostname?: "localhost" } = {}): Promise<Instance> {
+export async function startInstance(
+  env: Record<string, string>,
+  options: { hostname?: "localhost"; openFilesLimit?: number } = {},
+): Promise<Instance> {
   return start(
     ["server.mjs"],
     (baseURL) => ({
@@ -32,9 +37,7 @@ export async function startInstance(env: Record<string, string>, options: { host
       MAIL_OUTBOX_DIR: process.env.E2E_OUTBOX_DIR ?? ".data/outbox",
       ...env,
     }),
-    undefined,
-    [],
-    options.hostname,
+    { hostname: options.hostname, openFilesLimit: options.openFilesLimit },
   );
 }
 
@@ -44,26 +47,33 @@ export async function startInstance(env: Record<string, string>, options: { host
  * data and outbox folders). It compiles each page on its first request, so callers allow for that.
  */
 export async function startDevServer(env: Record<string, string>, startTimeoutMs = 120_000): Promise<Instance> {
-  return start(["server.mjs", "--dev"], () => ({ NODE_ENV: "development", LOG_LEVEL: "warn", ...env }), startTimeoutMs, [
-    "NEXTAUTH_URL",
-    "NEXTAUTH_SECRET",
-  ]);
+  return start(["server.mjs", "--dev"], () => ({ NODE_ENV: "development", LOG_LEVEL: "warn", ...env }), {
+    startTimeoutMs,
+    unset: ["NEXTAUTH_URL", "NEXTAUTH_SECRET"],
+  });
 }
 
 /** Spawns `node <args>` on a free port of 127.0.0.1 with `env(baseURL)` over this process's environment minus `unset`. */
 async function start(
   args: string[],
   env: (baseURL: string) => Record<string, string>,
-  startTimeoutMs = 60_000,
-  unset: string[] = [],
-  hostname = "127.0.0.1",
+  {
+    startTimeoutMs = 60_000,
+    unset = [],
+    hostname = "127.0.0.1",
+    openFilesLimit,
+  }: { startTimeoutMs?: number; unset?: string[]; hostname?: string | undefined; openFilesLimit?: number | undefined } = {},
 ): Promise<Instance> {
   const port = await freePort();
   const baseURL = `http://${hostname}:${port}`;
   let output = "";
   const inherited = { ...process.env };
   for (const name of unset) delete inherited[name];
-  const child: ChildProcess = spawn(process.execPath, args, {
+  // A lower open-file limit than the runner's (the systemd default is 1,024): set by the shell that then becomes node.
+  const [command, commandArgs] = openFilesLimit
+    ? ["bash", ["-c", `ulimit -n ${openFilesLimit} && exec "$0" "$@"`, process.execPath, ...args]]
+    : [process.execPath, args];
+  const child: ChildProcess = spawn(command, commandArgs, {
     env: {
       ...inherited,
       PORT: String(port),
@@ -88,6 +98,7 @@ async function start(
   }
   return {
     baseURL,
+    pid: child.pid!,
     output: () => output,
     exited,
     signal: (name) => void child.kill(name),

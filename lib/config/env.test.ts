@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { listenAddress, localUrl, maxConnections } from "@/lib/server-contract.mjs";
+import { inheritedListener, listenAddress, localUrl, maxConnections } from "@/lib/server-contract.mjs";
 import { parseConfig } from "./env";
 
 const SECRET = { NEXTAUTH_SECRET: "s".repeat(32) };
@@ -149,5 +149,16 @@ describe("localUrl (the development server's NEXTAUTH_URL when unset)", () => {
     expect(localUrl({ port: 3000, hostname: "::" })).toBe("http://localhost:3000");
     expect(localUrl({ port: 8080, hostname: "::1" })).toBe("http://[::1]:8080");
     expect(localUrl({ port: 8080, hostname: "gatehouse.test" })).toBe("http://gatehouse.test:8080");
+  });
+});
+
+describe("inheritedListener (systemd socket activation)", () => {
+  it("serves fd 3 when systemd passed a socket to this process, and nothing otherwise", () => {
+    expect(inheritedListener({}, 42)).toBeNull();
+    expect(inheritedListener({ LISTEN_FDS: "1", LISTEN_PID: "42" }, 42)).toEqual({ fd: 3 });
+    expect(inheritedListener({ LISTEN_FDS: "1" }, 42)).toEqual({ fd: 3 });
+    // Meant for another process (a parent's variables inherited): not ours.
+    expect(inheritedListener({ LISTEN_FDS: "1", LISTEN_PID: "41" }, 42)).toBeNull();
+    expect(() => inheritedListener({ LISTEN_FDS: "0", LISTEN_PID: "42" }, 42)).toThrow(/^LISTEN_FDS: expected a count/);
   });
 });

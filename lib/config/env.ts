@@ -145,6 +145,13 @@ const schema = z
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
     // server.mjs applies it (maxConnections in lib/server-contract.mjs); validated here too, so a bad value stops the start.
     MAX_CONNECTIONS: z.coerce.number().int().min(1).max(MAX_CONNECTIONS_LIMIT).default(DEFAULT_MAX_CONNECTIONS),
+    // On SIGTERM/SIGINT: how long the listener keeps accepting (readiness already 503) before it closes,
+    // so connections a load balancer or the kernel's backlog still hands over get an answer.
+    SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
+    // A connection that sends no byte within this long is closed (headersTimeout only starts at the first byte).
+    SOCKET_FIRST_BYTE_TIMEOUT_MS: z.coerce.number().int().min(500).max(60_000).default(5_000),
+    // Readiness and the start refuse the embedded database's folder with less free space than this (MiB).
+    DISK_MIN_FREE_MB: z.coerce.number().int().min(0).max(1_000_000).default(64),
     // Content-Security-Policy: enforced unless set to "report-only" (for trying a changed policy).
     CSP_MODE: z.enum(["report-only", "enforce"]).default("enforce"),
     // Production only: lets NEXTAUTH_URL be http:// on localhost (session cookies then lose Secure), for a local test.
@@ -161,11 +168,14 @@ const schema = z
     // Messages held in memory at most (waiting or retrying); past it, new ones are dropped and logged.
     MAIL_QUEUE_MAX: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
     // Attempts per message; the waits double from MAIL_RETRY_BASE_MS up to 5 minutes: 20 attempts ride out
-    // a relay outage of about an hour (the queue is in memory: a restart in that time loses what waits).
+    // a relay outage of about an hour (what still waits at shutdown is spooled and sent by the next start).
     MAIL_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(1_000).default(20),
     MAIL_RETRY_BASE_MS: z.coerce.number().int().min(10).max(300_000).default(2_000),
     // One delivery attempt's deadline (connection, TLS and the SMTP exchange).
     MAIL_SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+    // At shutdown, how long undelivered mail may still try the relay; what is left is spooled in the
+    // database and sent by the next start.
+    MAIL_SHUTDOWN_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(3_000),
 
     LOCKOUT_THRESHOLD: z.coerce.number().int().min(1).max(100).default(5),
     LOCKOUT_BASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),

@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
@@ -42,8 +43,45 @@ const pgliteName = (dataDir: string) => `pglite:${dataDir}`;
  * Opens PGlite on its data folder, holding an inter-process lock for as long as the process
  * lives: two PostgreSQL instances writing one data folder would corrupt it.
  */
-export function openPglite(dataDir: string, lockWaitMs = LOCK_STALE_MS + 2_000): Promise<PGlite> {
-  return remember(pgliteName(dataDir), () => lockAndOpen(dataDir, lockWaitMs));
+export function openPglite(dataDir: string, lockWaitMs = LOCK_STALE_MS + 2_000, minFreeBytes = 0): Promise<PGlite> {
+  return remember(pgliteName(dataDir), () => lockAndOpen(dataDir, lockWaitMs, minFreeBytes));
+}
+
+const MIB = 1024 * 1024;
+const mib = (bytes: number) => `${(bytes / MIB).toFixed(1)} MiB`;
+
+function freeBytesOf(folder: string): number | null {
+  try {
+    const stats = fs.statfsSync(folder);
+    return stats.bavail * stats.bsize;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Before PGlite opens the folder: it must be writable and have room. PGlite aborts on a full
+ * disk with "Aborted(). Build with -sASSERTIONS…", which names neither the folder nor the cause.
+ */
+export function checkDataFolder(dataDir: string, minFreeBytes: number): void {
+  try {
+    fs.accessSync(dataDir, fs.constants.W_OK);
+    const probe = path.join(dataDir, `.write-probe-${process.pid}`);
+    fs.writeFileSync(probe, "ok");
+    fs.rmSync(probe, { force: true });
+  } catch (error) {
+    throw new Error(
+      `The embedded database folder ${dataDir} is not writable (${(error as NodeJS.ErrnoException).code ?? String(error)}); ` +
+        `${mib(freeBytesOf(dataDir) ?? 0)} free. Free some space or fix its permissions, or set DATABASE_URL to another pglite: folder.`,
+    );
+  }
+  const free = freeBytesOf(dataDir);
+  if (free !== null && free < minFreeBytes) {
+    throw new Error(
+      `The embedded database folder ${dataDir} has ${mib(free)} free, less than DISK_MIN_FREE_MB (${mib(minFreeBytes)}): ` +
+        "free some space on its disk (or lower DISK_MIN_FREE_MB) and start again.",
+    );
+  }
 }
 
 /** Closes cleanly (a checkpoint, so the next start needs no recovery) and releases the lock. */
@@ -53,8 +91,15 @@ export async function closePglite(db: PGlite, dataDir: string): Promise<void> {
   await lockfile.unlock(dataDir, { lockfilePath: `${dataDir}.lock` }).catch(() => {});
 }
 
-async function lockAndOpen(dataDir: string, lockWaitMs: number): Promise<PGlite> {
-  fs.mkdirSync(dataDir, { recursive: true });
+async function lockAndOpen(dataDir: string, lockWaitMs: number, minFreeBytes: number): Promise<PGlite> {
+  try {
+    fs.mkdirSync(dataDir, { recursive: true });
+  } catch (error) {
+    throw new Error(
+      `The embedded database folder ${dataDir} cannot be created: ${(error as NodeJS.ErrnoException).code ?? String(error)}.`,
+    );
+  }
+  checkDataFolder(dataDir, minFreeBytes);
   try {
     await lockfile.lock(dataDir, {
       lockfilePath: `${dataDir}.lock`,
@@ -73,12 +118,33 @@ async function lockAndOpen(dataDir: string, lockWaitMs: number): Promise<PGlite>
         "Stop the other Gatehouse process (or `npm run db:migrate`), or set DATABASE_URL to another pglite: folder.",
     );
   }
-  return PGlite.create({
-    dataDir,
-    // PostgreSQL arms a 10 s startup-progress timer after an unclean shutdown, and in PGlite's
-    // single-user mode it keeps re-arming, so a short-lived process (the Prisma CLI) never exits.
-    postgresqlconf: ["log_startup_progress_interval = 0"],
-  });
+  try {
+    return await PGlite.create({
+      dataDir,
+      // PostgreSQL arms a 10 s startup-progress timer after an unclean shutdown, and in PGlite's
+      // single-user mode it keeps re-arming, so a short-lived process (the Prisma CLI) never exits.
+      postgresqlconf: ["log_startup_progress_interval = 0"],
+    });
+  } catch (error) {
+    await lockfile.unlock(dataDir, { lockfilePath: `${dataDir}.lock` }).catch(() => {});
+    const free = freeBytesOf(dataDir);
+    throw new Error(
+      `The embedded database in ${dataDir} could not open (${error instanceof Error ? error.message.split("\n")[0] : String(error)}); ` +
+        `${free === null ? "its free space is unknown" : `${mib(free)} free on its disk`}. A full disk ends PGlite this way: free some space and start again.`,
+    );
+  }
+}
+
+/**
+ * The folder's lock while the folder does not exist yet (a restore into a new folder): no server
+ * may create and open it meanwhile. Returns the release.
+ */
+export async function lockMissingFolder(dataDir: string): Promise<() => Promise<void>> {
+  try {
+    return await lockfile.lock(dataDir, { lockfilePath: `${dataDir}.lock`, realpath: false, stale: LOCK_STALE_MS, retries: 0 });
+  } catch {
+    throw new Error(`The embedded database folder ${dataDir} is in use by another process.`);
+  }
 }
 
 /** The adapter for the Prisma CLI (prisma.config.ts): the same databases the app opens. */

@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
-import { closePglite, openPglite } from "./adapters";
+import { closePglite, lockMissingFolder, openPglite } from "./adapters";
+import { checkIntegrity, describeProblems, INTEGRITY_EXTENSIONS } from "./integrity";
 import { listMigrations, MIGRATIONS_DIR } from "./migrate";
 
 /**
@@ -9,6 +10,8 @@ import { listMigrations, MIGRATIONS_DIR } from "./migrate";
  * Both directions take the folder's lock, so neither runs beside a server on the same folder:
  * a dump of a folder that a live process is writing could be inconsistent, so it is refused with
  * a message instead (stop the instance, back up, start it; the backup takes a second or two).
+ * Both directions, and `npm run db:check`, run amcheck on every table and index of the dump, and
+ * refuse a damaged one, naming the relation.
  */
 
 // Refuse at once rather than wait out a stale lock: an operator is at the keyboard.
@@ -34,8 +37,9 @@ export async function backupPglite(dataDir: string, file: string): Promise<{ byt
   if (!fs.existsSync(dataDir)) throw new BackupError(`${dataDir} does not exist: nothing to back up.`);
   const db = await lockedOpen(dataDir);
   try {
-    const migrations = await appliedMigrations(db);
     const dump = Buffer.from(await (await db.dumpDataDir("gzip")).arrayBuffer());
+    // The dump is checked as a restore would check it: a backup that cannot be restored is refused now.
+    const migrations = await checkBackup(new Blob([dump]), `${dataDir} is damaged; no backup was written`);
     const partial = `${file}.partial-${process.pid}`;
     fs.writeFileSync(partial, dump, { flag: "wx" });
     try {
@@ -47,7 +51,7 @@ export async function backupPglite(dataDir: string, file: string): Promise<{ byt
     } finally {
       fs.rmSync(partial, { force: true });
     }
-    return { bytes: dump.length, migrations: migrations.length };
+    return { bytes: dump.length, migrations };
   } finally {
     await closePglite(db, dataDir);
   }
@@ -63,8 +67,13 @@ export async function restorePglite(file: string, dataDir: string): Promise<{ re
   const blob = new Blob([fs.readFileSync(file)]);
   const migrations = await checkBackup(blob);
 
-  // Hold the folder's lock for the whole swap: no server may start on it meanwhile.
+  // Hold the folder's lock for the whole swap, whether or not the folder exists yet: no server may start on it meanwhile.
   const current = fs.existsSync(dataDir) ? await lockedOpen(dataDir) : null;
+  const releaseMissing = current
+    ? null
+    : await lockMissingFolder(dataDir).catch((error: Error) => {
+        throw new BackupError(`${error.message} A backup or restore needs the instance stopped.`);
+      });
   const staging = `${dataDir}.restoring-${process.pid}`;
   const replaced = `${dataDir}.before-restore-${new Date().toISOString().replace(/[:.]/g, "-")}`;
   try {
@@ -81,14 +90,30 @@ export async function restorePglite(file: string, dataDir: string): Promise<{ re
     throw error;
   } finally {
     if (current) await closePglite(current, dataDir);
+    await releaseMissing?.().catch(() => {});
   }
 }
 
-/** Opens the backup in memory: it must be a PGlite dump of a Gatehouse database this version knows. */
-async function checkBackup(blob: Blob): Promise<number> {
+/** `npm run db:check`: the stopped instance's folder, checked as a backup of it would be. */
+export async function checkPglite(dataDir: string): Promise<{ migrations: number }> {
+  if (!fs.existsSync(dataDir)) throw new BackupError(`${dataDir} does not exist: nothing to check.`);
+  const db = await lockedOpen(dataDir);
+  try {
+    const dump = await db.dumpDataDir("gzip");
+    return { migrations: await checkBackup(dump, `${dataDir} is damaged`) };
+  } finally {
+    await closePglite(db, dataDir);
+  }
+}
+
+/**
+ * Opens the backup in memory: it must be a PGlite dump of a Gatehouse database this version
+ * knows, and amcheck must find every table and index page sound.
+ */
+async function checkBackup(blob: Blob, damaged = "The backup is damaged; nothing was restored"): Promise<number> {
   let db: PGlite | undefined;
   try {
-    db = await PGlite.create({ loadDataDir: blob });
+    db = await PGlite.create({ loadDataDir: blob, extensions: INTEGRITY_EXTENSIONS });
     const applied = await appliedMigrations(db);
     const known = new Set(listMigrations(MIGRATIONS_DIR).map((migration) => migration.name));
     const unknown = applied.filter((name) => !known.has(name));
@@ -98,6 +123,8 @@ async function checkBackup(blob: Blob): Promise<number> {
       throw new BackupError(
         `The backup comes from a newer version of Gatehouse (migrations ${unknown.join(", ")}); restore it with that version.`,
       );
+    const problems = await checkIntegrity(db);
+    if (problems.length > 0) throw new BackupError(`${damaged} (amcheck): ${describeProblems(problems)}`);
     await db.query(`SELECT count(*) FROM "User"`);
     return applied.length;
   } catch (error) {

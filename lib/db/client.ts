@@ -51,13 +51,13 @@ function closeOnce(database: Database): Database {
 }
 
 /** Opens the database, applies pending migrations, and returns a Prisma client on it. */
-export async function openDatabase(target: DatabaseTarget): Promise<Database> {
-  return closeOnce(await openUnwrapped(target));
+export async function openDatabase(target: DatabaseTarget, options: { minFreeBytes?: number } = {}): Promise<Database> {
+  return closeOnce(await openUnwrapped(target, options.minFreeBytes ?? 0));
 }
 
-async function openUnwrapped(target: DatabaseTarget): Promise<Database> {
+async function openUnwrapped(target: DatabaseTarget, minFreeBytes: number): Promise<Database> {
   if (target.kind === "pglite") {
-    const db = await openPglite(target.dataDir);
+    const db = await openPglite(target.dataDir, undefined, minFreeBytes);
     await applyMigrations(pgliteTransactional(db));
     const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
     return {

@@ -3,7 +3,9 @@ import { gatehouse, type Gatehouse } from "@/lib/auth/gatehouse";
 import { log } from "@/lib/log/logger";
 import { logSecurity } from "@/lib/log/security-log";
 import type { ClientAddress } from "./client-address";
-import { noClientAddress, REFUSE } from "./refusals";
+import { outageCause } from "@/lib/resilience/outage";
+import { limitStoreUnavailable, noClientAddress, REFUSE, serviceUnavailable } from "./refusals";
+import { jsonError } from "./responses";
 import { ruleAt, type LimitKey, type RefusalStyle, type RouteLimit, type RoutePath } from "./route-policies";
 
 /**
@@ -31,6 +33,12 @@ export class RouteLimits {
       const row = this.rows[this.next++]!;
       const result = await this.gate.limiter.consume(row.policy, this.keyParts(key, value));
       this.gate.metrics.limitDecisions.inc({ policy: row.policy, result: result.allowed ? "allowed" : "refused" });
+      // A fail-closed limit whose store is down refused nobody in particular: 503, not "too many
+      // attempts", and nothing for the fast path to remember (the breaker already logged the outage).
+      if (!result.allowed && result.storeFailed) {
+        this.gate.metrics.unavailable.inc({ route: this.path, cause: "rate_limit_store" });
+        return limitStoreUnavailable(result);
+      }
       if (!result.allowed) {
         logSecurity(this.gate, {
           route: this.path,
@@ -97,13 +105,33 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
     const client = gate.clientAddress(request.headers);
     if (needsAddress && client.source === "unknown") return noClientAddress();
     const limits = new RouteLimits(gate, client, path, rows, style, request.headers.get("user-agent"));
-    const refused = await limits.leading();
-    if (refused) return refused;
-    // Next.js always passes the context; a route with params is only ever called with it.
-    const response = await handler(request, limits, context as C);
-    if (response.status < 400 && limits.pending.length > 0) {
-      log().error({ event: "route_limit_skipped", path, policies: limits.pending.map((row) => row.policy) });
+    try {
+      const refused = await limits.leading();
+      if (refused) return refused;
+      // Next.js always passes the context; a route with params is only ever called with it.
+      const response = await handler(request, limits, context as C);
+      if (response.status < 400 && limits.pending.length > 0) {
+        log().error({ event: "route_limit_skipped", path, policies: limits.pending.map((row) => row.policy) });
+      }
+      return response;
+    } catch (error) {
+      return failed(gate, path, error);
     }
-    return response;
   };
+}
+
+/**
+ * What a route that threw answers. A database or disk failure: 503 unavailable with Retry-After,
+ * counted, logged once per episode. Anything else is a bug: 500 JSON, logged each time, never a
+ * stack trace to the client.
+ */
+function failed(gate: Gatehouse, path: RoutePath, error: unknown): Response {
+  const cause = outageCause(error);
+  if (cause) {
+    gate.metrics.unavailable.inc({ route: path, cause });
+    gate.outages.failed(cause, path, error);
+    return serviceUnavailable();
+  }
+  log().error({ event: "route_failed", path, err: error instanceof Error ? error.message : String(error) });
+  return jsonError(500, "internal", "Something went wrong on our side. Try again later.");
 }

@@ -13,7 +13,7 @@ export function retryAfterSeconds(retryAfterMs: number): number {
 
 function withRetryAfter(
   status: 429 | 503,
-  error: "rate_limited" | "locked" | "busy",
+  error: "rate_limited" | "locked" | "busy" | "unavailable",
   message: string,
   retryAfterMs: number,
   extra: Record<string, unknown> = {},
@@ -113,7 +113,20 @@ export function csrfRefused() {
 
 /** The password check could not finish (the database did not answer): nothing was decided. */
 export function unavailable() {
-  return withRetryAfter(503, "busy", SIGN_IN_UNAVAILABLE, 5_000);
+  return withRetryAfter(503, "unavailable", SIGN_IN_UNAVAILABLE, 5_000);
+}
+
+/** A database or disk failure on any route (lib/http/limited.ts): nothing was decided, come back soon. */
+export function serviceUnavailable() {
+  return withRetryAfter(503, "unavailable", "The service is unavailable right now. Try again in a moment.", 5_000);
+}
+
+/**
+ * A fail-closed limit whose store did not answer: the client did nothing wrong, so not 429
+ * "too many attempts" (which would send the owner looking for an attacker), but 503.
+ */
+export function limitStoreUnavailable(result: LimitResult) {
+  return withRetryAfter(503, "unavailable", "The service is unavailable right now. Try again in a moment.", result.retryAfterMs);
 }
 
 /** Sign-out could not end the session's server record (the database did not answer). */

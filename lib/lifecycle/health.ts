@@ -1,6 +1,27 @@
+import { statfs } from "node:fs/promises";
 import type { Gatehouse } from "@/lib/auth/gatehouse";
 
-export type HealthReport = { database: "up" | "down"; rateLimitStore: ReturnType<Gatehouse["storeHealth"]> };
+export type HealthReport = {
+  database: "up" | "down";
+  /** Whether the database took a write just now (readiness only; liveness does not write). */
+  writable?: boolean;
+  /** The embedded database's folder: free space against DISK_MIN_FREE_MB (PGlite only). */
+  disk?: { freeBytes: number; minFreeBytes: number; ok: boolean };
+  rateLimitStore: ReturnType<Gatehouse["storeHealth"]> & { failClosedPolicies: boolean };
+};
+
+const MIB = 1024 * 1024;
+
+/** Free bytes for an unprivileged writer on the filesystem holding `folder`. */
+export async function freeBytes(folder: string): Promise<number> {
+  const stats = await statfs(folder);
+  return stats.bavail * stats.bsize;
+}
+
+function storeReport(gate: Gatehouse): HealthReport["rateLimitStore"] {
+  const failClosedPolicies = Object.values(gate.config.policies).some((policy) => policy.failMode === "closed");
+  return { ...gate.storeHealth(), failClosedPolicies };
+}
 
 /** What liveness and readiness both report: the database answers a `SELECT 1`, and the limiter store's state. */
 export async function healthReport(gate: Gatehouse): Promise<HealthReport> {
@@ -11,5 +32,34 @@ export async function healthReport(gate: Gatehouse): Promise<HealthReport> {
   } catch {
     database = "down";
   }
-  return { database, rateLimitStore: gate.storeHealth() };
+  return { database, rateLimitStore: storeReport(gate) };
+}
+
+/**
+ * Readiness's report: liveness's, plus whether a write commits (a database that reads but cannot
+ * write refuses every sign-in, since each one records its attempt), and, on PGlite, free space in
+ * its folder: a full disk stops writes before any query says so.
+ */
+export async function readinessReport(gate: Gatehouse): Promise<HealthReport & { ready: boolean }> {
+  const report: HealthReport = await healthReport(gate);
+  if (report.database === "up") {
+    try {
+      const now = new Date(gate.clock());
+      await gate.prisma.healthProbe.upsert({ where: { id: 1 }, create: { id: 1, checkedAt: now }, update: { checkedAt: now } });
+      report.writable = true;
+    } catch {
+      report.writable = false;
+    }
+  }
+  const target = gate.config.databaseTarget;
+  if (target.kind === "pglite") {
+    const minFreeBytes = gate.config.DISK_MIN_FREE_MB * MIB;
+    const free = await freeBytes(target.dataDir).catch(() => 0);
+    report.disk = { freeBytes: free, minFreeBytes, ok: free >= minFreeBytes };
+  }
+  // A fail-closed policy refuses every request it guards while its store is down: not ready.
+  const store = report.rateLimitStore;
+  const storeOk = !(store.failClosedPolicies && store.state === "down");
+  const ready = report.database === "up" && report.writable === true && (report.disk?.ok ?? true) && storeOk;
+  return { ...report, ready };
 }

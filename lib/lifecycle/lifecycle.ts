@@ -7,15 +7,21 @@ export type Lifecycle = {
   draining: boolean;
   /** How long in-flight requests may take to finish before their connections are closed. */
   shutdownGraceMs: number;
+  /** How long the listener keeps accepting after the signal (readiness already 503), before it closes. */
+  shutdownDelayMs: number;
+  /** A connection that sends no byte within this long is closed. */
+  firstByteTimeoutMs: number;
   /** Closes what the app opened (limiter and replay stores, then the database), once. */
   close(): Promise<void>;
 };
 
 import { LIFECYCLE_SYMBOL, STARTED_SYMBOL } from "@/lib/server-contract.mjs";
 
-export function publishLifecycle(shutdownGraceMs: number, close: () => Promise<void>): Lifecycle {
+export type LifecycleTimings = Pick<Lifecycle, "shutdownGraceMs" | "shutdownDelayMs" | "firstByteTimeoutMs">;
+
+export function publishLifecycle(timings: LifecycleTimings, close: () => Promise<void>): Lifecycle {
   let closing: Promise<void> | undefined;
-  const lifecycle: Lifecycle = { draining: false, shutdownGraceMs, close: () => (closing ??= close()) };
+  const lifecycle: Lifecycle = { draining: false, ...timings, close: () => (closing ??= close()) };
   (globalThis as Record<symbol, unknown>)[LIFECYCLE_SYMBOL] = lifecycle;
   ((globalThis as Record<symbol, unknown>)[STARTED_SYMBOL] as (() => void) | undefined)?.();
   return lifecycle;

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import nodemailer from "nodemailer";
 import type { AppConfig } from "@/lib/config/env";
 import { writeOutboxMessage } from "./outbox";
@@ -57,8 +57,24 @@ export type MailMetrics = {
   mailSent: { inc(labels: { kind: string; outcome: MailOutcome }): void };
 };
 
+/** A message that waited for the relay when the last process stopped, and the attempts it has had. */
+export type SpooledMail = { id: string; message: MailMessage; attempts: number };
+
+/**
+ * Where undelivered mail waits across a restart (lib/mail/spool.ts keeps it in the database).
+ * claim() leases rows to this process, so two instances never both send one message.
+ */
+export type MailSpool = {
+  save(mail: SpooledMail[]): Promise<void>;
+  claim(limit: number): Promise<SpooledMail[]>;
+  /** The relay took it: the row goes. */
+  delivered(id: string): Promise<void>;
+};
+
 export type MailerDeps = {
   log: MailLogger;
+  /** Without one, what close() cannot deliver is lost (and logged). */
+  spool?: MailSpool;
   metrics?: MailMetrics;
   /** Outbox file names and sentAt; default Date.now. */
   clock?: () => number;
@@ -100,14 +116,15 @@ export function describeMailError(error: unknown): { code?: string; responseCode
   };
 }
 
-type Job = { message: MailMessage; attempts: number };
+type Job = { message: MailMessage; attempts: number; spoolId?: string; abort?: AbortController };
 
 /**
  * The mail channel: a bounded in-memory queue in front of SMTP (or the outbox folder). send()
  * only enqueues; failures are retried with backoff, so a relay that is down for a while loses
  * nothing that is still within its attempts. Delivery is at least once: an attempt that timed
- * out after the server took the message is sent again. The queue lives in this process:
- * what close() cannot deliver by its deadline is lost (and logged).
+ * out after the server took the message is sent again. The queue lives in this process; what
+ * close() cannot deliver by its deadline goes to the spool, and resume() (at the next start)
+ * sends it, each spooled message once.
  */
 export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
   const { log, metrics } = deps;
@@ -123,6 +140,7 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
 
   const waiting: Job[] = [];
   const backingOff = new Map<Job, NodeJS.Timeout>();
+  const active = new Set<Job>();
   let inFlight = 0;
   let accepting = true;
   let stopped = false;
@@ -141,7 +159,7 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
     }
   }
 
-  async function deliver(message: MailMessage): Promise<void> {
+  async function deliver(message: MailMessage, abort: AbortSignal): Promise<void> {
     const mail = {
       from: options.from,
       to: message.to,
@@ -150,7 +168,7 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
       html: message.html,
       // RFC 3834: automatic mail, so vacation responders do not answer it.
       headers: { "Auto-Submitted": "auto-generated" },
-      signal: AbortSignal.timeout(options.sendTimeoutMs),
+      signal: AbortSignal.any([abort, AbortSignal.timeout(options.sendTimeoutMs)]),
     };
     const info = await transport.sendMail(mail);
     if (!options.smtpUrl) {
@@ -174,12 +192,26 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
   async function attempt(job: Job): Promise<void> {
     job.attempts += 1;
     const { kind } = job.message;
+    job.abort = new AbortController();
     try {
-      await deliver(job.message);
+      await deliver(job.message, job.abort.signal);
       metrics?.mailSent.inc({ kind, outcome: "sent" });
-      log.info({ event: "mail_sent", kind, attempt: job.attempts, transport: options.smtpUrl ? "smtp" : "outbox" });
+      log.info({
+        event: "mail_sent",
+        kind,
+        attempt: job.attempts,
+        transport: options.smtpUrl ? "smtp" : "outbox",
+        ...(job.spoolId ? { spooled: true } : {}),
+      });
+      if (job.spoolId) {
+        await deps.spool
+          ?.delivered(job.spoolId)
+          .catch((error: unknown) => log.warn({ event: "mail_spool_delete_failed", kind, err: String(error) }));
+      }
     } catch (error) {
       const reason = describeMailError(error);
+      // Cut off by close(): the job is spooled there, not counted as failed.
+      if (stopped && job.abort.signal.aborted) return;
       if (job.attempts >= options.maxAttempts || stopped) {
         metrics?.mailSent.inc({ kind, outcome: "failed" });
         log.error({ event: "mail_failed", kind, attempt: job.attempts, ...reason });
@@ -195,6 +227,8 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
         backingOff.set(job, timer);
       }
     } finally {
+      job.abort = undefined;
+      active.delete(job);
       inFlight -= 1;
       pump();
       changed();
@@ -205,6 +239,7 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
     while (!stopped && inFlight < concurrency && waiting.length > 0) {
       const job = waiting.shift() as Job;
       inFlight += 1;
+      active.add(job);
       void attempt(job);
     }
   }
@@ -250,17 +285,41 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
         await Promise.race([idle(), new Promise((resolve) => (deadline = setTimeout(resolve, deadlineMs)))]);
         clearTimeout(deadline);
         stopped = true;
-        const undelivered = depth();
         for (const timer of backingOff.values()) clearTimeout(timer);
-        for (const job of [...waiting, ...backingOff.keys()]) metrics?.mailSent.inc({ kind: job.message.kind, outcome: "failed" });
+        // Attempts still talking to a dead relay are cut off, so none can deliver after its message is spooled.
+        const left = [...waiting, ...backingOff.keys(), ...active];
+        for (const job of active) job.abort?.abort();
         waiting.length = 0;
         backingOff.clear();
         transport.close();
+        let spooled = 0;
+        if (left.length > 0 && deps.spool) {
+          try {
+            await deps.spool.save(left.map((job) => ({ id: job.spoolId ?? randomUUID(), message: job.message, attempts: job.attempts })));
+            spooled = left.length;
+          } catch (error) {
+            log.error({ event: "mail_spool_failed", undelivered: left.length, err: String(error) });
+          }
+        }
+        if (spooled === 0) for (const job of left) metrics?.mailSent.inc({ kind: job.message.kind, outcome: "failed" });
         changed();
-        if (undelivered > 0) log.error({ event: "mail_closed", undelivered });
-        else log.info({ event: "mail_closed", undelivered });
+        const undelivered = left.length - spooled;
+        const entry = { event: "mail_closed", undelivered, ...(deps.spool ? { spooled } : {}) };
+        if (undelivered > 0) log.error(entry);
+        else log.info(entry);
       })();
       return closing;
+    },
+    async resume(limit = options.queueMax) {
+      if (!deps.spool || !accepting) return 0;
+      const room = Math.max(0, Math.min(limit, options.queueMax - depth()));
+      if (room === 0) return 0;
+      const claimed = await deps.spool.claim(room);
+      for (const mail of claimed) waiting.push({ message: mail.message, attempts: mail.attempts, spoolId: mail.id });
+      if (claimed.length > 0) log.info({ event: "mail_resumed", messages: claimed.length });
+      pump();
+      changed();
+      return claimed.length;
     },
   };
 }

@@ -26,6 +26,11 @@ export interface Mailer {
   full(): boolean;
   /** Resolves when nothing is waiting (tests; shutdown). */
   idle(): Promise<void>;
-  /** Stops taking messages, tries to deliver what is queued until the deadline, then closes the transport. */
+  /**
+   * Stops taking messages, tries to deliver what is queued until the deadline, then spools what
+   * is left (when the mailer has a spool) and closes the transport.
+   */
   close(deadlineMs?: number): Promise<void>;
+  /** Takes what an earlier process spooled and queues it (at start); the number of messages. */
+  resume(limit?: number): Promise<number>;
 }

@@ -30,6 +30,13 @@ export class Metrics {
     labelNames: ["policy", "result"] as const,
     registers: [this.registry],
   });
+  /** 503 unavailable answers: a database or disk failure on a request path, or a fail-closed limit's store down. */
+  readonly unavailable = new Counter({
+    name: "gatehouse_unavailable_total",
+    help: "Requests answered 503 unavailable, by route and cause (database, disk, resources, rate_limit_store)",
+    labelNames: ["route", "cause"] as const,
+    registers: [this.registry],
+  });
   readonly fastPathRefusals = new Counter({
     name: "gatehouse_fast_path_refusals_total",
     help: "Refusals answered by server.mjs without entering Next.js, by route",

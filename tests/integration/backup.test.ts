@@ -78,4 +78,50 @@ describe("backups of the embedded database", () => {
     // An existing file is never overwritten by a backup.
     expect((await cli("backup", file)).code).toBe(1);
   });
+
+  it(
+    "refuses a backup whose index or table page is damaged, naming the relation, and checks a stopped folder",
+    { timeout: 180_000 },
+    async () => {
+      const { damagePage } = await import("../helpers/damage");
+      const file = path.join(root, "sound.tar.gz");
+      expect((await cli("backup", file)).code).toBe(0);
+      const files = await withDatabase(async (db) => {
+        const [row] = await db.prisma.$queryRaw<{ index: string; table: string }[]>`
+        SELECT pg_relation_filepath('"User_email_key"') AS index, pg_relation_filepath('"User"') AS table`;
+        return row!;
+      });
+      // Page 1 of the unique email index is its first leaf (page 0 is the metapage); page 0 of the table holds the accounts.
+      const damagedIndex = path.join(root, "damaged-index.tar.gz");
+      fs.writeFileSync(damagedIndex, damagePage(fs.readFileSync(file), files.index, 1));
+      const damagedTable = path.join(root, "damaged-table.tar.gz");
+      fs.writeFileSync(damagedTable, damagePage(fs.readFileSync(file), files.table, 0));
+      for (const [bad, relation] of [
+        [damagedIndex, "User_email_key"],
+        [damagedTable, '"User"'],
+      ] as const) {
+        const refused = await cli("restore", bad);
+        expect(refused.code, refused.out).toBe(1);
+        expect(refused.out).toContain("damaged");
+        expect(refused.out).toContain(relation);
+      }
+      expect(await signIn("kept@example.com")).toMatchObject({ email: "kept@example.com" });
+
+      // db:check on the stopped folder: sound now; a restore into a missing folder holds its lock too.
+      const checked = await cli("check");
+      expect(checked, checked.out).toMatchObject({ code: 0 });
+      expect(checked.out).toMatch(/every table and index sound/);
+      const elsewhere = path.join(root, "fresh");
+      const { lockMissingFolder } = await import("@/lib/db/adapters");
+      const release = await lockMissingFolder(elsewhere);
+      try {
+        const held = await runScript("db", ["restore", file], { ...process.env, DATABASE_URL: `pglite:${elsewhere}` });
+        expect(held.code).toBe(1);
+        expect(held.out).toMatch(/in use by another process/);
+      } finally {
+        await release();
+      }
+      expect(fs.existsSync(elsewhere)).toBe(false);
+    },
+  );
 });

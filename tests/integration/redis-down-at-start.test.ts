@@ -26,9 +26,16 @@ describe("a Redis that refuses connections at start", () => {
 
     const health = await (await import("@/app/api/health/route")).GET(new Request("http://localhost/api/health"));
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ ok: true, database: "up", rateLimitStore: { kind: "redis", state: "down" } });
+    expect(await health.json()).toEqual({
+      ok: true,
+      database: "up",
+      rateLimitStore: { kind: "redis", state: "down", failClosedPolicies: true },
+    });
+    // Not ready, though: every sign-in and registration would be refused.
+    const ready = await (await import("@/app/api/health/ready/route")).GET(new Request("http://localhost/api/health/ready"));
+    expect(ready.status).toBe(503);
 
-    // Registration fails closed: 429 with Retry-After, before anything else runs.
+    // Registration fails closed: 503 unavailable (the client did nothing wrong) with Retry-After, before anything else runs.
     const { POST } = await import("@/app/api/register/route");
     const refused = await POST(
       new Request("http://localhost/api/register", {
@@ -37,8 +44,9 @@ describe("a Redis that refuses connections at start", () => {
         body: "{}",
       }),
     );
-    expect(refused.status).toBe(429);
+    expect(refused.status).toBe(503);
     expect(refused.headers.get("Retry-After")).toBe("5");
+    expect(await refused.json()).toMatchObject({ error: "unavailable" });
 
     // Challenges only protect capacity: they fail open and are still issued.
     const challenge = await (

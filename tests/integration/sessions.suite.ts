@@ -134,7 +134,7 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
         vi.spyOn(gate.sessions, "create").mockRejectedValueOnce(new Error("database away"));
         const res = await browserSignIn("touch@example.com", PASSWORD);
         expect(res.status).toBe(503);
-        expect(await res.json()).toMatchObject({ error: "busy" });
+        expect(await res.json()).toMatchObject({ error: "unavailable" });
         expect(sessionCookieOf(res)).toBeNull();
       });
 
@@ -144,7 +144,7 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
         expect((await sessionWith(cookie)).body).toEqual({});
         const res = await me(cookie);
         expect(res.status).toBe(503);
-        expect(await res.json()).toMatchObject({ error: "busy" });
+        expect(await res.json()).toMatchObject({ error: "unavailable" });
       });
     });
 

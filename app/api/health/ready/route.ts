@@ -1,17 +1,19 @@
 import { limited } from "@/lib/http/limited";
 import { json } from "@/lib/http/responses";
-import { healthReport } from "@/lib/lifecycle/health";
+import { readinessReport } from "@/lib/lifecycle/health";
 import { isDraining } from "@/lib/lifecycle/lifecycle";
 
 export const dynamic = "force-dynamic";
 
 /**
  * Readiness: whether a load balancer should send this instance new requests. 503 from the first
- * SIGTERM on (the server is finishing what it has), and while the database does not answer.
+ * SIGTERM on (the server is finishing what it has), while the database does not answer or does
+ * not take a write, while the embedded database's disk is below DISK_MIN_FREE_MB, and while a
+ * fail-closed policy's shared store is down (every sign-in would be refused).
  */
 export const GET = limited("/api/health/ready", async (_request, { gate }) => {
   const draining = isDraining();
-  const report = await healthReport(gate);
-  const ok = !draining && report.database === "up";
+  const { ready, ...report } = await readinessReport(gate);
+  const ok = !draining && ready;
   return json(ok ? 200 : 503, { ok, draining, ...report });
 });
