@@ -341,7 +341,14 @@ async function run(context: PartContext, server: BenchServer): Promise<PartRepor
     }).finally(() => (attackDone = true));
     // Let the first attackers lock the username and fill the budget before the owner's first try.
     await sleep(Math.min(500, size.ownerPaceMs * 2));
-    const during = await pacedOwner(baseUrl, owner, Number.MAX_SAFE_INTEGER, size.ownerPaceMs, () => attackDone);
+    // Bounded in count as well as by the attack's own deadline: at most one sign-in per pace over the block's limit.
+    const during = await pacedOwner(
+      baseUrl,
+      owner,
+      Math.ceil(size.maxAttackBlockMs / size.ownerPaceMs),
+      size.ownerPaceMs,
+      () => attackDone,
+    );
     await attack;
     const attackMs = performance.now() - attackStartedMs;
     const lockCheck = await passwordSignIn(baseUrl, ownerCsrf, ownerAddress(0, owner.passwordsUsed++));
