@@ -8,8 +8,8 @@
  *   npm run bench -- --compare DIR         part 2 also measures the production build in DIR (another
  *                                          checkout, e.g. the commit before a change) side by side
  *
- * Parts: limiter, flood, distributed, memory, argon2, lockout, pow, retention, answers. flood, distributed, lockout and answers
- * start the production server (`node server.mjs`) from .next; a full run builds it when
+ * Parts: limiter, flood, distributed, memory, argon2, lockout, pow, retention, answers, passkeys. flood, distributed,
+ * lockout, answers and passkeys start the production server (`node server.mjs`) from .next; a full run builds it when
  * .next/BUILD_ID is missing, a smoke run skips those parts instead. pow runs the proof of work in
  * Node and in Chromium (CHROMIUM_PATH, else /usr/bin/chromium; skipped with a note when there is
  * none). All load goes to 127.0.0.1 and every loop is bounded.
@@ -32,6 +32,7 @@ import { memoryPart } from "./parts/memory";
 import { powPart } from "./parts/pow";
 import { retentionPart } from "./parts/retention";
 import { answersPart } from "./parts/answers";
+import { passkeysPart } from "./parts/passkeys";
 
 const PARTS: readonly Part[] = [
   limiterPart,
@@ -43,8 +44,9 @@ const PARTS: readonly Part[] = [
   powPart,
   retentionPart,
   answersPart,
+  passkeysPart,
 ];
-const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed", "lockout", "answers"]);
+const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed", "lockout", "answers", "passkeys"]);
 // Hard stops, whatever a part does: the bench must end by itself.
 const FULL_RUN_LIMIT_MS = 30 * 60_000;
 const SMOKE_RUN_LIMIT_MS = 3 * 60_000;
@@ -145,17 +147,19 @@ async function main(): Promise<number> {
       sharedSettings[name] = value;
     }
   }
+  // The shared server names itself "localhost" when any part needs a domain (WebAuthn's RP ID).
+  const sharedHost = options.parts.some((part) => part.publicHost === "localhost") ? "localhost" : undefined;
   let shared: Promise<BenchServer> | undefined;
   const serverFor =
     (part: Part) =>
     <T>(work: (server: BenchServer) => Promise<T>): Promise<T> => {
-      if (!options.smoke) return withServer(root, settingsOf(part), say, work);
-      shared ??= startServer(root, sharedSettings, say);
+      if (!options.smoke) return withServer(root, settingsOf(part), say, work, part.publicHost);
+      shared ??= startServer(root, sharedSettings, say, sharedHost);
       return shared.then(work);
     };
   // In a smoke run the server's start (several seconds) overlaps the parts that need none.
   if (options.smoke && needsServer && !serverUnavailable) {
-    shared = startServer(root, sharedSettings, say);
+    shared = startServer(root, sharedSettings, say, sharedHost);
     shared.catch(() => {});
   }
 
@@ -202,7 +206,7 @@ async function main(): Promise<number> {
     const header = [
       "# Gatehouse: benchmark results",
       "",
-      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on the machine below, and each section names the command that reproduces it. The HTTP drills (parts 2, 3 and 6) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing), and part 2's before column a second checkout with its own build (`--compare DIR`); part 7 needs Chromium (`CHROMIUM_PATH`, else `/usr/bin/chromium`).",
+      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on the machine below, and each section names the command that reproduces it. The HTTP drills (parts 2, 3, 6, 9 and 10) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing), and part 2's before column a second checkout with its own build (`--compare DIR`); part 7 needs Chromium (`CHROMIUM_PATH`, else `/usr/bin/chromium`).",
       "",
       "## Machine",
       "",

@@ -1,8 +1,8 @@
-import type { BenchServer } from "./server";
+import type { BenchServer, PublicHost } from "./server";
 
 /** What every bench part receives and returns. */
 
-export type PartId = "limiter" | "flood" | "distributed" | "memory" | "argon2" | "lockout" | "pow" | "retention" | "answers";
+export type PartId = "limiter" | "flood" | "distributed" | "memory" | "argon2" | "lockout" | "pow" | "retention" | "answers" | "passkeys";
 
 /** Each part prints its title as a heading; the smoke test looks for them. */
 export const PART_TITLES: Readonly<Record<PartId, string>> = {
@@ -15,6 +15,7 @@ export const PART_TITLES: Readonly<Record<PartId, string>> = {
   pow: "7. Proof of work by level",
   retention: "8. Table growth under a daily spray, with and without retention",
   answers: "9. Answers that do not tell whether an address has an account",
+  passkeys: "10. Passkeys: server CPU beside a password, and the owner's sign-in during an attack",
 };
 
 export type PartContext = {
@@ -49,6 +50,8 @@ export type Part = {
   title: string;
   /** Server settings on top of DRILL_SETTINGS for this part's server (parts that start none: none). */
   serverSettings?(smoke: boolean): Record<string, string>;
+  /** How the part's server names itself in NEXTAUTH_URL (default 127.0.0.1; WebAuthn needs "localhost"). */
+  publicHost?: PublicHost;
   run(context: PartContext): Promise<PartReport>;
 };
 

@@ -16,6 +16,10 @@ import { sleep } from "./stats";
  */
 export type BenchServer = {
   baseUrl: string;
+  /** NEXTAUTH_URL: the origin the server believes it has (its RP ID for WebAuthn is this host). */
+  publicUrl: string;
+  /** NEXTAUTH_SECRET, for drills that sign what the account page would (its session form token). */
+  secret: string;
   pid: number;
   /** How often each pino `event` was logged since the start; with `lane`, only lines with that `lane` field. */
   eventCount(event: string, lane?: string): number;
@@ -172,14 +176,27 @@ export function killOnExit(child: ChildProcess): void {
 }
 
 /**
+ * How the server names itself in NEXTAUTH_URL. It listens on 127.0.0.1 either way; "localhost"
+ * is for drills that use WebAuthn, whose RP ID must be a domain, never an IP address.
+ */
+export type PublicHost = "127.0.0.1" | "localhost";
+
+/**
  * Starts `node server.mjs` on a free loopback port with a fresh PGlite database, a random secret
  * and the given settings on top of the bench defaults. The environment is built from scratch so
  * settings of the calling shell (or of vitest) cannot leak into the measured configuration.
  */
-export async function startServer(root: string, settings: Record<string, string>, say: (line: string) => void): Promise<BenchServer> {
+export async function startServer(
+  root: string,
+  settings: Record<string, string>,
+  say: (line: string) => void,
+  publicHost: PublicHost = "127.0.0.1",
+): Promise<BenchServer> {
   installExitHook();
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
+  const publicUrl = `http://${publicHost}:${port}`;
+  const secret = randomBytes(32).toString("hex");
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-bench-"));
   const env = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -189,8 +206,8 @@ export async function startServer(root: string, settings: Record<string, string>
     PORT: String(port),
     HOST: "127.0.0.1",
     DATABASE_URL: `pglite:${dataDir}`,
-    NEXTAUTH_SECRET: randomBytes(32).toString("hex"),
-    NEXTAUTH_URL: baseUrl,
+    NEXTAUTH_SECRET: secret,
+    NEXTAUTH_URL: publicUrl,
     // A local http:// test server: session cookies cannot be Secure here.
     ALLOW_INSECURE_COOKIES: "true",
     LOG_LEVEL: "info",
@@ -279,6 +296,8 @@ export async function startServer(root: string, settings: Record<string, string>
 
   return {
     baseUrl,
+    publicUrl,
+    secret,
     pid: child.pid!,
     eventCount: (event, lane) => counts.get(lane === undefined ? event : `${event}\u0000${lane}`) ?? 0,
     errorLines: () => [...errors],
@@ -308,8 +327,9 @@ export async function withServer<T>(
   settings: Record<string, string>,
   say: (line: string) => void,
   work: (server: BenchServer) => Promise<T>,
+  publicHost?: PublicHost,
 ): Promise<T> {
-  const server = await startServer(root, settings, say);
+  const server = await startServer(root, settings, say, publicHost);
   try {
     return await work(server);
   } finally {

@@ -45,6 +45,17 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** Runs `worker` over 0..count-1 with `parallel` at a time, stopping new work after `deadlineMs` (Date.now()); returns how many started. */
+export async function pool(count: number, parallel: number, deadlineMs: number, worker: (index: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < count && Date.now() < deadlineMs) await worker(next++);
+    }),
+  );
+  return Math.min(next, count);
+}
+
 /** Runs the garbage collector when the bench was started with --expose-gc (npm run bench does). */
 export function collectGarbage(): void {
   (globalThis as { gc?: () => void }).gc?.();

@@ -5,7 +5,7 @@ import { getCsrf, register, signIn, solvedPayload, type SignInOutcome } from "..
 import { answerLabel, legitUser, pacedSignIns, summarizeLegit, type LegitSignIn, type LegitSummary, type LegitUser } from "../lib/legit";
 import { PART_TITLES, type Part, type PartContext, type PartReport } from "../lib/part";
 import { DRILL_SETTINGS, type BenchServer } from "../lib/server";
-import { fmt, sleep, table } from "../lib/stats";
+import { fmt, pool, sleep, table } from "../lib/stats";
 
 /**
  * Part 3: a distributed attack. Each of many client addresses (named through the trusted-proxy
@@ -120,17 +120,6 @@ function concurrency(
     max = Math.max(max, open);
   }
   return { mean: sum / steps, max };
-}
-
-/** Runs `worker` over 0..count-1 with `parallel` at a time, stopping new work after `deadlineMs`. */
-async function pool(count: number, parallel: number, deadlineMs: number, worker: (index: number) => Promise<void>): Promise<number> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < count && Date.now() < deadlineMs) await worker(next++);
-    }),
-  );
-  return Math.min(next, count);
 }
 
 /** What a solution costs at the default proof-of-work size, measured here (the attacker's bill). */
