@@ -16,7 +16,7 @@ import { prismaBrowserSessions, type BrowserSessions } from "@/lib/sessions/brow
 import type { SessionPolicy } from "@/lib/sessions/rules";
 import { prismaLockoutRepository, type LockoutRepository } from "@/lib/lockout/repository";
 import type { LockoutPolicy } from "@/lib/lockout/rules";
-import { log } from "@/lib/log/logger";
+import { createLogger, type Logger } from "@/lib/log/logger";
 import { Metrics } from "@/lib/metrics/metrics";
 import { HashBudget } from "@/lib/password/hash-budget";
 import { argon2Hasher, type PasswordHasher } from "@/lib/password/hash";
@@ -46,6 +46,8 @@ import { OutageLog } from "@/lib/resilience/outage";
 export type Gatehouse = {
   config: AppConfig;
   clock: () => number;
+  /** This instance's structured log (built from its LOG_LEVEL unless `options.log`). */
+  log: Logger;
   /** The database client every store and route uses. */
   prisma: PrismaClient;
   limiter: RateLimiter;
@@ -113,7 +115,7 @@ type Backend = {
  * (timeout + circuit breaker; the replay store has one of its own): one client's flood of one
  * endpoint cannot open the circuit that sign-in depends on.
  */
-async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () => number, metrics: Metrics): Promise<Backend> {
+async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () => number, metrics: Metrics, log: Logger): Promise<Backend> {
   const local = () => new MemoryRateLimitStore({ maxEntries: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, clock });
   if (config.RATE_LIMIT_STORE === "memory") {
     return {
@@ -133,13 +135,13 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
         breakerFailures: config.RATE_LIMIT_BREAKER_FAILURES,
         halfOpenAfterMs: config.RATE_LIMIT_BREAKER_HALF_OPEN_MS,
         onOpen: () =>
-          log().error({
+          log.error({
             event: "rate_limit_breaker_open",
             store: config.RATE_LIMIT_STORE,
             circuit: name,
             effect: "this policy's outage rule applies",
           }),
-        onClose: () => log().info({ event: "rate_limit_breaker_closed", store: config.RATE_LIMIT_STORE, circuit: name }),
+        onClose: () => log.info({ event: "rate_limit_breaker_closed", store: config.RATE_LIMIT_STORE, circuit: name }),
       });
       guards.set(name, guard);
     }
@@ -158,10 +160,10 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
   if (config.RATE_LIMIT_STORE === "redis") {
     const redis = connectRedis(
       config.REDIS_URL,
-      throttled(10_000, (error) => log().warn({ event: "redis_connection_error", err: error.message })),
+      throttled(10_000, (error) => log.warn({ event: "redis_connection_error", err: error.message })),
     );
     // Waits briefly for the first connection; a Redis that is down does not stop the start.
-    if (!(await untilReady(redis, 2_000))) log().error({ event: "rate_limit_store_unreachable", store: "redis" });
+    if (!(await untilReady(redis, 2_000))) log.error({ event: "rate_limit_store_unreachable", store: "redis" });
     store = new RedisRateLimitStore(redis, { keyPrefix: config.RATE_LIMIT_KEY_PREFIX });
     replays = redisReplayStore(redis, config.RATE_LIMIT_KEY_PREFIX);
     // Disconnected counts as down before the breaker has seen enough failures to open.
@@ -170,10 +172,10 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
   } else {
     // Each store deletes its own expired rows on a timer of its own.
     const postgres = createPostgresRateLimitStore(prisma, {
-      onCleanupError: (error) => log().warn({ event: "rate_limit_cleanup_failed", err: String(error) }),
+      onCleanupError: (error) => log.warn({ event: "rate_limit_cleanup_failed", err: String(error) }),
     });
     const postgresReplays = postgresReplayStore(prisma, {
-      onCleanupError: (error) => log().warn({ event: "altcha_replay_cleanup_failed", err: String(error) }),
+      onCleanupError: (error) => log.warn({ event: "altcha_replay_cleanup_failed", err: String(error) }),
     });
     store = postgres;
     replays = postgresReplays;
@@ -230,10 +232,11 @@ function throttled<T>(intervalMs: number, fn: (value: T) => void): (value: T) =>
  * The app's own instance is lib/auth/gatehouse.ts's `gatehouse()`.
  */
 /** What a caller may build a Gatehouse with besides its configuration and database (tests inject a counting hasher). */
-export type GatehouseOptions = { hasher?: PasswordHasher };
+export type GatehouseOptions = { hasher?: PasswordHasher; log?: Logger };
 
 export async function createGatehouse(config: AppConfig, database: Database, options: GatehouseOptions = {}): Promise<Gatehouse> {
   const clock = Date.now;
+  const log = options.log ?? createLogger(config.LOG_LEVEL);
   const { prisma } = database;
   const linkProblem = linkOutlivesQuota(
     "PASSWORD_RESET_LINK_MINUTES",
@@ -253,14 +256,14 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     }),
     circuits: () => backend.circuits(),
   });
-  const backend = await openBackend(config, prisma, clock, metrics);
+  const backend = await openBackend(config, prisma, clock, metrics, log);
   const failureLogs = new Map<string, (error: unknown) => void>();
   const limiter = new RateLimiter(backend.store, config.policies, config.RATE_LIMIT_KEY_SECRET, clock, (policy, error) => {
     // Protection is weakened (fail open) or traffic refused (fail closed): error, once per 10 s per policy.
     let report = failureLogs.get(policy.name);
     if (!report) {
       report = throttled(10_000, (err: unknown) =>
-        log().error({ event: "rate_limit_store_failed", policy: policy.name, failMode: policy.failMode, err: String(err) }),
+        log.error({ event: "rate_limit_store_failed", policy: policy.name, failMode: policy.failMode, err: String(err) }),
       );
       failureLogs.set(policy.name, report);
     }
@@ -271,7 +274,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     resolveClientAddress(headers, { trustedProxies, ipv6PrefixLength: config.IPV6_PREFIX_LENGTH, peerHeader: peerHeaderFromServer() });
   // Protection is weakened (these requests escape the per-address limits): error, once per 10 s.
   const reportMalformedHop = throttled(10_000, (hop: string) =>
-    log().error({ event: "forwarded_for_malformed", hop, hint: "a trusted proxy wrote an X-Forwarded-For hop that is no address" }),
+    log.error({ event: "forwarded_for_malformed", hop, hint: "a trusted proxy wrote an X-Forwarded-For hop that is no address" }),
   );
   const clientAddress = (headers: HeaderReader): ClientAddress => {
     const client = resolveClient(headers);
@@ -282,7 +285,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     if (client.source === "unknown" && !warnedUnknownPeer) {
       warnedUnknownPeer = true;
       // Routes with address limits answer 503 until the server runs behind server.mjs.
-      log().error({ event: "client_address_unknown", hint: "run server.mjs (npm start), not next start" });
+      log.error({ event: "client_address_unknown", hint: "run server.mjs (npm start), not next start" });
     }
     return client;
   };
@@ -295,20 +298,20 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     config.NODE_ENV === "production",
     (path) => {
       metrics.fastPathRefusals.inc({ route: path });
-      log().debug({ event: "refused_early", path });
+      log.debug({ event: "refused_early", path });
     },
   );
   const hashBudget = new HashBudget(config.HASH_CONCURRENCY, config.HASH_QUEUE, config.HASH_TRUSTED_SLOTS, clock);
   const background = new Background((task, error) =>
-    log().error({ event: "background_task_failed", task, err: error instanceof Error ? error.message : String(error) }),
+    log.error({ event: "background_task_failed", task, err: error instanceof Error ? error.message : String(error) }),
   );
-  const mailer = createMailer(mailerOptions(config), { log: log(), metrics, spool: prismaMailSpool(prisma, clock) });
+  const mailer = createMailer(mailerOptions(config), { log, metrics, spool: prismaMailSpool(prisma, clock) });
   // What the last process could not deliver before it stopped: sent now, each message once.
   background.run("mail_resume", () => mailer.resume().then(() => {}));
   const emailTokens = prismaEmailTokens(prisma);
   if (config.NODE_ENV === "production" && !config.SMTP_URL) {
     // Links then sit in files on this machine, and no owner gets them: fine for a trial, never for users.
-    log().error({
+    log.error({
       event: "mail_to_outbox_only",
       outboxDir: config.MAIL_OUTBOX_DIR,
       hint: "set SMTP_URL so verification, reset and unlock emails reach people",
@@ -330,19 +333,20 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
       unlockLifetimeMs: config.UNLOCK_LINK_MINUTES * 60_000,
     },
     isLocked: async (email) => (await lockouts.check(usernameKey(email), clock(), config.lockoutPolicy)).locked,
-    onSkipped: (kind, reason) => log().info({ event: "mail_skipped", kind, reason }),
+    onSkipped: (kind, reason) => log.info({ event: "mail_skipped", kind, reason }),
   });
   let closing: Promise<void> | undefined;
   return {
     config,
     clock,
+    log,
     prisma,
     limiter,
     storeHealth: () => ({ kind: backend.store.kind, state: backend.health() }),
     replays: backend.replays,
     altcha: { hmacSecret: config.ALTCHA_HMAC_SECRET, expiresSeconds: config.ALTCHA_EXPIRES_SECONDS, maxCounter: config.ALTCHA_MAX_COUNTER },
     lockouts,
-    events: prismaSecurityEvents(prisma, clock, (error) => log().warn({ event: "security_event_not_recorded", err: String(error) })),
+    events: prismaSecurityEvents(prisma, clock, (error) => log.warn({ event: "security_event_not_recorded", err: String(error) })),
     lockoutPolicy: config.lockoutPolicy,
     deviceLockoutPolicy: config.deviceLockoutPolicy,
     devices: prismaKnownDevices(prisma, { secret: config.DEVICE_COOKIE_SECRET, lifetimeMs: config.deviceCookieLifetimeMs }),
@@ -356,7 +360,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     admissions: new AdmissionDesk(),
     hasher: options.hasher ?? argon2Hasher(argon2Params(config.ARGON2_PROFILE)),
     refusals,
-    outages: new OutageLog(log(), clock),
+    outages: new OutageLog(log, clock),
     clientAddress,
     usernameKey,
     deviceLockKey: (deviceId) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["device-lockout", deviceId]),

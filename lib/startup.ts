@@ -6,7 +6,7 @@ import { startRetention } from "@/lib/retention/job";
 export async function startGatehouse(): Promise<void> {
   try {
     const gate = await gatehouse();
-    const retention = startRetention(gate.prisma, gate.config, gate.clock);
+    const retention = startRetention(gate.prisma, gate.config, gate.clock, gate.log);
     // server.mjs calls close() once the last in-flight request has been answered.
     publishLifecycle(
       {

@@ -3,7 +3,6 @@ import { signOutEverywhere } from "@/lib/auth/end-sessions";
 import { normalizeEmail } from "@/lib/auth/credentials";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { ClientAddress } from "@/lib/http/client-address";
-import { log } from "@/lib/log/logger";
 
 /** What an operator's action is recorded as: no network address, a label of its own. */
 const OPERATOR: ClientAddress = { address: "operator", key: "operator", source: "unknown" };
@@ -45,7 +44,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       await gate.lockouts.reset(key);
       const user = await context.prisma.user.findUnique({ where: { email }, select: { id: true } });
       if (user) await gate.events.accountChanged(user.id, "admin_unlocked", OPERATOR, ORIGIN);
-      log().info({ event: "admin_action", action: "unlock", usernameKey: key, wasLocked: before.locked });
+      context.gate.log.info({ event: "admin_action", action: "unlock", usernameKey: key, wasLocked: before.locked });
       return before.locked ? `Unlocked ${email}.` : `${email} was not locked; its failure count is cleared.`;
     },
   },
@@ -71,7 +70,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       const ended = await signOutEverywhere(gate, user.id, null, gate.clock());
       const devices = await gate.devices.forgetAll(gate.usernameKey(user.email));
       await gate.events.accountChanged(user.id, "admin_sessions_revoked", OPERATOR, ORIGIN);
-      log().info({ event: "admin_action", action: "revoke_sessions", userId: user.id, ...ended, devicesForgotten: devices });
+      context.gate.log.info({ event: "admin_action", action: "revoke_sessions", userId: user.id, ...ended, devicesForgotten: devices });
       return `Signed ${user.email} out everywhere: ${ended.browserSessions} browser sessions, ${ended.apiSessions} API sessions, ${ended.downloadTokens} download links, ${devices} known devices.`;
     },
   },
@@ -101,7 +100,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       if (name === null) throw new AdminError(`${user.email} has no passkey ${id}.`);
       await gate.events.accountChanged(user.id, "admin_passkey_removed", OPERATOR, ORIGIN);
       gate.recovery.notice("passkey_removed", { id: user.id }, { browser: ORIGIN.browser, address: "operator", atMs: gate.clock() }, name);
-      log().info({ event: "admin_action", action: "remove_passkey", userId: user.id });
+      context.gate.log.info({ event: "admin_action", action: "remove_passkey", userId: user.id });
       return `Removed the passkey "${name}" from ${user.email}; the owner is told by email.`;
     },
   },
@@ -137,7 +136,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
         return { ...owned, knownDevices, lockouts, users };
       });
       // No account is left to hold a security event: the log line is the record.
-      log().info({ event: "admin_action", action: "delete_user", userId: user.id, usernameKey, ...counts });
+      context.gate.log.info({ event: "admin_action", action: "delete_user", userId: user.id, usernameKey, ...counts });
       return `Deleted ${user.email} and its data: ${JSON.stringify(counts)}.`;
     },
   },

@@ -6,7 +6,6 @@ import { csrfRefused, unavailable } from "@/lib/http/refusals";
 import { accept, refuse, type OrRefused } from "@/lib/http/refused";
 import { jsonError } from "@/lib/http/responses";
 import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
-import { log } from "@/lib/log/logger";
 import { liveSessionOfCookies, type LiveSession } from "./browser-session";
 import type { Gatehouse } from "./gatehouse";
 import { SESSION_ENDED } from "@/lib/ui/messages";
@@ -28,12 +27,12 @@ export async function readAccountForm(
   try {
     session = await liveSessionOfCookies(gate, cookieJar(request.cookies));
   } catch (error) {
-    log().error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
+    gate.log.error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
     return refuse(unavailable());
   }
   if (!session) return refuse(jsonError(401, "unauthenticated", SESSION_ENDED));
   if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) {
-    log().info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
+    gate.log.info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
     return refuse(csrfRefused());
   }
   const refused = await beforeBody(session);

@@ -5,7 +5,6 @@ import { unavailable } from "@/lib/http/refusals";
 import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 import { accept, refuse, type OrRefused } from "@/lib/http/refused";
 import { jsonError } from "@/lib/http/responses";
-import { log } from "@/lib/log/logger";
 import { accessTokenStanding, verifyAccessToken } from "@/lib/tokens/access-token";
 import { liveSessionOfCookies } from "./browser-session";
 import type { Gatehouse } from "./gatehouse";
@@ -45,11 +44,11 @@ export async function apiCaller(
     try {
       ended = await accessTokenStanding(gate.prisma, check);
     } catch (error) {
-      log().error({ event: "access_token_check_failed", err: error instanceof Error ? error.message : String(error) });
+      gate.log.error({ event: "access_token_check_failed", err: error instanceof Error ? error.message : String(error) });
       return refuse(unavailable());
     }
     if (ended) {
-      log().info({ event: "access_token_refused", reason: ended, familyId: check.familyId });
+      gate.log.info({ event: "access_token_refused", reason: ended, familyId: check.familyId });
       return refuse(
         jsonError(
           401,
@@ -69,7 +68,7 @@ export async function apiCaller(
   try {
     session = await liveSessionOfCookies(gate, cookieJar(request.cookies));
   } catch (error) {
-    log().error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
+    gate.log.error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
     return refuse(unavailable());
   }
   if (session) {
@@ -77,7 +76,7 @@ export async function apiCaller(
     // holder writes: cookie-authenticated writes must show they come from the app's own pages.
     if (options.changesState) {
       if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) {
-        log().info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
+        gate.log.info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
         return refuse(
           jsonError(403, "csrf_invalid", "This request did not come from this site's pages. Send it from the app, or use a Bearer token."),
         );

@@ -1,4 +1,3 @@
-import { log } from "@/lib/log/logger";
 import type { ClientAddress } from "@/lib/http/client-address";
 import { truncateAddress } from "@/lib/events/security-events";
 import { browserLabel } from "@/lib/sessions/browser-label";
@@ -66,12 +65,12 @@ export async function signedInBrowser(
   try {
     session = await openSession(gate, outcome.user, client, userAgent, outcome.sessionId);
   } catch (error) {
-    log().error({ event: "session_start_failed", err: error instanceof Error ? error.message : String(error) });
+    gate.log.error({ event: "session_start_failed", err: error instanceof Error ? error.message : String(error) });
     return unavailable();
   }
   const response = json(200, body);
   response.headers.append("Set-Cookie", session);
-  return setDeviceCookie(response, outcome.device.token, outcome.device.expiresAtMs, gate.clock());
+  return setDeviceCookie(response, gate.config, outcome.device.token, outcome.device.expiresAtMs, gate.clock());
 }
 
 /**
@@ -85,13 +84,13 @@ export async function liveSession(gate: Gatehouse, claims: SessionClaims | null)
   const userId = typeof claims?.sub === "string" ? claims.sub : null;
   const sid = typeof claims?.sid === "string" ? claims.sid : null;
   if (!userId || !sid) {
-    if (claims) log().info({ event: "session_refused", reason: "no_sid" });
+    if (claims) gate.log.info({ event: "session_refused", reason: "no_sid" });
     return null;
   }
   const nowMs = gate.clock();
   const verdict = judgeSession(await gate.sessions.find(sid), userId, nowMs, gate.sessionPolicy);
   if (!verdict.live) {
-    log().info({ event: "session_refused", reason: verdict.reason });
+    gate.log.info({ event: "session_refused", reason: verdict.reason });
     return null;
   }
   if (verdict.touch) {
@@ -99,7 +98,7 @@ export async function liveSession(gate: Gatehouse, claims: SessionClaims | null)
     await gate.sessions
       .touch(sid, nowMs, nowMs - gate.sessionPolicy.touchEveryMs)
       .catch((error: unknown) =>
-        log().warn({ event: "session_touch_failed", err: error instanceof Error ? error.message : String(error) }),
+        gate.log.warn({ event: "session_touch_failed", err: error instanceof Error ? error.message : String(error) }),
       );
   }
   return { userId, sid };

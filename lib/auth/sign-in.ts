@@ -6,7 +6,6 @@ import { truncateAddress } from "@/lib/events/security-events";
 import type { NoticeOrigin } from "@/lib/recovery/messages";
 import { invalidLink } from "@/lib/recovery/link-requests";
 import type { LockoutCheck, LockoutPolicy } from "@/lib/lockout/rules";
-import { log } from "@/lib/log/logger";
 import { logSecurity } from "@/lib/log/security-log";
 import type { KnownDevice } from "@/lib/devices/known-devices";
 import type { Lane } from "@/lib/password/hash-budget";
@@ -118,7 +117,7 @@ async function claimLane(limits: RouteLimits, email: string, device: KnownDevice
   const { gate } = limits;
   const lane = await gate.limiter.consume("knownDeviceLane", [gate.usernameKey(email)]);
   if (!lane.allowed || !(await gate.devices.claim(device.id, gate.clock(), DEVICE_CLAIM_MS))) {
-    log().info({ event: "device_lane_declined", reason: lane.allowed ? "device_in_use" : "lane_limit" });
+    gate.log.info({ event: "device_lane_declined", reason: lane.allowed ? "device_in_use" : "lane_limit" });
     return null;
   }
   return device;
@@ -133,14 +132,14 @@ async function claimLane(limits: RouteLimits, email: string, device: KnownDevice
  */
 export async function checkPassword(gate: Gatehouse, admission: SignInAdmission): Promise<SignInOutcome> {
   if (!gate.admissions.take(admission)) {
-    log().error({ event: "password_check_refused", reason: "no_admission" });
+    gate.log.error({ event: "password_check_refused", reason: "no_admission" });
     return { ok: false, refusal: null };
   }
   let outcome: SignInOutcome | undefined;
   try {
     outcome = await checkAdmitted(gate, admission);
   } catch (error) {
-    log().error({ event: "password_check_failed", err: error instanceof Error ? error.message : String(error) });
+    gate.log.error({ event: "password_check_failed", err: error instanceof Error ? error.message : String(error) });
     logSecurity(gate, { route: admission.route, outcome: "unavailable", client: admission.client, email: admission.email });
     outcome = { ok: false, refusal: unavailable() };
   }
@@ -163,7 +162,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
 
       const endTimer = gate.metrics.passwordCheckSeconds.startTimer();
       const user = await verifyCredentials(gate.prisma, { email, password }, gate.hasher, (error) =>
-        log().warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
+        gate.log.warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
       );
       endTimer();
       // An account whose address is not confirmed yet fails exactly like a wrong password, even
@@ -177,7 +176,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
         // Already counted by admitAttempt, whether or not the account exists.
         gate.addressFailures.set(client.key, (gate.addressFailures.get(client.key) ?? 0) + 1);
-        log().info({
+        gate.log.info({
           event: "sign_in_failed",
           lane: subject.lane,
           failureCount: attempt.state.failureCount,
@@ -202,7 +201,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         if (!(await gate.emailTokens.use(confirms.linkId, nowMs))) return { ok: false, refusal: invalidLink() };
         if (await confirmAddress(gate.prisma, user.id, nowMs)) {
           await gate.events.accountChanged(user.id, "email_verified", client, { browser });
-          log().info({ event: "email_verified", userId: user.id });
+          gate.log.info({ event: "email_verified", userId: user.id });
         }
       }
       const usernameKey = gate.usernameKey(email);
@@ -217,7 +216,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         await gate.lockouts.reset(usernameKey);
       }
       const issued = await gate.devices.issue(usernameKey, nowMs);
-      log().info({ event: "sign_in_succeeded", lane: subject.lane, userId: user.id, rehashed: user.rehashed });
+      gate.log.info({ event: "sign_in_succeeded", lane: subject.lane, userId: user.id, rehashed: user.rehashed });
       logSecurity(gate, { route, outcome: "sign_in_succeeded", client, email, detail: subject.lane, userId: user.id });
       if (reauthenticates) {
         // The owner of a live session proved it again: recorded as that, for that session; no sign-in happened.

@@ -1,6 +1,5 @@
 import { NextRequest } from "next/server";
 import { gatehouse, type Gatehouse } from "@/lib/auth/gatehouse";
-import { log } from "@/lib/log/logger";
 import { logSecurity } from "@/lib/log/security-log";
 import type { ClientAddress } from "./client-address";
 import { outageCause } from "@/lib/resilience/outage";
@@ -111,7 +110,7 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
       // Next.js always passes the context; a route with params is only ever called with it.
       const response = await handler(request, limits, context as C);
       if (response.status < 400 && limits.pending.length > 0) {
-        log().error({ event: "route_limit_skipped", path, policies: limits.pending.map((row) => row.policy) });
+        gate.log.error({ event: "route_limit_skipped", path, policies: limits.pending.map((row) => row.policy) });
       }
       return response;
     } catch (error) {
@@ -132,6 +131,6 @@ function failed(gate: Gatehouse, path: RoutePath, error: unknown): Response {
     gate.outages.failed(cause, path, error);
     return serviceUnavailable();
   }
-  log().error({ event: "route_failed", path, err: error instanceof Error ? error.message : String(error) });
+  gate.log.error({ event: "route_failed", path, err: error instanceof Error ? error.message : String(error) });
   return jsonError(500, "internal", "Something went wrong on our side. Try again later.");
 }

@@ -1,14 +1,16 @@
 import pino from "pino";
-import { getConfig } from "@/lib/config/env";
 
-let logger: pino.Logger | undefined;
+export type Logger = pino.Logger;
 
-/** One structured event per decision that matters; never a password, hash or secret. */
-export function log(): pino.Logger {
-  logger ??= pino({
-    level: getConfig().LOG_LEVEL,
+/**
+ * One structured event per decision that matters; never a password, hash or secret. Each
+ * Gatehouse builds its own from its configuration (createGatehouse): nothing here reads the
+ * environment, so two instances in one process log at their own levels.
+ */
+export function createLogger(level: pino.LevelWithSilent): Logger {
+  return pino({
+    level,
     base: { app: "gatehouse" },
     redact: { paths: ["password", "*.password", "passwordHash", "*.passwordHash", "secret"], remove: true },
   });
-  return logger;
 }

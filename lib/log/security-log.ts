@@ -1,7 +1,6 @@
 import type { Gatehouse } from "@/lib/auth/gatehouse";
 import type { ClientAddress } from "@/lib/http/client-address";
 import { digestKey } from "@/lib/rate-limit/limiter";
-import { log } from "./logger";
 
 /** What happened to a request at a protection layer, or how its password check ended. */
 export type SecurityOutcome =
@@ -28,7 +27,7 @@ export type SecurityLogEntry = {
 export function logSecurity(gate: Gatehouse, entry: SecurityLogEntry): void {
   const { route, outcome, client, email, policy, detail, userId } = entry;
   gate.metrics.outcomes.inc({ route, outcome, policy: policy ?? "" });
-  log().info({
+  gate.log.info({
     event: "security",
     route,
     outcome,

@@ -2,7 +2,6 @@ import type { SignInOutcome } from "@/lib/auth/admission";
 import { noticeOrigin } from "@/lib/auth/sign-in";
 import type { RouteLimits } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
-import { log } from "@/lib/log/logger";
 import { logSecurity } from "@/lib/log/security-log";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { newSessionId } from "@/lib/sessions/browser-sessions";
@@ -52,7 +51,12 @@ export async function signInWithPasskey(
   const verified = await verifyAuthentication(gate.passkeySettings, response, passkey, "sign_in", "", nowMs);
   if (!verified.ok) return refused(verified.reason);
   if (counterVerdict(passkey.signCount, verified.reportedCount) === "regressed") {
-    log().warn({ event: "passkey_counter_regressed", userId: passkey.userId, stored: passkey.signCount, reported: verified.reportedCount });
+    gate.log.warn({
+      event: "passkey_counter_regressed",
+      userId: passkey.userId,
+      stored: passkey.signCount,
+      reported: verified.reportedCount,
+    });
     await gate.events.accountChanged(passkey.userId, "passkey_counter_regressed", client, { browser });
     gate.recovery.notice("passkey_counter_regressed", { id: passkey.userId }, noticeOrigin(gate, limits));
     return refused("regressed");
@@ -76,7 +80,7 @@ export async function signInWithPasskey(
   const device = await gate.devices.issue(usernameKey, nowMs);
   const first = await recordFirstSignIn(gate.prisma, user.id, nowMs);
   const sessionId = newSessionId();
-  log().info({ event: "passkey_sign_in_succeeded", userId: user.id });
+  gate.log.info({ event: "passkey_sign_in_succeeded", userId: user.id });
   logSecurity(gate, { route: limits.path, outcome: "sign_in_succeeded", client, email: user.email, detail: "passkey", userId: user.id });
   await gate.events.signInSucceeded(user.id, client, { browser: `${browser} (passkey)`, sessionId });
   if (!previous && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, limits));

@@ -1,7 +1,7 @@
 import type { AppConfig } from "@/lib/config/env";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { startPeriodic } from "@/lib/jobs/periodic";
-import { log } from "@/lib/log/logger";
+import type { Logger } from "@/lib/log/logger";
 import { retentionCutoffs, type RetentionPolicy } from "./policy";
 import { runRetention } from "./retention";
 
@@ -22,17 +22,17 @@ export function retentionPolicy(config: AppConfig): RetentionPolicy {
  * Housekeeping: a failed run is a warning and the next one tries again. Every instance runs it;
  * the deletes are idempotent. Returns stop(), which waits for a run in progress.
  */
-export function startRetention(prisma: PrismaClient, config: AppConfig, clock: () => number): { stop(): Promise<void> } {
+export function startRetention(prisma: PrismaClient, config: AppConfig, clock: () => number, log: Logger): { stop(): Promise<void> } {
   const policy = retentionPolicy(config);
   return startPeriodic(
     async () => {
       const counts = await runRetention(prisma, retentionCutoffs(clock(), policy), config.RETENTION_BATCH_ROWS);
-      if (Object.values(counts).some((count) => count > 0)) log().info({ event: "retention_run", ...counts });
+      if (Object.values(counts).some((count) => count > 0)) log.info({ event: "retention_run", ...counts });
     },
     {
       intervalMs: config.RETENTION_INTERVAL_MINUTES * 60_000,
       firstAfterMs: 60_000,
-      onError: (error) => log().warn({ event: "retention_failed", err: error instanceof Error ? error.message : String(error) }),
+      onError: (error) => log.warn({ event: "retention_failed", err: error instanceof Error ? error.message : String(error) }),
     },
   );
 }

@@ -1,28 +1,37 @@
 import { vi } from "vitest";
+import type { Gatehouse } from "@/lib/gatehouse";
 
 /**
- * Counts Argon2id password verifications through the log: checkPassword writes exactly one
- * `sign_in_failed` or `sign_in_succeeded` event per verification, and nothing else does.
- * Also collects `password_check_refused` errors.
+ * Counts Argon2id password verifications through the instance's own hasher (a counting wrapper
+ * around it: one call per password check, an unknown account's dummy check included), and the
+ * password checks refused for want of an admission through its log.
  */
-export async function watchPasswordChecks() {
-  const { log } = await import("@/lib/log/logger");
-  const info = vi.spyOn(log(), "info");
-  const error = vi.spyOn(log(), "error");
-  const events = (spy: typeof info, names: string[]) =>
-    spy.mock.calls.filter(
-      ([entry]) => typeof entry === "object" && entry !== null && names.includes((entry as { event?: string }).event ?? ""),
+export async function watchPasswordChecks(gate: Gatehouse) {
+  const inner = gate.hasher;
+  let verifications = 0;
+  gate.hasher = {
+    params: inner.params,
+    hash: (password) => inner.hash(password),
+    verify: (storedHash, password) => {
+      verifications += 1;
+      return inner.verify(storedHash, password);
+    },
+  };
+  const error = vi.spyOn(gate.log, "error");
+  const refusals = () =>
+    error.mock.calls.filter(
+      ([entry]) => typeof entry === "object" && entry !== null && (entry as { event?: string }).event === "password_check_refused",
     ).length;
   let verifiedBefore = 0;
   let refusedBefore = 0;
   return {
     /** Verifications since the last reset. */
-    verified: () => events(info, ["sign_in_failed", "sign_in_succeeded"]) - verifiedBefore,
+    verified: () => verifications - verifiedBefore,
     /** Password checks refused for want of an admission since the last reset. */
-    refusedWithoutAdmission: () => events(error, ["password_check_refused"]) - refusedBefore,
+    refusedWithoutAdmission: () => refusals() - refusedBefore,
     reset() {
-      verifiedBefore = events(info, ["sign_in_failed", "sign_in_succeeded"]);
-      refusedBefore = events(error, ["password_check_refused"]);
+      verifiedBefore = verifications;
+      refusedBefore = refusals();
     },
   };
 }

@@ -371,8 +371,7 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
     });
 
     it("keys a malformed hop on its own request, never the proxy's shared address, and says so loudly", async () => {
-      const { log } = await import("@/lib/log/logger");
-      const error = vi.spyOn(log(), "error");
+      const error = vi.spyOn(proxied.log, "error");
       const counted = async () =>
         ((await proxied.metrics.registry.getSingleMetric("gatehouse_forwarded_for_malformed_total")?.get())?.values ?? []).reduce(
           (sum, value) => sum + value.value,

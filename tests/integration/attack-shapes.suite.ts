@@ -53,7 +53,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       for (const name of ["victim", "parallel", "tokenparallel", "owner", "redirect", "query", "session"])
         await register(`${name}@example.com`);
       await lock("victim@example.com");
-      checks = await watchPasswordChecks();
+      checks = await watchPasswordChecks(gate);
     });
 
     afterAll(async () => {

@@ -37,7 +37,7 @@ export function changePasswordSuite(label: string, makeDatabase: () => Promise<T
       database = await makeDatabase();
       gate = await servedGatehouse(database.url, { HASH_QUEUE: "100" });
       for (const name of ["changer", "rules", "guesser", "crosssite"]) await createAccount(gate, `${name}@example.com`, PASSWORD);
-      checks = await watchPasswordChecks();
+      checks = await watchPasswordChecks(gate);
     });
 
     beforeEach(() => checks.reset());

@@ -74,7 +74,7 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       ]) {
         await register(`${name}@example.com`);
       }
-      checks = await watchPasswordChecks();
+      checks = await watchPasswordChecks(gate);
     });
 
     afterAll(async () => {

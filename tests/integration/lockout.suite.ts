@@ -40,7 +40,7 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
       for (const email of ["victim@example.com", "restart@example.com", "reset@example.com"]) {
         await registerAccount(gate.prisma, { email, password: PASSWORD }, gate.hasher, Date.now());
       }
-      checks = await watchPasswordChecks();
+      checks = await watchPasswordChecks(gate);
     });
 
     afterAll(async () => {

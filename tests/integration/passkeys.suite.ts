@@ -104,7 +104,7 @@ export function passkeysSuite(label: string, makeDatabase: () => Promise<TestDat
     it("adds a passkey, then signs in with it alone: a session and a known device, no Argon2id, no hash-budget slot", async () => {
       const { passkey } = await ownerWithPasskey("alone@example.com");
       expect(await kindsOf("alone@example.com")).toContain("passkey_added");
-      const checks = await watchPasswordChecks();
+      const checks = await watchPasswordChecks(gate);
       const budget = vi.spyOn(gate.hashBudget, "run");
       const res = await passkeySignIn(await authenticator.authenticate(passkey, await signInOptions()));
       expect(res.status, await res.clone().text()).toBe(200);

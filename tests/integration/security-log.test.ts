@@ -21,8 +21,7 @@ describe("security log", () => {
     announcePeerHeader();
     database = await freshPglite();
     gate = await servedGatehouse(database.url, { ALTCHA_MAX_COUNTER: "1000" });
-    const { log } = await import("@/lib/log/logger");
-    const info = vi.spyOn(log(), "info");
+    const info = vi.spyOn(gate.log, "info");
     lines = () => info.mock.calls.map(([entry]) => entry as unknown as Entry).filter((entry) => entry?.event === "security");
     await createAccount(gate, EMAIL, PASSWORD);
   });

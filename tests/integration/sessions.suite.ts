@@ -82,8 +82,7 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
       expect(out.status).toBe(200);
       expect(out.headers.getSetCookie().some((value) => /session-token=;/.test(value))).toBe(true);
       // The copy still decrypts and has not expired as a JWT: only the server record says no.
-      const { log } = await import("@/lib/log/logger");
-      const errors = vi.spyOn(log(), "error");
+      const errors = vi.spyOn(gate.log, "error");
       await expectDead(cookie);
       // An ended session is an answer, not a server error: nothing at error level.
       expect(errors).not.toHaveBeenCalled();

@@ -1,7 +1,6 @@
 import { readText } from "@/lib/http/body";
 import { limited } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
-import { log } from "@/lib/log/logger";
 
 export const dynamic = "force-dynamic";
 
@@ -25,7 +24,7 @@ function violations(body: unknown): Violation[] {
  * Content-Security-Policy violation reports. Browsers send these on their own, many per page, so
  * they have a bucket of their own (cspReport) and never spend a user's sign-in or API quota.
  */
-export const POST = limited("/api/csp-report", async (request) => {
+export const POST = limited("/api/csp-report", async (request, { gate }) => {
   const text = await readText(request, MAX_REPORT_BYTES);
   if (!text.ok) return text.response;
   let body: unknown;
@@ -34,6 +33,6 @@ export const POST = limited("/api/csp-report", async (request) => {
   } catch {
     return jsonError(400, "invalid_json", "A CSP report is JSON.");
   }
-  for (const violation of violations(body)) log().info({ event: "csp_violation", ...violation });
+  for (const violation of violations(body)) gate.log.info({ event: "csp_violation", ...violation });
   return new Response(null, { status: 204 });
 });

@@ -5,7 +5,6 @@ import { readJson } from "@/lib/http/body";
 import { limited } from "@/lib/http/limited";
 import { busy, captchaInvalid } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
-import { log } from "@/lib/log/logger";
 import { logSecurity } from "@/lib/log/security-log";
 import { REGISTRATION_ACCEPTED } from "@/lib/recovery/answers";
 import { registerAccount } from "@/lib/users/accounts";
@@ -41,11 +40,11 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
       const verified = gate.config.REQUIRE_EMAIL_VERIFICATION === "false";
       const result = await registerAccount(gate.prisma, input.data, gate.hasher, verified ? gate.clock() : null);
       if (result.ok) {
-        log().info({ event: "account_registered", userId: result.user.id });
+        gate.log.info({ event: "account_registered", userId: result.user.id });
         // Counted as verified already: a link would only ever answer invalid_token.
         if (!verified) gate.recovery.accountCreated(result.user);
       } else {
-        log().info({ event: "registration_for_taken_address" });
+        gate.log.info({ event: "registration_for_taken_address" });
         gate.recovery.addressTaken(input.data.email);
       }
       return json(202, REGISTRATION_ACCEPTED);

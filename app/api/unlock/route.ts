@@ -1,7 +1,6 @@
 import { setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { json } from "@/lib/http/responses";
-import { log } from "@/lib/log/logger";
 import { invalidLink, linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
 import { browserLabel } from "@/lib/sessions/browser-label";
 
@@ -22,11 +21,11 @@ export const POST = limited("/api/unlock", async (request, limits) => {
   if (!(await gate.emailTokens.use(link.token.id, nowMs))) return invalidLink();
   const device = await gate.devices.issue(gate.usernameKey(link.token.email), nowMs);
   await gate.events.accountChanged(link.token.userId, "unlock_link_used", client, { browser: browserLabel(limits.userAgent) });
-  log().info({ event: "unlock_link_used", userId: link.token.userId });
+  gate.log.info({ event: "unlock_link_used", userId: link.token.userId });
   const response = json(200, {
     status: "unlocked",
     message: "This browser can sign in to your account now. Enter your password to continue.",
     email: link.token.email,
   });
-  return setDeviceCookie(response, device.token, device.expiresAtMs, nowMs);
+  return setDeviceCookie(response, gate.config, device.token, device.expiresAtMs, nowMs);
 });

@@ -1,6 +1,5 @@
 import type { NextAuthOptions } from "next-auth";
 import { safeRedirect } from "@/lib/http/callback-url";
-import { log } from "@/lib/log/logger";
 import { liveSession, SessionEnded } from "../browser-session";
 import type { Gatehouse } from "../gatehouse";
 import { nextAuthCookies } from "./cookies";
@@ -21,9 +20,9 @@ export function authOptions(gate: Gatehouse): NextAuthOptions {
     logger: {
       // A dead session is an answer (an empty session), not an error; liveSession logged why.
       error: (code, metadata) => {
-        if ((metadata as { name?: unknown } | undefined)?.name !== "SessionEnded") log().error({ event: "nextauth_error", code });
+        if ((metadata as { name?: unknown } | undefined)?.name !== "SessionEnded") gate.log.error({ event: "nextauth_error", code });
       },
-      warn: (code) => log().warn({ event: "nextauth_warning", code }),
+      warn: (code) => gate.log.warn({ event: "nextauth_warning", code }),
       debug: () => {},
     },
     providers: [],

@@ -3,7 +3,6 @@ import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
 import { noticeOrigin } from "@/lib/auth/sign-in";
 import { limited } from "@/lib/http/limited";
 import { json } from "@/lib/http/responses";
-import { log } from "@/lib/log/logger";
 import { passkeyRefused } from "@/lib/passkeys/sign-in";
 import { credentialField, parseRegistration, verifyRegistration } from "@/lib/passkeys/webauthn";
 import { browserLabel } from "@/lib/sessions/browser-label";
@@ -33,6 +32,6 @@ export const POST = limited("/api/account/passkeys", async (request, limits) => 
   if ("taken" in added) return passkeyRefused("invalid_response");
   await gate.events.accountChanged(userId, "passkey_added", client, { browser: browserLabel(limits.userAgent), sessionId: sid });
   gate.recovery.notice("passkey_added", { id: userId }, noticeOrigin(gate, limits), name);
-  log().info({ event: "passkey_added", userId, synced: verified.passkey.deviceType === "multiDevice" });
+  gate.log.info({ event: "passkey_added", userId, synced: verified.passkey.deviceType === "multiDevice" });
   return json(200, { status: "passkey_added", passkey: { id: added.id, name } });
 });

@@ -8,7 +8,6 @@ import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { busy } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
-import { log } from "@/lib/log/logger";
 import { isCommonPassword } from "@/lib/password/common-passwords";
 import { PASSWORD_MAX_LENGTH, passwordProblem } from "@/lib/password/rules";
 import { browserLabel } from "@/lib/sessions/browser-label";
@@ -53,7 +52,7 @@ export const POST = limited("/api/account/password", async (request, limits) => 
 
   const checked = await signInWithPassword(
     limits,
-    { email: user.email, password: currentPassword, deviceToken: deviceTokenOf(request) },
+    { email: user.email, password: currentPassword, deviceToken: deviceTokenOf(request, gate.config) },
     { altcha },
   );
   if (!checked.ok) return checked.refusal ?? json(401, { error: "invalid_credentials", message: "Your current password is not right." });
@@ -92,8 +91,8 @@ export const POST = limited("/api/account/password", async (request, limits) => 
     sessionId,
   });
   gate.recovery.notice("password_changed", { id: userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
-  log().info({ event: "password_changed", userId: userId, ...ended, devicesForgotten: devices });
+  gate.log.info({ event: "password_changed", userId: userId, ...ended, devicesForgotten: devices });
   const response = backToAccount("password_changed");
   response.headers.append("Set-Cookie", sessionCookie);
-  return setDeviceCookie(response, device.token, device.expiresAtMs, nowMs);
+  return setDeviceCookie(response, gate.config, device.token, device.expiresAtMs, nowMs);
 });

@@ -37,7 +37,7 @@ export const POST = limited("/api/account/reauthenticate", async (request, limit
 
   const checked = await signInWithPassword(
     limits,
-    { email: user.email, password: input.data.password, deviceToken: deviceTokenOf(request) },
+    { email: user.email, password: input.data.password, deviceToken: deviceTokenOf(request, gate.config) },
     { altcha: input.data.altcha, reauthenticates: sid },
   );
   if (!checked.ok) return checked.refusal ?? json(401, { error: "invalid_credentials", message: "That is not your password." });
@@ -46,5 +46,5 @@ export const POST = limited("/api/account/reauthenticate", async (request, limit
   }
   const response = input.data.json ? json(200, { status: "reauthenticated" }) : backToAccount("reauthenticated");
   // The check replaced this browser's known-device token, as every successful password check does.
-  return setDeviceCookie(response, checked.device.token, checked.device.expiresAtMs, gate.clock());
+  return setDeviceCookie(response, gate.config, checked.device.token, checked.device.expiresAtMs, gate.clock());
 });

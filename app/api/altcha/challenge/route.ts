@@ -17,7 +17,7 @@ export const GET = limited("/api/altcha/challenge", async (request, { gate, clie
   const pressure = {
     budgetPressure: gate.hashBudget.recentPressure(),
     addressFailures: gate.addressFailures.get(client.key) ?? 0,
-    knownDevice: await gate.devices.isKnown(deviceTokenOf(request), nowMs),
+    knownDevice: await gate.devices.isKnown(deviceTokenOf(request, gate.config), nowMs),
   };
   const level = challengeLevel(pressure);
   gate.metrics.challengesIssued.inc({ level: String(level) });

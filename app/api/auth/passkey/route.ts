@@ -30,7 +30,7 @@ export const POST = limited("/api/auth/passkey", async (request, limits) => {
   const credential = parseAuthentication(input.data.credential);
   if (!credential) return passkeyRefused("malformed");
 
-  const outcome = await signInWithPasskey(limits, credential, deviceTokenOf(request));
+  const outcome = await signInWithPasskey(limits, credential, deviceTokenOf(request, gate.config));
   if (!outcome.ok) return outcome.refusal ?? passkeyRefused("invalid_response");
   return signedInBrowser(gate, outcome, limits.client, limits.userAgent, {
     url: new URL(safeCallbackPath(input.data.callbackUrl), appOrigin(gate.config.NEXTAUTH_URL)).toString(),

@@ -5,7 +5,6 @@ import { safeCallbackPath } from "@/lib/http/callback-url";
 import { limited } from "@/lib/http/limited";
 import { csrfRefused, signOutUnavailable } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
-import { log } from "@/lib/log/logger";
 
 export const dynamic = "force-dynamic";
 
@@ -30,7 +29,7 @@ export const POST = limited("/api/auth/signout", async (request, { gate }) => {
     try {
       await gate.sessions.revoke(claims.sub, claims.sid, gate.clock());
     } catch (error) {
-      log().error({ event: "session_revoke_failed", err: error instanceof Error ? error.message : String(error) });
+      gate.log.error({ event: "session_revoke_failed", err: error instanceof Error ? error.message : String(error) });
       return signOutUnavailable();
     }
   }

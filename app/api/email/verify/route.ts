@@ -41,7 +41,7 @@ export const POST = limited("/api/email/verify", async (request, limits) => {
 
   const outcome = await signInWithPassword(
     limits,
-    { email: token.email, password: link.fields.password, deviceToken: deviceTokenOf(request) },
+    { email: token.email, password: link.fields.password, deviceToken: deviceTokenOf(request, gate.config) },
     { confirms: { linkId: token.id, userId: token.userId } },
   );
   if (!outcome.ok) return outcome.refusal ?? jsonError(400, "invalid_input", NOT_THE_PASSWORD, { fields: { password: NOT_THE_PASSWORD } });

@@ -5,7 +5,6 @@ import { setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { busy } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
-import { log } from "@/lib/log/logger";
 import { isCommonPassword } from "@/lib/password/common-passwords";
 import { PASSWORD_MAX_LENGTH, passwordProblem } from "@/lib/password/rules";
 import { invalidLink, linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
@@ -59,11 +58,18 @@ export const POST = limited("/api/password/reset", async (request, limits) => {
   const device = await gate.devices.issue(usernameKey, nowMs);
   await gate.events.accountChanged(reset.userId, "password_reset", client, { browser: browserLabel(limits.userAgent) });
   gate.recovery.notice("password_was_reset", { id: reset.userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
-  log().info({ event: "password_reset", userId: reset.userId, ...ended, devicesForgotten: devices, linksRevoked: links, passkeysRemoved });
+  gate.log.info({
+    event: "password_reset",
+    userId: reset.userId,
+    ...ended,
+    devicesForgotten: devices,
+    linksRevoked: links,
+    passkeysRemoved,
+  });
   const response = json(200, {
     status: "password_reset",
     message: "Your password is changed and every session is signed out. Sign in with the new password.",
     email: reset.email,
   });
-  return setDeviceCookie(response, device.token, device.expiresAtMs, nowMs);
+  return setDeviceCookie(response, gate.config, device.token, device.expiresAtMs, nowMs);
 });

@@ -3,7 +3,6 @@ import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
 import { noticeOrigin } from "@/lib/auth/sign-in";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
-import { log } from "@/lib/log/logger";
 import { browserLabel } from "@/lib/sessions/browser-label";
 
 export const dynamic = "force-dynamic";
@@ -21,6 +20,6 @@ export const POST = limited("/api/account/passkeys/remove", async (request, limi
   if (name === null) return jsonError(404, "not_found", "That passkey is not on your account.");
   await gate.events.accountChanged(userId, "passkey_removed", client, { browser: browserLabel(limits.userAgent), sessionId: sid });
   gate.recovery.notice("passkey_removed", { id: userId }, noticeOrigin(gate, limits), name);
-  log().info({ event: "passkey_removed", userId });
+  gate.log.info({ event: "passkey_removed", userId });
   return answer === "json" ? json(200, { status: "passkey_removed" }) : backToAccount("passkey_removed");
 });

@@ -2,7 +2,6 @@ import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { signOutEverywhere } from "@/lib/auth/end-sessions";
 import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
 import { limited } from "@/lib/http/limited";
-import { log } from "@/lib/log/logger";
 import { browserLabel } from "@/lib/sessions/browser-label";
 
 export const dynamic = "force-dynamic";
@@ -20,6 +19,6 @@ export const POST = limited("/api/account/sessions/revoke-others", async (reques
     browser: browserLabel(limits.userAgent),
     sessionId: sid,
   });
-  log().info({ event: "signed_out_everywhere_else", userId, ...ended });
+  gate.log.info({ event: "signed_out_everywhere_else", userId, ...ended });
   return backToAccount("signed_out_everywhere_else");
 });

@@ -3,7 +3,6 @@ import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { fieldErrors } from "@/lib/auth/credentials";
 import { limited } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
-import { log } from "@/lib/log/logger";
 import { revokeUserFamily } from "@/lib/tokens/refresh-tokens";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { uuidSchema } from "@/lib/tokens/digest";
@@ -39,6 +38,6 @@ export const POST = limited("/api/account/sessions/revoke", async (request, limi
     browser: browserLabel(limits.userAgent),
     sessionId: sid,
   });
-  log().info({ event: "session_revoked_by_owner", userId, kind: input.data.kind });
+  gate.log.info({ event: "session_revoked_by_owner", userId, kind: input.data.kind });
   return backToAccount(input.data.kind === "browser" ? "browser_session_revoked" : "api_session_revoked");
 });

@@ -32,7 +32,7 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
     return csrfRefused();
   }
 
-  const outcome = await signInWithPassword(limits, { email, password, deviceToken: deviceTokenOf(request) }, { altcha });
+  const outcome = await signInWithPassword(limits, { email, password, deviceToken: deviceTokenOf(request, gate.config) }, { altcha });
   if (!outcome.ok) return outcome.refusal ?? jsonError(401, "invalid_credentials", INCORRECT_CREDENTIALS);
 
   return signedInBrowser(gate, outcome, limits.client, limits.userAgent, {

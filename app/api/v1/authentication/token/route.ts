@@ -4,7 +4,6 @@ import { readJson } from "@/lib/http/body";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
-import { log } from "@/lib/log/logger";
 import { tokenPair } from "@/lib/http/token-response";
 import { accessSubject, issueAccessToken } from "@/lib/tokens/access-token";
 import { issueRefreshToken } from "@/lib/tokens/refresh-tokens";
@@ -32,7 +31,7 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
   if (!input.success) return jsonError(400, "invalid_input", ENTER_EMAIL_AND_PASSWORD, { fields: fieldErrors(input.error) });
   const { email, password, altcha, device_token } = input.data;
   // An app keeps its device token in the body; a browser calling the API sends its cookie.
-  const deviceToken = device_token ?? deviceTokenOf(request);
+  const deviceToken = device_token ?? deviceTokenOf(request, gate.config);
 
   const checked = await signInWithPassword(limits, { email, password, deviceToken }, { altcha });
   if (!checked.ok) return checked.refusal ?? json(401, INVALID_CREDENTIALS);
@@ -53,10 +52,10 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
     nowMs,
   );
   await gate.events.refreshFamilyCreated(user.id, client, { browser: apiClientLabel(request.headers.get("user-agent")) });
-  log().info({ event: "api_tokens_issued", userId: user.id, familyId: refresh.familyId });
+  gate.log.info({ event: "api_tokens_issued", userId: user.id, familyId: refresh.familyId });
   const response = tokenPair(access.token, refresh.token, gate.config, { device_token: checked.device.token });
   // A browser that sent its cookie keeps its place in the owner's lane: the old one is now revoked.
-  return device_token === undefined && deviceTokenOf(request) !== undefined
-    ? setDeviceCookie(response, checked.device.token, checked.device.expiresAtMs, nowMs)
+  return device_token === undefined && deviceTokenOf(request, gate.config) !== undefined
+    ? setDeviceCookie(response, gate.config, checked.device.token, checked.device.expiresAtMs, nowMs)
     : response;
 });

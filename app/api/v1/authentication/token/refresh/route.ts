@@ -3,7 +3,6 @@ import { fieldErrors } from "@/lib/auth/credentials";
 import { readJson } from "@/lib/http/body";
 import { limited } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
-import { log } from "@/lib/log/logger";
 import { noticeOrigin } from "@/lib/auth/sign-in";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { tokenPair } from "@/lib/http/token-response";
@@ -49,14 +48,14 @@ export const POST = limited("/api/v1/authentication/token/refresh", async (reque
   if (!rotated.ok) {
     if (rotated.reason === "reused") {
       // Someone else holds a copy of this session's token. Never log the token itself.
-      log().warn({ event: "refresh_token_reused", familyId: rotated.familyId, userId: rotated.userId, effect: "family revoked" });
+      gate.log.warn({ event: "refresh_token_reused", familyId: rotated.familyId, userId: rotated.userId, effect: "family revoked" });
       // The theft signal: the owner hears of it (once per quota window) and sees it on the account page.
       if (rotated.userId) {
         await gate.events.accountChanged(rotated.userId, "refresh_token_reused", client, { browser: browserLabel(limits.userAgent) });
         gate.recovery.notice("refresh_token_reused", { id: rotated.userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
       }
     } else {
-      log().info({ event: "refresh_token_refused", reason: rotated.reason, familyId: rotated.familyId });
+      gate.log.info({ event: "refresh_token_refused", reason: rotated.reason, familyId: rotated.familyId });
     }
     return invalidToken(rotated.reason);
   }
@@ -64,6 +63,6 @@ export const POST = limited("/api/v1/authentication/token/refresh", async (reque
   // A deleted account takes its refresh tokens with it (onDelete: Cascade): a rotated token has an account.
   // The access token names its family and generation, so it dies with them (apiCaller).
   const access = await issueAccessToken(rotated, gate.config.API_TOKEN_SECRET, gate.config.ACCESS_TOKEN_TTL_SECONDS, nowMs);
-  log().info({ event: "refresh_token_rotated", userId: rotated.userId, familyId: rotated.familyId });
+  gate.log.info({ event: "refresh_token_rotated", userId: rotated.userId, familyId: rotated.familyId });
   return tokenPair(access.token, rotated.token, gate.config);
 });
