@@ -54,7 +54,7 @@ for (const store of ["redis", "postgres"] as const) {
         expect(sixth.body).toMatchObject({ error: "rate_limited" });
       }
       const health = await (await b!.get("/api/health")).json();
-      expect(health.rateLimitStore).toEqual({ kind: store, state: "up" });
+      expect(health.rateLimitStore).toMatchObject({ kind: store, state: "up" });
       await Promise.all([a!.dispose(), b!.dispose()]);
     });
 

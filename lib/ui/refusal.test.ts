@@ -100,6 +100,12 @@ describe("describeRefusal", () => {
       reason: "The server could not take your request just now.",
       wait: { visible: "1 s", untilMs: undefined },
     });
+    // A database outage (503 unavailable) is a wait too, told like busy.
+    const down = refusalFromBody({ error: "unavailable", message: "Sign-in is unavailable right now." }, "5", T0);
+    expect(describeRefusal(down, "sign-in", T0)).toMatchObject({
+      tone: "warn",
+      reason: "The server could not take your request just now.",
+    });
     const captcha = refusalFromBody({ error: "captcha_invalid", message: "The robot check expired. Try again." }, null, T0);
     expect(describeRefusal(captcha, "register", T0)).toEqual({ tone: "error", reason: "The robot check expired. Try again.", over: false });
   });

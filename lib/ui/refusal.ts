@@ -77,6 +77,7 @@ function reasonFor(refusal: Refusal, form: FormKind): string {
       if (refusal.capped) return refusal.message;
       return refusal.approximate ? ACCOUNT_SIGN_IN_PAUSED : DEVICE_SIGN_IN_PAUSED;
     case "busy":
+    case "unavailable":
       return "The server could not take your request just now.";
     default:
       return refusal.message;
@@ -84,7 +85,8 @@ function reasonFor(refusal: Refusal, form: FormKind): string {
 }
 
 export function describeRefusal(refusal: Refusal, form: FormKind, nowMs: number): RefusalView {
-  const tone = refusal.error === "rate_limited" || refusal.error === "locked" || refusal.error === "busy" ? "warn" : "error";
+  // A wait, not a mistake of the person's: said in the warning tone.
+  const tone = ["rate_limited", "locked", "busy", "unavailable"].includes(refusal.error) ? "warn" : "error";
   // A capped lock lasts until the owner acts: its message already says what to do, with no clock.
   if (refusal.retryAtMs === undefined || refusal.capped) return { tone, reason: reasonFor(refusal, form), over: false };
   const remainingMs = refusal.retryAtMs - nowMs;
