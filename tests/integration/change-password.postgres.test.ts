@@ -1,7 +1,8 @@
-import { describe, it } from "vitest";
+import { describe } from "vitest";
 import { freshPostgres, postgresUrl } from "../helpers/databases";
 import { changePasswordSuite } from "./change-password.suite";
 
 const url = postgresUrl();
-if (url) changePasswordSuite("PostgreSQL", () => freshPostgres(url));
-else describe.skip("change password on PostgreSQL (set TEST_DATABASE_URL)", () => it("skipped", () => {}));
+describe.skipIf(!url)("change password on PostgreSQL (needs TEST_DATABASE_URL)", () => {
+  if (url) changePasswordSuite("PostgreSQL", () => freshPostgres(url));
+});

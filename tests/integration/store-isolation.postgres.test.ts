@@ -1,7 +1,8 @@
-import { describe, it } from "vitest";
+import { describe } from "vitest";
 import { freshPostgres, postgresUrl } from "../helpers/databases";
 import { storeIsolationSuite } from "./store-isolation.suite";
 
 const url = postgresUrl();
-if (url) storeIsolationSuite("postgres", () => freshPostgres(url));
-else describe.skip("store isolation on PostgreSQL (set TEST_DATABASE_URL)", () => it("skipped", () => {}));
+describe.skipIf(!url)("store isolation on PostgreSQL (needs TEST_DATABASE_URL)", () => {
+  if (url) storeIsolationSuite("postgres", () => freshPostgres(url));
+});
