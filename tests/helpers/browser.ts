@@ -140,3 +140,43 @@ export async function refreshTokens(refreshToken: string): Promise<Response> {
   });
   return (await import("@/app/api/v1/authentication/token/refresh/route")).POST(request);
 }
+
+type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+
+/** The browser session id (`sid`) a session cookie (`name=value`) carries. */
+export async function sessionIdOf(gate: Gate, cookie: string): Promise<string> {
+  const { decode } = await import("next-auth/jwt");
+  return (await decode({ token: cookie.split("=")[1]!, secret: gate.config.NEXTAUTH_SECRET }))!.sid as string;
+}
+
+/**
+ * A form post from the account page, as the page sends it: the session cookie, same origin, and
+ * the session's form token (a `formToken` in `fields` replaces it); `headers` add or replace.
+ */
+export async function accountFormPost(
+  gate: Gate,
+  path: string,
+  cookie: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  const { sessionFormToken } = await import("@/lib/http/form-token");
+  const route = (await import(`@/app${path}/route`)) as { POST: (request: Request) => Promise<Response> };
+  const { NextRequest } = await import("next/server");
+  return route.POST(
+    new NextRequest(`http://localhost${path}`, {
+      method: "POST",
+      headers: {
+        cookie,
+        "content-type": "application/x-www-form-urlencoded",
+        "sec-fetch-site": "same-origin",
+        [PEER_HEADER]: freshAddress(),
+        ...headers,
+      },
+      body: new URLSearchParams({
+        formToken: sessionFormToken(gate.config.NEXTAUTH_SECRET, await sessionIdOf(gate, cookie)),
+        ...fields,
+      }).toString(),
+    }),
+  );
+}

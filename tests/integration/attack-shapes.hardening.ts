@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { NextRequest } from "next/server";
 import { solve } from "../helpers/altcha";
-import { browserSignIn, createAccount, deviceCookieOf, refreshTokens, sessionPairOf, sessionWith, tokenSignIn } from "../helpers/browser";
+import {
+  accountFormPost,
+  browserSignIn,
+  createAccount,
+  deviceCookieOf,
+  refreshTokens,
+  sessionPairOf,
+  sessionWith,
+  tokenSignIn,
+} from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { freshAddress, PEER_HEADER } from "../helpers/peer";
@@ -72,28 +81,8 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
     }
   }
 
-  async function sidOf(cookie: string): Promise<string> {
-    const { decode } = await import("next-auth/jwt");
-    const claims = await decode({ token: cookie.split("=")[1]!, secret: gate().config.NEXTAUTH_SECRET });
-    return claims!.sid as string;
-  }
-
   async function signOutEverywhereElse(cookie: string) {
-    const { sessionFormToken } = await import("@/lib/http/form-token");
-    const route = await import("@/app/api/account/sessions/revoke-others/route");
-    const formToken = sessionFormToken(gate().config.NEXTAUTH_SECRET, await sidOf(cookie));
-    const res = await route.POST(
-      new NextRequest("http://localhost/api/account/sessions/revoke-others", {
-        method: "POST",
-        headers: {
-          cookie,
-          "content-type": "application/x-www-form-urlencoded",
-          "sec-fetch-site": "same-origin",
-          [PEER_HEADER]: freshAddress(),
-        },
-        body: new URLSearchParams({ formToken }).toString(),
-      }),
-    );
+    const res = await accountFormPost(gate(), "/api/account/sessions/revoke-others", cookie, {});
     expect(res.headers.get("location")).toBe("/account?notice=signed_out_everywhere_else");
   }
 

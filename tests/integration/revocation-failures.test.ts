@@ -1,6 +1,6 @@
-import { NextRequest } from "next/server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
+  accountFormPost,
   altchaPayload,
   browserSignIn,
   browserSignOut,
@@ -13,7 +13,7 @@ import {
 } from "../helpers/browser";
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
-import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+import { announcePeerHeader } from "../helpers/peer";
 
 type Gate = import("@/lib/auth/gatehouse").Gatehouse;
 const OLD = "the right passphrase";
@@ -51,22 +51,11 @@ describe("a password change against sign-ins in flight", () => {
   });
 
   async function changePassword(cookie: string) {
-    const { decode } = await import("next-auth/jwt");
-    const claims = await decode({ token: cookie.split("=")[1]!, secret: gate.config.NEXTAUTH_SECRET });
-    const formToken = (await import("@/lib/http/form-token")).sessionFormToken(gate.config.NEXTAUTH_SECRET, claims!.sid as string);
-    const body = new URLSearchParams({ formToken, altcha: await altchaPayload(), currentPassword: OLD, newPassword: NEW });
-    return (await import("@/app/api/account/password/route")).POST(
-      new NextRequest("http://localhost/api/account/password", {
-        method: "POST",
-        headers: {
-          cookie,
-          "content-type": "application/x-www-form-urlencoded",
-          "sec-fetch-site": "same-origin",
-          [PEER_HEADER]: freshAddress(),
-        },
-        body: body.toString(),
-      }),
-    );
+    return accountFormPost(gate, "/api/account/password", cookie, {
+      altcha: await altchaPayload(),
+      currentPassword: OLD,
+      newPassword: NEW,
+    });
   }
 
   it("a browser sign-in with the old password, verified before the change and written after it, gets no live session", async () => {
