@@ -25,6 +25,43 @@ export function passkeyRefused(reason: keyof typeof MESSAGES): Response {
   return jsonError(400, "passkey_invalid", MESSAGES[reason], { reason });
 }
 
+type Refusable = keyof typeof MESSAGES;
+
+/**
+ * One assertion by a stored passkey, checked and spent, for a sign-in or a "Confirm it's you":
+ * the credential (of `owner`, when named: another account's key proves nothing) → the signature
+ * over a single-use challenge of ours for this purpose and binding → the signature counter (a
+ * regression is refused, recorded and mailed: the key may have been copied) → the new count,
+ * recorded only if no other use came first.
+ */
+export async function spendAssertion(
+  limits: RouteLimits,
+  response: ParsedAuthentication,
+  ceremony: { purpose: "sign_in" | "reauthenticate"; boundTo: string; owner?: string },
+): Promise<{ ok: true; passkey: { id: string; userId: string } } | { ok: false; reason: Refusable }> {
+  const { gate, client } = limits;
+  const nowMs = gate.clock();
+  const passkey = await gate.passkeys.find(response.id);
+  if (!passkey || (ceremony.owner !== undefined && passkey.userId !== ceremony.owner)) return { ok: false, reason: "unknown" };
+  const verified = await verifyAuthentication(gate.passkeySettings, response, passkey, ceremony.purpose, ceremony.boundTo, nowMs);
+  if (!verified.ok) return verified;
+  if (counterVerdict(passkey.signCount, verified.reportedCount) === "regressed") {
+    gate.log.warn({
+      event: "passkey_counter_regressed",
+      userId: passkey.userId,
+      stored: passkey.signCount,
+      reported: verified.reportedCount,
+    });
+    await gate.events.accountChanged(passkey.userId, "passkey_counter_regressed", client, { browser: browserLabel(limits.userAgent) });
+    gate.recovery.notice("passkey_counter_regressed", { id: passkey.userId }, noticeOrigin(gate, limits));
+    return { ok: false, reason: "regressed" };
+  }
+  // Two assertions racing with the same count: one is recorded, the other refused.
+  if (!(await gate.passkeys.recordUse(passkey.id, passkey.signCount, verified.reportedCount, nowMs)))
+    return { ok: false, reason: "replayed" };
+  return { ok: true, passkey };
+}
+
 /**
  * A passkey sign-in, top to bottom: the route has applied the per-address limits (the sign-in's
  * and its own) and parsed the body once. Then: the credential → the signature over a single-use
@@ -41,28 +78,14 @@ export async function signInWithPasskey(
   const { gate, client } = limits;
   const nowMs = gate.clock();
   const browser = browserLabel(limits.userAgent);
-  const refused = (reason: keyof typeof MESSAGES): SignInOutcome => {
+  const refused = (reason: Refusable): SignInOutcome => {
     logSecurity(gate, { route: limits.path, outcome: "sign_in_failed", client, detail: `passkey_${reason}` });
     return { ok: false, refusal: passkeyRefused(reason) };
   };
 
-  const passkey = await gate.passkeys.find(response.id);
-  if (!passkey) return refused("unknown");
-  const verified = await verifyAuthentication(gate.passkeySettings, response, passkey, "sign_in", "", nowMs);
-  if (!verified.ok) return refused(verified.reason);
-  if (counterVerdict(passkey.signCount, verified.reportedCount) === "regressed") {
-    gate.log.warn({
-      event: "passkey_counter_regressed",
-      userId: passkey.userId,
-      stored: passkey.signCount,
-      reported: verified.reportedCount,
-    });
-    await gate.events.accountChanged(passkey.userId, "passkey_counter_regressed", client, { browser });
-    gate.recovery.notice("passkey_counter_regressed", { id: passkey.userId }, noticeOrigin(gate, limits));
-    return refused("regressed");
-  }
-  // Two assertions racing with the same count: one is recorded, the other refused.
-  if (!(await gate.passkeys.recordUse(passkey.id, passkey.signCount, verified.reportedCount, nowMs))) return refused("replayed");
+  const used = await spendAssertion(limits, response, { purpose: "sign_in", boundTo: "" });
+  if (!used.ok) return refused(used.reason);
+  const { passkey } = used;
 
   const user = await gate.prisma.user.findUnique({
     where: { id: passkey.userId },

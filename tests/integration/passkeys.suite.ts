@@ -1,6 +1,15 @@
 import { NextRequest } from "next/server";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { createAccount, deviceCookieOf, sessionPairOf, sessionWith, signedInBrowser, tokenSignIn } from "../helpers/browser";
+import {
+  accountFormPost,
+  createAccount,
+  deviceCookieOf,
+  sessionIdOf,
+  sessionPairOf,
+  sessionWith,
+  signedInBrowser,
+  tokenSignIn,
+} from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse, testGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
@@ -38,32 +47,10 @@ export function passkeysSuite(label: string, makeDatabase: () => Promise<TestDat
       await database?.dispose();
     });
 
-    async function sidOf(cookie: string): Promise<string> {
-      const { decode } = await import("next-auth/jwt");
-      return (await decode({ token: cookie.split("=")[1]!, secret: gate.config.NEXTAUTH_SECRET }))!.sid as string;
-    }
-
+    const sidOf = (cookie: string) => sessionIdOf(gate, cookie);
     /** A post from the account page (same origin, the session's form token). */
-    async function accountPost(path: string, cookie: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
-      const { sessionFormToken } = await import("@/lib/http/form-token");
-      const route = (await import(`@/app${path}/route`)) as { POST: (request: Request) => Promise<Response> };
-      return route.POST(
-        new NextRequest(`http://localhost${path}`, {
-          method: "POST",
-          headers: {
-            cookie,
-            "content-type": "application/x-www-form-urlencoded",
-            "sec-fetch-site": "same-origin",
-            [PEER_HEADER]: freshAddress(),
-            ...headers,
-          },
-          body: new URLSearchParams({
-            formToken: sessionFormToken(gate.config.NEXTAUTH_SECRET, await sidOf(cookie)),
-            ...fields,
-          }).toString(),
-        }),
-      );
-    }
+    const accountPost = (path: string, cookie: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
+      accountFormPost(gate, path, cookie, fields, headers);
 
     async function signInOptions() {
       const { POST } = await import("@/app/api/auth/passkey/options/route");
@@ -317,6 +304,16 @@ export function passkeysSuite(label: string, makeDatabase: () => Promise<TestDat
         vi.spyOn(gate, "clock").mockReturnValue(Date.now() + 11 * 60_000);
         const stale = await accountPost("/api/account/passkeys/rename", cookie, { id, name: "Old phone", json: "true" });
         expect(await stale.json()).toMatchObject({ error: "reauthentication_required" });
+      });
+
+      it("a counter gone backwards in 'Confirm it's you' is refused and recorded, as at sign-in", async () => {
+        const { cookie, passkey } = await ownerWithPasskey("cloned-reauth@example.com");
+        expect((await passkeySignIn(await authenticator.authenticate(passkey, await signInOptions()))).status).toBe(200);
+        const options = await accountPost("/api/account/passkeys/options", cookie, { purpose: "reauthenticate" });
+        const proof = await authenticator.authenticate(passkey, ((await options.json()) as { options: never }).options, { counter: 1 });
+        const res = await accountPost("/api/account/reauthenticate/passkey", cookie, { credential: JSON.stringify(proof) });
+        expect(await res.json()).toMatchObject({ reason: "regressed" });
+        expect(await kindsOf("cloned-reauth@example.com")).toContain("passkey_counter_regressed");
       });
 
       it("a passkey starts no session for an account whose address is not confirmed", async () => {

@@ -3,15 +3,15 @@ import { browserLabel } from "@/lib/sessions/browser-label";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { SESSION_ENDED } from "@/lib/ui/messages";
-import { counterVerdict } from "@/lib/passkeys/rules";
-import { passkeyRefused } from "@/lib/passkeys/sign-in";
-import { credentialField, parseAuthentication, verifyAuthentication } from "@/lib/passkeys/webauthn";
+import { passkeyRefused, spendAssertion } from "@/lib/passkeys/sign-in";
+import { credentialField, parseAuthentication } from "@/lib/passkeys/webauthn";
 
 export const dynamic = "force-dynamic";
 
 /**
  * "Confirm it's you" with one of the account's own passkeys, answering this session's
- * re-authentication challenge. A success marks the session freshly authenticated.
+ * re-authentication challenge (the same check as a passkey sign-in, spendAssertion). A success marks
+ * the session freshly authenticated.
  */
 export const POST = limited("/api/account/reauthenticate/passkey", async (request, limits) => {
   const { gate } = limits;
@@ -20,14 +20,9 @@ export const POST = limited("/api/account/reauthenticate/passkey", async (reques
   const { userId, sid } = form.session;
   const response = credentialField(form.fields.credential, parseAuthentication);
   if (!response) return passkeyRefused("malformed");
-  const passkey = await gate.passkeys.find(response.id);
-  // Another account's passkey proves nothing about this one.
-  if (!passkey || passkey.userId !== userId) return passkeyRefused("unknown");
+  const used = await spendAssertion(limits, response, { purpose: "reauthenticate", boundTo: sid, owner: userId });
+  if (!used.ok) return passkeyRefused(used.reason);
   const nowMs = gate.clock();
-  const verified = await verifyAuthentication(gate.passkeySettings, response, passkey, "reauthenticate", sid, nowMs);
-  if (!verified.ok) return passkeyRefused(verified.reason);
-  if (counterVerdict(passkey.signCount, verified.reportedCount) === "regressed") return passkeyRefused("regressed");
-  if (!(await gate.passkeys.recordUse(passkey.id, passkey.signCount, verified.reportedCount, nowMs))) return passkeyRefused("replayed");
   if (!(await gate.sessions.reauthenticated(userId, sid, nowMs))) return jsonError(401, "unauthenticated", SESSION_ENDED);
   await gate.events.accountChanged(userId, "reauthenticated", limits.client, { browser: browserLabel(limits.userAgent), sessionId: sid });
   return json(200, { status: "reauthenticated" });
