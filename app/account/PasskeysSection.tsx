@@ -1,11 +1,11 @@
 import { gatehouse } from "@/lib/auth/gatehouse";
 import { sessionFormToken } from "@/lib/http/form-token";
+import type { PasskeyView } from "@/lib/passkeys/store";
 import { Passkeys } from "./Passkeys";
 
 /** Passkeys: the account's doors that need no password, and that strangers' failures cannot lock. */
-export async function PasskeysSection({ userId, currentSid, email }: { userId: string; currentSid: string; email: string }) {
+export async function PasskeysSection({ passkeys, currentSid, email }: { passkeys: PasskeyView[]; currentSid: string; email: string }) {
   const gate = await gatehouse();
-  const passkeys = await gate.passkeys.list(userId);
   return (
     <div className="card">
       <h2>Passkeys</h2>

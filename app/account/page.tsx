@@ -51,7 +51,8 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
   // A valid session for an account that no longer exists is treated as signed out.
   if (!user) redirect("/sign-in?callbackUrl=%2Faccount");
   const events = await gate.events.recent(userId, 20);
-  const passkeyCount = (await gate.passkeys.credentialIds(userId)).length;
+  // One read serves the passkey list and whether "Confirm it's you" can offer a passkey.
+  const passkeys = await gate.passkeys.list(userId);
   // What strangers currently meet when they try this account (the owner's known devices are not affected).
   const strangers = await gate.lockouts.check(gate.usernameKey(user.email), gate.clock(), gate.lockoutPolicy);
   return (
@@ -61,7 +62,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
         <ConfirmFirstCard
           formToken={sessionFormToken(gate.config.NEXTAUTH_SECRET, currentSid)}
           email={user.email}
-          hasPasskey={passkeyCount > 0}
+          hasPasskey={passkeys.length > 0}
         />
       ) : null}
       <div className="card">
@@ -88,7 +89,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
         ) : null}
       </div>
       <SessionsSection userId={userId} currentSid={currentSid} />
-      <PasskeysSection userId={userId} currentSid={currentSid} email={user.email} />
+      <PasskeysSection passkeys={passkeys} currentSid={currentSid} email={user.email} />
       <ChangePasswordSection currentSid={currentSid} email={user.email} />
       <div className="card">
         <h2>Recent security events</h2>
