@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { canonicalRecoveryCode, newRecoveryCodes, recoveryCodeDigest, RECOVERY_CODE_COUNT } from "./recovery-codes";
+import { openSecret, sealKeyOf, sealSecret } from "./sealed-secret";
+import { newTotpSecret } from "./totp";
+
+describe("sealed TOTP secrets", () => {
+  const key = sealKeyOf("instance-secret");
+
+  it("open for the account they were sealed for, under the same key", () => {
+    const secret = newTotpSecret();
+    const sealed = sealSecret(key, secret, "user-a");
+    expect(sealed).not.toContain(Buffer.from(secret).toString("base64url"));
+    expect(openSecret(key, sealed, "user-a")).toEqual(secret);
+  });
+
+  it("do not open for another account, another key, or after tampering", () => {
+    const sealed = sealSecret(key, newTotpSecret(), "user-a");
+    expect(openSecret(key, sealed, "user-b")).toBeNull();
+    expect(openSecret(sealKeyOf("another-secret"), sealed, "user-a")).toBeNull();
+    const bytes = Buffer.from(sealed, "base64url");
+    bytes[14] = bytes[14]! ^ 1;
+    expect(openSecret(key, bytes.toString("base64url"), "user-a")).toBeNull();
+    expect(openSecret(key, "", "user-a")).toBeNull();
+    expect(openSecret(key, "short", "user-a")).toBeNull();
+  });
+});
+
+describe("recovery codes", () => {
+  it("are ten distinct codes of 50 bits, shaped k7rq2-9xw4m", () => {
+    const codes = newRecoveryCodes();
+    expect(codes).toHaveLength(RECOVERY_CODE_COUNT);
+    expect(new Set(codes).size).toBe(RECOVERY_CODE_COUNT);
+    for (const code of codes) expect(code).toMatch(/^[0-9a-hjkmnp-tv-z]{5}-[0-9a-hjkmnp-tv-z]{5}$/);
+    // 10 characters of a 32-letter alphabet: 50 bits.
+    expect(10 * Math.log2(32)).toBeGreaterThanOrEqual(50);
+  });
+
+  it("read back case-blind, with or without the dash, with Crockford's look-alikes", () => {
+    expect(canonicalRecoveryCode("K7RQ2-9XW4M")).toBe("k7rq29xw4m");
+    expect(canonicalRecoveryCode(" k7rq29xw4m ")).toBe("k7rq29xw4m");
+    expect(canonicalRecoveryCode("k7rq2-9xw4o")).toBe("k7rq29xw40");
+    expect(canonicalRecoveryCode("i7rq2-9xwlm")).toBe("17rq29xw1m");
+  });
+
+  it("refuse the wrong shape", () => {
+    for (const typed of ["", "k7rq2", "k7rq2-9xw4m1", "k7rq2--9xw4m", "k7rq2 9xw4m", "k7rq2-9xw4u", "123456"])
+      expect(canonicalRecoveryCode(typed)).toBeNull();
+  });
+
+  it("are stored as digests bound to their account", () => {
+    const digest = recoveryCodeDigest("key", "user-a", "k7rq29xw4m");
+    expect(digest).not.toContain("k7rq2");
+    expect(recoveryCodeDigest("key", "user-b", "k7rq29xw4m")).not.toBe(digest);
+    expect(recoveryCodeDigest("other", "user-a", "k7rq29xw4m")).not.toBe(digest);
+    expect(recoveryCodeDigest("key", "user-a", "k7rq29xw4m")).toBe(digest);
+  });
+});
