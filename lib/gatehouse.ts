@@ -39,6 +39,9 @@ import { prismaEmailTokens, type EmailTokens } from "@/lib/recovery/email-tokens
 import { linkOutlivesQuota } from "@/lib/recovery/quota";
 import { Recovery } from "@/lib/recovery/recovery";
 import { prismaPasskeys, type Passkeys } from "@/lib/passkeys/store";
+import { prismaFactors, type Factors } from "@/lib/factors/store";
+import { prismaPendingSignIns, type PendingSignIns } from "@/lib/factors/pending-sign-ins";
+import { sealKeyOf } from "@/lib/factors/sealed-secret";
 import { relyingParty, type PasskeySettings } from "@/lib/passkeys/webauthn";
 import { OutageLog } from "@/lib/resilience/outage";
 
@@ -90,6 +93,14 @@ export type Gatehouse = {
   /** Everything that emails an account's owner: verification, reset and unlock links, notices. */
   recovery: Recovery;
   passkeys: Passkeys;
+  /** Authenticator apps, recovery codes and "a passkey after the password". */
+  factors: Factors;
+  /** Right passwords waiting for their second step. */
+  pendingSignIns: PendingSignIns;
+  /** The second step's own lock, per account or known device (a passkey does not meet it). */
+  secondFactorLockoutPolicy: LockoutPolicy;
+  /** The second step's lock key: the account's, or the known device's that passed the password. */
+  secondFactorLockKey(subject: { userId: string } | { deviceId: string }): string;
   /** The relying party and the challenges of every WebAuthn ceremony (single-use through `replays`). */
   passkeySettings: PasskeySettings;
   /**
@@ -369,6 +380,14 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     emailTokens,
     recovery,
     passkeys: prismaPasskeys(prisma),
+    factors: prismaFactors(prisma, { seal: sealKeyOf(config.FACTOR_SECRET), recoveryCodes: config.FACTOR_SECRET }),
+    pendingSignIns: prismaPendingSignIns(prisma),
+    secondFactorLockoutPolicy: config.secondFactorLockoutPolicy,
+    secondFactorLockKey: (subject) =>
+      digestKey(
+        config.RATE_LIMIT_KEY_SECRET,
+        "userId" in subject ? ["second-factor", subject.userId] : ["second-factor-device", subject.deviceId],
+      ),
     passkeySettings: {
       rp: relyingParty(appOrigin(config.NEXTAUTH_URL), "Gatehouse"),
       // The memory replay store forgets what was spent at a restart: a challenge issued before one

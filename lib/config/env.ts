@@ -203,6 +203,12 @@ const schema = z
     // Known-device cookies (OWASP): how long one lasts, and the key that signs it.
     DEVICE_COOKIE_DAYS: z.coerce.number().int().min(1).max(400).default(180),
     DEVICE_COOKIE_SECRET: z.string().min(32).optional(),
+    // Seals authenticator-app secrets (AES-256-GCM) and keys recovery-code digests. Changing it
+    // turns every authenticator app and recovery code off, so set it once (derived from NEXTAUTH_SECRET when unset).
+    FACTOR_SECRET: z.string().min(32).optional(),
+    // Wrong second-step codes (authenticator app or recovery code) per account before its own
+    // lock, which doubles like the password's; a known device counts on a lock of its own.
+    SECOND_FACTOR_LOCKOUT_THRESHOLD: z.coerce.number().int().min(1).max(100).default(5),
 
     // Concurrent Argon2id operations, and how many more may wait, before a 503.
     HASH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(os.availableParallelism()),
@@ -273,7 +279,8 @@ const schema = z
     }
   });
 
-type Secrets = "NEXTAUTH_SECRET" | "RATE_LIMIT_KEY_SECRET" | "ALTCHA_HMAC_SECRET" | "API_TOKEN_SECRET" | "DEVICE_COOKIE_SECRET";
+type Secrets =
+  "NEXTAUTH_SECRET" | "RATE_LIMIT_KEY_SECRET" | "ALTCHA_HMAC_SECRET" | "API_TOKEN_SECRET" | "DEVICE_COOKIE_SECRET" | "FACTOR_SECRET";
 
 /** The settings in the units and shapes the code uses, converted here once. */
 type Derived = {
@@ -292,6 +299,8 @@ type Derived = {
   refreshFamilyLifetimeMs: number;
   /** The key that signs WebAuthn challenges (derived from NEXTAUTH_SECRET for this purpose only). */
   passkeyChallengeSecret: string;
+  /** The second step's own lock per account (or known device): the password's schedule, no cap. */
+  secondFactorLockoutPolicy: LockoutPolicy;
 };
 
 export type AppConfig = Omit<z.infer<typeof schema>, Secrets | "HASH_TRUSTED_SLOTS"> &
@@ -354,7 +363,9 @@ export function parseConfig(env: Record<string, string | undefined>, options: { 
     ALTCHA_HMAC_SECRET: result.data.ALTCHA_HMAC_SECRET ?? derive(sessionSecret, "altcha"),
     API_TOKEN_SECRET: result.data.API_TOKEN_SECRET ?? derive(sessionSecret, "api-access-tokens"),
     DEVICE_COOKIE_SECRET: result.data.DEVICE_COOKIE_SECRET ?? derive(sessionSecret, "device-cookies"),
+    FACTOR_SECRET: result.data.FACTOR_SECRET ?? derive(sessionSecret, "second-factors"),
     passkeyChallengeSecret: derive(sessionSecret, "passkey-challenges"),
+    secondFactorLockoutPolicy: { ...deviceLockoutPolicy, threshold: data.SECOND_FACTOR_LOCKOUT_THRESHOLD, capFailures: undefined },
     HASH_TRUSTED_SLOTS: result.data.HASH_TRUSTED_SLOTS ?? (result.data.HASH_CONCURRENCY >= 2 ? 1 : 0),
   };
 }

@@ -8,6 +8,7 @@ export type RetentionCounts = {
   lockouts: number;
   securityEvents: number;
   emailTokens: number;
+  pendingSignIns: number;
 };
 
 /**
@@ -22,7 +23,8 @@ export type RetentionCounts = {
  * - lockout rows that lock nothing now and whose last failure is older than the quiet period and
  *   NIST's cap hold (so no streak or cap they record still counts);
  * - security events older than their retention;
- * - emailed links past their expiry (a used one is dead already; it goes once it expires too).
+ * - emailed links past their expiry (a used one is dead already; it goes once it expires too);
+ * - pending sign-ins past their expiry (5 minutes: used or not, none can finish).
  */
 export async function runRetention(prisma: PrismaClient, cutoffs: RetentionCutoffs, batchRows: number): Promise<RetentionCounts> {
   const { now, endedBefore } = cutoffs;
@@ -79,7 +81,15 @@ export async function runRetention(prisma: PrismaClient, cutoffs: RetentionCutof
   });
   const emailTokens = (await prisma.emailToken.deleteMany({ where: { id: { in: emailIds.map((row) => row.id) } } })).count;
 
-  return { downloadTokens, refreshTokens, browserSessions, lockouts, securityEvents, emailTokens };
+  const pendingIds = await prisma.pendingSignIn.findMany({
+    where: { expiresAt: { lt: now } },
+    orderBy: { expiresAt: "asc" },
+    take: batchRows,
+    select: { id: true },
+  });
+  const pendingSignIns = (await prisma.pendingSignIn.deleteMany({ where: { id: { in: pendingIds.map((row) => row.id) } } })).count;
+
+  return { downloadTokens, refreshTokens, browserSessions, lockouts, securityEvents, emailTokens, pendingSignIns };
 }
 
 /** Keeps a user's newest `keep` reports and deletes the rest: the per-user bound on report storage. */

@@ -99,15 +99,48 @@ describe("retention", () => {
         { userId, kind: "sign_in_failed", address: "x", createdAt: at(-89 * DAY) },
       ],
     });
+    const pending = (digest: string, expiresAt: Date) => ({
+      digest,
+      userId,
+      purpose: "sign_in",
+      channel: "browser",
+      step: "second_factor",
+      sessionId: "s",
+      credentialGeneration: 0,
+      route: "/api/auth/callback/credentials",
+      address: "x",
+      createdAt: at(-DAY),
+      expiresAt,
+    });
+    await prisma.pendingSignIn.createMany({
+      data: [pending("expired-1", at(-DAY)), pending("expired-2", at(-1000)), pending("expired-3", at(-500)), pending("live", at(60_000))],
+    });
   }
 
   it("deletes only what can no longer matter, a bounded batch per table per run", async () => {
     await seed();
     const cutoffs = retentionCutoffs(NOW, POLICY);
     const first = await runRetention(prisma, cutoffs, 2);
-    expect(first).toEqual({ downloadTokens: 2, refreshTokens: 2, browserSessions: 1, lockouts: 2, securityEvents: 1, emailTokens: 0 });
+    expect(first).toEqual({
+      downloadTokens: 2,
+      refreshTokens: 2,
+      browserSessions: 1,
+      lockouts: 2,
+      securityEvents: 1,
+      emailTokens: 0,
+      pendingSignIns: 2,
+    });
     const second = await runRetention(prisma, cutoffs, 2);
-    expect(second).toEqual({ downloadTokens: 1, refreshTokens: 0, browserSessions: 0, lockouts: 0, securityEvents: 0, emailTokens: 0 });
+    expect(second).toEqual({
+      downloadTokens: 1,
+      refreshTokens: 0,
+      browserSessions: 0,
+      lockouts: 0,
+      securityEvents: 0,
+      emailTokens: 0,
+      pendingSignIns: 1,
+    });
+    expect((await prisma.pendingSignIn.findMany({ select: { digest: true } })).map((row) => row.digest)).toEqual(["live"]);
 
     expect((await prisma.downloadToken.findMany({ select: { tokenHash: true } })).map((row) => row.tokenHash)).toEqual(["dl-live"]);
     expect(

@@ -1,0 +1,125 @@
+import { randomBytes } from "node:crypto";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { tokenDigest } from "@/lib/tokens/digest";
+
+export type PendingPurpose = "sign_in" | "reauthenticate";
+export type PendingChannel = "browser" | "api";
+export type PendingStep = "second_factor";
+
+/** What a right password left for the next step: who, for what, and what its admission chose. */
+export type PendingSignIn = {
+  id: string;
+  userId: string;
+  purpose: PendingPurpose;
+  channel: PendingChannel;
+  step: PendingStep;
+  sessionId: string;
+  deviceId: string | null;
+  credentialGeneration: number;
+  route: string;
+  browser: string | null;
+  address: string;
+  attempts: number;
+};
+
+/** A pending sign-in lives this long: enough to open an authenticator app, not to wander off. */
+export const PENDING_SIGN_IN_MS = 5 * 60_000;
+/** Tries one pending sign-in takes (codes, recovery codes and passkey answers alike); then sign in again. */
+export const PENDING_SIGN_IN_TRIES = 5;
+
+export type PendingTry = { ok: true; pending: PendingSignIn } | { ok: false; reason: "unknown" | "expired" | "used" | "tries" };
+
+/**
+ * The PendingSignIn table and nothing else. A pending sign-in is found only by the digest of its
+ * 256-bit token (held by the browser's HttpOnly cookie or the API client that passed the
+ * password), counts each try before it is checked, and is spent once by compare-and-set.
+ * Rows past their end are deleted by the retention pass (lib/retention).
+ */
+export interface PendingSignIns {
+  open(fields: Omit<PendingSignIn, "id" | "attempts"> & { nowMs: number }): Promise<{ token: string; expiresAtMs: number }>;
+  /** A live pending sign-in of this channel, read without counting a try (to offer its passkeys). */
+  peek(token: string, channel: PendingChannel, nowMs: number): Promise<{ id: string; userId: string } | null>;
+  /** Counts one try of a live pending sign-in of this channel, atomically, before its answer is checked. */
+  try(token: string, channel: PendingChannel, nowMs: number): Promise<PendingTry>;
+  /** Spends it; true for exactly one caller. */
+  spend(id: string, nowMs: number): Promise<boolean>;
+  /** Ends every pending sign-in of the account (a factor removed, a password reset). */
+  endAll(userId: string, nowMs: number): Promise<number>;
+}
+
+const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+export function prismaPendingSignIns(prisma: PrismaClient): PendingSignIns {
+  return {
+    async open({ nowMs, ...fields }) {
+      const token = randomBytes(32).toString("base64url");
+      const expiresAtMs = nowMs + PENDING_SIGN_IN_MS;
+      await prisma.pendingSignIn.create({
+        data: { ...fields, digest: tokenDigest(token), createdAt: new Date(nowMs), expiresAt: new Date(expiresAtMs) },
+      });
+      return { token, expiresAtMs };
+    },
+
+    async peek(token, channel, nowMs) {
+      if (!TOKEN_PATTERN.test(token)) return null;
+      return prisma.pendingSignIn.findFirst({
+        where: {
+          digest: tokenDigest(token),
+          channel,
+          usedAt: null,
+          expiresAt: { gt: new Date(nowMs) },
+          attempts: { lt: PENDING_SIGN_IN_TRIES },
+        },
+        select: { id: true, userId: true },
+      });
+    },
+
+    async try(token, channel, nowMs) {
+      if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: "unknown" };
+      const digest = tokenDigest(token);
+      // The count moves first, in the statement that checks it is live: parallel tries each take one.
+      const rows = await prisma.pendingSignIn.updateManyAndReturn({
+        where: { digest, channel, usedAt: null, expiresAt: { gt: new Date(nowMs) }, attempts: { lt: PENDING_SIGN_IN_TRIES } },
+        data: { attempts: { increment: 1 } },
+      });
+      const row = rows[0];
+      if (row) {
+        return {
+          ok: true,
+          pending: {
+            id: row.id,
+            userId: row.userId,
+            purpose: row.purpose as PendingPurpose,
+            channel: row.channel as PendingChannel,
+            step: row.step as PendingStep,
+            sessionId: row.sessionId,
+            deviceId: row.deviceId,
+            credentialGeneration: row.credentialGeneration,
+            route: row.route,
+            browser: row.browser,
+            address: row.address,
+            attempts: row.attempts,
+          },
+        };
+      }
+      const dead = await prisma.pendingSignIn.findUnique({ where: { digest }, select: { channel: true, usedAt: true, expiresAt: true } });
+      if (!dead || dead.channel !== channel) return { ok: false, reason: "unknown" };
+      if (dead.usedAt) return { ok: false, reason: "used" };
+      if (dead.expiresAt.getTime() <= nowMs) return { ok: false, reason: "expired" };
+      return { ok: false, reason: "tries" };
+    },
+
+    async spend(id, nowMs) {
+      const { count } = await prisma.pendingSignIn.updateMany({
+        where: { id, usedAt: null, expiresAt: { gt: new Date(nowMs) } },
+        data: { usedAt: new Date(nowMs) },
+      });
+      return count === 1;
+    },
+
+    async endAll(userId, nowMs) {
+      const { count } = await prisma.pendingSignIn.updateMany({ where: { userId, usedAt: null }, data: { usedAt: new Date(nowMs) } });
+      return count;
+    },
+  };
+}
