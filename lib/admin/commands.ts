@@ -105,6 +105,26 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
     },
   },
   {
+    name: "remove-factors",
+    usage:
+      "remove-factors <email>: for an owner who lost every second step and code: remove the authenticator app and the recovery codes, stop asking for a passkey after the password (recorded and mailed to the owner)",
+    async run(context, [rawEmail]) {
+      const { gate } = context;
+      const user = await userOf(context, rawEmail);
+      const removed = await gate.factors.removeAll(user.id);
+      // A sign-in already waiting for a code must not finish with a factor the owner just lost.
+      const pending = await gate.pendingSignIns.endAll(user.id, gate.clock());
+      await gate.events.accountChanged(user.id, "admin_factors_removed", OPERATOR, ORIGIN);
+      gate.recovery.notice(
+        "factors_removed_by_operator",
+        { id: user.id },
+        { browser: ORIGIN.browser, address: "operator", atMs: gate.clock() },
+      );
+      gate.log.info({ event: "admin_action", action: "remove_factors", userId: user.id, ...removed, pendingEnded: pending });
+      return `Removed the second step of ${user.email}: ${removed.totp} authenticator app, ${removed.recoveryCodes} recovery codes${removed.passkeyAfterPassword ? ", no passkey asked after the password" : ""}. Passkeys stay (remove-passkey removes one). The owner is told by email.`;
+    },
+  },
+  {
     name: "delete-user",
     usage: "delete-user <email>: delete the account and everything stored about it",
     async run(context, [rawEmail]) {

@@ -11,7 +11,7 @@ import type { VerifiedUser } from "@/lib/users/accounts";
  * `sessionId`: the id the browser session will have if this sign-in succeeds, chosen now so the
  * "signed in" event can name it ("this device" on the account page). `userAgent` only labels.
  * `confirms`: the address-confirmation link this attempt carries, spent only by the right password.
- * `reauthenticates`: the live session whose owner is asked for the password again ("Confirm it's you").
+ * `intent`: what a right password is for (lib/auth/sign-in.ts).
  */
 export type SignInAdmission = Readonly<{
   email: string;
@@ -22,16 +22,33 @@ export type SignInAdmission = Readonly<{
   userAgent: string | null;
   sessionId: string;
   confirms: Readonly<{ linkId: string; userId: string }> | null;
-  reauthenticates: string | null;
+  intent: Intent;
 }>;
 
 /**
+ * What a right password is for: a new session or token pair (`sign_in`, from a browser or an API
+ * client), "Confirm it's you" for a live session (`reauthenticate`), or the current password of a
+ * live session that changes it (`change_password`). The first two pass the second step where the
+ * account has one; a password change happens inside a session that already passed it.
+ */
+export type Intent =
+  | Readonly<{ kind: "sign_in"; channel: "browser" | "api" }>
+  | Readonly<{ kind: "reauthenticate"; sessionId: string }>
+  | Readonly<{ kind: "change_password"; sessionId: string }>;
+
+/** How a sign-in may be finished at the second step (lib/factors). */
+export type SecondStepMethod = "totp" | "passkey" | "recovery_code";
+
+/**
  * The password check's answer: a user, the device token that now identifies their client and the
- * session id chosen for them, or a refusal to send as it is (null: the generic 401).
+ * session id chosen for them; a refusal to send as it is (null: the generic 401); or, for an
+ * account with a second factor, a pending sign-in and no session (`ok` is then neither true nor
+ * false, so no route can take it for either without saying so).
  */
 export type SignInOutcome =
   | { ok: true; user: VerifiedUser; device: { token: string; expiresAtMs: number }; sessionId: string }
-  | { ok: false; refusal: Response | null };
+  | { ok: false; refusal: Response | null }
+  | { ok: "second_step"; pending: { token: string; expiresAtMs: number; methods: SecondStepMethod[] } };
 
 /**
  * Issues admissions and takes them back, once each. The desk is a member of the process's one
@@ -41,14 +58,14 @@ export class AdmissionDesk {
   private readonly unused = new WeakSet<SignInAdmission>();
 
   issue(
-    fields: Omit<SignInAdmission, "sessionId" | "userAgent" | "confirms" | "reauthenticates"> &
-      Partial<Pick<SignInAdmission, "userAgent" | "confirms" | "reauthenticates">>,
+    fields: Omit<SignInAdmission, "sessionId" | "userAgent" | "confirms" | "intent"> &
+      Partial<Pick<SignInAdmission, "userAgent" | "confirms" | "intent">>,
   ): SignInAdmission {
     const admission = Object.freeze({
       ...fields,
       userAgent: fields.userAgent ?? null,
       confirms: fields.confirms ?? null,
-      reauthenticates: fields.reauthenticates ?? null,
+      intent: fields.intent ?? ({ kind: "sign_in", channel: "browser" } as const),
       sessionId: newSessionId(),
     });
     this.unused.add(admission);

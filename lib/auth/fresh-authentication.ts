@@ -1,10 +1,13 @@
 import { jsonError } from "@/lib/http/responses";
 import { isFreshAuthentication } from "@/lib/passkeys/rules";
-import { backToAccount } from "./account-form";
+import type { NextRequest } from "next/server";
+import type { RouteLimits } from "@/lib/http/limited";
+import { refuse, type OrRefused } from "@/lib/http/refused";
+import { backToAccount, readAccountForm } from "./account-form";
 import type { LiveSession } from "./browser-session";
 import type { Gatehouse } from "./gatehouse";
 
-export const CONFIRM_FIRST = "Confirm it's you first: enter your password again, or use a passkey.";
+export const CONFIRM_FIRST = "Confirm it's you first: enter your password again (and your code, if you use one), or use a passkey.";
 
 /**
  * ASVS 5.0 7.5.1: what changes how the account is protected (adding or removing a passkey,
@@ -21,4 +24,19 @@ export async function freshAuthenticationRefusal(
   const authenticatedAtMs = await gate.sessions.authenticatedAt(session.userId, session.sid);
   if (authenticatedAtMs !== null && isFreshAuthentication(authenticatedAtMs, gate.clock())) return null;
   return answer === "json" ? jsonError(401, "reauthentication_required", CONFIRM_FIRST) : backToAccount("confirm_first");
+}
+
+/**
+ * The account form of a change to how the account is protected (a factor, recovery codes): the
+ * form's gate (lib/auth/account-form.ts, limited per browser session) and then a fresh
+ * authentication, answered as JSON (the account page's scripts ask, then carry on).
+ */
+export async function readFreshAccountForm(
+  request: NextRequest,
+  limits: RouteLimits,
+): Promise<OrRefused<{ session: LiveSession; fields: Record<string, string> }>> {
+  const form = await readAccountForm(request, limits.gate, (session) => limits.limit("session", session.sid));
+  if (!form.ok) return form;
+  const stale = await freshAuthenticationRefusal(limits.gate, form.session, "json");
+  return stale ? refuse(stale) : form;
 }

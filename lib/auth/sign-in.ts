@@ -8,27 +8,25 @@ import { invalidLink } from "@/lib/recovery/link-requests";
 import type { LockoutCheck, LockoutPolicy } from "@/lib/lockout/rules";
 import { logSecurity } from "@/lib/log/security-log";
 import type { KnownDevice } from "@/lib/devices/known-devices";
+import type { ClientAddress } from "@/lib/http/client-address";
+import { secondStepMethods, type FactorSummary } from "@/lib/factors/store";
 import type { Lane } from "@/lib/password/hash-budget";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { confirmAddress, recordFirstSignIn, verifyCredentials } from "@/lib/users/accounts";
-import type { SignInOutcome, SignInAdmission } from "./admission";
+import type { Intent, SignInOutcome, SignInAdmission } from "./admission";
 import type { Gatehouse } from "./gatehouse";
 
 /** What a password sign-in read, once, from its request: the normalised email, the password and the device token sent. */
 export type PasswordAttempt = { email: string; password: string; deviceToken?: string | undefined };
 
 /**
- * What shows the client is worth a password check: a solved ALTCHA, or the emailed link that a
- * confirmation carries (its 256-bit token is a stronger proof than any puzzle).
+ * What shows the client is worth a password check, and what a right password is for: a solved
+ * ALTCHA with its intent, or the emailed link that a confirmation carries (its 256-bit token is a
+ * stronger proof than any puzzle; a confirmation signs the browser in).
  */
-export type Proof =
-  | {
-      altcha: string | undefined;
-      /** "Confirm it's you" for this live session: no new sign-in is recorded or announced. */ reauthenticates?: string;
-    }
-  | { confirms: { linkId: string; userId: string } };
+export type Proof = { altcha: string | undefined; intent: Intent } | { confirms: { linkId: string; userId: string } };
 
-export type { SignInOutcome };
+export type { Intent, SignInOutcome };
 
 /**
  * Whose failures an attempt counts toward and what refuses it: a known device has its own lock
@@ -100,7 +98,7 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
     route: limits.path,
     userAgent: limits.userAgent,
     confirms: "confirms" in proof ? proof.confirms : null,
-    reauthenticates: "altcha" in proof ? (proof.reauthenticates ?? null) : null,
+    intent: "altcha" in proof ? proof.intent : { kind: "sign_in", channel: "browser" },
   });
   return checkPassword(gate, admission);
 }
@@ -144,12 +142,12 @@ export async function checkPassword(gate: Gatehouse, admission: SignInAdmission)
     outcome = { ok: false, refusal: unavailable() };
   }
   // Whatever happened short of a success (which replaced the device), the device is free again.
-  if (!outcome.ok && admission.device) await gate.devices.release(admission.device.id).catch(() => {});
+  if (outcome.ok !== true && admission.device) await gate.devices.release(admission.device.id).catch(() => {});
   return outcome;
 }
 
 async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promise<SignInOutcome> {
-  const { email, password, client, device, route, confirms, reauthenticates } = admission;
+  const { email, password, client, device, route, confirms, intent } = admission;
   const browser = browserLabel(admission.userAgent);
   const subject = subjectOf(gate, admission);
   return gate.hashBudget.run(
@@ -195,44 +193,31 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         if (device && capped) await gate.devices.forget(device.id);
         return { ok: false, refusal: null };
       }
-      const nowMs = gate.clock();
       if (confirming) {
         // The link is spent only by its right password, once: of two racing confirmations one wins.
-        if (!(await gate.emailTokens.use(confirms.linkId, nowMs))) return { ok: false, refusal: invalidLink() };
-        if (await confirmAddress(gate.prisma, user.id, nowMs)) {
+        if (!(await gate.emailTokens.use(confirms.linkId, gate.clock()))) return { ok: false, refusal: invalidLink() };
+        if (await confirmAddress(gate.prisma, user.id, gate.clock())) {
           await gate.events.accountChanged(user.id, "email_verified", client, { browser });
           gate.log.info({ event: "email_verified", userId: user.id });
         }
       }
-      const usernameKey = gate.usernameKey(email);
-      if (device) {
-        await gate.lockouts.reset(subject.key);
-        await gate.devices.forget(device.id);
-        // Strangers stay locked out while the owner signs in, except NIST's cap, which lasts
-        // only until the owner signs in from a known device.
-        const strangers = await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy);
-        if (strangers.locked && strangers.capped) await gate.lockouts.reset(usernameKey);
-      } else {
-        await gate.lockouts.reset(usernameKey);
-      }
-      const issued = await gate.devices.issue(usernameKey, nowMs);
-      gate.log.info({ event: "sign_in_succeeded", lane: subject.lane, userId: user.id, rehashed: user.rehashed });
-      logSecurity(gate, { route, outcome: "sign_in_succeeded", client, email, detail: subject.lane, userId: user.id });
-      if (reauthenticates) {
-        // The owner of a live session proved it again: recorded as that, for that session; no sign-in happened.
-        await gate.events.accountChanged(user.id, "reauthenticated", client, { browser, sessionId: reauthenticates });
-      } else {
-        const first = await recordFirstSignIn(gate.prisma, user.id, nowMs);
-        await gate.events.signInSucceeded(user.id, client, { browser, sessionId: admission.sessionId });
-        // A new device of an account that has signed in before: its first device is no news.
-        if (!device && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, admission));
-      }
-      return {
-        ok: true,
-        user: { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration },
-        device: { token: issued.token, expiresAtMs: issued.expiresAtMs },
+      if (user.rehashed) gate.log.info({ event: "password_rehashed", userId: user.id });
+      const passed: PassedPassword = {
+        email,
+        client,
+        device,
+        route,
+        userAgent: admission.userAgent,
         sessionId: admission.sessionId,
+        intent,
       };
+      // The second step, where the account has one: no session, no token, no device token and no
+      // lockout reset yet (they come with the step); only a pending sign-in, bound to this client.
+      if (intent.kind !== "change_password") {
+        const factors = await gate.factors.summary(user.id);
+        if (factors.due) return openSecondStep(gate, passed, user, factors);
+      }
+      return completeSignIn(gate, passed, user);
     },
     (): SignInOutcome => {
       logSecurity(gate, { route, outcome: "busy", client, email, detail: subject.lane });
@@ -240,6 +225,93 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
     },
     subject.lane,
   );
+}
+
+/**
+ * A right password (or confirmation link), with what its admission chose: the client, its known
+ * device, the session id, the intent. A pending sign-in keeps these for the second step.
+ */
+export type PassedPassword = {
+  email: string;
+  client: ClientAddress;
+  device: KnownDevice | null;
+  route: string;
+  userAgent: string | null;
+  sessionId: string;
+  intent: Intent;
+};
+
+async function openSecondStep(
+  gate: Gatehouse,
+  passed: PassedPassword,
+  user: { id: string; credentialGeneration: number },
+  factors: FactorSummary,
+): Promise<SignInOutcome> {
+  const { intent } = passed;
+  const userId = user.id;
+  const pending = await gate.pendingSignIns.open({
+    userId,
+    purpose: intent.kind === "reauthenticate" ? "reauthenticate" : "sign_in",
+    channel: intent.kind === "sign_in" ? intent.channel : "browser",
+    step: "second_factor",
+    sessionId: intent.kind === "reauthenticate" ? intent.sessionId : passed.sessionId,
+    deviceId: passed.device?.id ?? null,
+    credentialGeneration: user.credentialGeneration,
+    route: passed.route,
+    browser: browserLabel(passed.userAgent),
+    address: truncateAddress(passed.client.address),
+    nowMs: gate.clock(),
+  });
+  gate.log.info({ event: "second_step_due", userId, methods: secondStepMethods(factors) });
+  logSecurity(gate, { route: passed.route, outcome: "second_step_due", client: passed.client, email: passed.email, userId });
+  return { ok: "second_step", pending: { ...pending, methods: secondStepMethods(factors) } };
+}
+
+/**
+ * What every finished sign-in does, after the password alone or after its second step: the
+ * lockouts its success clears, a new device token in place of the old one, and the record of it
+ * (a sign-in event, the first-sign-in mark and the new-device notice; for "Confirm it's you" a
+ * reauthentication event; for a password change nothing, which the route records).
+ */
+export async function completeSignIn(
+  gate: Gatehouse,
+  passed: PassedPassword,
+  user: { id: string; email: string; credentialGeneration: number },
+  via: "password" | "second_step" = "password",
+): Promise<Extract<SignInOutcome, { ok: true }>> {
+  const { email, client, device, route, intent } = passed;
+  const browser = browserLabel(passed.userAgent);
+  const nowMs = gate.clock();
+  const usernameKey = gate.usernameKey(email);
+  if (device) {
+    await gate.lockouts.reset(gate.deviceLockKey(device.id));
+    await gate.devices.forget(device.id);
+    // Strangers stay locked out while the owner signs in, except NIST's cap, which lasts
+    // only until the owner signs in from a known device.
+    const strangers = await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy);
+    if (strangers.locked && strangers.capped) await gate.lockouts.reset(usernameKey);
+  } else {
+    await gate.lockouts.reset(usernameKey);
+  }
+  const issued = await gate.devices.issue(usernameKey, nowMs);
+  const lane = device ? "trusted" : "untrusted";
+  gate.log.info({ event: "sign_in_succeeded", lane, userId: user.id, via });
+  logSecurity(gate, { route, outcome: "sign_in_succeeded", client, email, detail: lane, userId: user.id });
+  if (intent.kind === "reauthenticate") {
+    // The owner of a live session proved it again: recorded as that, for that session; no sign-in happened.
+    await gate.events.accountChanged(user.id, "reauthenticated", client, { browser, sessionId: intent.sessionId });
+  } else if (intent.kind === "sign_in") {
+    const first = await recordFirstSignIn(gate.prisma, user.id, nowMs);
+    await gate.events.signInSucceeded(user.id, client, { browser, sessionId: passed.sessionId });
+    // A new device of an account that has signed in before: its first device is no news.
+    if (!device && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, passed));
+  }
+  return {
+    ok: true,
+    user: { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration },
+    device: { token: issued.token, expiresAtMs: issued.expiresAtMs },
+    sessionId: passed.sessionId,
+  };
 }
 
 /** Where a sign-in came from, as an email to the owner tells it (the account page's words). */

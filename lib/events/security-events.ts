@@ -21,7 +21,15 @@ export type AccountChangeKind =
   | "admin_passkey_removed"
   | "passkey_renamed"
   | "passkeys_removed_by_reset"
-  | "reauthenticated";
+  | "reauthenticated"
+  | "totp_added"
+  | "totp_removed"
+  | "passkey_second_factor_on"
+  | "passkey_second_factor_off"
+  | "recovery_codes_replaced"
+  | "recovery_code_used"
+  | "second_step_failed"
+  | "admin_factors_removed";
 
 export type SecurityEventKind =
   | "sign_in_failed"

@@ -4,33 +4,63 @@ import type { AppConfig } from "@/lib/config/env";
 type CookieSettings = Pick<AppConfig, "NODE_ENV">;
 
 /**
- * The known-device cookie. In production it is `__Host-` prefixed, so the browser insists on
- * Secure, Path=/ and no Domain: a sibling subdomain cannot plant or overwrite it. HttpOnly (no
+ * Gatehouse's own cookies: the known device (OWASP device cookie) and the pending sign-in that
+ * waits for its second step. In production each is `__Host-` prefixed, so the browser insists on
+ * Secure, Path=/ and no Domain: a sibling subdomain cannot plant or overwrite one. HttpOnly (no
  * script reads it) and SameSite=Lax. The settings are the instance's (its parsed configuration),
  * never the process's environment.
  */
+type OwnCookie = "gatehouse-device" | "gatehouse-pending-sign-in";
+
 function secure(config: CookieSettings): boolean {
   return config.NODE_ENV === "production";
 }
 
-function deviceCookieName(config: CookieSettings): string {
-  return secure(config) ? "__Host-gatehouse-device" : "gatehouse-device";
+function nameOf(config: CookieSettings, cookie: OwnCookie): string {
+  return secure(config) ? `__Host-${cookie}` : cookie;
 }
 
-export function deviceTokenOf(request: NextRequest, config: CookieSettings): string | undefined {
-  return request.cookies.get(deviceCookieName(config))?.value;
+function cookieOf(request: NextRequest, config: CookieSettings, cookie: OwnCookie): string | undefined {
+  return request.cookies.get(nameOf(config, cookie))?.value;
 }
 
-export function setDeviceCookie(response: Response, config: CookieSettings, token: string, expiresAtMs: number, nowMs: number): Response {
-  const maxAgeSeconds = Math.max(0, Math.floor((expiresAtMs - nowMs) / 1000));
+function setCookie(response: Response, config: CookieSettings, cookie: OwnCookie, value: string, maxAgeSeconds: number): Response {
   const attributes = [
-    `${deviceCookieName(config)}=${token}`,
+    `${nameOf(config, cookie)}=${value}`,
     "Path=/",
-    `Max-Age=${maxAgeSeconds}`,
+    `Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}`,
     "HttpOnly",
     "SameSite=Lax",
     ...(secure(config) ? ["Secure"] : []),
   ];
   response.headers.append("Set-Cookie", attributes.join("; "));
   return response;
+}
+
+export function deviceTokenOf(request: NextRequest, config: CookieSettings): string | undefined {
+  return cookieOf(request, config, "gatehouse-device");
+}
+
+export function setDeviceCookie(response: Response, config: CookieSettings, token: string, expiresAtMs: number, nowMs: number): Response {
+  return setCookie(response, config, "gatehouse-device", token, (expiresAtMs - nowMs) / 1000);
+}
+
+/** The pending sign-in this browser holds: only the browser that passed the password has it. */
+export function pendingSignInOf(request: NextRequest, config: CookieSettings): string | undefined {
+  return cookieOf(request, config, "gatehouse-pending-sign-in");
+}
+
+export function setPendingSignInCookie(
+  response: Response,
+  config: CookieSettings,
+  token: string,
+  expiresAtMs: number,
+  nowMs: number,
+): Response {
+  return setCookie(response, config, "gatehouse-pending-sign-in", token, (expiresAtMs - nowMs) / 1000);
+}
+
+/** Spent, expired or out of tries: the browser forgets it. */
+export function clearPendingSignInCookie(response: Response, config: CookieSettings): Response {
+  return setCookie(response, config, "gatehouse-pending-sign-in", "", 0);
 }

@@ -78,6 +78,16 @@ export function deviceLocked(check: Locked) {
   });
 }
 
+/** The second step's own lock: wrong codes for this account (or known device), told exactly: the password was right. */
+export function secondFactorLocked(check: Locked) {
+  return withRetryAfter(
+    429,
+    "locked",
+    `Too many wrong codes. Try again in ${aboutMinutes(check.retryAfterMs)}, or use a passkey if you have one.`,
+    check.retryAfterMs,
+  );
+}
+
 export function captchaInvalid(outcome: Extract<CaptchaOutcome, { ok: false }>) {
   // The replay store is down: not the client's fault, so a 503 it may retry.
   if (outcome.reason === "unavailable") return withRetryAfter(503, "busy", CAPTCHA_MESSAGES.unavailable, 5_000);

@@ -18,7 +18,9 @@ export type ErrorCode =
   | "csrf_invalid"
   | "unavailable"
   | "reauthentication_required"
-  | "passkey_invalid";
+  | "passkey_invalid"
+  | "second_step_invalid"
+  | "invalid_code";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 

@@ -60,6 +60,25 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     ],
     refusal: "browser",
   },
+  // The second step after a right password: per address before the body, then per account (and
+  // per known device of it) once the pending sign-in names it; the code lock sits behind both.
+  ...(["/api/auth/second-step", "/api/auth/second-step/passkey"] as const).map((path): RouteRule => ({
+    path,
+    method: "POST",
+    file: `app${path}/route.ts`,
+    limits: [
+      { policy: "secondStep", key: "address" },
+      { policy: "secondStepAccount", key: "user" },
+    ],
+    refusal: "browser",
+  })),
+  {
+    path: "/api/auth/second-step/passkey/options",
+    method: "POST",
+    file: "app/api/auth/second-step/passkey/options/route.ts",
+    limits: [{ policy: "passkeyOptions", key: "address" }],
+    refusal: "browser",
+  },
   { path: "/api/auth/csrf", file: "app/api/auth/csrf/route.ts", unlimited: "issues a CSRF token and cookie: no lookup, no hashing" },
   {
     path: "/api/auth/session",
@@ -125,6 +144,16 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     refusal: "api",
   },
   {
+    path: "/api/v1/authentication/token/mfa",
+    method: "POST",
+    file: "app/api/v1/authentication/token/mfa/route.ts",
+    limits: [
+      { policy: "apiToken", key: "addressAndRoute" },
+      { policy: "secondStepAccount", key: "user" },
+    ],
+    refusal: "api",
+  },
+  {
     path: "/api/v1/authentication/token/refresh",
     method: "POST",
     file: "app/api/v1/authentication/token/refresh/route.ts",
@@ -171,7 +200,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     limits: [{ policy: "accountChanges", key: "user" }],
     refusal: "api",
   },
-  // Passkeys on the account page: per browser session (one session, an intruder's, cannot spend
+  // Passkeys and second steps on the account page: per browser session (one session, an intruder's, cannot spend
   // the owner's allowance), behind a live session and a form token; adding, renaming and removing
   // also need a fresh authentication.
   ...(
@@ -181,6 +210,11 @@ export const ROUTE_RULES: readonly RouteRule[] = [
       "/api/account/passkeys/rename",
       "/api/account/passkeys/remove",
       "/api/account/reauthenticate/passkey",
+      "/api/account/passkeys/second-factor",
+      "/api/account/totp/setup",
+      "/api/account/totp/confirm",
+      "/api/account/totp/remove",
+      "/api/account/recovery-codes",
     ] as const
   ).map((path): RouteRule => ({
     path,

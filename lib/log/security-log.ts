@@ -4,7 +4,15 @@ import { digestKey } from "@/lib/rate-limit/limiter";
 
 /** What happened to a request at a protection layer, or how its password check ended. */
 export type SecurityOutcome =
-  "rate_limited" | "captcha_invalid" | "locked" | "busy" | "unavailable" | "sign_in_failed" | "sign_in_succeeded";
+  | "rate_limited"
+  | "captcha_invalid"
+  | "locked"
+  | "busy"
+  | "unavailable"
+  | "sign_in_failed"
+  | "sign_in_succeeded"
+  | "second_step_due"
+  | "second_step_invalid";
 
 export type SecurityLogEntry = {
   route: string;

@@ -9,7 +9,7 @@ import type { ReplayStore } from "@/lib/captcha/replay-store";
  * Redis or PostgreSQL, the ALTCHA's) makes each single-use, so a challenge spent on one instance
  * is spent on all.
  */
-export type ChallengePurpose = "sign_in" | "register" | "reauthenticate";
+export type ChallengePurpose = "sign_in" | "register" | "reauthenticate" | "second_step";
 
 export type ChallengeCheck = { ok: true } | { ok: false; reason: "malformed" | "forged" | "expired" | "replayed" };
 

@@ -8,7 +8,13 @@ import { newSessionId } from "@/lib/sessions/browser-sessions";
 import { recordFirstSignIn } from "@/lib/users/accounts";
 import { counterVerdict } from "./rules";
 import type { CeremonyFailure, ParsedAuthentication } from "./webauthn";
-import { verifyAuthentication } from "./webauthn";
+import { parseAuthentication, verifyAuthentication } from "./webauthn";
+import { z } from "zod";
+import type { Gatehouse } from "@/lib/auth/gatehouse";
+import { readJson } from "@/lib/http/body";
+import { csrfRefused } from "@/lib/http/refusals";
+import { accept, refuse, type OrRefused } from "@/lib/http/refused";
+import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 
 const MESSAGES: Record<CeremonyFailure["reason"] | "unknown" | "regressed" | "unconfirmed", string> = {
   malformed: "That passkey answer was not understood. Try again.",
@@ -37,7 +43,7 @@ type Refusable = keyof typeof MESSAGES;
 export async function spendAssertion(
   limits: RouteLimits,
   response: ParsedAuthentication,
-  ceremony: { purpose: "sign_in" | "reauthenticate"; boundTo: string; owner?: string },
+  ceremony: { purpose: "sign_in" | "reauthenticate" | "second_step"; boundTo: string; owner?: string },
 ): Promise<{ ok: true; passkey: { id: string; userId: string } } | { ok: false; reason: Refusable }> {
   const { gate, client } = limits;
   const nowMs = gate.clock();
@@ -74,11 +80,11 @@ export async function signInWithPasskey(
   limits: RouteLimits,
   response: ParsedAuthentication,
   deviceToken: string | undefined,
-): Promise<SignInOutcome> {
+): Promise<Exclude<SignInOutcome, { ok: "second_step" }>> {
   const { gate, client } = limits;
   const nowMs = gate.clock();
   const browser = browserLabel(limits.userAgent);
-  const refused = (reason: Refusable): SignInOutcome => {
+  const refused = (reason: Refusable): Extract<SignInOutcome, { ok: false }> => {
     logSecurity(gate, { route: limits.path, outcome: "sign_in_failed", client, detail: `passkey_${reason}` });
     return { ok: false, refusal: passkeyRefused(reason) };
   };
@@ -113,4 +119,25 @@ export async function signInWithPasskey(
     device: { token: device.token, expiresAtMs: device.expiresAtMs },
     sessionId,
   };
+}
+
+const answerSchema = z.object({ credential: z.unknown(), callbackUrl: z.string().max(2048).optional() });
+
+/**
+ * A passkey answer posted by the sign-in page (a sign-in, or the second step): a same-origin
+ * check (no other site may make a browser sign in), one parse of the JSON body, and the assertion
+ * parsed and bounded; or the refusal to send.
+ */
+export async function readPasskeyAnswer(
+  request: Request,
+  gate: Gatehouse,
+): Promise<OrRefused<{ credential: ParsedAuthentication; callbackUrl: string | undefined }>> {
+  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) return refuse(csrfRefused());
+  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+  if (!body.ok) return body;
+  const input = answerSchema.safeParse(body.value);
+  if (!input.success) return refuse(jsonError(400, "invalid_input", "Try the passkey again."));
+  const credential = parseAuthentication(input.data.credential);
+  if (!credential) return refuse(passkeyRefused("malformed"));
+  return accept({ credential, callbackUrl: input.data.callbackUrl });
 }

@@ -166,7 +166,7 @@ export async function verifyRegistration(
 /** Options for a sign-in (or a re-authentication) with any passkey of this site: no account named. */
 export async function authenticationOptions(
   settings: PasskeySettings,
-  purpose: "sign_in" | "reauthenticate",
+  purpose: "sign_in" | "reauthenticate" | "second_step",
   boundTo: string,
   nowMs: number,
   allow: { credentialId: string; transports: string[] }[] = [],
@@ -189,7 +189,7 @@ export async function verifyAuthentication(
   settings: PasskeySettings,
   response: ParsedAuthentication,
   passkey: { credentialId: string; publicKey: Uint8Array; transports: string[] },
-  purpose: "sign_in" | "reauthenticate",
+  purpose: "sign_in" | "reauthenticate" | "second_step",
   boundTo: string,
   nowMs: number,
 ): Promise<{ ok: true; reportedCount: number } | CeremonyFailure> {

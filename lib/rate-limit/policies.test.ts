@@ -80,6 +80,8 @@ describe("defaultPolicies", () => {
       { name: "securityNotice", kind: "token-bucket", spec: "1/15m,4/1d", failMode: "open" },
       { name: "passkeyOptions", kind: "token-bucket", spec: "30/1m,10/10s", failMode: "open" },
       { name: "passkeySignIn", kind: "token-bucket", spec: "20/15m", failMode: "closed" },
+      { name: "secondStep", kind: "token-bucket", spec: "30/15m", failMode: "closed" },
+      { name: "secondStepAccount", kind: "token-bucket", spec: "10/15m", failMode: "closed" },
     ]);
     expect(defaultPolicies.apiToken.idleTtlMs).toBe(600_000);
     for (const policy of Object.values(defaultPolicies)) expect(policy.description.length).toBeGreaterThan(20);

@@ -40,7 +40,9 @@ export type PolicyName =
   | "recoveryMail"
   | "securityNotice"
   | "passkeyOptions"
-  | "passkeySignIn";
+  | "passkeySignIn"
+  | "secondStep"
+  | "secondStepAccount";
 
 export type Policies = Readonly<Record<PolicyName, Policy>>;
 
@@ -217,6 +219,18 @@ const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string
       "Passkey sign-ins per client address, beside the sign-in address limit: a signature check costs little, but " +
       "each try is counted. No lockout applies (a stranger cannot sign for the owner's passkey). Fails closed.",
   },
+  secondStep: {
+    failMode: "closed",
+    description:
+      "Second-step answers (authenticator-app codes, recovery codes, passkeys after a password) per client address. " +
+      "Each pending sign-in takes 5 tries and each account has its own code lock behind this. Fails closed.",
+  },
+  secondStepAccount: {
+    failMode: "closed",
+    description:
+      "Second-step answers per account, and per known device of it: whoever holds the password cannot spend the " +
+      "owner's allowance on the owner's own devices. Fails closed.",
+  },
 };
 
 const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
@@ -239,6 +253,8 @@ const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   securityNotice: "1/15m,4/1d",
   passkeyOptions: "30/1m,10/10s",
   passkeySignIn: "20/15m",
+  secondStep: "30/15m",
+  secondStepAccount: "10/15m",
 });
 
 /** Environment variable that overrides each policy's limit spec. */
@@ -262,6 +278,8 @@ export const policyEnvVars = Object.freeze({
   securityNotice: "RATE_LIMIT_SECURITY_NOTICE",
   passkeyOptions: "RATE_LIMIT_PASSKEY_OPTIONS",
   passkeySignIn: "RATE_LIMIT_PASSKEY_SIGN_IN",
+  secondStep: "RATE_LIMIT_SECOND_STEP",
+  secondStepAccount: "RATE_LIMIT_SECOND_STEP_ACCOUNT",
 } as const) satisfies Readonly<Record<PolicyName, string>>;
 
 export const POLICY_NAMES = Object.keys(defaultLimitSpecs) as PolicyName[];

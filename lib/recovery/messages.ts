@@ -144,6 +144,52 @@ export const messages = {
       { text: "If you did not try to sign in just now, remove that passkey from your account page and reset your password." },
       { link: { label: "Reset my password", url: forgotUrl } },
     ]),
+
+  factorAdded: (to: string, origin: NoticeOrigin, forgotUrl: string, what = "A second step") =>
+    render(to, "factor_added", `A second sign-in step was turned on for your ${APP} account`, [
+      { text: `${what} is now asked for after your password when you sign in.` },
+      { text: originLine(origin) },
+      {
+        text: "Keep your recovery codes somewhere safe: they let you in if you lose your phone or key. If this was not you, reset your password now and contact support.",
+      },
+      { link: { label: "Reset my password", url: forgotUrl } },
+    ]),
+
+  factorRemoved: (to: string, origin: NoticeOrigin, forgotUrl: string, what = "A second step") =>
+    render(to, "factor_removed", `A second sign-in step was turned off for your ${APP} account`, [
+      { text: `${what} is no longer asked for after your password.` },
+      { text: originLine(origin) },
+      { text: "If that was not you, reset your password now: that signs out every session." },
+      { link: { label: "Reset my password", url: forgotUrl } },
+    ]),
+
+  recoveryCodeUsed: (to: string, origin: NoticeOrigin, forgotUrl: string, left = "") =>
+    render(to, "recovery_code_used", `A recovery code was used to sign in to your ${APP} account`, [
+      { text: `One of your recovery codes was used to finish a sign-in. It no longer works${left ? `; ${left} left` : ""}.` },
+      { text: originLine(origin) },
+      {
+        text: "If that was you, consider getting new codes on your account page. If not, someone has your password and a code: reset your password now.",
+      },
+      { link: { label: "Reset my password", url: forgotUrl } },
+    ]),
+
+  recoveryCodesReplaced: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
+    render(to, "recovery_codes_replaced", `New recovery codes for your ${APP} account`, [
+      { text: "New recovery codes were made for your account; the old ones no longer work." },
+      { text: originLine(origin) },
+      { text: "If that was not you, reset your password now." },
+      { link: { label: "Reset my password", url: forgotUrl } },
+    ]),
+
+  factorsRemovedByOperator: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
+    render(to, "factors_removed_by_operator", `An administrator turned off the second sign-in step of your ${APP} account`, [
+      {
+        text: "At your request, an administrator removed your authenticator app and recovery codes, and stopped asking for a passkey after your password. Your password alone now signs you in.",
+      },
+      { text: originLine(origin) },
+      { text: "Sign in and set up a second step again from your account page. If you did not ask for this, reset your password now." },
+      { link: { label: "Reset my password", url: forgotUrl } },
+    ]),
 };
 
 export type NoticeKind =
@@ -153,4 +199,9 @@ export type NoticeKind =
   | "refresh_token_reused"
   | "passkey_added"
   | "passkey_removed"
-  | "passkey_counter_regressed";
+  | "passkey_counter_regressed"
+  | "factor_added"
+  | "factor_removed"
+  | "recovery_code_used"
+  | "recovery_codes_replaced"
+  | "factors_removed_by_operator";

@@ -149,6 +149,11 @@ export class Recovery {
         passkey_added: messages.passkeyAdded,
         passkey_removed: messages.passkeyRemoved,
         passkey_counter_regressed: messages.passkeyCounterRegressed,
+        factor_added: messages.factorAdded,
+        factor_removed: messages.factorRemoved,
+        recovery_code_used: messages.recoveryCodeUsed,
+        recovery_codes_replaced: messages.recoveryCodesReplaced,
+        factors_removed_by_operator: messages.factorsRemovedByOperator,
       }[kind];
       await this.send("securityNotice", account, kind, async () => render(account.email, origin, forgotUrl, detail));
     });

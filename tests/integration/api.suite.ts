@@ -184,9 +184,15 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
       const authenticate = async (g: typeof gate, input: { email: string; password: string }, from: ReturnType<typeof client>) => {
         const outcome = await checkPassword(
           g,
-          g.admissions.issue({ ...input, client: from, device: null, route: "/api/auth/callback/credentials" }),
+          g.admissions.issue({
+            ...input,
+            client: from,
+            device: null,
+            route: "/api/auth/callback/credentials",
+            intent: { kind: "sign_in", channel: "browser" },
+          }),
         );
-        return outcome.ok ? outcome.user : null;
+        return outcome.ok === true ? outcome.user : null;
       };
       for (let i = 0; i < 5; i++)
         await authenticate(gate, { email: "alice@example.com", password: "wrong" }, client(`203.0.113.${i + 10}`));

@@ -514,6 +514,109 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       });
     });
 
+    // Invariant 7: with a second factor on, no request shape turns the password alone into a
+    // session or a token. (The second step's own shapes, races included, are in second-factor.suite.ts.)
+    describe("an account with a second factor: the password alone is never a session or a token", () => {
+      const email = "two-step@example.com";
+      let userId: string;
+      let deviceCookie: string;
+
+      beforeAll(async () => {
+        userId = await register(email);
+        // A known device of the owner's, from before the factor was on.
+        const before = await browserSignIn(email, PASSWORD);
+        deviceCookie = before.headers
+          .getSetCookie()
+          .find((cookie) => /gatehouse-device=/.test(cookie))!
+          .split(";")[0]!;
+        const secret = await gate.factors.beginTotp(userId, Date.now());
+        const { totpCodeAt } = await import("@/lib/factors/totp");
+        expect(await gate.factors.confirmTotp(userId, totpCodeAt(secret, Date.now()), Date.now())).toBe(true);
+      });
+
+      beforeEach(async () => {
+        await gate.lockouts.reset(gate.usernameKey(email));
+      });
+
+      const noSessionNoToken = async (res: Response) => {
+        expect(sessionCookieOf(res)).toBeNull();
+        const body = (await res
+          .clone()
+          .json()
+          .catch(() => ({}))) as Record<string, unknown>;
+        expect(body).not.toHaveProperty("access_token");
+        expect(body).not.toHaveProperty("refresh_token");
+        expect(body).not.toHaveProperty("url");
+        return body;
+      };
+
+      it("the browser sign-in, from a new browser and from the owner's known device, answers mfa_required", async () => {
+        for (const cookie of [undefined, deviceCookie]) {
+          const res = await browserSignIn(email, PASSWORD, cookie ? { cookie } : {});
+          expect(res.status).toBe(401);
+          expect(await noSessionNoToken(res)).toMatchObject({ error: "mfa_required" });
+        }
+      });
+
+      it("the same form with duplicate fields, a query string or another path shape is no way around it", async () => {
+        const shapes: import("../helpers/browser").BrowserSignIn[] = [
+          { fields: { json: "false" } },
+          { url: "http://localhost/api/auth/callback/credentials?json=true&code=000000" },
+          { fields: { code: "000000", recoveryCode: "aaaaa-aaaaa", mfa: "done" } },
+        ];
+        for (const shape of shapes) {
+          const res = await browserSignIn(email, PASSWORD, shape);
+          // Refused (401 mfa_required, or 400 for a field the parser does not take), never a session.
+          expect([400, 401], JSON.stringify(shape)).toContain(res.status);
+          await noSessionNoToken(res);
+        }
+      });
+
+      it("the token API, with or without a device token, answers mfa_required and no token; refresh takes no mfa_token", async () => {
+        for (const deviceToken of [undefined, deviceCookie.split("=")[1]]) {
+          const res = await tokenSignIn(email, PASSWORD, deviceToken ? { deviceToken } : {});
+          expect(res.status).toBe(401);
+          const body = await noSessionNoToken(res);
+          expect(body).toMatchObject({ error: "mfa_required", mfa_token: expect.any(String) });
+          const { refreshTokens } = await import("../helpers/browser");
+          const refreshed = await refreshTokens(body.mfa_token as string);
+          expect(refreshed.status).toBe(401);
+          await noSessionNoToken(refreshed);
+        }
+      });
+
+      it("the password check itself answers a pending step, never a user, whatever the intent", async () => {
+        const { checkPassword } = await import("@/lib/auth/sign-in");
+        const client = { address: "203.0.113.77", key: "203.0.113.77", source: "socket" as const };
+        for (const intent of [
+          { kind: "sign_in", channel: "browser" },
+          { kind: "sign_in", channel: "api" },
+        ] as const) {
+          const outcome = await checkPassword(
+            gate,
+            gate.admissions.issue({ email, password: PASSWORD, client, device: null, route: "/api/auth/callback/credentials", intent }),
+          );
+          expect(outcome.ok).toBe("second_step");
+          expect(outcome).not.toHaveProperty("user");
+        }
+      });
+
+      it("next-auth's own callback, forced, verifies nothing and starts no session", async () => {
+        const { callNextAuth } = await import("@/lib/auth/next-auth/call");
+        const { csrfToken, cookie } = await csrfFor();
+        const res = await callNextAuth(
+          gate,
+          new NextRequest("http://localhost/api/auth/callback/credentials", {
+            method: "POST",
+            headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+          }),
+          ["callback", "credentials"] as never,
+          { csrfToken, email, password: PASSWORD },
+        );
+        expect(sessionCookieOf(res)).toBeNull();
+      });
+    });
+
     describe("without server.mjs", () => {
       it("answers 503 naming server.mjs instead of putting every client in one bucket", async () => {
         const symbol = Symbol.for("gatehouse.peerHeader");

@@ -82,5 +82,5 @@ describe("the composition root", () => {
       process.env = saved;
       await Promise.all(gates.map((gate) => gate.close()));
     }
-  });
+  }, 120_000); // two embedded databases, each migrated from scratch
 });

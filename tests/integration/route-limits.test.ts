@@ -65,6 +65,30 @@ describe("every route applies its rows of ROUTE_RULES", () => {
   const get = (path: string, address: string, headers: Record<string, string> = {}) =>
     new Request(`http://localhost${path}`, { headers: { [PEER_HEADER]: address, ...headers } });
   const signInJson = JSON.stringify({ email: EMAIL, password: "x" });
+  // An assertion of the right shape (it fails verification later, past the limits).
+  const PARSEABLE_ASSERTION = JSON.stringify({
+    credential: {
+      id: "AA",
+      rawId: "AA",
+      type: "public-key",
+      response: { clientDataJSON: "AA", authenticatorData: "AA", signature: "AA" },
+      clientExtensionResults: {},
+    },
+  });
+  const pendingFor = (channel: "browser" | "api") =>
+    gate.pendingSignIns.open({
+      userId,
+      purpose: "sign_in",
+      channel,
+      step: "second_factor",
+      sessionId: "s",
+      deviceId: null,
+      credentialGeneration: 0,
+      route: "/api/auth/callback/credentials",
+      browser: null,
+      address: "198.51.100.x",
+      nowMs: Date.now(),
+    });
 
   const SAMPLES: Record<string, Sample> = {
     "/api/auth/callback/credentials": {
@@ -147,6 +171,11 @@ describe("every route applies its rows of ROUTE_RULES", () => {
         "/api/account/passkeys/rename",
         "/api/account/passkeys/remove",
         "/api/account/reauthenticate/passkey",
+        "/api/account/passkeys/second-factor",
+        "/api/account/totp/setup",
+        "/api/account/totp/confirm",
+        "/api/account/totp/remove",
+        "/api/account/recovery-codes",
       ].map((path): [string, Sample] => [
         path,
         {
@@ -165,6 +194,30 @@ describe("every route applies its rows of ROUTE_RULES", () => {
         },
       ]),
     ),
+    // The second step: a live pending sign-in of the account's for each request (its tries are counted).
+    ...Object.fromEntries(
+      ["/api/auth/second-step", "/api/auth/second-step/passkey", "/api/auth/second-step/passkey/options"].map((path): [string, Sample] => [
+        path,
+        {
+          handler: async () => ((await import(`@/app${path}/route`)) as { POST: Handler }).POST,
+          request: async (address) =>
+            post(path, address, "application/json", path.endsWith("/passkey") ? PARSEABLE_ASSERTION : '{"code":"123456"}', {
+              "sec-fetch-site": "same-origin",
+              cookie: `gatehouse-pending-sign-in=${(await pendingFor("browser")).token}`,
+            }),
+        },
+      ]),
+    ),
+    "/api/v1/authentication/token/mfa": {
+      handler: async () => (await import("@/app/api/v1/authentication/token/mfa/route")).POST,
+      request: async (address) =>
+        post(
+          "/api/v1/authentication/token/mfa",
+          address,
+          "application/json",
+          JSON.stringify({ mfa_token: (await pendingFor("api")).token, code: "123456" }),
+        ),
+    },
     "/api/auth/passkey/options": {
       handler: async () => (await import("@/app/api/auth/passkey/options/route")).POST,
       request: (address) => post("/api/auth/passkey/options", address, "application/json", "{}"),

@@ -53,9 +53,12 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   const checked = await signInWithPassword(
     limits,
     { email: user.email, password: currentPassword, deviceToken: deviceTokenOf(request, gate.config) },
-    { altcha },
+    { altcha, intent: { kind: "change_password", sessionId: form.session.sid } },
   );
-  if (!checked.ok) return checked.refusal ?? json(401, { error: "invalid_credentials", message: "Your current password is not right." });
+  if (checked.ok === false)
+    return checked.refusal ?? json(401, { error: "invalid_credentials", message: "Your current password is not right." });
+  // A change inside a session that passed its second step asks for none (lib/auth/sign-in.ts), so this cannot happen.
+  if (checked.ok === "second_step") return jsonError(401, "unauthenticated", "Sign in again.");
   if (checked.user.id !== userId) return jsonError(401, "unauthenticated", "Sign in again.");
 
   const passwordHash = await gate.hashBudget.run(

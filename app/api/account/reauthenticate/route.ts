@@ -2,6 +2,7 @@ import { z } from "zod";
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { fieldErrors } from "@/lib/auth/credentials";
 import { signInWithPassword } from "@/lib/auth/sign-in";
+import { secondStepRequired } from "@/lib/factors/second-step";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
@@ -38,9 +39,11 @@ export const POST = limited("/api/account/reauthenticate", async (request, limit
   const checked = await signInWithPassword(
     limits,
     { email: user.email, password: input.data.password, deviceToken: deviceTokenOf(request, gate.config) },
-    { altcha: input.data.altcha, reauthenticates: sid },
+    { altcha: input.data.altcha, intent: { kind: "reauthenticate", sessionId: sid } },
   );
-  if (!checked.ok) return checked.refusal ?? json(401, { error: "invalid_credentials", message: "That is not your password." });
+  if (checked.ok === false) return checked.refusal ?? json(401, { error: "invalid_credentials", message: "That is not your password." });
+  // An account with a second step asks for it here too: the page then sends the code to /api/auth/second-step.
+  if (checked.ok === "second_step") return secondStepRequired(gate, checked.pending, "browser");
   if (checked.user.id !== userId || !(await gate.sessions.reauthenticated(userId, sid, gate.clock()))) {
     return jsonError(401, "unauthenticated", SESSION_ENDED);
   }

@@ -1,38 +1,26 @@
-import { z } from "zod";
 import { signedInBrowser } from "@/lib/auth/browser-session";
-import { readJson } from "@/lib/http/body";
 import { safeCallbackPath } from "@/lib/http/callback-url";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
-import { csrfRefused } from "@/lib/http/refusals";
-import { jsonError } from "@/lib/http/responses";
-import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
-import { passkeyRefused, signInWithPasskey } from "@/lib/passkeys/sign-in";
-import { parseAuthentication } from "@/lib/passkeys/webauthn";
+import { appOrigin } from "@/lib/http/same-origin";
+import { passkeyRefused, readPasskeyAnswer, signInWithPasskey } from "@/lib/passkeys/sign-in";
 
 export const dynamic = "force-dynamic";
 
-const bodySchema = z.object({ credential: z.unknown(), callbackUrl: z.string().max(2048).optional() });
-
 /**
- * Passkey sign-in: the per-address limits (the sign-in's and its own, before the body), one parse
- * of the JSON body, a same-origin check (no other site may sign a browser in to an account of its
- * choosing), then signInWithPasskey, then the session. 200 `{ url }` with the session and device
- * cookies; 400 `passkey_invalid` with a reason for anything that is not a fresh, valid assertion.
+ * Passkey sign-in: the per-address limits (the sign-in's and its own, before the body), a
+ * same-origin check (no other site may sign a browser in to an account of its choosing) and one
+ * parse of the JSON body, then signInWithPasskey, then the session. 200 `{ url }` with the session
+ * and device cookies; 400 `passkey_invalid` with a reason for anything that is not a fresh, valid assertion.
  */
 export const POST = limited("/api/auth/passkey", async (request, limits) => {
   const { gate } = limits;
-  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) return csrfRefused();
-  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
-  if (!body.ok) return body.response;
-  const input = bodySchema.safeParse(body.value);
-  if (!input.success) return jsonError(400, "invalid_input", "Try the passkey again.");
-  const credential = parseAuthentication(input.data.credential);
-  if (!credential) return passkeyRefused("malformed");
+  const answer = await readPasskeyAnswer(request, gate);
+  if (!answer.ok) return answer.response;
 
-  const outcome = await signInWithPasskey(limits, credential, deviceTokenOf(request, gate.config));
+  const outcome = await signInWithPasskey(limits, answer.credential, deviceTokenOf(request, gate.config));
   if (!outcome.ok) return outcome.refusal ?? passkeyRefused("invalid_response");
   return signedInBrowser(gate, outcome, limits.client, limits.userAgent, {
-    url: new URL(safeCallbackPath(input.data.callbackUrl), appOrigin(gate.config.NEXTAUTH_URL)).toString(),
+    url: new URL(safeCallbackPath(answer.callbackUrl), appOrigin(gate.config.NEXTAUTH_URL)).toString(),
   });
 });

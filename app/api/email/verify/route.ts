@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { signedInBrowser } from "@/lib/auth/browser-session";
+import { secondStepRequired } from "@/lib/factors/second-step";
 import { signInWithPassword } from "@/lib/auth/sign-in";
 import { safeCallbackPath } from "@/lib/http/callback-url";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
@@ -44,7 +45,10 @@ export const POST = limited("/api/email/verify", async (request, limits) => {
     { email: token.email, password: link.fields.password, deviceToken: deviceTokenOf(request, gate.config) },
     { confirms: { linkId: token.id, userId: token.userId } },
   );
-  if (!outcome.ok) return outcome.refusal ?? jsonError(400, "invalid_input", NOT_THE_PASSWORD, { fields: { password: NOT_THE_PASSWORD } });
+  if (outcome.ok === false)
+    return outcome.refusal ?? jsonError(400, "invalid_input", NOT_THE_PASSWORD, { fields: { password: NOT_THE_PASSWORD } });
+  // The address is confirmed now; the sign-in still waits for the account's second step.
+  if (outcome.ok === "second_step") return secondStepRequired(gate, outcome.pending, "browser");
 
   return signedInBrowser(gate, outcome, limits.client, limits.userAgent, {
     status: "email_verified",

@@ -1,6 +1,7 @@
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
 import { noticeOrigin } from "@/lib/auth/sign-in";
+import { factorTurnedOff } from "@/lib/factors/changes";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { browserLabel } from "@/lib/sessions/browser-label";
@@ -21,5 +22,11 @@ export const POST = limited("/api/account/passkeys/remove", async (request, limi
   await gate.events.accountChanged(userId, "passkey_removed", client, { browser: browserLabel(limits.userAgent), sessionId: sid });
   gate.recovery.notice("passkey_removed", { id: userId }, noticeOrigin(gate, limits), name);
   gate.log.info({ event: "passkey_removed", userId });
+  // The owner removed their last passkey themselves: it can no longer be their second step.
+  const factors = await gate.factors.summary(userId);
+  if (factors.passkeyAfterPassword && factors.passkeys === 0) {
+    await gate.factors.setPasskeyAfterPassword(userId, false);
+    await factorTurnedOff(limits, form.session, "passkey");
+  }
   return answer === "json" ? json(200, { status: "passkey_removed" }) : backToAccount("passkey_removed");
 });

@@ -2,6 +2,7 @@ import { signedInBrowser } from "@/lib/auth/browser-session";
 import { browserSignInSchema, fieldErrors } from "@/lib/auth/credentials";
 import { cookieJar, csrfVerified } from "@/lib/auth/next-auth/cookies";
 import { signInWithPassword } from "@/lib/auth/sign-in";
+import { secondStepRequired } from "@/lib/factors/second-step";
 import { readForm } from "@/lib/http/body";
 import { safeCallbackPath } from "@/lib/http/callback-url";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
@@ -18,6 +19,7 @@ export const dynamic = "force-dynamic";
  * parse of the form, next-auth's CSRF double-submit check, then signInWithPassword (per-username
  * limit, known device, ALTCHA, lockout, hash budget, Argon2id), then the session. Every answer is
  * JSON: 200 `{ url }` with the session and device cookies, 401 for any wrong email or password,
+ * 401 `mfa_required` with a pending sign-in (and no session) for an account with a second step,
  * 400/429/503 for the refusals.
  */
 export const POST = limited("/api/auth/callback/credentials", async (request, limits) => {
@@ -32,8 +34,13 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
     return csrfRefused();
   }
 
-  const outcome = await signInWithPassword(limits, { email, password, deviceToken: deviceTokenOf(request, gate.config) }, { altcha });
-  if (!outcome.ok) return outcome.refusal ?? jsonError(401, "invalid_credentials", INCORRECT_CREDENTIALS);
+  const outcome = await signInWithPassword(
+    limits,
+    { email, password, deviceToken: deviceTokenOf(request, gate.config) },
+    { altcha, intent: { kind: "sign_in", channel: "browser" } },
+  );
+  if (outcome.ok === false) return outcome.refusal ?? jsonError(401, "invalid_credentials", INCORRECT_CREDENTIALS);
+  if (outcome.ok === "second_step") return secondStepRequired(gate, outcome.pending, "browser");
 
   return signedInBrowser(gate, outcome, limits.client, limits.userAgent, {
     url: new URL(safeCallbackPath(callbackUrl), appOrigin(gate.config.NEXTAUTH_URL)).toString(),

@@ -1,0 +1,20 @@
+import { readFreshAccountForm } from "@/lib/auth/fresh-authentication";
+import { limited } from "@/lib/http/limited";
+import { json, jsonError } from "@/lib/http/responses";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * "Set up an authenticator app": after a fresh authentication, a new secret, sealed at rest and
+ * not on yet; the account page then shows it (QR code and text) and asks for a first code.
+ */
+export const POST = limited("/api/account/totp/setup", async (request, limits) => {
+  const { gate } = limits;
+  const form = await readFreshAccountForm(request, limits);
+  if (!form.ok) return form.response;
+  if ((await gate.factors.summary(form.session.userId)).totp) {
+    return jsonError(409, "invalid_input", "An authenticator app is already on. Remove it first to set up another.");
+  }
+  await gate.factors.beginTotp(form.session.userId, gate.clock());
+  return json(200, { status: "totp_setup" });
+});

@@ -1,0 +1,23 @@
+import { pendingRefused } from "@/lib/factors/second-step";
+import { pendingSignInOf } from "@/lib/http/device-cookie";
+import { limited } from "@/lib/http/limited";
+import { csrfRefused } from "@/lib/http/refusals";
+import { json } from "@/lib/http/responses";
+import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
+import { authenticationOptions } from "@/lib/passkeys/webauthn";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * "Use your passkey" at the second step: a single-use challenge bound to this browser's pending
+ * sign-in, offering the account's own passkeys. Reading the pending sign-in counts no try: the
+ * answer (POST /api/auth/second-step/passkey) does.
+ */
+export const POST = limited("/api/auth/second-step/passkey/options", async (request, { gate }) => {
+  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) return csrfRefused();
+  await request.body?.cancel();
+  const pending = await gate.pendingSignIns.peek(pendingSignInOf(request, gate.config) ?? "", "browser", gate.clock());
+  if (!pending) return pendingRefused(gate, "unknown", "browser");
+  const allow = await gate.passkeys.credentialIds(pending.userId);
+  return json(200, { options: await authenticationOptions(gate.passkeySettings, "second_step", pending.id, gate.clock(), allow) });
+});

@@ -1,0 +1,36 @@
+import { finishBrowserSecondStep, liveSessionIdOf } from "@/lib/factors/browser-second-step";
+import { answerRefused, browserSecondStepSchema, passSecondStep } from "@/lib/factors/second-step";
+import { readJson } from "@/lib/http/body";
+import { pendingSignInOf } from "@/lib/http/device-cookie";
+import { limited } from "@/lib/http/limited";
+import { csrfRefused } from "@/lib/http/refusals";
+import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * The browser's second step with a code of the authenticator app or a recovery code: the
+ * per-address limit (the wrapper, before the body), a same-origin check, one parse of the JSON
+ * body, then passSecondStep (the pending sign-in in this browser's cookie, counted; the
+ * per-account limit; the second step's lock, counted; the code, good once), then the session.
+ * 200 `{ url }` with the session and device cookies; 401 `invalid_code` or `second_step_invalid`;
+ * 400 for a code of the wrong shape; 429 for the limits and the lock.
+ */
+export const POST = limited("/api/auth/second-step", async (request, limits) => {
+  const { gate } = limits;
+  // It signs a browser in: no other site may make it do so, whatever the media type.
+  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) return csrfRefused();
+  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+  if (!body.ok) return body.response;
+  const input = browserSecondStepSchema.safeParse(body.value);
+  if (!input.success) return answerRefused(input.error);
+  const passed = await passSecondStep(
+    limits,
+    pendingSignInOf(request, gate.config),
+    "browser",
+    input.data.answer,
+    await liveSessionIdOf(request, gate),
+  );
+  if (!passed.ok) return passed.refusal;
+  return finishBrowserSecondStep(request, limits, passed.finished, input.data.callbackUrl);
+});

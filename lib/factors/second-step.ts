@@ -1,0 +1,197 @@
+import { z } from "zod";
+import type { SecondStepMethod, SignInOutcome } from "@/lib/auth/admission";
+import type { Gatehouse } from "@/lib/auth/gatehouse";
+import { completeSignIn, noticeOrigin, type PassedPassword } from "@/lib/auth/sign-in";
+import type { RouteLimits } from "@/lib/http/limited";
+import { clearPendingSignInCookie, setPendingSignInCookie } from "@/lib/http/device-cookie";
+import { secondFactorLocked } from "@/lib/http/refusals";
+import { json, jsonError } from "@/lib/http/responses";
+import { logSecurity } from "@/lib/log/security-log";
+import { fieldErrors } from "@/lib/auth/credentials";
+import { passkeyRefused, spendAssertion } from "@/lib/passkeys/sign-in";
+import type { ParsedAuthentication } from "@/lib/passkeys/webauthn";
+import { browserLabel } from "@/lib/sessions/browser-label";
+import { RECOVERY_CODE_PATTERN } from "./recovery-codes";
+import { PENDING_SIGN_IN_TRIES, type PendingChannel, type PendingSignIn, type PendingTry } from "./pending-sign-ins";
+
+/** What a second step may answer with: a code of the authenticator app, a recovery code, or a passkey. */
+export type SecondStepAnswer = { code: string } | { recoveryCode: string } | { passkey: ParsedAuthentication };
+
+const ASK: Record<SecondStepMethod, string> = {
+  totp: "Enter the 6-digit code from your authenticator app.",
+  passkey: "Use your passkey to finish signing in.",
+  recovery_code: "Enter one of your recovery codes.",
+};
+
+/**
+ * The answer to a right password that has a second step to pass: 401 `mfa_required` and no
+ * session, no token. A browser gets the pending sign-in as an HttpOnly cookie (no script, and no
+ * other browser, can hold it); an API client gets it as `mfa_token`, to send to its own route.
+ */
+export function secondStepRequired(
+  gate: Gatehouse,
+  pending: Extract<SignInOutcome, { ok: "second_step" }>["pending"],
+  channel: PendingChannel,
+): Response {
+  const expiresInSeconds = Math.floor((pending.expiresAtMs - gate.clock()) / 1000);
+  const message = ASK[pending.methods[0] ?? "recovery_code"];
+  if (channel === "api") {
+    return json(401, { error: "mfa_required", message, mfa_token: pending.token, methods: pending.methods, expires_in: expiresInSeconds });
+  }
+  const response = json(401, { error: "mfa_required", message, methods: pending.methods, expiresInSeconds });
+  return setPendingSignInCookie(response, gate.config, pending.token, pending.expiresAtMs, gate.clock());
+}
+
+const PENDING_MESSAGES: Record<Exclude<PendingTry, { ok: true }>["reason"], string> = {
+  unknown: "There is no sign-in waiting for a code here. Sign in with your password first.",
+  expired: "This sign-in waited too long. Sign in with your password again.",
+  used: "This sign-in was already finished or ended. Sign in with your password again.",
+  tries: "Too many tries for this sign-in. Sign in with your password again.",
+};
+
+/** A second step without a live pending sign-in of its own: 401, and the browser drops the cookie. */
+export function pendingRefused(gate: Gatehouse, reason: keyof typeof PENDING_MESSAGES, channel: PendingChannel): Response {
+  const response = jsonError(401, "second_step_invalid", PENDING_MESSAGES[reason], { reason });
+  return channel === "browser" ? clearPendingSignInCookie(response, gate.config) : response;
+}
+
+const WRONG: Record<"code" | "recoveryCode", string> = {
+  code: "That code is not right, or was already used. Enter the newest code from your authenticator app.",
+  recoveryCode: "That recovery code is not right, or was already used.",
+};
+
+type Finished = Extract<SignInOutcome, { ok: true }> & { purpose: PendingSignIn["purpose"] };
+
+/**
+ * The second step, top to bottom, sealed like the first: the route has applied the per-address
+ * limit and parsed the body once. Then: the pending sign-in, found by its token and counted (a
+ * try is spent before its answer is checked), and for "Confirm it's you" held by the session that
+ * asked → the per-account limit → the second step's own
+ * lock (the account's, or the known device's that passed the password; a passkey does not meet
+ * it: nobody can guess a signature) → counted there too, before the check → the answer, each
+ * kind good once → the pending sign-in spent once → the sign-in finished as a password alone
+ * would have finished it (lib/auth/sign-in.ts completeSignIn).
+ */
+export async function passSecondStep(
+  limits: RouteLimits,
+  token: string | undefined,
+  channel: PendingChannel,
+  answer: SecondStepAnswer,
+  /** The live session this browser holds, if any: "Confirm it's you" is finished only by the session that asked. */
+  liveSessionId: string | null = null,
+): Promise<{ ok: true; finished: Finished } | { ok: false; refusal: Response }> {
+  const { gate, client } = limits;
+  const refused = (refusal: Response) => ({ ok: false as const, refusal });
+  const tried = await gate.pendingSignIns.try(token ?? "", channel, gate.clock());
+  if (!tried.ok) {
+    logSecurity(gate, { route: limits.path, outcome: "second_step_invalid", client, detail: tried.reason });
+    return refused(pendingRefused(gate, tried.reason, channel));
+  }
+  const { pending } = tried;
+  if (pending.purpose === "reauthenticate" && pending.sessionId !== liveSessionId) return refused(pendingRefused(gate, "unknown", channel));
+  // Keyed by the known device too, where one passed the password: the owner's own bucket.
+  const byAccount = await limits.limit("user", pending.deviceId ? `${pending.userId}:device:${pending.deviceId}` : pending.userId);
+  if (byAccount) return refused(byAccount);
+
+  const browser = browserLabel(limits.userAgent);
+  if ("passkey" in answer) {
+    const used = await spendAssertion(limits, answer.passkey, { purpose: "second_step", boundTo: pending.id, owner: pending.userId });
+    if (!used.ok) return refused(passkeyRefused(used.reason));
+  } else {
+    const lockKey = gate.secondFactorLockKey(pending.deviceId ? { deviceId: pending.deviceId } : { userId: pending.userId });
+    const admitted = await gate.lockouts.admitAttempt(lockKey, gate.clock(), gate.secondFactorLockoutPolicy);
+    if (!admitted.allowed) {
+      logSecurity(gate, { route: limits.path, outcome: "locked", client, userId: pending.userId, detail: "second_factor" });
+      return refused(secondFactorLocked(admitted.check));
+    }
+    const kind = "code" in answer ? "code" : "recoveryCode";
+    const checked =
+      "code" in answer
+        ? await gate.factors.useTotp(pending.userId, answer.code, gate.clock())
+        : await gate.factors.useRecoveryCode(pending.userId, answer.recoveryCode, gate.clock());
+    if (!checked.ok) {
+      gate.log.info({
+        event: "second_step_failed",
+        userId: pending.userId,
+        kind,
+        reason: checked.reason,
+        failures: admitted.state.failureCount,
+      });
+      logSecurity(gate, { route: limits.path, outcome: "sign_in_failed", client, userId: pending.userId, detail: `second_factor_${kind}` });
+      await gate.events.accountChanged(pending.userId, "second_step_failed", client, { browser });
+      return refused(
+        jsonError(401, "invalid_code", WRONG[kind], {
+          triesLeft: Math.max(0, PENDING_SIGN_IN_TRIES - pending.attempts),
+          ...(admitted.state.lockedUntilMs !== null
+            ? { retryAfterSeconds: Math.ceil((admitted.state.lockedUntilMs - gate.clock()) / 1000) }
+            : {}),
+        }),
+      );
+    }
+    await gate.lockouts.reset(lockKey);
+    if (kind === "recoveryCode") {
+      const left = "left" in checked ? String(checked.left) : "";
+      await gate.events.accountChanged(pending.userId, "recovery_code_used", client, { browser, sessionId: pending.sessionId });
+      gate.recovery.notice("recovery_code_used", { id: pending.userId }, noticeOrigin(gate, limits), left);
+    }
+  }
+
+  // Of two answers racing on one pending sign-in, one finishes it.
+  if (!(await gate.pendingSignIns.spend(pending.id, gate.clock()))) return refused(pendingRefused(gate, "used", channel));
+  const user = await gate.prisma.user.findUnique({
+    where: { id: pending.userId },
+    select: { id: true, email: true, credentialGeneration: true },
+  });
+  // A password reset or change since the password step: that password no longer signs in.
+  if (!user || user.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
+  const passed: PassedPassword = {
+    email: user.email,
+    client,
+    device: pending.deviceId ? { id: pending.deviceId } : null,
+    route: limits.path,
+    userAgent: limits.userAgent,
+    sessionId: pending.sessionId,
+    intent:
+      pending.purpose === "reauthenticate"
+        ? { kind: "reauthenticate", sessionId: pending.sessionId }
+        : { kind: "sign_in", channel: pending.channel },
+  };
+  const finished = await completeSignIn(gate, passed, user, "second_step");
+  return { ok: true, finished: { ...finished, purpose: pending.purpose } };
+}
+
+const CODE_SHAPE = "Enter the 6 digits your authenticator app shows.";
+const RECOVERY_SHAPE = "A recovery code is ten letters and digits, like k7rq2-9xw4m.";
+
+const codeField = z
+  .string()
+  .trim()
+  .regex(/^\d{6}$/, CODE_SHAPE)
+  .optional();
+const recoveryCodeField = z.string().trim().regex(RECOVERY_CODE_PATTERN, RECOVERY_SHAPE).optional();
+
+/** Exactly one of a 6-digit code or a recovery code: a body with both, or neither, is refused. */
+function oneAnswer<T extends object>(fields: T, code: string | undefined, recoveryCode: string | undefined, ctx: z.RefinementCtx) {
+  if ((code === undefined) === (recoveryCode === undefined)) {
+    ctx.addIssue({ code: "custom", path: ["code"], message: "Send either a code or a recovery code." });
+    return z.NEVER;
+  }
+  const answer: SecondStepAnswer = code !== undefined ? { code } : { recoveryCode: recoveryCode! };
+  return { ...fields, answer };
+}
+
+/** The browser's second step, parsed once: the answer and where to go after it. */
+export const browserSecondStepSchema = z
+  .object({ code: codeField, recoveryCode: recoveryCodeField, callbackUrl: z.string().max(2048).optional() })
+  .transform(({ code, recoveryCode, callbackUrl }, ctx) => oneAnswer({ callbackUrl }, code, recoveryCode, ctx));
+
+/** An API client's second step, parsed once: its `mfa_token` and the answer. */
+export const apiSecondStepSchema = z
+  .object({ mfa_token: z.string().max(128), code: codeField, recovery_code: recoveryCodeField })
+  .transform(({ mfa_token, code, recovery_code }, ctx) => oneAnswer({ mfaToken: mfa_token }, code, recovery_code, ctx));
+
+/** 400 for an answer of the wrong shape: not a try (nothing was guessed), so nothing is counted. */
+export function answerRefused(error: z.ZodError): Response {
+  const fields = fieldErrors(error);
+  return jsonError(400, "invalid_input", Object.values(fields)[0] ?? "Enter the code.", { fields });
+}

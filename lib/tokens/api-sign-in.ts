@@ -1,0 +1,46 @@
+import type { NextRequest } from "next/server";
+import type { SignInOutcome } from "@/lib/auth/admission";
+import type { Gatehouse } from "@/lib/auth/gatehouse";
+import { truncateAddress } from "@/lib/events/security-events";
+import type { ClientAddress } from "@/lib/http/client-address";
+import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
+import { tokenPair } from "@/lib/http/token-response";
+import { apiClientLabel } from "@/lib/sessions/browser-label";
+import { accessSubject, issueAccessToken } from "./access-token";
+import { issueRefreshToken } from "./refresh-tokens";
+
+/**
+ * The answer to an API client whose sign-in is finished (its password alone, or its second step):
+ * a new refresh family and an access token, with the device token that now identifies the client.
+ * `appSentDeviceToken`: the app keeps its device token in the body; a browser that sent its cookie
+ * keeps its place in the owner's lane through a new cookie (the old one is revoked).
+ */
+export async function apiTokensFor(
+  gate: Gatehouse,
+  request: NextRequest,
+  client: ClientAddress,
+  outcome: Extract<SignInOutcome, { ok: true }>,
+  appSentDeviceToken: boolean,
+): Promise<Response> {
+  const { user } = outcome;
+  const nowMs = gate.clock();
+  const label = apiClientLabel(request.headers.get("user-agent"));
+  const refresh = await issueRefreshToken(gate.prisma, user.id, null, gate.config.refreshTokenTtlSeconds * 1000, nowMs, {
+    expiresAtMs: nowMs + gate.config.refreshFamilyLifetimeMs,
+    client: label,
+    address: truncateAddress(client.address),
+    credentialGeneration: user.credentialGeneration,
+  });
+  const access = await issueAccessToken(
+    accessSubject(user, refresh),
+    gate.config.API_TOKEN_SECRET,
+    gate.config.ACCESS_TOKEN_TTL_SECONDS,
+    nowMs,
+  );
+  await gate.events.refreshFamilyCreated(user.id, client, { browser: label });
+  gate.log.info({ event: "api_tokens_issued", userId: user.id, familyId: refresh.familyId });
+  const response = tokenPair(access.token, refresh.token, gate.config, { device_token: outcome.device.token });
+  return !appSentDeviceToken && deviceTokenOf(request, gate.config) !== undefined
+    ? setDeviceCookie(response, gate.config, outcome.device.token, outcome.device.expiresAtMs, nowMs)
+    : response;
+}
