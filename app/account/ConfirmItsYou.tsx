@@ -4,9 +4,11 @@ import { useRouter } from "next/navigation";
 import { useRef, useState, type FormEvent } from "react";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { Field } from "../components/Field";
+import { assertWithPasskey } from "../components/passkey-ceremony";
 import { PasswordInput } from "../components/PasswordInput";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 import { useHydrated } from "../components/hydrated";
+import { SecondStep, type SecondStepMethod } from "../components/SecondStep";
 
 type Props = {
   formToken: string;
@@ -37,6 +39,8 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
   const [error, setError] = useState<string | undefined>(undefined);
   const nowMs = useRefusalClock(refusal);
   const hydrated = useHydrated();
+  // An account with a second step asks for it after the password here too.
+  const [secondStep, setSecondStep] = useState<SecondStepMethod[] | null>(null);
 
   async function withPassword(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -56,6 +60,13 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
         form({ formToken, password: value, altcha: (await altcha.current?.payload()) ?? "", json: "true" }),
       );
       if (res.ok) return onConfirmed();
+      if (res.status === 401) {
+        const body = (await res
+          .clone()
+          .json()
+          .catch(() => ({}))) as { error?: string; methods?: SecondStepMethod[] };
+        if (body.error === "mfa_required") return setSecondStep(body.methods ?? []);
+      }
       setRefusal(await refusalFrom(res));
       if (password.current) {
         password.current.value = "";
@@ -74,13 +85,12 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
     setRefusal(null);
     setPending(true);
     try {
-      const { startAuthentication } = await import("@simplewebauthn/browser");
-      const optionsRes = await fetch("/api/account/passkeys/options", form({ formToken, purpose: "reauthenticate" }));
-      if (!optionsRes.ok) return setRefusal(await refusalFrom(optionsRes));
-      const { options } = (await optionsRes.json()) as { options: Parameters<typeof startAuthentication>[0]["optionsJSON"] };
-      const credential = await startAuthentication({ optionsJSON: options }).catch(() => null);
-      if (!credential) return setRefusal(localRefusal("passkey_invalid", "No passkey was used. Try again, or enter your password."));
-      const res = await fetch("/api/account/reauthenticate/passkey", form({ formToken, credential: JSON.stringify(credential) }));
+      const res = await assertWithPasskey(
+        () => fetch("/api/account/passkeys/options", form({ formToken, purpose: "reauthenticate" })),
+        (credential) => fetch("/api/account/reauthenticate/passkey", form({ formToken, credential: JSON.stringify(credential) })),
+      );
+      if (res === "cancelled")
+        return setRefusal(localRefusal("passkey_invalid", "No passkey was used. Try again, or enter your password."));
       if (res.ok) return onConfirmed();
       setRefusal(await refusalFrom(res));
     } catch {
@@ -88,6 +98,15 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
     } finally {
       setPending(false);
     }
+  }
+
+  if (secondStep) {
+    return (
+      <section className="confirm" aria-labelledby="confirm-heading" data-testid="confirm-its-you">
+        <h3 id="confirm-heading">Confirm it&apos;s you</h3>
+        <SecondStep methods={secondStep} callbackPath="/account" onDone={onConfirmed} onRestart={() => setSecondStep(null)} />
+      </section>
+    );
   }
 
   return (

@@ -1,22 +1,14 @@
 "use client";
 
-import { useRouter } from "next/navigation";
-import { useState } from "react";
 import { LocalTime } from "../components/LocalTime";
-import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
+import { RefusalBanner, localRefusal } from "../components/RefusalBanner";
 import { useHydrated } from "../components/hydrated";
 import { ConfirmItsYou } from "./ConfirmItsYou";
+import { postForm, useFreshAction } from "./useFreshAction";
 
 export type PasskeyItem = { id: string; name: string; createdAt: string; lastUsedAt: string | null; synced: boolean };
 
 type Props = { formToken: string; email: string; passkeys: PasskeyItem[] };
-
-const post = (path: string, fields: Record<string, string>) =>
-  fetch(path, {
-    method: "POST",
-    headers: { "Content-Type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams(fields),
-  });
 
 /**
  * The account's passkeys: add one (the browser's WebAuthn dialog), rename, remove. Adding and
@@ -24,50 +16,12 @@ const post = (path: string, fields: Record<string, string>) =>
  * first and the action carries on after it. Rename and remove also work as plain forms.
  */
 export function Passkeys({ formToken, email, passkeys }: Props) {
-  const router = useRouter();
   const hydrated = useHydrated();
-  const [pending, setPending] = useState(false);
-  const [refusal, setRefusal] = useState<Refusal | null>(null);
-  const [confirming, setConfirming] = useState<{ reason: string; resume: () => Promise<void> } | null>(null);
-  const nowMs = useRefusalClock(refusal);
-
-  /** Runs `attempt`; when the server wants a fresh authentication, asks for it and runs it again. */
-  async function freshly(reason: string, attempt: () => Promise<Response | null>) {
-    setRefusal(null);
-    setPending(true);
-    try {
-      const res = await attempt();
-      if (
-        res &&
-        res.status === 401 &&
-        (
-          await res
-            .clone()
-            .json()
-            .catch(() => ({}))
-        ).error === "reauthentication_required"
-      ) {
-        setConfirming({
-          reason,
-          resume: async () => {
-            setConfirming(null);
-            await freshly(reason, attempt);
-          },
-        });
-        return;
-      }
-      if (res && !res.ok) return setRefusal(await refusalFrom(res));
-      router.refresh();
-    } catch {
-      setRefusal(localRefusal("unavailable", "That did not work just now. Try again in a moment."));
-    } finally {
-      setPending(false);
-    }
-  }
+  const { pending, refusal, setRefusal, nowMs, confirming, setConfirming, freshly } = useFreshAction();
 
   async function addPasskey(): Promise<Response | null> {
     const { startRegistration } = await import("@simplewebauthn/browser");
-    const optionsRes = await post("/api/account/passkeys/options", { formToken, purpose: "register" });
+    const optionsRes = await postForm("/api/account/passkeys/options", { formToken, purpose: "register" });
     if (!optionsRes.ok) return optionsRes;
     const { options } = (await optionsRes.json()) as { options: Parameters<typeof startRegistration>[0]["optionsJSON"] };
     const credential = await startRegistration({ optionsJSON: options }).catch(() => null);
@@ -75,7 +29,7 @@ export function Passkeys({ formToken, email, passkeys }: Props) {
       setRefusal(localRefusal("passkey_invalid", "No passkey was made. Try again when you are ready."));
       return null;
     }
-    return post("/api/account/passkeys", { formToken, credential: JSON.stringify(credential) });
+    return postForm("/api/account/passkeys", { formToken, credential: JSON.stringify(credential) });
   }
 
   return (
@@ -127,7 +81,7 @@ export function Passkeys({ formToken, email, passkeys }: Props) {
                 onSubmit={(event) => {
                   event.preventDefault();
                   void freshly(`Removing the passkey "${passkey.name}" needs you to confirm it's you.`, () =>
-                    post("/api/account/passkeys/remove", { formToken, id: passkey.id, json: "true" }),
+                    postForm("/api/account/passkeys/remove", { formToken, id: passkey.id, json: "true" }),
                   );
                 }}
               >

@@ -9,6 +9,7 @@ import { AccountNotice } from "./AccountNotice";
 import { ConfirmFirstCard } from "./ConfirmItsYou";
 import { ChangePasswordSection } from "./ChangePasswordSection";
 import { PasskeysSection } from "./PasskeysSection";
+import { SecondFactorSection } from "./SecondFactorSection";
 import { SessionsSection } from "./SessionsSection";
 
 export const dynamic = "force-dynamic";
@@ -39,6 +40,14 @@ const LABELS: Record<SecurityEventKind, string> = {
   passkey_renamed: "Passkey renamed",
   passkeys_removed_by_reset: "Every passkey removed with the password reset",
   reauthenticated: "Confirmed it was you (password or passkey asked again)",
+  totp_added: "Authenticator app turned on",
+  totp_removed: "Authenticator app removed",
+  passkey_second_factor_on: "A passkey is now asked for after the password",
+  passkey_second_factor_off: "A passkey is no longer asked for after the password",
+  recovery_codes_replaced: "New recovery codes made (the old ones no longer work)",
+  recovery_code_used: "Signed in with a recovery code",
+  second_step_failed: "Wrong code at the second sign-in step",
+  admin_factors_removed: "Second sign-in step removed by an administrator",
 };
 
 export default async function AccountPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
@@ -90,6 +99,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
       </div>
       <SessionsSection userId={userId} currentSid={currentSid} />
       <PasskeysSection passkeys={passkeys} currentSid={currentSid} email={user.email} />
+      <SecondFactorSection userId={userId} currentSid={currentSid} email={user.email} />
       <ChangePasswordSection currentSid={currentSid} email={user.email} />
       <div className="card">
         <h2>Recent security events</h2>

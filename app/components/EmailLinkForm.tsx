@@ -12,6 +12,7 @@ import { Field } from "./Field";
 import { PasswordInput } from "./PasswordInput";
 import { PasswordStrength } from "./PasswordStrength";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "./RefusalBanner";
+import { SecondStep, type SecondStepMethod } from "./SecondStep";
 import { UNAVAILABLE } from "@/lib/ui/messages";
 
 type Props = {
@@ -86,6 +87,8 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
   const formRef = useRef<HTMLFormElement>(null);
   useFocusFirstEmpty(formRef, hydrated && typeof token === "string");
   const account = useLinkAccount(preview, token);
+  // The confirmation link's password was right and the account has a second step: it asks next.
+  const [secondStep, setSecondStep] = useState<SecondStepMethod[] | null>(null);
 
   // Only once the token is held in `captured`: a second run (Strict Mode) has nothing left to lose.
   useEffect(() => {
@@ -138,8 +141,10 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
       const body = (await res
         .clone()
         .json()
-        .catch(() => ({}))) as { fields?: { password?: string } };
-      if (body.fields?.password) {
+        .catch(() => ({}))) as { fields?: { password?: string }; error?: string; methods?: SecondStepMethod[] };
+      if (body.error === "mfa_required") {
+        setSecondStep(body.methods ?? []);
+      } else if (body.fields?.password) {
         flushSync(() => setPasswordError(body.fields?.password));
         passwordInput.current?.focus();
       } else {
@@ -151,6 +156,17 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
     setPending(false);
   }
 
+  if (secondStep) {
+    return (
+      <SecondStep
+        methods={secondStep}
+        callbackPath="/account"
+        // A full navigation, so the account page sees the new session cookie.
+        onDone={() => window.location.assign(new URL("/account", window.location.href).href)}
+        onRestart={() => router.push("/sign-in")}
+      />
+    );
+  }
   if (token === null) {
     return (
       <p className="banner error" role="alert" data-testid="link-missing">

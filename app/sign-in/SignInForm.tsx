@@ -14,6 +14,7 @@ import { EmailMeALink } from "../components/EmailMeALink";
 import { Field } from "../components/Field";
 import { PasswordInput } from "../components/PasswordInput";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
+import { SecondStep, type SecondStepMethod } from "../components/SecondStep";
 
 type Props = { callbackPath: string; done: string | null; initialEmail: string };
 
@@ -34,6 +35,8 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
   const [fields, setFields] = useState<FieldErrors>({});
   // The address the last attempt named: a lock banner offers to email its owner a new link.
   const [attempted, setAttempted] = useState("");
+  // A right password for an account with a second step: the page asks for it (no session yet).
+  const [secondStep, setSecondStep] = useState<SecondStepMethod[] | null>(null);
   const nowMs = useRefusalClock(refusal);
   const waiting = secondsLeft(refusal, nowMs) > 0;
   // A prefilled email (after confirming, from a link) leaves the cursor in the password.
@@ -83,7 +86,12 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
       if (res.status >= 400 && res.headers.get("content-type")?.includes("application/json") && res.status !== 401) {
         setRefusal(await refusalFrom(res));
       } else {
-        const body = (await res.json().catch(() => ({}))) as { url?: string };
+        const body = (await res.json().catch(() => ({}))) as { url?: string; error?: string; methods?: SecondStepMethod[] };
+        if (body.error === "mfa_required") {
+          setSecondStep(body.methods ?? []);
+          setPending(false);
+          return;
+        }
         if (!body.url || new URL(body.url, window.location.href).searchParams.has("error")) {
           setRefusal(localRefusal("invalid_credentials", GENERIC_FAILURE));
           // A wrong password is retyped, not edited: clear it and put the cursor there.
@@ -103,6 +111,21 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
     // Each solution is accepted once: the next attempt needs a fresh one.
     altcha.current?.reset();
     setPending(false);
+  }
+
+  if (secondStep) {
+    return (
+      <SecondStep
+        methods={secondStep}
+        callbackPath={callbackPath}
+        // A full navigation, so every server component sees the new session cookie.
+        onDone={() => window.location.assign(callbackPath)}
+        onRestart={() => {
+          setSecondStep(null);
+          altcha.current?.reset();
+        }}
+      />
+    );
   }
 
   return (

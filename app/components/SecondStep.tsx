@@ -1,0 +1,148 @@
+"use client";
+
+import { useRef, useState, type FormEvent } from "react";
+import { secondsLeft } from "@/lib/ui/refusal";
+import { Field } from "./Field";
+import { assertWithPasskey } from "./passkey-ceremony";
+import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "./RefusalBanner";
+
+export type SecondStepMethod = "totp" | "passkey" | "recovery_code";
+
+type Props = {
+  methods: SecondStepMethod[];
+  callbackPath: string;
+  /** The step is passed: a sign-in goes on to `callbackPath`; "Confirm it's you" carries on. */
+  onDone: () => void;
+  /** The pending sign-in is gone (expired, used, out of tries): back to the password. */
+  onRestart: () => void;
+};
+
+const post = (path: string, body: unknown) =>
+  fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+
+/**
+ * The second step after a right password: the code of the authenticator app (a field labelled
+ * "Code"), with "Use your passkey" and "Use a recovery code" as the alternatives the account has.
+ * No session exists until the server accepts one of them.
+ */
+export function SecondStep({ methods, callbackPath, onDone, onRestart }: Props) {
+  const [mode, setMode] = useState<"totp" | "recovery_code">(methods.includes("totp") ? "totp" : "recovery_code");
+  const [pending, setPending] = useState(false);
+  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const [expired, setExpired] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
+  const nowMs = useRefusalClock(refusal);
+  const waiting = secondsLeft(refusal, nowMs) > 0;
+
+  async function answered(res: Response) {
+    if (res.ok) return onDone();
+    const refused = await refusalFrom(res);
+    if (refused.error === "second_step_invalid") setExpired(true);
+    setRefusal(refused);
+    if (input.current) {
+      input.current.value = "";
+      input.current.focus();
+    }
+  }
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    if (pending || waiting) return;
+    const value = String(new FormData(event.currentTarget).get("answer") ?? "").trim();
+    if (value === "") {
+      setRefusal(localRefusal("invalid_input", mode === "totp" ? "Enter the 6-digit code." : "Enter a recovery code."));
+      input.current?.focus();
+      return;
+    }
+    setRefusal(null);
+    setPending(true);
+    try {
+      await answered(
+        await post(
+          "/api/auth/second-step",
+          mode === "totp" ? { code: value, callbackUrl: callbackPath } : { recoveryCode: value, callbackUrl: callbackPath },
+        ),
+      );
+    } catch {
+      setRefusal(localRefusal("unavailable", "That did not work just now. Try again in a moment."));
+    } finally {
+      setPending(false);
+    }
+  }
+
+  async function withPasskey() {
+    if (pending) return;
+    setRefusal(null);
+    setPending(true);
+    try {
+      const res = await assertWithPasskey(
+        () => post("/api/auth/second-step/passkey/options", {}),
+        (credential) => post("/api/auth/second-step/passkey", { credential, callbackUrl: callbackPath }),
+      );
+      if (res === "cancelled") return setRefusal(localRefusal("passkey_invalid", "No passkey was used. Try again, or enter a code."));
+      await answered(res);
+    } catch {
+      setRefusal(localRefusal("unavailable", "That did not work just now. Try again in a moment."));
+    } finally {
+      setPending(false);
+    }
+  }
+
+  return (
+    <div className="second-step" data-testid="second-step">
+      <h2>One more step</h2>
+      <p className="hint">
+        {mode === "totp"
+          ? "Your password was right. Enter the 6-digit code your authenticator app shows for this account."
+          : "Your password was right. Enter one of the recovery codes you saved; each works once."}
+      </p>
+      <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="second-step-error" />
+      {expired ? (
+        <button type="button" className="primary" onClick={onRestart}>
+          Sign in again
+        </button>
+      ) : (
+        <>
+          <form onSubmit={onSubmit} noValidate>
+            <Field id="second-step-answer" label={mode === "totp" ? "Code" : "Recovery code"}>
+              {(aria) => (
+                <input
+                  key={mode}
+                  id="second-step-answer"
+                  ref={input}
+                  name="answer"
+                  autoFocus
+                  autoComplete="one-time-code"
+                  {...(mode === "totp"
+                    ? { inputMode: "numeric" as const, pattern: "[0-9]*", maxLength: 6 }
+                    : { maxLength: 11, spellCheck: false })}
+                  {...aria}
+                />
+              )}
+            </Field>
+            <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
+              {pending ? "Checking…" : "Verify"}
+            </button>
+          </form>
+          <div className="second-step-alternatives">
+            {methods.includes("passkey") ? (
+              <button type="button" className="secondary" onClick={() => void withPasskey()}>
+                Use your passkey
+              </button>
+            ) : null}
+            {mode === "totp" && methods.includes("recovery_code") ? (
+              <button type="button" className="link" onClick={() => setMode("recovery_code")}>
+                Use a recovery code
+              </button>
+            ) : null}
+            {mode === "recovery_code" && methods.includes("totp") ? (
+              <button type="button" className="link" onClick={() => setMode("totp")}>
+                Use your authenticator app
+              </button>
+            ) : null}
+          </div>
+        </>
+      )}
+    </div>
+  );
+}
