@@ -7,12 +7,13 @@ import { SecondFactors } from "./SecondFactors";
 /**
  * The second step after the password: an authenticator app, a passkey asked after the password,
  * and the recovery codes that stand in for both. An app being set up is shown from its sealed
- * secret (QR code and text) until its first code turns it on; only this signed-in owner sees it.
+ * secret (QR code and text) until its first code turns it on; only the browser session that started
+ * the setup sees it, for 10 minutes (lib/factors/store.ts).
  */
 export async function SecondFactorSection({ userId, currentSid, email }: { userId: string; currentSid: string; email: string }) {
   const gate = await gatehouse();
   const summary = await gate.factors.summary(userId);
-  const secret = summary.totp ? null : await gate.factors.totpBeingSetUp(userId);
+  const secret = summary.totp ? null : await gate.factors.totpBeingSetUp(userId, currentSid, gate.clock());
   const setup = secret
     ? {
         // An SVG made here from our own URI: no script, no remote image, nothing the CSP must allow.

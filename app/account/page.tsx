@@ -46,6 +46,7 @@ const LABELS: Record<SecurityEventKind, string> = {
   passkey_second_factor_off: "A passkey is no longer asked for after the password",
   recovery_codes_replaced: "New recovery codes made (the old ones no longer work)",
   recovery_code_used: "Signed in with a recovery code",
+  second_step_due: "Right password; the sign-in waited for the second step",
   second_step_failed: "Wrong code at the second sign-in step",
   admin_factors_removed: "Second sign-in step removed by an administrator",
 };

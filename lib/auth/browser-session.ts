@@ -35,6 +35,8 @@ export async function openSession(
   client: ClientAddress,
   userAgent: string | null,
   sessionId?: string,
+  /** A renewal (the password change's) keeps the renewed session's: renewing proves nothing new. */
+  authenticatedAtMs?: number,
 ): Promise<string> {
   const nowMs = gate.clock();
   const { id: sid } = await gate.sessions.create({
@@ -45,6 +47,7 @@ export async function openSession(
     address: truncateAddress(client.address),
     nowMs,
     expiresAtMs: sessionExpiresAtMs(nowMs, gate.sessionPolicy),
+    ...(authenticatedAtMs === undefined ? {} : { authenticatedAtMs }),
   });
   return sessionCookie(gate.config, { sub: user.id, email: user.email, sid }, nowMs);
 }

@@ -215,7 +215,16 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
       // lockout reset yet (they come with the step); only a pending sign-in, bound to this client.
       if (intent.kind !== "change_password") {
         const factors = await gate.factors.summary(user.id);
-        if (factors.due) return openSecondStep(gate, passed, user, factors);
+        if (factors.due) {
+          // This right password stays counted on the lock until its step is passed; the owner
+          // sees it in the events and, when it is the one that locks strangers out, by mail, as
+          // a wrong password would tell them: someone may hold the password.
+          await gate.events.accountChanged(user.id, "second_step_due", client, { browser });
+          if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
+          if (!device && attempt.state.failureCount === subject.policy.threshold)
+            gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
+          return openSecondStep(gate, passed, user, factors);
+        }
       }
       return completeSignIn(gate, passed, user);
     },

@@ -203,8 +203,10 @@ const schema = z
     // Known-device cookies (OWASP): how long one lasts, and the key that signs it.
     DEVICE_COOKIE_DAYS: z.coerce.number().int().min(1).max(400).default(180),
     DEVICE_COOKIE_SECRET: z.string().min(32).optional(),
-    // Seals authenticator-app secrets (AES-256-GCM) and keys recovery-code digests. Changing it
-    // turns every authenticator app and recovery code off, so set it once (derived from NEXTAUTH_SECRET when unset).
+    // Seals authenticator-app secrets (AES-256-GCM) and keys recovery-code digests (derived from
+    // NEXTAUTH_SECRET when unset). Changing it, or NEXTAUTH_SECRET while it is unset, leaves every
+    // app's code and recovery code unreadable while the step stays required (logged as
+    // factor_secret_unreadable): set it once, explicitly, in production.
     FACTOR_SECRET: z.string().min(32).optional(),
     // Wrong second-step codes (authenticator app or recovery code) per account before its own
     // lock, which doubles like the password's; a known device counts on a lock of its own.

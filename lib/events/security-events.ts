@@ -28,6 +28,7 @@ export type AccountChangeKind =
   | "passkey_second_factor_off"
   | "recovery_codes_replaced"
   | "recovery_code_used"
+  | "second_step_due"
   | "second_step_failed"
   | "admin_factors_removed";
 

@@ -66,11 +66,11 @@ type Finished = Extract<SignInOutcome, { ok: true }> & { purpose: PendingSignIn[
  * The second step, top to bottom, sealed like the first: the route has applied the per-address
  * limit and parsed the body once. Then: the pending sign-in, found by its token and counted (a
  * try is spent before its answer is checked), and for "Confirm it's you" held by the session that
- * asked → the per-account limit → the second step's own
- * lock (the account's, or the known device's that passed the password; a passkey does not meet
- * it: nobody can guess a signature) → counted there too, before the check → the answer, each
- * kind good once → the pending sign-in spent once → the sign-in finished as a password alone
- * would have finished it (lib/auth/sign-in.ts completeSignIn).
+ * asked → the per-account limit → the password it stood for still the account's (no reset or
+ * change since) → the second step's own lock (the account's, or the known device's that passed
+ * the password; a passkey does not meet it: nobody can guess a signature) → counted there too,
+ * before the check → the answer checked → the pending sign-in spent once → the answer spent once
+ * → the sign-in finished as a password alone would have finished it (completeSignIn).
  */
 export async function passSecondStep(
   limits: RouteLimits,
@@ -92,13 +92,22 @@ export async function passSecondStep(
   // Keyed by the known device too, where one passed the password: the owner's own bucket.
   const byAccount = await limits.limit("user", pending.deviceId ? `${pending.userId}:device:${pending.deviceId}` : pending.userId);
   if (byAccount) return refused(byAccount);
+  // A password reset or change since the password step: that password no longer signs in, and
+  // nothing (no code) is spent on trying.
+  const user = await gate.prisma.user.findUnique({
+    where: { id: pending.userId },
+    select: { id: true, email: true, credentialGeneration: true },
+  });
+  if (!user || user.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
 
   const browser = browserLabel(limits.userAgent);
+  let spendAnswer: () => Promise<boolean> = async () => true;
+  let lockKey: string | null = null;
   if ("passkey" in answer) {
     const used = await spendAssertion(limits, answer.passkey, { purpose: "second_step", boundTo: pending.id, owner: pending.userId });
     if (!used.ok) return refused(passkeyRefused(used.reason));
   } else {
-    const lockKey = gate.secondFactorLockKey(pending.deviceId ? { deviceId: pending.deviceId } : { userId: pending.userId });
+    lockKey = gate.secondFactorLockKey(pending.deviceId ? { deviceId: pending.deviceId } : { userId: pending.userId });
     const admitted = await gate.lockouts.admitAttempt(lockKey, gate.clock(), gate.secondFactorLockoutPolicy);
     if (!admitted.allowed) {
       logSecurity(gate, { route: limits.path, outcome: "locked", client, userId: pending.userId, detail: "second_factor" });
@@ -107,9 +116,16 @@ export async function passSecondStep(
     const kind = "code" in answer ? "code" : "recoveryCode";
     const checked =
       "code" in answer
-        ? await gate.factors.useTotp(pending.userId, answer.code, gate.clock())
-        : await gate.factors.useRecoveryCode(pending.userId, answer.recoveryCode, gate.clock());
+        ? await gate.factors.checkTotp(pending.userId, answer.code, gate.clock())
+        : await gate.factors.checkRecoveryCode(pending.userId, answer.recoveryCode, gate.clock());
     if (!checked.ok) {
+      if (checked.reason === "unreadable") {
+        gate.log.error({
+          event: "factor_secret_unreadable",
+          userId: pending.userId,
+          hint: "FACTOR_SECRET (or NEXTAUTH_SECRET it derives from) changed",
+        });
+      }
       gate.log.info({
         event: "second_step_failed",
         userId: pending.userId,
@@ -128,22 +144,20 @@ export async function passSecondStep(
         }),
       );
     }
-    await gate.lockouts.reset(lockKey);
-    if (kind === "recoveryCode") {
-      const left = "left" in checked ? String(checked.left) : "";
-      await gate.events.accountChanged(pending.userId, "recovery_code_used", client, { browser, sessionId: pending.sessionId });
-      gate.recovery.notice("recovery_code_used", { id: pending.userId }, noticeOrigin(gate, limits), left);
-    }
+    spendAnswer = checked.spend;
   }
 
-  // Of two answers racing on one pending sign-in, one finishes it.
+  // The pending sign-in first, then the answer: of two answers racing on one pending sign-in one
+  // finishes it and the other's code stays unspent; of two pending sign-ins racing with one code,
+  // one spends it and the other ends with nothing.
   if (!(await gate.pendingSignIns.spend(pending.id, gate.clock()))) return refused(pendingRefused(gate, "used", channel));
-  const user = await gate.prisma.user.findUnique({
-    where: { id: pending.userId },
-    select: { id: true, email: true, credentialGeneration: true },
-  });
-  // A password reset or change since the password step: that password no longer signs in.
-  if (!user || user.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
+  if (!(await spendAnswer())) return refused(jsonError(401, "invalid_code", WRONG["code" in answer ? "code" : "recoveryCode"]));
+  if (lockKey) await gate.lockouts.reset(lockKey);
+  if ("recoveryCode" in answer) {
+    const left = String(await gate.factors.recoveryCodesLeft(pending.userId));
+    await gate.events.accountChanged(pending.userId, "recovery_code_used", client, { browser, sessionId: pending.sessionId });
+    gate.recovery.notice("recovery_code_used", { id: pending.userId }, noticeOrigin(gate, limits), left);
+  }
   const passed: PassedPassword = {
     email: user.email,
     client,

@@ -14,7 +14,10 @@ export type FactorSummary = {
   due: boolean;
 };
 
-export type CodeCheck = { ok: true } | { ok: false; reason: "wrong" | "reused" | "no_factor" };
+/** How long a setup waits for its first code: as long as the fresh authentication that started it. */
+export const TOTP_SETUP_MS = 10 * 60_000;
+
+export type AnswerCheck = { ok: true; spend(): Promise<boolean> } | { ok: false; reason: "wrong" | "reused" | "no_factor" | "unreadable" };
 
 /**
  * The second factors' tables (TotpFactor, RecoveryCode, and User.passkeySecondFactor) and
@@ -24,19 +27,29 @@ export type CodeCheck = { ok: true } | { ok: false; reason: "wrong" | "reused" |
  */
 export interface Factors {
   summary(userId: string): Promise<FactorSummary>;
-  /** A new authenticator-app secret being set up (replacing one not yet confirmed); the secret, to show. */
-  beginTotp(userId: string, nowMs: number): Promise<Uint8Array>;
-  /** The secret of an app being set up (not yet on), to show again; null when there is none. */
-  totpBeingSetUp(userId: string): Promise<Uint8Array | null>;
-  /** Turns the app on with its first code, once; false for a wrong code or nothing being set up. */
-  confirmTotp(userId: string, code: string, nowMs: number): Promise<boolean>;
-  /** A code of the app that is on, accepted once. */
-  useTotp(userId: string, code: string, nowMs: number): Promise<CodeCheck>;
+  /**
+   * A new authenticator-app secret being set up by this browser session (replacing one not yet
+   * on); the secret, to show; null when an app is already on (setting up never turns one off).
+   */
+  beginTotp(userId: string, sessionId: string, nowMs: number): Promise<Uint8Array | null>;
+  /** The secret of an app this session is setting up, within TOTP_SETUP_MS, to show again; else null. */
+  totpBeingSetUp(userId: string, sessionId: string, nowMs: number): Promise<Uint8Array | null>;
+  /** Turns this session's setup on with its first code, once; false for a wrong code, another session's or a stale setup. */
+  confirmTotp(userId: string, sessionId: string, code: string, nowMs: number): Promise<boolean>;
+  /**
+   * A code of the app that is on, checked without spending it: `spend()` then accepts it once
+   * (false when another use of this or a later step came first). Checking first lets the caller
+   * spend its pending sign-in before the code, so a code is never burnt on a sign-in that cannot finish.
+   */
+  checkTotp(userId: string, code: string, nowMs: number): Promise<AnswerCheck>;
   removeTotp(userId: string): Promise<boolean>;
   setPasskeyAfterPassword(userId: string, on: boolean): Promise<void>;
   /** Ten new codes replacing every old one (used or not); the codes, to show once. */
   replaceRecoveryCodes(userId: string, nowMs: number): Promise<string[]>;
-  useRecoveryCode(userId: string, typed: string, nowMs: number): Promise<CodeCheck & { left?: number }>;
+  /** A recovery code of the account, checked without spending it; `spend()` then uses it once. */
+  checkRecoveryCode(userId: string, typed: string, nowMs: number): Promise<AnswerCheck>;
+  /** How many unused recovery codes the account has. */
+  recoveryCodesLeft(userId: string): Promise<number>;
   removeRecoveryCodes(userId: string): Promise<number>;
   /** The operator's last resort: every factor and code of the account gone; how many of each. */
   removeAll(userId: string): Promise<{ totp: number; recoveryCodes: number; passkeyAfterPassword: boolean }>;
@@ -60,52 +73,65 @@ export function prismaFactors(prisma: PrismaClient, keys: { seal: SealKey; recov
       return { totp: totpOn, passkeyAfterPassword, passkeys, recoveryCodesLeft, due: totpOn || passkeyAfterPassword };
     },
 
-    async beginTotp(userId, nowMs) {
+    async beginTotp(userId, sessionId, nowMs) {
       const secret = newTotpSecret();
-      const secretSealed = sealSecret(keys.seal, secret, userId);
-      // An app already on is replaced only by removing it first: setting up never turns a factor off.
-      const existing = await prisma.totpFactor.findUnique({ where: { userId }, select: { enabledAt: true } });
-      if (existing?.enabledAt) throw new Error("an authenticator app is already on");
-      await prisma.totpFactor.upsert({
-        where: { userId },
-        create: { userId, secretSealed, createdAt: new Date(nowMs) },
-        update: { secretSealed, createdAt: new Date(nowMs), lastUsedStep: null },
-      });
-      return secret;
+      const fields = {
+        secretSealed: sealSecret(keys.seal, secret, userId),
+        createdAt: new Date(nowMs),
+        setupSessionId: sessionId,
+        lastUsedStep: null,
+      };
+      // Only a setup not yet on is replaced, in the statement that checks it: a race with its
+      // confirmation cannot swap the secret of an app that is on.
+      const { count } = await prisma.totpFactor.updateMany({ where: { userId, enabledAt: null }, data: fields });
+      if (count === 1) return secret;
+      try {
+        await prisma.totpFactor.create({ data: { userId, ...fields } });
+        return secret;
+      } catch {
+        return null; // an app is on (or a parallel setup created the row first)
+      }
     },
 
-    async totpBeingSetUp(userId) {
+    async totpBeingSetUp(userId, sessionId, nowMs) {
       const row = await prisma.totpFactor.findUnique({ where: { userId } });
-      if (!row || row.enabledAt) return null;
+      if (!row || row.enabledAt || row.setupSessionId !== sessionId || row.createdAt.getTime() < nowMs - TOTP_SETUP_MS) return null;
       return openSecret(keys.seal, row.secretSealed, userId);
     },
 
-    async confirmTotp(userId, code, nowMs) {
-      const row = await prisma.totpFactor.findUnique({ where: { userId } });
-      if (!row || row.enabledAt) return false;
-      const secret = openSecret(keys.seal, row.secretSealed, userId);
+    async confirmTotp(userId, sessionId, code, nowMs) {
+      const secret = await this.totpBeingSetUp(userId, sessionId, nowMs);
+      const row = secret ? await prisma.totpFactor.findUnique({ where: { userId }, select: { secretSealed: true } }) : null;
       const step = secret ? matchingStep(secret, code, nowMs) : null;
-      if (step === null) return false;
+      if (step === null || !row) return false;
       // The first code is spent too: it cannot then sign in within its window.
       const { count } = await prisma.totpFactor.updateMany({
-        where: { userId, enabledAt: null, secretSealed: row.secretSealed },
-        data: { enabledAt: new Date(nowMs), lastUsedStep: step },
+        where: { userId, enabledAt: null, secretSealed: row.secretSealed, setupSessionId: sessionId },
+        data: { enabledAt: new Date(nowMs), lastUsedStep: step, setupSessionId: null },
       });
       return count === 1;
     },
 
-    async useTotp(userId, code, nowMs) {
+    async checkTotp(userId, code, nowMs) {
       const row = await prisma.totpFactor.findUnique({ where: { userId } });
       if (!row?.enabledAt) return { ok: false, reason: "no_factor" };
       const secret = openSecret(keys.seal, row.secretSealed, userId);
-      const step = secret ? matchingStep(secret, code, nowMs) : null;
+      // Sealed under another key (FACTOR_SECRET or NEXTAUTH_SECRET changed): the caller says so loudly.
+      if (!secret) return { ok: false, reason: "unreadable" };
+      const step = matchingStep(secret, code, nowMs);
       if (step === null) return { ok: false, reason: "wrong" };
-      // Only a step after the last accepted one moves it: of two uses of one code, one wins.
-      const { count } = await prisma.totpFactor.updateMany({
-        where: { userId, enabledAt: { not: null }, OR: [{ lastUsedStep: null }, { lastUsedStep: { lt: step } }] },
-        data: { lastUsedStep: step },
-      });
-      return count === 1 ? { ok: true } : { ok: false, reason: "reused" };
+      if (row.lastUsedStep !== null && row.lastUsedStep >= step) return { ok: false, reason: "reused" };
+      return {
+        ok: true,
+        // Only a step after the last accepted one moves it: of two uses of one code, one wins.
+        spend: async () =>
+          (
+            await prisma.totpFactor.updateMany({
+              where: { userId, enabledAt: { not: null }, OR: [{ lastUsedStep: null }, { lastUsedStep: { lt: step } }] },
+              data: { lastUsedStep: step },
+            })
+          ).count === 1,
+      };
     },
 
     async removeTotp(userId) {
@@ -120,6 +146,9 @@ export function prismaFactors(prisma: PrismaClient, keys: { seal: SealKey; recov
     async replaceRecoveryCodes(userId, nowMs) {
       const codes = newRecoveryCodes();
       await prisma.$transaction([
+        // One replacement at a time per account (PostgreSQL's read committed would let two
+        // parallel ones each delete nothing of the other's and leave twenty live codes).
+        prisma.$queryRaw`SELECT 1 FROM "User" WHERE "id" = ${userId}::uuid FOR UPDATE`,
         prisma.recoveryCode.deleteMany({ where: { userId } }),
         prisma.recoveryCode.createMany({
           data: codes.map((code) => ({
@@ -132,18 +161,22 @@ export function prismaFactors(prisma: PrismaClient, keys: { seal: SealKey; recov
       return codes;
     },
 
-    async useRecoveryCode(userId, typed, nowMs) {
+    async checkRecoveryCode(userId, typed, nowMs) {
       const canonical = canonicalRecoveryCode(typed);
       if (!canonical) return { ok: false, reason: "wrong" };
       const digest = recoveryCodeDigest(keys.recoveryCodes, userId, canonical);
-      const { count } = await prisma.recoveryCode.updateMany({
-        where: { userId, digest, usedAt: null },
-        data: { usedAt: new Date(nowMs) },
-      });
-      if (count === 1) return { ok: true, left: await codesLeft(userId) };
-      const spent = await prisma.recoveryCode.count({ where: { userId, digest } });
-      return { ok: false, reason: spent > 0 ? "reused" : "wrong" };
+      const row = await prisma.recoveryCode.findUnique({ where: { userId_digest: { userId, digest } }, select: { usedAt: true } });
+      if (!row) return { ok: false, reason: "wrong" };
+      if (row.usedAt) return { ok: false, reason: "reused" };
+      return {
+        ok: true,
+        spend: async () =>
+          (await prisma.recoveryCode.updateMany({ where: { userId, digest, usedAt: null }, data: { usedAt: new Date(nowMs) } })).count ===
+          1,
+      };
     },
+
+    recoveryCodesLeft: codesLeft,
 
     async removeRecoveryCodes(userId) {
       const { count } = await prisma.recoveryCode.deleteMany({ where: { userId } });

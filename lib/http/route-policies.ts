@@ -149,6 +149,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     file: "app/api/v1/authentication/token/mfa/route.ts",
     limits: [
       { policy: "apiToken", key: "addressAndRoute" },
+      { policy: "secondStep", key: "address" },
       { policy: "secondStepAccount", key: "user" },
     ],
     refusal: "api",

@@ -23,6 +23,8 @@ export interface BrowserSessions {
     address: string;
     nowMs: number;
     expiresAtMs: number;
+    /** When the browser last proved who it is: now for a sign-in; the old session's for a renewal. */
+    authenticatedAtMs?: number;
   }): Promise<{ id: string }>;
   /** The record of a well-formed id, with its user's credential generation, in one read (anything else is unknown without a lookup). */
   find(id: string): Promise<SessionRecord | null>;
@@ -74,7 +76,7 @@ export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
       });
       return count === 1;
     },
-    async create({ id = newSessionId(), userId, credentialGeneration, browser, address, nowMs, expiresAtMs }) {
+    async create({ id = newSessionId(), userId, credentialGeneration, browser, address, nowMs, expiresAtMs, authenticatedAtMs = nowMs }) {
       const now = new Date(nowMs);
       await prisma.browserSession.create({
         data: {
@@ -85,7 +87,7 @@ export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
           address,
           createdAt: now,
           lastSeenAt: now,
-          authenticatedAt: now,
+          authenticatedAt: new Date(authenticatedAtMs),
           expiresAt: new Date(expiresAtMs),
         },
       });

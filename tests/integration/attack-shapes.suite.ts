@@ -529,9 +529,9 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
           .getSetCookie()
           .find((cookie) => /gatehouse-device=/.test(cookie))!
           .split(";")[0]!;
-        const secret = await gate.factors.beginTotp(userId, Date.now());
+        const secret = (await gate.factors.beginTotp(userId, "test-setup", Date.now()))!;
         const { totpCodeAt } = await import("@/lib/factors/totp");
-        expect(await gate.factors.confirmTotp(userId, totpCodeAt(secret, Date.now()), Date.now())).toBe(true);
+        expect(await gate.factors.confirmTotp(userId, "test-setup", totpCodeAt(secret, Date.now()), Date.now())).toBe(true);
       });
 
       beforeEach(async () => {

@@ -58,7 +58,7 @@ export function secondFactorSuite(label: string, makeDatabase: () => Promise<Tes
       await createAccount(gate, email, PASSWORD);
       const cookie = await signedInBrowser(email, PASSWORD);
       expect((await accountPost("/api/account/totp/setup", cookie)).status).toBe(200);
-      const secret = (await gate.factors.totpBeingSetUp(await userIdOf(email)))!;
+      const secret = (await gate.factors.totpBeingSetUp(await userIdOf(email), await sessionIdOf(gate, cookie), Date.now()))!;
       expect(secret).not.toBeNull();
       const wrong = await accountPost("/api/account/totp/confirm", cookie, { code: otherCode(totpCodeAt(secret, Date.now())) });
       expect(wrong.status).toBe(400);
@@ -74,6 +74,8 @@ export function secondFactorSuite(label: string, makeDatabase: () => Promise<Tes
     /** The browser's password step: the answer and the pending cookie it set (`name=value`). */
     async function passwordStep(email: string, extra: { cookie?: string; address?: string } = {}) {
       const res = await browserSignIn(email, PASSWORD, extra);
+      // A store that did not answer (a loaded machine) would read as a missing pending sign-in below.
+      expect(res.status, await res.clone().text()).not.toBe(503);
       const pending = res.headers
         .getSetCookie()
         .find((cookie) => /gatehouse-pending-sign-in=[^;]+/.test(cookie))
@@ -249,7 +251,8 @@ export function secondFactorSuite(label: string, makeDatabase: () => Promise<Tes
       // A stranger with the password: five wrong codes over two pending sign-ins lock the account's code step...
       const [a, b] = [(await passwordStep("locked-code@example.com")).pending, (await passwordStep("locked-code@example.com")).pending];
       for (const pending of [a, a, a, b, b]) {
-        expect((await secondStep(pending, { code: otherCode(totpCodeAt(secret, Date.now())) })).status).toBe(401);
+        const wrong = await secondStep(pending, { code: otherCode(totpCodeAt(secret, Date.now())) });
+        expect(await wrong.json()).toMatchObject({ error: "invalid_code" });
       }
       // ... so even the right code is refused now: the try was counted before it was checked.
       const refused = await secondStep(b, { code: totpCodeAt(secret, Date.now() + STEP_MS) });
@@ -292,8 +295,8 @@ export function secondFactorSuite(label: string, makeDatabase: () => Promise<Tes
     it("asks after the confirmation link's password too: the address is confirmed, the session waits for the code", async () => {
       const id = await createAccount(gate, "confirming@example.com", PASSWORD);
       await gate.prisma.user.update({ where: { id }, data: { emailVerifiedAt: null } });
-      const secret = await gate.factors.beginTotp(id, Date.now());
-      expect(await gate.factors.confirmTotp(id, totpCodeAt(secret, Date.now() - STEP_MS), Date.now())).toBe(true);
+      const secret = (await gate.factors.beginTotp(id, "test-setup", Date.now()))!;
+      expect(await gate.factors.confirmTotp(id, "test-setup", totpCodeAt(secret, Date.now() - STEP_MS), Date.now())).toBe(true);
       const token = await gate.emailTokens.issue(id, "verify_email", 0, Date.now(), 3_600_000);
       const { POST } = await import("@/app/api/email/verify/route");
       const res = await POST(
@@ -470,6 +473,100 @@ export function secondFactorSuite(label: string, makeDatabase: () => Promise<Tes
       const plain = await browserSignIn("lost@example.com", PASSWORD);
       expect(plain.status).toBe(200);
       expect(sessionPairOf(plain)).not.toBeNull();
+    });
+
+    // An attacker's review of this change found these shapes; each test failed before its fix.
+    describe("what the attacker's review showed", () => {
+      const staleSession = async (cookie: string) =>
+        gate.prisma.browserSession.update({
+          where: { id: await sessionIdOf(gate, cookie) },
+          data: { authenticatedAt: new Date(Date.now() - 3_600_000) },
+        });
+
+      it("a password change with a stolen session and the password renews the session, but not as fresh", async () => {
+        const { cookie } = await ownerWithApp("renewed@example.com");
+        await staleSession(cookie);
+        const changed = await accountPost("/api/account/password", cookie, {
+          currentPassword: PASSWORD,
+          newPassword: "another entirely different passphrase",
+          altcha: await altchaPayload(),
+        });
+        expect(changed.status, await changed.clone().text()).toBe(303);
+        const renewed = sessionPairOf(changed)!;
+        expect(renewed).not.toBeNull();
+        for (const path of ["/api/account/recovery-codes", "/api/account/totp/remove"]) {
+          const res = await accountPost(path, renewed);
+          expect(res.status, path).toBe(401);
+          expect(await res.json()).toMatchObject({ error: "reauthentication_required" });
+        }
+        expect((await gate.factors.summary(await userIdOf("renewed@example.com"))).totp).toBe(true);
+      });
+
+      it("an app being set up is shown to, and turned on by, only the session that started it, for 10 minutes", async () => {
+        await createAccount(gate, "setup-owner@example.com", PASSWORD);
+        const id = await userIdOf("setup-owner@example.com");
+        const owner = await signedInBrowser("setup-owner@example.com", PASSWORD);
+        const thief = await signedInBrowser("setup-owner@example.com", PASSWORD);
+        expect((await accountPost("/api/account/totp/setup", owner)).status).toBe(200);
+        const ownerSid = await sessionIdOf(gate, owner);
+        const secret = (await gate.factors.totpBeingSetUp(id, ownerSid, Date.now()))!;
+        expect(await gate.factors.totpBeingSetUp(id, await sessionIdOf(gate, thief), Date.now())).toBeNull();
+        const stolen = await accountPost("/api/account/totp/confirm", thief, { code: totpCodeAt(secret, Date.now()) });
+        expect(stolen.status).toBe(400);
+        expect(await gate.factors.totpBeingSetUp(id, ownerSid, Date.now() + 11 * 60_000)).toBeNull();
+        expect(await gate.factors.confirmTotp(id, ownerSid, totpCodeAt(secret, Date.now() + 11 * 60_000), Date.now() + 11 * 60_000)).toBe(
+          false,
+        );
+        expect((await gate.factors.summary(id)).totp).toBe(false);
+        // Once on, a new setup cannot swap its secret.
+        expect((await accountPost("/api/account/totp/confirm", owner, { code: totpCodeAt(secret, Date.now()) })).status).toBe(200);
+        const sealed = (await gate.prisma.totpFactor.findUniqueOrThrow({ where: { userId: id } })).secretSealed;
+        const again = await accountPost("/api/account/totp/setup", owner);
+        expect(again.status).toBe(409);
+        expect((await gate.prisma.totpFactor.findUniqueOrThrow({ where: { userId: id } })).secretSealed).toBe(sealed);
+      });
+
+      it("right passwords that stop at the step are shown to the owner, and the one that locks tells them by mail", async () => {
+        await ownerWithApp("silent@example.com");
+        const lockedOut = vi.spyOn(gate.recovery, "lockedOut");
+        for (let i = 0; i < 5; i++) expect((await passwordStep("silent@example.com")).res.status).toBe(401);
+        expect((await passwordStep("silent@example.com")).res.status).toBe(429);
+        expect(lockedOut).toHaveBeenCalledTimes(1);
+        expect((await kindsOf("silent@example.com")).filter((kind) => kind === "second_step_due")).toHaveLength(5);
+      });
+
+      it("spends no recovery code on a pending sign-in that cannot finish (raced, or its password since changed)", async () => {
+        const { secret, recoveryCodes } = await ownerWithApp("unburnt@example.com");
+        const id = await userIdOf("unburnt@example.com");
+        const unused = () => gate.prisma.recoveryCode.count({ where: { userId: id, usedAt: null } });
+        const { pending } = await passwordStep("unburnt@example.com");
+        const [code, recovery] = await Promise.all([
+          secondStep(pending, { code: totpCodeAt(secret, Date.now()) }),
+          secondStep(pending, { recoveryCode: recoveryCodes[0] }),
+        ]);
+        expect([code.status, recovery.status].filter((status) => status === 200)).toHaveLength(1);
+        // Whichever lost, only the winner's answer was spent.
+        expect(await unused()).toBe(recovery.status === 200 ? 9 : 10);
+        const before = await unused();
+        const late = (await passwordStep("unburnt@example.com")).pending;
+        await gate.prisma.user.update({ where: { id }, data: { credentialGeneration: { increment: 1 } } });
+        const notice = vi.spyOn(gate.recovery, "notice");
+        const stale = await secondStep(late, { recoveryCode: recoveryCodes[5] });
+        expect(stale.status).toBe(401);
+        expect(await stale.json()).toMatchObject({ error: "second_step_invalid", reason: "used" });
+        expect(await unused()).toBe(before);
+        expect(notice).not.toHaveBeenCalledWith("recovery_code_used", expect.anything(), expect.anything(), expect.anything());
+      });
+
+      it("two parallel 'Get new codes' leave ten live codes, not twenty", async () => {
+        const { cookie } = await ownerWithApp("twice@example.com");
+        const answers = await Promise.all([
+          accountPost("/api/account/recovery-codes", cookie),
+          accountPost("/api/account/recovery-codes", cookie),
+        ]);
+        expect(answers.map((res) => res.status)).toEqual([200, 200]);
+        expect(await gate.prisma.recoveryCode.count({ where: { userId: await userIdOf("twice@example.com"), usedAt: null } })).toBe(10);
+      });
     });
   });
 }

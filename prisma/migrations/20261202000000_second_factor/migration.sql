@@ -6,6 +6,7 @@ CREATE TABLE "TotpFactor" (
     "userId" UUID NOT NULL,
     "secretSealed" TEXT NOT NULL,
     "createdAt" TIMESTAMP(3) NOT NULL,
+    "setupSessionId" TEXT,
     "enabledAt" TIMESTAMP(3),
     "lastUsedStep" INTEGER,
 

@@ -61,6 +61,9 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   if (checked.ok === "second_step") return jsonError(401, "unauthenticated", "Sign in again.");
   if (checked.user.id !== userId) return jsonError(401, "unauthenticated", "Sign in again.");
 
+  // The renewed session is as fresh as the one it replaces, not fresher: the current password alone
+  // (no second step) must not become the fresh authentication that adding or removing a factor needs.
+  const authenticatedAtMs = (await gate.sessions.authenticatedAt(userId, form.session.sid)) ?? 0;
   const passwordHash = await gate.hashBudget.run(
     () => gate.hasher.hash(newPassword),
     () => null,
@@ -88,6 +91,7 @@ export const POST = limited("/api/account/password", async (request, limits) => 
     client,
     request.headers.get("user-agent"),
     sessionId,
+    authenticatedAtMs,
   );
   await gate.events.accountChanged(userId, "password_changed", client, {
     browser: browserLabel(request.headers.get("user-agent")),

@@ -12,9 +12,8 @@ export const POST = limited("/api/account/totp/setup", async (request, limits) =
   const { gate } = limits;
   const form = await readFreshAccountForm(request, limits);
   if (!form.ok) return form.response;
-  if ((await gate.factors.summary(form.session.userId)).totp) {
+  if (!(await gate.factors.beginTotp(form.session.userId, form.session.sid, gate.clock()))) {
     return jsonError(409, "invalid_input", "An authenticator app is already on. Remove it first to set up another.");
   }
-  await gate.factors.beginTotp(form.session.userId, gate.clock());
   return json(200, { status: "totp_setup" });
 });
