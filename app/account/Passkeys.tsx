@@ -4,6 +4,7 @@ import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { LocalTime } from "../components/LocalTime";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
+import { handled } from "../components/handled";
 import { useHydrated } from "../components/hydrated";
 import { ConfirmItsYou } from "./ConfirmItsYou";
 
@@ -126,8 +127,10 @@ export function Passkeys({ formToken, email, passkeys }: Props) {
                 className="inline"
                 onSubmit={(event) => {
                   event.preventDefault();
-                  void freshly(`Removing the passkey "${passkey.name}" needs you to confirm it's you.`, () =>
-                    post("/api/account/passkeys/remove", { formToken, id: passkey.id, json: "true" }),
+                  handled(
+                    freshly(`Removing the passkey "${passkey.name}" needs you to confirm it's you.`, () =>
+                      post("/api/account/passkeys/remove", { formToken, id: passkey.id, json: "true" }),
+                    ),
                   );
                 }}
               >
@@ -147,7 +150,7 @@ export function Passkeys({ formToken, email, passkeys }: Props) {
           className="primary"
           aria-disabled={pending ? true : undefined}
           onClick={() => {
-            if (!pending) void freshly("Adding a passkey needs you to confirm it's you.", addPasskey);
+            if (!pending) handled(freshly("Adding a passkey needs you to confirm it's you.", addPasskey));
           }}
         >
           {pending ? "Waiting for your passkey…" : "Add a passkey"}
