@@ -6,7 +6,7 @@ import { resolveDatabaseTarget } from "@/lib/db/target";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { TokenBucketState } from "@/lib/rate-limit/algorithms";
 import { parseLimitSpec, type Policy } from "@/lib/rate-limit/policies";
-import { DECISION_CASES, runDecisionCase } from "@/lib/rate-limit/decision-cases";
+import { DECISION_CASES, runDecisionCase } from "@/tests/fixtures/decision-cases";
 import { scopedKey, type Decision } from "@/lib/rate-limit/store";
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "@/tests/helpers/databases";
 import { createPostgresRateLimitStore, DEFAULT_CLEANUP_INTERVAL_MS, type PostgresRateLimitStore } from "./postgres";
