@@ -4,8 +4,9 @@ import nextTs from "eslint-config-next/typescript";
 const config = [
   ...nextVitals,
   ...nextTs,
-  // Type-aware, for the TypeScript of every folder: a promise nobody awaits loses its rejection (an
-  // unhandled rejection ends the process), and one passed where a void callback is expected runs unawaited.
+  // Type-aware, for every file of the TypeScript project (server.mjs and lib/*.mjs included): a
+  // promise nobody awaits loses its rejection (in Node an unhandled one ends the process), and one
+  // handed to a callback or prop that expects void runs unawaited.
   {
     files: ["**/*.{ts,tsx,mts,cts}", "server.mjs", "lib/**/*.mjs"],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
