@@ -90,8 +90,11 @@ function headerReader(incoming) {
   };
 }
 
-// The timeouts below are checked every second, not Node's default 30 s.
-const server = createServer({ connectionsCheckingInterval: 1_000 }, async (req, res) => {
+/**
+ * @param {import("node:http").IncomingMessage} req
+ * @param {import("node:http").ServerResponse} res
+ */
+async function serve(req, res) {
   // A request began: the first-byte deadline (below) no longer applies to this socket.
   req.socket.setTimeout(0);
   busySockets.add(req.socket);
@@ -111,7 +114,21 @@ const server = createServer({ connectionsCheckingInterval: 1_000 }, async (req, 
       return;
     }
   }
-  handle(req, res);
+  await handle(req, res);
+}
+
+// The timeouts below are checked every second, not Node's default 30 s.
+const server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => {
+  // Next answers its own errors; one that escapes it must not be an unhandled rejection, which
+  // would end the process and every request in flight with it.
+  serve(req, res).catch((error) => {
+    console.error(`request: ${error instanceof Error ? error.message : String(error)}`);
+    if (res.headersSent) res.destroy();
+    else
+      res
+        .writeHead(500, { "Content-Type": "application/json" })
+        .end(JSON.stringify({ error: "internal", message: "Something went wrong on our side. Try again later." }));
+  });
 });
 // Explicit bounds for slow or malformed clients, tighter than Node's defaults (60 s, 300 s):
 // headers must arrive within 10 s, a whole request within 30 s, and an idle keep-alive socket

@@ -151,6 +151,7 @@ test.describe("fault drills on the production server", () => {
       });
     const sockets: net.Socket[] = [];
     try {
+      // Each only resolves (when its socket closes or the wait ends); none is awaited.
       for (let i = 0; i < 2_000; i++) void silentFor(60_000, sockets);
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       let answer: number | string = "not tried";

@@ -237,14 +237,14 @@ function throttled<T>(intervalMs: number, fn: (value: T) => void): (value: T) =>
   };
 }
 
+/** What a caller may build a Gatehouse with besides its configuration and database (tests inject a counting hasher). */
+export type GatehouseOptions = { hasher?: PasswordHasher; log?: Logger };
+
 /**
  * The composition root: every layer built from a parsed configuration and an open database,
  * nothing read from the environment or from globals, so a test can build as many as it needs.
  * The app's own instance is lib/auth/gatehouse.ts's `gatehouse()`.
  */
-/** What a caller may build a Gatehouse with besides its configuration and database (tests inject a counting hasher). */
-export type GatehouseOptions = { hasher?: PasswordHasher; log?: Logger };
-
 export async function createGatehouse(config: AppConfig, database: Database, options: GatehouseOptions = {}): Promise<Gatehouse> {
   const clock = Date.now;
   const log = options.log ?? createLogger(config.LOG_LEVEL);

@@ -3,6 +3,7 @@
 import { useRouter } from "next/navigation";
 import { useRef, useState, type FormEvent } from "react";
 import { useHydrated } from "../components/hydrated";
+import { handled } from "../components/handled";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/field-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
@@ -95,7 +96,7 @@ export function ChangePasswordForm({ formToken, email }: Props) {
     <>
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="change-password-error" />
       <form
-        onSubmit={onSubmit}
+        onSubmit={(event) => handled(onSubmit(event))}
         noValidate
         method="post"
         action="/api/account/password"

@@ -9,6 +9,7 @@ import { PasswordInput } from "../components/PasswordInput";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 import { useHydrated } from "../components/hydrated";
 import { SecondStep, type SecondStepMethod } from "../components/SecondStep";
+import { handled } from "../components/handled";
 
 type Props = {
   formToken: string;
@@ -114,7 +115,7 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
       <h3 id="confirm-heading">Confirm it&apos;s you</h3>
       <p className="hint">{reason}</p>
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="confirm-error" />
-      <form onSubmit={withPassword} noValidate data-hydrated={hydrated}>
+      <form onSubmit={(event) => handled(withPassword(event))} noValidate data-hydrated={hydrated}>
         <input type="text" name="username" autoComplete="username" value={email} readOnly hidden />
         <Field id="confirm-password" label="Password" error={error}>
           {(aria) => (
@@ -135,7 +136,7 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
           {pending ? "Confirming…" : "Confirm"}
         </button>
         {hasPasskey ? (
-          <button type="button" className="secondary" onClick={() => void withPasskey()}>
+          <button type="button" className="secondary" onClick={() => handled(withPasskey())}>
             Use a passkey instead
           </button>
         ) : null}

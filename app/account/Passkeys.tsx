@@ -2,6 +2,7 @@
 
 import { LocalTime } from "../components/LocalTime";
 import { RefusalBanner, localRefusal } from "../components/RefusalBanner";
+import { handled } from "../components/handled";
 import { useHydrated } from "../components/hydrated";
 import { ConfirmItsYou } from "./ConfirmItsYou";
 import { postForm, useFreshAction } from "./useFreshAction";
@@ -80,8 +81,10 @@ export function Passkeys({ formToken, email, passkeys }: Props) {
                 className="inline"
                 onSubmit={(event) => {
                   event.preventDefault();
-                  void freshly(`Removing the passkey "${passkey.name}" needs you to confirm it's you.`, () =>
-                    postForm("/api/account/passkeys/remove", { formToken, id: passkey.id, json: "true" }),
+                  handled(
+                    freshly(`Removing the passkey "${passkey.name}" needs you to confirm it's you.`, () =>
+                      postForm("/api/account/passkeys/remove", { formToken, id: passkey.id, json: "true" }),
+                    ),
                   );
                 }}
               >
@@ -101,7 +104,7 @@ export function Passkeys({ formToken, email, passkeys }: Props) {
           className="primary"
           aria-disabled={pending ? true : undefined}
           onClick={() => {
-            if (!pending) void freshly("Adding a passkey needs you to confirm it's you.", addPasskey);
+            if (!pending) handled(freshly("Adding a passkey needs you to confirm it's you.", addPasskey));
           }}
         >
           {pending ? "Waiting for your passkey…" : "Add a passkey"}

@@ -7,6 +7,7 @@ import { Field } from "../components/Field";
 import { RefusalBanner, localRefusal, refusalFrom } from "../components/RefusalBanner";
 import { useHydrated } from "../components/hydrated";
 import { ConfirmItsYou } from "./ConfirmItsYou";
+import { handled } from "../components/handled";
 import { postForm, useFreshAction } from "./useFreshAction";
 
 type Props = {
@@ -93,8 +94,10 @@ export function SecondFactors({ formToken, email, summary, setup }: Props) {
             type="button"
             className="secondary"
             onClick={() =>
-              void freshly("Removing your authenticator app needs you to confirm it's you.", () =>
-                postForm("/api/account/totp/remove", { formToken, json: "true" }),
+              handled(
+                freshly("Removing your authenticator app needs you to confirm it's you.", () =>
+                  postForm("/api/account/totp/remove", { formToken, json: "true" }),
+                ),
               )
             }
           >
@@ -114,7 +117,7 @@ export function SecondFactors({ formToken, email, summary, setup }: Props) {
           <p>
             Key: <code data-testid="totp-secret">{setup.secretText}</code>
           </p>
-          <form onSubmit={(event) => void confirmTotp(event)} noValidate>
+          <form onSubmit={(event) => handled(confirmTotp(event))} noValidate>
             <Field id="totp-code" label="Code" error={codeError}>
               {(aria) => <input id="totp-code" name="code" inputMode="numeric" autoComplete="one-time-code" maxLength={6} {...aria} />}
             </Field>
@@ -125,8 +128,10 @@ export function SecondFactors({ formToken, email, summary, setup }: Props) {
               type="button"
               className="link"
               onClick={() =>
-                void freshly("Cancelling needs you to confirm it's you.", () =>
-                  postForm("/api/account/totp/remove", { formToken, json: "true" }),
+                handled(
+                  freshly("Cancelling needs you to confirm it's you.", () =>
+                    postForm("/api/account/totp/remove", { formToken, json: "true" }),
+                  ),
                 )
               }
             >
@@ -143,8 +148,10 @@ export function SecondFactors({ formToken, email, summary, setup }: Props) {
             aria-disabled={pending ? true : undefined}
             onClick={() => {
               if (!pending)
-                void freshly("Setting up an authenticator app needs you to confirm it's you.", () =>
-                  postForm("/api/account/totp/setup", { formToken, json: "true" }),
+                handled(
+                  freshly("Setting up an authenticator app needs you to confirm it's you.", () =>
+                    postForm("/api/account/totp/setup", { formToken, json: "true" }),
+                  ),
                 );
             }}
           >
@@ -165,10 +172,12 @@ export function SecondFactors({ formToken, email, summary, setup }: Props) {
             type="button"
             className="secondary"
             onClick={() =>
-              void freshly(
-                "Changing your second step needs you to confirm it's you.",
-                () => postForm("/api/account/passkeys/second-factor", { formToken, on: summary.passkeyAfterPassword ? "false" : "true" }),
-                showCodes,
+              handled(
+                freshly(
+                  "Changing your second step needs you to confirm it's you.",
+                  () => postForm("/api/account/passkeys/second-factor", { formToken, on: summary.passkeyAfterPassword ? "false" : "true" }),
+                  showCodes,
+                ),
               )
             }
           >
@@ -187,10 +196,12 @@ export function SecondFactors({ formToken, email, summary, setup }: Props) {
             type="button"
             className="secondary"
             onClick={() =>
-              void freshly(
-                "New recovery codes need you to confirm it's you.",
-                () => postForm("/api/account/recovery-codes", { formToken }),
-                showCodes,
+              handled(
+                freshly(
+                  "New recovery codes need you to confirm it's you.",
+                  () => postForm("/api/account/recovery-codes", { formToken }),
+                  showCodes,
+                ),
               )
             }
           >

@@ -50,7 +50,8 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
 
   useEffect(() => {
     // The widget is a browser-only custom element; loading it here keeps it out of server rendering.
-    void import("altcha");
+    // A script that fails to load (offline, a blocked chunk) is said as a failed check.
+    import("altcha").catch(() => setState("error"));
     const element = widget.current;
     if (!element) return;
     const onVerified = (event: Event) => {

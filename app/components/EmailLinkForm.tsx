@@ -5,6 +5,7 @@ import { useRouter } from "next/navigation";
 import { useEffect, useRef, useState, useSyncExternalStore, type FormEvent } from "react";
 import { useHydrated } from "./hydrated";
 import { useFocusFirstEmpty } from "./form-helpers";
+import { handled } from "./handled";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/field-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
@@ -190,7 +191,7 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
       ) : null}
       <form
         ref={formRef}
-        onSubmit={onSubmit}
+        onSubmit={(event) => handled(onSubmit(event))}
         noValidate
         method="post"
         action={`/api/no-script/${noScriptForm}`}
@@ -240,6 +241,7 @@ function useLinkAccount(endpoint: string | undefined, token: string | null | und
   useEffect(() => {
     if (!endpoint || !token) return;
     let current = true;
+    // Fire and forget: a failed lookup (caught) only leaves the account unnamed.
     void fetch(endpoint, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ token }) })
       .then(async (res) => (res.ok ? ((await res.json()) as { account?: string }).account : undefined))
       .catch(() => undefined)

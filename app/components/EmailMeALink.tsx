@@ -4,6 +4,7 @@ import { useRef, useState, type FormEvent } from "react";
 import { secondsLeft } from "@/lib/ui/refusal";
 import { UNAVAILABLE } from "@/lib/ui/messages";
 import { AltchaField, type AltchaHandle } from "./AltchaField";
+import { handled } from "./handled";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "./RefusalBanner";
 
 /**
@@ -52,7 +53,7 @@ export function EmailMeALink({
   }
 
   return (
-    <form className="email-me" onSubmit={onSubmit} noValidate method="post">
+    <form className="email-me" onSubmit={(event) => handled(onSubmit(event))} noValidate method="post">
       <RefusalBanner refusal={refusal} form="recovery" nowMs={nowMs} testId={`${testId}-error`} />
       <p role="status" data-testid={testId} className={answer ? "banner ok" : "sr-only"}>
         {answer ?? ""}

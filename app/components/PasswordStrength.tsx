@@ -53,7 +53,8 @@ export function PasswordStrength({
     const onInput = () => {
       const value = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | null)?.value ?? "";
       setTyped({ password: value(field), email: emailField ? value(emailField) : (email ?? "") });
-      void loadEngine().then(setEngine);
+      // A dictionary that fails to load leaves the meter to the rules; the next keystroke tries again.
+      loadEngine().then(setEngine, () => (loading = undefined));
     };
     form.addEventListener("input", onInput);
     return () => form.removeEventListener("input", onInput);

@@ -4,6 +4,7 @@ import { useRef, useState, type FormEvent } from "react";
 import { secondsLeft } from "@/lib/ui/refusal";
 import { Field } from "./Field";
 import { assertWithPasskey } from "./passkey-ceremony";
+import { handled } from "./handled";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "./RefusalBanner";
 
 export type SecondStepMethod = "totp" | "passkey" | "recovery_code";
@@ -103,7 +104,7 @@ export function SecondStep({ methods, callbackPath, onDone, onRestart }: Props) 
         </button>
       ) : (
         <>
-          <form onSubmit={onSubmit} noValidate>
+          <form onSubmit={(event) => handled(onSubmit(event))} noValidate>
             <Field id="second-step-answer" label={mode === "totp" ? "Code" : "Recovery code"}>
               {(aria) => (
                 <input
@@ -126,7 +127,7 @@ export function SecondStep({ methods, callbackPath, onDone, onRestart }: Props) 
           </form>
           <div className="second-step-alternatives">
             {methods.includes("passkey") ? (
-              <button type="button" className="secondary" onClick={() => void withPasskey()}>
+              <button type="button" className="secondary" onClick={() => handled(withPasskey())}>
                 Use your passkey
               </button>
             ) : null}

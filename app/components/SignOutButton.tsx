@@ -1,6 +1,7 @@
 "use client";
 
 import { useRouter } from "next/navigation";
+import { handled } from "./handled";
 
 /**
  * Sign-out for a browser that has no CSRF cookie yet (see SignOutForm): fetch a token, post it.
@@ -19,7 +20,7 @@ export function SignOutButton() {
     router.refresh();
   }
   return (
-    <button type="button" className="link nav-item" onClick={() => void signOut()}>
+    <button type="button" className="link nav-item" onClick={() => handled(signOut())}>
       Sign out
     </button>
   );

@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useRef, useState, type FormEvent } from "react";
 import { useHydrated } from "../components/hydrated";
 import { useFocusFirstEmpty } from "../components/form-helpers";
+import { handled } from "../components/handled";
 import { flushSync } from "react-dom";
 import { checkSignIn } from "@/lib/ui/field-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
@@ -75,7 +76,14 @@ export function ForgotPasswordForm({ initialEmail }: { initialEmail: string }) {
   return (
     <>
       <RefusalBanner refusal={refusal} form="recovery" nowMs={nowMs} testId="forgot-error" />
-      <form ref={formRef} onSubmit={onSubmit} noValidate method="post" action="/api/no-script/forgot-password" data-hydrated={hydrated}>
+      <form
+        ref={formRef}
+        onSubmit={(event) => handled(onSubmit(event))}
+        noValidate
+        method="post"
+        action="/api/no-script/forgot-password"
+        data-hydrated={hydrated}
+      >
         <Field
           id="forgot-email"
           label="Email"

@@ -6,6 +6,7 @@ import { useHydrated } from "../components/hydrated";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkRegistration, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
 import { clearWhenCorrected, useFocusFirstEmpty } from "../components/form-helpers";
+import { handled } from "../components/handled";
 import { secondsLeft } from "@/lib/ui/refusal";
 import { PasswordStrength } from "../components/PasswordStrength";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
@@ -103,7 +104,7 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
       <form
         ref={formRef}
-        onSubmit={onSubmit}
+        onSubmit={(event) => handled(onSubmit(event))}
         onInput={onInput}
         noValidate
         method="post"

@@ -54,13 +54,15 @@ export function PasskeySignIn({ callbackPath }: Props) {
 
   useEffect(() => {
     let cancelled = false;
-    void webauthn().then(async ({ browserSupportsWebAuthn, browserSupportsWebAuthnAutofill }) => {
-      if (cancelled) return;
-      setSupported(browserSupportsWebAuthn());
-      if (!(await browserSupportsWebAuthnAutofill()) || cancelled) return;
-      // Failures of the background offer are silent: the button and the password stay.
-      run(true).catch(() => {});
-    });
+    webauthn()
+      .then(async ({ browserSupportsWebAuthn, browserSupportsWebAuthnAutofill }) => {
+        if (cancelled) return;
+        setSupported(browserSupportsWebAuthn());
+        if (!(await browserSupportsWebAuthnAutofill()) || cancelled) return;
+        await run(true);
+      })
+      // Failures of the background offer (its script included) are silent: the password stays.
+      .catch(() => {});
     return () => {
       // React runs effects twice in development; the second offer replaces the first (the
       // library aborts the older ceremony itself).

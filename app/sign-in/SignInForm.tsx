@@ -5,6 +5,7 @@ import { useRouter } from "next/navigation";
 import { useRef, useState, type FormEvent } from "react";
 import { useHydrated } from "../components/hydrated";
 import { clearWhenCorrected, useFocusFirstEmpty } from "../components/form-helpers";
+import { handled } from "../components/handled";
 import { flushSync } from "react-dom";
 import { checkSignIn, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
 import { INCORRECT_CREDENTIALS, SIGN_IN_UNAVAILABLE } from "@/lib/ui/messages";
@@ -146,7 +147,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
       <form
         ref={formRef}
-        onSubmit={onSubmit}
+        onSubmit={(event) => handled(onSubmit(event))}
         onInput={onInput}
         noValidate
         method="post"

@@ -255,8 +255,12 @@ export async function startServer(
     // One entry per error, not per stack frame.
     if (!/^\s+at /.test(line)) errors.push(line);
   });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  exited.then(() => running.delete(child));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
 
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {

@@ -113,4 +113,7 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-void main();
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exit(1);
+});

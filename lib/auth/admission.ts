@@ -7,11 +7,6 @@ import type { VerifiedUser } from "@/lib/users/accounts";
  * What the gate hands the password check once a request has passed every cheap layer: the
  * validated, normalised username and the password, for this request only. Nothing but
  * AdmissionDesk.issue makes one the desk will honour.
- *
- * `sessionId`: the id the browser session will have if this sign-in succeeds, chosen now so the
- * "signed in" event can name it ("this device" on the account page). `userAgent` only labels.
- * `confirms`: the address-confirmation link this attempt carries, spent only by the right password.
- * `intent`: what a right password is for (lib/auth/sign-in.ts).
  */
 export type SignInAdmission = Readonly<{
   email: string;
@@ -19,9 +14,16 @@ export type SignInAdmission = Readonly<{
   client: ClientAddress;
   device: KnownDevice | null;
   route: string;
+  /** Only labels (the account page's list of sessions). */
   userAgent: string | null;
+  /**
+   * The id the browser session will have if this sign-in succeeds, chosen now so the "signed in"
+   * event can name it ("this device" on the account page).
+   */
   sessionId: string;
+  /** The address-confirmation link this attempt carries, spent only by the right password. */
   confirms: Readonly<{ linkId: string; userId: string }> | null;
+  /** What a right password is for (below). */
   intent: Intent;
 }>;
 

@@ -7,15 +7,10 @@ import type { LockoutPolicy } from "@/lib/lockout/rules";
 import { checkLimitSpec, POLICY_NAMES, policiesFromSpecs, policyEnvVars, type Policies, type PolicyName } from "@/lib/rate-limit/policies";
 import type { SessionPolicy } from "@/lib/sessions/rules";
 
-/**
- * Every setting Gatehouse reads, with its default, parsed once. A bad value stops the process
- * at start with a message that names the variable, instead of failing later on a request.
- */
 // Public (it is in the repository), so only the development server may run with it.
 const DEV_ONLY_SECRET = "gatehouse-development-secret-do-not-use-in-production";
 
-/** https, or plain http on this machine only (the e2e tests and the bench run production there). */
-/** https://, or http:// on this machine when insecure cookies were asked for by name. */
+/** https://, or http:// on this machine when insecure cookies were asked for by name (the e2e tests and the bench). */
 function isProductionUrl(value: string | undefined, allowInsecureCookies: boolean): boolean {
   try {
     const url = new URL(value ?? "");
@@ -51,6 +46,10 @@ const limitSpecFields = Object.fromEntries(POLICY_NAMES.map((name) => [policyEnv
   typeof limitSpec
 >;
 
+/**
+ * Every setting Gatehouse reads, with its default, parsed once. A bad value stops the process
+ * at start with a message that names the variable, instead of failing later on a request.
+ */
 const schema = z
   .object({
     ...limitSpecFields,

@@ -2,7 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { defaultPolicies } from "@/lib/rate-limit/policies";
-import { pathOfRouteFile, ROUTE_RULES, rulesFor } from "./route-policies";
+import { pathOfRouteFile, rulesFor } from "@/tests/helpers/route-paths";
+import { ROUTE_RULES } from "./route-policies";
 
 function routeFilesOnDisk(dir = "app/api"): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

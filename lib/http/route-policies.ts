@@ -290,31 +290,6 @@ export const ROUTE_RULES: readonly RouteRule[] = [
 
 export type RoutePath = (typeof ROUTE_RULES)[number]["path"];
 
-/** The route file's URL pattern: app/api/v1/reports/[id]/route.ts → /api/v1/reports/[id]. */
-export function pathOfRouteFile(file: string): string {
-  return `/${file.replace(/^app\//, "").replace(/\/route\.(ts|tsx|js)$/, "")}`;
-}
-
-function matches(pattern: string, path: string): boolean {
-  const expected = pattern.split("/");
-  const actual = path.split("/");
-  for (let i = 0; i < expected.length; i++) {
-    const segment = expected[i]!;
-    if (segment.startsWith("[...")) return actual.length > i;
-    if (i >= actual.length) return false;
-    if (!segment.startsWith("[") && segment !== actual[i]) return false;
-  }
-  return expected.length === actual.length;
-}
-
-/** The rules that claim a concrete path (exactly one for every routed path). */
-export function rulesFor(path: string): RouteRule[] {
-  // A literal segment beats a dynamic one, as in Next.js routing.
-  const claiming = ROUTE_RULES.filter((rule) => matches(rule.path, path));
-  const literal = claiming.filter((rule) => !rule.path.split("/").some((segment) => segment.startsWith("[")));
-  return literal.length > 0 ? literal : claiming;
-}
-
 /** The rule for a route pattern; throws for an unclassified one, so such a route cannot build. */
 export function ruleAt(path: string): RouteRule {
   const rule = ROUTE_RULES.find((candidate) => candidate.path === path);

@@ -30,7 +30,7 @@ describe("startPeriodic", () => {
     expect(runs).toBe(3);
     const stopped = job.stop();
     let done = false;
-    void stopped.then(() => (done = true));
+    void stopped.then(() => (done = true)); // awaited below
     await vi.advanceTimersByTimeAsync(0);
     // stop() waits for the run in progress.
     expect(done).toBe(false);

@@ -240,6 +240,7 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
       const job = waiting.shift() as Job;
       inFlight += 1;
       active.add(job);
+      // attempt() settles every outcome itself (sent, retried or dropped); nothing waits for it.
       void attempt(job);
     }
   }

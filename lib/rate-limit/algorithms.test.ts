@@ -9,7 +9,7 @@ import {
   type TokenBucketAlgorithm,
   type TokenBucketState,
 } from "@/lib/rate-limit/algorithms";
-import { DECISION_CASES, runDecisionCase } from "@/lib/rate-limit/decision-cases";
+import { DECISION_CASES, runDecisionCase } from "@/tests/fixtures/decision-cases";
 
 const SECOND_MS = 1_000;
 const MINUTE_MS = 60_000;
@@ -305,7 +305,7 @@ describe("decide", () => {
   });
 });
 
-describe("the shared decision table (decision-cases.ts), which every store runs too", () => {
+describe("the shared decision table (tests/fixtures/decision-cases.ts), which every store runs too", () => {
   for (const decisionCase of DECISION_CASES) {
     it(decisionCase.name, async () => {
       let state: Parameters<typeof decide>[1];

@@ -4,15 +4,15 @@ import { SESSION_ID_PATTERN, type SessionRecord } from "./rules";
 
 export type BrowserSessionView = { id: string; browser: string; address: string; createdAt: Date; lastSeenAt: Date };
 
-/**
- * The BrowserSession table and nothing else. Decisions (live or not, touch or not) are in
- * rules.ts; every write that ends sessions is scoped by userId, so no one ends another's.
- */
 /** 128 random bits, base64url (SESSION_ID_PATTERN). */
 export function newSessionId(): string {
   return randomBytes(16).toString("base64url");
 }
 
+/**
+ * The BrowserSession table and nothing else. Decisions (live or not, touch or not) are in
+ * rules.ts; every write that ends sessions is scoped by userId, so no one ends another's.
+ */
 export interface BrowserSessions {
   /** `id`: one chosen earlier (a sign-in's admission names its session before the check); else a new one. */
   create(fields: {

@@ -7,6 +7,7 @@ import { tokenDigest } from "./digest";
  * Opaque, rotating refresh tokens (lib/tokens/opaque-token.ts: 256 random bits), stored only as
  * their digest (tokenDigest in ./digest.ts).
  */
+
 // Classifies the advisory locks taken here (two-int form), apart from any other user of them.
 const FAMILY_LOCK_CLASS = 0x67_74_72_66;
 
@@ -24,8 +25,10 @@ export type RotationResult =
 export const refreshTokenDigest = tokenDigest;
 export const isWellFormedRefreshToken = isWellFormedOpaqueToken;
 
-/** A family's absolute span and label, copied onto each of its tokens. */
-/** `credentialGeneration`: the user's, as the family's password check read it (kept on rotation). */
+/**
+ * A family's absolute span and label, copied onto each of its tokens. `credentialGeneration`:
+ * the user's, as the family's password check read it (kept on rotation).
+ */
 export type FamilyTerms = { createdAtMs: number; expiresAtMs: number; client: string; address: string; credentialGeneration: number };
 
 /** REFRESH_FAMILY_LIFETIME_DAYS's default, for callers that name no lifetime. */

@@ -31,10 +31,13 @@ export async function startSmtp(
       stream.on("end", () => {
         const decision = reply(seen++);
         if (decision === "accept") {
-          void simpleParser(Buffer.concat(chunks)).then((parsed) => {
-            received.push(parsed);
-            callback();
-          });
+          simpleParser(Buffer.concat(chunks)).then(
+            (parsed) => {
+              received.push(parsed);
+              callback();
+            },
+            (error: Error) => callback(error),
+          );
         } else if ("code" in decision) {
           callback(Object.assign(new Error(decision.message), { responseCode: decision.code }));
         } else {

@@ -5,5 +5,6 @@ import { storeIsolationSuite } from "./store-isolation.suite";
 
 const url = redisUrl();
 describe.skipIf(!url)("store isolation on Redis (needs TEST_REDIS_URL)", () => {
-  if (url) storeIsolationSuite("redis", freshPglite, url);
+  // Registered either way: without the service its tests are listed as skipped.
+  storeIsolationSuite("redis", freshPglite, url);
 });

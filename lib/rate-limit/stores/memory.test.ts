@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DECISION_CASES, runDecisionCase } from "../decision-cases";
+import { DECISION_CASES, runDecisionCase } from "@/tests/fixtures/decision-cases";
 import { defaultPolicies, parseLimitSpec, type Policy } from "@/lib/rate-limit/policies";
 import { MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
 

@@ -108,6 +108,7 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
       });
     queue.tail = tail;
     queues.set(storageKey, queue);
+    // `tail` never rejects (caught above): this only forgets an idle queue.
     void tail.then(() => {
       if (queue.tail === tail) queues.delete(storageKey);
     });

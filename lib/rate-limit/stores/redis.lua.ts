@@ -2,7 +2,8 @@
  * The limiter decisions of algorithms.ts, in Lua, run atomically inside Redis: one round trip
  * per check, and time read from the Redis server (TIME), so instances whose clocks disagree
  * still agree on every decision. Keep the two in step: redis.test.ts runs the shared decision
- * table (decision-cases.ts) through this script, with the clock line swapped for the caller's time.
+ * table (tests/fixtures/decision-cases.ts) through this script, with the clock line swapped for
+ * the caller's time.
  *
  * KEYS[1]: the bucket key. ARGV[1]: "tb" (token bucket) or "sw" (sliding window).
  * ARGV[2]: the policy's idle TTL in ms (0 for none): the key is kept at least this long.

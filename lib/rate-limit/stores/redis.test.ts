@@ -2,7 +2,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redisUrl, testKeyPrefix } from "@/tests/helpers/redis";
 import { consumeTokenBucket, consumeSlidingWindow } from "../algorithms";
-import { DECISION_CASES, runDecisionCase } from "../decision-cases";
+import { DECISION_CASES, runDecisionCase } from "@/tests/fixtures/decision-cases";
 import { policiesFromSpecs, type Policy } from "../policies";
 import type { RateLimitStore } from "../store";
 import { connectRedis, RedisRateLimitStore, untilReady } from "./redis";
