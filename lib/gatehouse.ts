@@ -41,10 +41,13 @@ import { Recovery } from "@/lib/recovery/recovery";
 import { prismaPasskeys, type Passkeys } from "@/lib/passkeys/store";
 import { relyingParty, type PasskeySettings } from "@/lib/passkeys/webauthn";
 import { OutageLog } from "@/lib/resilience/outage";
+import { loadBrand, type Brand } from "@/lib/brand/brand";
 
 /** Every protection layer and the database they share, built from one configuration. */
 export type Gatehouse = {
   config: AppConfig;
+  /** The client's name, logo, colours and links (BRAND_*), the logo's bytes read and checked once at start. */
+  brand: Brand;
   clock: () => number;
   /** This instance's structured log (built from its LOG_LEVEL unless `options.log`). */
   log: Logger;
@@ -237,6 +240,8 @@ export type GatehouseOptions = { hasher?: PasswordHasher; log?: Logger };
 export async function createGatehouse(config: AppConfig, database: Database, options: GatehouseOptions = {}): Promise<Gatehouse> {
   const clock = Date.now;
   const log = options.log ?? createLogger(config.LOG_LEVEL);
+  // First: a logo that cannot be served stops the start before anything opens.
+  const brand = loadBrand(config);
   const { prisma } = database;
   const linkProblem = linkOutlivesQuota(
     "PASSWORD_RESET_LINK_MINUTES",
@@ -328,6 +333,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     clock,
     settings: {
       publicUrl: appOrigin(config.NEXTAUTH_URL),
+      brandName: brand.name,
       verifyLifetimeMs: config.EMAIL_VERIFICATION_LINK_HOURS * 3_600_000,
       resetLifetimeMs: config.PASSWORD_RESET_LINK_MINUTES * 60_000,
       unlockLifetimeMs: config.UNLOCK_LINK_MINUTES * 60_000,
@@ -338,6 +344,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   let closing: Promise<void> | undefined;
   return {
     config,
+    brand,
     clock,
     log,
     prisma,
@@ -370,7 +377,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     recovery,
     passkeys: prismaPasskeys(prisma),
     passkeySettings: {
-      rp: relyingParty(appOrigin(config.NEXTAUTH_URL), "Gatehouse"),
+      rp: relyingParty(appOrigin(config.NEXTAUTH_URL), brand.name),
       // The memory replay store forgets what was spent at a restart: a challenge issued before one
       // must not verify after it, so a single instance signs with a key of this process's own.
       challengeSecret:

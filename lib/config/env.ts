@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import os from "node:os";
 import { z } from "zod";
 import { DEFAULT_MAX_CONNECTIONS, DEV_SERVER_SYMBOL, MAX_CONNECTIONS_LIMIT } from "@/lib/server-contract.mjs";
+import { brandPalette, describeProblems, isHexColor, type Palette } from "@/lib/brand/contrast";
 import { resolveDatabaseTarget, type DatabaseTarget } from "@/lib/db/target";
 import type { LockoutPolicy } from "@/lib/lockout/rules";
 import { checkLimitSpec, POLICY_NAMES, policiesFromSpecs, policyEnvVars, type Policies, type PolicyName } from "@/lib/rate-limit/policies";
@@ -38,6 +39,21 @@ function isSmtpUrl(value: string): boolean {
 export function isDevServer(): boolean {
   return (globalThis as Record<symbol, unknown>)[DEV_SERVER_SYMBOL] === true;
 }
+
+/** A link the footer and mails may carry: https:// only, so a page served over TLS never links out in clear. */
+const httpsLink = z.preprocess(
+  (value) => (value === "" ? undefined : value),
+  z
+    .string()
+    .refine((value) => {
+      try {
+        return new URL(value).protocol === "https:";
+      } catch {
+        return false;
+      }
+    }, "must be an https:// URL")
+    .optional(),
+);
 
 // A blank limit variable (as compose files write) keeps the default: it cannot mean "no limit".
 const limitSpec = z
@@ -177,6 +193,32 @@ const schema = z
     // database and sent by the next start.
     MAIL_SHUTDOWN_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(3_000),
 
+    // Branding (one instance per client): the name on every page and mail, a logo, a primary colour, footer links.
+    BRAND_NAME: z
+      .string()
+      .trim()
+      .min(1)
+      .max(60)
+      .regex(/^[^\p{Cc}<>]+$/u, "no control characters or angle brackets")
+      .default("Gatehouse"),
+    // An SVG or PNG of at most 100 kB, read and checked at start (lib/brand/logo.ts); unset: the built-in mark.
+    BRAND_LOGO: z.preprocess((value) => (value === "" ? undefined : value), z.string().optional()),
+    // #rrggbb; refused at start unless it reads (WCAG contrast) in the light and the dark theme.
+    BRAND_COLOR: z.preprocess(
+      (value) => (value === "" ? undefined : value),
+      z.string().refine(isHexColor, "must be a #rrggbb colour").optional(),
+    ),
+    SUPPORT_URL: httpsLink,
+    SUPPORT_EMAIL: z.preprocess(
+      (value) => (value === "" ? undefined : value),
+      z
+        .string()
+        .regex(/^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/, "must be an email address")
+        .optional(),
+    ),
+    PRIVACY_URL: httpsLink,
+    TERMS_URL: httpsLink,
+
     LOCKOUT_THRESHOLD: z.coerce.number().int().min(1).max(100).default(5),
     LOCKOUT_BASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
     LOCKOUT_MAX_SECONDS: z.coerce
@@ -258,6 +300,19 @@ const schema = z
         message: "must be less than HASH_CONCURRENCY, or untrusted sign-ins could never run",
       });
     }
+    if (env.SUPPORT_URL !== undefined && env.SUPPORT_EMAIL !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["SUPPORT_EMAIL"], message: "set SUPPORT_URL or SUPPORT_EMAIL, not both" });
+    }
+    if (env.BRAND_COLOR !== undefined && isHexColor(env.BRAND_COLOR)) {
+      const { problems } = brandPalette(env.BRAND_COLOR);
+      if (problems.length > 0) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["BRAND_COLOR"],
+          message: `${env.BRAND_COLOR} cannot be read: ${describeProblems(problems)}. Choose a darker colour`,
+        });
+      }
+    }
     if (env.NODE_ENV === "production") {
       if (!isProductionUrl(env.NEXTAUTH_URL, env.ALLOW_INSECURE_COOKIES === "true")) {
         ctx.addIssue({
@@ -290,6 +345,8 @@ type Derived = {
   refreshTokenTtlSeconds: number;
   /** A refresh family's absolute lifetime from its sign-in. */
   refreshFamilyLifetimeMs: number;
+  /** BRAND_COLOR's shades for the light and dark themes; null: the stylesheet's own colours. */
+  brandPalette: Palette | null;
   /** The key that signs WebAuthn challenges (derived from NEXTAUTH_SECRET for this purpose only). */
   passkeyChallengeSecret: string;
 };
@@ -355,6 +412,7 @@ export function parseConfig(env: Record<string, string | undefined>, options: { 
     API_TOKEN_SECRET: result.data.API_TOKEN_SECRET ?? derive(sessionSecret, "api-access-tokens"),
     DEVICE_COOKIE_SECRET: result.data.DEVICE_COOKIE_SECRET ?? derive(sessionSecret, "device-cookies"),
     passkeyChallengeSecret: derive(sessionSecret, "passkey-challenges"),
+    brandPalette: data.BRAND_COLOR === undefined ? null : brandPalette(data.BRAND_COLOR).palette,
     HASH_TRUSTED_SLOTS: result.data.HASH_TRUSTED_SLOTS ?? (result.data.HASH_CONCURRENCY >= 2 ? 1 : 0),
   };
 }

@@ -6,15 +6,13 @@ import type { MailMessage } from "@/lib/mail/types";
  * reader of the message could use that the account page does not already show.
  */
 
-const APP = "Gatehouse";
-
 function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 }
 
 type Part = { text: string } | { link: { label: string; url: string } };
 
-function render(to: string, kind: string, subject: string, parts: Part[]): MailMessage {
+function render(app: string, to: string, kind: string, subject: string, parts: Part[]): MailMessage {
   const text = parts.map((part) => ("text" in part ? part.text : `${part.link.label}:\n${part.link.url}`)).join("\n\n");
   const html = parts
     .map((part) =>
@@ -28,8 +26,8 @@ function render(to: string, kind: string, subject: string, parts: Part[]): MailM
     to,
     kind,
     subject,
-    text: `${text}\n\n— ${APP}\n`,
-    html: `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${html}<p>— ${APP}</p></body></html>`,
+    text: `${text}\n\n— ${app}\n`,
+    html: `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${html}<p>— ${app}</p></body></html>`,
     links,
   };
 }
@@ -42,11 +40,12 @@ function originLine(origin: NoticeOrigin): string {
   return `When: ${when} UTC. Browser: ${origin.browser ?? "unknown"}. Network: ${origin.address}.`;
 }
 
-export const messages = {
+/** Every message, signed with `app`, the instance's BRAND_NAME. */
+export const brandedMessages = (app: string) => ({
   verifyEmail: (to: string, url: string, lifetimeHours: number) =>
-    render(to, "verify_email", `Confirm your email address for ${APP}`, [
+    render(app, to, "verify_email", `Confirm your email address for ${app}`, [
       {
-        text: `Someone (we hope you) created a ${APP} account with this address. Confirm it, with the password chosen for the account, to start signing in.`,
+        text: `Someone (we hope you) created a ${app} account with this address. Confirm it, with the password chosen for the account, to start signing in.`,
       },
       { link: { label: "Confirm my email address", url } },
       {
@@ -55,8 +54,8 @@ export const messages = {
     ]),
 
   addressTaken: (to: string, signInUrl: string, forgotUrl: string) =>
-    render(to, "address_taken", `Someone tried to create a ${APP} account with your address`, [
-      { text: `Someone tried to create a ${APP} account with this address, but it already has one. No new account was made.` },
+    render(app, to, "address_taken", `Someone tried to create a ${app} account with your address`, [
+      { text: `Someone tried to create a ${app} account with this address, but it already has one. No new account was made.` },
       { text: "If that was you, sign in, or reset your password if you have forgotten it." },
       { link: { label: "Sign in", url: signInUrl } },
       { link: { label: "Reset my password", url: forgotUrl } },
@@ -64,8 +63,8 @@ export const messages = {
     ]),
 
   passwordReset: (to: string, url: string, lifetimeMinutes: number) =>
-    render(to, "password_reset", `Reset your ${APP} password`, [
-      { text: `Someone asked to reset the password of the ${APP} account with this address.` },
+    render(app, to, "password_reset", `Reset your ${app} password`, [
+      { text: `Someone asked to reset the password of the ${app} account with this address.` },
       { link: { label: "Choose a new password", url } },
       {
         text: `The link works once, for ${lifetimeMinutes} minutes. A newer request or a password change ends it. If you did not ask, ignore this message: your password is unchanged.`,
@@ -73,7 +72,7 @@ export const messages = {
     ]),
 
   lockedOut: (to: string, url: string, lifetimeMinutes: number, origin: NoticeOrigin) =>
-    render(to, "locked_out", `Someone is trying to sign in to your ${APP} account`, [
+    render(app, to, "locked_out", `Someone is trying to sign in to your ${app} account`, [
       { text: "Sign-in to your account was paused after several wrong passwords." },
       { text: originLine(origin) },
       { text: "If that was you, this link lets this browser sign in again at once (you still type your password):" },
@@ -84,7 +83,7 @@ export const messages = {
     ]),
 
   newDeviceSignIn: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(to, "new_device_sign_in", `New sign-in to your ${APP} account`, [
+    render(app, to, "new_device_sign_in", `New sign-in to your ${app} account`, [
       { text: "Your account was signed in to from a device or browser it had not been used from before." },
       { text: originLine(origin) },
       { text: "If that was you, there is nothing to do. If not, reset your password now: that signs out every session." },
@@ -92,7 +91,7 @@ export const messages = {
     ]),
 
   passwordChanged: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(to, "password_changed", `Your ${APP} password was changed`, [
+    render(app, to, "password_changed", `Your ${app} password was changed`, [
       { text: "The password of your account was changed, and every other session was signed out." },
       { text: originLine(origin) },
       { text: "If that was not you, reset your password now." },
@@ -100,7 +99,7 @@ export const messages = {
     ]),
 
   passwordWasReset: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(to, "password_was_reset", `Your ${APP} password was reset`, [
+    render(app, to, "password_was_reset", `Your ${app} password was reset`, [
       { text: "The password of your account was reset from an emailed link, and every session was signed out." },
       { text: originLine(origin) },
       { text: "If that was not you, someone can read your email: secure your mailbox, then reset your password again." },
@@ -108,7 +107,7 @@ export const messages = {
     ]),
 
   refreshTokenReused: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(to, "refresh_token_reused", `A ${APP} session was ended because it may have been copied`, [
+    render(app, to, "refresh_token_reused", `A ${app} session was ended because it may have been copied`, [
       {
         text: "An app signed in to your account presented a session token that had already been used. That happens when someone else holds a copy, so the session was ended everywhere.",
       },
@@ -118,7 +117,7 @@ export const messages = {
     ]),
 
   passkeyAdded: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
-    render(to, "passkey_added", `A passkey was added to your ${APP} account`, [
+    render(app, to, "passkey_added", `A passkey was added to your ${app} account`, [
       { text: `A passkey${name ? ` named "${name}"` : ""} can now sign in to your account without its password.` },
       { text: originLine(origin) },
       {
@@ -128,7 +127,7 @@ export const messages = {
     ]),
 
   passkeyRemoved: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
-    render(to, "passkey_removed", `A passkey was removed from your ${APP} account`, [
+    render(app, to, "passkey_removed", `A passkey was removed from your ${app} account`, [
       { text: `The passkey${name ? ` named "${name}"` : ""} can no longer sign in to your account.` },
       { text: originLine(origin) },
       { text: "If that was not you, reset your password now: that signs out every session." },
@@ -136,7 +135,7 @@ export const messages = {
     ]),
 
   passkeyCounterRegressed: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
-    render(to, "passkey_counter_regressed", `A sign-in with one of your ${APP} passkeys was refused`, [
+    render(app, to, "passkey_counter_regressed", `A sign-in with one of your ${app} passkeys was refused`, [
       {
         text: `A sign-in with your passkey${name ? ` "${name}"` : ""} was refused: the security key reported a use count lower than one it reported before, which happens when a key has been copied.`,
       },
@@ -144,7 +143,7 @@ export const messages = {
       { text: "If you did not try to sign in just now, remove that passkey from your account page and reset your password." },
       { link: { label: "Reset my password", url: forgotUrl } },
     ]),
-};
+});
 
 export type NoticeKind =
   | "new_device_sign_in"
