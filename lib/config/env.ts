@@ -55,6 +55,61 @@ const httpsLink = z.preprocess(
     .optional(),
 );
 
+// Branding (one instance per client): the name on every page and mail, a logo, a primary colour, footer links.
+const brandFields = {
+  BRAND_NAME: z
+    .string()
+    .trim()
+    .min(1)
+    .max(60)
+    .regex(/^[^\p{Cc}<>]+$/u, "no control characters or angle brackets")
+    .default("Gatehouse"),
+  // An SVG or PNG of at most 100 kB, read and checked at start (lib/brand/logo.ts); unset: the built-in mark.
+  BRAND_LOGO: z.preprocess((value) => (value === "" ? undefined : value), z.string().optional()),
+  // #rrggbb; refused at start unless it reads (WCAG contrast) in the light and the dark theme.
+  BRAND_COLOR: z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z.string().refine(isHexColor, "must be a #rrggbb colour").optional(),
+  ),
+  SUPPORT_URL: httpsLink,
+  SUPPORT_EMAIL: z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z
+      .string()
+      .regex(/^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/, "must be an email address")
+      .optional(),
+  ),
+  PRIVACY_URL: httpsLink,
+  TERMS_URL: httpsLink,
+};
+
+type BrandValues = { BRAND_COLOR?: string | undefined; SUPPORT_URL?: string | undefined; SUPPORT_EMAIL?: string | undefined };
+
+/** The rules between brand variables, and the colour's contrast (lib/brand/contrast.ts). */
+function checkBrand(env: BrandValues, ctx: z.RefinementCtx): void {
+  if (env.SUPPORT_URL !== undefined && env.SUPPORT_EMAIL !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["SUPPORT_EMAIL"], message: "set SUPPORT_URL or SUPPORT_EMAIL, not both" });
+  }
+  if (env.BRAND_COLOR !== undefined && isHexColor(env.BRAND_COLOR)) {
+    const { problems } = brandPalette(env.BRAND_COLOR);
+    if (problems.length > 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["BRAND_COLOR"],
+        message: `${env.BRAND_COLOR} cannot be read: ${describeProblems(problems)}. Choose a darker colour`,
+      });
+    }
+  }
+}
+
+const brandSchema = z.object(brandFields).superRefine(checkBrand);
+
+/** What is wrong with these brand variables, as "VARIABLE: problem" (`npm run instance -- new` checks its answers with it). */
+export function brandProblems(values: Record<string, string | undefined>): string[] {
+  const result = brandSchema.safeParse(values);
+  return result.success ? [] : result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+}
+
 // A blank limit variable (as compose files write) keeps the default: it cannot mean "no limit".
 const limitSpec = z
   .string()
@@ -193,31 +248,7 @@ const schema = z
     // database and sent by the next start.
     MAIL_SHUTDOWN_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(3_000),
 
-    // Branding (one instance per client): the name on every page and mail, a logo, a primary colour, footer links.
-    BRAND_NAME: z
-      .string()
-      .trim()
-      .min(1)
-      .max(60)
-      .regex(/^[^\p{Cc}<>]+$/u, "no control characters or angle brackets")
-      .default("Gatehouse"),
-    // An SVG or PNG of at most 100 kB, read and checked at start (lib/brand/logo.ts); unset: the built-in mark.
-    BRAND_LOGO: z.preprocess((value) => (value === "" ? undefined : value), z.string().optional()),
-    // #rrggbb; refused at start unless it reads (WCAG contrast) in the light and the dark theme.
-    BRAND_COLOR: z.preprocess(
-      (value) => (value === "" ? undefined : value),
-      z.string().refine(isHexColor, "must be a #rrggbb colour").optional(),
-    ),
-    SUPPORT_URL: httpsLink,
-    SUPPORT_EMAIL: z.preprocess(
-      (value) => (value === "" ? undefined : value),
-      z
-        .string()
-        .regex(/^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/, "must be an email address")
-        .optional(),
-    ),
-    PRIVACY_URL: httpsLink,
-    TERMS_URL: httpsLink,
+    ...brandFields,
 
     LOCKOUT_THRESHOLD: z.coerce.number().int().min(1).max(100).default(5),
     LOCKOUT_BASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
@@ -300,19 +331,7 @@ const schema = z
         message: "must be less than HASH_CONCURRENCY, or untrusted sign-ins could never run",
       });
     }
-    if (env.SUPPORT_URL !== undefined && env.SUPPORT_EMAIL !== undefined) {
-      ctx.addIssue({ code: "custom", path: ["SUPPORT_EMAIL"], message: "set SUPPORT_URL or SUPPORT_EMAIL, not both" });
-    }
-    if (env.BRAND_COLOR !== undefined && isHexColor(env.BRAND_COLOR)) {
-      const { problems } = brandPalette(env.BRAND_COLOR);
-      if (problems.length > 0) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["BRAND_COLOR"],
-          message: `${env.BRAND_COLOR} cannot be read: ${describeProblems(problems)}. Choose a darker colour`,
-        });
-      }
-    }
+    checkBrand(env, ctx);
     if (env.NODE_ENV === "production") {
       if (!isProductionUrl(env.NEXTAUTH_URL, env.ALLOW_INSECURE_COOKIES === "true")) {
         ctx.addIssue({
