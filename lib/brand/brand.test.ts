@@ -72,6 +72,7 @@ describe("the brand variables", () => {
 
   it.each([
     [{ BRAND_COLOR: "red" }, /BRAND_COLOR: must be a #rrggbb colour/],
+    [{ BRAND_COLOR: "" }, /BRAND_COLOR: is empty: quote it in an env file/],
     [{ BRAND_COLOR: "#ffcc00" }, /BRAND_COLOR: #ffcc00 cannot be read: light theme, links on --bg #f6f7f9: 1\.\d\d:1 \(needs 4\.5:1\)/],
     [{ BRAND_NAME: "Acme\r\nBcc: x@y" }, /BRAND_NAME: no control characters/],
     [{ BRAND_NAME: "   " }, /BRAND_NAME/],

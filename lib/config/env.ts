@@ -67,10 +67,13 @@ const brandFields = {
   // An SVG or PNG of at most 100 kB, read and checked at start (lib/brand/logo.ts); unset: the built-in mark.
   BRAND_LOGO: z.preprocess((value) => (value === "" ? undefined : value), z.string().optional()),
   // #rrggbb; refused at start unless it reads (WCAG contrast) in the light and the dark theme.
-  BRAND_COLOR: z.preprocess(
-    (value) => (value === "" ? undefined : value),
-    z.string().refine(isHexColor, "must be a #rrggbb colour").optional(),
-  ),
+  // Blank is refused, not taken as unset: `BRAND_COLOR=#b3261e` unquoted in an env file reads as
+  // empty (# starts a comment there), and the default colour must not ship in silence.
+  BRAND_COLOR: z
+    .string()
+    .refine((value) => value !== "", 'is empty: quote it in an env file (BRAND_COLOR="#b3261e"), where # starts a comment, or unset it')
+    .refine((value) => value === "" || isHexColor(value), "must be a #rrggbb colour")
+    .optional(),
   SUPPORT_URL: httpsLink,
   SUPPORT_EMAIL: z.preprocess(
     (value) => (value === "" ? undefined : value),

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -14,7 +15,8 @@ function envOf(file: string): Record<string, string> {
     .readFileSync(file, "utf8")
     .split("\n")
     .filter((line) => line !== "" && !line.startsWith("#"))
-    .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]);
+    // Double quotes are taken off, as node --env-file, systemd and compose do.
+    .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1).replace(/^"(.*)"$/, "$1")]);
   return Object.fromEntries(entries);
 }
 
@@ -133,6 +135,7 @@ describe("npm run instance -- new", () => {
       [{ color: "blue" }, /BRAND_COLOR: must be a #rrggbb colour/],
       [{ privacyUrl: "http://acme.example.org/privacy" }, /PRIVACY_URL: must be an https:\/\/ URL/],
       [{ support: "ftp://acme.example.org" }, /SUPPORT_URL: must be an https:\/\/ URL/],
+      [{ name: 'Acme "Pro"' }, /BRAND_NAME: no " or \\/],
       [{ logo: "/no/such/logo.svg" }, /BRAND_LOGO: \/no\/such\/logo\.svg cannot be read \(ENOENT\)/],
     ])("refuses %o before writing anything", (brand, message) => {
       expect(() => createInstance({ baseDir: base, client: "acme", brand })).toThrow(message);
@@ -163,6 +166,11 @@ describe("npm run instance -- new", () => {
       expect(made.code, made.out).toBe(0);
       expect(made.out).toMatch(/brand Acme, colour #1d6b3a, logo .*acme\/logo\.svg/);
       expect(envOf(path.join(base, "acme", ENV_FILE_NAME))).toMatchObject({ BRAND_NAME: "Acme", TERMS_URL: "https://acme.example.org/t" });
+      // The server reads the file with node --env-file, where an unquoted # would start a comment.
+      const read = spawnSync(process.execPath, [`--env-file=${path.join(base, "acme", ENV_FILE_NAME)}`, "-p", "process.env.BRAND_COLOR"], {
+        encoding: "utf8",
+      });
+      expect(read.stdout.trim()).toBe("#1d6b3a");
 
       const refused = await runScript("instance", ["new", "globex", "--dir", base, "--brand-color", "#eeeeee", "--no-input"], {
         ...process.env,

@@ -96,6 +96,9 @@ export function brandVariables(answers: BrandAnswers, client: string): Record<st
     TERMS_URL: answers.termsUrl?.trim() || undefined,
   };
   const problems = brandProblems(variables);
+  for (const [name, value] of Object.entries(variables)) {
+    if (value !== undefined && /["\\]/.test(value)) problems.push(`${name}: no " or \\ (the env file quotes its values)`);
+  }
   if (problems.length > 0) throw new InstanceError(problems.join("\n"));
   return Object.fromEntries(Object.entries(variables).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
@@ -163,7 +166,10 @@ export function instanceEnvFile(settings: InstanceSettings): string {
     "# SMTP_URL=smtps://user:pass@smtp.example.com:465",
     "# MAIL_FROM=",
     "# Branding: the name, logo (an SVG or PNG in this folder), colour and footer links of every page and mail.",
-    ...BRAND_VARIABLES.map((name) => (settings.brand[name] === undefined ? `# ${name}=` : `${name}=${settings.brand[name]}`)),
+    // Quoted: node --env-file, systemd and compose all read an unquoted # as the start of a comment.
+    ...BRAND_VARIABLES.map((name) =>
+      settings.brand[name] === undefined ? `# ${name}=` : `${name}=${JSON.stringify(settings.brand[name])}`,
+    ),
   ];
   return `${lines.join("\n")}\n`;
 }

@@ -55,7 +55,8 @@ describe("GET /api/brand/logo/<hash> with an SVG logo", () => {
         expect(response.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
         expect(response.headers.get("x-content-type-options")).toBe("nosniff");
         const csp = response.headers.get("content-security-policy") ?? "";
-        expect(csp.split("; ")).toEqual(expect.arrayContaining(["default-src 'none'", "sandbox"]));
+        expect(csp.split("; ")).toEqual(expect.arrayContaining(["default-src 'none'", "frame-ancestors 'none'", "sandbox"]));
+        expect(response.headers.get("x-frame-options")).toBe("DENY");
         expect(csp).not.toMatch(/script-src/);
         expect(response.headers.get("etag")).toBe(logo.etag);
       });
@@ -82,12 +83,12 @@ describe("GET /api/brand/logo/<hash> with a PNG logo", () => {
   withInstance(
     () => ({ BRAND_LOGO: path.join(folder, "logo.png") }),
     (gate) => {
-      it("serves image/png by its signature, without the SVG's policy", async () => {
+      it("serves image/png by its signature, under the API's policy rather than the SVG's", async () => {
         const response = await getLogo(gate().brand.logo!.hash);
         expect(response.status).toBe(200);
         expect(response.headers.get("content-type")).toBe("image/png");
         expect(new Uint8Array(await response.arrayBuffer())).toEqual(PNG);
-        expect(response.headers.get("content-security-policy")).toBeNull();
+        expect(response.headers.get("content-security-policy")).toBe("default-src 'none'; frame-ancestors 'none'");
       });
     },
   );
