@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
 import { brandPalette } from "../lib/brand/contrast";
 import { freePort } from "../tests/helpers/ports";
@@ -46,7 +47,8 @@ function newInstance(client: string, port: number, brand: string[]): string {
 
 const rgb = (hex: string) => `rgb(${[1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16)).join(", ")})`;
 
-test.describe.configure({ mode: "serial" });
+// Each test starts a production server of its own (and the first one makes an instance first).
+test.describe.configure({ mode: "serial", timeout: 180_000 });
 
 test.describe("an instance branded Acme", () => {
   let server: Server;
@@ -55,6 +57,7 @@ test.describe("an instance branded Acme", () => {
   let direct = "";
 
   test.beforeAll(async () => {
+    test.setTimeout(180_000);
     const port = await freePort();
     baseURL = `http://localhost:${port}`;
     direct = `http://127.0.0.1:${port}`;
@@ -103,6 +106,9 @@ test.describe("an instance branded Acme", () => {
     await expect(footer.getByRole("link", { name: "Privacy" })).toHaveAttribute("href", "https://acme.example.com/privacy");
     await expect(footer.getByRole("link", { name: "Terms" })).toHaveAttribute("href", "https://acme.example.com/terms");
     await expect(page.locator("body")).not.toContainText("Gatehouse");
+    // axe's own contrast check agrees with lib/brand/contrast.ts, on the real page in this theme.
+    const { violations } = await new AxeBuilder({ page }).analyze();
+    expect(violations.map((v) => `${v.id}: ${v.nodes.map((node) => node.target.join(" ")).join(", ")}`)).toEqual([]);
   }
 
   test("shows Acme's name, logo, colour and links on the sign-in, register and account pages, and in its mail", async ({ browser }) => {
@@ -171,6 +177,8 @@ test.describe("a start refused for its brand", () => {
   const cases: [string, Record<string, string>, RegExp][] = [
     ["a colour too light to read", { BRAND_COLOR: "#ffee00" }, /BRAND_COLOR: #ffee00 cannot be read: light theme, links on --bg/],
     ["a colour that is no colour", { BRAND_COLOR: "crimson" }, /BRAND_COLOR: must be a #rrggbb colour/],
+    // What an unquoted BRAND_COLOR=#b3261e in an env file reads as.
+    ["an empty colour", { BRAND_COLOR: "" }, /BRAND_COLOR: is empty: quote it in an env file/],
     ["a missing logo", { BRAND_LOGO: path.join(work, "missing.svg") }, /BRAND_LOGO: .*missing\.svg cannot be read \(ENOENT\)/],
     ["a logo over 100 kB", { BRAND_LOGO: big }, /BRAND_LOGO: .*big\.svg: 100\d{3} bytes is over the 100000-byte limit/],
     ["a logo neither SVG nor PNG", { BRAND_LOGO: path.join(work, "logo.gif") }, /BRAND_LOGO: .*logo\.gif: neither a PNG nor an SVG/],
