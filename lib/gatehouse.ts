@@ -240,7 +240,7 @@ export type GatehouseOptions = { hasher?: PasswordHasher; log?: Logger };
 export async function createGatehouse(config: AppConfig, database: Database, options: GatehouseOptions = {}): Promise<Gatehouse> {
   const clock = Date.now;
   const log = options.log ?? createLogger(config.LOG_LEVEL);
-  // First: a logo that cannot be served stops the start before anything opens.
+  // First: a logo that cannot be served stops the start before any store, job or mail starts.
   const brand = loadBrand(config);
   const { prisma } = database;
   const linkProblem = linkOutlivesQuota(
