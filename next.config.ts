@@ -16,7 +16,9 @@ const nextConfig: NextConfig = {
   async headers() {
     // Read at build time, before any runtime configuration (and its secrets) exists: NODE_ENV alone.
     const headers = apiSecurityHeaders(process.env.NODE_ENV === "production");
-    return [{ source: "/api/:path*", headers: Object.entries(headers).map(([key, value]) => ({ key, value })) }];
+    // Not the logo: Next would put this CSP over the route's own, and an SVG needs its styles
+    // (lib/brand/logo-response.ts sets the same headers with a CSP of its own).
+    return [{ source: "/api/:path((?!brand/logo/).*)", headers: Object.entries(headers).map(([key, value]) => ({ key, value })) }];
   },
 };
 

@@ -1,14 +1,16 @@
 import type { Metadata, Viewport } from "next";
 import Link from "next/link";
 import { currentSession } from "@/lib/auth/current-session";
+import { brandStyle, footerLinks } from "@/lib/brand/brand";
+import { currentBrand } from "@/lib/brand/current-brand";
 import { Logo } from "./components/Logo";
 import { SignOutForm } from "./components/SignOutForm";
 import "./globals.css";
 
-export const metadata: Metadata = {
-  title: { default: "Gatehouse", template: "%s · Gatehouse" },
-  description: "A login reference application",
-};
+export async function generateMetadata(): Promise<Metadata> {
+  const { name } = await currentBrand();
+  return { title: { default: name, template: `%s · ${name}` }, description: `Sign in to ${name}` };
+}
 
 // Light and dark both follow the system; the meta tag lets the browser paint its own parts
 // (scroll bars, form controls, the page before CSS) to match.
@@ -23,9 +25,11 @@ export const viewport: Viewport = {
 export const dynamic = "force-dynamic";
 
 export default async function RootLayout({ children }: { children: React.ReactNode }) {
-  const session = await currentSession();
+  const [session, brand] = await Promise.all([currentSession(), currentBrand()]);
+  const links = footerLinks(brand);
   return (
-    <html lang="en">
+    // The brand's colours as custom properties on <html> (style-src allows inline styles; no nonce needed).
+    <html lang="en" style={brandStyle(brand)}>
       <body>
         {/* The first thing a keyboard reaches: past the header to the page's own content. */}
         <a href="#main" className="skip-link">
@@ -33,8 +37,8 @@ export default async function RootLayout({ children }: { children: React.ReactNo
         </a>
         <header className="site">
           <Link href="/" className="brand">
-            <Logo />
-            Gatehouse
+            <Logo brand={brand} />
+            {brand.name}
           </Link>
           <nav aria-label="Account">
             {session ? (
@@ -59,6 +63,17 @@ export default async function RootLayout({ children }: { children: React.ReactNo
         <main id="main" tabIndex={-1}>
           {children}
         </main>
+        {links.length > 0 ? (
+          <footer className="site">
+            <nav aria-label={`${brand.name} links`}>
+              {links.map((link) => (
+                <a key={link.label} href={link.href}>
+                  {link.label}
+                </a>
+              ))}
+            </nav>
+          </footer>
+        ) : null}
       </body>
     </html>
   );

@@ -1,16 +1,17 @@
 import Link from "next/link";
 import { currentSession } from "@/lib/auth/current-session";
 import { gatehouse } from "@/lib/auth/gatehouse";
+import { currentBrand } from "@/lib/brand/current-brand";
 
 export const dynamic = "force-dynamic";
 
 export default async function HomePage() {
-  const session = await currentSession();
+  const [session, brand] = await Promise.all([currentSession(), currentBrand()]);
   const userId = session?.userId;
   const failures = userId ? await (await gatehouse()).events.failuresBeforeLatestSignIn(userId) : 0;
   return (
     <div className="card">
-      <h1>Welcome to Gatehouse</h1>
+      <h1>Welcome to {brand.name}</h1>
       {session?.email ? (
         <>
           <p data-testid="who">

@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import os from "node:os";
@@ -7,6 +7,7 @@ import { expect, test } from "@playwright/test";
 import { solve } from "../tests/helpers/altcha";
 import { freePort } from "../tests/helpers/ports";
 import { PASSWORD, uniqueEmail } from "./helpers/accounts";
+import { healthy, startWithEnvFile, type EnvFileServer } from "./helpers/env-file-server";
 import { mailTo, tokenOf } from "./helpers/outbox";
 
 // The deployable artefact, as an operator gets it: `npm run build` (done by `npm run test:e2e`),
@@ -15,7 +16,7 @@ import { mailTo, tokenOf } from "./helpers/outbox";
 // its whole environment.
 const root = path.resolve(__dirname, "..");
 
-type Server = { child: ChildProcess; exited: Promise<number | null>; output(): string };
+type Server = EnvFileServer;
 
 function run(command: string, args: string[], cwd = root): string {
   const result = spawnSync(command, args, { cwd, encoding: "utf8" });
@@ -24,33 +25,7 @@ function run(command: string, args: string[], cwd = root): string {
 }
 
 /** `node --env-file=<file> server.mjs` in the packaged folder, with no other variable than PATH. */
-function startServer(folder: string, envFile: string): Server {
-  let output = "";
-  const child: ChildProcess = spawn(process.execPath, [`--env-file=${envFile}`, "server.mjs"], {
-    cwd: folder,
-    // Nothing of this process's environment but PATH. (Next's types declare NODE_ENV always set.)
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } as unknown as NodeJS.ProcessEnv,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stdout?.on("data", (chunk) => (output += chunk));
-  child.stderr?.on("data", (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return { child, exited, output: () => output };
-}
-
-async function healthy(baseURL: string, server: Server): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (server.child.exitCode !== null) throw new Error(`the server exited (${server.child.exitCode}): ${server.output()}`);
-    try {
-      if ((await fetch(`${baseURL}/api/health`)).ok) return;
-    } catch {
-      // Not listening yet.
-    }
-    if (Date.now() > deadline) throw new Error(`the server did not start: ${server.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+const startServer = (folder: string, envFile: string): Server => startWithEnvFile(folder, envFile);
 
 function cookiesOf(response: Response): string {
   return response.headers

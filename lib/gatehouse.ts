@@ -44,10 +44,13 @@ import { prismaPendingSignIns, type PendingSignIns } from "@/lib/factors/pending
 import { sealKeyOf } from "@/lib/factors/sealed-secret";
 import { relyingParty, type PasskeySettings } from "@/lib/passkeys/webauthn";
 import { OutageLog } from "@/lib/resilience/outage";
+import { loadBrand, type Brand } from "@/lib/brand/brand";
 
 /** Every protection layer and the database they share, built from one configuration. */
 export type Gatehouse = {
   config: AppConfig;
+  /** The client's name, logo, colours and links (BRAND_*), the logo's bytes read and checked once at start. */
+  brand: Brand;
   clock: () => number;
   /** This instance's structured log (built from its LOG_LEVEL unless `options.log`). */
   log: Logger;
@@ -248,6 +251,8 @@ export type GatehouseOptions = { hasher?: PasswordHasher; log?: Logger };
 export async function createGatehouse(config: AppConfig, database: Database, options: GatehouseOptions = {}): Promise<Gatehouse> {
   const clock = Date.now;
   const log = options.log ?? createLogger(config.LOG_LEVEL);
+  // First: a logo that cannot be served stops the start before any store, job or mail starts.
+  const brand = loadBrand(config);
   const { prisma } = database;
   const linkProblem = linkOutlivesQuota(
     "PASSWORD_RESET_LINK_MINUTES",
@@ -339,6 +344,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     clock,
     settings: {
       publicUrl: appOrigin(config.NEXTAUTH_URL),
+      brandName: brand.name,
       verifyLifetimeMs: config.EMAIL_VERIFICATION_LINK_HOURS * 3_600_000,
       resetLifetimeMs: config.PASSWORD_RESET_LINK_MINUTES * 60_000,
       unlockLifetimeMs: config.UNLOCK_LINK_MINUTES * 60_000,
@@ -349,6 +355,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   let closing: Promise<void> | undefined;
   return {
     config,
+    brand,
     clock,
     log,
     prisma,
@@ -389,7 +396,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
         "userId" in subject ? ["second-factor", subject.userId] : ["second-factor-device", subject.deviceId],
       ),
     passkeySettings: {
-      rp: relyingParty(appOrigin(config.NEXTAUTH_URL), "Gatehouse"),
+      rp: relyingParty(appOrigin(config.NEXTAUTH_URL), brand.name),
       // The memory replay store forgets what was spent at a restart: a challenge issued before one
       // must not verify after it, so a single instance signs with a key of this process's own.
       challengeSecret:

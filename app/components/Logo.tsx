@@ -1,5 +1,16 @@
-/** The Gatehouse mark: an arched gate. Decorative beside the name, so hidden from screen readers. */
-export function Logo() {
+import { logoPath, type Brand } from "@/lib/brand/brand";
+
+/**
+ * The instance's logo (BRAND_LOGO, served by /api/brand/logo/<hash>), or the Gatehouse mark: an
+ * arched gate. Decorative beside the name, so hidden from screen readers.
+ */
+export function Logo({ brand }: { brand: Brand }) {
+  const src = logoPath(brand);
+  if (src) {
+    // A plain <img>: an SVG shown this way runs no script, and next/image would add a loader for one small file.
+    // eslint-disable-next-line @next/next/no-img-element
+    return <img className="logo" src={src} alt="" width={28} height={28} data-testid="brand-logo" />;
+  }
   return (
     <svg className="logo" viewBox="0 0 32 32" width="28" height="28" aria-hidden="true" focusable="false">
       <rect width="32" height="32" rx="7" className="logo-tile" />

@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import os from "node:os";
 import { z } from "zod";
 import { DEFAULT_MAX_CONNECTIONS, DEV_SERVER_SYMBOL, MAX_CONNECTIONS_LIMIT } from "@/lib/server-contract.mjs";
+import { brandPalette, describeProblems, isHexColor, type Palette } from "@/lib/brand/contrast";
 import { resolveDatabaseTarget, type DatabaseTarget } from "@/lib/db/target";
 import type { LockoutPolicy } from "@/lib/lockout/rules";
 import { checkLimitSpec, POLICY_NAMES, policiesFromSpecs, policyEnvVars, type Policies, type PolicyName } from "@/lib/rate-limit/policies";
@@ -32,6 +33,79 @@ function isSmtpUrl(value: string): boolean {
 /** Running as `npm run dev` (server.mjs --dev says so on globalThis, DEV_SERVER_SYMBOL; no environment variable can): what only a developer's machine may show (the public secret, /dev/outbox), whatever NODE_ENV says. */
 export function isDevServer(): boolean {
   return (globalThis as Record<symbol, unknown>)[DEV_SERVER_SYMBOL] === true;
+}
+
+/** A link the footer and mails may carry: https:// only, so a page served over TLS never links out in clear. */
+const httpsLink = z.preprocess(
+  (value) => (value === "" ? undefined : value),
+  z
+    .string()
+    .refine((value) => {
+      try {
+        return new URL(value).protocol === "https:";
+      } catch {
+        return false;
+      }
+    }, "must be an https:// URL")
+    .optional(),
+);
+
+// Branding (one instance per client): the name on every page and mail, a logo, a primary colour, footer links.
+const brandFields = {
+  BRAND_NAME: z
+    .string()
+    .trim()
+    .min(1)
+    .max(60)
+    .regex(/^[^\p{Cc}<>]+$/u, "no control characters or angle brackets")
+    .default("Gatehouse"),
+  // An SVG or PNG of at most 100 kB, read and checked at start (lib/brand/logo.ts); unset: the built-in mark.
+  BRAND_LOGO: z.preprocess((value) => (value === "" ? undefined : value), z.string().optional()),
+  // #rrggbb; refused at start unless it reads (WCAG contrast) in the light and the dark theme.
+  // Blank is refused, not taken as unset: `BRAND_COLOR=#b3261e` unquoted in an env file reads as
+  // empty (# starts a comment there), and the default colour must not ship in silence.
+  BRAND_COLOR: z
+    .string()
+    .refine((value) => value !== "", 'is empty: quote it in an env file (BRAND_COLOR="#b3261e"), where # starts a comment, or unset it')
+    .refine((value) => value === "" || isHexColor(value), "must be a #rrggbb colour")
+    .optional(),
+  SUPPORT_URL: httpsLink,
+  SUPPORT_EMAIL: z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z
+      .string()
+      .regex(/^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/, "must be an email address")
+      .optional(),
+  ),
+  PRIVACY_URL: httpsLink,
+  TERMS_URL: httpsLink,
+};
+
+type BrandValues = { BRAND_COLOR?: string | undefined; SUPPORT_URL?: string | undefined; SUPPORT_EMAIL?: string | undefined };
+
+/** The rules between brand variables, and the colour's contrast (lib/brand/contrast.ts). */
+function checkBrand(env: BrandValues, ctx: z.RefinementCtx): void {
+  if (env.SUPPORT_URL !== undefined && env.SUPPORT_EMAIL !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["SUPPORT_EMAIL"], message: "set SUPPORT_URL or SUPPORT_EMAIL, not both" });
+  }
+  if (env.BRAND_COLOR !== undefined && isHexColor(env.BRAND_COLOR)) {
+    const { problems } = brandPalette(env.BRAND_COLOR);
+    if (problems.length > 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["BRAND_COLOR"],
+        message: `${env.BRAND_COLOR} cannot be read: ${describeProblems(problems)}. Choose a darker colour`,
+      });
+    }
+  }
+}
+
+const brandSchema = z.object(brandFields).superRefine(checkBrand);
+
+/** What is wrong with these brand variables, as "VARIABLE: problem" (`npm run instance -- new` checks its answers with it). */
+export function brandProblems(values: Record<string, string | undefined>): string[] {
+  const result = brandSchema.safeParse(values);
+  return result.success ? [] : result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
 }
 
 // A blank limit variable (as compose files write) keeps the default: it cannot mean "no limit".
@@ -176,6 +250,8 @@ const schema = z
     // database and sent by the next start.
     MAIL_SHUTDOWN_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(3_000),
 
+    ...brandFields,
+
     LOCKOUT_THRESHOLD: z.coerce.number().int().min(1).max(100).default(5),
     LOCKOUT_BASE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
     LOCKOUT_MAX_SECONDS: z.coerce
@@ -265,6 +341,7 @@ const schema = z
         message: "must be less than HASH_CONCURRENCY, or untrusted sign-ins could never run",
       });
     }
+    checkBrand(env, ctx);
     if (env.NODE_ENV === "production") {
       if (!isProductionUrl(env.NEXTAUTH_URL, env.ALLOW_INSECURE_COOKIES === "true")) {
         ctx.addIssue({
@@ -298,6 +375,8 @@ type Derived = {
   refreshTokenTtlSeconds: number;
   /** A refresh family's absolute lifetime from its sign-in. */
   refreshFamilyLifetimeMs: number;
+  /** BRAND_COLOR's shades for the light and dark themes; null: the stylesheet's own colours. */
+  brandPalette: Palette | null;
   /** The key that signs WebAuthn challenges (derived from NEXTAUTH_SECRET for this purpose only). */
   passkeyChallengeSecret: string;
   /** The second step's own lock per account (or known device): the password's schedule, no cap. */
@@ -367,6 +446,7 @@ export function parseConfig(env: Record<string, string | undefined>, options: { 
     FACTOR_SECRET: result.data.FACTOR_SECRET ?? derive(sessionSecret, "second-factors"),
     passkeyChallengeSecret: derive(sessionSecret, "passkey-challenges"),
     secondFactorLockoutPolicy: { ...deviceLockoutPolicy, threshold: data.SECOND_FACTOR_LOCKOUT_THRESHOLD, capFailures: undefined },
+    brandPalette: data.BRAND_COLOR === undefined ? null : brandPalette(data.BRAND_COLOR).palette,
     HASH_TRUSTED_SLOTS: result.data.HASH_TRUSTED_SLOTS ?? (result.data.HASH_CONCURRENCY >= 2 ? 1 : 0),
   };
 }

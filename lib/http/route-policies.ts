@@ -122,6 +122,11 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     refusal: "drop",
   },
   {
+    path: "/api/brand/logo/[hash]",
+    file: "app/api/brand/logo/[hash]/route.ts",
+    unlimited: "a few kB from memory, no lookup, cached by browsers for a year: cheaper than the limit check",
+  },
+  {
     path: "/api/health",
     file: "app/api/health/route.ts",
     unlimited: "cheap, read-only, and polled by load balancers from a few fixed addresses",

@@ -6,15 +6,13 @@ import type { MailMessage } from "@/lib/mail/types";
  * reader of the message could use that the account page does not already show.
  */
 
-const APP = "Gatehouse";
-
 function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 }
 
 type Part = { text: string } | { link: { label: string; url: string } };
 
-function render(to: string, kind: string, subject: string, parts: Part[]): MailMessage {
+function render(app: string, to: string, kind: string, subject: string, parts: Part[]): MailMessage {
   const text = parts.map((part) => ("text" in part ? part.text : `${part.link.label}:\n${part.link.url}`)).join("\n\n");
   const html = parts
     .map((part) =>
@@ -28,8 +26,8 @@ function render(to: string, kind: string, subject: string, parts: Part[]): MailM
     to,
     kind,
     subject,
-    text: `${text}\n\n— ${APP}\n`,
-    html: `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${html}<p>— ${APP}</p></body></html>`,
+    text: `${text}\n\n— ${app}\n`,
+    html: `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${html}<p>— ${app}</p></body></html>`,
     links,
   };
 }
@@ -42,11 +40,12 @@ function originLine(origin: NoticeOrigin): string {
   return `When: ${when} UTC. Browser: ${origin.browser ?? "unknown"}. Network: ${origin.address}.`;
 }
 
-export const messages = {
+/** Every message, signed with `app`, the instance's BRAND_NAME. */
+export const brandedMessages = (app: string) => ({
   verifyEmail: (to: string, url: string, lifetimeHours: number) =>
-    render(to, "verify_email", `Confirm your email address for ${APP}`, [
+    render(app, to, "verify_email", `Confirm your email address for ${app}`, [
       {
-        text: `Someone (we hope you) created a ${APP} account with this address. Confirm it, with the password chosen for the account, to start signing in.`,
+        text: `Someone (we hope you) created a ${app} account with this address. Confirm it, with the password chosen for the account, to start signing in.`,
       },
       { link: { label: "Confirm my email address", url } },
       {
@@ -55,8 +54,8 @@ export const messages = {
     ]),
 
   addressTaken: (to: string, signInUrl: string, forgotUrl: string) =>
-    render(to, "address_taken", `Someone tried to create a ${APP} account with your address`, [
-      { text: `Someone tried to create a ${APP} account with this address, but it already has one. No new account was made.` },
+    render(app, to, "address_taken", `Someone tried to create a ${app} account with your address`, [
+      { text: `Someone tried to create a ${app} account with this address, but it already has one. No new account was made.` },
       { text: "If that was you, sign in, or reset your password if you have forgotten it." },
       { link: { label: "Sign in", url: signInUrl } },
       { link: { label: "Reset my password", url: forgotUrl } },
@@ -64,8 +63,8 @@ export const messages = {
     ]),
 
   passwordReset: (to: string, url: string, lifetimeMinutes: number) =>
-    render(to, "password_reset", `Reset your ${APP} password`, [
-      { text: `Someone asked to reset the password of the ${APP} account with this address.` },
+    render(app, to, "password_reset", `Reset your ${app} password`, [
+      { text: `Someone asked to reset the password of the ${app} account with this address.` },
       { link: { label: "Choose a new password", url } },
       {
         text: `The link works once, for ${lifetimeMinutes} minutes. A newer request or a password change ends it. If you did not ask, ignore this message: your password is unchanged.`,
@@ -73,7 +72,7 @@ export const messages = {
     ]),
 
   lockedOut: (to: string, url: string, lifetimeMinutes: number, origin: NoticeOrigin) =>
-    render(to, "locked_out", `Someone is trying to sign in to your ${APP} account`, [
+    render(app, to, "locked_out", `Someone is trying to sign in to your ${app} account`, [
       { text: "Sign-in to your account was paused after several wrong passwords." },
       { text: originLine(origin) },
       { text: "If that was you, this link lets this browser sign in again at once (you still type your password):" },
@@ -84,7 +83,7 @@ export const messages = {
     ]),
 
   newDeviceSignIn: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(to, "new_device_sign_in", `New sign-in to your ${APP} account`, [
+    render(app, to, "new_device_sign_in", `New sign-in to your ${app} account`, [
       { text: "Your account was signed in to from a device or browser it had not been used from before." },
       { text: originLine(origin) },
       { text: "If that was you, there is nothing to do. If not, reset your password now: that signs out every session." },
@@ -92,7 +91,7 @@ export const messages = {
     ]),
 
   passwordChanged: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(to, "password_changed", `Your ${APP} password was changed`, [
+    render(app, to, "password_changed", `Your ${app} password was changed`, [
       { text: "The password of your account was changed, and every other session was signed out." },
       { text: originLine(origin) },
       { text: "If that was not you, reset your password now." },
@@ -100,7 +99,7 @@ export const messages = {
     ]),
 
   passwordWasReset: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(to, "password_was_reset", `Your ${APP} password was reset`, [
+    render(app, to, "password_was_reset", `Your ${app} password was reset`, [
       { text: "The password of your account was reset from an emailed link, and every session was signed out." },
       { text: originLine(origin) },
       { text: "If that was not you, someone can read your email: secure your mailbox, then reset your password again." },
@@ -108,7 +107,7 @@ export const messages = {
     ]),
 
   refreshTokenReused: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(to, "refresh_token_reused", `A ${APP} session was ended because it may have been copied`, [
+    render(app, to, "refresh_token_reused", `A ${app} session was ended because it may have been copied`, [
       {
         text: "An app signed in to your account presented a session token that had already been used. That happens when someone else holds a copy, so the session was ended everywhere.",
       },
@@ -118,7 +117,7 @@ export const messages = {
     ]),
 
   passkeyAdded: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
-    render(to, "passkey_added", `A passkey was added to your ${APP} account`, [
+    render(app, to, "passkey_added", `A passkey was added to your ${app} account`, [
       { text: `A passkey${name ? ` named "${name}"` : ""} can now sign in to your account without its password.` },
       { text: originLine(origin) },
       {
@@ -128,7 +127,7 @@ export const messages = {
     ]),
 
   passkeyRemoved: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
-    render(to, "passkey_removed", `A passkey was removed from your ${APP} account`, [
+    render(app, to, "passkey_removed", `A passkey was removed from your ${app} account`, [
       { text: `The passkey${name ? ` named "${name}"` : ""} can no longer sign in to your account.` },
       { text: originLine(origin) },
       { text: "If that was not you, reset your password now: that signs out every session." },
@@ -136,7 +135,7 @@ export const messages = {
     ]),
 
   passkeyCounterRegressed: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
-    render(to, "passkey_counter_regressed", `A sign-in with one of your ${APP} passkeys was refused`, [
+    render(app, to, "passkey_counter_regressed", `A sign-in with one of your ${app} passkeys was refused`, [
       {
         text: `A sign-in with your passkey${name ? ` "${name}"` : ""} was refused: the security key reported a use count lower than one it reported before, which happens when a key has been copied.`,
       },
@@ -146,7 +145,7 @@ export const messages = {
     ]),
 
   factorAdded: (to: string, origin: NoticeOrigin, forgotUrl: string, what = "A second step") =>
-    render(to, "factor_added", `A second sign-in step was turned on for your ${APP} account`, [
+    render(app, to, "factor_added", `A second sign-in step was turned on for your ${app} account`, [
       { text: `${what} is now asked for after your password when you sign in.` },
       { text: originLine(origin) },
       {
@@ -156,7 +155,7 @@ export const messages = {
     ]),
 
   factorRemoved: (to: string, origin: NoticeOrigin, forgotUrl: string, what = "A second step") =>
-    render(to, "factor_removed", `A second sign-in step was turned off for your ${APP} account`, [
+    render(app, to, "factor_removed", `A second sign-in step was turned off for your ${app} account`, [
       { text: `${what} is no longer asked for after your password.` },
       { text: originLine(origin) },
       { text: "If that was not you, reset your password now: that signs out every session." },
@@ -164,7 +163,7 @@ export const messages = {
     ]),
 
   recoveryCodeUsed: (to: string, origin: NoticeOrigin, forgotUrl: string, left = "") =>
-    render(to, "recovery_code_used", `A recovery code was used to sign in to your ${APP} account`, [
+    render(app, to, "recovery_code_used", `A recovery code was used to sign in to your ${app} account`, [
       { text: `One of your recovery codes was used to finish a sign-in. It no longer works${left ? `; ${left} left` : ""}.` },
       { text: originLine(origin) },
       {
@@ -174,7 +173,7 @@ export const messages = {
     ]),
 
   recoveryCodesReplaced: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(to, "recovery_codes_replaced", `New recovery codes for your ${APP} account`, [
+    render(app, to, "recovery_codes_replaced", `New recovery codes for your ${app} account`, [
       { text: "New recovery codes were made for your account; the old ones no longer work." },
       { text: originLine(origin) },
       { text: "If that was not you, reset your password now." },
@@ -182,7 +181,7 @@ export const messages = {
     ]),
 
   factorsRemovedByOperator: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(to, "factors_removed_by_operator", `An administrator turned off the second sign-in step of your ${APP} account`, [
+    render(app, to, "factors_removed_by_operator", `An administrator turned off the second sign-in step of your ${app} account`, [
       {
         text: "At your request, an administrator removed your authenticator app and recovery codes, and stopped asking for a passkey after your password. Your password alone now signs you in.",
       },
@@ -190,7 +189,7 @@ export const messages = {
       { text: "Sign in and set up a second step again from your account page. If you did not ask for this, reset your password now." },
       { link: { label: "Reset my password", url: forgotUrl } },
     ]),
-};
+});
 
 export type NoticeKind =
   | "new_device_sign_in"

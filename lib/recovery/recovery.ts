@@ -3,11 +3,13 @@ import type { Background } from "@/lib/jobs/background";
 import type { MailMessage, Mailer } from "@/lib/mail/types";
 import type { RateLimiter } from "@/lib/rate-limit/limiter";
 import type { EmailTokenPurpose, EmailTokens } from "./email-tokens";
-import { messages, type NoticeKind, type NoticeOrigin } from "./messages";
+import { brandedMessages, type NoticeKind, type NoticeOrigin } from "./messages";
 
 export type RecoverySettings = {
   /** The app's public URL (NEXTAUTH_URL): links are built from it, never from a request's Host header. */
   publicUrl: string;
+  /** The name mails sign with (BRAND_NAME). */
+  brandName: string;
   verifyLifetimeMs: number;
   resetLifetimeMs: number;
   unlockLifetimeMs: number;
@@ -39,7 +41,11 @@ export class Recovery {
       /** A message not sent (logged by kind: the account is never named). */
       onSkipped: (kind: string, reason: "quota" | "mail_queue_full") => void;
     },
-  ) {}
+  ) {
+    this.messages = brandedMessages(deps.settings.brandName);
+  }
+
+  private readonly messages: ReturnType<typeof brandedMessages>;
 
   /** A URL of this app; the token goes in the fragment, which browsers never send to a server or put in Referer. */
   url(path: string, token?: string): string {
@@ -55,7 +61,7 @@ export class Recovery {
   private sendVerification(account: Account): Promise<void> {
     return this.send("recoveryMail", account, "verify_email", async () => {
       const token = await this.issue(account, "verify_email", this.deps.settings.verifyLifetimeMs);
-      return messages.verifyEmail(
+      return this.messages.verifyEmail(
         account.email,
         this.url(PAGES.verify_email, token),
         Math.round(this.deps.settings.verifyLifetimeMs / 3_600_000),
@@ -69,7 +75,7 @@ export class Recovery {
       const account = await this.find(email);
       if (!account) return;
       await this.send("recoveryMail", account, "address_taken", async () =>
-        messages.addressTaken(account.email, this.url("/sign-in"), this.url("/forgot-password")),
+        this.messages.addressTaken(account.email, this.url("/sign-in"), this.url("/forgot-password")),
       );
     });
   }
@@ -95,7 +101,7 @@ export class Recovery {
       if (!account) return;
       await this.send("recoveryMail", account, "password_reset", async () => {
         const token = await this.issue(account, "reset_password", this.deps.settings.resetLifetimeMs);
-        return messages.passwordReset(
+        return this.messages.passwordReset(
           account.email,
           this.url(PAGES.reset_password, token),
           Math.round(this.deps.settings.resetLifetimeMs / 60_000),
@@ -126,7 +132,7 @@ export class Recovery {
   private sendUnlock(account: Account, origin: NoticeOrigin): Promise<void> {
     return this.send("securityNotice", account, "locked_out", async () => {
       const token = await this.issue(account, "unlock", this.deps.settings.unlockLifetimeMs);
-      return messages.lockedOut(
+      return this.messages.lockedOut(
         account.email,
         this.url(PAGES.unlock, token),
         Math.round(this.deps.settings.unlockLifetimeMs / 60_000),
@@ -142,18 +148,18 @@ export class Recovery {
       if (!account) return;
       const forgotUrl = this.url("/forgot-password");
       const render = {
-        new_device_sign_in: messages.newDeviceSignIn,
-        password_changed: messages.passwordChanged,
-        password_was_reset: messages.passwordWasReset,
-        refresh_token_reused: messages.refreshTokenReused,
-        passkey_added: messages.passkeyAdded,
-        passkey_removed: messages.passkeyRemoved,
-        passkey_counter_regressed: messages.passkeyCounterRegressed,
-        factor_added: messages.factorAdded,
-        factor_removed: messages.factorRemoved,
-        recovery_code_used: messages.recoveryCodeUsed,
-        recovery_codes_replaced: messages.recoveryCodesReplaced,
-        factors_removed_by_operator: messages.factorsRemovedByOperator,
+        new_device_sign_in: this.messages.newDeviceSignIn,
+        password_changed: this.messages.passwordChanged,
+        password_was_reset: this.messages.passwordWasReset,
+        refresh_token_reused: this.messages.refreshTokenReused,
+        passkey_added: this.messages.passkeyAdded,
+        passkey_removed: this.messages.passkeyRemoved,
+        passkey_counter_regressed: this.messages.passkeyCounterRegressed,
+        factor_added: this.messages.factorAdded,
+        factor_removed: this.messages.factorRemoved,
+        recovery_code_used: this.messages.recoveryCodeUsed,
+        recovery_codes_replaced: this.messages.recoveryCodesReplaced,
+        factors_removed_by_operator: this.messages.factorsRemovedByOperator,
       }[kind];
       await this.send("securityNotice", account, kind, async () => render(account.email, origin, forgotUrl, detail));
     });

@@ -1,0 +1,119 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { AppConfig } from "@/lib/config/env";
+import type { Palette } from "./contrast";
+import { checkLogo, type Logo } from "./logo";
+
+/**
+ * Who this instance presents itself as: the client's name, logo, colour and links (BRAND_* and
+ * the *_URL variables). Built once at start by the composition root; pages read it through
+ * currentBrand() (lib/brand/current-brand.ts), mails through mailBrandOf().
+ */
+export type Brand = {
+  name: string;
+  /** null: the built-in Gatehouse mark (app/components/Logo.tsx). */
+  logo: Logo | null;
+  /** null: the stylesheet's own colours (app/globals.css). */
+  color: Palette | null;
+  supportUrl: string | null;
+  supportEmail: string | null;
+  privacyUrl: string | null;
+  termsUrl: string | null;
+};
+
+type BrandSettings = Pick<AppConfig, "BRAND_NAME" | "BRAND_LOGO" | "SUPPORT_URL" | "SUPPORT_EMAIL" | "PRIVACY_URL" | "TERMS_URL"> & {
+  brandPalette: Palette | null;
+};
+
+export type ReadFile = (file: string) => Uint8Array;
+
+/** The brand `config` describes; a logo that is missing, too large or not a safe SVG/PNG throws, naming BRAND_LOGO. */
+export function loadBrand(config: BrandSettings, readFile: ReadFile = fs.readFileSync): Brand {
+  let logo: Logo | null = null;
+  if (config.BRAND_LOGO !== undefined) {
+    const file = path.resolve(config.BRAND_LOGO);
+    let bytes: Uint8Array;
+    try {
+      bytes = readFile(file);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      throw new Error(`Invalid configuration: BRAND_LOGO: ${file} cannot be read (${code}); give an SVG or PNG file`);
+    }
+    const checked = checkLogo(file, bytes);
+    if (!checked.ok) throw new Error(`Invalid configuration: BRAND_LOGO: ${file}: ${checked.problem}`);
+    logo = checked.logo;
+  }
+  return {
+    name: config.BRAND_NAME,
+    logo,
+    color: config.brandPalette,
+    supportUrl: config.SUPPORT_URL ?? null,
+    supportEmail: config.SUPPORT_EMAIL ?? null,
+    privacyUrl: config.PRIVACY_URL ?? null,
+    termsUrl: config.TERMS_URL ?? null,
+  };
+}
+
+/** The logo's URL on this app (its hash in the path, so it can be cached for ever), or null for the built-in mark. */
+export function logoPath(brand: Brand): string | null {
+  return brand.logo ? `/api/brand/logo/${brand.logo.hash}` : null;
+}
+
+/** Where to ask for help: the support page, or a mailto: link. */
+export function supportHref(brand: Brand): string | null {
+  return brand.supportUrl ?? (brand.supportEmail ? `mailto:${brand.supportEmail}` : null);
+}
+
+/** The footer's links, in order, only those set. */
+export function footerLinks(brand: Brand): { label: string; href: string }[] {
+  const support = supportHref(brand);
+  return [
+    ...(support ? [{ label: "Support", href: support }] : []),
+    ...(brand.privacyUrl ? [{ label: "Privacy", href: brand.privacyUrl }] : []),
+    ...(brand.termsUrl ? [{ label: "Terms", href: brand.termsUrl }] : []),
+  ];
+}
+
+/**
+ * The brand's colours as CSS custom properties for <html style>: app/globals.css reads them with
+ * its own colours as the fallback. Undefined without BRAND_COLOR, so the default page is unchanged.
+ */
+export function brandStyle(brand: Brand): Record<string, string> | undefined {
+  if (!brand.color) return undefined;
+  const { light, dark } = brand.color;
+  return {
+    "--brand-accent": light.accent,
+    "--brand-accent-fg": light.accentText,
+    "--brand-focus": light.focus,
+    "--brand-accent-dark": dark.accent,
+    "--brand-accent-fg-dark": dark.accentText,
+    "--brand-focus-dark": dark.focus,
+  };
+}
+
+/** What mail templates need of the brand; every URL absolute, as mail has no base. */
+export type MailBrand = {
+  name: string;
+  logoUrl: string | null;
+  supportUrl: string | null;
+  privacyUrl: string | null;
+  termsUrl: string | null;
+  /** The accent as the light theme shows it (mail clients mostly render light). */
+  color: string;
+};
+
+/** The colour of the built-in theme, for mail when no BRAND_COLOR is set (app/globals.css --accent). */
+export const DEFAULT_ACCENT = "#1f5fbf";
+
+/** `publicUrl` is the app's origin (NEXTAUTH_URL), as the recovery links use: never a request's Host header. */
+export function mailBrandOf(brand: Brand, publicUrl: string): MailBrand {
+  const logo = logoPath(brand);
+  return {
+    name: brand.name,
+    logoUrl: logo ? new URL(logo, publicUrl).toString() : null,
+    supportUrl: supportHref(brand),
+    privacyUrl: brand.privacyUrl,
+    termsUrl: brand.termsUrl,
+    color: brand.color?.light.accent ?? DEFAULT_ACCENT,
+  };
+}

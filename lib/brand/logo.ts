@@ -1,0 +1,70 @@
+import { createHash } from "node:crypto";
+
+/**
+ * The instance's own logo (BRAND_LOGO): checked once at start, from its bytes, never from its
+ * file name. Pure: the caller reads the file.
+ */
+
+export const MAX_LOGO_BYTES = 100_000;
+
+/**
+ * A checked logo, read from `path`. `hash` is a digest of the bytes: the URL carries it, so a
+ * changed logo gets a new URL and `immutable` stays true.
+ */
+export type Logo = { path: string; contentType: "image/svg+xml" | "image/png"; bytes: Uint8Array; hash: string; etag: string };
+
+const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+
+function isPng(bytes: Uint8Array): boolean {
+  return bytes.length > PNG_SIGNATURE.length && PNG_SIGNATURE.every((byte, i) => bytes[i] === byte);
+}
+
+/** Numeric character references decoded, so `&#106;avascript:` is seen for what it is. */
+function decodeReferences(text: string): string {
+  return text.replace(/&#(x[0-9a-f]+|\d+);?/gi, (_, code: string) => {
+    const point = code[0]!.toLowerCase() === "x" ? Number.parseInt(code.slice(1), 16) : Number.parseInt(code, 10);
+    return point > 0 && point <= 0x10ffff ? String.fromCodePoint(point) : "";
+  });
+}
+
+/**
+ * Why an SVG is refused, or null. Browsers run no script in an SVG shown by <img>, and the route
+ * serves it under a sandboxing CSP; refusing active content as well means a logo that would run
+ * script when opened some other way (saved, or served by a proxy that drops the CSP) never ships.
+ */
+function svgProblem(bytes: Uint8Array): string | null {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return "not an SVG document (not UTF-8 text)";
+  }
+  // The document's first element, past a BOM, an XML declaration, comments and a DOCTYPE.
+  const prologue = /^\uFEFF?\s*(<\?xml[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*|<!DOCTYPE[^>[]*(\[[\s\S]*?\])?\s*>\s*)*/i;
+  const body = text.replace(prologue, "");
+  if (!/^<svg[\s>]/i.test(body) || !/<\/svg\s*>\s*$/i.test(body))
+    return "not an SVG document (its first element must be <svg>, its last </svg>)";
+  const decoded = decodeReferences(text).toLowerCase();
+  // Browsers drop tabs, newlines and control characters inside a URL scheme ("java\tscript:").
+  const squeezed = decoded.replace(/[\s\u0000-\u001f]+/g, "");
+  if (/<!entity/.test(decoded)) return "an SVG with entity declarations is refused";
+  if (/<(\w+:)?script[\s>/]/.test(decoded)) return "an SVG with a <script> element is refused";
+  if (/<(\w+:)?foreignobject[\s>/]/.test(decoded)) return "an SVG with a <foreignObject> (embedded HTML) is refused";
+  if (/[\s"'/]on[a-z]+\s*=/.test(decoded)) return "an SVG with an event handler attribute (on…=) is refused";
+  if (/(javascript|vbscript):|data:text\/html/.test(squeezed)) return "an SVG with a javascript: (or data:text/html) URL is refused";
+  return null;
+}
+
+/** The logo, or why it cannot be one (the caller names BRAND_LOGO). */
+export function checkLogo(path: string, bytes: Uint8Array): { ok: true; logo: Logo } | { ok: false; problem: string } {
+  if (bytes.length > MAX_LOGO_BYTES) return { ok: false, problem: `${bytes.length} bytes is over the ${MAX_LOGO_BYTES}-byte limit` };
+  let contentType: Logo["contentType"];
+  if (isPng(bytes)) contentType = "image/png";
+  else {
+    const problem = svgProblem(bytes);
+    if (problem) return { ok: false, problem: /^not an SVG/.test(problem) ? `neither a PNG nor an SVG: ${problem}` : problem };
+    contentType = "image/svg+xml";
+  }
+  const hash = createHash("sha256").update(bytes).digest("base64url").slice(0, 16);
+  return { ok: true, logo: { path, contentType, bytes, hash, etag: `"${hash}"` } };
+}
