@@ -8,8 +8,8 @@
  *   npm run bench -- --compare DIR         part 2 also measures the production build in DIR (another
  *                                          checkout, e.g. the commit before a change) side by side
  *
- * Parts: limiter, flood, distributed, memory, argon2, lockout, pow, retention, answers, passkeys. flood, distributed,
- * lockout, answers and passkeys start the production server (`node server.mjs`) from .next; a full run builds it when
+ * Parts: limiter, flood, distributed, memory, argon2, lockout, pow, retention, answers, passkeys, peer. flood,
+ * distributed, lockout, answers, passkeys and peer start the production server (`node server.mjs`) from .next; a full run builds it when
  * .next/BUILD_ID is missing, a smoke run skips those parts instead. pow runs the proof of work in
  * Node and in Chromium (CHROMIUM_PATH, else /usr/bin/chromium; skipped with a note when there is
  * none). All load goes to 127.0.0.1 and every loop is bounded.
@@ -33,6 +33,7 @@ import { powPart } from "./parts/pow";
 import { retentionPart } from "./parts/retention";
 import { answersPart } from "./parts/answers";
 import { passkeysPart } from "./parts/passkeys";
+import { peerPart } from "./parts/peer";
 
 const PARTS: readonly Part[] = [
   limiterPart,
@@ -45,8 +46,9 @@ const PARTS: readonly Part[] = [
   retentionPart,
   answersPart,
   passkeysPart,
+  peerPart,
 ];
-const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed", "lockout", "answers", "passkeys"]);
+const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed", "lockout", "answers", "passkeys", "peer"]);
 // Hard stops, whatever a part does: the bench must end by itself.
 const FULL_RUN_LIMIT_MS = 30 * 60_000;
 const SMOKE_RUN_LIMIT_MS = 3 * 60_000;
@@ -206,7 +208,7 @@ async function main(): Promise<number> {
     const header = [
       "# Gatehouse: benchmark results",
       "",
-      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on the machine below, and each section names the command that reproduces it. The HTTP drills (parts 2, 3, 6, 9 and 10) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing), and part 2's before column a second checkout with its own build (`--compare DIR`); part 7 needs Chromium (`CHROMIUM_PATH`, else `/usr/bin/chromium`).",
+      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on the machine below, and each section names the command that reproduces it. The HTTP drills (parts 2, 3, 6, 9, 10 and 11) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing), and part 2's before column a second checkout with its own build (`--compare DIR`); part 7 needs Chromium (`CHROMIUM_PATH`, else `/usr/bin/chromium`).",
       "",
       "## Machine",
       "",
