@@ -208,7 +208,7 @@ async function main(): Promise<number> {
     const header = [
       "# Gatehouse: benchmark results",
       "",
-      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on the machine below, and each section names the command that reproduces it. The HTTP drills (parts 2, 3, 6, 9, 10 and 11) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing), and part 2's before column a second checkout with its own build (`--compare DIR`); part 7 needs Chromium (`CHROMIUM_PATH`, else `/usr/bin/chromium`).",
+      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on the machine below, and each section names the command that reproduces it. The HTTP drills (parts 2, 3, 6, 9, 10 and 11) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing), and part 2's before column a second checkout with its own build (`--compare DIR`); part 7 needs Chromium (`CHROMIUM_PATH`, else `/usr/bin/chromium`). What each part measures, and how to run one: [README.md](README.md). The machine is shared with other sessions (its load average is written beside each part): the parts that compare run their contenders in alternating rounds within one run and give ranges over the rounds.",
       "",
       "## Machine",
       "",

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
+import { runJsonChild } from "../lib/child";
 import { answered, FloodClient, type CannonLoad } from "../lib/cannon";
 import { getCsrf, register, request, signIn, signInBody, signInHeaders, SIGN_IN_PATH, solvedPayload, type Csrf } from "../lib/http";
 import { tally } from "../lib/legit";
@@ -11,6 +12,7 @@ import { PART_TITLES, type Part, type PartContext, type PartReport } from "../li
 import { DRILL_SETTINGS, freePort, killOnExit, processTreeCpuMs, startServer } from "../lib/server";
 import { fmt, pool, sleep, summarize, table } from "../lib/stats";
 import { ensureSqliteBinding } from "../peer/native";
+import type { PgliteMemoryInput, PgliteMemoryOutput } from "./pglite-memory-child";
 
 /**
  * Part 11: Gatehouse beside a peer, better-auth 1.7 (email and password, its default in-memory
@@ -38,6 +40,8 @@ type Running = {
   ownerSignIn(address: string): Promise<Attempt>;
   /** A stranger's wrong password for the owner's account from `address`, as cheaply as the contender allows. */
   guess(address: string): Promise<Attempt>;
+  /** Gatehouse only: its heap and PGlite's WebAssembly memory, as /api/metrics reports them. */
+  memoryBreakdown?(): Promise<{ heapUsedBytes: number; databaseBytes: number }>;
   /** The same cheap request from a new address each time (the memory run). */
   distinctLoad: CannonLoad;
   /** A sign-in from one address, which its limiter refuses once the allowance is spent. */
@@ -59,7 +63,8 @@ function rssBytes(pid: number): number {
 const gatehouse: Contender = {
   label: "Gatehouse, embedded PGlite (the default)",
   async start(context) {
-    const server = await startServer(context.root, { ...DRILL_SETTINGS }, context.say);
+    const metricsToken = randomBytes(24).toString("hex");
+    const server = await startServer(context.root, { ...DRILL_SETTINGS, METRICS_TOKEN: metricsToken }, context.say);
     const csrf: Csrf = await getCsrf(server.baseUrl);
     let deviceToken: string | undefined;
     const post = async (address: string, email: string, password: string, device?: string): Promise<Attempt> => {
@@ -75,6 +80,16 @@ const gatehouse: Contender = {
       pid: server.pid,
       baseUrl: server.baseUrl,
       pageLoad: async () => void (await request(server.baseUrl, { method: "GET", path: "/sign-in" })),
+      memoryBreakdown: async () => {
+        const text = (
+          await request(server.baseUrl, { method: "GET", path: "/api/metrics", headers: { authorization: `Bearer ${metricsToken}` } })
+        ).text;
+        const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN);
+        return {
+          heapUsedBytes: value("gatehouse_process_nodejs_heap_size_used_bytes"),
+          databaseBytes: value("gatehouse_database_memory_bytes"),
+        };
+      },
       createOwner: async () => {
         const reply = await register(server.baseUrl, "100.127.2.1", OWNER_EMAIL, OWNER_PASSWORD);
         if (reply.status >= 300) throw new Error(`register answered ${reply.status}`);
@@ -176,6 +191,8 @@ type Sizes = {
 };
 
 type RoundFigures = {
+  heapUsedBytes: number;
+  databaseBytes: number;
   rssStartBytes: number;
   rssWarmBytes: number;
   rssFloodPeakBytes: number;
@@ -206,6 +223,7 @@ async function measure(
     const rssStartBytes = rssBytes(running.pid);
     for (let i = 0; i < 20; i++) await running.pageLoad();
     const rssWarmBytes = rssBytes(running.pid);
+    const breakdown = (await running.memoryBreakdown?.()) ?? { heapUsedBytes: Number.NaN, databaseBytes: Number.NaN };
     await running.createOwner();
 
     // Idle: the owner alone, one sign-in after another, each from a new address, after 3
@@ -262,6 +280,7 @@ async function measure(
     rssFloodPeakBytes = Math.max(rssFloodPeakBytes, rssBytes(running.pid));
 
     return {
+      ...breakdown,
       rssStartBytes,
       rssWarmBytes,
       rssFloodPeakBytes,
@@ -285,6 +304,28 @@ async function measure(
     await running.stop();
   }
 }
+
+const LEVERS: readonly { label: string; input: Omit<PgliteMemoryInput, "queries"> }[] = [
+  {
+    label: "PostgreSQL's defaults, the cluster made (initdb) in this process: a server's first start before",
+    input: { initdbHere: true, leanSettings: false, liftoffOnly: false },
+  },
+  {
+    label: "PostgreSQL's defaults, the folder made by another process",
+    input: { initdbHere: false, leanSettings: false, liftoffOnly: false },
+  },
+  {
+    label: "+ small caches (shared_buffers 16 MB, work_mem, wal_buffers, temp_buffers 1 MB)",
+    input: { initdbHere: false, leanSettings: true, liftoffOnly: false },
+  },
+  {
+    label: "+ WebAssembly compiled by Liftoff only (no TurboFan copies): the server now",
+    input: { initdbHere: false, leanSettings: true, liftoffOnly: true },
+  },
+];
+
+const runLever = (root: string, input: PgliteMemoryInput) =>
+  runJsonChild<PgliteMemoryInput, PgliteMemoryOutput>(root, "pglite-memory-child.ts", input, "PGlite memory child");
 
 /** "a–b" over the rounds (one value when they agree or there was one round). */
 function range(values: readonly number[], format: (value: number) => string): string {
@@ -314,6 +355,14 @@ export const peerPart: Part = {
       }
     } finally {
       cannon.close();
+    }
+
+    // The levers alone, one child process each (after the rounds, so they share no CPU with them).
+    const queries = context.smoke ? 100 : 5_000;
+    const levers: PgliteMemoryOutput[] = [];
+    for (const lever of LEVERS) {
+      context.say(`PGlite memory: ${lever.label}`);
+      levers.push(await runLever(context.root, { ...lever.input, queries }));
     }
 
     const of = (label: string) => figures.get(label)!;
@@ -362,6 +411,27 @@ export const peerPart: Part = {
         ],
         rows,
       ),
+      "",
+      `**Where Gatehouse's memory goes.** After the 20 page loads, /api/metrics reported a JavaScript heap of ${range(
+        of(gatehouse.label).map((run) => run.heapUsedBytes),
+        fmt.mib,
+      )} and PGlite's WebAssembly memory at ${range(
+        of(gatehouse.label).map((run) => run.databaseBytes),
+        fmt.mib,
+      )} (its floor: PGlite's module asks for 128 MiB at start, and WebAssembly memory never shrinks); the rest of the RSS is V8's compiled code (PGlite's 9 MB of WebAssembly and the app's bundles), Node and its libraries. The levers one at a time, each in a process of its own that opens PGlite on a new folder and runs ${fmt.int(queries)} × (an upsert and two lookups, a sign-in's shape):`,
+      "",
+      table(
+        ["Embedded database", "RSS", "WebAssembly memory", "JS heap", "Queries/s"],
+        LEVERS.map((lever, n) => [
+          lever.label,
+          fmt.mib(levers[n]!.rssBytes),
+          fmt.mib(levers[n]!.wasmMemoryBytes),
+          fmt.mib(levers[n]!.heapUsedBytes),
+          fmt.int(levers[n]!.queriesPerSecond),
+        ]),
+      ),
+      "",
+      "Levers weighed and not taken: PGlite's initial memory cannot go below the 128 MiB its module declares (`initialMemory` smaller fails to link); Next.js's in-memory caches hold little here (every page is dynamic, and the heap above is what all of the app holds); PGlite off the main thread (a worker, or pglite-socket with the `pg` driver) moves the same memory to another thread of the same process, so it is a latency lever, not a memory one.",
     ].join("\n");
     const headline = `Peer (better-auth 1.7 + SQLite, Argon2id at the same parameters) beside Gatehouse on PGlite: RSS after warm-up ${range(
       argon.map((run) => run.rssWarmBytes),

@@ -142,7 +142,7 @@ async function lockAndOpen(dataDir: string, lockWaitMs: number, minFreeBytes: nu
  * PGlite's WebAssembly memory grows to hold and never returns); an instance's database is a few
  * thousand rows, served from the operating system's file cache when not from these.
  */
-const EMBEDDED_POSTGRES_SETTINGS = [
+export const EMBEDDED_POSTGRES_SETTINGS = [
   // PostgreSQL arms a 10 s startup-progress timer after an unclean shutdown, and in PGlite's
   // single-user mode it keeps re-arming, so a short-lived process (the Prisma CLI) never exits.
   "log_startup_progress_interval = 0",
