@@ -271,6 +271,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
       queue: config.HASH_QUEUE,
     }),
     circuits: () => backend.circuits(),
+    databaseMemoryBytes: () => database.memoryBytes(),
   });
   const backend = await openBackend(config, prisma, clock, metrics, log);
   const failureLogs = new Map<string, (error: unknown) => void>();

@@ -9,9 +9,13 @@
 import readline from "node:readline";
 import autocannon, { type Instance, type RawRequest, type RequestSpec } from "autocannon";
 
-/** What to send: one fixed request, or the sign-in spray (a new username per request). */
+/**
+ * What to send: one fixed request; the same request from a new address each time (request n from
+ * 10.0.0.0/8's n-th address, up to 16.7 million); or the sign-in spray (a new username per request).
+ */
 export type CannonLoad =
   | { kind: "fixed"; method: "GET" | "POST"; path: string; headers?: Record<string, string>; body?: string }
+  | { kind: "distinct"; method: "GET" | "POST"; path: string; headers?: Record<string, string>; body?: string }
   | {
       kind: "spray";
       path: string;
@@ -57,6 +61,18 @@ function sprayBody(n: number, load: Extract<CannonLoad, { kind: "spray" }>): str
 function requestSpec(load: CannonLoad): RequestSpec {
   if (load.kind === "fixed") return { method: load.method, path: load.path, headers: load.headers, body: load.body };
   let sent = 0;
+  if (load.kind === "distinct") {
+    return {
+      method: load.method,
+      path: load.path,
+      headers: load.headers,
+      body: load.body,
+      setupRequest: (request: RawRequest): RawRequest => {
+        const n = sent++;
+        return { ...request, headers: { ...load.headers, "x-forwarded-for": `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` } };
+      },
+    };
+  }
   return {
     method: "POST",
     path: load.path,

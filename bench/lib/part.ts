@@ -2,7 +2,8 @@ import type { BenchServer, PublicHost } from "./server";
 
 /** What every bench part receives and returns. */
 
-export type PartId = "limiter" | "flood" | "distributed" | "memory" | "argon2" | "lockout" | "pow" | "retention" | "answers" | "passkeys";
+export type PartId =
+  "limiter" | "flood" | "distributed" | "memory" | "argon2" | "lockout" | "pow" | "retention" | "answers" | "passkeys" | "peer";
 
 /** Each part prints its title as a heading; the smoke test looks for them. */
 export const PART_TITLES: Readonly<Record<PartId, string>> = {
@@ -16,6 +17,7 @@ export const PART_TITLES: Readonly<Record<PartId, string>> = {
   retention: "8. Table growth under a daily spray, with and without retention",
   answers: "9. Answers that do not tell whether an address has an account",
   passkeys: "10. Passkeys: server CPU beside a password, and the owner's sign-in during an attack",
+  peer: "11. Beside a peer: better-auth 1.7 with SQLite, memory and latency",
 };
 
 export type PartContext = {

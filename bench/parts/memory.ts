@@ -1,6 +1,5 @@
-import { execFile } from "node:child_process";
-import path from "node:path";
 import { parseConfig } from "@/lib/config/env";
+import { runJsonChild } from "../lib/child";
 import { PART_TITLES, type Part, type PartContext, type PartReport } from "../lib/part";
 import { fmt, table } from "../lib/stats";
 import type { MemoryChildInput, MemoryChildOutput, MemorySample } from "./memory-child";
@@ -12,26 +11,8 @@ import { defaultSpec } from "../lib/limits";
  * on the same keys, which has no bound.
  */
 
-const CHILD_TIMEOUT_MS = 5 * 60_000;
-
-function runChild(root: string, input: MemoryChildInput): Promise<MemoryChildOutput> {
-  const script = path.join(root, "bench", "parts", "memory-child.ts");
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ["--expose-gc", "--import", "tsx", script, JSON.stringify(input)],
-      { cwd: root, timeout: CHILD_TIMEOUT_MS, killSignal: "SIGKILL", maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        if (error) return reject(new Error(`memory child (${input.mode}) failed: ${error.message}\n${stderr}`));
-        try {
-          resolve(JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as MemoryChildOutput);
-        } catch {
-          reject(new Error(`memory child (${input.mode}) printed no result:\n${stdout}\n${stderr}`));
-        }
-      },
-    );
-  });
-}
+const runChild = (root: string, input: MemoryChildInput) =>
+  runJsonChild<MemoryChildInput, MemoryChildOutput>(root, "memory-child.ts", input, `memory child (${input.mode})`);
 
 const above = (sample: MemorySample, baseline: MemorySample) => ({
   rss: sample.rssBytes - baseline.rssBytes,
@@ -82,7 +63,7 @@ export const memoryPart: Part = {
       ];
     });
     const markdown = [
-      `${fmt.int(addresses)} distinct IPv4 addresses, each making one sign-in check through \`RateLimiter.consume("signInAddress", [address])\` (HMAC-digested key, policy ${defaultSpec("signInAddress")}) on \`MemoryRateLimitStore\` with the default bound \`RATE_LIMIT_MEMORY_MAX_ENTRIES\` = ${fmt.int(maxEntries)}, in a child process started with \`--expose-gc\`; the clock stands still, so every address is live at once (the worst case). Memory is read after a full GC, as growth over the process before the store was made. Beside it: \`RateLimiterMemory\` with the same limit on the same keys, in its own process.`,
+      `${fmt.int(addresses)} distinct IPv4 addresses, each making one sign-in check through \`RateLimiter.consume("signInAddress", [address])\` (HMAC-digested key, policy ${defaultSpec("signInAddress")}) on \`MemoryRateLimitStore\` with the default bound \`RATE_LIMIT_MEMORY_MAX_ENTRIES\` = ${fmt.int(maxEntries)}, in a child process started with \`--expose-gc\`; the clock stands still, so every address is live at once (the worst case). Memory is read after a full GC, as growth over the process before the store was made. Beside it: \`RateLimiterMemory\` with the same limit on the same keys, in its own process. This is the limiter store alone, not the server: part 11 has the server's RSS while distinct addresses arrive.`,
       "",
       table(
         [

@@ -1,5 +1,7 @@
+import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import v8 from "node:v8";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
@@ -119,12 +121,12 @@ async function lockAndOpen(dataDir: string, lockWaitMs: number, minFreeBytes: nu
     );
   }
   try {
-    return await PGlite.create({
-      dataDir,
-      // PostgreSQL arms a 10 s startup-progress timer after an unclean shutdown, and in PGlite's
-      // single-user mode it keeps re-arming, so a short-lived process (the Prisma CLI) never exits.
-      postgresqlconf: ["log_startup_progress_interval = 0"],
-    });
+    // initdb's memory is never given back to the system: run in this process it would stay in
+    // the server's RSS for good (about 400 MiB, bench/RESULTS.md part 11), so a new folder is
+    // initialised by a short-lived child process and only opened here.
+    if (!fs.existsSync(path.join(dataDir, "PG_VERSION"))) await initialiseInChild(dataDir);
+    compileWasmLean();
+    return await PGlite.create({ dataDir, postgresqlconf: EMBEDDED_POSTGRES_SETTINGS });
   } catch (error) {
     await lockfile.unlock(dataDir, { lockfilePath: `${dataDir}.lock` }).catch(() => {});
     const free = freeBytesOf(dataDir);
@@ -133,6 +135,45 @@ async function lockAndOpen(dataDir: string, lockWaitMs: number, minFreeBytes: nu
         `${free === null ? "its free space is unknown" : `${mib(free)} free on its disk`}. A full disk ends PGlite this way: free some space and start again.`,
     );
   }
+}
+
+/**
+ * PostgreSQL's defaults size its caches for a server of its own (128 MB of shared buffers, which
+ * PGlite's WebAssembly memory grows to hold and never returns); an instance's database is a few
+ * thousand rows, served from the operating system's file cache when not from these.
+ */
+export const EMBEDDED_POSTGRES_SETTINGS = [
+  // PostgreSQL arms a 10 s startup-progress timer after an unclean shutdown, and in PGlite's
+  // single-user mode it keeps re-arming, so a short-lived process (the Prisma CLI) never exits.
+  "log_startup_progress_interval = 0",
+  "shared_buffers = 16MB",
+  "temp_buffers = 1MB",
+  "wal_buffers = 1MB",
+  "work_mem = 1MB",
+];
+
+/**
+ * V8 compiles PGlite's 9 MB of WebAssembly twice, quickly (Liftoff) and then optimised
+ * (TurboFan) for the functions that run often; the optimised copies hold about 80 MiB for good.
+ * A query is mostly waiting on the file system, so the quick copy serves it as fast (part 11).
+ * Set before the first compilation; it changes nothing for code compiled earlier.
+ */
+function compileWasmLean(): void {
+  v8.setFlagsFromString("--liftoff-only");
+}
+
+const INIT_TIMEOUT_MS = 120_000;
+
+/** Creates the data folder's cluster (initdb) in a child process, which gives its memory back when it exits. */
+function initialiseInChild(dataDir: string): Promise<void> {
+  // CommonJS resolved from this process's working folder, where the app's node_modules is, in the
+  // repository and in the standalone bundle alike (this file may be bundled, its path no guide).
+  const script = `require("@electric-sql/pglite").PGlite.create({ dataDir: process.argv[1], postgresqlconf: ${JSON.stringify(EMBEDDED_POSTGRES_SETTINGS)} }).then((db) => db.close()).catch((error) => { console.error(error instanceof Error ? error.message : String(error)); process.exit(1); });`;
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ["-e", script, dataDir], { timeout: INIT_TIMEOUT_MS, killSignal: "SIGKILL" }, (error, _stdout, stderr) =>
+      error ? reject(new Error(stderr.trim().split("\n")[0] || error.message)) : resolve(),
+    );
+  });
 }
 
 /**

@@ -10,6 +10,8 @@ import type { DatabaseTarget } from "./target";
 export type Database = {
   prisma: PrismaClient;
   target: DatabaseTarget;
+  /** Memory the database holds inside this process (PGlite's WebAssembly memory); null when it runs elsewhere. */
+  memoryBytes(): number | null;
   close(): Promise<void>;
 };
 
@@ -63,6 +65,7 @@ async function openUnwrapped(target: DatabaseTarget, minFreeBytes: number): Prom
     return {
       prisma,
       target,
+      memoryBytes: () => (db.closed ? null : db.Module.wasmMemory.buffer.byteLength),
       close: async () => {
         await prisma.$disconnect();
         await closePglite(db, target.dataDir);
@@ -75,6 +78,7 @@ async function openUnwrapped(target: DatabaseTarget, minFreeBytes: number): Prom
   return {
     prisma,
     target,
+    memoryBytes: () => null,
     close: async () => {
       await prisma.$disconnect();
       await pool.end();

@@ -5,6 +5,8 @@ import type { StoreHealth } from "@/lib/resilience/store-guard";
 export type MetricSources = {
   hashBudget(): { executing: number; queued: number; concurrency: number; queue: number };
   circuits(): { name: string; state: StoreHealth }[];
+  /** The embedded database's WebAssembly memory in bytes; null on PostgreSQL (its memory is another process's). */
+  databaseMemoryBytes(): number | null;
 };
 
 const CIRCUIT_STATE: Record<StoreHealth, number> = { up: 0, recovering: 1, down: 2 };
@@ -110,6 +112,19 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         for (const circuit of sources.circuits()) this.set({ circuit: circuit.name }, CIRCUIT_STATE[circuit.state]);
+      },
+    });
+    // An instance's idle memory is its hosting bill (issue 28): RSS and heap come from the default
+    // metrics (gatehouse_process_process_resident_memory_bytes, gatehouse_process_nodejs_heap_size_used_bytes);
+    // this is the share of RSS that PGlite holds. WebAssembly memory only grows, so it is its peak.
+    new Gauge({
+      name: "gatehouse_database_memory_bytes",
+      help: "Memory held by the embedded database (PGlite's WebAssembly memory); absent on PostgreSQL",
+      registers: [this.registry],
+      collect() {
+        const bytes = sources.databaseMemoryBytes();
+        if (bytes === null) this.reset();
+        else this.set(bytes);
       },
     });
   }

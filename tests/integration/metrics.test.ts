@@ -55,6 +55,13 @@ describe("metrics", () => {
     expect(value(/gatehouse_limit_decisions_total\{policy="signInAddress",result="allowed"\} (\d+)/)).toBe(2);
     expect(value(/gatehouse_altcha_challenges_total\{level="0"\} (\d+)/)).toBeGreaterThanOrEqual(2);
     expect(value(/gatehouse_hash_budget\{state="concurrency"\} (\d+)/)).toBe(gate.config.HASH_CONCURRENCY);
+    // Memory (issue 28): the process's RSS and heap, and the embedded database's WebAssembly memory,
+    // which is part of that RSS (PGlite starts with 128 MiB and only grows).
+    const rssBytes = value(/gatehouse_process_process_resident_memory_bytes (\d+)/);
+    const databaseBytes = value(/gatehouse_database_memory_bytes (\d+)/);
+    expect(value(/gatehouse_process_nodejs_heap_size_used_bytes (\d+)/)).toBeGreaterThan(0);
+    expect(databaseBytes).toBeGreaterThanOrEqual(16 * 1024 * 1024);
+    expect(databaseBytes).toBeLessThan(rssBytes);
     // No address or email ever becomes a label.
     expect(text).not.toContain("counted@example.com");
     expect(text).not.toMatch(/198\.51\./);

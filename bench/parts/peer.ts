@@ -1,0 +1,480 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+import { runJsonChild } from "../lib/child";
+import { answered, FloodClient, type CannonLoad } from "../lib/cannon";
+import { getCsrf, register, request, signIn, signInBody, signInHeaders, SIGN_IN_PATH, solvedPayload, type Csrf } from "../lib/http";
+import { tally } from "../lib/legit";
+import { PART_TITLES, type Part, type PartContext, type PartReport } from "../lib/part";
+import { DRILL_SETTINGS, freePort, killOnExit, processTreeCpuMs, startServer } from "../lib/server";
+import { fmt, pool, sleep, summarize, table } from "../lib/stats";
+import { ensureSqliteBinding } from "../peer/native";
+import type { PgliteMemoryInput, PgliteMemoryOutput } from "./pglite-memory-child";
+
+/**
+ * Part 11: Gatehouse beside a peer, better-auth 1.7 (email and password, its default in-memory
+ * rate limiter, SQLite through better-sqlite3; bench/peer/server.mjs) with Argon2id at Gatehouse's
+ * parameters and with its default scrypt. Each round starts every contender fresh, in an order
+ * that flips each round, and measures the same things of each: resident memory, idle sign-in
+ * latency, what a refusal costs, 50 parallel wrong passwords, the owner's sign-in while many
+ * addresses guess at that one account, and memory while many addresses send one request each.
+ */
+
+const OWNER_EMAIL = "owner@example.com";
+const OWNER_PASSWORD = "correct horse battery staple 11";
+const WRONG_PASSWORD = "wrong-password-123";
+const PEER_START_TIMEOUT_MS = 60_000;
+// The owner signs in some 50 times in a few minutes here; by default a username may use the
+// owner's lane 10 times an hour (past it a known device is served as a stranger), as in part 3.
+const LANE_SETTINGS = { RATE_LIMIT_KNOWN_DEVICE_LANE: "1000/1h" };
+
+type Attempt = { status: number; ms: number; ok: boolean };
+
+/** One running contender, as the drill drives it. */
+type Running = {
+  pid: number;
+  baseUrl: string;
+  pageLoad(): Promise<void>;
+  createOwner(): Promise<void>;
+  /** The owner's sign-in from `address` (Gatehouse: with the known-device cookie it was given). */
+  ownerSignIn(address: string): Promise<Attempt>;
+  /** A stranger's wrong password for the owner's account from `address`, as cheaply as the contender allows. */
+  guess(address: string): Promise<Attempt>;
+  /** Gatehouse only: its heap and PGlite's WebAssembly memory, as /api/metrics reports them. */
+  memoryBreakdown?(): Promise<{ heapUsedBytes: number; databaseBytes: number }>;
+  /** The same cheap request from a new address each time (the memory run). */
+  distinctLoad: CannonLoad;
+  /** A sign-in from one address, which its limiter refuses once the allowance is spent. */
+  refusalLoad: CannonLoad;
+  stop(): Promise<void>;
+};
+
+type Contender = { label: string; start(context: PartContext): Promise<Running> };
+
+function rssBytes(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) * 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+const gatehouse: Contender = {
+  label: "Gatehouse, embedded PGlite (the default)",
+  async start(context) {
+    const metricsToken = randomBytes(24).toString("hex");
+    const server = await startServer(context.root, { ...DRILL_SETTINGS, ...LANE_SETTINGS, METRICS_TOKEN: metricsToken }, context.say);
+    const csrf: Csrf = await getCsrf(server.baseUrl);
+    let deviceToken: string | undefined;
+    const post = async (address: string, email: string, password: string, device?: string): Promise<Attempt> => {
+      const altcha = await solvedPayload(server.baseUrl, address, device);
+      const outcome = await signIn(server.baseUrl, { address, csrf, email, password, altcha, deviceToken: device });
+      if (outcome.kind === "signed-in" && outcome.deviceToken) deviceToken = outcome.deviceToken;
+      return { status: outcome.status, ms: outcome.ms, ok: outcome.kind === "signed-in" };
+    };
+    const form = signInBody({ email: "nobody@example.com", password: WRONG_PASSWORD, altcha: "", csrfToken: csrf.token });
+    const formHeaders = { ...signInHeaders("10.0.0.1", csrf) };
+    delete formHeaders["x-forwarded-for"];
+    return {
+      pid: server.pid,
+      baseUrl: server.baseUrl,
+      pageLoad: async () => void (await request(server.baseUrl, { method: "GET", path: "/sign-in" })),
+      memoryBreakdown: async () => {
+        const text = (
+          await request(server.baseUrl, { method: "GET", path: "/api/metrics", headers: { authorization: `Bearer ${metricsToken}` } })
+        ).text;
+        const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN);
+        return {
+          heapUsedBytes: value("gatehouse_process_nodejs_heap_size_used_bytes"),
+          databaseBytes: value("gatehouse_database_memory_bytes"),
+        };
+      },
+      createOwner: async () => {
+        const reply = await register(server.baseUrl, "100.127.2.1", OWNER_EMAIL, OWNER_PASSWORD);
+        if (reply.status >= 300) throw new Error(`register answered ${reply.status}`);
+        // The owner's browser: signed in once, so it holds a known-device cookie from here on.
+        if (!(await post("100.127.2.2", OWNER_EMAIL, OWNER_PASSWORD)).ok) throw new Error("the owner's first sign-in failed");
+      },
+      ownerSignIn: (address) => post(address, OWNER_EMAIL, OWNER_PASSWORD, deviceToken),
+      guess: (address) => post(address, OWNER_EMAIL, WRONG_PASSWORD),
+      distinctLoad: { kind: "distinct", method: "POST", path: SIGN_IN_PATH, headers: formHeaders, body: form },
+      refusalLoad: { kind: "fixed", method: "POST", path: SIGN_IN_PATH, headers: signInHeaders("203.0.113.9", csrf), body: form },
+      stop: () => server.stop(),
+    };
+  },
+};
+
+function peer(hashing: "argon2id" | "scrypt"): Contender {
+  return {
+    label: `better-auth 1.7 + SQLite, ${hashing === "argon2id" ? "Argon2id at Gatehouse's parameters" : "its default scrypt"}`,
+    async start(context) {
+      ensureSqliteBinding(context.say);
+      const port = await freePort();
+      const baseUrl = `http://127.0.0.1:${port}`;
+      const folder = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-peer-"));
+      const child = spawn(process.execPath, [path.join(context.root, "bench", "peer", "server.mjs")], {
+        cwd: path.join(context.root, "bench"),
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          NODE_ENV: "production",
+          PEER_PORT: String(port),
+          PEER_DB: path.join(folder, "peer.sqlite"),
+          PEER_SECRET: randomBytes(32).toString("hex"),
+          PEER_HASH: hashing,
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      killOnExit(child);
+      let stderr = "";
+      child.stderr!.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
+      const ready = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), PEER_START_TIMEOUT_MS);
+        readline.createInterface({ input: child.stdout! }).on("line", (line) => line === "ready" && (clearTimeout(timer), resolve(true)));
+        child.once("exit", () => (clearTimeout(timer), resolve(false)));
+      });
+      if (!ready) throw new Error(`the peer did not start:\n${stderr}`);
+      context.say(`peer (${hashing}) pid ${child.pid} ready at ${baseUrl}`);
+      const json = async (address: string, route: string, body: object): Promise<Attempt> => {
+        const reply = await request(baseUrl, {
+          method: "POST",
+          path: route,
+          headers: { "content-type": "application/json", "x-forwarded-for": address, origin: baseUrl },
+          body: JSON.stringify(body),
+        });
+        return { status: reply.status, ms: reply.ms, ok: reply.status === 200 };
+      };
+      const signInPath = "/api/auth/sign-in/email";
+      const headers = { "content-type": "application/json", origin: baseUrl };
+      return {
+        pid: child.pid!,
+        baseUrl,
+        pageLoad: async () => void (await request(baseUrl, { method: "GET", path: "/api/auth/get-session" })),
+        createOwner: async () => {
+          const made = await json("100.127.2.1", "/api/auth/sign-up/email", {
+            email: OWNER_EMAIL,
+            password: OWNER_PASSWORD,
+            name: "Owner",
+          });
+          if (!made.ok) throw new Error(`peer sign-up answered ${made.status}`);
+        },
+        ownerSignIn: (address) => json(address, signInPath, { email: OWNER_EMAIL, password: OWNER_PASSWORD }),
+        guess: (address) => json(address, signInPath, { email: OWNER_EMAIL, password: WRONG_PASSWORD }),
+        // An invalid body: counted by the limiter, refused before any hashing, like Gatehouse's missing ALTCHA.
+        distinctLoad: { kind: "distinct", method: "POST", path: signInPath, headers, body: JSON.stringify({ email: "nobody" }) },
+        refusalLoad: {
+          kind: "fixed",
+          method: "POST",
+          path: signInPath,
+          headers: { ...headers, "x-forwarded-for": "203.0.113.9" },
+          body: JSON.stringify({ email: "nobody@example.com", password: WRONG_PASSWORD }),
+        },
+        stop: async () => {
+          child.kill("SIGTERM");
+          await Promise.race([new Promise((resolve) => child.once("exit", resolve)), sleep(5_000)]);
+          if (child.exitCode === null) child.kill("SIGKILL");
+          fs.rmSync(folder, { recursive: true, force: true });
+        },
+      };
+    },
+  };
+}
+
+type Sizes = {
+  rounds: number;
+  idle: number;
+  attackers: number;
+  attackSeconds: number;
+  flood: number;
+  floodSeconds: number;
+  refusalSeconds: number;
+};
+
+type RoundFigures = {
+  heapUsedBytes: number;
+  databaseBytes: number;
+  floodHeapUsedBytes: number;
+  floodDatabaseBytes: number;
+  rssStartBytes: number;
+  rssWarmBytes: number;
+  rssFloodPeakBytes: number;
+  floodAnswered: number;
+  floodSeconds: number;
+  idleP50Ms: number;
+  idleP99Ms: number;
+  refusalCpuMs: number;
+  refusalStatuses: string;
+  parallelWallMs: number;
+  parallelStatuses: string;
+  attackGuesses: number;
+  attackStatuses: string;
+  ownerP50Ms: number;
+  ownerP99Ms: number;
+  ownerSignedIn: string;
+};
+
+async function measure(
+  context: PartContext,
+  contender: Contender,
+  sizes: Sizes,
+  round: number,
+  cannon: FloodClient,
+): Promise<RoundFigures> {
+  const running = await contender.start(context);
+  try {
+    const rssStartBytes = rssBytes(running.pid);
+    for (let i = 0; i < 20; i++) await running.pageLoad();
+    const rssWarmBytes = rssBytes(running.pid);
+    const breakdown = (await running.memoryBreakdown?.()) ?? { heapUsedBytes: Number.NaN, databaseBytes: Number.NaN };
+    await running.createOwner();
+
+    // Idle: the owner alone, one sign-in after another, each from a new address, after 3
+    // unmeasured ones (a server's first requests to a route compile it).
+    for (let i = 0; i < 3; i++) await running.ownerSignIn(`100.64.${round}.${200 + i}`);
+    const idle: number[] = [];
+    for (let i = 0; i < sizes.idle; i++) {
+      const attempt = await running.ownerSignIn(`100.64.${round}.${i + 1}`);
+      if (attempt.ok) idle.push(attempt.ms);
+    }
+    const idleSummary = summarize(idle);
+
+    // A refusal's cost: one address past its allowance, flooded; server CPU per answer.
+    const cpu = () => processTreeCpuMs(running.pid);
+    await cannon.run({ url: running.baseUrl, connections: 16, durationSeconds: 1, maxRequests: 5_000, load: running.refusalLoad }, cpu);
+    const refusals = await cannon.run(
+      { url: running.baseUrl, connections: 16, durationSeconds: sizes.refusalSeconds, maxRequests: 200_000, load: running.refusalLoad },
+      cpu,
+    );
+
+    // 50 wrong passwords for the owner at once, from 50 addresses.
+    const parallelStartedMs = performance.now();
+    const parallel = await Promise.all(Array.from({ length: 50 }, (_, n) => running.guess(`100.65.${round}.${n + 1}`)));
+    const parallelWallMs = performance.now() - parallelStartedMs;
+
+    // Many addresses guess at the owner's account (16 at a time, bounded in count and time) while the owner signs in.
+    const attackStatuses: string[] = [];
+    const owner: Attempt[] = [];
+    const deadlineMs = Date.now() + sizes.attackSeconds * 1000;
+    let attacking = true;
+    const ownerLoop = (async () => {
+      await sleep(500);
+      for (let i = 0; attacking && i < 200; i++) {
+        owner.push(await running.ownerSignIn(`100.66.${round}.${(i % 250) + 1}`));
+        await sleep(300);
+      }
+    })();
+    const guesses = await pool(sizes.attackers, 16, deadlineMs, async (n) => {
+      const attempt = await running.guess(`172.${16 + (n >> 16)}.${(n >> 8) & 255}.${n & 255}`);
+      attackStatuses.push(String(attempt.status));
+    });
+    attacking = false;
+    await ownerLoop;
+    const ownerSummary = summarize(owner.filter((attempt) => attempt.ok).map((attempt) => attempt.ms));
+
+    // Memory: many addresses, one cheap request each, resident memory sampled throughout.
+    let rssFloodPeakBytes = rssBytes(running.pid);
+    const sampler = setInterval(() => (rssFloodPeakBytes = Math.max(rssFloodPeakBytes, rssBytes(running.pid))), 250);
+    const flood = await cannon.run(
+      { url: running.baseUrl, connections: 16, durationSeconds: sizes.floodSeconds, maxRequests: sizes.flood, load: running.distinctLoad },
+      cpu,
+    );
+    clearInterval(sampler);
+    rssFloodPeakBytes = Math.max(rssFloodPeakBytes, rssBytes(running.pid));
+    const afterFlood = (await running.memoryBreakdown?.()) ?? { heapUsedBytes: Number.NaN, databaseBytes: Number.NaN };
+
+    return {
+      ...breakdown,
+      floodHeapUsedBytes: afterFlood.heapUsedBytes,
+      floodDatabaseBytes: afterFlood.databaseBytes,
+      rssStartBytes,
+      rssWarmBytes,
+      rssFloodPeakBytes,
+      floodAnswered: answered(flood),
+      floodSeconds: flood.durationSeconds,
+      idleP50Ms: idleSummary.p50,
+      idleP99Ms: idleSummary.p99,
+      refusalCpuMs: refusals.cpuMs / Math.max(1, answered(refusals)),
+      refusalStatuses: Object.entries(refusals.statuses)
+        .map(([status, n]) => `${status}: ${fmt.int(n)}`)
+        .join("; "),
+      parallelWallMs,
+      parallelStatuses: tally(parallel.map((attempt) => String(attempt.status))),
+      attackGuesses: guesses,
+      attackStatuses: tally(attackStatuses),
+      ownerP50Ms: ownerSummary.p50,
+      ownerP99Ms: ownerSummary.p99,
+      ownerSignedIn: `${owner.filter((attempt) => attempt.ok).length}/${owner.length}`,
+    };
+  } finally {
+    await running.stop();
+  }
+}
+
+const LEVERS: readonly { label: string; input: Omit<PgliteMemoryInput, "queries"> }[] = [
+  {
+    label: "PostgreSQL's defaults, the cluster made (initdb) in this process: a server's first start before",
+    input: { initdbHere: true, leanSettings: false, liftoffOnly: false },
+  },
+  {
+    label: "PostgreSQL's defaults, the folder made by another process",
+    input: { initdbHere: false, leanSettings: false, liftoffOnly: false },
+  },
+  {
+    label: "+ small caches (shared_buffers 16 MB, work_mem, wal_buffers, temp_buffers 1 MB)",
+    input: { initdbHere: false, leanSettings: true, liftoffOnly: false },
+  },
+  {
+    label: "+ WebAssembly compiled by Liftoff only (no TurboFan copies): the server now",
+    input: { initdbHere: false, leanSettings: true, liftoffOnly: true },
+  },
+];
+
+const runLever = (root: string, input: PgliteMemoryInput) =>
+  runJsonChild<PgliteMemoryInput, PgliteMemoryOutput>(root, "pglite-memory-child.ts", input, "PGlite memory child");
+
+/** "a–b" over the rounds (one value when they agree or there was one round). */
+function range(values: readonly number[], format: (value: number) => string): string {
+  const finite = values.filter(Number.isFinite);
+  if (finite.length === 0) return "n/a";
+  const [low, high] = [Math.min(...finite), Math.max(...finite)];
+  return format(low) === format(high) ? format(low) : `${format(low)}–${format(high)}`;
+}
+
+export const peerPart: Part = {
+  id: "peer",
+  title: PART_TITLES.peer,
+  async run(context: PartContext): Promise<PartReport> {
+    const sizes: Sizes = context.smoke
+      ? { rounds: 1, idle: 3, attackers: 40, attackSeconds: 5, flood: 300, floodSeconds: 3, refusalSeconds: 1 }
+      : { rounds: 2, idle: 20, attackers: 10_000, attackSeconds: 40, flood: 100_000, floodSeconds: 60, refusalSeconds: 2 };
+    const contenders = [gatehouse, peer("argon2id"), peer("scrypt")];
+    const figures = new Map<string, RoundFigures[]>(contenders.map((contender) => [contender.label, []]));
+    const cannon = new FloodClient(context.root);
+    try {
+      for (let round = 0; round < sizes.rounds; round++) {
+        const order = round % 2 === 0 ? contenders : [...contenders].reverse();
+        for (const contender of order) {
+          context.say(`round ${round + 1}/${sizes.rounds}: ${contender.label}`);
+          figures.get(contender.label)!.push(await measure(context, contender, sizes, round, cannon));
+        }
+      }
+    } finally {
+      cannon.close();
+    }
+
+    // The levers alone, one child process each (after the rounds, so they share no CPU with them).
+    const queries = context.smoke ? 100 : 5_000;
+    const levers: PgliteMemoryOutput[] = [];
+    // A smoke run proves the path with the server's own configuration only.
+    const measuredLevers = context.smoke ? LEVERS.slice(-1) : LEVERS;
+    for (const lever of measuredLevers) {
+      context.say(`PGlite memory: ${lever.label}`);
+      levers.push(await runLever(context.root, { ...lever.input, queries }));
+    }
+
+    const of = (label: string) => figures.get(label)!;
+    const rows = contenders.map((contender) => {
+      const runs = of(contender.label);
+      const last = runs.at(-1)!;
+      const pick = (key: keyof RoundFigures) => runs.map((run) => run[key] as number);
+      const underAttack = runs.map((run) => run.ownerP50Ms / run.idleP50Ms);
+      return [
+        contender.label,
+        range(pick("rssStartBytes"), fmt.mib),
+        range(pick("rssWarmBytes"), fmt.mib),
+        `${range(pick("rssFloodPeakBytes"), fmt.mib)} (${range(
+          runs.map((run) => run.rssFloodPeakBytes / run.rssWarmBytes),
+          fmt.ratio,
+        )} of warm; ${range(pick("floodAnswered"), fmt.int)} addresses in ${range(pick("floodSeconds"), (s) => `${s.toFixed(0)} s`)})`,
+        `${range(pick("idleP50Ms"), fmt.ms)} / ${range(pick("idleP99Ms"), fmt.ms)}`,
+        `${range(pick("refusalCpuMs"), fmt.usFromMs)} (${last.refusalStatuses})`,
+        `${range(pick("parallelWallMs"), fmt.ms)} (${last.parallelStatuses})`,
+        `${range(pick("ownerP50Ms"), fmt.ms)} / ${range(pick("ownerP99Ms"), fmt.ms)}; p50 ÷ idle ${range(underAttack, fmt.ratio)}; signed in ${last.ownerSignedIn}`,
+        `${range(pick("attackGuesses"), fmt.int)} (${last.attackStatuses})`,
+      ];
+    });
+    const gate = of(gatehouse.label);
+    const argon = of(contenders[1]!.label);
+    const markdown = [
+      `Contenders, each started fresh in every round (${sizes.rounds} round(s), the order flipped each round): Gatehouse's production server (\`node server.mjs\`, a fresh PGlite folder, the drill settings of part 2), and better-auth 1.7.25 (bench/peer/server.mjs: email and password, its default rate limiter in memory, SQLite through better-sqlite3 12.11.1, behind a plain Node HTTP server) with Argon2id at Gatehouse's parameters (m=19456 KiB, t=2, p=1, the same @node-rs/argon2) and with its default scrypt. Ranges are over the rounds. The machine is shared with other sessions (2 cores), so single figures move; compare within a round.`,
+      "",
+      "- RSS: VmRSS of the server process after it answers (start), after 20 page loads (Gatehouse GET /sign-in; the peer has no pages, GET /api/auth/get-session), and the peak, sampled every 250 ms, while addresses of 10.0.0.0/8 send one sign-in each that the limiter counts and a cheap check refuses (Gatehouse: no ALTCHA, 400; the peer: an invalid body, 400), 16 connections, bounded by count and time.",
+      `- Idle sign-in: the owner's sign-in POST, ${sizes.idle} one after another after 3 unmeasured ones, each from a new address (Gatehouse: with its known-device cookie; the ALTCHA solution is fetched and solved before the timed POST).`,
+      "- Refusal: one address flooded with sign-ins (16 connections) after a 1 s warm-up that spends its allowance; the server's CPU (user + system from /proc) per answer.",
+      "- 50 parallel wrong passwords for the owner from 50 addresses: the wall time until all are answered, and the answers.",
+      `- Gatehouse runs with \`RATE_LIMIT_KNOWN_DEVICE_LANE=${LANE_SETTINGS.RATE_LIMIT_KNOWN_DEVICE_LANE}\`: by default a username may use the owner's lane 10 times an hour, and the owner here signs in about 50 times in a few minutes, so the drill measures the attack's effect rather than that limit (as part 3 does).`,
+      `- Attack on one account: up to ${fmt.int(sizes.attackers)} addresses (16 at a time, at most ${sizes.attackSeconds} s) each send one wrong password for the owner (Gatehouse: each solves its ALTCHA first, in the bench process), while the owner signs in every 300 ms; the owner's POST p50 / p99, and p50 ÷ the same round's idle p50.`,
+      "",
+      table(
+        [
+          "Contender",
+          "RSS at start",
+          "RSS after 20 page loads",
+          "RSS peak, distinct addresses",
+          "Idle sign-in p50 / p99",
+          "Refusal: server CPU per answer",
+          "50 parallel wrong passwords",
+          "Owner under the attack on one account",
+          "Attack guesses sent",
+        ],
+        rows,
+      ),
+      "",
+      `**Where Gatehouse's memory goes.** After the 20 page loads, /api/metrics reported a JavaScript heap of ${range(
+        of(gatehouse.label).map((run) => run.heapUsedBytes),
+        fmt.mib,
+      )} and PGlite's WebAssembly memory at ${range(
+        of(gatehouse.label).map((run) => run.databaseBytes),
+        fmt.mib,
+      )} (its floor: PGlite's module asks for 128 MiB at start, and WebAssembly memory never shrinks), and right after the distinct-address run ${range(
+        of(gatehouse.label).map((run) => run.floodHeapUsedBytes),
+        fmt.mib,
+      )} of heap and ${range(
+        of(gatehouse.label).map((run) => run.floodDatabaseBytes),
+        fmt.mib,
+      )} of WebAssembly memory; the rest of the RSS is V8's compiled code (PGlite's 9 MB of WebAssembly and the app's bundles), Node and its libraries. The levers one at a time, each in a process of its own that opens PGlite on a new folder and runs ${fmt.int(queries)} × (an upsert and two lookups, a sign-in's shape):`,
+      "",
+      table(
+        ["Embedded database", "RSS", "WebAssembly memory", "JS heap", "Queries/s"],
+        measuredLevers.map((lever, n) => [
+          lever.label,
+          fmt.mib(levers[n]!.rssBytes),
+          fmt.mib(levers[n]!.wasmMemoryBytes),
+          fmt.mib(levers[n]!.heapUsedBytes),
+          fmt.int(levers[n]!.queriesPerSecond),
+        ]),
+      ),
+      "",
+      "Levers weighed and not taken: PGlite's initial memory cannot go below the 128 MiB its module declares (`initialMemory` smaller fails to link); Next.js's in-memory caches were not taken apart here: every page is dynamic, so they hold no rendered pages, but the JavaScript heap above (the app's modules, Next.js and its caches together) is the next place to look; PGlite off the main thread (a worker, or pglite-socket with the `pg` driver) moves the same memory to another thread of the same process, so it is a latency lever, not a memory one.",
+    ].join("\n");
+    const headline = `Peer (better-auth 1.7 + SQLite, Argon2id at the same parameters) beside Gatehouse on PGlite: RSS after warm-up ${range(
+      argon.map((run) => run.rssWarmBytes),
+      fmt.mib,
+    )} vs ${range(
+      gate.map((run) => run.rssWarmBytes),
+      fmt.mib,
+    )}, peak with distinct addresses ${range(
+      argon.map((run) => run.rssFloodPeakBytes),
+      fmt.mib,
+    )} vs ${range(
+      gate.map((run) => run.rssFloodPeakBytes),
+      fmt.mib,
+    )}; idle sign-in p50 ${range(
+      argon.map((run) => run.idleP50Ms),
+      fmt.ms,
+    )} vs ${range(
+      gate.map((run) => run.idleP50Ms),
+      fmt.ms,
+    )}; the owner's p50 under the attack on one account ÷ idle ${range(
+      argon.map((run) => run.ownerP50Ms / run.idleP50Ms),
+      fmt.ratio,
+    )} vs ${range(
+      gate.map((run) => run.ownerP50Ms / run.idleP50Ms),
+      fmt.ratio,
+    )}`;
+    return { markdown, headlines: [headline] };
+  },
+};
