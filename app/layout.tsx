@@ -1,5 +1,8 @@
 import type { Metadata, Viewport } from "next";
 import Link from "next/link";
+import { headers } from "next/headers";
+import { redirect } from "next/navigation";
+import { NEW_PASSWORD_PATH, PAGE_PATH_HEADER } from "@/lib/http/page-paths";
 import { currentSession } from "@/lib/auth/current-session";
 import { Logo } from "./components/Logo";
 import { SignOutForm } from "./components/SignOutForm";
@@ -24,6 +27,8 @@ export const dynamic = "force-dynamic";
 
 export default async function RootLayout({ children }: { children: React.ReactNode }) {
   const session = await currentSession();
+  // A breached password is replaced before anything else: every page but that form sends there.
+  if (session?.passwordChangeRequired && (await headers()).get(PAGE_PATH_HEADER) !== NEW_PASSWORD_PATH) redirect(NEW_PASSWORD_PATH);
   return (
     <html lang="en">
       <body>

@@ -21,6 +21,7 @@ import { Metrics } from "@/lib/metrics/metrics";
 import { HashBudget } from "@/lib/password/hash-budget";
 import { argon2Hasher, type PasswordHasher } from "@/lib/password/hash";
 import { argon2Params } from "@/lib/password/params";
+import { rangeBreachCheck, type BreachedPasswords } from "@/lib/password/breached";
 import { digestKey, RateLimiter } from "@/lib/rate-limit/limiter";
 import type { RateLimitStore, RateLimitStoreKind } from "@/lib/rate-limit/store";
 import { MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
@@ -90,6 +91,8 @@ export type Gatehouse = {
   /** Everything that emails an account's owner: verification, reset and unlock links, notices. */
   recovery: Recovery;
   passkeys: Passkeys;
+  /** Pwned Passwords range checks of new and signing-in passwords (off without BREACHED_PASSWORDS_URL); fail open. */
+  breachedPasswords: BreachedPasswords;
   /** The relying party and the challenges of every WebAuthn ceremony (single-use through `replays`). */
   passkeySettings: PasskeySettings;
   /**
@@ -335,6 +338,16 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     isLocked: async (email) => (await lockouts.check(usernameKey(email), clock(), config.lockoutPolicy)).locked,
     onSkipped: (kind, reason) => log.info({ event: "mail_skipped", kind, reason }),
   });
+  // Only weakened, never refused: warn (the metric counts each), once per 10 s.
+  const reportBreachOutage = throttled(10_000, (reason: string) =>
+    log.warn({ event: "breach_check_unavailable", reason, effect: "failed open: the password was not checked against the corpus" }),
+  );
+  const breachedPasswords = rangeBreachCheck({
+    url: config.BREACHED_PASSWORDS_URL,
+    timeoutMs: config.BREACHED_PASSWORDS_TIMEOUT_MS,
+    onUnavailable: reportBreachOutage,
+    onVerdict: (verdict) => metrics.breachChecks.inc({ verdict }),
+  });
   let closing: Promise<void> | undefined;
   return {
     config,
@@ -369,6 +382,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     emailTokens,
     recovery,
     passkeys: prismaPasskeys(prisma),
+    breachedPasswords,
     passkeySettings: {
       rp: relyingParty(appOrigin(config.NEXTAUTH_URL), "Gatehouse"),
       // The memory replay store forgets what was spent at a restart: a challenge issued before one

@@ -39,6 +39,7 @@ const LABELS: Record<SecurityEventKind, string> = {
   passkey_renamed: "Passkey renamed",
   passkeys_removed_by_reset: "Every passkey removed with the password reset",
   reauthenticated: "Confirmed it was you (password or passkey asked again)",
+  password_found_breached: "Password found in a data breach at sign-in (a new one must be chosen)",
 };
 
 export default async function AccountPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
@@ -90,7 +91,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
       </div>
       <SessionsSection userId={userId} currentSid={currentSid} />
       <PasskeysSection passkeys={passkeys} currentSid={currentSid} email={user.email} />
-      <ChangePasswordSection currentSid={currentSid} email={user.email} />
+      <ChangePasswordSection currentSid={currentSid} email={user.email} hasOtherFactor={passkeys.length > 0} />
       <div className="card">
         <h2>Recent security events</h2>
         <p className="hint">

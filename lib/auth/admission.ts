@@ -28,9 +28,10 @@ export type SignInAdmission = Readonly<{
 /**
  * The password check's answer: a user, the device token that now identifies their client and the
  * session id chosen for them, or a refusal to send as it is (null: the generic 401).
+ * `passwordChangeRequired`: the password is in a breach corpus; the owner must choose another first.
  */
 export type SignInOutcome =
-  | { ok: true; user: VerifiedUser; device: { token: string; expiresAtMs: number }; sessionId: string }
+  | { ok: true; user: VerifiedUser; device: { token: string; expiresAtMs: number }; sessionId: string; passwordChangeRequired: boolean }
   | { ok: false; refusal: Response | null };
 
 /**

@@ -12,7 +12,8 @@ import { sessionClaimsOfCookies, sessionCookie } from "./next-auth/cookies";
 /** A session cookie's claims as next-auth decoded them: nothing in them is trusted yet. */
 export type SessionClaims = { sub?: unknown; sid?: unknown };
 
-export type LiveSession = { userId: string; sid: string };
+/** `passwordChangeRequired`: the account's password is breached; nothing but choosing a new one is served. */
+export type LiveSession = { userId: string; sid: string; passwordChangeRequired: boolean };
 
 /** Thrown from next-auth's jwt callback for a dead session: next-auth answers `{}` and clears the cookie. */
 export class SessionEnded extends Error {
@@ -88,7 +89,8 @@ export async function liveSession(gate: Gatehouse, claims: SessionClaims | null)
     return null;
   }
   const nowMs = gate.clock();
-  const verdict = judgeSession(await gate.sessions.find(sid), userId, nowMs, gate.sessionPolicy);
+  const record = await gate.sessions.find(sid);
+  const verdict = judgeSession(record, userId, nowMs, gate.sessionPolicy);
   if (!verdict.live) {
     gate.log.info({ event: "session_refused", reason: verdict.reason });
     return null;
@@ -101,7 +103,7 @@ export async function liveSession(gate: Gatehouse, claims: SessionClaims | null)
         gate.log.warn({ event: "session_touch_failed", err: error instanceof Error ? error.message : String(error) }),
       );
   }
-  return { userId, sid };
+  return { userId, sid, passwordChangeRequired: record?.passwordBreached === true };
 }
 
 /** The live session that a request's session cookie names, for pages, the API and the account forms. */

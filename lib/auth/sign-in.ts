@@ -10,12 +10,16 @@ import { logSecurity } from "@/lib/log/security-log";
 import type { KnownDevice } from "@/lib/devices/known-devices";
 import type { Lane } from "@/lib/password/hash-budget";
 import { browserLabel } from "@/lib/sessions/browser-label";
-import { confirmAddress, recordFirstSignIn, verifyCredentials } from "@/lib/users/accounts";
+import { confirmAddress, markPasswordBreached, recordFirstSignIn, verifyCredentials } from "@/lib/users/accounts";
 import type { SignInOutcome, SignInAdmission } from "./admission";
 import type { Gatehouse } from "./gatehouse";
 
-/** What a password sign-in read, once, from its request: the normalised email, the password and the device token sent. */
-export type PasswordAttempt = { email: string; password: string; deviceToken?: string | undefined };
+/**
+ * What a password sign-in read, once, from its request: the normalised email, the password and the
+ * device token sent. `replacing`: the password is checked only to be replaced (the change form), so
+ * whether it is breached no longer matters.
+ */
+export type PasswordAttempt = { email: string; password: string; deviceToken?: string | undefined; replacing?: boolean };
 
 /**
  * What shows the client is worth a password check: a solved ALTCHA, or the emailed link that a
@@ -55,6 +59,7 @@ const refused = (response: Response): SignInOutcome => ({ ok: false, refusal: re
  *   lockout again, counted → Argon2id.
  * The outcome comes back as a value: a user and a new device token, or the refusal to send (null:
  * the route's generic "wrong email or password"). The route then starts the session its way.
+ * A right password is then looked up in the breach corpus (afterBreachCheck).
  */
 export async function signInWithPassword(limits: RouteLimits, attempt: PasswordAttempt, proof: Proof): Promise<SignInOutcome> {
   const { gate, client } = limits;
@@ -102,7 +107,32 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
     confirms: "confirms" in proof ? proof.confirms : null,
     reauthenticates: "altcha" in proof ? (proof.reauthenticates ?? null) : null,
   });
-  return checkPassword(gate, admission);
+  const outcome = await checkPassword(gate, admission);
+  return outcome.ok && !attempt.replacing ? afterBreachCheck(limits, outcome, password) : outcome;
+}
+
+/**
+ * A right password found in the breach corpus still signs in (the owner typed it; refusing would
+ * lock them out with no way to change it), but the account is marked: every page sends the owner
+ * to choose a new one and the API answers 403 password_change_required until it is replaced, and
+ * the owner is told by email once per mark. Only a right password is looked up, after Argon2id and
+ * outside the hash-budget slot, so wrong guesses cost no lookup and cannot learn anything from it;
+ * an unknown verdict (off, slow, down) fails open, leaving an existing mark as it is.
+ */
+async function afterBreachCheck(
+  limits: RouteLimits,
+  outcome: Extract<SignInOutcome, { ok: true }>,
+  password: string,
+): Promise<SignInOutcome> {
+  const { gate } = limits;
+  if (outcome.passwordChangeRequired || (await gate.breachedPasswords.check(password)) !== "breached") return outcome;
+  const { user } = outcome;
+  if (await markPasswordBreached(gate.prisma, user.id, user.credentialGeneration, gate.clock())) {
+    await gate.events.accountChanged(user.id, "password_found_breached", limits.client, { browser: browserLabel(limits.userAgent) });
+    gate.recovery.notice("password_breached", { id: user.id }, noticeOrigin(gate, { client: limits.client, userAgent: limits.userAgent }));
+    gate.log.info({ event: "password_found_breached", userId: user.id });
+  }
+  return { ...outcome, passwordChangeRequired: true };
 }
 
 // Long enough for a queued check and Argon2id; a request that dies frees the device after it.
@@ -232,6 +262,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         user: { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration },
         device: { token: issued.token, expiresAtMs: issued.expiresAtMs },
         sessionId: admission.sessionId,
+        passwordChangeRequired: user.passwordBreached,
       };
     },
     (): SignInOutcome => {

@@ -21,7 +21,8 @@ export type AccountChangeKind =
   | "admin_passkey_removed"
   | "passkey_renamed"
   | "passkeys_removed_by_reset"
-  | "reauthenticated";
+  | "reauthenticated"
+  | "password_found_breached";
 
 export type SecurityEventKind =
   | "sign_in_failed"

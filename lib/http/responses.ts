@@ -18,7 +18,8 @@ export type ErrorCode =
   | "csrf_invalid"
   | "unavailable"
   | "reauthentication_required"
-  | "passkey_invalid";
+  | "passkey_invalid"
+  | "password_change_required";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 

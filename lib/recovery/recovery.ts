@@ -142,6 +142,7 @@ export class Recovery {
       if (!account) return;
       const forgotUrl = this.url("/forgot-password");
       const render = {
+        password_breached: messages.passwordBreached,
         new_device_sign_in: messages.newDeviceSignIn,
         password_changed: messages.passwordChanged,
         password_was_reset: messages.passwordWasReset,

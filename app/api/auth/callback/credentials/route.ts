@@ -8,6 +8,7 @@ import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { appOrigin } from "@/lib/http/same-origin";
 import { csrfRefused } from "@/lib/http/refusals";
+import { NEW_PASSWORD_PATH } from "@/lib/http/page-paths";
 import { jsonError } from "@/lib/http/responses";
 import { ENTER_EMAIL_AND_PASSWORD, INCORRECT_CREDENTIALS } from "@/lib/ui/messages";
 
@@ -35,7 +36,9 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
   const outcome = await signInWithPassword(limits, { email, password, deviceToken: deviceTokenOf(request, gate.config) }, { altcha });
   if (!outcome.ok) return outcome.refusal ?? jsonError(401, "invalid_credentials", INCORRECT_CREDENTIALS);
 
+  // A breached password signs in to one page only: choosing a new one.
+  const next = outcome.passwordChangeRequired ? NEW_PASSWORD_PATH : safeCallbackPath(callbackUrl);
   return signedInBrowser(gate, outcome, limits.client, limits.userAgent, {
-    url: new URL(safeCallbackPath(callbackUrl), appOrigin(gate.config.NEXTAUTH_URL)).toString(),
+    url: new URL(next, appOrigin(gate.config.NEXTAUTH_URL)).toString(),
   });
 });

@@ -3,6 +3,7 @@ import { signInWithPassword } from "@/lib/auth/sign-in";
 import { readJson } from "@/lib/http/body";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
+import { passwordChangeRequired } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 import { tokenPair } from "@/lib/http/token-response";
 import { accessSubject, issueAccessToken } from "@/lib/tokens/access-token";
@@ -35,6 +36,9 @@ export const POST = limited("/api/v1/authentication/token", async (request, limi
 
   const checked = await signInWithPassword(limits, { email, password, deviceToken }, { altcha });
   if (!checked.ok) return checked.refusal ?? json(401, INVALID_CREDENTIALS);
+  // No token could be used before the breached password is replaced (apiCaller answers 403), and
+  // the API has no form to replace it: the owner is sent to the site, and mailed.
+  if (checked.passwordChangeRequired) return passwordChangeRequired();
   const { user } = checked;
 
   const nowMs = gate.clock();
