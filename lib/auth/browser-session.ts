@@ -4,7 +4,10 @@ import { browserLabel } from "@/lib/sessions/browser-label";
 import { judgeSession, sessionExpiresAtMs } from "@/lib/sessions/rules";
 import type { Gatehouse } from "./gatehouse";
 import type { SignInOutcome } from "./admission";
+import { safeCallbackPath } from "@/lib/http/callback-url";
 import { setDeviceCookie } from "@/lib/http/device-cookie";
+import { NEW_PASSWORD_PATH } from "@/lib/http/page-paths";
+import { appOrigin } from "@/lib/http/same-origin";
 import { unavailable } from "@/lib/http/refusals";
 import { json } from "@/lib/http/responses";
 import { sessionClaimsOfCookies, sessionCookie } from "./next-auth/cookies";
@@ -48,6 +51,15 @@ export async function openSession(
     expiresAtMs: sessionExpiresAtMs(nowMs, gate.sessionPolicy),
   });
   return sessionCookie(gate.config, { sub: user.id, email: user.email, sid }, nowMs);
+}
+
+/**
+ * Where a browser that has just signed in goes: the callback it asked for, on this site, unless
+ * its password is breached; then, by password or by passkey alike, only choosing a new one.
+ */
+export function landingUrl(gate: Gatehouse, outcome: Extract<SignInOutcome, { ok: true }>, callbackUrl: string | undefined): string {
+  const path = outcome.passwordChangeRequired ? NEW_PASSWORD_PATH : safeCallbackPath(callbackUrl);
+  return new URL(path, appOrigin(gate.config.NEXTAUTH_URL)).toString();
 }
 
 /**

@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { signedInBrowser } from "@/lib/auth/browser-session";
+import { landingUrl, signedInBrowser } from "@/lib/auth/browser-session";
 import { readJson } from "@/lib/http/body";
-import { safeCallbackPath } from "@/lib/http/callback-url";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { csrfRefused } from "@/lib/http/refusals";
@@ -17,8 +16,8 @@ const bodySchema = z.object({ credential: z.unknown(), callbackUrl: z.string().m
 /**
  * Passkey sign-in: the per-address limits (the sign-in's and its own, before the body), one parse
  * of the JSON body, a same-origin check (no other site may sign a browser in to an account of its
- * choosing), then signInWithPasskey, then the session. 200 `{ url }` with the session and device
- * cookies; 400 `passkey_invalid` with a reason for anything that is not a fresh, valid assertion.
+ * choosing), then signInWithPasskey, then the session. 200 `{ url }` (the callback, or
+ * /account/new-password while the password is breached) with the session and device cookies; 400 `passkey_invalid` with a reason for anything that is not a fresh, valid assertion.
  */
 export const POST = limited("/api/auth/passkey", async (request, limits) => {
   const { gate } = limits;
@@ -32,7 +31,5 @@ export const POST = limited("/api/auth/passkey", async (request, limits) => {
 
   const outcome = await signInWithPasskey(limits, credential, deviceTokenOf(request, gate.config));
   if (!outcome.ok) return outcome.refusal ?? passkeyRefused("invalid_response");
-  return signedInBrowser(gate, outcome, limits.client, limits.userAgent, {
-    url: new URL(safeCallbackPath(input.data.callbackUrl), appOrigin(gate.config.NEXTAUTH_URL)).toString(),
-  });
+  return signedInBrowser(gate, outcome, limits.client, limits.userAgent, { url: landingUrl(gate, outcome, input.data.callbackUrl) });
 });

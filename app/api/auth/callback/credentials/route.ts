@@ -1,14 +1,11 @@
-import { signedInBrowser } from "@/lib/auth/browser-session";
+import { landingUrl, signedInBrowser } from "@/lib/auth/browser-session";
 import { browserSignInSchema, fieldErrors } from "@/lib/auth/credentials";
 import { cookieJar, csrfVerified } from "@/lib/auth/next-auth/cookies";
 import { signInWithPassword } from "@/lib/auth/sign-in";
 import { readForm } from "@/lib/http/body";
-import { safeCallbackPath } from "@/lib/http/callback-url";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
-import { appOrigin } from "@/lib/http/same-origin";
 import { csrfRefused } from "@/lib/http/refusals";
-import { NEW_PASSWORD_PATH } from "@/lib/http/page-paths";
 import { jsonError } from "@/lib/http/responses";
 import { ENTER_EMAIL_AND_PASSWORD, INCORRECT_CREDENTIALS } from "@/lib/ui/messages";
 
@@ -36,9 +33,5 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
   const outcome = await signInWithPassword(limits, { email, password, deviceToken: deviceTokenOf(request, gate.config) }, { altcha });
   if (!outcome.ok) return outcome.refusal ?? jsonError(401, "invalid_credentials", INCORRECT_CREDENTIALS);
 
-  // A breached password signs in to one page only: choosing a new one.
-  const next = outcome.passwordChangeRequired ? NEW_PASSWORD_PATH : safeCallbackPath(callbackUrl);
-  return signedInBrowser(gate, outcome, limits.client, limits.userAgent, {
-    url: new URL(next, appOrigin(gate.config.NEXTAUTH_URL)).toString(),
-  });
+  return signedInBrowser(gate, outcome, limits.client, limits.userAgent, { url: landingUrl(gate, outcome, callbackUrl) });
 });
