@@ -1,6 +1,7 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { getConfig } from "./lib/config/env";
 import { baseSecurityHeaders } from "./lib/http/security-headers";
+import { PAGE_PATH_HEADER } from "./lib/http/page-paths";
 
 /**
  * Security headers on every page, set per request so the CSP can carry a fresh nonce (Next.js
@@ -32,6 +33,8 @@ export function proxy(request: NextRequest) {
 
   const requestHeaders = new Headers(request.headers);
   requestHeaders.set("content-security-policy", csp);
+  // The page asked for, for the layout (an account with a breached password is sent to one page); set here, so a client cannot choose it.
+  requestHeaders.set(PAGE_PATH_HEADER, request.nextUrl.pathname);
   const response = NextResponse.next({ request: { headers: requestHeaders } });
 
   response.headers.set(config.CSP_MODE === "enforce" ? "Content-Security-Policy" : "Content-Security-Policy-Report-Only", csp);

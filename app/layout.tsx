@@ -1,5 +1,8 @@
 import type { Metadata, Viewport } from "next";
 import Link from "next/link";
+import { headers } from "next/headers";
+import { redirect } from "next/navigation";
+import { NEW_PASSWORD_PATH, PAGE_PATH_HEADER } from "@/lib/http/page-paths";
 import { currentSession } from "@/lib/auth/current-session";
 import { brandStyle, footerLinks } from "@/lib/brand/brand";
 import { currentBrand } from "@/lib/brand/current-brand";
@@ -26,6 +29,8 @@ export const dynamic = "force-dynamic";
 
 export default async function RootLayout({ children }: { children: React.ReactNode }) {
   const [session, brand] = await Promise.all([currentSession(), currentBrand()]);
+  // A breached password is replaced before anything else: every page but that form sends there.
+  if (session?.passwordChangeRequired && (await headers()).get(PAGE_PATH_HEADER) !== NEW_PASSWORD_PATH) redirect(NEW_PASSWORD_PATH);
   const links = footerLinks(brand);
   return (
     // The brand's colours as custom properties on <html> (style-src allows inline styles; no nonce needed).

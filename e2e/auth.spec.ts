@@ -78,7 +78,7 @@ test("registration explains invalid fields in the browser, before any round trip
   // The hint and the error are each read once: the label wraps neither.
   await expect(page.getByLabel("Password", { exact: true })).toHaveAccessibleName("Password");
   await expect(page.getByLabel("Password", { exact: true })).toHaveAccessibleDescription(
-    "12 to 128 characters. A passphrase of several words works well. Use at least 12 characters.",
+    "15 to 128 characters, not a common or breached password. A passphrase of several words works well. Use at least 15 characters.",
   );
   expect(posts).toEqual([]);
 

@@ -26,7 +26,7 @@ test("change password: the meter says why a password is refused, and the change 
     // The page checks the server's rules before the round trip (all but the blocklist)...
     const newPassword = page.getByLabel("New password");
     await page.getByLabel("Current password").fill(PASSWORD);
-    await newPassword.fill("aaaaaaaaaaaa");
+    await newPassword.fill("aaaaaaaaaaaaaaaa");
     await page.getByRole("button", { name: "Change password" }).click();
     await expect(newPassword).toHaveAccessibleDescription(/repeated/);
     await expect(newPassword).toBeFocused();

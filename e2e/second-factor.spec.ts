@@ -43,11 +43,11 @@ test("an authenticator app: set up from the page, codes and recovery codes sign 
   const secret = (await page.getByTestId("totp-secret").textContent())!.replace(/\s/g, "");
   expect(secret).toMatch(/^[A-Z2-7]{32}$/);
   // A wrong first code does not turn it on.
-  await page.getByLabel("Code").fill(String((Number(codeAt(secret, Date.now())) + 1) % 1_000_000).padStart(6, "0"));
+  await page.getByLabel("Code", { exact: true }).fill(String((Number(codeAt(secret, Date.now())) + 1) % 1_000_000).padStart(6, "0"));
   await page.getByRole("button", { name: "Turn on" }).click();
   await expect(page.getByTestId("second-factor-error")).toContainText("not right");
   // The previous step's code, so that this step's is left for the sign-in below.
-  await page.getByLabel("Code").fill(codeAt(secret, Date.now() - 30_000));
+  await page.getByLabel("Code", { exact: true }).fill(codeAt(secret, Date.now() - 30_000));
   await page.getByRole("button", { name: "Turn on" }).click();
   const codes = await page.getByTestId("recovery-codes").locator("code").allTextContents();
   expect(codes).toHaveLength(10);
@@ -61,7 +61,7 @@ test("an authenticator app: set up from the page, codes and recovery codes sign 
   // The password, then a code from the app.
   await signOut(page);
   await passwordThenSecondStep(page, email);
-  await page.getByLabel("Code").fill(codeAt(secret, Date.now()));
+  await page.getByLabel("Code", { exact: true }).fill(codeAt(secret, Date.now()));
   await page.getByRole("button", { name: "Verify" }).click();
   await expect(page).toHaveURL(/\/account$/);
   await expect(page.getByTestId("account-email")).toHaveText(email);
@@ -70,7 +70,7 @@ test("an authenticator app: set up from the page, codes and recovery codes sign 
   await signOut(page);
   await passwordThenSecondStep(page, email);
   await page.getByRole("button", { name: "Use a recovery code" }).click();
-  await page.getByLabel("Recovery code").fill(codes[0]!);
+  await page.getByLabel("Recovery code", { exact: true }).fill(codes[0]!);
   await page.getByRole("button", { name: "Verify" }).click();
   await expect(page).toHaveURL(/\/account$/);
   await expect(page.getByTestId("recovery-codes-left")).toContainText("9 of 10 left");
@@ -80,7 +80,7 @@ test("an authenticator app: set up from the page, codes and recovery codes sign 
   await signOut(page);
   await passwordThenSecondStep(page, email);
   await page.getByRole("button", { name: "Use a recovery code" }).click();
-  await page.getByLabel("Recovery code").fill(codes[0]!.toUpperCase());
+  await page.getByLabel("Recovery code", { exact: true }).fill(codes[0]!.toUpperCase());
   await page.getByRole("button", { name: "Verify" }).click();
   await expect(page.getByTestId("second-step-error")).toContainText("not right, or was already used");
   await expect(page).toHaveURL(/\/sign-in/);
@@ -98,7 +98,7 @@ test("an authenticator app: set up from the page, codes and recovery codes sign 
   await page.getByRole("button", { name: "Set the new password" }).click();
   await expect(page).toHaveURL(/\/sign-in\?done=reset/);
   await passwordThenSecondStep(page, email, NEW_PASSWORD);
-  await page.getByLabel("Code").fill(codeAt(secret, Date.now() + 30_000));
+  await page.getByLabel("Code", { exact: true }).fill(codeAt(secret, Date.now() + 30_000));
   await page.getByRole("button", { name: "Verify" }).click();
   await expect(page).toHaveURL(/\/account$/);
 });

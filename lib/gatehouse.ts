@@ -21,6 +21,7 @@ import { Metrics } from "@/lib/metrics/metrics";
 import { HashBudget } from "@/lib/password/hash-budget";
 import { argon2Hasher, type PasswordHasher } from "@/lib/password/hash";
 import { argon2Params } from "@/lib/password/params";
+import { rangeBreachCheck, type BreachedPasswords } from "@/lib/password/breached";
 import { digestKey, RateLimiter } from "@/lib/rate-limit/limiter";
 import type { RateLimitStore, RateLimitStoreKind } from "@/lib/rate-limit/store";
 import { MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
@@ -104,6 +105,8 @@ export type Gatehouse = {
   secondFactorLockoutPolicy: LockoutPolicy;
   /** The second step's lock key: the account's, or the known device's that passed the password. */
   secondFactorLockKey(subject: { userId: string } | { deviceId: string }): string;
+  /** Pwned Passwords range checks of new and signing-in passwords (off without BREACHED_PASSWORDS_URL); fail open. */
+  breachedPasswords: BreachedPasswords;
   /** The relying party and the challenges of every WebAuthn ceremony (single-use through `replays`). */
   passkeySettings: PasskeySettings;
   /**
@@ -353,6 +356,16 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     isLocked: async (email) => (await lockouts.check(usernameKey(email), clock(), config.lockoutPolicy)).locked,
     onSkipped: (kind, reason) => log.info({ event: "mail_skipped", kind, reason }),
   });
+  // Only weakened, never refused: warn (the metric counts each), once per 10 s.
+  const reportBreachOutage = throttled(10_000, (reason: string) =>
+    log.warn({ event: "breach_check_unavailable", reason, effect: "failed open: the password was not checked against the corpus" }),
+  );
+  const breachedPasswords = rangeBreachCheck({
+    url: config.BREACHED_PASSWORDS_URL,
+    timeoutMs: config.BREACHED_PASSWORDS_TIMEOUT_MS,
+    onUnavailable: reportBreachOutage,
+    onVerdict: (verdict) => metrics.breachChecks.inc({ verdict }),
+  });
   let closing: Promise<void> | undefined;
   return {
     config,
@@ -396,6 +409,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
         config.RATE_LIMIT_KEY_SECRET,
         "userId" in subject ? ["second-factor", subject.userId] : ["second-factor-device", subject.deviceId],
       ),
+    breachedPasswords,
     passkeySettings: {
       rp: relyingParty(appOrigin(config.NEXTAUTH_URL), brand.name),
       // The memory replay store forgets what was spent at a restart: a challenge issued before one

@@ -13,14 +13,14 @@ import { PasswordInput } from "../components/PasswordInput";
 import { PasswordStrength } from "../components/PasswordStrength";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 
-type Props = { formToken: string; email: string };
+type Props = { formToken: string; email: string; minLength: number };
 type Errors = Partial<Record<"currentPassword" | "newPassword", string>>;
 
 /**
  * Change password. The proof of work (ALTCHA) needs JavaScript, as on the sign-in page; the form
  * still posts (never GET), so a submit before hydration cannot put a password in a URL.
  */
-export function ChangePasswordForm({ formToken, email }: Props) {
+export function ChangePasswordForm({ formToken, email, minLength }: Props) {
   const router = useRouter();
   const altcha = useRef<AltchaHandle>(null);
   const currentInput = useRef<HTMLInputElement>(null);
@@ -55,7 +55,7 @@ export function ChangePasswordForm({ formToken, email }: Props) {
     });
     const local: Errors = {};
     if (currentPassword === "") local.currentPassword = "Enter your current password.";
-    const newError = checkNewPassword(newPassword, email);
+    const newError = checkNewPassword(newPassword, email, minLength);
     if (newError) local.newPassword = newError;
     if (showFieldErrors(local)) return;
     setPending(true);
@@ -121,7 +121,7 @@ export function ChangePasswordForm({ formToken, email }: Props) {
         <Field
           id="new-password"
           label="New password"
-          hint={`${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters, not a common password, not your email. A passphrase of several words works well.`}
+          hint={`${minLength} to ${PASSWORD_LIMITS.max} characters, not a common or breached password, not your email. A passphrase of several words works well.`}
           error={fields.newPassword}
         >
           {(aria) => (
@@ -137,7 +137,7 @@ export function ChangePasswordForm({ formToken, email }: Props) {
             />
           )}
         </Field>
-        <PasswordStrength field="newPassword" email={email} fieldError={fields.newPassword} />
+        <PasswordStrength field="newPassword" email={email} minLength={minLength} fieldError={fields.newPassword} />
         <AltchaField ref={altcha} />
         <noscript>
           <p className="hint">Changing your password needs JavaScript, for the same check as signing in.</p>

@@ -11,6 +11,7 @@ import { ChangePasswordSection } from "./ChangePasswordSection";
 import { PasskeysSection } from "./PasskeysSection";
 import { SecondFactorSection } from "./SecondFactorSection";
 import { SessionsSection } from "./SessionsSection";
+import { hasOtherFactor } from "@/lib/users/accounts";
 
 export const dynamic = "force-dynamic";
 
@@ -49,6 +50,7 @@ const LABELS: Record<SecurityEventKind, string> = {
   second_step_due: "Right password; the sign-in waited for the second step",
   second_step_failed: "Wrong code at the second sign-in step",
   admin_factors_removed: "Second sign-in step removed by an administrator",
+  password_found_breached: "Password found in a data breach at sign-in (a new one must be chosen)",
 };
 
 export default async function AccountPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
@@ -101,7 +103,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
       <SessionsSection userId={userId} currentSid={currentSid} />
       <PasskeysSection passkeys={passkeys} currentSid={currentSid} email={user.email} />
       <SecondFactorSection userId={userId} currentSid={currentSid} email={user.email} />
-      <ChangePasswordSection currentSid={currentSid} email={user.email} />
+      <ChangePasswordSection currentSid={currentSid} email={user.email} hasOtherFactor={await hasOtherFactor(gate.prisma, userId)} />
       <div className="card">
         <h2>Recent security events</h2>
         <p className="hint">

@@ -35,7 +35,7 @@ type Props = {
 const PASSWORD_FIELD = {
   new: {
     label: "New password",
-    hint: `${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters. A passphrase of several words works well.`,
+    hint: `${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters (${PASSWORD_LIMITS.minWithOtherFactor} if you keep a passkey), not a common or breached password. A passphrase of several words works well.`,
     autoComplete: "new-password",
   },
   current: {
@@ -107,7 +107,7 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
       password === undefined
         ? undefined
         : asks === "new"
-          ? checkNewPassword(password, undefined)
+          ? checkNewPassword(password, undefined, PASSWORD_LIMITS.minWithOtherFactor)
           : password
             ? undefined
             : "Enter the password you chose.";
@@ -215,7 +215,7 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
             </Field>
             {asks === "new" ? (
               <>
-                <PasswordStrength field="password" fieldError={passwordError} />
+                <PasswordStrength field="password" minLength={PASSWORD_LIMITS.minWithOtherFactor} fieldError={passwordError} />
                 <p className="checkbox">
                   <input id="remove-passkeys" type="checkbox" name="removePasskeys" />
                   <label htmlFor="remove-passkeys">Also remove every passkey</label>

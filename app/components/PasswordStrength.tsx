@@ -1,9 +1,10 @@
 "use client";
 
 import { useDeferredValue, useEffect, useRef, useState } from "react";
-import { passwordProblem } from "@/lib/password/rules";
+import type { GuessEstimate } from "@/lib/password/rules";
+import { minimumGuessesLog10, passwordProblem, PASSWORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_WITH_OTHER_FACTOR } from "@/lib/password/rules";
 
-type Engine = { score(password: string, userInputs: string[]): number; isCommon(normalised: string): boolean };
+type Engine = { estimate(password: string, email?: string): GuessEstimate & { score: number }; isCommon(normalised: string): boolean };
 
 let loading: Promise<Engine> | undefined;
 
@@ -16,9 +17,10 @@ function loadEngine(): Promise<Engine> {
     import("@zxcvbn-ts/core"),
     import("@zxcvbn-ts/language-common"),
     import("@/lib/password/common-passwords"),
-  ]).then(([core, common, list]) => {
+    import("@/lib/password/guesses"),
+  ]).then(([core, common, list, guesses]) => {
     const zxcvbn = new core.ZxcvbnFactory({ dictionary: { ...common.dictionary }, graphs: common.adjacencyGraphs });
-    return { score: (password, userInputs) => zxcvbn.check(password, userInputs).score, isCommon: list.isCommonPassword };
+    return { estimate: (password, email) => guesses.estimateGuesses(zxcvbn, password, email), isCommon: list.isCommonPassword };
   });
   return loading;
 }
@@ -27,18 +29,21 @@ const LABELS = ["Very weak", "Weak", "Fair", "Strong", "Very strong"] as const;
 
 /**
  * A strength meter for the password field named `field` of the enclosing form, with the reason
- * the server would refuse it (the same rules module). It only reads the form, so adding it to a
- * form is one line. Guidance, not the gate: the server decides.
+ * the server would refuse it (the same rules module, the same zxcvbn-ts estimate and threshold).
+ * It only reads the form, so adding it to a form is one line. Guidance, not the gate: the server
+ * decides. `minLength`: the account's minimum (15, or 8 with a passkey), said as soon as typing starts.
  */
 export function PasswordStrength({
   field,
   emailField,
   email,
   fieldError,
+  minLength = PASSWORD_MIN_LENGTH,
 }: {
   field: string;
   emailField?: string;
   email?: string;
+  minLength?: number;
   /** The error shown under the field: the meter does not say the same thing a second time. */
   fieldError?: string;
 }) {
@@ -60,14 +65,19 @@ export function PasswordStrength({
     return () => form.removeEventListener("input", onInput);
   }, [field, emailField, email]);
 
-  const problem = password ? passwordProblem(password, { email: currentEmail, isCommon: engine?.isCommon ?? (() => false) }) : null;
+  const estimate = password && engine ? engine.estimate(password, currentEmail || undefined) : undefined;
+  const hasOtherFactor = minLength <= PASSWORD_MIN_LENGTH_WITH_OTHER_FACTOR;
+  const problem = password
+    ? passwordProblem(password, {
+        email: currentEmail,
+        isCommon: engine?.isCommon ?? (() => false),
+        minLength,
+        estimate,
+        minGuessesLog10: minimumGuessesLog10({ hasOtherFactor }),
+      })
+    : null;
   // A password the rules refuse is shown as very weak, whatever zxcvbn thinks of it.
-  const score =
-    !password || !engine
-      ? null
-      : problem
-        ? 0
-        : engine.score(password.slice(0, 128), currentEmail ? [currentEmail, currentEmail.split("@")[0]!] : []);
+  const score = !estimate ? null : problem ? 0 : estimate.score;
   return (
     <div ref={anchor} className="hint" data-testid="password-strength" data-score={score ?? ""}>
       {score !== null ? (

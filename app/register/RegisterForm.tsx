@@ -117,7 +117,7 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
         <Field
           id="register-password"
           label="Password"
-          hint={`${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters. A passphrase of several words works well.`}
+          hint={`${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters, not a common or breached password. A passphrase of several words works well.`}
           error={fields.password}
         >
           {(aria) => (

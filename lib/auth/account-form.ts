@@ -2,7 +2,7 @@ import type { NextRequest } from "next/server";
 import { cookieJar } from "./next-auth/cookies";
 import { readForm } from "@/lib/http/body";
 import { isSessionFormToken } from "@/lib/http/form-token";
-import { csrfRefused, unavailable } from "@/lib/http/refusals";
+import { csrfRefused, passwordChangeRequired, unavailable } from "@/lib/http/refusals";
 import { accept, refuse, type OrRefused } from "@/lib/http/refused";
 import { jsonError } from "@/lib/http/responses";
 import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
@@ -22,6 +22,8 @@ export async function readAccountForm(
   gate: Gatehouse,
   /** A limit keyed by the user, applied before the body is read. */
   beforeBody: (session: LiveSession) => Promise<Response | null> = async () => null,
+  /** The change-password form: the one form an account whose password is breached may still send. */
+  { replacesPassword = false }: { replacesPassword?: boolean } = {},
 ): Promise<AccountForm> {
   let session: LiveSession | null;
   try {
@@ -31,6 +33,7 @@ export async function readAccountForm(
     return refuse(unavailable());
   }
   if (!session) return refuse(jsonError(401, "unauthenticated", SESSION_ENDED));
+  if (session.passwordChangeRequired && !replacesPassword) return refuse(passwordChangeRequired());
   if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) {
     gate.log.info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
     return refuse(csrfRefused());

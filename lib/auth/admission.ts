@@ -43,14 +43,20 @@ export type SecondStepMethod = "totp" | "passkey" | "recovery_code";
 
 /**
  * The password check's answer: a user, the device token that now identifies their client and the
- * session id chosen for them; a refusal to send as it is (null: the generic 401); or, for an
+ * session id chosen for them (`passwordChangeRequired`: the password is in a breach corpus, so the
+ * owner must choose another first); a refusal to send as it is (null: the generic 401); or, for an
  * account with a second factor, a pending sign-in and no session (`ok` is then neither true nor
  * false, so no route can take it for either without saying so).
  */
 export type SignInOutcome =
-  | { ok: true; user: VerifiedUser; device: { token: string; expiresAtMs: number }; sessionId: string }
+  | { ok: true; user: VerifiedUser; device: { token: string; expiresAtMs: number }; sessionId: string; passwordChangeRequired: boolean }
   | { ok: false; refusal: Response | null }
-  | { ok: "second_step"; pending: { token: string; expiresAtMs: number; methods: SecondStepMethod[] } };
+  | {
+      ok: "second_step";
+      pending: { token: string; expiresAtMs: number; methods: SecondStepMethod[] };
+      /** Whose password was right (for the breach check after the slot; never sent to the client). */
+      user: { id: string; credentialGeneration: number };
+    };
 
 /**
  * Issues admissions and takes them back, once each. The desk is a member of the process's one

@@ -1,7 +1,7 @@
 import type { NextRequest } from "next/server";
 import { cookieJar } from "./next-auth/cookies";
 import { isMediaType } from "@/lib/http/body";
-import { unavailable } from "@/lib/http/refusals";
+import { passwordChangeRequired, unavailable } from "@/lib/http/refusals";
 import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 import { accept, refuse, type OrRefused } from "@/lib/http/refused";
 import { jsonError } from "@/lib/http/responses";
@@ -47,6 +47,7 @@ export async function apiCaller(
       gate.log.error({ event: "access_token_check_failed", err: error instanceof Error ? error.message : String(error) });
       return refuse(unavailable());
     }
+    if (ended === "password_change_required") return refuse(passwordChangeRequired());
     if (ended) {
       gate.log.info({ event: "access_token_refused", reason: ended, familyId: check.familyId });
       return refuse(
@@ -71,6 +72,7 @@ export async function apiCaller(
     gate.log.error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
     return refuse(unavailable());
   }
+  if (session?.passwordChangeRequired) return refuse(passwordChangeRequired());
   if (session) {
     // A cookie rides along on any request the browser makes, a Bearer token only on the ones its
     // holder writes: cookie-authenticated writes must show they come from the app's own pages.

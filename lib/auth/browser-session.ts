@@ -4,7 +4,10 @@ import { browserLabel } from "@/lib/sessions/browser-label";
 import { judgeSession, sessionExpiresAtMs } from "@/lib/sessions/rules";
 import type { Gatehouse } from "./gatehouse";
 import type { SignInOutcome } from "./admission";
+import { safeCallbackPath } from "@/lib/http/callback-url";
 import { setDeviceCookie } from "@/lib/http/device-cookie";
+import { NEW_PASSWORD_PATH } from "@/lib/http/page-paths";
+import { appOrigin } from "@/lib/http/same-origin";
 import { unavailable } from "@/lib/http/refusals";
 import { json } from "@/lib/http/responses";
 import { sessionClaimsOfCookies, sessionCookie } from "./next-auth/cookies";
@@ -12,7 +15,8 @@ import { sessionClaimsOfCookies, sessionCookie } from "./next-auth/cookies";
 /** A session cookie's claims as next-auth decoded them: nothing in them is trusted yet. */
 export type SessionClaims = { sub?: unknown; sid?: unknown };
 
-export type LiveSession = { userId: string; sid: string };
+/** `passwordChangeRequired`: the account's password is breached; nothing but choosing a new one is served. */
+export type LiveSession = { userId: string; sid: string; passwordChangeRequired: boolean };
 
 /** Thrown from next-auth's jwt callback for a dead session: next-auth answers `{}` and clears the cookie. */
 export class SessionEnded extends Error {
@@ -50,6 +54,15 @@ export async function openSession(
     ...(authenticatedAtMs === undefined ? {} : { authenticatedAtMs }),
   });
   return sessionCookie(gate.config, { sub: user.id, email: user.email, sid }, nowMs);
+}
+
+/**
+ * Where a browser that has just signed in goes: the callback it asked for, on this site, unless
+ * its password is breached; then, by password or by passkey alike, only choosing a new one.
+ */
+export function landingUrl(gate: Gatehouse, outcome: Extract<SignInOutcome, { ok: true }>, callbackUrl: string | undefined): string {
+  const path = outcome.passwordChangeRequired ? NEW_PASSWORD_PATH : safeCallbackPath(callbackUrl);
+  return new URL(path, appOrigin(gate.config.NEXTAUTH_URL)).toString();
 }
 
 /**
@@ -91,7 +104,8 @@ export async function liveSession(gate: Gatehouse, claims: SessionClaims | null)
     return null;
   }
   const nowMs = gate.clock();
-  const verdict = judgeSession(await gate.sessions.find(sid), userId, nowMs, gate.sessionPolicy);
+  const record = await gate.sessions.find(sid);
+  const verdict = judgeSession(record, userId, nowMs, gate.sessionPolicy);
   if (!verdict.live) {
     gate.log.info({ event: "session_refused", reason: verdict.reason });
     return null;
@@ -104,7 +118,7 @@ export async function liveSession(gate: Gatehouse, claims: SessionClaims | null)
         gate.log.warn({ event: "session_touch_failed", err: error instanceof Error ? error.message : String(error) }),
       );
   }
-  return { userId, sid };
+  return { userId, sid, passwordChangeRequired: record?.passwordBreached === true };
 }
 
 /** The live session that a request's session cookie names, for pages, the API and the account forms. */

@@ -19,31 +19,32 @@ const EMOJI = "🔑🦊🐙🌵🎈🧭🪁🍋🛶🎻🦉🌋🧩";
 describe("registrationSchema", () => {
   const email = "user@example.com";
 
-  it("accepts 12 to 128 characters and normalises the email", () => {
-    const result = registrationSchema.safeParse({ email: " User@Example.com", password: varied(12) });
+  it("accepts 15 to 128 characters and normalises the email", () => {
+    const result = registrationSchema.safeParse({ email: " User@Example.com", password: varied(15) });
     expect(result.success && result.data.email).toBe("user@example.com");
     expect(registrationSchema.safeParse({ email, password: varied(128) }).success).toBe(true);
   });
 
-  it("refuses 11 and 129 characters with a message per field", () => {
-    const short = registrationSchema.safeParse({ email, password: varied(11) });
+  it("refuses 14 and 129 characters with a message per field", () => {
+    const short = registrationSchema.safeParse({ email, password: varied(14) });
     expect(short.success).toBe(false);
-    expect(short.error?.issues[0]?.path).toEqual(["password"]);
+    expect(short.error?.issues[0]).toMatchObject({ path: ["password"], message: "Use at least 15 characters." });
     expect(registrationSchema.safeParse({ email, password: varied(129) }).success).toBe(false);
   });
 
   it("counts code points, not UTF-16 units", () => {
-    // 12 emoji are 24 UTF-16 units but 12 characters: accepted; 65 would be 130 units yet 65 characters.
-    expect(registrationSchema.safeParse({ email, password: varied(12, EMOJI) }).success).toBe(true);
-    expect(registrationSchema.safeParse({ email, password: varied(11, EMOJI) }).success).toBe(false);
+    // 15 emoji are 30 UTF-16 units but 15 characters: accepted; 65 would be 130 units yet 65 characters.
+    expect(registrationSchema.safeParse({ email, password: varied(15, EMOJI) }).success).toBe(true);
+    expect(registrationSchema.safeParse({ email, password: varied(14, EMOJI) }).success).toBe(false);
     expect(registrationSchema.safeParse({ email, password: varied(65, EMOJI) }).success).toBe(true);
   });
 
-  it("refuses a common, repetitive or email-bearing password, saying why in the password field", () => {
+  it("refuses a common, repetitive, email-bearing or guessable password, saying why in the password field", () => {
     const cases: [string, RegExp][] = [
       ["passwordpassword", /common passwords/],
-      ["aaaaaaaaaaaa", /repeated/],
+      ["aaaaaaaaaaaaaaaa", /repeated/],
       ["user@example.com is me", /email/],
+      ["qwertyuiopasdfghjkl", /patterns that attackers try early/],
     ];
     for (const [password, why] of cases) {
       const result = registrationSchema.safeParse({ email: "User@Example.com", password });
@@ -55,8 +56,8 @@ describe("registrationSchema", () => {
   });
 
   it("refuses malformed emails, missing and non-string fields", () => {
-    expect(registrationSchema.safeParse({ email: "not-an-email", password: varied(12) }).success).toBe(false);
-    expect(registrationSchema.safeParse({ password: varied(12) }).success).toBe(false);
+    expect(registrationSchema.safeParse({ email: "not-an-email", password: varied(15) }).success).toBe(false);
+    expect(registrationSchema.safeParse({ password: varied(15) }).success).toBe(false);
     expect(registrationSchema.safeParse({ email: 42, password: ["x"] }).success).toBe(false);
     expect(registrationSchema.safeParse(null).success).toBe(false);
   });

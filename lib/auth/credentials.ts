@@ -1,6 +1,14 @@
 import { z } from "zod";
 import { isCommonPassword } from "@/lib/password/common-passwords";
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, passwordProblem } from "@/lib/password/rules";
+import {
+  minimumGuessesLog10,
+  minimumPasswordLength,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+  passwordProblem,
+  type PasswordProblem,
+} from "@/lib/password/rules";
+import { serverGuessEstimate } from "@/lib/password/server-guesses";
 import { EMAIL_MAX_LENGTH } from "./limits";
 
 export { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH };
@@ -13,16 +21,30 @@ export function normalizeEmail(email: string): string {
 // C0 controls and DEL have no place in an address, and PostgreSQL refuses a NUL outright.
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-// A new password: a string here, the rules (lib/password/rules.ts) once the email is known too.
-// The bound only keeps a huge string from being normalised and scanned; the rules say "at most 128".
-const newPassword = z
-  .string({ error: "Password is required." })
+/**
+ * A new password's shape, the one field registration, reset and change all parse it with; the
+ * rules (newPasswordRules) follow once the owner is known. The bound only keeps a huge string
+ * from being normalised and scanned; the rules say "at most 128".
+ */
+export const newPasswordField = z
+  .string({ error: "Enter a password." })
   .max(PASSWORD_MAX_LENGTH * 8, `Use at most ${PASSWORD_MAX_LENGTH} characters.`);
 
-/** Adds the password rules' refusal, with its reason, to the `field` of a schema that has the email. */
-export function checkNewPassword(password: string, email: string | undefined, field: string, ctx: z.RefinementCtx): void {
-  const problem = passwordProblem(password, { email, isCommon: isCommonPassword });
-  if (problem) ctx.addIssue({ code: "custom", path: [field], message: problem.message });
+/** Whose new password it is: the email it may not contain, and whether the password is the account's only factor. */
+export type NewPasswordOwner = { email: string | undefined; hasOtherFactor: boolean };
+
+/**
+ * The password rules on the server (lib/password/rules.ts, the browser's too): the length for this
+ * account, the blocklist and zxcvbn-ts's guess estimate with the email as a known word.
+ */
+export function newPasswordRules(password: string, owner: NewPasswordOwner): PasswordProblem | null {
+  return passwordProblem(password, {
+    email: owner.email,
+    isCommon: isCommonPassword,
+    minLength: minimumPasswordLength(owner),
+    minGuessesLog10: minimumGuessesLog10(owner),
+    estimate: serverGuessEstimate(password, owner.email),
+  });
 }
 
 const email = z
@@ -34,9 +56,11 @@ const email = z
 // The ALTCHA payload is checked by the captcha layer; here only its size is bounded.
 const altcha = z.string().max(8_192).optional();
 
-export const registrationSchema = z
-  .object({ email, password: newPassword, altcha })
-  .superRefine((input, ctx) => checkNewPassword(input.password, input.email, "password", ctx));
+// A new account has no other factor yet: the full length applies. The breach check follows the ALTCHA (lib/auth/new-password.ts).
+export const registrationSchema = z.object({ email, password: newPasswordField, altcha }).superRefine((input, ctx) => {
+  const problem = newPasswordRules(input.password, { email: input.email, hasOtherFactor: false });
+  if (problem) ctx.addIssue({ code: "custom", path: ["password"], message: problem.message });
+});
 
 /**
  * Sign-in only checks shape: applying the registration rules here would tell an attacker

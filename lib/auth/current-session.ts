@@ -4,7 +4,7 @@ import { liveSessionOfCookies } from "./browser-session";
 import { gatehouse } from "./gatehouse";
 import { cookieJar } from "./next-auth/cookies";
 
-export type CurrentSession = { userId: string; sid: string; email: string | null };
+export type CurrentSession = { userId: string; sid: string; email: string | null; passwordChangeRequired: boolean };
 
 /**
  * The signed-in browser session of this request, for pages and server components: the same

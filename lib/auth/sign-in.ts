@@ -12,12 +12,16 @@ import type { ClientAddress } from "@/lib/http/client-address";
 import { secondStepMethods, type FactorSummary } from "@/lib/factors/store";
 import type { Lane } from "@/lib/password/hash-budget";
 import { browserLabel } from "@/lib/sessions/browser-label";
-import { confirmAddress, recordFirstSignIn, verifyCredentials } from "@/lib/users/accounts";
+import { confirmAddress, markPasswordBreached, recordFirstSignIn, verifyCredentials } from "@/lib/users/accounts";
 import type { Intent, SignInOutcome, SignInAdmission } from "./admission";
 import type { Gatehouse } from "./gatehouse";
 
-/** What a password sign-in read, once, from its request: the normalised email, the password and the device token sent. */
-export type PasswordAttempt = { email: string; password: string; deviceToken?: string | undefined };
+/**
+ * What a password sign-in read, once, from its request: the normalised email, the password and the
+ * device token sent. `replacing`: the password is checked only to be replaced (the change form), so
+ * whether it is breached no longer matters.
+ */
+export type PasswordAttempt = { email: string; password: string; deviceToken?: string | undefined; replacing?: boolean };
 
 /**
  * What shows the client is worth a password check, and what a right password is for: a solved
@@ -53,6 +57,7 @@ const refused = (response: Response): SignInOutcome => ({ ok: false, refusal: re
  *   lockout again, counted → Argon2id.
  * The outcome comes back as a value: a user and a new device token, or the refusal to send (null:
  * the route's generic "wrong email or password"). The route then starts the session its way.
+ * A right password is then looked up in the breach corpus (afterBreachCheck).
  */
 export async function signInWithPassword(limits: RouteLimits, attempt: PasswordAttempt, proof: Proof): Promise<SignInOutcome> {
   const { gate, client } = limits;
@@ -100,7 +105,41 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
     confirms: "confirms" in proof ? proof.confirms : null,
     intent: "altcha" in proof ? proof.intent : { kind: "sign_in", channel: "browser" },
   });
-  return checkPassword(gate, admission);
+  const outcome = await checkPassword(gate, admission);
+  if (attempt.replacing) return outcome;
+  if (outcome.ok === true) return afterBreachCheck(limits, outcome, password);
+  // The password was right but the sign-in waits for its step: the mark, if due, is read when the step finishes.
+  if (outcome.ok === "second_step") await markIfBreached(limits, outcome.user, password);
+  return outcome;
+}
+
+/**
+ * A right password found in the breach corpus still signs in (the owner typed it; refusing would
+ * lock them out with no way to change it), but the account is marked: every page sends the owner
+ * to choose a new one and the API answers 403 password_change_required until it is replaced, and
+ * the owner is told by email once per mark. Only a right password is looked up, after Argon2id and
+ * outside the hash-budget slot, so wrong guesses cost no lookup and cannot learn anything from it;
+ * an unknown verdict (off, slow, down) fails open, leaving an existing mark as it is.
+ */
+async function afterBreachCheck(
+  limits: RouteLimits,
+  outcome: Extract<SignInOutcome, { ok: true }>,
+  password: string,
+): Promise<SignInOutcome> {
+  if (outcome.passwordChangeRequired || !(await markIfBreached(limits, outcome.user, password))) return outcome;
+  return { ...outcome, passwordChangeRequired: true };
+}
+
+/** Looks a right password up in the breach corpus and marks the account (told once per mark); whether it was found. */
+async function markIfBreached(limits: RouteLimits, user: { id: string; credentialGeneration: number }, password: string): Promise<boolean> {
+  const { gate } = limits;
+  if ((await gate.breachedPasswords.check(password)) !== "breached") return false;
+  if (await markPasswordBreached(gate.prisma, user.id, user.credentialGeneration, gate.clock())) {
+    await gate.events.accountChanged(user.id, "password_found_breached", limits.client, { browser: browserLabel(limits.userAgent) });
+    gate.recovery.notice("password_breached", { id: user.id }, noticeOrigin(gate, { client: limits.client, userAgent: limits.userAgent }));
+    gate.log.info({ event: "password_found_breached", userId: user.id });
+  }
+  return true;
 }
 
 // Long enough for a queued check and Argon2id; a request that dies frees the device after it.
@@ -273,7 +312,11 @@ async function openSecondStep(
   });
   gate.log.info({ event: "second_step_due", userId, methods: secondStepMethods(factors) });
   logSecurity(gate, { route: passed.route, outcome: "second_step_due", client: passed.client, email: passed.email, userId });
-  return { ok: "second_step", pending: { ...pending, methods: secondStepMethods(factors) } };
+  return {
+    ok: "second_step",
+    pending: { ...pending, methods: secondStepMethods(factors) },
+    user: { id: userId, credentialGeneration: user.credentialGeneration },
+  };
 }
 
 /**
@@ -285,7 +328,7 @@ async function openSecondStep(
 export async function completeSignIn(
   gate: Gatehouse,
   passed: PassedPassword,
-  user: { id: string; email: string; credentialGeneration: number },
+  user: { id: string; email: string; credentialGeneration: number; passwordBreached: boolean },
   via: "password" | "second_step" = "password",
 ): Promise<Extract<SignInOutcome, { ok: true }>> {
   const { email, client, device, route, intent } = passed;
@@ -320,6 +363,7 @@ export async function completeSignIn(
     user: { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration },
     device: { token: issued.token, expiresAtMs: issued.expiresAtMs },
     sessionId: passed.sessionId,
+    passwordChangeRequired: user.passwordBreached,
   };
 }
 

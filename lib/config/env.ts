@@ -275,6 +275,15 @@ const schema = z
       .max(24 * 365)
       .default(24),
 
+    // A Pwned Passwords range service (k-anonymity: only 5 hex digits of the SHA-1 leave): new
+    // passwords found there are refused, and a sign-in with one must choose another. Empty: off.
+    // In production set it to https://api.pwnedpasswords.com. Fails open after the timeout.
+    BREACHED_PASSWORDS_URL: z
+      .string()
+      .default("")
+      .refine((value) => value === "" || /^https?:\/\/[^\s]+$/.test(value), "must be an http(s) URL or empty"),
+    BREACHED_PASSWORDS_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(1_000),
+
     // Known-device cookies (OWASP): how long one lasts, and the key that signs it.
     DEVICE_COOKIE_DAYS: z.coerce.number().int().min(1).max(400).default(180),
     DEVICE_COOKIE_SECRET: z.string().min(32).optional(),

@@ -30,7 +30,8 @@ export type AccountChangeKind =
   | "recovery_code_used"
   | "second_step_due"
   | "second_step_failed"
-  | "admin_factors_removed";
+  | "admin_factors_removed"
+  | "password_found_breached";
 
 export type SecurityEventKind =
   | "sign_in_failed"

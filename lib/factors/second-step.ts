@@ -94,11 +94,17 @@ export async function passSecondStep(
   if (byAccount) return refused(byAccount);
   // A password reset or change since the password step: that password no longer signs in, and
   // nothing (no code) is spent on trying.
-  const user = await gate.prisma.user.findUnique({
+  const found = await gate.prisma.user.findUnique({
     where: { id: pending.userId },
-    select: { id: true, email: true, credentialGeneration: true },
+    select: { id: true, email: true, credentialGeneration: true, passwordBreachedAt: true },
   });
-  if (!user || user.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
+  if (!found || found.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
+  const user = {
+    id: found.id,
+    email: found.email,
+    credentialGeneration: found.credentialGeneration,
+    passwordBreached: found.passwordBreachedAt !== null,
+  };
 
   const browser = browserLabel(limits.userAgent);
   let spendAnswer: () => Promise<boolean> = async () => true;

@@ -60,8 +60,15 @@ export function isMediaType(header: string | null, expected: MediaType): boolean
 async function readBodyText(request: Request, maxBytes: number): Promise<string> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > maxBytes) throw new BodyError(413, "payload_too_large", `The request body is larger than ${maxBytes} bytes.`);
-  if (!request.body) return "";
-  const reader = request.body.getReader();
+  const text = await readCappedText(request.body, maxBytes);
+  if (text === null) throw new BodyError(413, "payload_too_large", `The request body is larger than ${maxBytes} bytes.`);
+  return text;
+}
+
+/** A stream's UTF-8 text, read up to `maxBytes` and cancelled past it (null): for requests and for answers of other services alike. */
+export async function readCappedText(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<string | null> {
+  if (!body) return "";
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
@@ -69,8 +76,8 @@ async function readBodyText(request: Request, maxBytes: number): Promise<string>
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {
-      await reader.cancel();
-      throw new BodyError(413, "payload_too_large", `The request body is larger than ${maxBytes} bytes.`);
+      await reader.cancel().catch(() => {});
+      return null;
     }
     chunks.push(value);
   }

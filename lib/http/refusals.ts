@@ -3,6 +3,7 @@ import { CAPTCHA_MESSAGES } from "@/lib/captcha/altcha";
 import type { LockoutCheck } from "@/lib/lockout/rules";
 import type { LimitResult } from "@/lib/rate-limit/limiter";
 import type { RefusalStyle } from "./route-policies";
+import { NEW_PASSWORD_PATH } from "./page-paths";
 import { jsonError } from "./responses";
 import { ACCOUNT_SIGN_IN_PAUSED, DEVICE_SIGN_IN_PAUSED, SIGN_IN_UNAVAILABLE } from "@/lib/ui/messages";
 
@@ -119,6 +120,16 @@ export function apiRateLimited(result: LimitResult) {
 /** next-auth's double-submit CSRF check failed: a stale page or a cross-site post. */
 export function csrfRefused() {
   return jsonError(403, "csrf_invalid", "This page has expired. Reload it and try again.");
+}
+
+/** The answer every other request of an account with a breached password gets, until a new one is chosen. */
+export function passwordChangeRequired() {
+  return jsonError(
+    403,
+    "password_change_required",
+    `This account's password has appeared in a data breach. Choose a new one at ${NEW_PASSWORD_PATH} before anything else.`,
+    { location: NEW_PASSWORD_PATH },
+  );
 }
 
 /** The password check could not finish (the database did not answer): nothing was decided. */

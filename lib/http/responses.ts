@@ -20,7 +20,8 @@ export type ErrorCode =
   | "reauthentication_required"
   | "passkey_invalid"
   | "second_step_invalid"
-  | "invalid_code";
+  | "invalid_code"
+  | "password_change_required";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 

@@ -57,6 +57,13 @@ export class Metrics {
     labelNames: ["lane"] as const,
     registers: [this.registry],
   });
+  /** Breached-password range checks: breached, not_found, unknown (failed open), skipped (circuit open, failed open at once). */
+  readonly breachChecks = new Counter({
+    name: "gatehouse_breach_checks_total",
+    help: "Breached-password checks by verdict (unknown and skipped failed open)",
+    labelNames: ["verdict"] as const,
+    registers: [this.registry],
+  });
   readonly passwordCheckSeconds = new Histogram({
     name: "gatehouse_password_check_seconds",
     help: "Argon2id verification time of sign-in password checks",

@@ -95,7 +95,7 @@ export async function signInWithPasskey(
 
   const user = await gate.prisma.user.findUnique({
     where: { id: passkey.userId },
-    select: { id: true, email: true, credentialGeneration: true, emailVerifiedAt: true },
+    select: { id: true, email: true, credentialGeneration: true, emailVerifiedAt: true, passwordBreachedAt: true },
   });
   if (!user) return refused("unknown");
   // The same rule as the password's: no session for an address not confirmed yet.
@@ -118,6 +118,8 @@ export async function signInWithPasskey(
     user: { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration },
     device: { token: device.token, expiresAtMs: device.expiresAtMs },
     sessionId,
+    // The passkey proved the owner, but the password is still on a breach list: it is replaced first.
+    passwordChangeRequired: user.passwordBreachedAt !== null,
   };
 }
 

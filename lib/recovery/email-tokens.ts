@@ -26,7 +26,8 @@ export interface EmailTokens {
   /**
    * Uses a reset token and sets the new password hash in one statement: the hash is stored only
    * if the token was live and the user's password has not changed since it was issued. Raises the
-   * credential generation (ending every session made before) and marks the address verified.
+   * credential generation (ending every session made before), marks the address verified and
+   * clears the breached mark.
    * Returns the new generation and the account's email, or null.
    */
   resetPassword(
@@ -89,6 +90,7 @@ export function prismaEmailTokens(prisma: PrismaClient): EmailTokens {
         SET "passwordHash" = ${passwordHash},
             "credentialGeneration" = u."credentialGeneration" + 1,
             "emailVerifiedAt" = COALESCE(u."emailVerifiedAt", ${now}),
+            "passwordBreachedAt" = NULL,
             "updatedAt" = ${now}
         FROM used
         WHERE u."id" = used."userId" AND u."credentialGeneration" = used."credentialGeneration"

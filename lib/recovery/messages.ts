@@ -98,6 +98,16 @@ export const brandedMessages = (app: string) => ({
       { link: { label: "Reset my password", url: forgotUrl } },
     ]),
 
+  passwordBreached: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
+    render(app, to, "password_breached", `Your ${app} password has appeared in a data breach`, [
+      {
+        text: "Your password was just used to sign in, and it is on a public list of passwords leaked from other sites, which attackers replay everywhere. You are asked to choose a new one before anything else.",
+      },
+      { text: originLine(origin) },
+      { text: "If that sign-in was not you, someone else has your password: reset it now, and change it on every site where you used it." },
+      { link: { label: "Reset my password", url: forgotUrl } },
+    ]),
+
   passwordWasReset: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
     render(app, to, "password_was_reset", `Your ${app} password was reset`, [
       { text: "The password of your account was reset from an emailed link, and every session was signed out." },
@@ -192,6 +202,7 @@ export const brandedMessages = (app: string) => ({
 });
 
 export type NoticeKind =
+  | "password_breached"
   | "new_device_sign_in"
   | "password_changed"
   | "password_was_reset"

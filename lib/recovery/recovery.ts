@@ -148,6 +148,7 @@ export class Recovery {
       if (!account) return;
       const forgotUrl = this.url("/forgot-password");
       const render = {
+        password_breached: this.messages.passwordBreached,
         new_device_sign_in: this.messages.newDeviceSignIn,
         password_changed: this.messages.passwordChanged,
         password_was_reset: this.messages.passwordWasReset,

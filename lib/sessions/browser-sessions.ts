@@ -57,6 +57,7 @@ type SessionRow = {
   revokedAt: Date | null;
   credentialGeneration: number;
   userCredentialGeneration: number | null;
+  passwordBreached: boolean | null;
 };
 
 // Dead rows are kept a while (the account page could show them) and then removed by create().
@@ -101,10 +102,10 @@ export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
 
     async find(id) {
       if (!SESSION_ID_PATTERN.test(id)) return null;
-      // One round trip: the session and its user's current generation (null when the user is gone).
+      // One round trip: the session, its user's current generation (null when the user is gone) and breached mark.
       const [row] = await prisma.$queryRaw<SessionRow[]>`
         SELECT s."id", s."userId"::text AS "userId", s."lastSeenAt", s."expiresAt", s."revokedAt", s."credentialGeneration",
-               u."credentialGeneration" AS "userCredentialGeneration"
+               u."credentialGeneration" AS "userCredentialGeneration", u."passwordBreachedAt" IS NOT NULL AS "passwordBreached"
         FROM "BrowserSession" s LEFT JOIN "User" u ON u."id" = s."userId"
         WHERE s."id" = ${id}`;
       if (!row) return null;
@@ -116,6 +117,7 @@ export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
         revokedAtMs: row.revokedAt?.getTime() ?? null,
         credentialGeneration: row.credentialGeneration,
         userCredentialGeneration: row.userCredentialGeneration,
+        passwordBreached: row.passwordBreached === true,
       };
     },
 

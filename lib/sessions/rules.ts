@@ -20,6 +20,8 @@ export type SessionRecord = {
   /** The generation the session's password check read, and the user's now (null: no such user). */
   credentialGeneration: number;
   userCredentialGeneration: number | null;
+  /** The user's password was found in a breach corpus and not replaced since. */
+  passwordBreached?: boolean;
 };
 
 export type SessionEnd = "unknown" | "other_user" | "credentials_changed" | "revoked" | "idle" | "expired";

@@ -76,16 +76,22 @@ export type AccessTokenEnd = "account_gone" | "family_revoked" | "credentials_ch
  * session's check. A password change, reset, "sign out everywhere" or the operator's
  * revoke-sessions raises the generation or revokes the family, so every token from before dies
  * at once, including one that a sign-in already in flight is handed afterwards.
+ * "password_change_required": the token stands, but its account's password is breached and must
+ * be replaced (in the browser) before the API serves it.
  */
-export async function accessTokenStanding(prisma: PrismaClient, subject: AccessTokenSubject): Promise<AccessTokenEnd | null> {
-  const [row] = await prisma.$queryRaw<{ generation: number; familyLive: boolean }[]>`
-    SELECT u."credentialGeneration" AS "generation",
+export async function accessTokenStanding(
+  prisma: PrismaClient,
+  subject: AccessTokenSubject,
+): Promise<AccessTokenEnd | "password_change_required" | null> {
+  const [row] = await prisma.$queryRaw<{ generation: number; familyLive: boolean; breached: boolean }[]>`
+    SELECT u."credentialGeneration" AS "generation", u."passwordBreachedAt" IS NOT NULL AS "breached",
            EXISTS (SELECT 1 FROM "RefreshToken" r
                    WHERE r."familyId" = ${subject.familyId}::uuid AND r."userId" = u."id" AND r."revokedAt" IS NULL) AS "familyLive"
     FROM "User" u WHERE u."id" = ${subject.userId}::uuid`;
   if (!row) return "account_gone";
   if (subject.credentialGeneration < Number(row.generation)) return "credentials_changed";
-  return row.familyLive ? null : "family_revoked";
+  if (!row.familyLive) return "family_revoked";
+  return row.breached ? "password_change_required" : null;
 }
 
 /** The subject of the access token a password sign-in gets: its user, new family and the generation its check read. */

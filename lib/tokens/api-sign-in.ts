@@ -4,6 +4,7 @@ import type { Gatehouse } from "@/lib/auth/gatehouse";
 import { truncateAddress } from "@/lib/events/security-events";
 import type { ClientAddress } from "@/lib/http/client-address";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
+import { passwordChangeRequired } from "@/lib/http/refusals";
 import { tokenPair } from "@/lib/http/token-response";
 import { apiClientLabel } from "@/lib/sessions/browser-label";
 import { accessSubject, issueAccessToken } from "./access-token";
@@ -22,6 +23,9 @@ export async function apiTokensFor(
   outcome: Extract<SignInOutcome, { ok: true }>,
   appSentDeviceToken: boolean,
 ): Promise<Response> {
+  // No token could be used before a breached password is replaced (apiCaller answers 403), and
+  // the API has no form to replace it: the owner is sent to the site, and mailed.
+  if (outcome.passwordChangeRequired) return passwordChangeRequired();
   const { user } = outcome;
   const nowMs = gate.clock();
   const label = apiClientLabel(request.headers.get("user-agent"));

@@ -9,15 +9,15 @@ describe("checkRegistration", () => {
     expect(checkRegistration("", "")).toEqual({ email: "Email is required.", password: "Password is required." });
     expect(checkRegistration("not-an-email", "short")).toEqual({
       email: "Enter a valid email address.",
-      password: "Use at least 12 characters.",
+      password: "Use at least 15 characters.",
     });
     expect(checkRegistration("a@example.com", "x".repeat(129))).toEqual({ password: "Use at most 128 characters." });
   });
 
-  it("counts code points, so 12 emoji are 12 characters", () => {
-    const twelve = "🔑🚪🏠🌳🐈🍎🎈🚲📚🎵🌙⭐";
-    expect(checkRegistration("a@example.com", twelve)).toEqual({});
-    expect(checkRegistration("a@example.com", [...twelve].slice(0, 11).join(""))).toEqual({ password: "Use at least 12 characters." });
+  it("counts code points, so 15 emoji are 15 characters", () => {
+    const fifteen = "🔑🚪🏠🌳🐈🍎🎈🚲📚🎵🌙⭐🦊🧭🛶";
+    expect(checkRegistration("a@example.com", fifteen)).toEqual({});
+    expect(checkRegistration("a@example.com", [...fifteen].slice(0, 14).join(""))).toEqual({ password: "Use at least 15 characters." });
   });
 
   it("accepts 254 characters of address and refuses 255", () => {
@@ -30,7 +30,7 @@ describe("checkRegistration", () => {
   it("never refuses what the server accepts", () => {
     for (const [email, password] of [
       [" Alice@Example.com ", GOOD],
-      ["kenji@example.jp", "パスワードは十二文字以上です"],
+      ["kenji@example.jp", "パスワードは十五文字以上にします"],
       ["o'brien+tag@sub.example.co.uk", `${GOOD} `.repeat(5).slice(0, 128)],
     ] as const) {
       expect(registrationSchema.safeParse({ email, password }).success, email).toBe(true);

@@ -1,6 +1,6 @@
 // The server's own limits and rules, from modules without zod or a dictionary (keep them so, or
 // the pages carry them): lib/auth/limits.ts and lib/password/rules.ts.
-import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "@/lib/auth/limits";
+import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_WITH_OTHER_FACTOR } from "@/lib/auth/limits";
 import { passwordProblem } from "@/lib/password/rules";
 
 /**
@@ -22,10 +22,14 @@ function checkEmail(raw: string): string | undefined {
   return undefined;
 }
 
-/** A new password: the server's rules, in its words; the blocklist is left to the server (and the meter). */
-export function checkNewPassword(password: string, email: string | undefined): string | undefined {
+/**
+ * A new password: the server's rules, in its words, at the account's minimum length (15 unless
+ * the page knows of another factor); the blocklist and the guess estimate are left to the server
+ * (and the meter, once zxcvbn-ts has loaded).
+ */
+export function checkNewPassword(password: string, email: string | undefined, minLength = PASSWORD_MIN_LENGTH): string | undefined {
   if (password === "") return "Password is required.";
-  return passwordProblem(password, { email, isCommon: () => false })?.message;
+  return passwordProblem(password, { email, isCommon: () => false, minLength })?.message;
 }
 
 /** Registration: the password rules too, counted in code points like the server. */
@@ -50,7 +54,11 @@ export function checkSignIn(email: string, password: string): FieldErrors {
   return errors;
 }
 
-export const PASSWORD_LIMITS = { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH } as const;
+export const PASSWORD_LIMITS = {
+  min: PASSWORD_MIN_LENGTH,
+  minWithOtherFactor: PASSWORD_MIN_LENGTH_WITH_OTHER_FACTOR,
+  max: PASSWORD_MAX_LENGTH,
+} as const;
 
 /** The first field with an error, in the order the form shows them: where focus goes. */
 export function firstInvalid(errors: FieldErrors): FieldName | undefined {

@@ -38,11 +38,11 @@ export async function verifyCredentials(
   input: Credentials,
   hasher: PasswordHasher,
   onRehashError: (error: unknown) => void = () => {},
-): Promise<(VerifiedUser & { rehashed: boolean; emailVerified: boolean }) | null> {
+): Promise<(VerifiedUser & { rehashed: boolean; emailVerified: boolean; passwordBreached: boolean }) | null> {
   // The hash and its generation in one read: a session made from this check is as old as this hash.
   const user = await prisma.user.findUnique({
     where: { email: input.email },
-    select: { id: true, email: true, passwordHash: true, credentialGeneration: true, emailVerifiedAt: true },
+    select: { id: true, email: true, passwordHash: true, credentialGeneration: true, emailVerifiedAt: true, passwordBreachedAt: true },
   });
   const checked = await hasher.verify(user?.passwordHash ?? null, input.password);
   if (!user || !checked.valid) return null;
@@ -64,6 +64,7 @@ export async function verifyCredentials(
     credentialGeneration: user.credentialGeneration,
     rehashed,
     emailVerified: user.emailVerifiedAt !== null,
+    passwordBreached: user.passwordBreachedAt !== null,
   };
 }
 
@@ -87,6 +88,55 @@ export async function confirmAddress(prisma: PrismaClient, userId: string, nowMs
   const { count } = await prisma.user.updateMany({
     where: { id: userId, emailVerifiedAt: null },
     data: { emailVerifiedAt: new Date(nowMs) },
+  });
+  return count === 1;
+}
+
+/**
+ * Whether the account has a factor besides its password (a passkey today): the password's
+ * minimum length depends on it (NIST SP 800-63B-4 §3.1.1.2). One read of the user's own row;
+ * another factor's table is one more line in `_count`.
+ */
+export async function hasOtherFactor(prisma: PrismaClient, userId: string): Promise<boolean> {
+  // A passkey, or an authenticator app that is on (a setup not yet confirmed is no factor).
+  const user = await prisma.user.findUnique({
+    where: { id: userId },
+    select: { _count: { select: { passkeys: true } }, totpFactor: { select: { enabledAt: true } } },
+  });
+  return (user?._count.passkeys ?? 0) > 0 || user?.totpFactor?.enabledAt != null;
+}
+
+/**
+ * Stores a new password hash and a new credential generation in one UPDATE (every session and
+ * refresh family made under the old password is dead from its commit, including one a sign-in in
+ * flight writes afterwards), and clears the breached mark. Null when the account is gone.
+ */
+export async function storeNewPassword(
+  prisma: PrismaClient,
+  userId: string,
+  passwordHash: string,
+): Promise<{ userId: string; email: string; credentialGeneration: number } | null> {
+  const [user] = await prisma.user.updateManyAndReturn({
+    where: { id: userId },
+    data: { passwordHash, credentialGeneration: { increment: 1 }, passwordBreachedAt: null },
+    select: { id: true, email: true, credentialGeneration: true },
+  });
+  return user ? { userId: user.id, email: user.email, credentialGeneration: user.credentialGeneration } : null;
+}
+
+/**
+ * Marks the account's current password as found in a breach corpus, unless it was already
+ * marked or the password changed since `passwordHash` was read: true when this call marked it.
+ */
+export async function markPasswordBreached(
+  prisma: PrismaClient,
+  userId: string,
+  credentialGeneration: number,
+  nowMs: number,
+): Promise<boolean> {
+  const { count } = await prisma.user.updateMany({
+    where: { id: userId, credentialGeneration, passwordBreachedAt: null },
+    data: { passwordBreachedAt: new Date(nowMs) },
   });
   return count === 1;
 }

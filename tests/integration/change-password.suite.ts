@@ -36,7 +36,8 @@ export function changePasswordSuite(label: string, makeDatabase: () => Promise<T
       announcePeerHeader();
       database = await makeDatabase();
       gate = await servedGatehouse(database.url, { HASH_QUEUE: "100" });
-      for (const name of ["changer", "rules", "guesser", "crosssite"]) await createAccount(gate, `${name}@example.com`, PASSWORD);
+      for (const name of ["changer", "rules", "guesser", "crosssite", "passkeyowner"])
+        await createAccount(gate, `${name}@example.com`, PASSWORD);
       checks = await watchPasswordChecks(gate);
     });
 
@@ -106,9 +107,10 @@ export function changePasswordSuite(label: string, makeDatabase: () => Promise<T
       checks.reset();
       const cases: [string, RegExp][] = [
         ["passwordpassword", /list of common passwords/],
-        ["aaaaaaaaaaaa", /repeated/],
+        ["aaaaaaaaaaaaaaaa", /repeated/],
         ["rules@example.com!!", /email/],
-        ["short", /at least 12/],
+        ["short", /at least 15/],
+        ["sunshine2024sunshine", /patterns that attackers try early/],
         ["x".repeat(5_000) + "y".repeat(5_000), /at most 128/],
         [PASSWORD, /different/],
       ];
@@ -119,6 +121,32 @@ export function changePasswordSuite(label: string, makeDatabase: () => Promise<T
       }
       expect(checks.verified()).toBe(0);
       expect((await browserSignIn("rules@example.com", PASSWORD)).status).toBe(200);
+    });
+
+    it("lets an account with a passkey choose 8 characters, and holds one without to 15", async () => {
+      const short = "Vk7#qpZ!e2";
+      const without = await signedInBrowser("rules@example.com", PASSWORD);
+      const refused = await changePassword(without, { currentPassword: PASSWORD, newPassword: short });
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ fields: { newPassword: expect.stringMatching(/at least 15/) } });
+
+      const cookie = await signedInBrowser("passkeyowner@example.com", PASSWORD);
+      const owner = await gate.prisma.user.findUniqueOrThrow({ where: { email: "passkeyowner@example.com" } });
+      await gate.prisma.passkey.create({
+        data: {
+          userId: owner.id,
+          credentialId: "passkey-owner-credential",
+          publicKey: "pk",
+          deviceType: "multiDevice",
+          backedUp: true,
+          name: "Laptop",
+          createdAt: new Date(),
+        },
+      });
+      expect((await changePassword(cookie, { currentPassword: PASSWORD, newPassword: "seven!!" })).status).toBe(400);
+      const res = await changePassword(cookie, { currentPassword: PASSWORD, newPassword: short });
+      expect(res.status).toBe(303);
+      expect((await browserSignIn("passkeyowner@example.com", short)).status).toBe(200);
     });
 
     it("counts a wrong current password like a failed sign-in, and locks after five", async () => {

@@ -106,6 +106,15 @@ export function passkeysSuite(label: string, makeDatabase: () => Promise<TestDat
       expect(listed[0]!.lastUsedAt).not.toBeNull();
     });
 
+    it("sends an owner whose password is marked breached straight to choose a new one, whatever the callback", async () => {
+      const { passkey } = await ownerWithPasskey("breached-pk@example.com");
+      await gate.prisma.user.update({ where: { email: "breached-pk@example.com" }, data: { passwordBreachedAt: new Date() } });
+      const res = await passkeySignIn(await authenticator.authenticate(passkey, await signInOptions()));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ url: `${ORIGIN}/account/new-password` });
+      expect(sessionPairOf(res)).not.toBeNull();
+    });
+
     it("signs the owner in while strangers hold the account locked, and the lock still holds for them", async () => {
       const { passkey } = await ownerWithPasskey("besieged@example.com");
       for (let i = 0; i < 5; i++) await tokenSignIn("besieged@example.com", "a stranger's guess");

@@ -29,58 +29,63 @@ describe("the composition root", () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-pure-"));
   afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
-  it("builds two differently configured instances while process.env is empty, counting Argon2id through injected hashers", async () => {
-    const { parseConfig } = await import("@/lib/config/env");
-    const { openDatabase } = await import("@/lib/db/client");
-    const { createGatehouse } = await import("@/lib/gatehouse");
-    const { argon2Hasher } = await import("@/lib/password/hash");
-    const { argon2Params } = await import("@/lib/password/params");
-    const { registerAccount } = await import("@/lib/users/accounts");
-    const { checkPassword } = await import("@/lib/auth/sign-in");
+  // Two PGlite databases, each migrated from scratch: past the 30 s default on a busy shared machine.
+  it(
+    "builds two differently configured instances while process.env is empty, counting Argon2id through injected hashers",
+    { timeout: 120_000 },
+    async () => {
+      const { parseConfig } = await import("@/lib/config/env");
+      const { openDatabase } = await import("@/lib/db/client");
+      const { createGatehouse } = await import("@/lib/gatehouse");
+      const { argon2Hasher } = await import("@/lib/password/hash");
+      const { argon2Params } = await import("@/lib/password/params");
+      const { registerAccount } = await import("@/lib/users/accounts");
+      const { checkPassword } = await import("@/lib/auth/sign-in");
 
-    const saved = process.env;
-    process.env = {} as NodeJS.ProcessEnv;
-    const gates: Awaited<ReturnType<typeof createGatehouse>>[] = [];
-    try {
-      const build = async (name: string, settings: Record<string, string>) => {
-        const config = parseConfig(
-          { NEXTAUTH_SECRET: name.repeat(32), ARGON2_PROFILE: "test", DATABASE_URL: `pglite:${path.join(root, name)}`, ...settings },
-          { devServer: false },
-        );
-        const counter = counting(argon2Hasher(argon2Params(config.ARGON2_PROFILE)));
-        const gate = await createGatehouse(config, await openDatabase(config.databaseTarget), { hasher: counter.hasher });
-        gates.push(gate);
-        return { gate, counter };
-      };
-      const a = await build("a", { LOG_LEVEL: "silent", LOCKOUT_THRESHOLD: "2" });
-      const b = await build("b", { LOG_LEVEL: "warn", LOCKOUT_THRESHOLD: "7" });
-      expect(Object.keys(process.env)).toEqual([]);
-      expect([a.gate.log.level, b.gate.log.level]).toEqual(["silent", "warn"]);
+      const saved = process.env;
+      process.env = {} as NodeJS.ProcessEnv;
+      const gates: Awaited<ReturnType<typeof createGatehouse>>[] = [];
+      try {
+        const build = async (name: string, settings: Record<string, string>) => {
+          const config = parseConfig(
+            { NEXTAUTH_SECRET: name.repeat(32), ARGON2_PROFILE: "test", DATABASE_URL: `pglite:${path.join(root, name)}`, ...settings },
+            { devServer: false },
+          );
+          const counter = counting(argon2Hasher(argon2Params(config.ARGON2_PROFILE)));
+          const gate = await createGatehouse(config, await openDatabase(config.databaseTarget), { hasher: counter.hasher });
+          gates.push(gate);
+          return { gate, counter };
+        };
+        const a = await build("a", { LOG_LEVEL: "silent", LOCKOUT_THRESHOLD: "2" });
+        const b = await build("b", { LOG_LEVEL: "warn", LOCKOUT_THRESHOLD: "7" });
+        expect(Object.keys(process.env)).toEqual([]);
+        expect([a.gate.log.level, b.gate.log.level]).toEqual(["silent", "warn"]);
 
-      const client = { address: "203.0.113.9", key: "203.0.113.9", source: "socket" as const };
-      for (const { gate } of [a, b]) {
-        await registerAccount(gate.prisma, { email: "owner@example.com", password: "the right passphrase" }, gate.hasher, Date.now());
-        for (let i = 0; i < 2; i++) {
-          const admission = gate.admissions.issue({
-            email: "owner@example.com",
-            password: "a guess",
-            client,
-            device: null,
-            route: "/test",
-          });
-          expect(await checkPassword(gate, admission)).toEqual({ ok: false, refusal: null });
+        const client = { address: "203.0.113.9", key: "203.0.113.9", source: "socket" as const };
+        for (const { gate } of [a, b]) {
+          await registerAccount(gate.prisma, { email: "owner@example.com", password: "the right passphrase" }, gate.hasher, Date.now());
+          for (let i = 0; i < 2; i++) {
+            const admission = gate.admissions.issue({
+              email: "owner@example.com",
+              password: "a guess",
+              client,
+              device: null,
+              route: "/test",
+            });
+            expect(await checkPassword(gate, admission)).toEqual({ ok: false, refusal: null });
+          }
         }
+        // Two verifications each, counted by each instance's own hasher; only A's rule locks at two.
+        expect([a.counter.verifications(), b.counter.verifications()]).toEqual([2, 2]);
+        const locked = async (gate: (typeof gates)[number]) =>
+          (await gate.lockouts.check(gate.usernameKey("owner@example.com"), Date.now(), gate.lockoutPolicy)).locked;
+        expect([await locked(a.gate), await locked(b.gate)]).toEqual([true, false]);
+        // Their keys come from their own secrets: one's lockout key means nothing to the other.
+        expect(a.gate.usernameKey("owner@example.com")).not.toBe(b.gate.usernameKey("owner@example.com"));
+      } finally {
+        process.env = saved;
+        await Promise.all(gates.map((gate) => gate.close()));
       }
-      // Two verifications each, counted by each instance's own hasher; only A's rule locks at two.
-      expect([a.counter.verifications(), b.counter.verifications()]).toEqual([2, 2]);
-      const locked = async (gate: (typeof gates)[number]) =>
-        (await gate.lockouts.check(gate.usernameKey("owner@example.com"), Date.now(), gate.lockoutPolicy)).locked;
-      expect([await locked(a.gate), await locked(b.gate)]).toEqual([true, false]);
-      // Their keys come from their own secrets: one's lockout key means nothing to the other.
-      expect(a.gate.usernameKey("owner@example.com")).not.toBe(b.gate.usernameKey("owner@example.com"));
-    } finally {
-      process.env = saved;
-      await Promise.all(gates.map((gate) => gate.close()));
-    }
-  }, 120_000); // two embedded databases, each migrated from scratch
+    },
+  );
 });

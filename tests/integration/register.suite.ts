@@ -161,13 +161,15 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
       expect((await post("{}", "application/json", freshAddress())).status).toBe(400);
     });
 
-    it("refuses a common, repetitive or email-bearing password with a 400 that says why, creating nothing", async () => {
+    it("refuses a common, repetitive, email-bearing or guessable password with a 400 that says why, creating nothing", async () => {
       const before = await userCount();
       const cases: [string, string, RegExp][] = [
         ["common@example.com", "passwordpassword", /list of common passwords/],
-        ["common@example.com", "Qwertyuiop123", /list of common passwords/],
-        ["repeat@example.com", "aaaaaaaaaaaa", /repeated/],
+        ["common@example.com", "QwertyUIOP12345", /list of common passwords/],
+        ["repeat@example.com", "aaaaaaaaaaaaaaaa", /repeated/],
         ["someone.special@example.com", "Someone.Special1234", /email/],
+        ["guessable@example.com", "sunshine2024sunshine", /patterns that attackers try early/],
+        ["short@example.com", "Vk7#qpZ!e2", /at least 15/],
       ];
       for (const [email, password, why] of cases) {
         const res = await register({ email, password });

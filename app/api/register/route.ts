@@ -1,4 +1,5 @@
 import { fieldErrors, registrationSchema } from "@/lib/auth/credentials";
+import { breachedProblem } from "@/lib/auth/new-password";
 import { verifyAltcha } from "@/lib/captcha/altcha";
 import { levelDue } from "@/lib/captcha/difficulty";
 import { readJson } from "@/lib/http/body";
@@ -13,8 +14,8 @@ import { CHECK_HIGHLIGHTED_FIELDS } from "@/lib/ui/messages";
 export const dynamic = "force-dynamic";
 
 /**
- * Registration: per-address limit (the wrapper, before the body), validation, ALTCHA, hash
- * budget, Argon2id. A new address and a taken one get the same 202 after the same work (the
+ * Registration: per-address limit (the wrapper, before the body), validation and the password
+ * rules, ALTCHA, the breach corpus (fail-open), hash budget, Argon2id. A new address and a taken one get the same 202 after the same work (the
  * hash is made before the insert); what differs happens afterwards, by email, to the address's
  * owner: a verification link, or "someone tried to create an account with your address".
  */
@@ -34,6 +35,10 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
     logSecurity(gate, { route: "/api/register", outcome: "captcha_invalid", client, email: input.data.email, detail: captcha.reason });
     return captchaInvalid(captcha);
   }
+  // After the proof of work, so the corpus is asked only for requests that paid for it; the same
+  // answer for a new and a taken address (it depends on the password alone).
+  const breached = await breachedProblem(gate, input.data.password);
+  if (breached) return jsonError(400, "invalid_input", breached.message, { fields: { password: breached.message } });
 
   return gate.hashBudget.run(
     async () => {

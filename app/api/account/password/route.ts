@@ -1,15 +1,14 @@
 import { z } from "zod";
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
-import { fieldErrors } from "@/lib/auth/credentials";
+import { fieldErrors, newPasswordField } from "@/lib/auth/credentials";
+import { newPasswordProblem, replacePassword } from "@/lib/auth/new-password";
 import { endOtherSessions } from "@/lib/auth/end-sessions";
 import { openSession } from "@/lib/auth/browser-session";
 import { noticeOrigin, signInWithPassword } from "@/lib/auth/sign-in";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
-import { busy } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
-import { isCommonPassword } from "@/lib/password/common-passwords";
-import { PASSWORD_MAX_LENGTH, passwordProblem } from "@/lib/password/rules";
+import { PASSWORD_MAX_LENGTH } from "@/lib/password/rules";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { SESSION_ENDED } from "@/lib/ui/messages";
 
@@ -20,8 +19,7 @@ const changeSchema = z.object({
     .string({ error: "Enter your current password." })
     .min(1, "Enter your current password.")
     .max(PASSWORD_MAX_LENGTH * 4),
-  // The rules below say "at most 128"; this bound only keeps a huge string from being scanned.
-  newPassword: z.string({ error: "Enter a new password." }).max(PASSWORD_MAX_LENGTH * 8, `Use at most ${PASSWORD_MAX_LENGTH} characters.`),
+  newPassword: newPasswordField,
   altcha: z.string().max(8_192).optional(),
 });
 
@@ -35,7 +33,7 @@ const changeSchema = z.object({
  */
 export const POST = limited("/api/account/password", async (request, limits) => {
   const { gate, client } = limits;
-  const form = await readAccountForm(request, gate);
+  const form = await readAccountForm(request, gate, undefined, { replacesPassword: true });
   if (!form.ok) return form.response;
   const userId = form.session.userId;
   const user = await gate.prisma.user.findUnique({ where: { id: userId }, select: { email: true } });
@@ -43,16 +41,12 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   const input = changeSchema.safeParse(form.fields);
   if (!input.success) return jsonError(400, "invalid_input", "Check the form and try again.", { fields: fieldErrors(input.error) });
   const { currentPassword, newPassword, altcha } = input.data;
-  const problem =
-    passwordProblem(newPassword, { email: user.email, isCommon: isCommonPassword }) ??
-    (newPassword.normalize("NFC") === currentPassword.normalize("NFC")
-      ? { message: "Choose a password different from your current one." }
-      : null);
+  const problem = await newPasswordProblem(gate, newPassword, { userId, email: user.email, currentPassword });
   if (problem) return jsonError(400, "invalid_input", problem.message, { fields: { newPassword: problem.message } });
 
   const checked = await signInWithPassword(
     limits,
-    { email: user.email, password: currentPassword, deviceToken: deviceTokenOf(request, gate.config) },
+    { email: user.email, password: currentPassword, deviceToken: deviceTokenOf(request, gate.config), replacing: true },
     { altcha, intent: { kind: "change_password", sessionId: form.session.sid } },
   );
   if (checked.ok === false)
@@ -64,20 +58,12 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   // The renewed session is as fresh as the one it replaces, not fresher: the current password alone
   // (no second step) must not become the fresh authentication that adding or removing a factor needs.
   const authenticatedAtMs = (await gate.sessions.authenticatedAt(userId, form.session.sid)) ?? 0;
-  const passwordHash = await gate.hashBudget.run(
-    () => gate.hasher.hash(newPassword),
-    () => null,
-  );
-  if (!passwordHash) return busy();
+  // From its commit on, every session and refresh family made under the old password is dead; the
+  // revocations below only tidy up.
+  const replaced = await replacePassword(gate, newPassword, { userId });
+  if (!replaced.ok) return replaced.refusal ?? jsonError(401, "unauthenticated", SESSION_ENDED);
+  const { credentialGeneration } = replaced;
   const nowMs = gate.clock();
-  // The new hash and a new credential generation in one UPDATE: from its commit on, every session
-  // and refresh family made under the old password is dead, including one that a sign-in already
-  // in flight with the old password writes afterwards. The revocations below only tidy up.
-  const { credentialGeneration } = await gate.prisma.user.update({
-    where: { id: userId },
-    data: { passwordHash, credentialGeneration: { increment: 1 } },
-    select: { credentialGeneration: true },
-  });
   // This browser's session ends too, and is renewed under a new id below.
   const ended = await endOtherSessions(gate, userId, null, nowMs);
   const usernameKey = gate.usernameKey(user.email);

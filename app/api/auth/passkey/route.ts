@@ -1,8 +1,6 @@
-import { signedInBrowser } from "@/lib/auth/browser-session";
-import { safeCallbackPath } from "@/lib/http/callback-url";
+import { landingUrl, signedInBrowser } from "@/lib/auth/browser-session";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
-import { appOrigin } from "@/lib/http/same-origin";
 import { passkeyRefused, readPasskeyAnswer, signInWithPasskey } from "@/lib/passkeys/sign-in";
 
 export const dynamic = "force-dynamic";
@@ -10,8 +8,9 @@ export const dynamic = "force-dynamic";
 /**
  * Passkey sign-in: the per-address limits (the sign-in's and its own, before the body), a
  * same-origin check (no other site may sign a browser in to an account of its choosing) and one
- * parse of the JSON body, then signInWithPasskey, then the session. 200 `{ url }` with the session
- * and device cookies; 400 `passkey_invalid` with a reason for anything that is not a fresh, valid assertion.
+ * parse of the JSON body, then signInWithPasskey, then the session. 200 `{ url }` (the callback,
+ * or /account/new-password while the password is breached) with the session and device cookies;
+ * 400 `passkey_invalid` with a reason for anything that is not a fresh, valid assertion.
  */
 export const POST = limited("/api/auth/passkey", async (request, limits) => {
   const { gate } = limits;
@@ -20,7 +19,5 @@ export const POST = limited("/api/auth/passkey", async (request, limits) => {
 
   const outcome = await signInWithPasskey(limits, answer.credential, deviceTokenOf(request, gate.config));
   if (!outcome.ok) return outcome.refusal ?? passkeyRefused("invalid_response");
-  return signedInBrowser(gate, outcome, limits.client, limits.userAgent, {
-    url: new URL(safeCallbackPath(answer.callbackUrl), appOrigin(gate.config.NEXTAUTH_URL)).toString(),
-  });
+  return signedInBrowser(gate, outcome, limits.client, limits.userAgent, { url: landingUrl(gate, outcome, answer.callbackUrl) });
 });

@@ -1,20 +1,18 @@
 import { z } from "zod";
+import { newPasswordField } from "@/lib/auth/credentials";
+import { newPasswordProblem, replacePassword } from "@/lib/auth/new-password";
 import { endOtherSessions } from "@/lib/auth/end-sessions";
 import { noticeOrigin } from "@/lib/auth/sign-in";
 import { setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
-import { busy } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
-import { isCommonPassword } from "@/lib/password/common-passwords";
-import { PASSWORD_MAX_LENGTH, passwordProblem } from "@/lib/password/rules";
 import { invalidLink, linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
 import { browserLabel } from "@/lib/sessions/browser-label";
 
 export const dynamic = "force-dynamic";
 
 const resetSchema = linkSchema({
-  // The rules below say "at most 128"; this bound only keeps a huge string from being scanned.
-  password: z.string({ error: "Enter a new password." }).max(PASSWORD_MAX_LENGTH * 8, `Use at most ${PASSWORD_MAX_LENGTH} characters.`),
+  password: newPasswordField,
   // A passkey signs in without the password: someone who added one is not shut out by a reset.
   // The owner who did not add them all says so here, and every passkey goes with the password.
   removePasskeys: z.boolean().optional(),
@@ -34,17 +32,17 @@ export const POST = limited("/api/password/reset", async (request, limits) => {
   const link = await readLinkRequest(request, gate, "reset_password", resetSchema);
   if (!link.ok) return link.response;
   const { password } = link.fields;
-  const problem = passwordProblem(password, { email: link.token.email, isCommon: isCommonPassword });
+  // A reset that removes every passkey leaves the password alone: the full length applies.
+  const problem = await newPasswordProblem(gate, password, {
+    userId: link.token.userId,
+    email: link.token.email,
+    removesOtherFactors: link.fields.removePasskeys === true,
+  });
   if (problem) return jsonError(400, "invalid_input", problem.message, { fields: { password: problem.message } });
 
-  const passwordHash = await gate.hashBudget.run(
-    () => gate.hasher.hash(password),
-    () => null,
-  );
-  if (!passwordHash) return busy();
+  const reset = await replacePassword(gate, password, { resetLinkId: link.token.id });
+  if (!reset.ok) return reset.refusal ?? invalidLink();
   const nowMs = gate.clock();
-  const reset = await gate.emailTokens.resetPassword(link.token.id, passwordHash, nowMs);
-  if (!reset) return invalidLink();
 
   const ended = await endOtherSessions(gate, reset.userId, null, nowMs);
   const passkeysRemoved = link.fields.removePasskeys ? await gate.passkeys.removeAll(reset.userId) : 0;

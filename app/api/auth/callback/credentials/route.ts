@@ -1,13 +1,11 @@
-import { signedInBrowser } from "@/lib/auth/browser-session";
+import { landingUrl, signedInBrowser } from "@/lib/auth/browser-session";
 import { browserSignInSchema, fieldErrors } from "@/lib/auth/credentials";
 import { cookieJar, csrfVerified } from "@/lib/auth/next-auth/cookies";
 import { signInWithPassword } from "@/lib/auth/sign-in";
 import { secondStepRequired } from "@/lib/factors/second-step";
 import { readForm } from "@/lib/http/body";
-import { safeCallbackPath } from "@/lib/http/callback-url";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
-import { appOrigin } from "@/lib/http/same-origin";
 import { csrfRefused } from "@/lib/http/refusals";
 import { jsonError } from "@/lib/http/responses";
 import { ENTER_EMAIL_AND_PASSWORD, INCORRECT_CREDENTIALS } from "@/lib/ui/messages";
@@ -42,7 +40,5 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
   if (outcome.ok === false) return outcome.refusal ?? jsonError(401, "invalid_credentials", INCORRECT_CREDENTIALS);
   if (outcome.ok === "second_step") return secondStepRequired(gate, outcome.pending, "browser");
 
-  return signedInBrowser(gate, outcome, limits.client, limits.userAgent, {
-    url: new URL(safeCallbackPath(callbackUrl), appOrigin(gate.config.NEXTAUTH_URL)).toString(),
-  });
+  return signedInBrowser(gate, outcome, limits.client, limits.userAgent, { url: landingUrl(gate, outcome, callbackUrl) });
 });

@@ -1,0 +1,163 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Gatehouse } from "@/lib/gatehouse";
+import { passwordSha1, rangeBreachCheck } from "@/lib/password/breached";
+import { altchaPayload, browserSignIn, createAccount, sessionPairOf, tokenSignIn } from "../helpers/browser";
+import type { TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
+import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+import { freePort } from "../helpers/ports";
+
+/** Long enough, past zxcvbn-ts's threshold, on no list: only the corpus below can refuse them. */
+const LEAKED = "velvet harbour quince 1931";
+const CLEAN = "amber lantern tortoise 5512";
+const LEAKED_OLD = "saffron pylon mitten 2048";
+
+type Mode = "ok" | "slow" | "error" | "garbage";
+
+/**
+ * A range server in Pwned Passwords' published format: `SUFFIX:COUNT` lines for a prefix, the
+ * known (leaked) passwords with a count, padding lines with count 0 when Add-Padding is asked for.
+ * The first path segment picks its behaviour: /ok, /slow (answers after 1.5 s), /error (500),
+ * /garbage (200 with something else).
+ */
+async function startRangeServer(leaked: string[]) {
+  const seen: { path: string; padding: string | undefined }[] = [];
+  const hashes = leaked.map(passwordSha1);
+  const server: Server = createServer((req, res) => {
+    const [, mode, range, prefix] = (req.url ?? "").split("/") as [string, Mode, string, string];
+    seen.push({ path: req.url ?? "", padding: req.headers["add-padding"] as string | undefined });
+    if (range !== "range" || !/^[0-9A-F]{5}$/.test(prefix)) return void res.writeHead(404).end();
+    const lines = hashes.filter((hash) => hash.startsWith(prefix)).map((hash) => `${hash.slice(5)}:${1000 + hash.length}`);
+    if (req.headers["add-padding"] === "true")
+      for (let i = 0; i < 800; i++) lines.push(`${i.toString(16).toUpperCase().padStart(35, "F")}:0`);
+    const answer = () => res.writeHead(200, { "content-type": "text/plain" }).end(lines.join("\r\n"));
+    if (mode === "error") return void res.writeHead(500).end("oops");
+    if (mode === "garbage") return void res.writeHead(200).end("<html>not a range</html>");
+    if (mode === "slow") return void setTimeout(answer, 1_500).unref();
+    answer();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { base, seen, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** Registration, reset-less change and sign-in against a local Pwned Passwords range server. */
+export function breachedPasswordsSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
+  describe(`breached passwords on ${label}`, () => {
+    let database: TestDatabase;
+    let gate: Gatehouse;
+    let ranges: Awaited<ReturnType<typeof startRangeServer>>;
+
+    beforeAll(async () => {
+      announcePeerHeader();
+      ranges = await startRangeServer([LEAKED, LEAKED_OLD]);
+      database = await makeDatabase();
+      gate = await servedGatehouse(database.url, { BREACHED_PASSWORDS_URL: `${ranges.base}/ok`, REQUIRE_EMAIL_VERIFICATION: "false" });
+    });
+
+    afterAll(async () => {
+      await closeServed(gate);
+      await database?.dispose();
+      await ranges?.close();
+    });
+
+    beforeEach(() => {
+      ranges.seen.length = 0;
+    });
+
+    /** The checker pointed at another behaviour of the range server (a test's own; the served root keeps its config). */
+    function pointAt(url: string) {
+      gate.breachedPasswords = rangeBreachCheck({
+        url,
+        timeoutMs: gate.config.BREACHED_PASSWORDS_TIMEOUT_MS,
+        onUnavailable: () => {},
+        onVerdict: (verdict) => gate.metrics.breachChecks.inc({ verdict }),
+      });
+    }
+
+    async function register(email: string, password: string) {
+      const route = await import("@/app/api/register/route");
+      return route.POST(
+        new Request("http://localhost/api/register", {
+          method: "POST",
+          headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
+          body: JSON.stringify({ email, password, altcha: await altchaPayload() }),
+        }),
+      );
+    }
+
+    async function verdicts(): Promise<Record<string, number>> {
+      const metric = await gate.metrics.breachChecks.get();
+      return Object.fromEntries(metric.values.map((value) => [String(value.labels.verdict), value.value]));
+    }
+
+    it("refuses a breached password at registration with a reason, sending only 5 hex digits, padded", async () => {
+      const res = await register("leaky@example.com", LEAKED);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error: "invalid_input", fields: { password: expect.stringMatching(/data breach/) } });
+      expect(await gate.prisma.user.count({ where: { email: "leaky@example.com" } })).toBe(0);
+      expect(ranges.seen).toEqual([{ path: `/ok/range/${passwordSha1(LEAKED).slice(0, 5)}`, padding: "true" }]);
+      expect(ranges.seen[0]!.path).not.toContain(passwordSha1(LEAKED).slice(5));
+    });
+
+    it("accepts a password the corpus does not hold, and asks a cached prefix only once", async () => {
+      expect((await register("clean@example.com", CLEAN)).status).toBe(202);
+      expect((await register("clean2@example.com", CLEAN)).status).toBe(202);
+      expect(ranges.seen).toHaveLength(1);
+    });
+
+    it.each([
+      ["answers after the 1 s timeout", "slow"],
+      ["answers 500", "error"],
+      ["answers garbage", "garbage"],
+    ])("fails open when the range service %s: the registration succeeds, counted as unknown", async (_name, mode) => {
+      pointAt(`${ranges.base}/${mode}`);
+      const before = (await verdicts()).unknown ?? 0;
+      const res = await register(`open-${mode}@example.com`, LEAKED);
+      expect(res.status).toBe(202);
+      expect((await verdicts()).unknown).toBe(before + 1);
+      pointAt(`${ranges.base}/ok`);
+    });
+
+    it("fails open on a closed port, and never answers 500", async () => {
+      pointAt(`http://127.0.0.1:${await freePort()}`);
+      const res = await register("open-closed@example.com", LEAKED);
+      expect(res.status).toBe(202);
+      pointAt(`${ranges.base}/ok`);
+    });
+
+    it("signs in a right breached password but marks the account: API 403, pages sent to choose, owner mailed once", async () => {
+      const userId = await createAccount(gate, "old@example.com", LEAKED_OLD);
+      ranges.seen.length = 0;
+
+      // A wrong password is never looked up.
+      expect((await browserSignIn("old@example.com", "not the password at all")).status).toBe(401);
+      expect(ranges.seen).toHaveLength(0);
+
+      const res = await browserSignIn("old@example.com", LEAKED_OLD);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ url: expect.stringMatching(/\/account\/new-password$/) });
+      const cookie = sessionPairOf(res)!;
+      const user = await gate.prisma.user.findUniqueOrThrow({ where: { id: userId } });
+      expect(user.passwordBreachedAt).not.toBeNull();
+      expect(await gate.prisma.securityEvent.count({ where: { userId, kind: "password_found_breached" } })).toBe(1);
+
+      // Every API call with that session says what to do, with a clear code.
+      const me = await (
+        await import("@/app/api/v1/me/route")
+      ).GET(
+        new (await import("next/server")).NextRequest("http://localhost/api/v1/me", { headers: { cookie, [PEER_HEADER]: freshAddress() } }),
+      );
+      expect(me.status).toBe(403);
+      expect(await me.json()).toMatchObject({ error: "password_change_required", location: "/account/new-password" });
+
+      // The token API gives no tokens for it.
+      const token = await tokenSignIn("old@example.com", LEAKED_OLD);
+      expect(token.status).toBe(403);
+      expect(await token.json()).toMatchObject({ error: "password_change_required" });
+      expect(await gate.prisma.securityEvent.count({ where: { userId, kind: "password_found_breached" } })).toBe(1);
+    });
+  });
+}
