@@ -85,7 +85,8 @@ test("register, confirm from /dev/outbox, arrive signed in, see the account page
   await expect(page.getByTestId("account-email")).toHaveText(email);
 
   await page.getByRole("button", { name: "Sign out", exact: true }).click();
-  await expect(page.getByTestId("who")).toContainText("You are not signed in");
+  // Signing out asks /api/auth/csrf and /api/auth/signout first: the dev server compiles each on first use.
+  await expect(page.getByTestId("who")).toContainText("You are not signed in", { timeout: COMPILE_MS });
   await page.goto(`${server.baseURL}/account`);
   await expect(page).toHaveURL(/\/sign-in\?callbackUrl=%2Faccount/);
 });
