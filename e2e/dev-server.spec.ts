@@ -84,9 +84,14 @@ test("register, confirm from /dev/outbox, arrive signed in, see the account page
   await expect(page).toHaveURL(`${server.baseURL}/account`, { timeout: COMPILE_MS });
   await expect(page.getByTestId("account-email")).toHaveText(email);
 
-  await page.getByRole("button", { name: "Sign out", exact: true }).click();
-  // Signing out asks /api/auth/csrf and /api/auth/signout first: the dev server compiles each on first use.
-  await expect(page.getByTestId("who")).toContainText("You are not signed in", { timeout: COMPILE_MS });
+  // The header's button is a script's until the page has hydrated, which the dev server's first
+  // compile of /account can delay past the click; and signing out is the first use of
+  // /api/auth/csrf and /api/auth/signout, compiled then. So: click until the sign-out shows.
+  const signOut = page.getByRole("button", { name: "Sign out", exact: true });
+  await expect(async () => {
+    if (await signOut.isVisible()) await signOut.click({ timeout: 2_000 });
+    await expect(page.getByTestId("who")).toContainText("You are not signed in", { timeout: 10_000 });
+  }).toPass({ timeout: COMPILE_MS });
   await page.goto(`${server.baseURL}/account`);
   await expect(page).toHaveURL(/\/sign-in\?callbackUrl=%2Faccount/);
 });

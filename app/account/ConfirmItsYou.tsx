@@ -1,5 +1,6 @@
 "use client";
 
+import dynamic from "next/dynamic";
 import { useRouter } from "next/navigation";
 import { useRef, useState, type FormEvent } from "react";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
@@ -8,7 +9,9 @@ import { assertWithPasskey } from "../components/passkey-ceremony";
 import { PasswordInput } from "../components/PasswordInput";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 import { useHydrated } from "../components/hydrated";
-import { SecondStep, type SecondStepMethod } from "../components/SecondStep";
+import type { SecondStepMethod } from "../components/SecondStep";
+// Fetched only when a right password asks for it: the page itself does not carry it.
+const SecondStep = dynamic(() => import("../components/SecondStep").then((module) => module.SecondStep));
 import { handled } from "../components/handled";
 
 type Props = {

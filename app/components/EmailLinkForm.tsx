@@ -1,5 +1,6 @@
 "use client";
 
+import dynamic from "next/dynamic";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useEffect, useRef, useState, useSyncExternalStore, type FormEvent } from "react";
@@ -13,7 +14,9 @@ import { Field } from "./Field";
 import { PasswordInput } from "./PasswordInput";
 import { PasswordStrength } from "./PasswordStrength";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "./RefusalBanner";
-import { SecondStep, type SecondStepMethod } from "./SecondStep";
+import type { SecondStepMethod } from "./SecondStep";
+// Fetched only when a right password asks for it: the page itself does not carry it.
+const SecondStep = dynamic(() => import("./SecondStep").then((module) => module.SecondStep));
 import { UNAVAILABLE } from "@/lib/ui/messages";
 
 type Props = {

@@ -1,5 +1,6 @@
 "use client";
 
+import dynamic from "next/dynamic";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useRef, useState, type FormEvent } from "react";
@@ -15,7 +16,9 @@ import { EmailMeALink } from "../components/EmailMeALink";
 import { Field } from "../components/Field";
 import { PasswordInput } from "../components/PasswordInput";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
-import { SecondStep, type SecondStepMethod } from "../components/SecondStep";
+import type { SecondStepMethod } from "../components/SecondStep";
+// Fetched only when a right password asks for it: the page itself does not carry it.
+const SecondStep = dynamic(() => import("../components/SecondStep").then((module) => module.SecondStep));
 
 type Props = { callbackPath: string; done: string | null; initialEmail: string };
 
