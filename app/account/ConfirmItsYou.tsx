@@ -1,8 +1,7 @@
 "use client";
 
-import dynamic from "next/dynamic";
 import { useRouter } from "next/navigation";
-import { useRef, useState, type FormEvent } from "react";
+import { Suspense, lazy, useRef, useState, type FormEvent } from "react";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { Field } from "../components/Field";
 import { assertWithPasskey } from "../components/passkey-ceremony";
@@ -11,7 +10,7 @@ import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal
 import { useHydrated } from "../components/hydrated";
 import type { SecondStepMethod } from "../components/SecondStep";
 // Fetched only when a right password asks for it: the page itself does not carry it.
-const SecondStep = dynamic(() => import("../components/SecondStep").then((module) => module.SecondStep));
+const SecondStep = lazy(() => import("../components/SecondStep").then((module) => ({ default: module.SecondStep })));
 import { handled } from "../components/handled";
 
 type Props = {
@@ -108,7 +107,9 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
     return (
       <section className="confirm" aria-labelledby="confirm-heading" data-testid="confirm-its-you">
         <h3 id="confirm-heading">Confirm it&apos;s you</h3>
-        <SecondStep methods={secondStep} callbackPath="/account" onDone={onConfirmed} onRestart={() => setSecondStep(null)} />
+        <Suspense fallback={null}>
+          <SecondStep methods={secondStep} callbackPath="/account" onDone={onConfirmed} onRestart={() => setSecondStep(null)} />
+        </Suspense>
       </section>
     );
   }

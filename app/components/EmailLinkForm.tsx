@@ -1,9 +1,8 @@
 "use client";
 
-import dynamic from "next/dynamic";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useEffect, useRef, useState, useSyncExternalStore, type FormEvent } from "react";
+import { Suspense, lazy, useEffect, useRef, useState, useSyncExternalStore, type FormEvent } from "react";
 import { useHydrated } from "./hydrated";
 import { useFocusFirstEmpty } from "./form-helpers";
 import { handled } from "./handled";
@@ -16,7 +15,7 @@ import { PasswordStrength } from "./PasswordStrength";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "./RefusalBanner";
 import type { SecondStepMethod } from "./SecondStep";
 // Fetched only when a right password asks for it: the page itself does not carry it.
-const SecondStep = dynamic(() => import("./SecondStep").then((module) => module.SecondStep));
+const SecondStep = lazy(() => import("./SecondStep").then((module) => ({ default: module.SecondStep })));
 import { UNAVAILABLE } from "@/lib/ui/messages";
 
 type Props = {
@@ -162,13 +161,15 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
 
   if (secondStep) {
     return (
-      <SecondStep
-        methods={secondStep}
-        callbackPath="/account"
-        // A full navigation, so the account page sees the new session cookie.
-        onDone={() => window.location.assign(new URL("/account", window.location.href).href)}
-        onRestart={() => router.push("/sign-in")}
-      />
+      <Suspense fallback={null}>
+        <SecondStep
+          methods={secondStep}
+          callbackPath="/account"
+          // A full navigation, so the account page sees the new session cookie.
+          onDone={() => window.location.assign(new URL("/account", window.location.href).href)}
+          onRestart={() => router.push("/sign-in")}
+        />
+      </Suspense>
     );
   }
   if (token === null) {

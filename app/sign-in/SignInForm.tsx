@@ -1,9 +1,8 @@
 "use client";
 
-import dynamic from "next/dynamic";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useRef, useState, type FormEvent } from "react";
+import { Suspense, lazy, useRef, useState, type FormEvent } from "react";
 import { useHydrated } from "../components/hydrated";
 import { clearWhenCorrected, useFocusFirstEmpty } from "../components/form-helpers";
 import { handled } from "../components/handled";
@@ -18,7 +17,7 @@ import { PasswordInput } from "../components/PasswordInput";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 import type { SecondStepMethod } from "../components/SecondStep";
 // Fetched only when a right password asks for it: the page itself does not carry it.
-const SecondStep = dynamic(() => import("../components/SecondStep").then((module) => module.SecondStep));
+const SecondStep = lazy(() => import("../components/SecondStep").then((module) => ({ default: module.SecondStep })));
 
 type Props = { callbackPath: string; done: string | null; initialEmail: string };
 
@@ -119,16 +118,18 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
 
   if (secondStep) {
     return (
-      <SecondStep
-        methods={secondStep}
-        callbackPath={callbackPath}
-        // A full navigation, so every server component sees the new session cookie.
-        onDone={() => window.location.assign(callbackPath)}
-        onRestart={() => {
-          setSecondStep(null);
-          altcha.current?.reset();
-        }}
-      />
+      <Suspense fallback={null}>
+        <SecondStep
+          methods={secondStep}
+          callbackPath={callbackPath}
+          // A full navigation, so every server component sees the new session cookie.
+          onDone={() => window.location.assign(callbackPath)}
+          onRestart={() => {
+            setSecondStep(null);
+            altcha.current?.reset();
+          }}
+        />
+      </Suspense>
     );
   }
 
