@@ -49,6 +49,8 @@ const LABELS: Record<SecurityEventKind, string> = {
   recovery_code_used: "Signed in with a recovery code",
   second_step_due: "Right password; the sign-in waited for the second step",
   second_step_failed: "Wrong code at the second sign-in step",
+  device_confirmation_due: "Right password from a new device; the sign-in waited for the code we emailed",
+  device_confirmation_failed: "Wrong emailed code for a new device",
   admin_factors_removed: "Second sign-in step removed by an administrator",
   password_found_breached: "Password found in a data breach at sign-in (a new one must be chosen)",
 };

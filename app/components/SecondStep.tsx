@@ -7,7 +7,17 @@ import { assertWithPasskey } from "./passkey-ceremony";
 import { handled } from "./handled";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "./RefusalBanner";
 
-export type SecondStepMethod = "totp" | "passkey" | "recovery_code";
+export type SecondStepMethod = "totp" | "passkey" | "recovery_code" | "email_code";
+
+type Mode = "totp" | "recovery_code" | "email_code";
+
+const HINTS: Record<Mode, string> = {
+  totp: "Your password was right. Enter the 6-digit code your authenticator app shows for this account.",
+  recovery_code: "Your password was right. Enter one of the recovery codes you saved; each works once.",
+  // Shown alike after a wrong password (the server mails nothing then), so it promises no email.
+  email_code:
+    "This device is new to the account. If the password was right, we emailed a 6-digit code to the account's address. Enter it to finish signing in here. No email after a few minutes? Check the password and sign in again.",
+};
 
 type Props = {
   methods: SecondStepMethod[];
@@ -23,11 +33,15 @@ const post = (path: string, body: unknown) =>
 
 /**
  * The second step after a right password: the code of the authenticator app (a field labelled
- * "Code"), with "Use your passkey" and "Use a recovery code" as the alternatives the account has.
+ * "Code"), with "Use your passkey" and "Use a recovery code" as the alternatives the account has;
+ * or, for a new device of an account under attack, the code emailed to the owner (also "Code").
  * No session exists until the server accepts one of them.
  */
 export function SecondStep({ methods, callbackPath, onDone, onRestart }: Props) {
-  const [mode, setMode] = useState<"totp" | "recovery_code">(methods.includes("totp") ? "totp" : "recovery_code");
+  const [mode, setMode] = useState<Mode>(
+    methods.includes("email_code") ? "email_code" : methods.includes("totp") ? "totp" : "recovery_code",
+  );
+  const digits = mode !== "recovery_code";
   const [pending, setPending] = useState(false);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [expired, setExpired] = useState(false);
@@ -51,7 +65,7 @@ export function SecondStep({ methods, callbackPath, onDone, onRestart }: Props) 
     if (pending || waiting) return;
     const value = String(new FormData(event.currentTarget).get("answer") ?? "").trim();
     if (value === "") {
-      setRefusal(localRefusal("invalid_input", mode === "totp" ? "Enter the 6-digit code." : "Enter a recovery code."));
+      setRefusal(localRefusal("invalid_input", digits ? "Enter the 6-digit code." : "Enter a recovery code."));
       input.current?.focus();
       return;
     }
@@ -61,7 +75,7 @@ export function SecondStep({ methods, callbackPath, onDone, onRestart }: Props) 
       await answered(
         await post(
           "/api/auth/second-step",
-          mode === "totp" ? { code: value, callbackUrl: callbackPath } : { recoveryCode: value, callbackUrl: callbackPath },
+          digits ? { code: value, callbackUrl: callbackPath } : { recoveryCode: value, callbackUrl: callbackPath },
         ),
       );
     } catch {
@@ -91,12 +105,8 @@ export function SecondStep({ methods, callbackPath, onDone, onRestart }: Props) 
 
   return (
     <div className="second-step" data-testid="second-step">
-      <h2>One more step</h2>
-      <p className="hint">
-        {mode === "totp"
-          ? "Your password was right. Enter the 6-digit code your authenticator app shows for this account."
-          : "Your password was right. Enter one of the recovery codes you saved; each works once."}
-      </p>
+      <h2>{mode === "email_code" ? "Confirm this device" : "One more step"}</h2>
+      <p className="hint">{HINTS[mode]}</p>
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="second-step-error" />
       {expired ? (
         <button type="button" className="primary" onClick={onRestart}>
@@ -105,7 +115,7 @@ export function SecondStep({ methods, callbackPath, onDone, onRestart }: Props) 
       ) : (
         <>
           <form onSubmit={(event) => handled(onSubmit(event))} noValidate>
-            <Field id="second-step-answer" label={mode === "totp" ? "Code" : "Recovery code"}>
+            <Field id="second-step-answer" label={digits ? "Code" : "Recovery code"}>
               {(aria) => (
                 <input
                   key={mode}
@@ -114,9 +124,7 @@ export function SecondStep({ methods, callbackPath, onDone, onRestart }: Props) 
                   name="answer"
                   autoFocus
                   autoComplete="one-time-code"
-                  {...(mode === "totp"
-                    ? { inputMode: "numeric" as const, pattern: "[0-9]*", maxLength: 6 }
-                    : { maxLength: 11, spellCheck: false })}
+                  {...(digits ? { inputMode: "numeric" as const, pattern: "[0-9]*", maxLength: 6 } : { maxLength: 11, spellCheck: false })}
                   {...aria}
                 />
               )}
@@ -139,6 +147,11 @@ export function SecondStep({ methods, callbackPath, onDone, onRestart }: Props) 
             {mode === "recovery_code" && methods.includes("totp") ? (
               <button type="button" className="link" onClick={() => setMode("totp")}>
                 Use your authenticator app
+              </button>
+            ) : null}
+            {mode === "email_code" ? (
+              <button type="button" className="link" onClick={onRestart}>
+                Sign in again
               </button>
             ) : null}
           </div>

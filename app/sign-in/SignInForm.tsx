@@ -90,7 +90,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
         setRefusal(await refusalFrom(res));
       } else {
         const body = (await res.json().catch(() => ({}))) as { url?: string; error?: string; methods?: SecondStepMethod[] };
-        if (body.error === "mfa_required") {
+        if (body.error === "mfa_required" || body.error === "device_confirmation_required") {
           setSecondStep(body.methods ?? []);
           setPending(false);
           return;

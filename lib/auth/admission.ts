@@ -38,24 +38,28 @@ export type Intent =
   | Readonly<{ kind: "reauthenticate"; sessionId: string }>
   | Readonly<{ kind: "change_password"; sessionId: string }>;
 
-/** How a sign-in may be finished at the second step (lib/factors). */
-export type SecondStepMethod = "totp" | "passkey" | "recovery_code";
+/**
+ * How a sign-in may be finished at its next step (lib/factors): a second factor, or for a new
+ * device of an account under attack, the code mailed to its owner.
+ */
+export type SecondStepMethod = "totp" | "passkey" | "recovery_code" | "email_code";
 
 /**
  * The password check's answer: a user, the device token that now identifies their client and the
  * session id chosen for them (`passwordChangeRequired`: the password is in a breach corpus, so the
- * owner must choose another first); a refusal to send as it is (null: the generic 401); or, for an
- * account with a second factor, a pending sign-in and no session (`ok` is then neither true nor
- * false, so no route can take it for either without saying so).
+ * owner must choose another first); a refusal to send as it is (null: the generic 401); or a
+ * pending sign-in and no session, for an account with a second factor or a new device that must
+ * be confirmed by mail (`ok` is then neither true nor false, so no route can take it for either
+ * without saying so).
  */
 export type SignInOutcome =
   | { ok: true; user: VerifiedUser; device: { token: string; expiresAtMs: number }; sessionId: string; passwordChangeRequired: boolean }
   | { ok: false; refusal: Response | null }
   | {
       ok: "second_step";
-      pending: { token: string; expiresAtMs: number; methods: SecondStepMethod[] };
-      /** Whose password was right (for the breach check after the slot; never sent to the client). */
-      user: { id: string; credentialGeneration: number };
+      pending: { token: string; expiresAtMs: number; step: "second_factor" | "device_confirmation"; methods: SecondStepMethod[] };
+      /** Whose password was right; null for a device confirmation's stand-in (a wrong password answered alike). Never sent. */
+      user: { id: string; credentialGeneration: number } | null;
     };
 
 /**

@@ -9,19 +9,19 @@ import type { LockoutCheck, LockoutPolicy } from "@/lib/lockout/rules";
 import { logSecurity } from "@/lib/log/security-log";
 import type { KnownDevice } from "@/lib/devices/known-devices";
 import type { ClientAddress } from "@/lib/http/client-address";
-import { secondStepMethods, type FactorSummary } from "@/lib/factors/store";
+import { confirmationDueBeforeCheck, deviceCodeDigest, newDeviceCode } from "@/lib/factors/device-confirmation";
+import { secondStepMethods } from "@/lib/factors/store";
 import type { Lane } from "@/lib/password/hash-budget";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { confirmAddress, markPasswordBreached, recordFirstSignIn, verifyCredentials } from "@/lib/users/accounts";
-import type { Intent, SignInOutcome, SignInAdmission } from "./admission";
+import type { Intent, SecondStepMethod, SignInOutcome, SignInAdmission } from "./admission";
 import type { Gatehouse } from "./gatehouse";
 
 /**
  * What a password sign-in read, once, from its request: the normalised email, the password and the
- * device token sent. `replacing`: the password is checked only to be replaced (the change form), so
- * whether it is breached no longer matters.
+ * device token sent.
  */
-export type PasswordAttempt = { email: string; password: string; deviceToken?: string | undefined; replacing?: boolean };
+export type PasswordAttempt = { email: string; password: string; deviceToken?: string | undefined };
 
 /**
  * What shows the client is worth a password check, and what a right password is for: a solved
@@ -105,38 +105,28 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
     confirms: "confirms" in proof ? proof.confirms : null,
     intent: "altcha" in proof ? proof.intent : { kind: "sign_in", channel: "browser" },
   });
-  const outcome = await checkPassword(gate, admission);
-  if (attempt.replacing) return outcome;
-  if (outcome.ok === true) return afterBreachCheck(limits, outcome, password);
-  // The password was right but the sign-in waits for its step: the mark, if due, is read when the step finishes.
-  if (outcome.ok === "second_step") await markIfBreached(limits, outcome.user, password);
-  return outcome;
+  return checkPassword(gate, admission);
 }
 
 /**
- * A right password found in the breach corpus still signs in (the owner typed it; refusing would
- * lock them out with no way to change it), but the account is marked: every page sends the owner
- * to choose a new one and the API answers 403 password_change_required until it is replaced, and
- * the owner is told by email once per mark. Only a right password is looked up, after Argon2id and
- * outside the hash-budget slot, so wrong guesses cost no lookup and cannot learn anything from it;
- * an unknown verdict (off, slow, down) fails open, leaving an existing mark as it is.
+ * Looks a right password up in the breach corpus and marks the account (told once per mark);
+ * whether it was found. A breached password still signs in (the owner typed it; refusing would
+ * lock them out with no way to change it), but every page then sends the owner to choose a new
+ * one and the API answers 403 password_change_required until it is replaced; from a new device it
+ * waits for a mailed code first. Only a right password is looked up, so wrong guesses cost no
+ * lookup and learn nothing from it; an unknown verdict (off, slow, down) fails open, leaving an
+ * existing mark as it is.
  */
-async function afterBreachCheck(
-  limits: RouteLimits,
-  outcome: Extract<SignInOutcome, { ok: true }>,
+async function markIfBreached(
+  gate: Gatehouse,
+  from: { client: ClientAddress; userAgent: string | null },
+  user: { id: string; credentialGeneration: number },
   password: string,
-): Promise<SignInOutcome> {
-  if (outcome.passwordChangeRequired || !(await markIfBreached(limits, outcome.user, password))) return outcome;
-  return { ...outcome, passwordChangeRequired: true };
-}
-
-/** Looks a right password up in the breach corpus and marks the account (told once per mark); whether it was found. */
-async function markIfBreached(limits: RouteLimits, user: { id: string; credentialGeneration: number }, password: string): Promise<boolean> {
-  const { gate } = limits;
+): Promise<boolean> {
   if ((await gate.breachedPasswords.check(password)) !== "breached") return false;
   if (await markPasswordBreached(gate.prisma, user.id, user.credentialGeneration, gate.clock())) {
-    await gate.events.accountChanged(user.id, "password_found_breached", limits.client, { browser: browserLabel(limits.userAgent) });
-    gate.recovery.notice("password_breached", { id: user.id }, noticeOrigin(gate, { client: limits.client, userAgent: limits.userAgent }));
+    await gate.events.accountChanged(user.id, "password_found_breached", from.client, { browser: browserLabel(from.userAgent) });
+    gate.recovery.notice("password_breached", { id: user.id }, noticeOrigin(gate, from));
     gate.log.info({ event: "password_found_breached", userId: user.id });
   }
   return true;
@@ -189,90 +179,99 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
   const { email, password, client, device, route, confirms, intent } = admission;
   const browser = browserLabel(admission.userAgent);
   const subject = subjectOf(gate, admission);
-  return gate.hashBudget.run(
-    async (): Promise<SignInOutcome> => {
+  // A slot of the hash budget holds only what needs one: the lockout's count, then Argon2id.
+  const checked = await gate.hashBudget.run(
+    async () => {
       const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy);
       if (!attempt.allowed) {
         logSecurity(gate, { route, outcome: "locked", client, email, detail: subject.lane });
-        return { ok: false, refusal: subject.refuse(attempt.check) };
+        return { ok: false as const, refusal: subject.refuse(attempt.check) };
       }
-
       const endTimer = gate.metrics.passwordCheckSeconds.startTimer();
       const user = await verifyCredentials(gate.prisma, { email, password }, gate.hasher, (error) =>
         gate.log.warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
       );
       endTimer();
-      // An account whose address is not confirmed yet fails exactly like a wrong password, even
-      // for the right one, unless this attempt carries the address's confirmation link: any other
-      // answer would tell whoever just registered an address that it had no account.
-      const confirming = confirms !== null && user !== null && user.id === confirms.userId;
-      const unconfirmed = user !== null && !user.emailVerified && !confirming && gate.config.REQUIRE_EMAIL_VERIFICATION === "true";
-      if (!user || unconfirmed || (confirms !== null && !confirming)) {
-        // Its owner gets the link again (within the recovery-mail quota).
-        if (user && unconfirmed) gate.recovery.verificationNeeded(user);
-        if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
-        // Already counted by admitAttempt, whether or not the account exists.
-        gate.addressFailures.set(client.key, (gate.addressFailures.get(client.key) ?? 0) + 1);
-        gate.log.info({
-          event: "sign_in_failed",
-          lane: subject.lane,
-          failureCount: attempt.state.failureCount,
-          locked: attempt.state.lockedUntilMs !== null,
-          ...(unconfirmed ? { emailUnverified: true } : {}),
-        });
-        logSecurity(gate, { route, outcome: "sign_in_failed", client, email, detail: subject.lane });
-        const capped = subject.policy.capFailures === attempt.state.failureCount;
-        // The owner's own right password before confirming is told to them as such, never as a wrong one.
-        await gate.events.signInFailed(email, client, attempt.state, capped && !device, { browser }, unconfirmed ? "unconfirmed" : "wrong");
-        // The failure that starts a lock episode for strangers tells the owner (if the username
-        // has an account) and offers a way past it; later failures of the episode do not.
-        if (!device && attempt.state.failureCount === subject.policy.threshold)
-          gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
-        // A device that keeps failing is more likely stolen than mistyped on: at the cap it is revoked.
-        if (device && capped) await gate.devices.forget(device.id);
-        return { ok: false, refusal: null };
-      }
-      if (confirming) {
-        // The link is spent only by its right password, once: of two racing confirmations one wins.
-        if (!(await gate.emailTokens.use(confirms.linkId, gate.clock()))) return { ok: false, refusal: invalidLink() };
-        if (await confirmAddress(gate.prisma, user.id, gate.clock())) {
-          await gate.events.accountChanged(user.id, "email_verified", client, { browser });
-          gate.log.info({ event: "email_verified", userId: user.id });
-        }
-      }
-      if (user.rehashed) gate.log.info({ event: "password_rehashed", userId: user.id });
-      const passed: PassedPassword = {
-        email,
-        client,
-        device,
-        route,
-        userAgent: admission.userAgent,
-        sessionId: admission.sessionId,
-        intent,
-      };
-      // The second step, where the account has one: no session, no token, no device token and no
-      // lockout reset yet (they come with the step); only a pending sign-in, bound to this client.
-      if (intent.kind !== "change_password") {
-        const factors = await gate.factors.summary(user.id);
-        if (factors.due) {
-          // This right password stays counted on the lock until its step is passed; the owner
-          // sees it in the events and, when it is the one that locks strangers out, by mail, as
-          // a wrong password would tell them: someone may hold the password.
-          await gate.events.accountChanged(user.id, "second_step_due", client, { browser });
-          if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
-          if (!device && attempt.state.failureCount === subject.policy.threshold)
-            gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
-          return openSecondStep(gate, passed, user, factors);
-        }
-      }
-      return completeSignIn(gate, passed, user);
+      return { ok: true as const, attempt, user };
     },
-    (): SignInOutcome => {
+    () => {
       logSecurity(gate, { route, outcome: "busy", client, email, detail: subject.lane });
-      return { ok: false, refusal: busy() };
+      return { ok: false as const, refusal: busy() };
     },
     subject.lane,
   );
+  if (!checked.ok) return { ok: false, refusal: checked.refusal };
+  const { attempt, user } = checked;
+  const passed: PassedPassword = { email, client, device, route, userAgent: admission.userAgent, sessionId: admission.sessionId, intent };
+  // A sign-in from a client with no known device, on a username under attack (or always): the
+  // answer is a pending device confirmation whether the password is right or not (lib/factors/device-confirmation.ts).
+  const confirmable = intent.kind === "sign_in" && device === null && confirms === null;
+  const standIn = confirmable && confirmationDueBeforeCheck(gate.config.NEW_DEVICE_CONFIRMATION, attempt.previous, gate.clock());
+
+  // An account whose address is not confirmed yet fails exactly like a wrong password, even
+  // for the right one, unless this attempt carries the address's confirmation link: any other
+  // answer would tell whoever just registered an address that it had no account.
+  const confirming = confirms !== null && user !== null && user.id === confirms.userId;
+  const unconfirmed = user !== null && !user.emailVerified && !confirming && gate.config.REQUIRE_EMAIL_VERIFICATION === "true";
+  if (!user || unconfirmed || (confirms !== null && !confirming)) {
+    // Its owner gets the link again (within the recovery-mail quota).
+    if (user && unconfirmed) gate.recovery.verificationNeeded(user);
+    if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
+    // Already counted by admitAttempt, whether or not the account exists.
+    gate.addressFailures.set(client.key, (gate.addressFailures.get(client.key) ?? 0) + 1);
+    gate.log.info({
+      event: "sign_in_failed",
+      lane: subject.lane,
+      failureCount: attempt.state.failureCount,
+      locked: attempt.state.lockedUntilMs !== null,
+      ...(unconfirmed ? { emailUnverified: true } : {}),
+    });
+    logSecurity(gate, { route, outcome: "sign_in_failed", client, email, detail: subject.lane });
+    const capped = subject.policy.capFailures === attempt.state.failureCount;
+    // The owner's own right password before confirming is told to them as such, never as a wrong one.
+    await gate.events.signInFailed(email, client, attempt.state, capped && !device, { browser }, unconfirmed ? "unconfirmed" : "wrong");
+    // The failure that starts a lock episode for strangers tells the owner (if the username
+    // has an account) and offers a way past it; later failures of the episode do not.
+    if (!device && attempt.state.failureCount === subject.policy.threshold) gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
+    // A device that keeps failing is more likely stolen than mistyped on: at the cap it is revoked.
+    if (device && capped) await gate.devices.forget(device.id);
+    return standIn ? openPending(gate, passed, null, { step: "device_confirmation" }) : { ok: false, refusal: null };
+  }
+  if (confirming) {
+    // The link is spent only by its right password, once: of two racing confirmations one wins.
+    if (!(await gate.emailTokens.use(confirms.linkId, gate.clock()))) return { ok: false, refusal: invalidLink() };
+    if (await confirmAddress(gate.prisma, user.id, gate.clock())) {
+      await gate.events.accountChanged(user.id, "email_verified", client, { browser });
+      gate.log.info({ event: "email_verified", userId: user.id });
+    }
+  }
+  if (user.rehashed) gate.log.info({ event: "password_rehashed", userId: user.id });
+  if (intent.kind === "change_password") return completeSignIn(gate, passed, user);
+
+  // The second step, where the account has one: no session, no token, no device token and no
+  // lockout reset yet (they come with the step); only a pending sign-in, bound to this client.
+  // Its factor stands in for the device confirmation too.
+  const factors = await gate.factors.summary(user.id);
+  // Only a right password is looked up in the breach corpus, after Argon2id and outside the slot.
+  // When nothing below waits for the verdict, it is found in the background, so a right password
+  // under a device confirmation answers as soon as a wrong one.
+  const breachLookup = () => markIfBreached(gate, admission, user, password);
+  let breached = user.passwordBreached;
+  if (factors.due || standIn) gate.background.run("breach_check", async () => void (await breachLookup()));
+  else breached = (await breachLookup()) || breached;
+  const confirmDevice = confirmable && (standIn || (breached && gate.config.NEW_DEVICE_CONFIRMATION !== "off"));
+  if (factors.due || confirmDevice) {
+    // This right password stays counted on the lock until its step is passed; the owner sees it
+    // in the events and, when it is the one that locks strangers out, by mail, as a wrong
+    // password would tell them: someone may hold the password.
+    await gate.events.accountChanged(user.id, factors.due ? "second_step_due" : "device_confirmation_due", client, { browser });
+    if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
+    if (!device && attempt.state.failureCount === subject.policy.threshold) gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
+    return factors.due
+      ? openPending(gate, passed, user, { step: "second_factor", methods: secondStepMethods(factors) })
+      : openPending(gate, passed, user, { step: "device_confirmation" });
+  }
+  return completeSignIn(gate, passed, { ...user, passwordBreached: breached });
 }
 
 /**
@@ -289,33 +288,55 @@ export type PassedPassword = {
   intent: Intent;
 };
 
-async function openSecondStep(
+/**
+ * The pending sign-in a right password (or, for a device confirmation, any password) leaves: the
+ * second factor's, or a device confirmation whose code is mailed to the owner. A stand-in (no
+ * user) is stored and counted like a real one, and has no code.
+ */
+async function openPending(
   gate: Gatehouse,
   passed: PassedPassword,
-  user: { id: string; credentialGeneration: number },
-  factors: FactorSummary,
+  user: { id: string; email: string; credentialGeneration: number } | null,
+  next: { step: "second_factor"; methods: SecondStepMethod[] } | { step: "device_confirmation" },
 ): Promise<SignInOutcome> {
   const { intent } = passed;
-  const userId = user.id;
-  const pending = await gate.pendingSignIns.open({
-    userId,
-    purpose: intent.kind === "reauthenticate" ? "reauthenticate" : "sign_in",
-    channel: intent.kind === "sign_in" ? intent.channel : "browser",
-    step: "second_factor",
+  const code = next.step === "device_confirmation" && user ? newDeviceCode() : null;
+  const common = {
+    purpose: intent.kind === "reauthenticate" ? ("reauthenticate" as const) : ("sign_in" as const),
+    channel: intent.kind === "sign_in" ? intent.channel : ("browser" as const),
     sessionId: intent.kind === "reauthenticate" ? intent.sessionId : passed.sessionId,
     deviceId: passed.device?.id ?? null,
-    credentialGeneration: user.credentialGeneration,
+    credentialGeneration: user?.credentialGeneration ?? 0,
     route: passed.route,
     browser: browserLabel(passed.userAgent),
     address: truncateAddress(passed.client.address),
     nowMs: gate.clock(),
+  };
+  const pending =
+    next.step === "second_factor"
+      ? await gate.pendingSignIns.open({ ...common, step: "second_factor", userId: user!.id })
+      : await gate.pendingSignIns.open({
+          ...common,
+          step: "device_confirmation",
+          userId: user?.id ?? null,
+          codeDigest: code === null ? null : deviceCodeDigest(gate.config.deviceCodeSecret, code),
+        });
+  const methods: SecondStepMethod[] = next.step === "second_factor" ? next.methods : ["email_code"];
+  if (user && code !== null)
+    gate.recovery.deviceCode(user, code, Math.round((pending.expiresAtMs - common.nowMs) / 60_000), noticeOrigin(gate, passed));
+  const event = next.step === "second_factor" ? "second_step_due" : "device_confirmation_due";
+  gate.log.info({ event, methods, ...(user ? { userId: user.id } : { standIn: true }) });
+  logSecurity(gate, {
+    route: passed.route,
+    outcome: event,
+    client: passed.client,
+    email: passed.email,
+    ...(user ? { userId: user.id } : {}),
   });
-  gate.log.info({ event: "second_step_due", userId, methods: secondStepMethods(factors) });
-  logSecurity(gate, { route: passed.route, outcome: "second_step_due", client: passed.client, email: passed.email, userId });
   return {
     ok: "second_step",
-    pending: { ...pending, methods: secondStepMethods(factors) },
-    user: { id: userId, credentialGeneration: user.credentialGeneration },
+    pending: { ...pending, step: next.step, methods },
+    user: user ? { id: user.id, credentialGeneration: user.credentialGeneration } : null,
   };
 }
 
@@ -329,7 +350,7 @@ export async function completeSignIn(
   gate: Gatehouse,
   passed: PassedPassword,
   user: { id: string; email: string; credentialGeneration: number; passwordBreached: boolean },
-  via: "password" | "second_step" = "password",
+  via: "password" | "second_step" | "device_confirmation" = "password",
 ): Promise<Extract<SignInOutcome, { ok: true }>> {
   const { email, client, device, route, intent } = passed;
   const browser = browserLabel(passed.userAgent);

@@ -295,6 +295,11 @@ const schema = z
     // Wrong second-step codes (authenticator app or recovery code) per account before its own
     // lock, which doubles like the password's; a known device counts on a lock of its own.
     SECOND_FACTOR_LOCKOUT_THRESHOLD: z.coerce.number().int().min(1).max(100).default(5),
+    // A right password from a browser or app with no known-device cookie gets no session until the
+    // code mailed to the owner is entered: "at-risk" when the username failed a password check from
+    // an untrusted client in the last 24 hours or the password is in a breach corpus, "always", or
+    // "off". The owner's known devices, passkeys and second factors are never asked.
+    NEW_DEVICE_CONFIRMATION: z.enum(["at-risk", "always", "off"]).default("at-risk"),
 
     // Concurrent Argon2id operations, and how many more may wait, before a 503.
     HASH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(os.availableParallelism()),
@@ -390,6 +395,8 @@ type Derived = {
   passkeyChallengeSecret: string;
   /** The second step's own lock per account (or known device): the password's schedule, no cap. */
   secondFactorLockoutPolicy: LockoutPolicy;
+  /** The key of the emailed device-confirmation codes' digests (derived from FACTOR_SECRET). */
+  deviceCodeSecret: string;
 };
 
 export type AppConfig = Omit<z.infer<typeof schema>, Secrets | "HASH_TRUSTED_SLOTS"> &
@@ -454,6 +461,7 @@ export function parseConfig(env: Record<string, string | undefined>, options: { 
     DEVICE_COOKIE_SECRET: result.data.DEVICE_COOKIE_SECRET ?? derive(sessionSecret, "device-cookies"),
     FACTOR_SECRET: result.data.FACTOR_SECRET ?? derive(sessionSecret, "second-factors"),
     passkeyChallengeSecret: derive(sessionSecret, "passkey-challenges"),
+    deviceCodeSecret: derive(result.data.FACTOR_SECRET ?? derive(sessionSecret, "second-factors"), "device-codes"),
     secondFactorLockoutPolicy: { ...deviceLockoutPolicy, threshold: data.SECOND_FACTOR_LOCKOUT_THRESHOLD, capFailures: undefined },
     brandPalette: data.BRAND_COLOR === undefined ? null : brandPalette(data.BRAND_COLOR).palette,
     HASH_TRUSTED_SLOTS: result.data.HASH_TRUSTED_SLOTS ?? (result.data.HASH_CONCURRENCY >= 2 ? 1 : 0),

@@ -30,6 +30,8 @@ export type AccountChangeKind =
   | "recovery_code_used"
   | "second_step_due"
   | "second_step_failed"
+  | "device_confirmation_due"
+  | "device_confirmation_failed"
   | "admin_factors_removed"
   | "password_found_breached";
 

@@ -4,15 +4,12 @@ import { tokenDigest } from "@/lib/tokens/digest";
 
 export type PendingPurpose = "sign_in" | "reauthenticate";
 export type PendingChannel = "browser" | "api";
-export type PendingStep = "second_factor";
+export type PendingStep = "second_factor" | "device_confirmation";
 
-/** What a right password left for the next step: who, for what, and what its admission chose. */
-export type PendingSignIn = {
+type PendingFields = {
   id: string;
-  userId: string;
   purpose: PendingPurpose;
   channel: PendingChannel;
-  step: PendingStep;
   sessionId: string;
   deviceId: string | null;
   credentialGeneration: number;
@@ -22,8 +19,19 @@ export type PendingSignIn = {
   attempts: number;
 };
 
+/**
+ * What a right password left for the next step: who, for what, and what its admission chose. A
+ * device confirmation may be a stand-in (no user, no code): a wrong password's answer, shaped and
+ * counted like a right one's, that nothing finishes.
+ */
+export type PendingSignIn = PendingFields &
+  ({ step: "second_factor"; userId: string } | { step: "device_confirmation"; userId: string | null; codeDigest: string | null });
+
 /** A pending sign-in lives this long: enough to open an authenticator app, not to wander off. */
 export const PENDING_SIGN_IN_MS = 5 * 60_000;
+/** A device confirmation's code lives longer: it has to arrive by mail first. */
+export const DEVICE_CONFIRMATION_MS = 10 * 60_000;
+const LIFETIME_MS: Record<PendingStep, number> = { second_factor: PENDING_SIGN_IN_MS, device_confirmation: DEVICE_CONFIRMATION_MS };
 /** Tries one pending sign-in takes (codes, recovery codes and passkey answers alike); then sign in again. */
 export const PENDING_SIGN_IN_TRIES = 5;
 
@@ -36,11 +44,14 @@ export type PendingTry = { ok: true; pending: PendingSignIn } | { ok: false; rea
  * Rows past their end are deleted by the retention pass (lib/retention).
  */
 export interface PendingSignIns {
-  open(fields: Omit<PendingSignIn, "id" | "attempts"> & { nowMs: number }): Promise<{ token: string; expiresAtMs: number }>;
-  /** A live pending sign-in of this channel, read without counting a try (to offer its passkeys). */
+  open(fields: DistributiveOmit<PendingSignIn, "id" | "attempts"> & { nowMs: number }): Promise<{ token: string; expiresAtMs: number }>;
+  /** A live second-factor pending sign-in of this channel, read without counting a try (to offer its passkeys). */
   peek(token: string, channel: PendingChannel, nowMs: number): Promise<{ id: string; userId: string } | null>;
-  /** Counts one try of a live pending sign-in of this channel, atomically, before its answer is checked. */
-  try(token: string, channel: PendingChannel, nowMs: number): Promise<PendingTry>;
+  /**
+   * Counts one try of a live pending sign-in of this channel and one of these steps, atomically,
+   * before its answer is checked.
+   */
+  try(token: string, channel: PendingChannel, steps: readonly PendingStep[], nowMs: number): Promise<PendingTry>;
   /** Spends it; true for exactly one caller. */
   spend(id: string, nowMs: number): Promise<boolean>;
   /** Ends every pending sign-in of the account (a factor removed, a password reset). */
@@ -49,11 +60,40 @@ export interface PendingSignIns {
 
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+type Row = Omit<PendingFields, "purpose" | "channel"> & {
+  purpose: string;
+  channel: string;
+  step: string;
+  userId: string | null;
+  codeDigest: string | null;
+};
+
+/** A row as its step's type; a second-factor row always has its user (a stand-in is never one). */
+function pendingOf(row: Row): PendingSignIn | null {
+  const fields: PendingFields = {
+    id: row.id,
+    purpose: row.purpose as PendingPurpose,
+    channel: row.channel as PendingChannel,
+    sessionId: row.sessionId,
+    deviceId: row.deviceId,
+    credentialGeneration: row.credentialGeneration,
+    route: row.route,
+    browser: row.browser,
+    address: row.address,
+    attempts: row.attempts,
+  };
+  if (row.step === "device_confirmation") return { ...fields, step: "device_confirmation", userId: row.userId, codeDigest: row.codeDigest };
+  if (row.step === "second_factor" && row.userId !== null) return { ...fields, step: "second_factor", userId: row.userId };
+  return null;
+}
+
 export function prismaPendingSignIns(prisma: PrismaClient): PendingSignIns {
   return {
     async open({ nowMs, ...fields }) {
       const token = randomBytes(32).toString("base64url");
-      const expiresAtMs = nowMs + PENDING_SIGN_IN_MS;
+      const expiresAtMs = nowMs + LIFETIME_MS[fields.step];
       await prisma.pendingSignIn.create({
         data: { ...fields, digest: tokenDigest(token), createdAt: new Date(nowMs), expiresAt: new Date(expiresAtMs) },
       });
@@ -62,48 +102,42 @@ export function prismaPendingSignIns(prisma: PrismaClient): PendingSignIns {
 
     async peek(token, channel, nowMs) {
       if (!TOKEN_PATTERN.test(token)) return null;
-      return prisma.pendingSignIn.findFirst({
+      const row = await prisma.pendingSignIn.findFirst({
         where: {
           digest: tokenDigest(token),
           channel,
           usedAt: null,
           expiresAt: { gt: new Date(nowMs) },
           attempts: { lt: PENDING_SIGN_IN_TRIES },
+          step: "second_factor",
         },
         select: { id: true, userId: true },
       });
+      return row?.userId ? { id: row.id, userId: row.userId } : null;
     },
 
-    async try(token, channel, nowMs) {
+    async try(token, channel, steps, nowMs) {
       if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: "unknown" };
       const digest = tokenDigest(token);
       // The count moves first, in the statement that checks it is live: parallel tries each take one.
       const rows = await prisma.pendingSignIn.updateManyAndReturn({
-        where: { digest, channel, usedAt: null, expiresAt: { gt: new Date(nowMs) }, attempts: { lt: PENDING_SIGN_IN_TRIES } },
+        where: {
+          digest,
+          channel,
+          step: { in: [...steps] },
+          usedAt: null,
+          expiresAt: { gt: new Date(nowMs) },
+          attempts: { lt: PENDING_SIGN_IN_TRIES },
+        },
         data: { attempts: { increment: 1 } },
       });
-      const row = rows[0];
-      if (row) {
-        return {
-          ok: true,
-          pending: {
-            id: row.id,
-            userId: row.userId,
-            purpose: row.purpose as PendingPurpose,
-            channel: row.channel as PendingChannel,
-            step: row.step as PendingStep,
-            sessionId: row.sessionId,
-            deviceId: row.deviceId,
-            credentialGeneration: row.credentialGeneration,
-            route: row.route,
-            browser: row.browser,
-            address: row.address,
-            attempts: row.attempts,
-          },
-        };
-      }
-      const dead = await prisma.pendingSignIn.findUnique({ where: { digest }, select: { channel: true, usedAt: true, expiresAt: true } });
-      if (!dead || dead.channel !== channel) return { ok: false, reason: "unknown" };
+      const pending = rows[0] ? pendingOf(rows[0]) : null;
+      if (pending) return { ok: true, pending };
+      const dead = await prisma.pendingSignIn.findUnique({
+        where: { digest },
+        select: { channel: true, step: true, usedAt: true, expiresAt: true },
+      });
+      if (!dead || dead.channel !== channel || !steps.includes(dead.step as PendingStep)) return { ok: false, reason: "unknown" };
       if (dead.usedAt) return { ok: false, reason: "used" };
       if (dead.expiresAt.getTime() <= nowMs) return { ok: false, reason: "expired" };
       return { ok: false, reason: "tries" };

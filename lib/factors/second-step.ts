@@ -12,7 +12,8 @@ import { passkeyRefused, spendAssertion } from "@/lib/passkeys/sign-in";
 import type { ParsedAuthentication } from "@/lib/passkeys/webauthn";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { RECOVERY_CODE_PATTERN } from "./recovery-codes";
-import { PENDING_SIGN_IN_TRIES, type PendingChannel, type PendingSignIn, type PendingTry } from "./pending-sign-ins";
+import { deviceCodeMatches } from "./device-confirmation";
+import { PENDING_SIGN_IN_TRIES, type PendingChannel, type PendingSignIn, type PendingStep, type PendingTry } from "./pending-sign-ins";
 
 /** What a second step may answer with: a code of the authenticator app, a recovery code, or a passkey. */
 export type SecondStepAnswer = { code: string } | { recoveryCode: string } | { passkey: ParsedAuthentication };
@@ -21,12 +22,17 @@ const ASK: Record<SecondStepMethod, string> = {
   totp: "Enter the 6-digit code from your authenticator app.",
   passkey: "Use your passkey to finish signing in.",
   recovery_code: "Enter one of your recovery codes.",
+  // Said alike after a wrong password (whose stand-in mails nothing), so it promises no mail.
+  email_code:
+    "This device is new to the account. If the password was right, we emailed a 6-digit code to the account's address: enter it to finish signing in. No email? Check the password and sign in again.",
 };
 
 /**
- * The answer to a right password that has a second step to pass: 401 `mfa_required` and no
- * session, no token. A browser gets the pending sign-in as an HttpOnly cookie (no script, and no
- * other browser, can hold it); an API client gets it as `mfa_token`, to send to its own route.
+ * The answer to a right password that has a second step to pass: 401 `mfa_required` (or
+ * `device_confirmation_required`, for any password, when a new device waits for a mailed code) and
+ * no session, no token. A browser gets the pending sign-in as an HttpOnly cookie (no script, and
+ * no other browser, can hold it); an API client gets it as `mfa_token` (`confirmation_token`), to
+ * send to its own route.
  */
 export function secondStepRequired(
   gate: Gatehouse,
@@ -35,10 +41,13 @@ export function secondStepRequired(
 ): Response {
   const expiresInSeconds = Math.floor((pending.expiresAtMs - gate.clock()) / 1000);
   const message = ASK[pending.methods[0] ?? "recovery_code"];
+  const confirming = pending.step === "device_confirmation";
+  const error = confirming ? "device_confirmation_required" : "mfa_required";
   if (channel === "api") {
-    return json(401, { error: "mfa_required", message, mfa_token: pending.token, methods: pending.methods, expires_in: expiresInSeconds });
+    const tokenField = confirming ? "confirmation_token" : "mfa_token";
+    return json(401, { error, message, [tokenField]: pending.token, methods: pending.methods, expires_in: expiresInSeconds });
   }
-  const response = json(401, { error: "mfa_required", message, methods: pending.methods, expiresInSeconds });
+  const response = json(401, { error, message, methods: pending.methods, expiresInSeconds });
   return setPendingSignInCookie(response, gate.config, pending.token, pending.expiresAtMs, gate.clock());
 }
 
@@ -55,12 +64,26 @@ export function pendingRefused(gate: Gatehouse, reason: keyof typeof PENDING_MES
   return channel === "browser" ? clearPendingSignInCookie(response, gate.config) : response;
 }
 
-const WRONG: Record<"code" | "recoveryCode", string> = {
+const WRONG: Record<"code" | "recoveryCode" | "emailCode", string> = {
   code: "That code is not right, or was already used. Enter the newest code from your authenticator app.",
   recoveryCode: "That recovery code is not right, or was already used.",
+  emailCode: "That code is not right. Enter the code from the newest email, or sign in again for a new one.",
 };
 
+/** The answer to a wrong code: the tries the pending sign-in has left, and the lock's wait where one began. */
+function wrongCode(kind: keyof typeof WRONG, attempts: number, retryAfterSeconds?: number): Response {
+  return jsonError(401, "invalid_code", WRONG[kind], {
+    triesLeft: Math.max(0, PENDING_SIGN_IN_TRIES - attempts),
+    ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+  });
+}
+
+/** The steps each route finishes: the browser's one form takes either; the token API has a route per step. */
+export const BROWSER_STEPS: readonly PendingStep[] = ["second_factor", "device_confirmation"];
+
 type Finished = Extract<SignInOutcome, { ok: true }> & { purpose: PendingSignIn["purpose"] };
+type Passed = { ok: true; finished: Finished } | { ok: false; refusal: Response };
+const refused = (refusal: Response) => ({ ok: false as const, refusal });
 
 /**
  * The second step, top to bottom, sealed like the first: the route has applied the per-address
@@ -78,33 +101,25 @@ export async function passSecondStep(
   channel: PendingChannel,
   answer: SecondStepAnswer,
   /** The live session this browser holds, if any: "Confirm it's you" is finished only by the session that asked. */
-  liveSessionId: string | null = null,
-): Promise<{ ok: true; finished: Finished } | { ok: false; refusal: Response }> {
+  liveSessionId: string | null,
+  steps: readonly PendingStep[],
+): Promise<Passed> {
   const { gate, client } = limits;
-  const refused = (refusal: Response) => ({ ok: false as const, refusal });
-  const tried = await gate.pendingSignIns.try(token ?? "", channel, gate.clock());
+  const tried = await gate.pendingSignIns.try(token ?? "", channel, steps, gate.clock());
   if (!tried.ok) {
     logSecurity(gate, { route: limits.path, outcome: "second_step_invalid", client, detail: tried.reason });
     return refused(pendingRefused(gate, tried.reason, channel));
   }
   const { pending } = tried;
   if (pending.purpose === "reauthenticate" && pending.sessionId !== liveSessionId) return refused(pendingRefused(gate, "unknown", channel));
+  if (pending.step === "device_confirmation") return confirmDevice(limits, pending, answer, channel);
   // Keyed by the known device too, where one passed the password: the owner's own bucket.
   const byAccount = await limits.limit("user", pending.deviceId ? `${pending.userId}:device:${pending.deviceId}` : pending.userId);
   if (byAccount) return refused(byAccount);
   // A password reset or change since the password step: that password no longer signs in, and
   // nothing (no code) is spent on trying.
-  const found = await gate.prisma.user.findUnique({
-    where: { id: pending.userId },
-    select: { id: true, email: true, credentialGeneration: true, passwordBreachedAt: true },
-  });
-  if (!found || found.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
-  const user = {
-    id: found.id,
-    email: found.email,
-    credentialGeneration: found.credentialGeneration,
-    passwordBreached: found.passwordBreachedAt !== null,
-  };
+  const user = await accountOf(gate, pending.userId);
+  if (!user || user.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
 
   const browser = browserLabel(limits.userAgent);
   let spendAnswer: () => Promise<boolean> = async () => true;
@@ -141,13 +156,9 @@ export async function passSecondStep(
       });
       logSecurity(gate, { route: limits.path, outcome: "sign_in_failed", client, userId: pending.userId, detail: `second_factor_${kind}` });
       await gate.events.accountChanged(pending.userId, "second_step_failed", client, { browser });
+      const lockedUntilMs = admitted.state.lockedUntilMs;
       return refused(
-        jsonError(401, "invalid_code", WRONG[kind], {
-          triesLeft: Math.max(0, PENDING_SIGN_IN_TRIES - pending.attempts),
-          ...(admitted.state.lockedUntilMs !== null
-            ? { retryAfterSeconds: Math.ceil((admitted.state.lockedUntilMs - gate.clock()) / 1000) }
-            : {}),
-        }),
+        wrongCode(kind, pending.attempts, lockedUntilMs === null ? undefined : Math.ceil((lockedUntilMs - gate.clock()) / 1000)),
       );
     }
     spendAnswer = checked.spend;
@@ -157,16 +168,39 @@ export async function passSecondStep(
   // finishes it and the other's code stays unspent; of two pending sign-ins racing with one code,
   // one spends it and the other ends with nothing.
   if (!(await gate.pendingSignIns.spend(pending.id, gate.clock()))) return refused(pendingRefused(gate, "used", channel));
-  if (!(await spendAnswer())) return refused(jsonError(401, "invalid_code", WRONG["code" in answer ? "code" : "recoveryCode"]));
+  if (!(await spendAnswer())) return refused(wrongCode("code" in answer ? "code" : "recoveryCode", PENDING_SIGN_IN_TRIES));
   if (lockKey) await gate.lockouts.reset(lockKey);
   if ("recoveryCode" in answer) {
     const left = String(await gate.factors.recoveryCodesLeft(pending.userId));
     await gate.events.accountChanged(pending.userId, "recovery_code_used", client, { browser, sessionId: pending.sessionId });
     gate.recovery.notice("recovery_code_used", { id: pending.userId }, noticeOrigin(gate, limits), left);
   }
+  return finish(limits, pending, user, "second_step");
+}
+
+// The nil UUID: a stand-in's read finds nobody, in the same query a real one makes.
+const NOBODY = "00000000-0000-0000-0000-000000000000";
+
+async function accountOf(gate: Gatehouse, userId: string | null) {
+  const found = await gate.prisma.user.findUnique({
+    where: { id: userId ?? NOBODY },
+    select: { id: true, email: true, credentialGeneration: true, passwordBreachedAt: true },
+  });
+  if (!found) return null;
+  const { passwordBreachedAt, ...user } = found;
+  return { ...user, passwordBreached: passwordBreachedAt !== null };
+}
+
+/** The sign-in its pending row stood for, finished as a password alone would have finished it. */
+async function finish(
+  limits: RouteLimits,
+  pending: PendingSignIn,
+  user: NonNullable<Awaited<ReturnType<typeof accountOf>>>,
+  via: "second_step" | "device_confirmation",
+): Promise<Passed> {
   const passed: PassedPassword = {
     email: user.email,
-    client,
+    client: limits.client,
     device: pending.deviceId ? { id: pending.deviceId } : null,
     route: limits.path,
     userAgent: limits.userAgent,
@@ -176,8 +210,44 @@ export async function passSecondStep(
         ? { kind: "reauthenticate", sessionId: pending.sessionId }
         : { kind: "sign_in", channel: pending.channel },
   };
-  const finished = await completeSignIn(gate, passed, user, "second_step");
+  const finished = await completeSignIn(limits.gate, passed, user, via);
   return { ok: true, finished: { ...finished, purpose: pending.purpose } };
+}
+
+/**
+ * A new device's mailed code, after the pending sign-in was found and counted: its account still
+ * on the password it passed (a stand-in has none, and answers like a wrong code) → the code
+ * compared in constant time → the pending sign-in spent once → the sign-in finished, and the
+ * browser or app it finished on becomes a known device. No per-account limit or lock here: each
+ * pending sign-in costs a counted password check and takes 5 tries, and codes are mailed under
+ * their own quota; an account-wide count would tell a right password's pending sign-in from a
+ * stand-in by when it ran out.
+ */
+async function confirmDevice(
+  limits: RouteLimits,
+  pending: Extract<PendingSignIn, { step: "device_confirmation" }>,
+  answer: SecondStepAnswer,
+  channel: PendingChannel,
+): Promise<Passed> {
+  const { gate, client } = limits;
+  if (!("code" in answer)) return refused(jsonError(400, "invalid_input", "Enter the 6-digit code we emailed you.", { fields: {} }));
+  const user = await accountOf(gate, pending.userId);
+  if (pending.userId !== null && (!user || user.credentialGeneration !== pending.credentialGeneration))
+    return refused(pendingRefused(gate, "used", channel));
+  if (!deviceCodeMatches(gate.config.deviceCodeSecret, pending.codeDigest, answer.code) || !user) {
+    gate.log.info({ event: "device_confirmation_failed", ...(user ? { userId: user.id } : { standIn: true }) });
+    logSecurity(gate, {
+      route: limits.path,
+      outcome: "sign_in_failed",
+      client,
+      detail: "device_code",
+      ...(user ? { userId: user.id } : {}),
+    });
+    if (user) await gate.events.accountChanged(user.id, "device_confirmation_failed", client, { browser: browserLabel(limits.userAgent) });
+    return refused(wrongCode("emailCode", pending.attempts));
+  }
+  if (!(await gate.pendingSignIns.spend(pending.id, gate.clock()))) return refused(pendingRefused(gate, "used", channel));
+  return finish(limits, pending, user, "device_confirmation");
 }
 
 const CODE_SHAPE = "Enter the 6 digits your authenticator app shows.";
@@ -209,6 +279,17 @@ export const browserSecondStepSchema = z
 export const apiSecondStepSchema = z
   .object({ mfa_token: z.string().max(128), code: codeField, recovery_code: recoveryCodeField })
   .transform(({ mfa_token, code, recovery_code }, ctx) => oneAnswer({ mfaToken: mfa_token }, code, recovery_code, ctx));
+
+/** An API client's device confirmation, parsed once: its `confirmation_token` and the mailed code. */
+export const apiDeviceConfirmationSchema = z
+  .object({
+    confirmation_token: z.string().max(128),
+    code: z
+      .string()
+      .trim()
+      .regex(/^\d{6}$/, "Enter the 6 digits from the email."),
+  })
+  .transform(({ confirmation_token, code }) => ({ confirmationToken: confirmation_token, code }));
 
 /** 400 for an answer of the wrong shape: not a try (nothing was guessed), so nothing is counted. */
 export function answerRefused(error: z.ZodError): Response {

@@ -160,6 +160,17 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     refusal: "api",
   },
   {
+    path: "/api/v1/authentication/token/confirm-device",
+    method: "POST",
+    file: "app/api/v1/authentication/token/confirm-device/route.ts",
+    // No per-account limit: it would tell a right password's pending sign-in from a stand-in (lib/factors/second-step.ts).
+    limits: [
+      { policy: "apiToken", key: "addressAndRoute" },
+      { policy: "secondStep", key: "address" },
+    ],
+    refusal: "api",
+  },
+  {
     path: "/api/v1/authentication/token/refresh",
     method: "POST",
     file: "app/api/v1/authentication/token/refresh/route.ts",

@@ -50,7 +50,10 @@ export function lockDurationMs(failureCount: number, policy: LockoutPolicy): num
   return Math.min(policy.maxLockMs, policy.baseLockMs * 2 ** Math.min(doublings, 52));
 }
 
-export type AttemptDecision = { allowed: true; state: LockoutState } | { allowed: false; check: Extract<LockoutCheck, { locked: true }> };
+/** `previous`: the subject's record before this attempt (when it last failed says whether it is under attack). */
+export type AttemptDecision =
+  | { allowed: true; state: LockoutState; previous: LockoutState | null }
+  | { allowed: false; check: Extract<LockoutCheck, { locked: true }> };
 
 /**
  * Admits one password check, counting it as a failure before the password is known. Counting
@@ -61,7 +64,7 @@ export type AttemptDecision = { allowed: true; state: LockoutState } | { allowed
 export function admitAttempt(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): AttemptDecision {
   const check = checkLockout(state, nowMs, policy);
   if (check.locked) return { allowed: false, check };
-  return { allowed: true, state: recordFailure(state, nowMs, policy) };
+  return { allowed: true, state: recordFailure(state, nowMs, policy), previous: state };
 }
 
 export function recordFailure(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): LockoutState {

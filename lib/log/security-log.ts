@@ -12,7 +12,8 @@ export type SecurityOutcome =
   | "sign_in_failed"
   | "sign_in_succeeded"
   | "second_step_due"
-  | "second_step_invalid";
+  | "second_step_invalid"
+  | "device_confirmation_due";
 
 export type SecurityLogEntry = {
   route: string;

@@ -82,6 +82,7 @@ describe("defaultPolicies", () => {
       { name: "passkeySignIn", kind: "token-bucket", spec: "20/15m", failMode: "closed" },
       { name: "secondStep", kind: "token-bucket", spec: "30/15m", failMode: "closed" },
       { name: "secondStepAccount", kind: "token-bucket", spec: "10/15m", failMode: "closed" },
+      { name: "deviceCodeMail", kind: "token-bucket", spec: "5/1h", failMode: "open" },
     ]);
     expect(defaultPolicies.apiToken.idleTtlMs).toBe(600_000);
     for (const policy of Object.values(defaultPolicies)) expect(policy.description.length).toBeGreaterThan(20);

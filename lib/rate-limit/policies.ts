@@ -42,7 +42,8 @@ export type PolicyName =
   | "passkeyOptions"
   | "passkeySignIn"
   | "secondStep"
-  | "secondStepAccount";
+  | "secondStepAccount"
+  | "deviceCodeMail";
 
 export type Policies = Readonly<Record<PolicyName, Policy>>;
 
@@ -231,6 +232,13 @@ const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string
       "Second-step answers per account, and per known device of it: whoever holds the password cannot spend the " +
       "owner's allowance on the owner's own devices. Fails closed.",
   },
+  deviceCodeMail: {
+    failMode: "open",
+    description:
+      "Emailed device-confirmation codes per account: past it a right password from a new device still answers " +
+      "alike and waits for a code that is not sent (the owner's known devices and passkeys still go in). Fails " +
+      "open: every code is behind a counted password check.",
+  },
 };
 
 const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
@@ -255,6 +263,7 @@ const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   passkeySignIn: "20/15m",
   secondStep: "30/15m",
   secondStepAccount: "10/15m",
+  deviceCodeMail: "5/1h",
 });
 
 /** Environment variable that overrides each policy's limit spec. */
@@ -280,6 +289,7 @@ export const policyEnvVars = Object.freeze({
   passkeySignIn: "RATE_LIMIT_PASSKEY_SIGN_IN",
   secondStep: "RATE_LIMIT_SECOND_STEP",
   secondStepAccount: "RATE_LIMIT_SECOND_STEP_ACCOUNT",
+  deviceCodeMail: "RATE_LIMIT_DEVICE_CODE_MAIL",
 } as const) satisfies Readonly<Record<PolicyName, string>>;
 
 export const POLICY_NAMES = Object.keys(defaultLimitSpecs) as PolicyName[];

@@ -82,6 +82,19 @@ export const brandedMessages = (app: string) => ({
       },
     ]),
 
+  deviceCode: (to: string, code: string, lifetimeMinutes: number, origin: NoticeOrigin, forgotUrl: string) =>
+    render(app, to, "device_code", `Your code to sign in to ${app} on a new device`, [
+      {
+        text: `Your password was just entered on a device or browser this account has not used before. To finish signing in there, enter this code: ${code}`,
+      },
+      { text: originLine(origin) },
+      {
+        text: `The code works once, for ${lifetimeMinutes} minutes, and only in the browser or app that asked for it. We never ask for it by phone or email: do not pass it on.`,
+      },
+      { text: "If that was not you, someone else has your password: reset it now, and change it on every site where you used it." },
+      { link: { label: "Reset my password", url: forgotUrl } },
+    ]),
+
   newDeviceSignIn: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
     render(app, to, "new_device_sign_in", `New sign-in to your ${app} account`, [
       { text: "Your account was signed in to from a device or browser it had not been used from before." },

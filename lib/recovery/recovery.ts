@@ -141,6 +141,21 @@ export class Recovery {
     });
   }
 
+  /**
+   * A right password from a new device of an account under attack: the code that lets that one
+   * browser or app finish, within its own per-account quota (past it nothing is sent, and the
+   * sign-in that asked waits for a code that does not come: the owner's known devices still go in).
+   */
+  deviceCode(user: { id: string }, code: string, lifetimeMinutes: number, origin: NoticeOrigin): void {
+    this.deps.background.run("device_code", async () => {
+      const account = await this.byId(user.id);
+      if (!account) return;
+      await this.send("deviceCodeMail", account, "device_code", async () =>
+        this.messages.deviceCode(account.email, code, lifetimeMinutes, origin, this.url("/forgot-password")),
+      );
+    });
+  }
+
   /** Something the owner should know happened (coalesced per account and kind). */
   notice(kind: NoticeKind, user: { id: string } | { email: string }, origin: NoticeOrigin, detail?: string): void {
     this.deps.background.run(kind, async () => {
@@ -171,7 +186,12 @@ export class Recovery {
    * is checked first: rendering issues a link that replaces the previous one, and a link that is
    * never sent must not kill the one already in the owner's mailbox (nor spend the quota).
    */
-  private async send(policy: "recoveryMail" | "securityNotice", account: Account, kind: string, render: () => Promise<MailMessage>) {
+  private async send(
+    policy: "recoveryMail" | "securityNotice" | "deviceCodeMail",
+    account: Account,
+    kind: string,
+    render: () => Promise<MailMessage>,
+  ) {
     if (this.deps.mailer.full()) {
       this.deps.onSkipped(kind, "mail_queue_full");
       return;

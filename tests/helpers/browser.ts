@@ -180,3 +180,12 @@ export async function accountFormPost(
     }),
   );
 }
+
+/**
+ * A sign-in answer's body without what differs per request (a pending sign-in's token and its
+ * seconds left), for comparing two answers that must tell nothing apart.
+ */
+export function comparableAnswer(body: Record<string, unknown>): Record<string, unknown> {
+  const differing = new Set(["confirmation_token", "mfa_token", "expires_in", "expiresInSeconds"]);
+  return Object.fromEntries(Object.entries(body).filter(([key]) => !differing.has(key)));
+}

@@ -54,7 +54,13 @@ export function breachedPasswordsSuite(label: string, makeDatabase: () => Promis
       announcePeerHeader();
       ranges = await startRangeServer([LEAKED, LEAKED_OLD]);
       database = await makeDatabase();
-      gate = await servedGatehouse(database.url, { BREACHED_PASSWORDS_URL: `${ranges.base}/ok`, REQUIRE_EMAIL_VERIFICATION: "false" });
+      // The mark alone: a breached password from a new device also waits for a mailed code by
+      // default, which tests/integration/device-confirmation.suite.ts covers.
+      gate = await servedGatehouse(database.url, {
+        BREACHED_PASSWORDS_URL: `${ranges.base}/ok`,
+        REQUIRE_EMAIL_VERIFICATION: "false",
+        NEW_DEVICE_CONFIRMATION: "off",
+      });
     });
 
     afterAll(async () => {

@@ -15,7 +15,8 @@ describe("security events carry their origin", () => {
   beforeAll(async () => {
     announcePeerHeader();
     database = await freshPglite();
-    gate = await servedGatehouse(database.url, { ALTCHA_MAX_COUNTER: "1000" });
+    // A sign-in right after a failure, with no device confirmation in between (that has its own suite).
+    gate = await servedGatehouse(database.url, { ALTCHA_MAX_COUNTER: "1000", NEW_DEVICE_CONFIRMATION: "off" });
   });
 
   afterAll(async () => {

@@ -17,7 +17,8 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
     let checks: Awaited<ReturnType<typeof watchPasswordChecks>>;
     const PASSWORD = "the right passphrase";
     // Room for every parallel check in the queue: this suite is about the lockout, not the budget.
-    const SETTINGS = { HASH_QUEUE: "100" };
+    // The lockout alone: no device confirmation after a failure (tests/integration/device-confirmation.suite.ts has it).
+    const SETTINGS = { HASH_QUEUE: "100", NEW_DEVICE_CONFIRMATION: "off" };
 
     const client = (n: number) => ({ address: `203.0.113.${n % 250}`, key: `203.0.113.${n % 250}`, source: "socket" as const });
 
@@ -51,7 +52,7 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
     it("lets at most the threshold of 50 parallel wrong passwords reach Argon2id, each counted once", async () => {
       checks.reset();
       const outcomes = await Promise.all(Array.from({ length: 50 }, (_, n) => check("victim@example.com", "wrong guess", n)));
-      expect(outcomes.every((outcome) => !outcome.ok)).toBe(true);
+      expect(outcomes.every((outcome) => outcome.ok === false)).toBe(true);
       const refusedLocked = outcomes.filter((outcome) => !outcome.ok && outcome.refusal?.status === 429).length;
       expect(checks.verified()).toBe(5);
       expect(refusedLocked).toBe(45);

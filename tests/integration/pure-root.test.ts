@@ -48,7 +48,13 @@ describe("the composition root", () => {
       try {
         const build = async (name: string, settings: Record<string, string>) => {
           const config = parseConfig(
-            { NEXTAUTH_SECRET: name.repeat(32), ARGON2_PROFILE: "test", DATABASE_URL: `pglite:${path.join(root, name)}`, ...settings },
+            {
+              NEXTAUTH_SECRET: name.repeat(32),
+              ARGON2_PROFILE: "test",
+              DATABASE_URL: `pglite:${path.join(root, name)}`,
+              NEW_DEVICE_CONFIRMATION: "off",
+              ...settings,
+            },
             { devServer: false },
           );
           const counter = counting(argon2Hasher(argon2Params(config.ARGON2_PROFILE)));

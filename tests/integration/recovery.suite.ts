@@ -10,6 +10,7 @@ import {
   sessionPairOf,
   sessionWith,
   tokenSignIn,
+  comparableAnswer,
 } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
@@ -164,12 +165,13 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         expect((await register("unverified@example.com")).status).toBe(202);
         const first = linkTokenOf(await onlyMailTo("unverified@example.com", /confirm your email/i))!;
 
-        const unknown = await browserSignIn("nobody-here@example.com", "not the passphrase");
-        const unknownBody = await unknown.json();
+        // Each beside an address with no account at the same point of its history (after a first
+        // failure, a new device's answer is a device confirmation, for any password).
         for (const password of ["not the passphrase", PASSWORD]) {
+          const unknown = await browserSignIn("nobody-here@example.com", "not the passphrase");
           const res = await browserSignIn("unverified@example.com", password);
           expect(res.status, password).toBe(unknown.status);
-          expect(await res.json()).toEqual(unknownBody);
+          expect(comparableAnswer(await res.json())).toEqual(comparableAnswer(await unknown.json()));
           expect(sessionPairOf(res)).toBeNull();
         }
         await settled();
@@ -291,7 +293,7 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
           expect((await register(email, PROBE)).status).toBe(202);
           const browser = await browserSignIn(email, PROBE);
           const api = await tokenSignIn(email, PROBE);
-          answers[email] = [browser.status, await browser.json(), api.status, await api.json()];
+          answers[email] = [browser.status, comparableAnswer(await browser.json()), api.status, comparableAnswer(await api.json())];
         }
         expect(answers["probe-free@example.com"], JSON.stringify(answers)).toEqual(answers["probe-taken@example.com"]);
       });

@@ -90,6 +90,22 @@ describe("every route applies its rows of ROUTE_RULES", () => {
       nowMs: Date.now(),
     });
 
+  const deviceConfirmationFor = () =>
+    gate.pendingSignIns.open({
+      userId,
+      purpose: "sign_in",
+      channel: "api",
+      step: "device_confirmation",
+      codeDigest: null,
+      sessionId: "s",
+      deviceId: null,
+      credentialGeneration: 0,
+      route: "/api/v1/authentication/token",
+      browser: null,
+      address: "198.51.100.x",
+      nowMs: Date.now(),
+    });
+
   const SAMPLES: Record<string, Sample> = {
     "/api/auth/callback/credentials": {
       handler: async () => (await import("@/app/api/auth/callback/credentials/route")).POST,
@@ -216,6 +232,16 @@ describe("every route applies its rows of ROUTE_RULES", () => {
           address,
           "application/json",
           JSON.stringify({ mfa_token: (await pendingFor("api")).token, code: "123456" }),
+        ),
+    },
+    "/api/v1/authentication/token/confirm-device": {
+      handler: async () => (await import("@/app/api/v1/authentication/token/confirm-device/route")).POST,
+      request: async (address) =>
+        post(
+          "/api/v1/authentication/token/confirm-device",
+          address,
+          "application/json",
+          JSON.stringify({ confirmation_token: (await deviceConfirmationFor()).token, code: "123456" }),
         ),
     },
     "/api/auth/passkey/options": {

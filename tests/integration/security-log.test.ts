@@ -20,7 +20,8 @@ describe("security log", () => {
   beforeAll(async () => {
     announcePeerHeader();
     database = await freshPglite();
-    gate = await servedGatehouse(database.url, { ALTCHA_MAX_COUNTER: "1000" });
+    // Plain refusals after a failure (a device confirmation's lines are its own suite's).
+    gate = await servedGatehouse(database.url, { ALTCHA_MAX_COUNTER: "1000", NEW_DEVICE_CONFIRMATION: "off" });
     const info = vi.spyOn(gate.log, "info");
     lines = () => info.mock.calls.map(([entry]) => entry as unknown as Entry).filter((entry) => entry?.event === "security");
     await createAccount(gate, EMAIL, PASSWORD);

@@ -222,9 +222,10 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         for (let i = 0; i < 3; i++) expect((await signIn("dave@example.com", WRONG)).status).toBe(401);
         for (let i = 0; i < 2; i++) {
           const browser = await browserSignIn("dave@example.com", WRONG);
-          // The one answer to a wrong password: 401 invalid_credentials, and no session.
+          // A username under attack answers any password from a new device alike: a code may have
+          // been mailed (it was not: the password is wrong), and no session.
           expect(browser.status).toBe(401);
-          expect(await browser.json()).toMatchObject({ error: "invalid_credentials" });
+          expect(await browser.json()).toMatchObject({ error: "device_confirmation_required" });
           expect(sessionCookieOf(browser)).toBeNull();
         }
         expect((await lockoutRow("dave@example.com"))?.failureCount).toBe(5);

@@ -46,7 +46,7 @@ export const POST = limited("/api/account/password", async (request, limits) => 
 
   const checked = await signInWithPassword(
     limits,
-    { email: user.email, password: currentPassword, deviceToken: deviceTokenOf(request, gate.config), replacing: true },
+    { email: user.email, password: currentPassword, deviceToken: deviceTokenOf(request, gate.config) },
     { altcha, intent: { kind: "change_password", sessionId: form.session.sid } },
   );
   if (checked.ok === false)

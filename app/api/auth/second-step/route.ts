@@ -1,5 +1,5 @@
 import { finishBrowserSecondStep, liveSessionIdOf } from "@/lib/factors/browser-second-step";
-import { answerRefused, browserSecondStepSchema, passSecondStep } from "@/lib/factors/second-step";
+import { answerRefused, BROWSER_STEPS, browserSecondStepSchema, passSecondStep } from "@/lib/factors/second-step";
 import { readJson } from "@/lib/http/body";
 import { pendingSignInOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
@@ -9,7 +9,8 @@ import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 export const dynamic = "force-dynamic";
 
 /**
- * The browser's second step with a code of the authenticator app or a recovery code: the
+ * The browser's second step with a code of the authenticator app or a recovery code, or a new
+ * device's confirmation with the code mailed to the owner (the pending sign-in says which): the
  * per-address limit (the wrapper, before the body), a same-origin check, one parse of the JSON
  * body, then passSecondStep (the pending sign-in in this browser's cookie, counted; the
  * per-account limit; the second step's lock, counted; the code, good once), then the session.
@@ -30,6 +31,7 @@ export const POST = limited("/api/auth/second-step", async (request, limits) => 
     "browser",
     input.data.answer,
     await liveSessionIdOf(request, gate),
+    BROWSER_STEPS,
   );
   if (!passed.ok) return passed.refusal;
   return finishBrowserSecondStep(request, limits, passed.finished, input.data.callbackUrl);

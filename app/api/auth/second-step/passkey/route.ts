@@ -24,6 +24,7 @@ export const POST = limited("/api/auth/second-step/passkey", async (request, lim
     "browser",
     { passkey },
     await liveSessionIdOf(request, gate),
+    ["second_factor"],
   );
   if (!passed.ok) return passed.refusal;
   return finishBrowserSecondStep(request, limits, passed.finished, answer.callbackUrl);

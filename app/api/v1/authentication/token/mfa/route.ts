@@ -18,7 +18,7 @@ export const POST = limited("/api/v1/authentication/token/mfa", async (request, 
   if (!body.ok) return body.response;
   const input = apiSecondStepSchema.safeParse(body.value);
   if (!input.success) return answerRefused(input.error);
-  const passed = await passSecondStep(limits, input.data.mfaToken, "api", input.data.answer);
+  const passed = await passSecondStep(limits, input.data.mfaToken, "api", input.data.answer, null, ["second_factor"]);
   if (!passed.ok) return passed.refusal;
   return apiTokensFor(gate, request, client, passed.finished, false);
 });

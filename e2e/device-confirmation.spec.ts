@@ -1,0 +1,55 @@
+import { PASSWORD, registerThroughUi, signInThroughUi, uniqueEmail } from "./helpers/accounts";
+import { mailTo, mailsTo } from "./helpers/outbox";
+import { expect, test } from "./helpers/serverGrid";
+
+const CODE_MAIL = /sign in to .* on a new device/i;
+
+/**
+ * A new device of an account under attack, in Chromium: after a stranger's wrong password, the
+ * owner's right one on a browser with no device cookie gets no session; the page asks for the
+ * code mailed to the owner (a field labelled "Code"), the code signs in, and the browser is a
+ * known device from then on: the next attack does not ask it again.
+ */
+test("a new device after a stranger's failure: the emailed code signs in, and the device is known after", async ({ page, browser }) => {
+  test.setTimeout(120_000);
+  const email = uniqueEmail("device-code");
+  await registerThroughUi(page, email);
+
+  // A stranger, in a browser of their own, tries a wrong password.
+  const stranger = await browser.newPage();
+  await stranger.goto("/sign-in");
+  await signInThroughUi(stranger, email, "a password stuffed from another site");
+  await expect(stranger.getByRole("heading", { name: "Confirm this device" })).toBeVisible();
+  await stranger.close();
+  expect((await mailsTo(email)).filter((mail) => CODE_MAIL.test(mail.subject ?? ""))).toHaveLength(0);
+
+  await page.goto("/sign-in?callbackUrl=%2Faccount");
+  await signInThroughUi(page, email, PASSWORD);
+  await expect(page.getByRole("heading", { name: "Confirm this device" })).toBeVisible();
+  expect((await page.context().cookies()).some((cookie) => /session-token/.test(cookie.name))).toBe(false);
+  const mail = await mailTo(email, CODE_MAIL);
+  const code = /enter this code: (\d{6})/.exec(mail.text ?? "")?.[1];
+  expect(code).toMatch(/^\d{6}$/);
+
+  // A wrong code first: refused with the tries left, the field cleared.
+  await page.getByLabel("Code", { exact: true }).fill(String((Number(code) + 1) % 1_000_000).padStart(6, "0"));
+  await page.getByRole("button", { name: "Verify" }).click();
+  await expect(page.getByTestId("second-step-error")).toContainText("not right");
+  await page.getByLabel("Code", { exact: true }).fill(code!);
+  await page.getByRole("button", { name: "Verify" }).click();
+  await expect(page).toHaveURL(/\/account$/);
+  await expect(page.getByTestId("account-email")).toHaveText(email);
+  await expect(page.getByTestId("security-events")).toContainText("waited for the code we emailed");
+
+  // Signed out, then attacked again: this browser is a known device now and goes straight in.
+  await page.getByRole("button", { name: "Sign out", exact: true }).click();
+  await expect(page.getByTestId("who")).toContainText("You are not signed in");
+  const again = await browser.newPage();
+  await again.goto("/sign-in");
+  await signInThroughUi(again, email, "another stuffed password");
+  await again.close();
+  await page.goto("/sign-in?callbackUrl=%2Faccount");
+  await signInThroughUi(page, email, PASSWORD);
+  await expect(page).toHaveURL(/\/account$/);
+  expect((await mailsTo(email)).filter((item) => CODE_MAIL.test(item.subject ?? ""))).toHaveLength(1);
+});

@@ -1,0 +1,37 @@
+import { createHmac, randomInt, timingSafeEqual } from "node:crypto";
+import type { LockoutState } from "@/lib/lockout/rules";
+
+/** NEW_DEVICE_CONFIRMATION: when a right password from a new device waits for a mailed code. */
+export type DeviceConfirmationMode = "at-risk" | "always" | "off";
+
+/** A username that failed a password check from an untrusted client this recently is under attack. */
+export const AT_RISK_WINDOW_MS = 24 * 3_600_000;
+
+/**
+ * Whether a password attempt from a client with no known device waits for a mailed code whatever
+ * the password turns out to be. It reads only the username's untrusted-lane record before this
+ * attempt (kept for every username, with an account or not), so its answer, and the answer that
+ * follows, are the same for a wrong password, a right one and an address with no account.
+ */
+export function confirmationDueBeforeCheck(mode: DeviceConfirmationMode, previous: LockoutState | null, nowMs: number): boolean {
+  if (mode === "off") return false;
+  if (mode === "always") return true;
+  return previous !== null && nowMs - previous.lastFailureAtMs < AT_RISK_WINDOW_MS;
+}
+
+/** Six digits, uniformly: 20 bits, against at most 5 tries per pending sign-in and a mail quota per account. */
+export function newDeviceCode(): string {
+  return String(randomInt(0, 1_000_000)).padStart(6, "0");
+}
+
+/** A code's keyed digest: the table never holds a code a database reader could type in. */
+export function deviceCodeDigest(secret: string, code: string): string {
+  return createHmac("sha256", secret).update(`device-code:${code}`).digest("base64url");
+}
+
+/** Whether `code` is the one mailed; false for a stand-in (no digest), in the same time. */
+export function deviceCodeMatches(secret: string, codeDigest: string | null, code: string): boolean {
+  const given = Buffer.from(deviceCodeDigest(secret, code));
+  const stored = Buffer.from(codeDigest ?? deviceCodeDigest(secret, "stand-in"));
+  return timingSafeEqual(given, stored) && codeDigest !== null;
+}

@@ -1,0 +1,303 @@
+import type { ParsedMail } from "mailparser";
+import { NextRequest } from "next/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { totpCodeAt } from "@/lib/factors/totp";
+import {
+  browserSignIn,
+  comparableAnswer,
+  createAccount,
+  deviceCookieOf,
+  refreshTokens,
+  sessionPairOf,
+  sessionWith,
+  tokenSignIn,
+} from "../helpers/browser";
+import type { TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
+import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+import { freePort } from "../helpers/ports";
+import { recipientOf, startSmtp } from "../helpers/smtp";
+
+type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+
+const PASSWORD = "the owner's own passphrase";
+const WRONG = "a stuffed password from elsewhere";
+const PENDING = /gatehouse-pending-sign-in=[A-Za-z0-9_-]{43}/;
+
+/**
+ * A right password from a new device of an account under attack is not enough: through the real
+ * route handlers, a real database and a real SMTP server. The code is mailed only for a right
+ * password, and every answer before it is the same for a right one, a wrong one and an address
+ * with no account; the code is good once, for its own pending sign-in and browser; the owner's
+ * known devices, passkeys and factors go straight past it.
+ */
+export function deviceConfirmationSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
+  describe(`device confirmation on ${label}`, () => {
+    let database: TestDatabase;
+    let gate: Gate;
+    let smtp: Awaited<ReturnType<typeof startSmtp>>;
+    let smtpUrl: string;
+
+    const serve = async (settings: Record<string, string> = {}) => {
+      await closeServed(gate);
+      gate = await servedGatehouse(database.url, { HASH_QUEUE: "100", SMTP_URL: smtpUrl, MAIL_RETRY_BASE_MS: "50", ...settings });
+    };
+
+    beforeAll(async () => {
+      announcePeerHeader();
+      database = await makeDatabase();
+      const port = await freePort();
+      smtp = await startSmtp(port);
+      smtpUrl = `smtp://127.0.0.1:${port}`;
+      await serve();
+    });
+    afterAll(async () => {
+      await closeServed(gate);
+      await smtp?.close();
+      await database?.dispose();
+    });
+
+    async function settled() {
+      await gate.background.idle();
+      await gate.mailer.idle();
+    }
+    async function codeMails(email: string): Promise<ParsedMail[]> {
+      await settled();
+      return smtp.received.filter((mail) => recipientOf(mail) === email && /sign in to .* on a new device/i.test(mail.subject ?? ""));
+    }
+    /** The code in the newest code mail to `email`. */
+    async function mailedCode(email: string): Promise<string> {
+      const mails = await codeMails(email);
+      expect(mails.length, `a code mail to ${email}`).toBeGreaterThan(0);
+      const code = /enter this code: (\d{6})/.exec(mails.at(-1)!.text ?? "")?.[1];
+      expect(code).toMatch(/^\d{6}$/);
+      return code!;
+    }
+    const pendingOf = (res: Response) =>
+      res.headers
+        .getSetCookie()
+        .find((cookie) => PENDING.test(cookie))
+        ?.split(";")[0] ?? null;
+    const otherCode = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, "0");
+
+    function browserStep(pendingCookie: string | null, body: unknown) {
+      return import("@/app/api/auth/second-step/route").then(({ POST }) =>
+        POST(
+          new NextRequest("http://localhost/api/auth/second-step", {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              "sec-fetch-site": "same-origin",
+              [PEER_HEADER]: freshAddress(),
+              ...(pendingCookie ? { cookie: pendingCookie } : {}),
+            },
+            body: JSON.stringify(body),
+          }),
+        ),
+      );
+    }
+    async function apiPost(path: string, body: unknown) {
+      const route = (await import(`@/app${path}/route`)) as { POST: (request: NextRequest) => Promise<Response> };
+      return route.POST(
+        new NextRequest(`http://localhost${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
+          body: typeof body === "string" ? body : JSON.stringify(body),
+        }),
+      );
+    }
+    const confirmDevice = (body: unknown) => apiPost("/api/v1/authentication/token/confirm-device", body);
+
+    /** A stranger's wrong password: the username is under attack from now on. */
+    const strangerFails = async (email: string) => expect((await tokenSignIn(email, WRONG)).status).toBe(401);
+
+    it("a right password from a new device, after a stranger's failure: no session, a mailed code, then a known device", async () => {
+      await createAccount(gate, "owner@example.com", PASSWORD);
+      await strangerFails("owner@example.com");
+
+      const res = await browserSignIn("owner@example.com", PASSWORD);
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ error: "device_confirmation_required", methods: ["email_code"] });
+      expect(sessionPairOf(res)).toBeNull();
+      expect(deviceCookieOf(res)).toBeNull();
+      const pending = pendingOf(res);
+      expect(pending).not.toBeNull();
+      const code = await mailedCode("owner@example.com");
+      expect((await codeMails("owner@example.com"))[0]!.text).toMatch(/works once, for 10 minutes/);
+
+      const done = await browserStep(pending, { code, callbackUrl: "/account" });
+      expect(done.status, await done.clone().text()).toBe(200);
+      expect(await done.json()).toMatchObject({ url: "http://localhost:3000/account" });
+      const session = sessionPairOf(done);
+      expect((await sessionWith(session!)).body).toMatchObject({ user: { email: "owner@example.com" } });
+      const device = deviceCookieOf(done);
+      expect(device).not.toBeNull();
+      // Good once.
+      expect((await browserStep(pending, { code })).status).toBe(401);
+
+      // The confirmed browser is a known device: under a new attack it goes straight in, and mails nothing.
+      await strangerFails("owner@example.com");
+      const again = await browserSignIn("owner@example.com", PASSWORD, { cookie: `gatehouse-device=${device}` });
+      expect(again.status).toBe(200);
+      expect(await codeMails("owner@example.com")).toHaveLength(1);
+      const userId = (await gate.prisma.user.findUniqueOrThrow({ where: { email: "owner@example.com" } })).id;
+      const kinds = (await gate.events.recent(userId, 20)).map((event) => event.kind);
+      expect(kinds).toContain("device_confirmation_due");
+    });
+
+    it("answers a wrong password, a right one and an address with no account alike; mails the code only for the right one", async () => {
+      await createAccount(gate, "alike@example.com", PASSWORD);
+      for (const email of ["alike@example.com", "nobody@example.com"]) await strangerFails(email);
+      const answers = [];
+      for (const [email, password] of [
+        ["alike@example.com", WRONG],
+        ["alike@example.com", PASSWORD],
+        ["nobody@example.com", PASSWORD],
+      ] as const) {
+        for (const res of [await browserSignIn(email, password), await tokenSignIn(email, password)]) {
+          expect(sessionPairOf(res)).toBeNull();
+          answers.push([res.status, comparableAnswer(await res.json())]);
+        }
+      }
+      // Browser and API alike too (each carries its pending sign-in its own way: a cookie, a token).
+      expect(new Set(answers.map((answer) => JSON.stringify(answer))).size, JSON.stringify(answers)).toBe(1);
+      expect(answers[0]).toMatchObject([401, { error: "device_confirmation_required" }]);
+      // Two right passwords (browser, API): two codes, each for its own pending sign-in.
+      expect(await codeMails("alike@example.com")).toHaveLength(2);
+      expect(smtp.received.filter((mail) => recipientOf(mail) === "nobody@example.com")).toHaveLength(0);
+    });
+
+    it("the token API: 401 with a confirmation_token, the code at its route, then tokens and a device_token", async () => {
+      await createAccount(gate, "app@example.com", PASSWORD);
+      await strangerFails("app@example.com");
+      const res = await tokenSignIn("app@example.com", PASSWORD);
+      expect(res.status).toBe(401);
+      const body = (await res.json()) as { error: string; confirmation_token: string; expires_in: number };
+      expect(body).toMatchObject({ error: "device_confirmation_required", methods: ["email_code"] });
+      expect(body).not.toHaveProperty("access_token");
+      expect(body.expires_in).toBeGreaterThan(590);
+      const code = await mailedCode("app@example.com");
+
+      // Not the second step's route, not the browser's, not the wrong shape.
+      expect((await apiPost("/api/v1/authentication/token/mfa", { mfa_token: body.confirmation_token, code })).status).toBe(401);
+      expect((await browserStep(`gatehouse-pending-sign-in=${body.confirmation_token}`, { code })).status).toBe(401);
+      expect((await confirmDevice({ confirmation_token: body.confirmation_token, code: "12345" })).status).toBe(400);
+      expect((await confirmDevice({ confirmation_token: body.confirmation_token, code: [code] })).status).toBe(400);
+      expect((await confirmDevice("{not json")).status).toBe(400);
+
+      const done = await confirmDevice({ confirmation_token: body.confirmation_token, code });
+      expect(done.status, await done.clone().text()).toBe(200);
+      const tokens = (await done.json()) as { access_token: string; refresh_token: string; device_token: string };
+      expect(tokens.access_token).toBeTruthy();
+      expect((await refreshTokens(tokens.refresh_token)).status).toBe(200);
+      // The app is a known device now.
+      await strangerFails("app@example.com");
+      expect((await tokenSignIn("app@example.com", PASSWORD, { deviceToken: tokens.device_token })).status).toBe(200);
+    });
+
+    it("a wrong code: tries left, then the pending sign-in ends; a stand-in counts down alike", async () => {
+      await createAccount(gate, "tries@example.com", PASSWORD);
+      await strangerFails("tries@example.com");
+      const right = await tokenSignIn("tries@example.com", PASSWORD);
+      const standIn = await tokenSignIn("tries@example.com", WRONG);
+      const code = await mailedCode("tries@example.com");
+      const tokens = [right, standIn].map(async (res) => ((await res.json()) as { confirmation_token: string }).confirmation_token);
+      const [realToken, standInToken] = await Promise.all(tokens);
+      for (let n = 1; n <= 5; n++) {
+        const real = await confirmDevice({ confirmation_token: realToken, code: otherCode(code) });
+        const fake = await confirmDevice({ confirmation_token: standInToken, code: otherCode(code) });
+        expect(real.status).toBe(401);
+        const body = await real.json();
+        expect(body).toMatchObject({ error: "invalid_code", triesLeft: 5 - n });
+        expect([fake.status, await fake.json()]).toEqual([401, body]);
+      }
+      // The sixth try, even with the right code, finds nothing to finish.
+      const sixth = await confirmDevice({ confirmation_token: realToken, code });
+      expect(sixth.status).toBe(401);
+      expect(await sixth.json()).toMatchObject({ error: "second_step_invalid", reason: "tries" });
+      expect(await confirmDevice({ confirmation_token: standInToken, code })).toMatchObject({ status: 401 });
+    });
+
+    it("a code raced in parallel signs in once; a code from another pending sign-in or browser does not work", async () => {
+      await createAccount(gate, "race@example.com", PASSWORD);
+      await strangerFails("race@example.com");
+      const first = pendingOf(await browserSignIn("race@example.com", PASSWORD));
+      const firstCode = await mailedCode("race@example.com");
+      const second = pendingOf(await browserSignIn("race@example.com", PASSWORD));
+      const secondCode = await mailedCode("race@example.com");
+      expect(secondCode).not.toBe(firstCode);
+
+      // The first code with the second browser's pending sign-in: wrong there.
+      const crossed = await browserStep(second, { code: firstCode });
+      expect(crossed.status).toBe(401);
+      expect(await crossed.json()).toMatchObject({ error: "invalid_code" });
+
+      const raced = await Promise.all(Array.from({ length: 8 }, () => browserStep(first, { code: firstCode })));
+      expect(raced.filter((res) => res.status === 200)).toHaveLength(1);
+      expect(raced.filter((res) => sessionPairOf(res) !== null)).toHaveLength(1);
+    });
+
+    it("a confirmed device's cookie is no known device of another account", async () => {
+      await createAccount(gate, "mine@example.com", PASSWORD);
+      await createAccount(gate, "theirs@example.com", PASSWORD);
+      const mine = await browserSignIn("mine@example.com", PASSWORD);
+      expect(mine.status).toBe(200);
+      const device = deviceCookieOf(mine);
+      await strangerFails("theirs@example.com");
+      const replayed = await browserSignIn("theirs@example.com", PASSWORD, { cookie: `gatehouse-device=${device}` });
+      expect(replayed.status).toBe(401);
+      expect(await replayed.json()).toMatchObject({ error: "device_confirmation_required" });
+    });
+
+    it("an account with a second factor gets its factor instead; an unlock link's browser is a known device", async () => {
+      const userId = await createAccount(gate, "factor@example.com", PASSWORD);
+      const secret = (await gate.factors.beginTotp(userId, "setup-session", Date.now()))!;
+      expect(await gate.factors.confirmTotp(userId, "setup-session", totpCodeAt(secret, Date.now() - 30_000), Date.now())).toBe(true);
+      await strangerFails("factor@example.com");
+      const res = await browserSignIn("factor@example.com", PASSWORD);
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ error: "mfa_required" });
+      expect(await codeMails("factor@example.com")).toHaveLength(0);
+
+      // An unlock link proves the mailbox, as the code would: its browser is a known device.
+      const unlockUser = await createAccount(gate, "unlock@example.com", PASSWORD);
+      await strangerFails("unlock@example.com");
+      const user = await gate.prisma.user.findUniqueOrThrow({ where: { id: unlockUser } });
+      const token = await gate.emailTokens.issue(unlockUser, "unlock", user.credentialGeneration, Date.now(), 600_000);
+      const unlocked = await apiPost("/api/unlock", { token });
+      expect(unlocked.status, await unlocked.clone().text()).toBe(200);
+      const device = deviceCookieOf(unlocked);
+      expect((await browserSignIn("unlock@example.com", PASSWORD, { cookie: `gatehouse-device=${device}` })).status).toBe(200);
+    });
+
+    it("past the mail quota a right password still answers alike and no code is sent", async () => {
+      await serve({ RATE_LIMIT_DEVICE_CODE_MAIL: "1/1h" });
+      await createAccount(gate, "quota@example.com", PASSWORD);
+      await strangerFails("quota@example.com");
+      const answers = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await tokenSignIn("quota@example.com", PASSWORD);
+        answers.push([res.status, comparableAnswer(await res.json())]);
+      }
+      expect(new Set(answers.map((answer) => JSON.stringify(answer))).size).toBe(1);
+      expect(await codeMails("quota@example.com")).toHaveLength(1);
+    });
+
+    it("`always` asks every new device, even with no failure; `off` asks none", async () => {
+      await serve({ NEW_DEVICE_CONFIRMATION: "always" });
+      await createAccount(gate, "always@example.com", PASSWORD);
+      const asked = await browserSignIn("always@example.com", PASSWORD);
+      expect(await asked.json()).toMatchObject({ error: "device_confirmation_required" });
+      const ghost = await browserSignIn("no-account-here@example.com", PASSWORD);
+      expect(comparableAnswer(await ghost.json())).toMatchObject({ error: "device_confirmation_required" });
+      const code = await mailedCode("always@example.com");
+      expect((await browserStep(pendingOf(asked), { code })).status).toBe(200);
+
+      await serve({ NEW_DEVICE_CONFIRMATION: "off" });
+      await createAccount(gate, "off@example.com", PASSWORD);
+      await strangerFails("off@example.com");
+      expect((await browserSignIn("off@example.com", PASSWORD)).status).toBe(200);
+      await serve();
+    });
+  });
+}
