@@ -5,7 +5,7 @@ import { expect, test } from "./helpers/serverGrid";
 /**
  * The JavaScript each page makes a first-time visitor download: every script response until the
  * network is idle (so the ALTCHA widget, imported after hydration, counts), as transferred, i.e.
- * gzip-compressed by the server, with the browser cache off. The figures are in the README;
+ * gzip-compressed by the server, with the browser cache off. The figures are in docs/pages.md;
  * the budgets below keep them from creeping back up unnoticed.
  */
 type Weight = { path: string; files: number; compressedBytes: number; detail: string[] };
@@ -40,7 +40,7 @@ async function javascriptOf(page: Page, path: string): Promise<Weight> {
   };
 }
 
-// Compressed bytes; each a little above what the page weighs now (see the README).
+// Compressed bytes; each a little above what the page weighs now (see docs/pages.md).
 const BUDGETS: Record<string, number> = {
   "/": 145_000,
   "/sign-in": 185_000,

@@ -20,12 +20,13 @@ const NGINX = ["/usr/sbin/nginx", "/usr/local/sbin/nginx"].find((candidate) => f
 // Per address: ten, then 429 (a minute's window, so a slow machine still sees the limit).
 const CHALLENGE_LIMIT = 10;
 
-/** TRUSTED_PROXIES as the README's nginx example sets it (so the README is what is tested). */
-function trustedProxiesFromReadme(): string {
-  const readme = fs.readFileSync("README.md", "utf8");
-  const section = readme.slice(readme.indexOf("## Behind a reverse proxy"));
-  const value = /^TRUSTED_PROXIES=(\S+)$/m.exec(section)?.[1];
-  if (!value) throw new Error("README's reverse-proxy section has no TRUSTED_PROXIES= line");
+/** TRUSTED_PROXIES as docs/deployment.md's nginx example sets it (so the document is what is tested). */
+function trustedProxiesFromDocs(): string {
+  const doc = fs.readFileSync("docs/deployment.md", "utf8");
+  const start = doc.indexOf("## Behind a reverse proxy");
+  if (start < 0) throw new Error('docs/deployment.md has no "## Behind a reverse proxy" section');
+  const value = /^TRUSTED_PROXIES=(\S+)$/m.exec(doc.slice(start))?.[1];
+  if (!value) throw new Error("docs/deployment.md's reverse-proxy section has no TRUSTED_PROXIES= line");
   return value;
 }
 
@@ -144,7 +145,7 @@ test.describe("behind Debian's nginx, two instances on one PostgreSQL and Redis"
       REDIS_URL: redis!,
       RATE_LIMIT_KEY_PREFIX: testKeyPrefix(),
       RATE_LIMIT_ALTCHA_CHALLENGE: `${CHALLENGE_LIMIT}/1m`,
-      TRUSTED_PROXIES: trustedProxiesFromReadme(),
+      TRUSTED_PROXIES: trustedProxiesFromDocs(),
     };
     for (let i = 0; i < 2; i++) instances.push(await startInstance(env));
     proxy = await startNginx(instances.map((instance) => new URL(instance.baseURL).host));

@@ -1,7 +1,6 @@
 /**
- * One value per process under a name, made on first use. It lives on globalThis because Next.js
- * bundles the app more than once (route handlers, pages, instrumentation) and reloads modules in
- * development: a module-level variable would give each bundle its own database and limiter.
+ * One value per process under a name, made on first use. It lives on globalThis: a module-level
+ * variable would be one per Next.js bundle (docs/decisions/0006-results-not-exceptions.md).
  * A promise that rejects is forgotten, so the next call tries again instead of failing for good.
  */
 const REMEMBERED = Symbol.for("gatehouse.remembered");

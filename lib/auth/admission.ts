@@ -64,7 +64,7 @@ export type SignInOutcome =
 
 /**
  * Issues admissions and takes them back, once each. The desk is a member of the process's one
- * Gatehouse, so every bundle that Next.js builds shares it (a module-level set would not be).
+ * Gatehouse, so every Next.js bundle shares it (docs/decisions/0006-results-not-exceptions.md).
  */
 export class AdmissionDesk {
   private readonly unused = new WeakSet<SignInAdmission>();

@@ -123,8 +123,10 @@ const limitSpecFields = Object.fromEntries(POLICY_NAMES.map((name) => [policyEnv
 /**
  * Every setting Gatehouse reads, with its default, parsed once. A bad value stops the process
  * at start with a message that names the variable, instead of failing later on a request.
+ * What each does, for the operator, is in lib/config/variables.ts (a type error until a new
+ * variable has its entry); docs/configuration.md is generated from both (`npm run docs:config`).
  */
-const schema = z
+export const envSchema = z
   .object({
     ...limitSpecFields,
     NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -371,6 +373,9 @@ const schema = z
     }
   });
 
+/** The name of every variable the schema reads. */
+export type EnvVariable = keyof z.input<typeof envSchema>;
+
 type Secrets =
   "NEXTAUTH_SECRET" | "RATE_LIMIT_KEY_SECRET" | "ALTCHA_HMAC_SECRET" | "API_TOKEN_SECRET" | "DEVICE_COOKIE_SECRET" | "FACTOR_SECRET";
 
@@ -399,7 +404,7 @@ type Derived = {
   deviceCodeSecret: string;
 };
 
-export type AppConfig = Omit<z.infer<typeof schema>, Secrets | "HASH_TRUSTED_SLOTS"> &
+export type AppConfig = Omit<z.infer<typeof envSchema>, Secrets | "HASH_TRUSTED_SLOTS"> &
   Record<Secrets, string> & { HASH_TRUSTED_SLOTS: number } & Derived;
 
 /** A separate key per purpose, so one leaked derived key does not give away the others. */
@@ -413,7 +418,7 @@ function derive(secret: string, purpose: string): string {
  * NODE_ENV says, a server without its own secret would sign sessions anyone can forge.
  */
 export function parseConfig(env: Record<string, string | undefined>, options: { devServer?: boolean } = {}): AppConfig {
-  const result = schema.safeParse(env);
+  const result = envSchema.safeParse(env);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "environment"}: ${issue.message}`);
     throw new Error(`Invalid configuration: ${problems.join("; ")}`);

@@ -4,8 +4,7 @@
  *
  * A result rather than a thrown error, because the sign-in pipeline reads top to bottom as a
  * list of `if (!step.ok) return step;` lines, each room's refusal visible where it is decided, and
- * because an error class is a different class in each Next.js bundle (`instanceof` fails across
- * them). The accepted fields are named by the producer (`link.token`, `admitted.admission`), not
+ * because `instanceof` fails across Next.js bundles (docs/decisions/0006-results-not-exceptions.md). The accepted fields are named by the producer (`link.token`, `admitted.admission`), not
  * wrapped in a `value`, so callers read what they got.
  */
 export type OrRefused<T extends object> = ({ ok: true } & T) | Refusal;

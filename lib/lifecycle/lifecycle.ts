@@ -1,6 +1,6 @@
 /**
  * The process's life after start: server.mjs (which cannot import app code) and every Next.js
- * bundle share one object on globalThis, so readiness, draining and the final close agree.
+ * bundle share one object on globalThis (docs/decisions/0006-results-not-exceptions.md), so readiness, draining and the final close agree.
  */
 export type Lifecycle = {
   /** Set by server.mjs at the first SIGTERM or SIGINT: readiness answers 503 from then on. */

@@ -13,7 +13,7 @@ const CIRCUIT_STATE: Record<StoreHealth, number> = { up: 0, recovering: 1, down:
 
 /**
  * The numbers an operator alerts on, in one registry per process (a member of the Gatehouse, so
- * every Next.js bundle counts into the same one). Labels are bounded sets (routes, policies,
+ * every Next.js bundle counts into the same one: docs/decisions/0006-results-not-exceptions.md). Labels are bounded sets (routes, policies,
  * outcomes, levels): never an address, username or id.
  */
 export class Metrics {

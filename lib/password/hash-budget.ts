@@ -10,8 +10,8 @@ const PRESSURE_WINDOW_SECONDS = 10;
  * At most `concurrency` Argon2id operations at once (each holds 19 MiB and a core), with a short
  * queue per lane behind them. Past that, callers get their `whenFull()` answer at once (a 503)
  * instead of waiting in a line that grows without bound under a flood. A full budget returns
- * rather than throws: the budget is built once per process and shared by every Next.js bundle,
- * and an error class thrown from one bundle is not `instanceof` the same class in another.
+ * rather than throws: the budget is shared by every Next.js bundle, where a thrown error class
+ * is not `instanceof` itself (docs/decisions/0006-results-not-exceptions.md).
  *
  * Two lanes, so a flood of untrusted attempts cannot push the owner out: trusted work starts
  * before any queued untrusted work, and `trustedSlots` slots are never given to untrusted work.

@@ -161,8 +161,8 @@ const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string
   accountChanges: {
     failMode: "closed",
     description:
-      "Changes from the account page per user (revoking sessions): a person makes a few a minute. Fails closed: " +
-      "each one writes and records a security event.",
+      "Changes from the account page: revoking sessions per user; passkeys, the second step and confirming with a " +
+      "passkey per browser session. A person makes a few a minute. Fails closed: each one writes and records a security event.",
   },
   cspReport: {
     failMode: "open",

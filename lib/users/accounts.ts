@@ -93,7 +93,7 @@ export async function confirmAddress(prisma: PrismaClient, userId: string, nowMs
 }
 
 /**
- * Whether the account has a factor besides its password (a passkey today): the password's
+ * Whether the account has a factor besides its password (a passkey or an authenticator app): the password's
  * minimum length depends on it (NIST SP 800-63B-4 §3.1.1.2). One read of the user's own row;
  * another factor's table is one more line in `_count`.
  */
