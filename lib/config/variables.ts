@@ -256,6 +256,14 @@ export const variableDocs = {
       "Wrong second-step codes per account (or known device) before its own lock, which then doubles like the password's " +
       "(`LOCKOUT_BASE_SECONDS`, `LOCKOUT_MAX_SECONDS`, `LOCKOUT_QUIET_HOURS`).",
   },
+  NEW_DEVICE_CONFIRMATION: {
+    group: "Known devices and second factors",
+    description:
+      "When a right password from a browser or app with no known-device cookie waits for a 6-digit code mailed to the " +
+      "owner: `at-risk` (the username failed a password check from an untrusted client in the last 24 hours, or the " +
+      "password is breached), `always`, or `off`. A wrong password gets the same answer, with no mail. Known devices, " +
+      "passkeys and accounts with a second factor are never asked (docs/owner-lane.md).",
+  },
   DEVICE_COOKIE_DAYS: {
     group: "Known devices and second factors",
     description: "Lifetime of a known-device cookie or token.",
