@@ -620,6 +620,115 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       });
     });
 
+    // Invariant 8: on a username under attack, no request shape turns a right password from a new
+    // device into a session or a token before the mailed code. (The code's own shapes, races
+    // included, are in device-confirmation.suite.ts.)
+    describe("a new device of a username under attack: a right password is never a session or a token before its code", () => {
+      const email = "stuffed@example.com";
+      const other = "stuffed-other@example.com";
+      let deviceCookie: string;
+      let otherDevice: string;
+
+      beforeAll(async () => {
+        await register(email);
+        await register(other);
+        deviceCookie = (await browserSignIn(email, PASSWORD)).headers
+          .getSetCookie()
+          .find((cookie) => /gatehouse-device=/.test(cookie))!
+          .split(";")[0]!;
+        otherDevice = (await browserSignIn(other, PASSWORD)).headers
+          .getSetCookie()
+          .find((cookie) => /gatehouse-device=/.test(cookie))!
+          .split(";")[0]!;
+      });
+
+      // A stranger's wrong password first, each time: the username is under attack.
+      beforeEach(async () => {
+        await gate.lockouts.reset(gate.usernameKey(email));
+        expect((await tokenSignIn(email, "a stuffed password")).status).toBe(401);
+      });
+
+      const noSessionNoToken = async (res: Response) => {
+        expect(sessionCookieOf(res)).toBeNull();
+        expect(res.headers.getSetCookie().some((cookie) => /gatehouse-device=/.test(cookie))).toBe(false);
+        const body = (await res
+          .clone()
+          .json()
+          .catch(() => ({}))) as Record<string, unknown>;
+        for (const field of ["access_token", "refresh_token", "device_token", "url"]) expect(body).not.toHaveProperty(field);
+        return body;
+      };
+
+      it("the browser sign-in, plain, with duplicate fields, a query string or another account's device cookie", async () => {
+        const shapes: import("../helpers/browser").BrowserSignIn[] = [
+          {},
+          { fields: { json: "false" } },
+          { url: "http://localhost/api/auth/callback/credentials?json=true&code=000000" },
+          { fields: { code: "000000", confirmed: "true" } },
+          { cookie: otherDevice },
+          { cookie: "gatehouse-device=forged.forged" },
+        ];
+        for (const shape of shapes) {
+          const res = await browserSignIn(email, PASSWORD, shape);
+          // Right passwords stay counted until their code: the later shapes meet the strangers' lock (429).
+          expect([400, 401, 429], JSON.stringify(shape)).toContain(res.status);
+          const body = await noSessionNoToken(res);
+          if (res.status === 401) expect(body).toMatchObject({ error: "device_confirmation_required" });
+        }
+        // The owner's own known device goes straight in.
+        expect((await browserSignIn(email, PASSWORD, { cookie: deviceCookie })).status).toBe(200);
+      });
+
+      it("the token API answers with a confirmation_token that no other route takes: not refresh, not the second step's", async () => {
+        const res = await tokenSignIn(email, PASSWORD, { deviceToken: otherDevice.split("=")[1] });
+        expect(res.status).toBe(401);
+        const body = await noSessionNoToken(res);
+        expect(body).toMatchObject({ error: "device_confirmation_required", confirmation_token: expect.any(String) });
+        const token = body.confirmation_token as string;
+        const { refreshTokens } = await import("../helpers/browser");
+        await noSessionNoToken(await refreshTokens(token));
+        const mfa = await import("@/app/api/v1/authentication/token/mfa/route");
+        const answered = await mfa.POST(
+          new NextRequest("http://localhost/api/v1/authentication/token/mfa", {
+            method: "POST",
+            headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
+            body: JSON.stringify({ mfa_token: token, code: "000000" }),
+          }),
+        );
+        expect(answered.status).toBe(401);
+        expect(await noSessionNoToken(answered)).toMatchObject({ error: "second_step_invalid" });
+        // A passkey's options for it: nothing to offer (a device confirmation has no passkey step).
+        const options = await import("@/app/api/auth/second-step/passkey/options/route");
+        const offered = await options.POST(
+          new NextRequest("http://localhost/api/auth/second-step/passkey/options", {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              "sec-fetch-site": "same-origin",
+              cookie: `gatehouse-pending-sign-in=${token}`,
+              [PEER_HEADER]: freshAddress(),
+            },
+            body: "{}",
+          }),
+        );
+        expect(offered.status).toBeGreaterThanOrEqual(400);
+      });
+
+      it("the password check answers a pending step, never a user, for a right password and a wrong one alike", async () => {
+        const { checkPassword } = await import("@/lib/auth/sign-in");
+        const client = { address: "203.0.113.78", key: "203.0.113.78", source: "socket" as const };
+        for (const password of [PASSWORD, "a stuffed password"]) {
+          const outcome = await checkPassword(
+            gate,
+            gate.admissions.issue({ email, password, client, device: null, route: "/api/auth/callback/credentials" }),
+          );
+          expect(outcome.ok, password).toBe("second_step");
+          expect(outcome).not.toHaveProperty("device");
+          expect(outcome).not.toHaveProperty("sessionId");
+        }
+      });
+    });
+
     describe("without server.mjs", () => {
       it("answers 503 naming server.mjs instead of putting every client in one bucket", async () => {
         const symbol = Symbol.for("gatehouse.peerHeader");
