@@ -19,7 +19,8 @@ test("a new device after a stranger's failure: the emailed code signs in, and th
   const stranger = await browser.newPage();
   await stranger.goto("/sign-in");
   await signInThroughUi(stranger, email, "a password stuffed from another site");
-  await expect(stranger.getByRole("heading", { name: "Confirm this device" })).toBeVisible();
+  // The username's first failure: the generic answer. From now on it is under attack.
+  await expect(stranger.getByTestId("sign-in-error")).toHaveAttribute("data-error", "invalid_credentials");
   await stranger.close();
   expect((await mailsTo(email)).filter((mail) => CODE_MAIL.test(mail.subject ?? ""))).toHaveLength(0);
 
@@ -47,6 +48,8 @@ test("a new device after a stranger's failure: the emailed code signs in, and th
   const again = await browser.newPage();
   await again.goto("/sign-in");
   await signInThroughUi(again, email, "another stuffed password");
+  // Any password from a new browser now: the same step, whether it was right or not.
+  await expect(again.getByRole("heading", { name: "Confirm this device" })).toBeVisible();
   await again.close();
   await page.goto("/sign-in?callbackUrl=%2Faccount");
   await signInThroughUi(page, email, PASSWORD);

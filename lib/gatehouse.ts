@@ -104,7 +104,8 @@ export type Gatehouse = {
   /** The second step's own lock, per account or known device (a passkey does not meet it). */
   secondFactorLockoutPolicy: LockoutPolicy;
   /** The second step's lock key: the account's, or the known device's that passed the password. */
-  secondFactorLockKey(subject: { userId: string } | { deviceId: string }): string;
+  /** The second step's lock: an account's, a known device's, or (for mailed device codes) a username's. */
+  secondFactorLockKey(subject: { userId: string } | { deviceId: string } | { usernameKey: string }): string;
   /** Pwned Passwords range checks of new and signing-in passwords (off without BREACHED_PASSWORDS_URL); fail open. */
   breachedPasswords: BreachedPasswords;
   /** The relying party and the challenges of every WebAuthn ceremony (single-use through `replays`). */
@@ -407,7 +408,11 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     secondFactorLockKey: (subject) =>
       digestKey(
         config.RATE_LIMIT_KEY_SECRET,
-        "userId" in subject ? ["second-factor", subject.userId] : ["second-factor-device", subject.deviceId],
+        "userId" in subject
+          ? ["second-factor", subject.userId]
+          : "deviceId" in subject
+            ? ["second-factor-device", subject.deviceId]
+            : ["device-code", subject.usernameKey],
       ),
     breachedPasswords,
     passkeySettings: {

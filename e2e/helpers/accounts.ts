@@ -58,3 +58,16 @@ export async function signInThroughUi(page: Page, email: string, password = PASS
     page.getByRole("button", { name: "Sign in", exact: true }).click(),
   ]);
 }
+
+/**
+ * A new browser of a username under attack is asked for the code mailed to the owner ("Confirm this
+ * device"): reads the newest code mail from the outbox and enters it, as the owner would.
+ */
+export async function confirmDeviceFromOutbox(page: Page, email: string) {
+  await expect(page.getByRole("heading", { name: "Confirm this device" })).toBeVisible();
+  const mail = await mailTo(email, /sign in to .* on a new device/i);
+  const code = /enter this code: (\d{6})/.exec(mail.text ?? "")?.[1];
+  expect(code, "a 6-digit code in the mail").toMatch(/^\d{6}$/);
+  await page.getByLabel("Code", { exact: true }).fill(code!);
+  await page.getByRole("button", { name: "Verify" }).click();
+}

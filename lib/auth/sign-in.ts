@@ -14,6 +14,8 @@ import { secondStepMethods } from "@/lib/factors/store";
 import type { Lane } from "@/lib/password/hash-budget";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { confirmAddress, markPasswordBreached, recordFirstSignIn, verifyCredentials } from "@/lib/users/accounts";
+import type { AdmittedAttempt } from "@/lib/lockout/repository";
+import type { BreachVerdict } from "@/lib/password/breached";
 import type { Intent, SecondStepMethod, SignInOutcome, SignInAdmission } from "./admission";
 import type { Gatehouse } from "./gatehouse";
 
@@ -124,12 +126,21 @@ async function markIfBreached(
   password: string,
 ): Promise<boolean> {
   if ((await gate.breachedPasswords.check(password)) !== "breached") return false;
+  await recordBreach(gate, from, user);
+  return true;
+}
+
+/** Marks a right password found breached (told to the owner once per mark). */
+async function recordBreach(
+  gate: Gatehouse,
+  from: { client: ClientAddress; userAgent: string | null },
+  user: { id: string; credentialGeneration: number },
+): Promise<void> {
   if (await markPasswordBreached(gate.prisma, user.id, user.credentialGeneration, gate.clock())) {
     await gate.events.accountChanged(user.id, "password_found_breached", from.client, { browser: browserLabel(from.userAgent) });
     gate.recovery.notice("password_breached", { id: user.id }, noticeOrigin(gate, from));
     gate.log.info({ event: "password_found_breached", userId: user.id });
   }
-  return true;
 }
 
 // Long enough for a queued check and Argon2id; a request that dies frees the device after it.
@@ -176,37 +187,65 @@ export async function checkPassword(gate: Gatehouse, admission: SignInAdmission)
 }
 
 async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promise<SignInOutcome> {
-  const { email, password, client, device, route, confirms, intent } = admission;
-  const browser = browserLabel(admission.userAgent);
+  const { password, client, device, confirms, intent } = admission;
   const subject = subjectOf(gate, admission);
-  // A slot of the hash budget holds only what needs one: the lockout's count, then Argon2id.
-  const checked = await gate.hashBudget.run(
-    async () => {
+  // A sign-in from a client with no known device may wait for a mailed code (below), and a
+  // password in a breach corpus makes it wait whether it is right or wrong: its lookup starts now,
+  // so that its answer is rarely waited for inside the slot (it fails open after its timeout).
+  const confirmable = intent.kind === "sign_in" && device === null && confirms === null && gate.config.NEW_DEVICE_CONFIRMATION !== "off";
+  const verdict = confirmable ? gate.breachedPasswords.check(password).catch(() => "unknown" as const) : null;
+  const outcome = await gate.hashBudget.run(
+    async (): Promise<SignInOutcome> => {
       const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy);
       if (!attempt.allowed) {
-        logSecurity(gate, { route, outcome: "locked", client, email, detail: subject.lane });
-        return { ok: false as const, refusal: subject.refuse(attempt.check) };
+        logSecurity(gate, { route: admission.route, outcome: "locked", client, email: admission.email, detail: subject.lane });
+        return { ok: false, refusal: subject.refuse(attempt.check) };
       }
       const endTimer = gate.metrics.passwordCheckSeconds.startTimer();
-      const user = await verifyCredentials(gate.prisma, { email, password }, gate.hasher, (error) =>
+      const user = await verifyCredentials(gate.prisma, { email: admission.email, password }, gate.hasher, (error) =>
         gate.log.warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
       );
       endTimer();
-      return { ok: true as const, attempt, user };
+      return decide(gate, admission, subject, attempt, user, verdict);
     },
-    () => {
-      logSecurity(gate, { route, outcome: "busy", client, email, detail: subject.lane });
-      return { ok: false as const, refusal: busy() };
+    (): SignInOutcome => {
+      logSecurity(gate, { route: admission.route, outcome: "busy", client, email: admission.email, detail: subject.lane });
+      return { ok: false, refusal: busy() };
     },
     subject.lane,
   );
-  if (!checked.ok) return { ok: false, refusal: checked.refusal };
-  const { attempt, user } = checked;
+  // A right password that signed in with no verdict waited for (a known device, the API with its
+  // device token, "Confirm it's you") is looked up now, outside the slot.
+  if (outcome.ok === true && !confirmable && intent.kind !== "change_password" && !outcome.passwordChangeRequired) {
+    if (await markIfBreached(gate, admission, outcome.user, password)) return { ...outcome, passwordChangeRequired: true };
+  }
+  return outcome;
+}
+
+/**
+ * What a counted, verified password attempt leads to: a failure (or its stand-in), a pending
+ * second step or device confirmation, or the finished sign-in.
+ */
+async function decide(
+  gate: Gatehouse,
+  admission: SignInAdmission,
+  subject: Subject,
+  attempt: Extract<AdmittedAttempt, { allowed: true }>,
+  user: Awaited<ReturnType<typeof verifyCredentials>>,
+  verdict: Promise<BreachVerdict> | null,
+): Promise<SignInOutcome> {
+  const { email, password, client, device, route, confirms, intent } = admission;
+  const browser = browserLabel(admission.userAgent);
   const passed: PassedPassword = { email, client, device, route, userAgent: admission.userAgent, sessionId: admission.sessionId, intent };
-  // A sign-in from a client with no known device, on a username under attack (or always): the
-  // answer is a pending device confirmation whether the password is right or not (lib/factors/device-confirmation.ts).
-  const confirmable = intent.kind === "sign_in" && device === null && confirms === null;
-  const standIn = confirmable && confirmationDueBeforeCheck(gate.config.NEW_DEVICE_CONFIRMATION, attempt.previous, gate.clock());
+  const nowMs = gate.clock();
+  // A sign-in from a client with no known device, on a username under attack (or always), waits
+  // for a mailed code whether the password is right or not (lib/factors/device-confirmation.ts).
+  const confirmable = verdict !== null;
+  const underAttack = confirmable && confirmationDueBeforeCheck(gate.config.NEW_DEVICE_CONFIRMATION, attempt.lastFailedAtMs, nowMs);
+  // So does a password in a breach corpus, wrong as well as right, so the answer does not tell
+  // them apart. Under attack the code is due anyway, and a right password's mark is found in the background.
+  const submittedBreached = confirmable && !underAttack && (await verdict) === "breached";
+  const standIn = underAttack || submittedBreached;
 
   // An account whose address is not confirmed yet fails exactly like a wrong password, even
   // for the right one, unless this attempt carries the address's confirmation link: any other
@@ -219,6 +258,8 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
     if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
     // Already counted by admitAttempt, whether or not the account exists.
     gate.addressFailures.set(client.key, (gate.addressFailures.get(client.key) ?? 0) + 1);
+    // The username is under attack for the next 24 hours, and a success does not clear that.
+    if (subject.lane === "untrusted") await gate.lockouts.markFailed(subject.key, nowMs);
     gate.log.info({
       event: "sign_in_failed",
       lane: subject.lane,
@@ -239,8 +280,8 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
   }
   if (confirming) {
     // The link is spent only by its right password, once: of two racing confirmations one wins.
-    if (!(await gate.emailTokens.use(confirms.linkId, gate.clock()))) return { ok: false, refusal: invalidLink() };
-    if (await confirmAddress(gate.prisma, user.id, gate.clock())) {
+    if (!(await gate.emailTokens.use(confirms.linkId, nowMs))) return { ok: false, refusal: invalidLink() };
+    if (await confirmAddress(gate.prisma, user.id, nowMs)) {
       await gate.events.accountChanged(user.id, "email_verified", client, { browser });
       gate.log.info({ event: "email_verified", userId: user.id });
     }
@@ -252,24 +293,35 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
   // lockout reset yet (they come with the step); only a pending sign-in, bound to this client.
   // Its factor stands in for the device confirmation too.
   const factors = await gate.factors.summary(user.id);
-  // Only a right password is looked up in the breach corpus, after Argon2id and outside the slot.
-  // When nothing below waits for the verdict, it is found in the background, so a right password
-  // under a device confirmation answers as soon as a wrong one.
-  const breachLookup = () => markIfBreached(gate, admission, user, password);
-  let breached = user.passwordBreached;
-  if (factors.due || standIn) gate.background.run("breach_check", async () => void (await breachLookup()));
-  else breached = (await breachLookup()) || breached;
-  const confirmDevice = confirmable && (standIn || (breached && gate.config.NEW_DEVICE_CONFIRMATION !== "off"));
-  if (factors.due || confirmDevice) {
+  // Only a right password is marked as breached. Where the answer does not wait for the verdict,
+  // it is found in the background, so a right password answers as soon as a wrong one.
+  const breached = user.passwordBreached || submittedBreached;
+  if (submittedBreached) await recordBreach(gate, admission, user);
+  else if (factors.due || underAttack)
+    gate.background.run("breach_check", async () => void (await markIfBreached(gate, admission, user, password)));
+  // A mark from an earlier sign-in holds too: a right password found breached before is never a
+  // session from a new device without the code.
+  const confirmDevice = confirmable && (standIn || breached);
+  if (factors.due) {
     // This right password stays counted on the lock until its step is passed; the owner sees it
     // in the events and, when it is the one that locks strangers out, by mail, as a wrong
     // password would tell them: someone may hold the password.
-    await gate.events.accountChanged(user.id, factors.due ? "second_step_due" : "device_confirmation_due", client, { browser });
+    await gate.events.accountChanged(user.id, "second_step_due", client, { browser });
     if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
     if (!device && attempt.state.failureCount === subject.policy.threshold) gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
-    return factors.due
-      ? openPending(gate, passed, user, { step: "second_factor", methods: secondStepMethods(factors) })
-      : openPending(gate, passed, user, { step: "device_confirmation" });
+    return openPending(gate, passed, user, { step: "second_factor", methods: secondStepMethods(factors) });
+  }
+  if (confirmDevice) {
+    // Counted as the stand-in for a wrong password is (the lock, the address's failures, the mark
+    // "under attack"), and recorded in the background, so that nothing after it tells them apart.
+    if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
+    gate.addressFailures.set(client.key, (gate.addressFailures.get(client.key) ?? 0) + 1);
+    await gate.lockouts.markFailed(subject.key, nowMs);
+    gate.background.run("device_confirmation_due", () =>
+      gate.events.accountChanged(user.id, "device_confirmation_due", client, { browser }),
+    );
+    if (attempt.state.failureCount === subject.policy.threshold) gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
+    return openPending(gate, passed, user, { step: "device_confirmation" });
   }
   return completeSignIn(gate, passed, { ...user, passwordBreached: breached });
 }
@@ -320,6 +372,7 @@ async function openPending(
           step: "device_confirmation",
           userId: user?.id ?? null,
           codeDigest: code === null ? null : deviceCodeDigest(gate.config.deviceCodeSecret, code),
+          usernameKey: gate.usernameKey(passed.email),
         });
   const methods: SecondStepMethod[] = next.step === "second_factor" ? next.methods : ["email_code"];
   if (user && code !== null)

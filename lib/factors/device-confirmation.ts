@@ -1,5 +1,4 @@
 import { createHmac, randomInt, timingSafeEqual } from "node:crypto";
-import type { LockoutState } from "@/lib/lockout/rules";
 
 /** NEW_DEVICE_CONFIRMATION: when a right password from a new device waits for a mailed code. */
 export type DeviceConfirmationMode = "at-risk" | "always" | "off";
@@ -9,14 +8,15 @@ export const AT_RISK_WINDOW_MS = 24 * 3_600_000;
 
 /**
  * Whether a password attempt from a client with no known device waits for a mailed code whatever
- * the password turns out to be. It reads only the username's untrusted-lane record before this
- * attempt (kept for every username, with an account or not), so its answer, and the answer that
- * follows, are the same for a wrong password, a right one and an address with no account.
+ * the password turns out to be. It reads only when the username's untrusted-lane record last
+ * failed before this attempt (kept for every username, with an account or not, and not cleared by
+ * a success), so its answer, and the answer that follows, are the same for a wrong password, a
+ * right one and an address with no account.
  */
-export function confirmationDueBeforeCheck(mode: DeviceConfirmationMode, previous: LockoutState | null, nowMs: number): boolean {
+export function confirmationDueBeforeCheck(mode: DeviceConfirmationMode, lastFailedAtMs: number | null, nowMs: number): boolean {
   if (mode === "off") return false;
   if (mode === "always") return true;
-  return previous !== null && nowMs - previous.lastFailureAtMs < AT_RISK_WINDOW_MS;
+  return lastFailedAtMs !== null && nowMs - lastFailedAtMs < AT_RISK_WINDOW_MS;
 }
 
 /** Six digits, uniformly: 20 bits, against at most 5 tries per pending sign-in and a mail quota per account. */

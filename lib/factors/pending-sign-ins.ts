@@ -25,7 +25,10 @@ type PendingFields = {
  * counted like a right one's, that nothing finishes.
  */
 export type PendingSignIn = PendingFields &
-  ({ step: "second_factor"; userId: string } | { step: "device_confirmation"; userId: string | null; codeDigest: string | null });
+  (
+    | { step: "second_factor"; userId: string }
+    | { step: "device_confirmation"; userId: string | null; codeDigest: string | null; usernameKey: string | null }
+  );
 
 /** A pending sign-in lives this long: enough to open an authenticator app, not to wander off. */
 export const PENDING_SIGN_IN_MS = 5 * 60_000;
@@ -68,6 +71,7 @@ type Row = Omit<PendingFields, "purpose" | "channel"> & {
   step: string;
   userId: string | null;
   codeDigest: string | null;
+  usernameKey: string | null;
 };
 
 /** A row as its step's type; a second-factor row always has its user (a stand-in is never one). */
@@ -84,7 +88,8 @@ function pendingOf(row: Row): PendingSignIn | null {
     address: row.address,
     attempts: row.attempts,
   };
-  if (row.step === "device_confirmation") return { ...fields, step: "device_confirmation", userId: row.userId, codeDigest: row.codeDigest };
+  if (row.step === "device_confirmation")
+    return { ...fields, step: "device_confirmation", userId: row.userId, codeDigest: row.codeDigest, usernameKey: row.usernameKey };
   if (row.step === "second_factor" && row.userId !== null) return { ...fields, step: "second_factor", userId: row.userId };
   return null;
 }

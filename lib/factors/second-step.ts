@@ -215,13 +215,12 @@ async function finish(
 }
 
 /**
- * A new device's mailed code, after the pending sign-in was found and counted: its account still
- * on the password it passed (a stand-in has none, and answers like a wrong code) → the code
- * compared in constant time → the pending sign-in spent once → the sign-in finished, and the
- * browser or app it finished on becomes a known device. No per-account limit or lock here: each
- * pending sign-in costs a counted password check and takes 5 tries, and codes are mailed under
- * their own quota; an account-wide count would tell a right password's pending sign-in from a
- * stand-in by when it ran out.
+ * A new device's mailed code, after the pending sign-in was found and counted: the username's own
+ * lock on wrong codes, counted before the check (a stand-in has the username too, so the lock
+ * runs out alike) → the code compared in constant time (before anything that a stand-in could
+ * answer differently) → its account still on the password it passed → the pending sign-in spent
+ * once → the sign-in finished, and the browser or app it finished on becomes a known device. No
+ * per-account limit: it would tell a right password's pending sign-in from a stand-in.
  */
 async function confirmDevice(
   limits: RouteLimits,
@@ -231,22 +230,35 @@ async function confirmDevice(
 ): Promise<Passed> {
   const { gate, client } = limits;
   if (!("code" in answer)) return refused(jsonError(400, "invalid_input", "Enter the 6-digit code we emailed you.", { fields: {} }));
-  const user = await accountOf(gate, pending.userId);
-  if (pending.userId !== null && (!user || user.credentialGeneration !== pending.credentialGeneration))
-    return refused(pendingRefused(gate, "used", channel));
-  if (!deviceCodeMatches(gate.config.deviceCodeSecret, pending.codeDigest, answer.code) || !user) {
-    gate.log.info({ event: "device_confirmation_failed", ...(user ? { userId: user.id } : { standIn: true }) });
-    logSecurity(gate, {
-      route: limits.path,
-      outcome: "sign_in_failed",
-      client,
-      detail: "device_code",
-      ...(user ? { userId: user.id } : {}),
-    });
-    if (user) await gate.events.accountChanged(user.id, "device_confirmation_failed", client, { browser: browserLabel(limits.userAgent) });
-    return refused(wrongCode("emailCode", pending.attempts));
+  const lockKey = gate.secondFactorLockKey({ usernameKey: pending.usernameKey ?? pending.id });
+  const admitted = await gate.lockouts.admitAttempt(lockKey, gate.clock(), gate.secondFactorLockoutPolicy);
+  if (!admitted.allowed) {
+    logSecurity(gate, { route: limits.path, outcome: "locked", client, detail: "device_code" });
+    return refused(secondFactorLocked(admitted.check));
   }
+  const user = deviceCodeMatches(gate.config.deviceCodeSecret, pending.codeDigest, answer.code)
+    ? await accountOf(gate, pending.userId)
+    : null;
+  if (!user) {
+    const { userId } = pending;
+    gate.log.info({ event: "device_confirmation_failed", ...(userId ? { userId } : { standIn: true }) });
+    logSecurity(gate, { route: limits.path, outcome: "sign_in_failed", client, detail: "device_code", ...(userId ? { userId } : {}) });
+    // In the background: a stand-in has no account to record it for, and must not answer sooner.
+    if (userId) {
+      const browser = browserLabel(limits.userAgent);
+      gate.background.run("device_confirmation_failed", () =>
+        gate.events.accountChanged(userId, "device_confirmation_failed", client, { browser }),
+      );
+    }
+    const lockedUntilMs = admitted.state.lockedUntilMs;
+    return refused(
+      wrongCode("emailCode", pending.attempts, lockedUntilMs === null ? undefined : Math.ceil((lockedUntilMs - gate.clock()) / 1000)),
+    );
+  }
+  // A password reset or change since the password step: that password no longer signs in.
+  if (user.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
   if (!(await gate.pendingSignIns.spend(pending.id, gate.clock()))) return refused(pendingRefused(gate, "used", channel));
+  await gate.lockouts.reset(lockKey);
   return finish(limits, pending, user, "device_confirmation");
 }
 

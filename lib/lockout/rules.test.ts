@@ -37,7 +37,7 @@ describe("lockout rules", () => {
 
   it("counts an admitted attempt as a failure before it is checked, and refuses while locked", () => {
     const first = admitAttempt(null, 0, policy);
-    expect(first).toEqual({ allowed: true, state: { failureCount: 1, lastFailureAtMs: 0, lockedUntilMs: null }, previous: null });
+    expect(first).toEqual({ allowed: true, state: { failureCount: 1, lastFailureAtMs: 0, lockedUntilMs: null } });
     const locked = failTimes(5, 0);
     expect(admitAttempt(locked, 5_000, policy)).toMatchObject({ allowed: false, check: { locked: true, capped: false } });
   });

@@ -50,10 +50,7 @@ export function lockDurationMs(failureCount: number, policy: LockoutPolicy): num
   return Math.min(policy.maxLockMs, policy.baseLockMs * 2 ** Math.min(doublings, 52));
 }
 
-/** `previous`: the subject's record before this attempt (when it last failed says whether it is under attack). */
-export type AttemptDecision =
-  | { allowed: true; state: LockoutState; previous: LockoutState | null }
-  | { allowed: false; check: Extract<LockoutCheck, { locked: true }> };
+export type AttemptDecision = { allowed: true; state: LockoutState } | { allowed: false; check: Extract<LockoutCheck, { locked: true }> };
 
 /**
  * Admits one password check, counting it as a failure before the password is known. Counting
@@ -64,7 +61,7 @@ export type AttemptDecision =
 export function admitAttempt(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): AttemptDecision {
   const check = checkLockout(state, nowMs, policy);
   if (check.locked) return { allowed: false, check };
-  return { allowed: true, state: recordFailure(state, nowMs, policy), previous: state };
+  return { allowed: true, state: recordFailure(state, nowMs, policy) };
 }
 
 export function recordFailure(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): LockoutState {

@@ -1,3 +1,4 @@
+import { AT_RISK_WINDOW_MS } from "@/lib/factors/device-confirmation";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { RetentionCutoffs } from "./policy";
 
@@ -53,7 +54,14 @@ export async function runRetention(prisma: PrismaClient, cutoffs: RetentionCutof
   });
   const browserSessions = (await prisma.browserSession.deleteMany({ where: { id: { in: sessionIds.map((row) => row.id) } } })).count;
 
-  const idleLockout = { lastFailureAt: { lt: cutoffs.lockoutsIdleBefore }, OR: [{ lockedUntil: null }, { lockedUntil: { lt: now } }] };
+  // A row that says the username was under attack in the last 24 hours stays for the device confirmation.
+  const idleLockout = {
+    lastFailureAt: { lt: cutoffs.lockoutsIdleBefore },
+    AND: [
+      { OR: [{ lockedUntil: null }, { lockedUntil: { lt: now } }] },
+      { OR: [{ lastFailedAt: null }, { lastFailedAt: { lt: new Date(now.getTime() - AT_RISK_WINDOW_MS) } }] },
+    ],
+  };
   const lockoutKeys = await prisma.signInLockout.findMany({
     where: idleLockout,
     orderBy: { lastFailureAt: "asc" },

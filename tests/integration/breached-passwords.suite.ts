@@ -1,8 +1,7 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Gatehouse } from "@/lib/gatehouse";
 import { passwordSha1, rangeBreachCheck } from "@/lib/password/breached";
+import { startRangeServer } from "../helpers/range-server";
 import { altchaPayload, browserSignIn, createAccount, sessionPairOf, tokenSignIn } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
@@ -13,35 +12,6 @@ import { freePort } from "../helpers/ports";
 const LEAKED = "velvet harbour quince 1931";
 const CLEAN = "amber lantern tortoise 5512";
 const LEAKED_OLD = "saffron pylon mitten 2048";
-
-type Mode = "ok" | "slow" | "error" | "garbage";
-
-/**
- * A range server in Pwned Passwords' published format: `SUFFIX:COUNT` lines for a prefix, the
- * known (leaked) passwords with a count, padding lines with count 0 when Add-Padding is asked for.
- * The first path segment picks its behaviour: /ok, /slow (answers after 1.5 s), /error (500),
- * /garbage (200 with something else).
- */
-async function startRangeServer(leaked: string[]) {
-  const seen: { path: string; padding: string | undefined }[] = [];
-  const hashes = leaked.map(passwordSha1);
-  const server: Server = createServer((req, res) => {
-    const [, mode, range, prefix] = (req.url ?? "").split("/") as [string, Mode, string, string];
-    seen.push({ path: req.url ?? "", padding: req.headers["add-padding"] as string | undefined });
-    if (range !== "range" || !/^[0-9A-F]{5}$/.test(prefix)) return void res.writeHead(404).end();
-    const lines = hashes.filter((hash) => hash.startsWith(prefix)).map((hash) => `${hash.slice(5)}:${1000 + hash.length}`);
-    if (req.headers["add-padding"] === "true")
-      for (let i = 0; i < 800; i++) lines.push(`${i.toString(16).toUpperCase().padStart(35, "F")}:0`);
-    const answer = () => res.writeHead(200, { "content-type": "text/plain" }).end(lines.join("\r\n"));
-    if (mode === "error") return void res.writeHead(500).end("oops");
-    if (mode === "garbage") return void res.writeHead(200).end("<html>not a range</html>");
-    if (mode === "slow") return void setTimeout(answer, 1_500).unref();
-    answer();
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { base, seen, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
 
 /** Registration, reset-less change and sign-in against a local Pwned Passwords range server. */
 export function breachedPasswordsSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {

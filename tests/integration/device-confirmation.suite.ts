@@ -16,6 +16,7 @@ import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { freePort } from "../helpers/ports";
+import { startRangeServer } from "../helpers/range-server";
 import { recipientOf, startSmtp } from "../helpers/smtp";
 
 type Gate = import("@/lib/auth/gatehouse").Gatehouse;
@@ -197,19 +198,21 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
 
     it("a wrong code: tries left, then the pending sign-in ends; a stand-in counts down alike", async () => {
       await createAccount(gate, "tries@example.com", PASSWORD);
-      await strangerFails("tries@example.com");
+      // Each on a username of its own: the username's lock on wrong codes would otherwise count both.
+      for (const email of ["tries@example.com", "tries-nobody@example.com"]) await strangerFails(email);
       const right = await tokenSignIn("tries@example.com", PASSWORD);
-      const standIn = await tokenSignIn("tries@example.com", WRONG);
+      const standIn = await tokenSignIn("tries-nobody@example.com", PASSWORD);
       const code = await mailedCode("tries@example.com");
       const tokens = [right, standIn].map(async (res) => ((await res.json()) as { confirmation_token: string }).confirmation_token);
       const [realToken, standInToken] = await Promise.all(tokens);
+      const shape = ({ retryAfterSeconds, ...rest }: Record<string, unknown>) => ({ ...rest, locks: retryAfterSeconds !== undefined });
       for (let n = 1; n <= 5; n++) {
         const real = await confirmDevice({ confirmation_token: realToken, code: otherCode(code) });
         const fake = await confirmDevice({ confirmation_token: standInToken, code: otherCode(code) });
         expect(real.status).toBe(401);
-        const body = await real.json();
+        const body = shape(await real.json());
         expect(body).toMatchObject({ error: "invalid_code", triesLeft: 5 - n });
-        expect([fake.status, await fake.json()]).toEqual([401, body]);
+        expect([fake.status, shape(await fake.json())]).toEqual([401, body]);
       }
       // The sixth try, even with the right code, finds nothing to finish.
       const sixth = await confirmDevice({ confirmation_token: realToken, code });
@@ -268,6 +271,112 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
       expect(unlocked.status, await unlocked.clone().text()).toBe(200);
       const device = deviceCookieOf(unlocked);
       expect((await browserSignIn("unlock@example.com", PASSWORD, { cookie: `gatehouse-device=${device}` })).status).toBe(200);
+    });
+
+    // An attacker's review of this change found these shapes; each test failed before its fix.
+    describe("what an attacker could read from the step, and what wore it away", () => {
+      /** The level the challenge route signs into this address's next ALTCHA challenge. */
+      async function challengeLevelAt(address: string): Promise<number> {
+        const { GET } = await import("@/app/api/altcha/challenge/route");
+        const res = await GET(new NextRequest("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: address } }));
+        return Number(/"level":(\d)/.exec(JSON.stringify(await res.json()))?.[1]);
+      }
+
+      it("the next ALTCHA challenge's level does not tell a right password from a wrong one", async () => {
+        await createAccount(gate, "level@example.com", PASSWORD);
+        await strangerFails("level@example.com");
+        const levels: Record<string, number> = {};
+        for (const [label, password] of [
+          ["right", PASSWORD],
+          ["wrong", WRONG],
+        ] as const) {
+          const address = freshAddress();
+          // Two failures from this address elsewhere: one short of the next level (3).
+          for (let i = 0; i < 2; i++)
+            expect((await tokenSignIn(`throwaway-${label}-${i}@example.com`, WRONG, { address })).status).toBe(401);
+          expect(await tokenSignIn("level@example.com", password, { address })).toMatchObject({ status: 401 });
+          levels[label] = await challengeLevelAt(address);
+        }
+        expect(levels.right, JSON.stringify(levels)).toBe(levels.wrong);
+      });
+
+      it("the owner's confirmed device does not end 'under attack': the next stuffer still waits for a code", async () => {
+        await createAccount(gate, "after@example.com", PASSWORD);
+        await strangerFails("after@example.com");
+        const owner = await browserSignIn("after@example.com", PASSWORD);
+        expect((await browserStep(pendingOf(owner), { code: await mailedCode("after@example.com") })).status).toBe(200);
+        const stuffer = await tokenSignIn("after@example.com", PASSWORD);
+        const body = (await stuffer.json()) as Record<string, unknown>;
+        expect(body, JSON.stringify(body)).not.toHaveProperty("access_token");
+        expect(body).toMatchObject({ error: "device_confirmation_required" });
+      });
+
+      it("whether a username is still under attack does not tell an account from no account", async () => {
+        await createAccount(gate, "probed@example.com", PASSWORD);
+        const probe = async (email: string) => comparableAnswer(await (await tokenSignIn(email, WRONG)).json());
+        for (const email of ["probed@example.com", "probed-nobody@example.com"]) await probe(email);
+        const owner = await browserSignIn("probed@example.com", PASSWORD);
+        expect((await browserStep(pendingOf(owner), { code: await mailedCode("probed@example.com") })).status).toBe(200);
+        expect(await probe("probed@example.com")).toEqual(await probe("probed-nobody@example.com"));
+      });
+
+      it("wrong codes meet a lock of the username's, across its pending sign-ins, and a stand-in's alike", async () => {
+        await createAccount(gate, "guess@example.com", PASSWORD);
+        await strangerFails("guess@example.com");
+        const statuses: Record<string, number[]> = {};
+        for (const password of [PASSWORD, WRONG]) {
+          // Two pending sign-ins (counted password checks), five wrong codes each.
+          const tokens = [];
+          for (let i = 0; i < 2; i++)
+            tokens.push(
+              ((await (await tokenSignIn("guess@example.com", password)).json()) as { confirmation_token: string }).confirmation_token,
+            );
+          statuses[password] = [];
+          for (const token of tokens)
+            for (let i = 0; i < 4; i++)
+              statuses[password].push((await confirmDevice({ confirmation_token: token, code: "000000" })).status);
+          await gate.lockouts.reset(gate.secondFactorLockKey({ usernameKey: gate.usernameKey("guess@example.com") }));
+          await gate.lockouts.reset(gate.usernameKey("guess@example.com"));
+        }
+        expect(statuses[PASSWORD]).toContain(429);
+        expect(statuses[PASSWORD]).toEqual(statuses[WRONG]);
+      });
+
+      it("a real pending sign-in and a stand-in answer alike after the owner signs out everywhere", async () => {
+        const userId = await createAccount(gate, "alarmed@example.com", PASSWORD);
+        await strangerFails("alarmed@example.com");
+        const tokenFor = async (password: string) =>
+          ((await (await tokenSignIn("alarmed@example.com", password)).json()) as { confirmation_token: string }).confirmation_token;
+        const [real, fake] = [await tokenFor(PASSWORD), await tokenFor(WRONG)];
+        await gate.prisma.user.update({ where: { id: userId }, data: { credentialGeneration: { increment: 1 } } });
+        const a = await confirmDevice({ confirmation_token: real, code: "123456" });
+        const b = await confirmDevice({ confirmation_token: fake, code: "123456" });
+        expect([a.status, await a.json()]).toEqual([b.status, await b.json()]);
+      });
+
+      it("a stuffer's first try of a leaked pair on a quiet username: right and wrong answer alike", async () => {
+        const LEAKED = "velvet harbour quince 1931";
+        const ranges = await startRangeServer([LEAKED]);
+        try {
+          await serve({ BREACHED_PASSWORDS_URL: `${ranges.base}/ok` });
+          await createAccount(gate, "leaked@example.com", LEAKED);
+          await createAccount(gate, "not-leaked@example.com", PASSWORD);
+          const right = await tokenSignIn("leaked@example.com", LEAKED);
+          const wrong = await tokenSignIn("not-leaked@example.com", LEAKED);
+          const answers = [
+            [right.status, comparableAnswer(await right.json())],
+            [wrong.status, comparableAnswer(await wrong.json())],
+          ];
+          expect(answers[0], JSON.stringify(answers)).toEqual(answers[1]);
+          expect(answers[0]).toMatchObject([401, { error: "device_confirmation_required" }]);
+          // Only the right one is marked, and only its owner gets a code.
+          expect(await codeMails("leaked@example.com")).toHaveLength(1);
+          expect(await codeMails("not-leaked@example.com")).toHaveLength(0);
+        } finally {
+          await serve();
+          await ranges.close();
+        }
+      });
     });
 
     it("past the mail quota a right password still answers alike and no code is sent", async () => {

@@ -97,6 +97,7 @@ describe("every route applies its rows of ROUTE_RULES", () => {
       channel: "api",
       step: "device_confirmation",
       codeDigest: null,
+      usernameKey: null,
       sessionId: "s",
       deviceId: null,
       credentialGeneration: 0,
