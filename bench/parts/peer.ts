@@ -201,6 +201,8 @@ type RoundFigures = {
   rssStartBytes: number;
   rssWarmBytes: number;
   rssFloodPeakBytes: number;
+  /** Before the distinct-address run: what the drills before it (the attack, Argon2id) left resident. */
+  rssFloodStartBytes: number;
   floodAnswered: number;
   floodSeconds: number;
   idleP50Ms: number;
@@ -275,7 +277,8 @@ async function measure(
     const ownerSummary = summarize(owner.filter((attempt) => attempt.ok).map((attempt) => attempt.ms));
 
     // Memory: many addresses, one cheap request each, resident memory sampled throughout.
-    let rssFloodPeakBytes = rssBytes(running.pid);
+    const rssFloodStartBytes = rssBytes(running.pid);
+    let rssFloodPeakBytes = rssFloodStartBytes;
     const sampler = setInterval(() => (rssFloodPeakBytes = Math.max(rssFloodPeakBytes, rssBytes(running.pid))), 250);
     const flood = await cannon.run(
       { url: running.baseUrl, connections: 16, durationSeconds: sizes.floodSeconds, maxRequests: sizes.flood, load: running.distinctLoad },
@@ -292,6 +295,7 @@ async function measure(
       rssStartBytes,
       rssWarmBytes,
       rssFloodPeakBytes,
+      rssFloodStartBytes,
       floodAnswered: answered(flood),
       floodSeconds: flood.durationSeconds,
       idleP50Ms: idleSummary.p50,
@@ -388,7 +392,10 @@ export const peerPart: Part = {
         `${range(pick("rssFloodPeakBytes"), fmt.mib)} (${range(
           runs.map((run) => run.rssFloodPeakBytes / run.rssWarmBytes),
           fmt.ratio,
-        )} of warm; ${range(pick("floodAnswered"), fmt.int)} addresses in ${range(pick("floodSeconds"), (s) => `${s.toFixed(0)} s`)})`,
+        )} of warm; ${range(pick("floodAnswered"), fmt.int)} addresses in ${range(pick("floodSeconds"), (s) => `${s.toFixed(0)} s`)}; ${range(
+          pick("rssFloodStartBytes"),
+          fmt.mib,
+        )} when it began)`,
         `${range(pick("idleP50Ms"), fmt.ms)} / ${range(pick("idleP99Ms"), fmt.ms)}`,
         `${range(pick("refusalCpuMs"), fmt.usFromMs)} (${last.refusalStatuses})`,
         `${range(pick("parallelWallMs"), fmt.ms)} (${last.parallelStatuses})`,
@@ -401,7 +408,7 @@ export const peerPart: Part = {
     const markdown = [
       `Contenders, each started fresh in every round (${sizes.rounds} round(s), the order flipped each round): Gatehouse's production server (\`node server.mjs\`, a fresh PGlite folder, the drill settings of part 2), and better-auth 1.7.25 (bench/peer/server.mjs: email and password, its default rate limiter in memory, SQLite through better-sqlite3 12.11.1, behind a plain Node HTTP server) with Argon2id at Gatehouse's parameters (m=19456 KiB, t=2, p=1, the same @node-rs/argon2) and with its default scrypt. Ranges are over the rounds. The machine is shared with other sessions (2 cores), so single figures move; compare within a round.`,
       "",
-      "- RSS: VmRSS of the server process after it answers (start), after 20 page loads (Gatehouse GET /sign-in; the peer has no pages, GET /api/auth/get-session), and the peak, sampled every 250 ms, while addresses of 10.0.0.0/8 send one sign-in each that the limiter counts and a cheap check refuses (Gatehouse: no ALTCHA, 400; the peer: an invalid body, 400), 16 connections, bounded by count and time.",
+      "- RSS: VmRSS of the server process after it answers (start), after 20 page loads (Gatehouse GET /sign-in; the peer has no pages, GET /api/auth/get-session), and the peak, sampled every 250 ms (with the RSS when it began, after the drills before it), while addresses of 10.0.0.0/8 send one sign-in each that the limiter counts and a cheap check refuses (Gatehouse: no ALTCHA, 400; the peer: an invalid body, 400), 16 connections, bounded by count and time.",
       `- Idle sign-in: the owner's sign-in POST, ${sizes.idle} one after another after 3 unmeasured ones, each from a new address (Gatehouse: with its known-device cookie; the ALTCHA solution is fetched and solved before the timed POST).`,
       "- Refusal: one address flooded with sign-ins (16 connections) after a 1 s warm-up that spends its allowance; the server's CPU (user + system from /proc) per answer.",
       "- 50 parallel wrong passwords for the owner from 50 addresses: the wall time until all are answered, and the answers.",
