@@ -11,6 +11,14 @@ const nextConfig: NextConfig = {
   outputFileTracingIncludes: { "/**": ["./prisma/migrations/**/*"] },
   // Native and WASM packages load from node_modules at run time instead of being bundled.
   serverExternalPackages: ["@electric-sql/pglite", "@node-rs/argon2", "pino", "proper-lockfile"],
+  experimental: {
+    // Next loads every route's code at start by default. Each route's bundle carries its own copy
+    // of lib/ (a 1.1 MB chunk, which a few non-Latin-1 characters make a 2.2 MiB two-byte string,
+    // compiled on its own), so 26 routes held some 70 MiB of heap before one was asked for. Loaded
+    // when first requested instead, an instance pays only for the routes its clients use (RSS after
+    // warm-up 304 -> 247 MiB, bench/RESULTS.md part 11); a route's first request waits for its load.
+    preloadEntriesOnStart: false,
+  },
   // API responses get their security headers here, at routing time: static, so no per-request
   // work (proxy.ts, with its CSP nonce, runs for documents only).
   async headers() {

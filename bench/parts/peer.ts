@@ -201,6 +201,8 @@ type RoundFigures = {
   rssStartBytes: number;
   rssWarmBytes: number;
   rssFloodPeakBytes: number;
+  /** Before the distinct-address run: what the drills before it (the attack, Argon2id) left resident. */
+  rssFloodStartBytes: number;
   floodAnswered: number;
   floodSeconds: number;
   idleP50Ms: number;
@@ -275,7 +277,8 @@ async function measure(
     const ownerSummary = summarize(owner.filter((attempt) => attempt.ok).map((attempt) => attempt.ms));
 
     // Memory: many addresses, one cheap request each, resident memory sampled throughout.
-    let rssFloodPeakBytes = rssBytes(running.pid);
+    const rssFloodStartBytes = rssBytes(running.pid);
+    let rssFloodPeakBytes = rssFloodStartBytes;
     const sampler = setInterval(() => (rssFloodPeakBytes = Math.max(rssFloodPeakBytes, rssBytes(running.pid))), 250);
     const flood = await cannon.run(
       { url: running.baseUrl, connections: 16, durationSeconds: sizes.floodSeconds, maxRequests: sizes.flood, load: running.distinctLoad },
@@ -292,6 +295,7 @@ async function measure(
       rssStartBytes,
       rssWarmBytes,
       rssFloodPeakBytes,
+      rssFloodStartBytes,
       floodAnswered: answered(flood),
       floodSeconds: flood.durationSeconds,
       idleP50Ms: idleSummary.p50,
@@ -388,7 +392,10 @@ export const peerPart: Part = {
         `${range(pick("rssFloodPeakBytes"), fmt.mib)} (${range(
           runs.map((run) => run.rssFloodPeakBytes / run.rssWarmBytes),
           fmt.ratio,
-        )} of warm; ${range(pick("floodAnswered"), fmt.int)} addresses in ${range(pick("floodSeconds"), (s) => `${s.toFixed(0)} s`)})`,
+        )} of warm; ${range(pick("floodAnswered"), fmt.int)} addresses in ${range(pick("floodSeconds"), (s) => `${s.toFixed(0)} s`)}; ${range(
+          pick("rssFloodStartBytes"),
+          fmt.mib,
+        )} when it began)`,
         `${range(pick("idleP50Ms"), fmt.ms)} / ${range(pick("idleP99Ms"), fmt.ms)}`,
         `${range(pick("refusalCpuMs"), fmt.usFromMs)} (${last.refusalStatuses})`,
         `${range(pick("parallelWallMs"), fmt.ms)} (${last.parallelStatuses})`,
@@ -401,12 +408,13 @@ export const peerPart: Part = {
     const markdown = [
       `Contenders, each started fresh in every round (${sizes.rounds} round(s), the order flipped each round): Gatehouse's production server (\`node server.mjs\`, a fresh PGlite folder, the drill settings of part 2), and better-auth 1.7.25 (bench/peer/server.mjs: email and password, its default rate limiter in memory, SQLite through better-sqlite3 12.11.1, behind a plain Node HTTP server) with Argon2id at Gatehouse's parameters (m=19456 KiB, t=2, p=1, the same @node-rs/argon2) and with its default scrypt. Ranges are over the rounds. The machine is shared with other sessions (2 cores), so single figures move; compare within a round.`,
       "",
-      "- RSS: VmRSS of the server process after it answers (start), after 20 page loads (Gatehouse GET /sign-in; the peer has no pages, GET /api/auth/get-session), and the peak, sampled every 250 ms, while addresses of 10.0.0.0/8 send one sign-in each that the limiter counts and a cheap check refuses (Gatehouse: no ALTCHA, 400; the peer: an invalid body, 400), 16 connections, bounded by count and time.",
+      "- RSS: VmRSS of the server process after it answers (start), after 20 page loads (Gatehouse GET /sign-in; the peer has no pages, GET /api/auth/get-session), and the peak, sampled every 250 ms (with the RSS when it began, after the drills before it), while addresses of 10.0.0.0/8 send one sign-in each that the limiter counts and a cheap check refuses (Gatehouse: no ALTCHA, 400; the peer: an invalid body, 400), 16 connections, bounded by count and time.",
       `- Idle sign-in: the owner's sign-in POST, ${sizes.idle} one after another after 3 unmeasured ones, each from a new address (Gatehouse: with its known-device cookie; the ALTCHA solution is fetched and solved before the timed POST).`,
       "- Refusal: one address flooded with sign-ins (16 connections) after a 1 s warm-up that spends its allowance; the server's CPU (user + system from /proc) per answer.",
       "- 50 parallel wrong passwords for the owner from 50 addresses: the wall time until all are answered, and the answers.",
       `- Gatehouse runs with \`RATE_LIMIT_KNOWN_DEVICE_LANE=${LANE_SETTINGS.RATE_LIMIT_KNOWN_DEVICE_LANE}\`: by default a username may use the owner's lane 10 times an hour, and the owner here signs in about 50 times in a few minutes, so the drill measures the attack's effect rather than that limit (as part 3 does).`,
       `- Attack on one account: up to ${fmt.int(sizes.attackers)} addresses (16 at a time, at most ${sizes.attackSeconds} s) each send one wrong password for the owner (Gatehouse: each solves its ALTCHA first, in the bench process), while the owner signs in every 300 ms; the owner's POST p50 / p99, and p50 ÷ the same round's idle p50.`,
+      "- Not timed here: the statements a successful browser sign-in sends to the database, 17 from a known device and 14 from a new one (27 and 22 before the stores merged theirs), counted at the driver adapter through the real routes by tests/integration/round-trips.suite.ts on PGlite and PostgreSQL.",
       "",
       table(
         [
@@ -448,7 +456,9 @@ export const peerPart: Part = {
         ]),
       ),
       "",
-      "Levers weighed and not taken: PGlite's initial memory cannot go below the 128 MiB its module declares (`initialMemory` smaller fails to link); Next.js's in-memory caches were not taken apart here: every page is dynamic, so they hold no rendered pages, but the JavaScript heap above (the app's modules, Next.js and its caches together) is the next place to look; PGlite off the main thread (a worker, or pglite-socket with the `pg` driver) moves the same memory to another thread of the same process, so it is a latency lever, not a memory one.",
+      "Two more levers, found in heap snapshots of the server after warm-up and after 10,000 distinct addresses (the server now has both): (1) every route's bundle carries its own copy of lib/ (a 1.1 MB chunk, held as a 2.2 MiB two-byte string because of a few non-Latin-1 characters, and compiled apart), and Next loads all 26 routes at start: `experimental.preloadEntriesOnStart: false` loads a route when it is first asked for (RSS at start 286 → 223 MiB, after warm-up 304 → 247 MiB, one probe each); (2) the flood retains little (about 600 bytes an address after a full collection: the limiter's entries, bounded by its LRU), but V8 let the old generation grow to 210–315 MiB before collecting, about 55 MiB of it alive: `--heap-growing-percent=20`, set by server.mjs at run time, kept the probe's peak at 293 MiB (1.25× its warm RSS) instead of 411–535 MiB, for about 10% more CPU per refused request.",
+      "",
+      "Levers weighed and not taken: PGlite's initial memory cannot go below the 128 MiB its module declares (`initialMemory` smaller fails to link); Next.js's in-memory caches hold no rendered pages (every page is dynamic) and did not show in the snapshots; PGlite off the main thread (a worker, or pglite-socket with the `pg` driver) moves the same memory to another thread of the same process, so it is a latency lever, not a memory one.",
     ].join("\n");
     const headline = `Peer (better-auth 1.7 + SQLite, Argon2id at the same parameters) beside Gatehouse on PGlite: RSS after warm-up ${range(
       argon.map((run) => run.rssWarmBytes),

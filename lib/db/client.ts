@@ -2,7 +2,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
-import { PrismaClient } from "../generated/prisma/client";
+import { PrismaClient, type Prisma } from "../generated/prisma/client";
 import { closePglite, openPglite } from "./adapters";
 import { applyMigrations, type Transactional } from "./migrate";
 import type { DatabaseTarget } from "./target";
@@ -52,16 +52,29 @@ function closeOnce(database: Database): Database {
   return { ...database, close: () => (closing ??= close()) };
 }
 
+/** The driver adapter Prisma queries through (PGlite's or node-postgres's). */
+export type DriverAdapter = NonNullable<Prisma.PrismaClientOptions["adapter"]>;
+
+export type OpenOptions = {
+  minFreeBytes?: number;
+  /** Wraps the driver adapter Prisma queries through (a test counts database round trips this way). */
+  wrapAdapter?: (adapter: DriverAdapter) => DriverAdapter;
+};
+
 /** Opens the database, applies pending migrations, and returns a Prisma client on it. */
-export async function openDatabase(target: DatabaseTarget, options: { minFreeBytes?: number } = {}): Promise<Database> {
-  return closeOnce(await openUnwrapped(target, options.minFreeBytes ?? 0));
+export async function openDatabase(target: DatabaseTarget, options: OpenOptions = {}): Promise<Database> {
+  return closeOnce(await openUnwrapped(target, options.minFreeBytes ?? 0, options.wrapAdapter ?? ((adapter) => adapter)));
 }
 
-async function openUnwrapped(target: DatabaseTarget, minFreeBytes: number): Promise<Database> {
+async function openUnwrapped(
+  target: DatabaseTarget,
+  minFreeBytes: number,
+  wrap: (adapter: DriverAdapter) => DriverAdapter,
+): Promise<Database> {
   if (target.kind === "pglite") {
     const db = await openPglite(target.dataDir, undefined, minFreeBytes);
     await applyMigrations(pgliteTransactional(db));
-    const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+    const prisma = new PrismaClient({ adapter: wrap(new PrismaPGlite(db)) });
     return {
       prisma,
       target,
@@ -74,7 +87,7 @@ async function openUnwrapped(target: DatabaseTarget, minFreeBytes: number): Prom
   }
   const pool = new pg.Pool({ connectionString: target.url, max: 10 });
   await applyMigrations(poolTransactional(pool));
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const prisma = new PrismaClient({ adapter: wrap(new PrismaPg(pool)) });
   return {
     prisma,
     target,

@@ -54,24 +54,28 @@ export function prismaKnownDevices(prisma: PrismaClient, options: { secret: stri
     async issue(usernameKey, nowMs) {
       const id = newDeviceId();
       const expiresAtMs = nowMs + options.lifetimeMs;
-      await prisma.knownDevice.create({ data: { id, usernameKey, expiresAt: new Date(expiresAtMs), createdAt: new Date(nowMs) } });
-      // This table cleans up after itself: a username's expired devices and all but its newest.
-      const keep = await prisma.knownDevice.findMany({
-        where: { usernameKey, expiresAt: { gt: new Date(nowMs) } },
-        orderBy: { createdAt: "desc" },
-        take: MAX_DEVICES_PER_USERNAME,
-        select: { id: true },
-      });
-      await prisma.knownDevice.deleteMany({ where: { usernameKey, id: { notIn: keep.map((row) => row.id) } } });
+      const now = new Date(nowMs);
+      // One statement: the new device, and this table cleaning up after itself (a username's
+      // expired devices and all but its newest). The DELETE sees the table as it was before the
+      // INSERT, so it keeps the newest MAX - 1 live ones besides the new device.
+      await prisma.$executeRaw`
+        WITH added AS (
+          INSERT INTO "KnownDevice" ("id", "usernameKey", "expiresAt", "createdAt") VALUES (${id}, ${usernameKey}, ${new Date(expiresAtMs)}, ${now})
+        )
+        DELETE FROM "KnownDevice" WHERE "usernameKey" = ${usernameKey} AND "id" NOT IN (
+          SELECT "id" FROM "KnownDevice" WHERE "usernameKey" = ${usernameKey} AND "expiresAt" > ${now}
+          ORDER BY "createdAt" DESC LIMIT ${MAX_DEVICES_PER_USERNAME - 1}::int
+        )`;
       return { id, token: signDeviceToken(options.secret, { id, expiresAtMs }, usernameKey), expiresAtMs };
     },
 
     async claim(id, nowMs, forMs) {
-      const { count } = await prisma.knownDevice.updateMany({
-        where: { id, expiresAt: { gt: new Date(nowMs) }, OR: [{ claimedUntil: null }, { claimedUntil: { lte: new Date(nowMs) } }] },
-        data: { claimedUntil: new Date(nowMs + forMs) },
-      });
-      return count === 1;
+      // One conditional UPDATE (Prisma's updateMany wraps this one in BEGIN and COMMIT).
+      const now = new Date(nowMs);
+      const claimed = await prisma.$executeRaw`
+        UPDATE "KnownDevice" SET "claimedUntil" = ${new Date(nowMs + forMs)}
+        WHERE "id" = ${id} AND "expiresAt" > ${now} AND ("claimedUntil" IS NULL OR "claimedUntil" <= ${now})`;
+      return claimed === 1;
     },
 
     async release(id) {

@@ -13,7 +13,7 @@ export interface LockoutRepository {
   check(usernameKey: string, nowMs: number, policy: LockoutPolicy): Promise<LockoutCheck>;
   /**
    * Atomically: refuses while locked, else counts the attempt as a failure (admitAttempt).
-   * Concurrent attempts for one username are serialised, so none is missed and none slips past a lock.
+   * Concurrent attempts for one username are counted one after another, so none is missed and none slips past a lock.
    */
   admitAttempt(usernameKey: string, nowMs: number, policy: LockoutPolicy): Promise<AdmittedAttempt>;
   /** Records that a check from an untrusted client failed, or waited for a mailed code (what "under attack" reads). */
@@ -24,10 +24,14 @@ export interface LockoutRepository {
   listLocked(nowMs: number, limit: number): Promise<{ usernameKey: string; failureCount: number; lockedUntilMs: number }[]>;
 }
 
+// Each miss means another attempt on the key was counted meanwhile; password attempts race only
+// as many as the hash budget's slots, so this bound is for a runaway, not for a busy key.
+const MAX_WRITE_ATTEMPTS = 100;
+
 type Row = { failureCount: number; lastFailureAt: Date; lockedUntil: Date | null; lastFailedAt: Date | null };
 
 function toState(row: Row): LockoutState | null {
-  // A freshly inserted placeholder row has no failures yet.
+  // A placeholder row (earlier versions inserted one before counting) has no failures yet.
   if (row.failureCount === 0) return null;
   return {
     failureCount: row.failureCount,
@@ -44,32 +48,33 @@ export function prismaLockoutRepository(prisma: PrismaClient): LockoutRepository
     },
 
     async admitAttempt(usernameKey, nowMs, policy) {
-      // Check-and-count under a row lock (SELECT … FOR UPDATE): the rule runs in TypeScript,
-      // and concurrent failures for one username queue on the lock instead of overwriting
-      // each other. The insert makes sure there is a row to lock.
-      return prisma.$transaction(
-        async (tx) => {
-          await tx.$executeRaw`INSERT INTO "SignInLockout" ("usernameKey", "failureCount", "lastFailureAt") VALUES (${usernameKey}, 0, ${new Date(0)}) ON CONFLICT ("usernameKey") DO NOTHING`;
-          const rows = await tx.$queryRaw<
-            Row[]
-          >`SELECT "failureCount", "lastFailureAt", "lockedUntil", "lastFailedAt" FROM "SignInLockout" WHERE "usernameKey" = ${usernameKey} FOR UPDATE`;
-          const decision = admitAttempt(rows[0] ? toState(rows[0]) : null, nowMs, policy);
-          if (!decision.allowed) return decision;
-          const lastFailedAtMs = rows[0]?.lastFailedAt?.getTime() ?? null;
-          const next = decision.state;
-          await tx.signInLockout.update({
-            where: { usernameKey },
-            data: {
-              failureCount: next.failureCount,
-              lastFailureAt: new Date(next.lastFailureAtMs),
-              lockedUntil: next.lockedUntilMs === null ? null : new Date(next.lockedUntilMs),
-            },
-          });
-          return { ...decision, lastFailedAtMs };
-        },
-        // Many parallel failures queue on one row; give them time rather than dropping counts.
-        { maxWait: 15_000, timeout: 15_000 },
-      );
+      // Check-and-count as compare-and-set, two statements and no transaction: read the row, let
+      // the rule decide in TypeScript, then write only if the row is still what was read (or, with
+      // no row, insert only if none appeared). A concurrent attempt that changed it first makes
+      // this write miss, and this attempt decides again on the new state: none is missed, none
+      // slips past a lock. No transaction holds the embedded database's one connection (or a row
+      // lock) while the rule runs. Every miss means another attempt was counted, so this ends.
+      for (let attempt = 1; ; attempt++) {
+        const [row] = await prisma.$queryRaw<Row[]>`
+          SELECT "failureCount", "lastFailureAt", "lockedUntil", "lastFailedAt" FROM "SignInLockout" WHERE "usernameKey" = ${usernameKey}`;
+        const decision = admitAttempt(row ? toState(row) : null, nowMs, policy);
+        if (!decision.allowed) return decision;
+        const next = decision.state;
+        const lastFailureAt = new Date(next.lastFailureAtMs);
+        const lockedUntil = next.lockedUntilMs === null ? null : new Date(next.lockedUntilMs);
+        const written = row
+          ? await prisma.$executeRaw`
+              UPDATE "SignInLockout" SET "failureCount" = ${next.failureCount}, "lastFailureAt" = ${lastFailureAt}, "lockedUntil" = ${lockedUntil}
+              WHERE "usernameKey" = ${usernameKey} AND "failureCount" = ${row.failureCount} AND "lastFailureAt" = ${row.lastFailureAt}
+                AND "lockedUntil" IS NOT DISTINCT FROM ${row.lockedUntil}`
+          : await prisma.$executeRaw`
+              INSERT INTO "SignInLockout" ("usernameKey", "failureCount", "lastFailureAt", "lockedUntil")
+              VALUES (${usernameKey}, ${next.failureCount}, ${lastFailureAt}, ${lockedUntil}) ON CONFLICT ("usernameKey") DO NOTHING`;
+        // lastFailedAt is not compared: markFailed may move it meanwhile, and it counts nothing.
+        if (written === 1) return { ...decision, lastFailedAtMs: row?.lastFailedAt?.getTime() ?? null };
+        // Bounded all the same: past this, the attempt fails (a 503 to the client), never counts wrong.
+        if (attempt >= MAX_WRITE_ATTEMPTS) throw new Error(`lockout: ${attempt} concurrent writes to one key in a row`);
+      }
     },
 
     async listLocked(nowMs, limit) {
@@ -87,12 +92,12 @@ export function prismaLockoutRepository(prisma: PrismaClient): LockoutRepository
     },
 
     async markFailed(usernameKey, nowMs) {
-      await prisma.signInLockout.updateMany({ where: { usernameKey }, data: { lastFailedAt: new Date(nowMs) } });
+      await prisma.$executeRaw`UPDATE "SignInLockout" SET "lastFailedAt" = ${new Date(nowMs)} WHERE "usernameKey" = ${usernameKey}`;
     },
 
     async reset(usernameKey) {
-      await prisma.signInLockout.deleteMany({ where: { usernameKey, lastFailedAt: null } });
-      await prisma.signInLockout.updateMany({ where: { usernameKey }, data: { failureCount: 0, lockedUntil: null } });
+      // The row stays (the retention pass removes it once idle): it may hold lastFailedAt.
+      await prisma.$executeRaw`UPDATE "SignInLockout" SET "failureCount" = 0, "lockedUntil" = NULL WHERE "usernameKey" = ${usernameKey}`;
     },
   };
 }

@@ -79,24 +79,16 @@ export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
     },
     async create({ id = newSessionId(), userId, credentialGeneration, browser, address, nowMs, expiresAtMs, authenticatedAtMs = nowMs }) {
       const now = new Date(nowMs);
-      await prisma.browserSession.create({
-        data: {
-          id,
-          userId,
-          credentialGeneration,
-          browser,
-          address,
-          createdAt: now,
-          lastSeenAt: now,
-          authenticatedAt: new Date(authenticatedAtMs),
-          expiresAt: new Date(expiresAtMs),
-        },
-      });
-      // This table cleans up after itself, one user at a time: sessions long over are dropped.
+      // One statement: the new session, and this table cleaning up after itself, one user at a
+      // time (sessions long over are dropped; the new one is not, being neither).
       const cutoff = new Date(nowMs - KEEP_DEAD_MS);
-      await prisma.browserSession.deleteMany({
-        where: { userId, OR: [{ expiresAt: { lt: cutoff } }, { revokedAt: { lt: cutoff } }, { lastSeenAt: { lt: cutoff } }] },
-      });
+      await prisma.$executeRaw`
+        WITH added AS (
+          INSERT INTO "BrowserSession" ("id", "userId", "credentialGeneration", "browser", "address", "createdAt", "lastSeenAt", "authenticatedAt", "expiresAt")
+          VALUES (${id}, ${userId}::uuid, ${credentialGeneration}, ${browser}, ${address}, ${now}, ${now}, ${new Date(authenticatedAtMs)}, ${new Date(expiresAtMs)})
+        )
+        DELETE FROM "BrowserSession"
+        WHERE "userId" = ${userId}::uuid AND ("expiresAt" < ${cutoff} OR "revokedAt" < ${cutoff} OR "lastSeenAt" < ${cutoff})`;
       return { id };
     },
 

@@ -73,10 +73,10 @@ export async function verifyCredentials(
  * so two first sign-ins racing cannot both be first.
  */
 export async function recordFirstSignIn(prisma: PrismaClient, userId: string, nowMs: number): Promise<boolean> {
-  const { count } = await prisma.user.updateMany({
-    where: { id: userId, firstSignedInAt: null },
-    data: { firstSignedInAt: new Date(nowMs) },
-  });
+  // Raw, because Prisma's updateMany wraps this one statement in BEGIN and COMMIT (three round trips).
+  const now = new Date(nowMs);
+  const count = await prisma.$executeRaw`
+    UPDATE "User" SET "firstSignedInAt" = ${now}, "updatedAt" = ${now} WHERE "id" = ${userId}::uuid AND "firstSignedInAt" IS NULL`;
   return count === 1;
 }
 

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { APP_GATEHOUSE, serve } from "@/lib/auth/gatehouse";
 import { parseConfig, type AppConfig } from "@/lib/config/env";
-import { openDatabase } from "@/lib/db/client";
+import { openDatabase, type OpenOptions } from "@/lib/db/client";
 import { createGatehouse, type Gatehouse } from "@/lib/gatehouse";
 import { forget, remember } from "@/lib/remember";
 
@@ -23,9 +23,13 @@ export function testConfig(settings: Record<string, string> = {}): AppConfig {
 }
 
 /** A Gatehouse of its own on the database at `databaseUrl` (migrated on open); `gate.close()` closes both. */
-export async function testGatehouse(databaseUrl: string, settings: Record<string, string> = {}): Promise<Gatehouse> {
+export async function testGatehouse(
+  databaseUrl: string,
+  settings: Record<string, string> = {},
+  open: Pick<OpenOptions, "wrapAdapter"> = {},
+): Promise<Gatehouse> {
   const config = testConfig({ ...settings, DATABASE_URL: databaseUrl });
-  const database = await openDatabase(config.databaseTarget);
+  const database = await openDatabase(config.databaseTarget, open);
   try {
     return await createGatehouse(config, database);
   } catch (error) {
@@ -39,8 +43,12 @@ export async function testGatehouse(databaseUrl: string, settings: Record<string
  * `closeServed(gate)`. The routes are the app's own modules, so they reach the instance the way
  * they do in production, by that accessor.
  */
-export async function servedGatehouse(databaseUrl: string, settings: Record<string, string> = {}): Promise<Gatehouse> {
-  const gate = await testGatehouse(databaseUrl, settings);
+export async function servedGatehouse(
+  databaseUrl: string,
+  settings: Record<string, string> = {},
+  open: Pick<OpenOptions, "wrapAdapter"> = {},
+): Promise<Gatehouse> {
+  const gate = await testGatehouse(databaseUrl, settings, open);
   forget(APP_GATEHOUSE);
   await remember(APP_GATEHOUSE, async () => serve(gate));
   return gate;

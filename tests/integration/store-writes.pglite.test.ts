@@ -1,0 +1,4 @@
+import { freshPglite } from "../helpers/databases";
+import { storeWritesSuite } from "./store-writes.suite";
+
+storeWritesSuite("embedded PGlite", freshPglite);

@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TestDatabase } from "../helpers/databases";
+import { testGatehouse } from "../helpers/instance";
+
+type Gate = import("@/lib/gatehouse").Gatehouse;
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The stores' one-statement writes (issue 28: a sign-in's round trips), on a real database: each
+ * table still cleans up after itself as it did when the write and the cleanup were two statements,
+ * and the lockout's compare-and-set counts every one of many parallel attempts.
+ */
+export function storeWritesSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
+  describe(`store writes on ${label}`, () => {
+    let database: TestDatabase;
+    let gate: Gate;
+
+    beforeAll(async () => {
+      database = await makeDatabase();
+      gate = await testGatehouse(database.url);
+    });
+
+    afterAll(async () => {
+      await gate?.close();
+      await database?.dispose();
+    });
+
+    it("a new device keeps the username's newest 20 live devices and drops the rest", async () => {
+      const key = gate.usernameKey("devices@example.com");
+      const other = gate.usernameKey("someone-else@example.com");
+      const t0 = Date.now();
+      const theirs = await gate.devices.issue(other, t0);
+      const issued = [];
+      for (let i = 0; i < 21; i++) issued.push(await gate.devices.issue(key, t0 + i));
+      expect(await gate.prisma.knownDevice.count({ where: { usernameKey: key } })).toBe(20);
+      expect(await gate.devices.recognise(issued[0]!.token, key, t0 + 21)).toBeNull();
+      expect(await gate.devices.recognise(issued[1]!.token, key, t0 + 21)).not.toBeNull();
+      expect(await gate.devices.recognise(issued[20]!.token, key, t0 + 21)).not.toBeNull();
+      // Past their lifetime, all of them go with the next one issued; another username's stay.
+      const later = issued[20]!.expiresAtMs + 1;
+      const fresh = await gate.devices.issue(key, later);
+      expect(await gate.prisma.knownDevice.findMany({ where: { usernameKey: key }, select: { id: true } })).toEqual([{ id: fresh.id }]);
+      expect(await gate.prisma.knownDevice.count({ where: { id: theirs.id } })).toBe(1);
+    });
+
+    it("a device is claimed by one sign-in at a time, and again once the claim lapses", async () => {
+      const key = gate.usernameKey("claims@example.com");
+      const now = Date.now();
+      const { id } = await gate.devices.issue(key, now);
+      expect(await gate.devices.claim(id, now, 1_000)).toBe(true);
+      expect(await gate.devices.claim(id, now + 999, 1_000)).toBe(false);
+      expect(await gate.devices.claim(id, now + 1_000, 1_000)).toBe(true);
+      await gate.devices.release(id);
+      expect(await gate.devices.claim(id, now + 1_001, 1_000)).toBe(true);
+      await gate.devices.forget(id);
+      expect(await gate.devices.claim(id, now + 5_000, 1_000)).toBe(false);
+    });
+
+    it("a new session drops the user's sessions long over, and no one else's", async () => {
+      const [user, other] = await Promise.all(
+        ["sessions@example.com", "bystander@example.com"].map((email) =>
+          gate.prisma.user.create({ data: { email, passwordHash: "unused" } }),
+        ),
+      );
+      const t0 = Date.now() - 60 * DAY_MS;
+      const fields = { credentialGeneration: 0, browser: "Firefox on Linux", address: "192.0.2.0" };
+      const old = await gate.sessions.create({ ...fields, userId: user!.id, nowMs: t0, expiresAtMs: t0 + DAY_MS });
+      const theirs = await gate.sessions.create({ ...fields, userId: other!.id, nowMs: t0, expiresAtMs: t0 + DAY_MS });
+      const recent = await gate.sessions.create({ ...fields, userId: user!.id, nowMs: t0 + 45 * DAY_MS, expiresAtMs: t0 + 46 * DAY_MS });
+      const now = t0 + 60 * DAY_MS;
+      const current = await gate.sessions.create({
+        ...fields,
+        userId: user!.id,
+        nowMs: now,
+        expiresAtMs: now + DAY_MS,
+        authenticatedAtMs: now - 5,
+      });
+      const left = await gate.prisma.browserSession.findMany({
+        where: { userId: user!.id },
+        select: { id: true },
+        orderBy: { createdAt: "asc" },
+      });
+      expect(left.map((row) => row.id)).toEqual([recent.id, current.id]);
+      expect(left.map((row) => row.id)).not.toContain(old.id);
+      expect(await gate.prisma.browserSession.count({ where: { id: theirs.id } })).toBe(1);
+      expect(await gate.sessions.authenticatedAt(user!.id, current.id)).toBe(now - 5);
+      expect((await gate.sessions.find(current.id))?.expiresAtMs).toBe(now + DAY_MS);
+    });
+
+    it("a session for an account that is gone is refused, as before", async () => {
+      await expect(
+        gate.sessions.create({
+          userId: "00000000-0000-4000-8000-000000000000",
+          credentialGeneration: 0,
+          browser: "Firefox on Linux",
+          address: "192.0.2.0",
+          nowMs: Date.now(),
+          expiresAtMs: Date.now() + DAY_MS,
+        }),
+      ).rejects.toThrow();
+    });
+
+    it("parallel failures on one key are each counted: none is lost to a concurrent write", async () => {
+      const key = gate.usernameKey("parallel@example.com");
+      const policy = { ...gate.lockoutPolicy, threshold: 1_000, capFailures: 1_000 };
+      const now = Date.now();
+      const decisions = await Promise.all(Array.from({ length: 12 }, () => gate.lockouts.admitAttempt(key, now, policy)));
+      expect(decisions.every((decision) => decision.allowed)).toBe(true);
+      const counts = decisions.map((decision) => (decision.allowed ? decision.state.failureCount : 0)).sort((a, b) => a - b);
+      expect(counts).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+      expect((await gate.prisma.signInLockout.findUnique({ where: { usernameKey: key } }))?.failureCount).toBe(12);
+    });
+
+    it("parallel failures past the threshold lock the key, and every later one is refused", async () => {
+      const key = gate.usernameKey("locking@example.com");
+      const policy = gate.lockoutPolicy;
+      const now = Date.now();
+      const decisions = await Promise.all(Array.from({ length: 3 * policy.threshold }, () => gate.lockouts.admitAttempt(key, now, policy)));
+      // Admitted attempts up to the threshold; the one that reaches it locks; the rest are refused.
+      expect(decisions.filter((decision) => decision.allowed)).toHaveLength(policy.threshold);
+      expect((await gate.lockouts.check(key, now, policy)).locked).toBe(true);
+    });
+  });
+}
