@@ -1,5 +1,6 @@
 "use client";
 
+import { useT } from "../components/Messages";
 import Link from "next/link";
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { useHydrated } from "../components/hydrated";
@@ -16,6 +17,7 @@ import { EmailMeALink } from "../components/EmailMeALink";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 
 export function RegisterForm({ notice }: { notice: ReactNode }) {
+  const t = useT();
   const altcha = useRef<AltchaHandle>(null);
   const emailInput = useRef<HTMLInputElement>(null);
   const passwordInput = useRef<HTMLInputElement>(null);
@@ -33,7 +35,7 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
   useFocusFirstEmpty(formRef, hydrated && sent === null);
 
   // An error goes as soon as its field is corrected (it never appears while typing).
-  const onInput = clearWhenCorrected(fields, setFields, (value) => checkRegistration(value("email"), value("password")));
+  const onInput = clearWhenCorrected(fields, setFields, (value) => checkRegistration(value("email"), value("password"), t));
 
   /** Shows the field errors, then moves focus to the first, so its error is read with its label. */
   function showFieldErrors(errors: FieldErrors): boolean {
@@ -55,7 +57,7 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
       setSubmits((n) => n + 1);
     });
     // A typo costs neither a proof of work nor one of the network's registrations.
-    if (showFieldErrors(checkRegistration(email, password))) return;
+    if (showFieldErrors(checkRegistration(email, password, t))) return;
     setPending(true);
     try {
       const res = await fetch("/api/register", {

@@ -1,5 +1,6 @@
 "use client";
 
+import { useT } from "../components/Messages";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { Suspense, lazy, useRef, useState, type FormEvent } from "react";
@@ -24,6 +25,7 @@ type Props = { callbackPath: string; done: string | null; initialEmail: string }
 const GENERIC_FAILURE = INCORRECT_CREDENTIALS;
 
 export function SignInForm({ callbackPath, done, initialEmail }: Props) {
+  const t = useT();
   const router = useRouter();
   const altcha = useRef<AltchaHandle>(null);
   const emailInput = useRef<HTMLInputElement>(null);
@@ -46,7 +48,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
   useFocusFirstEmpty(formRef, hydrated);
 
   // An error goes as soon as its field is corrected (it never appears while typing).
-  const onInput = clearWhenCorrected(fields, setFields, (value) => checkSignIn(value("email"), value("password")));
+  const onInput = clearWhenCorrected(fields, setFields, (value) => checkSignIn(value("email"), value("password"), t));
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -55,7 +57,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
     const form = new FormData(event.currentTarget);
     const email = String(form.get("email") ?? "");
     const password = String(form.get("password") ?? "");
-    const errors = checkSignIn(email, password);
+    const errors = checkSignIn(email, password, t);
     const invalid = firstInvalid(errors);
     // Rendered before focus moves, so the field's error is read with it.
     flushSync(() => {

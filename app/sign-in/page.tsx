@@ -5,6 +5,7 @@ import { onwardPath, safeCallbackPath } from "@/lib/http/callback-url";
 import { NoScriptNotice } from "../components/NoScriptNotice";
 import { PasskeySignIn } from "./PasskeySignIn";
 import { SignInForm } from "./SignInForm";
+import { PageMessages } from "../components/PageMessages";
 
 export const dynamic = "force-dynamic";
 
@@ -28,11 +29,13 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   // Already signed in: go where signing in would have led (a same-origin path only).
   if (await currentSession()) redirect(onwardPath(callbackPath));
   return (
-    <div className="card">
-      <h1>Sign in</h1>
-      <NoScriptNotice posted={first(params.notice) === "javascript"} action="signing in" />
-      <SignInForm callbackPath={callbackPath} done={doneNotice(first(params.done))} initialEmail={first(params.email) ?? ""} />
-      <PasskeySignIn callbackPath={callbackPath} />
-    </div>
+    <PageMessages>
+      <div className="card">
+        <h1>Sign in</h1>
+        <NoScriptNotice posted={first(params.notice) === "javascript"} action="signing in" />
+        <SignInForm callbackPath={callbackPath} done={doneNotice(first(params.done))} initialEmail={first(params.email) ?? ""} />
+        <PasskeySignIn callbackPath={callbackPath} />
+      </div>
+    </PageMessages>
   );
 }

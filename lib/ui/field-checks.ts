@@ -1,12 +1,14 @@
 // The server's own limits and rules, from modules without zod or a dictionary (keep them so, or
 // the pages carry them): lib/auth/limits.ts and lib/password/rules.ts.
 import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_WITH_OTHER_FACTOR } from "@/lib/auth/limits";
-import { passwordProblem } from "@/lib/password/rules";
+import { passwordProblem, PASSWORD_MAX_LENGTH as MAX, type PasswordProblem } from "@/lib/password/rules";
+import type { Translate } from "@/lib/i18n/i18n";
 
 /**
  * Checks the browser makes before the round trip, so a typo costs neither a proof of work nor
  * one of the address's registrations. The server checks again: these only catch what it would
- * certainly refuse, with its own words, and never refuse what it would accept.
+ * certainly refuse, with its own words (the `fields` catalogue, in the page's language), and never
+ * refuse what it would accept.
  */
 export type FieldName = "email" | "password";
 export type FieldErrors = Partial<Record<FieldName, string>>;
@@ -14,12 +16,36 @@ export type FieldErrors = Partial<Record<FieldName, string>>;
 // Loose on purpose: something@something.something with no spaces. The server's check is stricter.
 const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-function checkEmail(raw: string): string | undefined {
+function checkEmail(raw: string, t: Translate): string | undefined {
   const email = raw.trim();
-  if (email === "") return "Email is required.";
-  if (!EMAIL_SHAPE.test(email)) return "Enter a valid email address.";
-  if ([...email.normalize("NFKC")].length > EMAIL_MAX_LENGTH) return "That email address is too long.";
+  if (email === "") return t("fields.emailRequired");
+  if (!EMAIL_SHAPE.test(email)) return t("fields.emailInvalid");
+  if ([...email.normalize("NFKC")].length > EMAIL_MAX_LENGTH) return t("fields.emailTooLong");
   return undefined;
+}
+
+const PATTERN_KEYS = new Set(["spatial", "sequence", "date", "regex", "repeat", "dictionary"]);
+
+/** A password rule's sentence in the page's language (the server says the same in the request's). */
+export function problemText(problem: PasswordProblem, t: Translate, minLength: number, patterns: readonly string[] = []): string {
+  switch (problem.rule) {
+    case "too_short":
+      return t("fields.tooShort", { minLength });
+    case "too_long":
+      return t("fields.tooLong", { maxLength: MAX });
+    case "repetitive":
+      return t("fields.repetitive");
+    case "contains_email":
+      return t("fields.containsEmail");
+    case "common":
+      return t("fields.common");
+    case "guessable": {
+      const named = [...new Set(patterns.filter((p) => PATTERN_KEYS.has(p)))].map((p) => t(`fields.pattern.${p}`));
+      return named.length > 0 ? t("fields.guessableNamed", { patterns: named.join(", ") }) : t("fields.guessable");
+    }
+    default:
+      return problem.message;
+  }
 }
 
 /**
@@ -27,17 +53,23 @@ function checkEmail(raw: string): string | undefined {
  * the page knows of another factor); the blocklist and the guess estimate are left to the server
  * (and the meter, once zxcvbn-ts has loaded).
  */
-export function checkNewPassword(password: string, email: string | undefined, minLength = PASSWORD_MIN_LENGTH): string | undefined {
-  if (password === "") return "Password is required.";
-  return passwordProblem(password, { email, isCommon: () => false, minLength })?.message;
+export function checkNewPassword(
+  password: string,
+  email: string | undefined,
+  t: Translate,
+  minLength = PASSWORD_MIN_LENGTH,
+): string | undefined {
+  if (password === "") return t("fields.passwordRequired");
+  const problem = passwordProblem(password, { email, isCommon: () => false, minLength });
+  return problem ? problemText(problem, t, minLength) : undefined;
 }
 
 /** Registration: the password rules too, counted in code points like the server. */
-export function checkRegistration(email: string, password: string): FieldErrors {
+export function checkRegistration(email: string, password: string, t: Translate): FieldErrors {
   const errors: FieldErrors = {};
-  const emailError = checkEmail(email);
+  const emailError = checkEmail(email, t);
   if (emailError) errors.email = emailError;
-  const passwordError = checkNewPassword(password, emailError ? undefined : email.trim());
+  const passwordError = checkNewPassword(password, emailError ? undefined : email.trim(), t);
   if (passwordError) errors.password = passwordError;
   return errors;
 }
@@ -46,11 +78,11 @@ export function checkRegistration(email: string, password: string): FieldErrors 
  * Sign-in: only that both are there and the email has a shape. Like the server, it applies no
  * password rule: an account made under older rules must still be able to sign in.
  */
-export function checkSignIn(email: string, password: string): FieldErrors {
+export function checkSignIn(email: string, password: string, t: Translate): FieldErrors {
   const errors: FieldErrors = {};
-  const emailError = checkEmail(email);
+  const emailError = checkEmail(email, t);
   if (emailError) errors.email = emailError;
-  if (password === "") errors.password = "Password is required.";
+  if (password === "") errors.password = t("fields.passwordRequired");
   return errors;
 }
 
