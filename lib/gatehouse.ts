@@ -45,7 +45,7 @@ import { prismaPendingSignIns, type PendingSignIns } from "@/lib/factors/pending
 import { sealKeyOf } from "@/lib/factors/sealed-secret";
 import { relyingParty, type PasskeySettings } from "@/lib/passkeys/webauthn";
 import { OutageLog } from "@/lib/resilience/outage";
-import { loadBrand, type Brand } from "@/lib/brand/brand";
+import { loadBrand, mailBrandOf, type Brand } from "@/lib/brand/brand";
 import { createI18n, type I18n } from "@/lib/i18n/i18n";
 
 /** Every protection layer and the database they share, built from one configuration. */
@@ -353,11 +353,12 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     clock,
     settings: {
       publicUrl: appOrigin(config.NEXTAUTH_URL),
-      brandName: brand.name,
+      brand: mailBrandOf(brand, appOrigin(config.NEXTAUTH_URL)),
       verifyLifetimeMs: config.EMAIL_VERIFICATION_LINK_HOURS * 3_600_000,
       resetLifetimeMs: config.PASSWORD_RESET_LINK_MINUTES * 60_000,
       unlockLifetimeMs: config.UNLOCK_LINK_MINUTES * 60_000,
     },
+    i18n,
     isLocked: async (email) => (await lockouts.check(usernameKey(email), clock(), config.lockoutPolicy)).locked,
     onSkipped: (kind, reason) => log.info({ event: "mail_skipped", kind, reason }),
   });

@@ -63,7 +63,13 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
       const res = await fetch("/api/register", {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ email, password, altcha: (await altcha.current?.payload()) ?? "" }),
+        // The time zone lets the account's mails give times in the owner's clock as well as UTC.
+        body: JSON.stringify({
+          email,
+          password,
+          altcha: (await altcha.current?.payload()) ?? "",
+          timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+        }),
       });
       // The same answer for a new address and a taken one: the email says which it was.
       if (res.status === 202) {

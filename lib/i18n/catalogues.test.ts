@@ -67,3 +67,17 @@ describe("createI18n", () => {
     expect(Object.keys(picked).every((id) => id.startsWith("banner."))).toBe(true);
   });
 });
+
+describe("compiled messages", () => {
+  it("are plain JSON values, which React can hand from a server to a client component", () => {
+    for (const message of compileCatalogue(catalogues.get("de")!).values()) {
+      const plain = (value: unknown): boolean =>
+        value === null ||
+        typeof value !== "object" ||
+        (Array.isArray(value)
+          ? value.every(plain)
+          : Object.getPrototypeOf(value) === Object.prototype && Object.values(value).every(plain));
+      expect(plain(message)).toBe(true);
+    }
+  });
+});

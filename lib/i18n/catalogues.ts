@@ -72,7 +72,9 @@ export function compileCatalogue(catalogue: Catalogue): CompiledCatalogue {
   const compiled: CompiledCatalogue = new Map();
   for (const [id, message] of flatten(catalogue)) {
     try {
-      compiled.set(id, compile(message));
+      // Plain objects and arrays only (icu-minify's plural tables have no prototype): a page hands
+      // these to its client components, and React passes nothing else from server to client.
+      compiled.set(id, JSON.parse(JSON.stringify(compile(message))) as CompiledMessage);
     } catch (error) {
       throw new Error(`${id}: not valid ICU MessageFormat (${(error as Error).message})`);
     }
