@@ -6,7 +6,7 @@ import { useRef, useState, type FormEvent } from "react";
 import { useHydrated } from "../components/hydrated";
 import { handled } from "../components/handled";
 import { flushSync } from "react-dom";
-import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/field-checks";
+import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/password-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { Field } from "../components/Field";

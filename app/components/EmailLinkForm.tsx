@@ -8,7 +8,7 @@ import { useHydrated } from "./hydrated";
 import { useFocusFirstEmpty } from "./form-helpers";
 import { handled } from "./handled";
 import { flushSync } from "react-dom";
-import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/field-checks";
+import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/password-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
 import { Field } from "./Field";
 import { PasswordInput } from "./PasswordInput";

@@ -26,7 +26,12 @@ export function useT(): T {
     const tag = locale === "xx" ? "en" : locale;
     return (id: string, values?: Values) => {
       const message = messages[id];
-      return message === undefined ? id : formatMessage(message, tag, values);
+      if (message === undefined) return id;
+      try {
+        return formatMessage(message, tag, values);
+      } catch {
+        return id;
+      }
     };
   }, [locale, messages]);
 }

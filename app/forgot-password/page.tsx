@@ -17,7 +17,7 @@ export default async function ForgotPasswordPage({
     <PageMessages>
       <div className="card">
         <h1>Reset your password</h1>
-        <NoScriptNotice posted={notice === "javascript"} action="asking for a reset link" />
+        <NoScriptNotice posted={notice === "javascript"} action="forgot" />
         <ForgotPasswordForm initialEmail={typeof email === "string" ? email : ""} />
       </div>
     </PageMessages>

@@ -17,7 +17,7 @@ export default async function RegisterPage({ searchParams }: { searchParams: Pro
     <PageMessages>
       <div className="card">
         {/* The heading is the form's: after sending it says "Check your email" instead. */}
-        <RegisterForm notice={<NoScriptNotice posted={notice === "javascript"} action="creating an account" />} />
+        <RegisterForm notice={<NoScriptNotice posted={notice === "javascript"} action="register" />} />
       </div>
     </PageMessages>
   );

@@ -18,7 +18,7 @@ export default async function ResetPasswordPage({
     <PageMessages>
       <div className="card">
         <h1>Choose a new password</h1>
-        <NoScriptNotice posted={notice === "javascript"} action="setting a new password" />
+        <NoScriptNotice posted={notice === "javascript"} action="reset" />
         <EmailLinkForm
           endpoint="/api/password/reset"
           noScriptForm="reset-password"

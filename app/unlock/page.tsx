@@ -14,7 +14,7 @@ export default async function UnlockPage({ searchParams }: { searchParams: Promi
     <PageMessages>
       <div className="card">
         <h1>Sign in on this browser</h1>
-        <NoScriptNotice posted={notice === "javascript"} action="letting this browser sign in" />
+        <NoScriptNotice posted={notice === "javascript"} action="unlock" />
         <p>
           Sign-in to your account was paused after several wrong passwords, to keep out whoever was guessing. Your password held, and
           devices you have signed in with before are not paused.

@@ -14,7 +14,7 @@ export default async function VerifyEmailPage({ searchParams }: { searchParams: 
     <PageMessages>
       <div className="card">
         <h1>Confirm your email address</h1>
-        <NoScriptNotice posted={notice === "javascript"} action="confirming your address" />
+        <NoScriptNotice posted={notice === "javascript"} action="verify" />
         <EmailLinkForm
           endpoint="/api/email/verify"
           noScriptForm="verify-email"

@@ -81,3 +81,11 @@ describe("compiled messages", () => {
     }
   });
 });
+
+describe("a translator", () => {
+  it("never throws: a missing value gives the key", () => {
+    const t = createI18n({ DEFAULT_LOCALE: "en", I18N_PSEUDO_LOCALE: "false" }, catalogues).translator("de");
+    expect(t("signIn.noAccount")).toBe("signIn.noAccount");
+    expect(t("fields.tooShort")).toBe("fields.tooShort");
+  });
+});

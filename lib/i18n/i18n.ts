@@ -50,8 +50,13 @@ export function createI18n(settings: I18nSettings, catalogues: Map<string, Catal
         const id = namespace ? `${namespace}.${key}` : key;
         const message = messages.get(id) ?? reference.get(id);
         if (message === undefined) return id;
-        // The pseudo-locale formats numbers and plurals as English does.
-        return formatMessage(message, tag === PSEUDO_LOCALE ? REFERENCE_LOCALE : tag, values);
+        try {
+          // The pseudo-locale formats numbers and plurals as English does.
+          return formatMessage(message, tag === PSEUDO_LOCALE ? REFERENCE_LOCALE : tag, values);
+        } catch {
+          // A value the caller did not pass: the key says which message, and no page or mail fails.
+          return id;
+        }
       };
     },
     clientMessages(locale, namespaces) {

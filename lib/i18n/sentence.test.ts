@@ -34,7 +34,7 @@ describe("English, unchanged", () => {
     const { flatten, REFERENCE_LOCALE } = await import("./catalogues");
     const english = createI18n({ DEFAULT_LOCALE: "en", I18N_PSEUDO_LOCALE: "false" }, readCatalogues()).translator("en");
     for (const text of flatten(readCatalogues().get(REFERENCE_LOCALE)!).values()) {
-      if (/[{}]/.test(text)) continue;
+      if (/[{}<]/.test(text)) continue;
       const found = sentenceFor(text);
       expect(found, text).toBeDefined();
       expect(english(found!.key, found!.values)).toBe(text);

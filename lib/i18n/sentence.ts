@@ -48,6 +48,8 @@ function englishIndex(): English {
   const exact = new Map<string, string>();
   const templates: English["templates"] = [];
   for (const [key, message] of flatten(catalogue)) {
+    // Messages with tags (<link>…</link>) are for pages only: no server sentence has them.
+    if (message.includes("<")) continue;
     if (!/[{}']/.test(message)) {
       if (!exact.has(message)) exact.set(message, key);
       continue;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { registrationSchema, fieldErrors } from "@/lib/auth/credentials";
 import { englishTranslator } from "@/lib/i18n/sentence";
-import { checkRegistration as registration, checkSignIn as signIn, firstInvalid, stillWrong } from "./field-checks";
+import { checkSignIn as signIn, firstInvalid, stillWrong } from "./field-checks";
+import { checkRegistration as registration } from "./password-checks";
 
 const t = englishTranslator();
 const checkRegistration = (email: string, password: string) => registration(email, password, t);
