@@ -8,6 +8,7 @@ import { currentSession } from "@/lib/auth/current-session";
 import { brandStyle, footerLinks } from "@/lib/brand/brand";
 import { currentBrand } from "@/lib/brand/current-brand";
 import { gatehouse } from "@/lib/auth/gatehouse";
+import { PSEUDO_LOCALE } from "@/lib/i18n/locales";
 import { Logo } from "./components/Logo";
 import { SignOutForm } from "./components/SignOutForm";
 import "./globals.css";
@@ -93,11 +94,14 @@ export default async function RootLayout({ children }: { children: React.ReactNo
             <input type="hidden" name="returnTo" value={path} />
             <label htmlFor="language-switch">{t("language")}</label>
             <select id="language-switch" name="locale" defaultValue={locale}>
-              {i18n.locales.map((tag) => (
-                <option key={tag} value={tag} lang={tag}>
-                  {i18n.translator(tag, "common")("languageName")}
-                </option>
-              ))}
+              {/* The pseudo-locale is for tests, chosen by its cookie only: no visitor is offered it. */}
+              {i18n.locales
+                .filter((tag) => tag !== PSEUDO_LOCALE || tag === locale)
+                .map((tag) => (
+                  <option key={tag} value={tag} lang={tag === PSEUDO_LOCALE ? undefined : tag}>
+                    {i18n.translator(tag, "common")("languageName")}
+                  </option>
+                ))}
             </select>
             <button type="submit" className="secondary">
               {t("changeLanguage")}

@@ -38,7 +38,10 @@ export function useT(): T {
 
 type Tag = (chunks: React.ReactNode[]) => React.ReactNode;
 
-/** A message with tags as React nodes: `rich("banner.tryAgainAt", { time }, { time: (c) => <time>{c}</time> })`. */
+/**
+ * A message with tags as React nodes: `rich("banner.tryAgainAt", { time }, { clock: (c) => <time>{c}</time> })`.
+ * A tag's name must differ from every value's: both are arguments of the one message.
+ */
 export function useRich(): (id: string, values: Values, tags: Record<string, Tag>) => React.ReactNode {
   const { locale, messages } = useContext(MessagesContext);
   return useMemo(() => {

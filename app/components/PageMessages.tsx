@@ -1,8 +1,8 @@
 import { pageMessages } from "@/lib/i18n/page";
 import { Messages } from "./Messages";
 
-/** What every form's banner and field checks say: refusals, their waits, the field rules. */
-const FORM_NAMESPACES = ["banner", "duration", "messages", "fields"] as const;
+/** What every form says: refusals, their waits, the field rules, the shared parts (password toggle, robot check). */
+const FORM_NAMESPACES = ["banner", "duration", "messages", "fields", "forms"] as const;
 
 /**
  * A page's client components get their messages here, and only these: the forms' shared

@@ -81,7 +81,7 @@ export function RefusalBanner({
                 ? rich(
                     "banner.tryAgainAt",
                     { time: clockTime(heard.untilMs, locale) },
-                    { time: (chunks) => <time dateTime={new Date(heard.untilMs!).toISOString()}>{chunks}</time> },
+                    { clock: (chunks) => <time dateTime={new Date(heard.untilMs!).toISOString()}>{chunks}</time> },
                   )
                 : t("banner.tryAgainInFewSeconds")}
           </span>
@@ -92,7 +92,7 @@ export function RefusalBanner({
           {rich(
             wait.alternative ? "banner.countdownWithAlternative" : "banner.countdown",
             { wait: wait.visible, alternative: wait.alternative ?? "" },
-            { wait: (chunks) => <span className="nowrap">{chunks}</span> },
+            { nowrap: (chunks) => <span className="nowrap">{chunks}</span> },
           )}
         </p>
       ) : null}

@@ -29,7 +29,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   if (await currentSession()) redirect(onwardPath(callbackPath));
   const t = await getTranslations("signIn");
   return (
-    <PageMessages namespaces={["forms", "signIn"]}>
+    <PageMessages namespaces={["signIn"]}>
       <div className="card">
         <h1>{t("heading")}</h1>
         <NoScriptNotice posted={first(params.notice) === "javascript"} action="signIn" />

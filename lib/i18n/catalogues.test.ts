@@ -89,3 +89,12 @@ describe("a translator", () => {
     expect(t("fields.tooShort")).toBe("fields.tooShort");
   });
 });
+
+describe("tags", () => {
+  it("never share a name with an argument of the same message (the tag would replace the value)", () => {
+    for (const [key, message] of english) {
+      const tags = [...message.matchAll(/<(\w+)>/g)].map((match) => match[1]!);
+      for (const tag of tags) expect(argumentNames(message), `${key}: <${tag}>`).not.toContain(tag);
+    }
+  });
+});

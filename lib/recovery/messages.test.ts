@@ -1,47 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { createI18n } from "@/lib/i18n/i18n";
-import { brandedMessages, type NoticeKind } from "./messages";
+import { everyMail as everyKind, MAIL_ORIGIN as ORIGIN, mailsIn as messages } from "@/tests/fixtures/mails";
 
-const i18n = createI18n({ DEFAULT_LOCALE: "en", I18N_PSEUDO_LOCALE: "true" });
-const brand = {
-  name: "Acme",
-  logoUrl: "https://login.acme.example/api/brand/logo/abc",
-  supportUrl: "https://acme.example/help",
-  privacyUrl: null,
-  termsUrl: null,
-  color: "#b3261e",
-};
-const messages = (locale: string, timeZone: string | null = null) =>
-  brandedMessages({ brand, t: i18n.translator(locale), locale, timeZone });
-const ORIGIN = { browser: "Firefox on Linux", address: "198.51.100.x", atMs: Date.parse("2026-12-01T20:47:00Z") };
 const RESET = "https://login.acme.example/forgot-password";
-
-/** Every kind, built with the same arguments a real send uses. */
-function everyKind(locale: string, timeZone: string | null = "Europe/Berlin") {
-  const m = messages(locale, timeZone);
-  const notices: Record<NoticeKind, ReturnType<typeof m.passwordChanged>> = {
-    password_breached: m.passwordBreached("a@x.example", ORIGIN, RESET),
-    new_device_sign_in: m.newDeviceSignIn("a@x.example", ORIGIN, RESET),
-    password_changed: m.passwordChanged("a@x.example", ORIGIN, RESET),
-    password_was_reset: m.passwordWasReset("a@x.example", ORIGIN, RESET),
-    refresh_token_reused: m.refreshTokenReused("a@x.example", ORIGIN, RESET),
-    passkey_added: m.passkeyAdded("a@x.example", ORIGIN, RESET, "YubiKey"),
-    passkey_removed: m.passkeyRemoved("a@x.example", ORIGIN, RESET),
-    passkey_counter_regressed: m.passkeyCounterRegressed("a@x.example", ORIGIN, RESET, "YubiKey"),
-    factor_added: m.factorAdded("a@x.example", ORIGIN, RESET, "An authenticator app"),
-    factor_removed: m.factorRemoved("a@x.example", ORIGIN, RESET, "A passkey"),
-    recovery_code_used: m.recoveryCodeUsed("a@x.example", ORIGIN, RESET, "9"),
-    recovery_codes_replaced: m.recoveryCodesReplaced("a@x.example", ORIGIN, RESET),
-    factors_removed_by_operator: m.factorsRemovedByOperator("a@x.example", ORIGIN, RESET),
-  };
-  return [
-    m.verifyEmail("a@x.example", "https://login.acme.example/verify-email#token=t", 48),
-    m.addressTaken("a@x.example", "https://login.acme.example/sign-in", RESET),
-    m.passwordReset("a@x.example", "https://login.acme.example/reset-password#token=t", 30),
-    m.lockedOut("a@x.example", "https://login.acme.example/unlock#token=t", 60, ORIGIN),
-    ...Object.values(notices),
-  ];
-}
 
 describe("mails", () => {
   it("say what happened in calm subjects, with the brand's name", () => {
