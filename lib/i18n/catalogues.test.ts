@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { parse, TYPE } from "@formatjs/icu-messageformat-parser";
 import { describe, expect, it } from "vitest";
 import { compileCatalogue, flatten, MESSAGES_DIR, readCatalogues, REFERENCE_LOCALE } from "./catalogues";
 import { createI18n } from "./i18n";
@@ -8,9 +9,20 @@ import { createI18n } from "./i18n";
 const catalogues = readCatalogues();
 const english = flatten(catalogues.get(REFERENCE_LOCALE)!);
 
-/** The argument names of an ICU message: a translation must use the same ones, or a value goes missing. */
+type Element = { type: number; value?: string; options?: Record<string, { value: Element[] }>; children?: Element[] };
+
+/** The argument names of an ICU message (from its syntax tree): a translation must use the same ones, or a value goes missing. */
 function argumentNames(message: string): string[] {
-  return [...new Set([...message.matchAll(/\{(\w+)[,}]/g)].map((match) => match[1]!))].sort();
+  const names = new Set<string>();
+  const walk = (elements: Element[]) => {
+    for (const element of elements) {
+      if ([TYPE.argument, TYPE.number, TYPE.date, TYPE.time, TYPE.select, TYPE.plural].includes(element.type)) names.add(element.value!);
+      for (const option of Object.values(element.options ?? {})) walk(option.value);
+      if (element.children) walk(element.children);
+    }
+  };
+  walk(parse(message) as Element[]);
+  return [...names].sort();
 }
 
 describe("the catalogues", () => {
