@@ -1,4 +1,5 @@
 import type { NextConfig } from "next";
+import createNextIntlPlugin from "next-intl/plugin";
 import { apiSecurityHeaders } from "./lib/http/security-headers";
 
 const nextConfig: NextConfig = {
@@ -8,7 +9,8 @@ const nextConfig: NextConfig = {
   output: "standalone",
   // Read from files at start (lib/db/migrate.ts), not imported, so named here rather than left to
   // the tracer's guess; scripts/package-standalone.sh checks that every one arrived.
-  outputFileTracingIncludes: { "/**": ["./prisma/migrations/**/*"] },
+  // The catalogues too (lib/i18n/catalogues.ts reads messages/<locale>/*.json at start).
+  outputFileTracingIncludes: { "/**": ["./prisma/migrations/**/*", "./messages/**/*"] },
   // Native and WASM packages load from node_modules at run time instead of being bundled.
   serverExternalPackages: ["@electric-sql/pglite", "@node-rs/argon2", "pino", "proper-lockfile"],
   experimental: {
@@ -30,4 +32,5 @@ const nextConfig: NextConfig = {
   },
 };
 
-export default nextConfig;
+// next-intl for server components: its per-request configuration is i18n/request.ts.
+export default createNextIntlPlugin("./i18n/request.ts")(nextConfig);

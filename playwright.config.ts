@@ -59,6 +59,8 @@ export default defineConfig({
       LOCKOUT_BASE_SECONDS: "30",
       ALTCHA_MAX_COUNTER: "2000",
       MAIL_OUTBOX_DIR: process.env.E2E_OUTBOX_DIR,
+      // The pseudo-locale xx for e2e/languages.spec.ts (a visitor chooses it only by its cookie).
+      I18N_PSEUDO_LOCALE: "true",
     },
   },
 });

@@ -45,13 +45,16 @@ import { prismaPendingSignIns, type PendingSignIns } from "@/lib/factors/pending
 import { sealKeyOf } from "@/lib/factors/sealed-secret";
 import { relyingParty, type PasskeySettings } from "@/lib/passkeys/webauthn";
 import { OutageLog } from "@/lib/resilience/outage";
-import { loadBrand, type Brand } from "@/lib/brand/brand";
+import { loadBrand, mailBrandOf, type Brand } from "@/lib/brand/brand";
+import { createI18n, type I18n } from "@/lib/i18n/i18n";
 
 /** Every protection layer and the database they share, built from one configuration. */
 export type Gatehouse = {
   config: AppConfig;
   /** The client's name, logo, colours and links (BRAND_*), the logo's bytes read and checked once at start. */
   brand: Brand;
+  /** The languages (messages/<locale>/*.json, compiled once at start) and the request's choice among them. */
+  i18n: I18n;
   clock: () => number;
   /** This instance's structured log (built from its LOG_LEVEL unless `options.log`). */
   log: Logger;
@@ -257,6 +260,8 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   const log = options.log ?? createLogger(config.LOG_LEVEL);
   // First: a logo that cannot be served stops the start before any store, job or mail starts.
   const brand = loadBrand(config);
+  // Catalogues that do not parse, or a DEFAULT_LOCALE without one, stop the start here too.
+  const i18n = createI18n(config);
   const { prisma } = database;
   const linkProblem = linkOutlivesQuota(
     "PASSWORD_RESET_LINK_MINUTES",
@@ -349,11 +354,12 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     clock,
     settings: {
       publicUrl: appOrigin(config.NEXTAUTH_URL),
-      brandName: brand.name,
+      brand: mailBrandOf(brand, appOrigin(config.NEXTAUTH_URL)),
       verifyLifetimeMs: config.EMAIL_VERIFICATION_LINK_HOURS * 3_600_000,
       resetLifetimeMs: config.PASSWORD_RESET_LINK_MINUTES * 60_000,
       unlockLifetimeMs: config.UNLOCK_LINK_MINUTES * 60_000,
     },
+    i18n,
     isLocked: async (email) => (await lockouts.check(usernameKey(email), clock(), config.lockoutPolicy)).locked,
     onSkipped: (kind, reason) => log.info({ event: "mail_skipped", kind, reason }),
   });
@@ -371,6 +377,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   return {
     config,
     brand,
+    i18n,
     clock,
     log,
     prisma,

@@ -37,7 +37,7 @@ cp -a .next/static "$dest/.next/static"
 cp -a public "$dest/public"
 
 # Read at run time from files, not imports, so the build's tracing could miss them: the
-# migrations (PGlite migrates at start, lib/db/migrate.ts), PGlite's WASM and data files, and
+# migrations (PGlite migrates at start, lib/db/migrate.ts), the catalogues (lib/i18n/catalogues.ts), PGlite's WASM and data files, and
 # the Argon2id native binding. Checked here rather than discovered at the first sign-in.
 missing=0
 for required in \
@@ -62,6 +62,12 @@ migrations=$(find prisma/migrations -name migration.sql | wc -l)
 packaged=$(find "$dest/prisma/migrations" -name migration.sql | wc -l)
 if [ "$migrations" != "$packaged" ]; then
   echo "the standalone build has $packaged of $migrations migrations" >&2
+  missing=1
+fi
+catalogues=$(find messages -name '*.json' | wc -l)
+packagedCatalogues=$(find "$dest/messages" -name '*.json' 2>/dev/null | wc -l)
+if [ "$catalogues" != "$packagedCatalogues" ]; then
+  echo "the standalone build has $packagedCatalogues of $catalogues catalogue files (messages/)" >&2
   missing=1
 fi
 if [ "$missing" != 0 ]; then

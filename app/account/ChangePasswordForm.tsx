@@ -1,11 +1,12 @@
 "use client";
 
+import { useT } from "../components/Messages";
 import { useRouter } from "next/navigation";
 import { useRef, useState, type FormEvent } from "react";
 import { useHydrated } from "../components/hydrated";
 import { handled } from "../components/handled";
 import { flushSync } from "react-dom";
-import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/field-checks";
+import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/password-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { Field } from "../components/Field";
@@ -21,6 +22,7 @@ type Errors = Partial<Record<"currentPassword" | "newPassword", string>>;
  * still posts (never GET), so a submit before hydration cannot put a password in a URL.
  */
 export function ChangePasswordForm({ formToken, email, minLength }: Props) {
+  const t = useT();
   const router = useRouter();
   const altcha = useRef<AltchaHandle>(null);
   const currentInput = useRef<HTMLInputElement>(null);
@@ -55,7 +57,7 @@ export function ChangePasswordForm({ formToken, email, minLength }: Props) {
     });
     const local: Errors = {};
     if (currentPassword === "") local.currentPassword = "Enter your current password.";
-    const newError = checkNewPassword(newPassword, email, minLength);
+    const newError = checkNewPassword(newPassword, email, t, minLength);
     if (newError) local.newPassword = newError;
     if (showFieldErrors(local)) return;
     setPending(true);

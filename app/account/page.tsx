@@ -12,6 +12,7 @@ import { PasskeysSection } from "./PasskeysSection";
 import { SecondFactorSection } from "./SecondFactorSection";
 import { SessionsSection } from "./SessionsSection";
 import { hasOtherFactor } from "@/lib/users/accounts";
+import { PageMessages } from "../components/PageMessages";
 
 export const dynamic = "force-dynamic";
 
@@ -70,76 +71,78 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
   // What strangers currently meet when they try this account (the owner's known devices are not affected).
   const strangers = await gate.lockouts.check(gate.usernameKey(user.email), gate.clock(), gate.lockoutPolicy);
   return (
-    <>
-      <AccountNotice notice={typeof notice === "string" ? notice : undefined} />
-      {notice === "confirm_first" ? (
-        <ConfirmFirstCard
-          formToken={sessionFormToken(gate.config.NEXTAUTH_SECRET, currentSid)}
-          email={user.email}
-          hasPasskey={passkeys.length > 0}
-        />
-      ) : null}
-      <div className="card">
-        <h1>Your account</h1>
-        <dl>
-          <dt>Email</dt>
-          <dd data-testid="account-email">{user.email}</dd>
-          <dt>Member since</dt>
-          <dd>
-            <LocalTime iso={user.createdAt.toISOString()} show="date" />
-          </dd>
-        </dl>
-        {strangers.locked ? (
-          <p className="banner warn" role="status" data-testid="new-devices-paused">
-            {strangers.capped ? (
-              "Sign-in to your account from new devices is paused after too many failed attempts. Devices you have signed in from before still work; signing in from one of them lifts the pause."
-            ) : (
-              <>
-                Sign-in to your account from new devices is paused after repeated failed attempts, until about{" "}
-                <LocalTime iso={new Date(strangers.lockedUntilMs).toISOString()} />. Devices you have signed in from before still work.
-              </>
-            )}
-          </p>
+    <PageMessages>
+      <>
+        <AccountNotice notice={typeof notice === "string" ? notice : undefined} />
+        {notice === "confirm_first" ? (
+          <ConfirmFirstCard
+            formToken={sessionFormToken(gate.config.NEXTAUTH_SECRET, currentSid)}
+            email={user.email}
+            hasPasskey={passkeys.length > 0}
+          />
         ) : null}
-      </div>
-      <SessionsSection userId={userId} currentSid={currentSid} />
-      <PasskeysSection passkeys={passkeys} currentSid={currentSid} email={user.email} />
-      <SecondFactorSection userId={userId} currentSid={currentSid} email={user.email} />
-      <ChangePasswordSection currentSid={currentSid} email={user.email} hasOtherFactor={await hasOtherFactor(gate.prisma, userId)} />
-      <div className="card">
-        <h2>Recent security events</h2>
-        <p className="hint">
-          Addresses are shortened to the network they came from. If you do not recognise an event, change your password.
-        </p>
-        {events.length === 0 ? (
-          <p>No events yet.</p>
-        ) : (
-          <table className="events" data-testid="security-events">
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">What</th>
-                <th scope="col">From</th>
-              </tr>
-            </thead>
-            <tbody>
-              {events.map((event, i) => (
-                <tr key={i} data-kind={event.kind}>
-                  <td>
-                    <LocalTime iso={event.at.toISOString()} />
-                  </td>
-                  <td>{LABELS[event.kind] ?? event.kind}</td>
-                  <td>
-                    {event.browser ? `${event.browser}, ` : ""}
-                    {event.address}
-                    {event.sessionId !== null && event.sessionId === currentSid ? <strong> (this device)</strong> : null}
-                  </td>
+        <div className="card">
+          <h1>Your account</h1>
+          <dl>
+            <dt>Email</dt>
+            <dd data-testid="account-email">{user.email}</dd>
+            <dt>Member since</dt>
+            <dd>
+              <LocalTime iso={user.createdAt.toISOString()} show="date" />
+            </dd>
+          </dl>
+          {strangers.locked ? (
+            <p className="banner warn" role="status" data-testid="new-devices-paused">
+              {strangers.capped ? (
+                "Sign-in to your account from new devices is paused after too many failed attempts. Devices you have signed in from before still work; signing in from one of them lifts the pause."
+              ) : (
+                <>
+                  Sign-in to your account from new devices is paused after repeated failed attempts, until about{" "}
+                  <LocalTime iso={new Date(strangers.lockedUntilMs).toISOString()} />. Devices you have signed in from before still work.
+                </>
+              )}
+            </p>
+          ) : null}
+        </div>
+        <SessionsSection userId={userId} currentSid={currentSid} />
+        <PasskeysSection passkeys={passkeys} currentSid={currentSid} email={user.email} />
+        <SecondFactorSection userId={userId} currentSid={currentSid} email={user.email} />
+        <ChangePasswordSection currentSid={currentSid} email={user.email} hasOtherFactor={await hasOtherFactor(gate.prisma, userId)} />
+        <div className="card">
+          <h2>Recent security events</h2>
+          <p className="hint">
+            Addresses are shortened to the network they came from. If you do not recognise an event, change your password.
+          </p>
+          {events.length === 0 ? (
+            <p>No events yet.</p>
+          ) : (
+            <table className="events" data-testid="security-events">
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">What</th>
+                  <th scope="col">From</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </div>
-    </>
+              </thead>
+              <tbody>
+                {events.map((event, i) => (
+                  <tr key={i} data-kind={event.kind}>
+                    <td>
+                      <LocalTime iso={event.at.toISOString()} />
+                    </td>
+                    <td>{LABELS[event.kind] ?? event.kind}</td>
+                    <td>
+                      {event.browser ? `${event.browser}, ` : ""}
+                      {event.address}
+                      {event.sessionId !== null && event.sessionId === currentSid ? <strong> (this device)</strong> : null}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </div>
+      </>
+    </PageMessages>
   );
 }

@@ -1,5 +1,6 @@
 "use client";
 
+import { useLocale, useT, type T } from "./Messages";
 import type { AltchaWidgetElement } from "altcha/types/generic";
 import type {} from "altcha/types/react";
 import { useEffect, useImperativeHandle, useRef, useState, type Ref } from "react";
@@ -42,6 +43,8 @@ const QUIET_SOLVE_MS = 1_500;
  * region instead (visible only past QUIET_SOLVE_MS, or when the check failed).
  */
 export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
+  const t = useT();
+  const locale = useLocale();
   const widget = useRef<AltchaWidgetElement | null>(null);
   const solved = useRef("");
   const [state, setState] = useState<string>("unverified");
@@ -51,7 +54,10 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
   useEffect(() => {
     // The widget is a browser-only custom element; loading it here keeps it out of server rendering.
     // A script that fails to load (offline, a blocked chunk) is said as a failed check.
-    import("altcha").catch(() => setState("error"));
+    import("altcha")
+      // The widget's own words (its label, footer and alerts) from our catalogue, in the page's language.
+      .then(() => altchaGlobal().$altcha?.i18n.set(locale, altchaStrings(t)))
+      .catch(() => setState("error"));
     const element = widget.current;
     if (!element) return;
     const onVerified = (event: Event) => {
@@ -69,6 +75,7 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
       element.removeEventListener("verified", onVerified);
       element.removeEventListener("statechange", onChange);
     };
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- once per page: a language change is a new page (the footer's form posts)
   }, []);
 
   useImperativeHandle(ref, () => ({
@@ -97,11 +104,18 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
   // The check grows harder while the server is under attack: past the quiet time, say it is still
   // working. A screen reader hears the same sentences (and that it finished), nobody sees a box.
   const slow = solvingMs >= QUIET_SOLVE_MS;
-  const visible = state === "verifying" && slow ? STILL_CHECKING : state === "error" ? CHECK_FAILED : "";
-  const spoken = visible || (state === "verified" ? CHECK_DONE : "");
+  const visible = state === "verifying" && slow ? t("forms.stillChecking") : state === "error" ? t("forms.checkFailed") : "";
+  const spoken = visible || (state === "verified" ? t("forms.checkDone") : "");
   return (
     <div className="altcha-field">
-      <altcha-widget ref={widget as Ref<HTMLElement>} challenge="/api/altcha/challenge" name="altcha" auto="onfocus" display="invisible" />
+      <altcha-widget
+        ref={widget as Ref<HTMLElement>}
+        challenge="/api/altcha/challenge"
+        name="altcha"
+        auto="onfocus"
+        display="invisible"
+        language={locale}
+      />
       <p className={visible ? "hint" : "sr-only"} role="status" data-testid="altcha-progress" data-state={state}>
         {spoken}
       </p>
@@ -109,9 +123,34 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
   );
 }
 
-const STILL_CHECKING = "Still checking that this is a person, not a robot. This takes longer while the site is busy.";
-const CHECK_FAILED = "The automatic robot check could not finish. It tries again when you send the form.";
-const CHECK_DONE = "Robot check done.";
+const ALTCHA_STRINGS = [
+  "ariaLinkLabel",
+  "cancel",
+  "enterCode",
+  "enterCodeAria",
+  "enterCodeFromImage",
+  "error",
+  "expired",
+  "footer",
+  "getAudioChallenge",
+  "label",
+  "loading",
+  "reload",
+  "verify",
+  "verificationRequired",
+  "verified",
+  "verifying",
+  "waitAlert",
+] as const;
+
+function altchaStrings(t: T): Record<string, string> {
+  return Object.fromEntries(ALTCHA_STRINGS.map((key) => [key, t(`forms.altcha.${key}`)]));
+}
+
+/** The widget's registry of languages (altcha puts it on globalThis when its module loads). */
+function altchaGlobal(): { $altcha?: { i18n: { set(language: string, strings: Record<string, string>): void } } } {
+  return globalThis as never;
+}
 
 /** Milliseconds since the solve started: 0, then QUIET_SOLVE_MS once it has run that long. */
 function useSolvingMs(sinceMs: number | null): number {

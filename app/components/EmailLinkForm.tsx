@@ -1,5 +1,6 @@
 "use client";
 
+import { useT } from "./Messages";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { Suspense, lazy, useEffect, useRef, useState, useSyncExternalStore, type FormEvent } from "react";
@@ -7,7 +8,7 @@ import { useHydrated } from "./hydrated";
 import { useFocusFirstEmpty } from "./form-helpers";
 import { handled } from "./handled";
 import { flushSync } from "react-dom";
-import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/field-checks";
+import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/password-checks";
 import { secondsLeft } from "@/lib/ui/refusal";
 import { Field } from "./Field";
 import { PasswordInput } from "./PasswordInput";
@@ -76,6 +77,7 @@ function samePath(value: unknown): string | undefined {
  * browsers never send to a server or in a Referer; it is read here and removed from the address bar.
  */
 export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, done, password: asks, preview }: Props) {
+  const t = useT();
   const router = useRouter();
   const passwordInput = useRef<HTMLInputElement>(null);
   const hydrated = useHydrated();
@@ -109,7 +111,7 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
       password === undefined
         ? undefined
         : asks === "new"
-          ? checkNewPassword(password, undefined, PASSWORD_LIMITS.minWithOtherFactor)
+          ? checkNewPassword(password, undefined, t, PASSWORD_LIMITS.minWithOtherFactor)
           : password
             ? undefined
             : "Enter the password you chose.";

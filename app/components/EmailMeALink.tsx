@@ -1,8 +1,8 @@
 "use client";
 
+import { useT } from "./Messages";
 import { useRef, useState, type FormEvent } from "react";
 import { secondsLeft } from "@/lib/ui/refusal";
-import { UNAVAILABLE } from "@/lib/ui/messages";
 import { AltchaField, type AltchaHandle } from "./AltchaField";
 import { handled } from "./handled";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "./RefusalBanner";
@@ -23,6 +23,7 @@ export function EmailMeALink({
   action: string;
   testId: string;
 }) {
+  const t = useT();
   const altcha = useRef<AltchaHandle>(null);
   const [pending, setPending] = useState(false);
   const [answer, setAnswer] = useState<string | null>(null);
@@ -45,7 +46,7 @@ export function EmailMeALink({
       if (res.status === 202) setAnswer(((await res.json()) as { message: string }).message);
       else setRefusal(await refusalFrom(res));
     } catch {
-      setRefusal(localRefusal("unavailable", UNAVAILABLE));
+      setRefusal(localRefusal("unavailable", t("messages.unavailable")));
     }
     // Each solution is accepted once: the next request needs a fresh one.
     altcha.current?.reset();
@@ -60,7 +61,7 @@ export function EmailMeALink({
       </p>
       <AltchaField ref={altcha} />
       <button type="submit" className="secondary" aria-disabled={pending || waiting ? true : undefined}>
-        {pending ? "Sending…" : action}
+        {pending ? t("forms.sending") : action}
       </button>
     </form>
   );

@@ -1,5 +1,6 @@
 "use client";
 
+import { useT } from "./Messages";
 import { useState, type ComponentProps, type Ref } from "react";
 
 type Props = Omit<ComponentProps<"input">, "type" | "ref"> & {
@@ -16,6 +17,7 @@ type Props = Omit<ComponentProps<"input">, "type" | "ref"> & {
  * whose state is aria-pressed, pointing at the input it controls.
  */
 export function PasswordInput({ id, inputRef, toggle, hideKey, ...input }: Props) {
+  const t = useT();
   const [shown, setShown] = useState<{ on: boolean; key: number }>({ on: false, key: hideKey });
   const visible = shown.on && shown.key === hideKey;
   return (
@@ -29,7 +31,8 @@ export function PasswordInput({ id, inputRef, toggle, hideKey, ...input }: Props
           aria-controls={id}
           onClick={() => setShown({ on: !visible, key: hideKey })}
         >
-          Show<span className="sr-only"> password</span>
+          {t("forms.show")}
+          <span className="sr-only">{t("forms.showPassword")}</span>
         </button>
       ) : null}
     </div>

@@ -3,29 +3,39 @@
 import { useDeferredValue, useEffect, useRef, useState } from "react";
 import type { GuessEstimate } from "@/lib/password/rules";
 import { minimumGuessesLog10, passwordProblem, PASSWORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_WITH_OTHER_FACTOR } from "@/lib/password/rules";
+import { problemText } from "@/lib/ui/password-checks";
+import { useLocale, useT } from "./Messages";
 
 type Engine = { estimate(password: string, email?: string): GuessEstimate & { score: number }; isCommon(normalised: string): boolean };
 
-let loading: Promise<Engine> | undefined;
+const loading = new Map<string, Promise<Engine>>();
+
+/** The words of the page's language an attacker tries first: German's only when the meter runs in German. */
+function languageDictionary(locale: string): Promise<Record<string, string[]>> {
+  return locale === "de" ? import("@zxcvbn-ts/language-de").then((de) => de.dictionary) : Promise.resolve({});
+}
 
 /**
  * zxcvbn-ts and its dictionaries (several hundred kB) load on first keystroke, in a chunk of
  * their own, so pages that show the meter do not carry them up front.
  */
-function loadEngine(): Promise<Engine> {
-  loading ??= Promise.all([
-    import("@zxcvbn-ts/core"),
-    import("@zxcvbn-ts/language-common"),
-    import("@/lib/password/common-passwords"),
-    import("@/lib/password/guesses"),
-  ]).then(([core, common, list, guesses]) => {
-    const zxcvbn = new core.ZxcvbnFactory({ dictionary: { ...common.dictionary }, graphs: common.adjacencyGraphs });
-    return { estimate: (password, email) => guesses.estimateGuesses(zxcvbn, password, email), isCommon: list.isCommonPassword };
-  });
-  return loading;
+function loadEngine(locale: string): Promise<Engine> {
+  let engine = loading.get(locale);
+  if (!engine) {
+    engine = Promise.all([
+      import("@zxcvbn-ts/core"),
+      import("@zxcvbn-ts/language-common"),
+      languageDictionary(locale),
+      import("@/lib/password/common-passwords"),
+      import("@/lib/password/guesses"),
+    ]).then(([core, common, words, list, guesses]) => {
+      const zxcvbn = new core.ZxcvbnFactory({ dictionary: { ...common.dictionary, ...words }, graphs: common.adjacencyGraphs });
+      return { estimate: (password, email) => guesses.estimateGuesses(zxcvbn, password, email), isCommon: list.isCommonPassword };
+    });
+    loading.set(locale, engine);
+  }
+  return engine;
 }
-
-const LABELS = ["Very weak", "Weak", "Fair", "Strong", "Very strong"] as const;
 
 /**
  * A strength meter for the password field named `field` of the enclosing form, with the reason
@@ -47,6 +57,8 @@ export function PasswordStrength({
   /** The error shown under the field: the meter does not say the same thing a second time. */
   fieldError?: string;
 }) {
+  const t = useT();
+  const locale = useLocale();
   const anchor = useRef<HTMLDivElement>(null);
   const [typed, setTyped] = useState({ password: "", email: email ?? "" });
   const [engine, setEngine] = useState<Engine | null>(null);
@@ -59,11 +71,11 @@ export function PasswordStrength({
       const value = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | null)?.value ?? "";
       setTyped({ password: value(field), email: emailField ? value(emailField) : (email ?? "") });
       // A dictionary that fails to load leaves the meter to the rules; the next keystroke tries again.
-      loadEngine().then(setEngine, () => (loading = undefined));
+      loadEngine(locale).then(setEngine, () => loading.delete(locale));
     };
     form.addEventListener("input", onInput);
     return () => form.removeEventListener("input", onInput);
-  }, [field, emailField, email]);
+  }, [field, emailField, email, locale]);
 
   const estimate = password && engine ? engine.estimate(password, currentEmail || undefined) : undefined;
   const hasOtherFactor = minLength <= PASSWORD_MIN_LENGTH_WITH_OTHER_FACTOR;
@@ -78,15 +90,16 @@ export function PasswordStrength({
     : null;
   // A password the rules refuse is shown as very weak, whatever zxcvbn thinks of it.
   const score = !estimate ? null : problem ? 0 : estimate.score;
+  const said = problem ? problemText(problem, t, minLength, estimate?.patterns) : null;
   return (
     <div ref={anchor} className="hint" data-testid="password-strength" data-score={score ?? ""}>
       {score !== null ? (
         <>
-          <meter min={0} max={4} low={2} high={3} optimum={4} value={score} aria-label="Password strength" />{" "}
+          <meter min={0} max={4} low={2} high={3} optimum={4} value={score} aria-label={t("fields.strengthMeter")} />{" "}
         </>
       ) : null}
       <span aria-live="polite">
-        {!password ? "" : problem && problem.message !== fieldError ? problem.message : score !== null ? `Strength: ${LABELS[score]}.` : ""}
+        {!password ? "" : said && said !== fieldError ? said : score !== null ? t("fields.strength", { score }) : ""}
       </span>
     </div>
   );

@@ -2,6 +2,7 @@
 
 import { useEffect, useState } from "react";
 import { describeRefusal, refusalFromBody, type FormKind, type Refusal } from "@/lib/ui/refusal";
+import { useLocale, useRich, useT } from "./Messages";
 
 export type { Refusal };
 
@@ -35,8 +36,8 @@ export function useRefusalClock(refusal: Refusal | null): number {
   return tick.refusal === refusal ? tick.nowMs : (refusal?.receivedAtMs ?? 0);
 }
 
-function clockTime(ms: number): string {
-  return new Date(ms).toLocaleTimeString([], { hour: "numeric", minute: "2-digit", second: "2-digit" });
+function clockTime(ms: number, locale: string): string {
+  return new Date(ms).toLocaleTimeString(locale === "xx" ? "en" : locale, { hour: "numeric", minute: "2-digit", second: "2-digit" });
 }
 
 /**
@@ -55,9 +56,12 @@ export function RefusalBanner({
   nowMs: number;
   testId: string;
 }) {
-  const view = refusal ? describeRefusal(refusal, form, nowMs) : null;
+  const t = useT();
+  const rich = useRich();
+  const locale = useLocale();
+  const view = refusal ? describeRefusal(refusal, form, nowMs, t) : null;
   // What screen readers hear about the wait: fixed when the answer arrives, so it never re-announces.
-  const heard = refusal ? describeRefusal(refusal, form, refusal.receivedAtMs).wait : undefined;
+  const heard = refusal ? describeRefusal(refusal, form, refusal.receivedAtMs, t).wait : undefined;
   const wait = view?.wait;
   return (
     <div
@@ -71,22 +75,25 @@ export function RefusalBanner({
         {wait && heard ? (
           <span className="sr-only">
             {" "}
-            {heard.alternative ? (
-              `You can try again in ${heard.visible}, ${heard.alternative}.`
-            ) : heard.untilMs !== undefined ? (
-              <>
-                You can try again at <time dateTime={new Date(heard.untilMs).toISOString()}>{clockTime(heard.untilMs)}</time>.
-              </>
-            ) : (
-              "You can try again in a few seconds."
-            )}
+            {heard.alternative
+              ? t("banner.tryAgainInWithAlternative", { wait: heard.visible, alternative: heard.alternative })
+              : heard.untilMs !== undefined
+                ? rich(
+                    "banner.tryAgainAt",
+                    { time: clockTime(heard.untilMs, locale) },
+                    { clock: (chunks) => <time dateTime={new Date(heard.untilMs!).toISOString()}>{chunks}</time> },
+                  )
+                : t("banner.tryAgainInFewSeconds")}
           </span>
         ) : null}
       </p>
       {wait ? (
         <p aria-hidden="true" className="banner-wait" data-testid={`${testId}-countdown`}>
-          Try again in <span className="nowrap">{wait.visible}</span>
-          {wait.alternative ? `, ${wait.alternative}` : ""}.
+          {rich(
+            wait.alternative ? "banner.countdownWithAlternative" : "banner.countdown",
+            { wait: wait.visible, alternative: wait.alternative ?? "" },
+            { nowrap: (chunks) => <span className="nowrap">{chunks}</span> },
+          )}
         </p>
       ) : null}
     </div>

@@ -1,5 +1,6 @@
 "use client";
 
+import { useT } from "../components/Messages";
 import Link from "next/link";
 import { useRef, useState, type FormEvent } from "react";
 import { useHydrated } from "../components/hydrated";
@@ -15,6 +16,7 @@ import { UNAVAILABLE } from "@/lib/ui/messages";
 
 /** "Forgot password?": the same answer for every address; the email (if any) says the rest. */
 export function ForgotPasswordForm({ initialEmail }: { initialEmail: string }) {
+  const t = useT();
   const altcha = useRef<AltchaHandle>(null);
   const emailInput = useRef<HTMLInputElement>(null);
   const hydrated = useHydrated();
@@ -31,7 +33,7 @@ export function ForgotPasswordForm({ initialEmail }: { initialEmail: string }) {
     event.preventDefault();
     if (pending || waiting) return;
     const email = String(new FormData(event.currentTarget).get("email") ?? "");
-    const problem = checkSignIn(email, "-").email;
+    const problem = checkSignIn(email, "-", t).email;
     flushSync(() => {
       setRefusal(null);
       setEmailError(problem);

@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { NoScriptNotice } from "../components/NoScriptNotice";
 import { ForgotPasswordForm } from "./ForgotPasswordForm";
+import { PageMessages } from "../components/PageMessages";
 
 export const dynamic = "force-dynamic";
 
@@ -13,10 +14,12 @@ export default async function ForgotPasswordPage({
 }) {
   const { notice, email } = await searchParams;
   return (
-    <div className="card">
-      <h1>Reset your password</h1>
-      <NoScriptNotice posted={notice === "javascript"} action="asking for a reset link" />
-      <ForgotPasswordForm initialEmail={typeof email === "string" ? email : ""} />
-    </div>
+    <PageMessages>
+      <div className="card">
+        <h1>Reset your password</h1>
+        <NoScriptNotice posted={notice === "javascript"} action="forgot" />
+        <ForgotPasswordForm initialEmail={typeof email === "string" ? email : ""} />
+      </div>
+    </PageMessages>
   );
 }

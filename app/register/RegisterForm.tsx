@@ -1,10 +1,12 @@
 "use client";
 
+import { useT } from "../components/Messages";
 import Link from "next/link";
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { useHydrated } from "../components/hydrated";
 import { flushSync } from "react-dom";
-import { PASSWORD_LIMITS, checkRegistration, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
+import { firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
+import { PASSWORD_LIMITS, checkRegistration } from "@/lib/ui/password-checks";
 import { clearWhenCorrected, useFocusFirstEmpty } from "../components/form-helpers";
 import { handled } from "../components/handled";
 import { secondsLeft } from "@/lib/ui/refusal";
@@ -16,6 +18,7 @@ import { EmailMeALink } from "../components/EmailMeALink";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 
 export function RegisterForm({ notice }: { notice: ReactNode }) {
+  const t = useT();
   const altcha = useRef<AltchaHandle>(null);
   const emailInput = useRef<HTMLInputElement>(null);
   const passwordInput = useRef<HTMLInputElement>(null);
@@ -33,7 +36,7 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
   useFocusFirstEmpty(formRef, hydrated && sent === null);
 
   // An error goes as soon as its field is corrected (it never appears while typing).
-  const onInput = clearWhenCorrected(fields, setFields, (value) => checkRegistration(value("email"), value("password")));
+  const onInput = clearWhenCorrected(fields, setFields, (value) => checkRegistration(value("email"), value("password"), t));
 
   /** Shows the field errors, then moves focus to the first, so its error is read with its label. */
   function showFieldErrors(errors: FieldErrors): boolean {
@@ -55,13 +58,19 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
       setSubmits((n) => n + 1);
     });
     // A typo costs neither a proof of work nor one of the network's registrations.
-    if (showFieldErrors(checkRegistration(email, password))) return;
+    if (showFieldErrors(checkRegistration(email, password, t))) return;
     setPending(true);
     try {
       const res = await fetch("/api/register", {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ email, password, altcha: (await altcha.current?.payload()) ?? "" }),
+        // The time zone lets the account's mails give times in the owner's clock as well as UTC.
+        body: JSON.stringify({
+          email,
+          password,
+          altcha: (await altcha.current?.payload()) ?? "",
+          timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+        }),
       });
       // The same answer for a new address and a taken one: the email says which it was.
       if (res.status === 202) {

@@ -3,6 +3,7 @@ import { redirect } from "next/navigation";
 import { currentSession } from "@/lib/auth/current-session";
 import { NoScriptNotice } from "../components/NoScriptNotice";
 import { RegisterForm } from "./RegisterForm";
+import { PageMessages } from "../components/PageMessages";
 
 export const dynamic = "force-dynamic";
 
@@ -13,9 +14,11 @@ export default async function RegisterPage({ searchParams }: { searchParams: Pro
   if (await currentSession()) redirect("/account");
   const { notice } = await searchParams;
   return (
-    <div className="card">
-      {/* The heading is the form's: after sending it says "Check your email" instead. */}
-      <RegisterForm notice={<NoScriptNotice posted={notice === "javascript"} action="creating an account" />} />
-    </div>
+    <PageMessages>
+      <div className="card">
+        {/* The heading is the form's: after sending it says "Check your email" instead. */}
+        <RegisterForm notice={<NoScriptNotice posted={notice === "javascript"} action="register" />} />
+      </div>
+    </PageMessages>
   );
 }

@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { EmailLinkForm } from "../components/EmailLinkForm";
 import { NoScriptNotice } from "../components/NoScriptNotice";
+import { PageMessages } from "../components/PageMessages";
 
 export const dynamic = "force-dynamic";
 
@@ -14,17 +15,19 @@ export default async function ResetPasswordPage({
 }) {
   const { notice } = await searchParams;
   return (
-    <div className="card">
-      <h1>Choose a new password</h1>
-      <NoScriptNotice posted={notice === "javascript"} action="setting a new password" />
-      <EmailLinkForm
-        endpoint="/api/password/reset"
-        noScriptForm="reset-password"
-        action="Set the new password"
-        pendingAction="Saving…"
-        done="reset"
-        password="new"
-      />
-    </div>
+    <PageMessages>
+      <div className="card">
+        <h1>Choose a new password</h1>
+        <NoScriptNotice posted={notice === "javascript"} action="reset" />
+        <EmailLinkForm
+          endpoint="/api/password/reset"
+          noScriptForm="reset-password"
+          action="Set the new password"
+          pendingAction="Saving…"
+          done="reset"
+          password="new"
+        />
+      </div>
+    </PageMessages>
   );
 }

@@ -1,5 +1,6 @@
 "use client";
 
+import { useT } from "../components/Messages";
 import { useEffect, useState } from "react";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 
@@ -15,6 +16,7 @@ const webauthn = () => import("@simplewebauthn/browser");
  * passkey sign-in is not refused by a lockout that strangers caused.
  */
 export function PasskeySignIn({ callbackPath }: Props) {
+  const t = useT();
   const [pending, setPending] = useState(false);
   const [supported, setSupported] = useState<boolean | null>(null);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
@@ -33,8 +35,7 @@ export function PasskeySignIn({ callbackPath }: Props) {
       credential = await startAuthentication({ optionsJSON: options, useBrowserAutofill });
     } catch {
       // Cancelled, timed out, or replaced by another ceremony: nothing to say for the autofill one.
-      if (!useBrowserAutofill)
-        setRefusal(localRefusal("passkey_invalid", "No passkey was used. Try again, or sign in with your password."));
+      if (!useBrowserAutofill) setRefusal(localRefusal("passkey_invalid", t("signIn.noPasskeyUsed")));
       return;
     }
     setPending(true);
@@ -76,7 +77,7 @@ export function PasskeySignIn({ callbackPath }: Props) {
   return (
     <div className="passkey-sign-in">
       <p className="divider" aria-hidden="true">
-        or
+        {t("signIn.or")}
       </p>
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="passkey-error" />
       <button
@@ -86,10 +87,10 @@ export function PasskeySignIn({ callbackPath }: Props) {
         onClick={() => {
           if (pending) return;
           setRefusal(null);
-          run(false).catch(() => setRefusal(localRefusal("unavailable", "Passkey sign-in is unavailable right now. Try again.")));
+          run(false).catch(() => setRefusal(localRefusal("unavailable", t("signIn.passkeyUnavailable"))));
         }}
       >
-        {pending ? "Signing in…" : "Sign in with a passkey"}
+        {pending ? t("signIn.pending") : t("signIn.withPasskey")}
       </button>
     </div>
   );

@@ -1,5 +1,6 @@
 "use client";
 
+import { useRich, useT } from "../components/Messages";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { Suspense, lazy, useRef, useState, type FormEvent } from "react";
@@ -8,7 +9,6 @@ import { clearWhenCorrected, useFocusFirstEmpty } from "../components/form-helpe
 import { handled } from "../components/handled";
 import { flushSync } from "react-dom";
 import { checkSignIn, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
-import { INCORRECT_CREDENTIALS, SIGN_IN_UNAVAILABLE } from "@/lib/ui/messages";
 import { secondsLeft } from "@/lib/ui/refusal";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { EmailMeALink } from "../components/EmailMeALink";
@@ -21,9 +21,9 @@ const SecondStep = lazy(() => import("../components/SecondStep").then((module) =
 
 type Props = { callbackPath: string; done: string | null; initialEmail: string };
 
-const GENERIC_FAILURE = INCORRECT_CREDENTIALS;
-
 export function SignInForm({ callbackPath, done, initialEmail }: Props) {
+  const t = useT();
+  const rich = useRich();
   const router = useRouter();
   const altcha = useRef<AltchaHandle>(null);
   const emailInput = useRef<HTMLInputElement>(null);
@@ -46,7 +46,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
   useFocusFirstEmpty(formRef, hydrated);
 
   // An error goes as soon as its field is corrected (it never appears while typing).
-  const onInput = clearWhenCorrected(fields, setFields, (value) => checkSignIn(value("email"), value("password")));
+  const onInput = clearWhenCorrected(fields, setFields, (value) => checkSignIn(value("email"), value("password"), t));
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -55,7 +55,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
     const form = new FormData(event.currentTarget);
     const email = String(form.get("email") ?? "");
     const password = String(form.get("password") ?? "");
-    const errors = checkSignIn(email, password);
+    const errors = checkSignIn(email, password, t);
     const invalid = firstInvalid(errors);
     // Rendered before focus moves, so the field's error is read with it.
     flushSync(() => {
@@ -96,7 +96,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
           return;
         }
         if (!body.url || new URL(body.url, window.location.href).searchParams.has("error")) {
-          setRefusal(localRefusal("invalid_credentials", GENERIC_FAILURE));
+          setRefusal(localRefusal("invalid_credentials", t("messages.incorrectCredentials")));
           // A wrong password is retyped, not edited: clear it and put the cursor there.
           if (passwordInput.current) {
             passwordInput.current.value = "";
@@ -109,7 +109,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
         }
       }
     } catch {
-      setRefusal(localRefusal("unavailable", SIGN_IN_UNAVAILABLE));
+      setRefusal(localRefusal("unavailable", t("messages.signInUnavailable")));
     }
     // Each solution is accepted once: the next attempt needs a fresh one.
     altcha.current?.reset();
@@ -144,8 +144,8 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
       {refusal?.error === "locked" && refusal.approximate && attempted ? (
         // The account-wide lock (a stranger's client): its owner was emailed a way past it when it locked.
         <div className="lock-way-out" data-testid="lock-way-out">
-          <p>If this is your account, we&apos;ve emailed you a link to sign in from this browser. No email, or the link expired?</p>
-          <EmailMeALink endpoint="/api/unlock/request" email={attempted} action="Email me a new link" testId="unlock-requested" />
+          <p>{t("signIn.lockWayOut")}</p>
+          <EmailMeALink endpoint="/api/unlock/request" email={attempted} action={t("signIn.emailNewLink")} testId="unlock-requested" />
         </div>
       ) : null}
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
@@ -158,7 +158,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
         action={`/api/no-script/sign-in?callbackUrl=${encodeURIComponent(callbackPath)}`}
         data-hydrated={hydrated}
       >
-        <Field id="sign-in-email" label="Email" error={fields.email}>
+        <Field id="sign-in-email" label={t("forms.email")} error={fields.email}>
           {(aria) => (
             <input
               id="sign-in-email"
@@ -173,7 +173,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
             />
           )}
         </Field>
-        <Field id="sign-in-password" label="Password" error={fields.password}>
+        <Field id="sign-in-password" label={t("forms.password")} error={fields.password}>
           {(aria) => (
             <PasswordInput
               id="sign-in-password"
@@ -188,16 +188,14 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
           )}
         </Field>
         <p className="hint">
-          <Link href="/forgot-password">Forgot password?</Link>
+          <Link href="/forgot-password">{t("signIn.forgot")}</Link>
         </p>
         <AltchaField ref={altcha} />
         <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
-          {pending ? "Signing in…" : "Sign in"}
+          {pending ? t("signIn.pending") : t("signIn.submit")}
         </button>
       </form>
-      <p>
-        No account yet? <Link href="/register">Create one</Link>.
-      </p>
+      <p>{rich("signIn.noAccount", {}, { link: (chunks) => <Link href="/register">{chunks}</Link> })}</p>
     </>
   );
 }

@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { EmailLinkForm } from "../components/EmailLinkForm";
 import { NoScriptNotice } from "../components/NoScriptNotice";
+import { PageMessages } from "../components/PageMessages";
 
 export const dynamic = "force-dynamic";
 
@@ -10,17 +11,19 @@ export const metadata: Metadata = { title: "Confirm your email address", referre
 export default async function VerifyEmailPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { notice } = await searchParams;
   return (
-    <div className="card">
-      <h1>Confirm your email address</h1>
-      <NoScriptNotice posted={notice === "javascript"} action="confirming your address" />
-      <EmailLinkForm
-        endpoint="/api/email/verify"
-        noScriptForm="verify-email"
-        action="Confirm my address"
-        pendingAction="Confirming…"
-        done="verified"
-        password="current"
-      />
-    </div>
+    <PageMessages>
+      <div className="card">
+        <h1>Confirm your email address</h1>
+        <NoScriptNotice posted={notice === "javascript"} action="verify" />
+        <EmailLinkForm
+          endpoint="/api/email/verify"
+          noScriptForm="verify-email"
+          action="Confirm my address"
+          pendingAction="Confirming…"
+          done="verified"
+          password="current"
+        />
+      </div>
+    </PageMessages>
   );
 }

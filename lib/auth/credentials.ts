@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { validTimeZone } from "@/lib/i18n/time-zone";
 import { isCommonPassword } from "@/lib/password/common-passwords";
 import {
   minimumGuessesLog10,
@@ -57,7 +58,10 @@ const email = z
 const altcha = z.string().max(8_192).optional();
 
 // A new account has no other factor yet: the full length applies. The breach check follows the ALTCHA (lib/auth/new-password.ts).
-export const registrationSchema = z.object({ email, password: newPasswordField, altcha }).superRefine((input, ctx) => {
+// The browser's time zone, for the account's mails: a hint, so a bad one is dropped, never refused.
+const timeZone = z.unknown().optional().transform(validTimeZone);
+
+export const registrationSchema = z.object({ email, password: newPasswordField, altcha, timeZone }).superRefine((input, ctx) => {
   const problem = newPasswordRules(input.password, { email: input.email, hasOtherFactor: false });
   if (problem) ctx.addIssue({ code: "custom", path: ["password"], message: problem.message });
 });

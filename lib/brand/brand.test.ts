@@ -50,9 +50,9 @@ describe("the brand variables", () => {
     expect(logoPath(brand)).toBe(`/api/brand/logo/${brand.logo!.hash}`);
     expect(brandStyle(brand)).toMatchObject({ "--brand-accent": "#b3261e", "--brand-accent-fg": "#ffffff", "--brand-focus": "#b3261e" });
     expect(footerLinks(brand)).toEqual([
-      { label: "Support", href: "mailto:help@acme.example" },
-      { label: "Privacy", href: "https://acme.example/privacy" },
-      { label: "Terms", href: "https://acme.example/terms" },
+      { label: "support", href: "mailto:help@acme.example" },
+      { label: "privacy", href: "https://acme.example/privacy" },
+      { label: "terms", href: "https://acme.example/terms" },
     ]);
   });
 

@@ -65,12 +65,13 @@ export function supportHref(brand: Brand): string | null {
 }
 
 /** The footer's links, in order, only those set. */
-export function footerLinks(brand: Brand): { label: string; href: string }[] {
+/** The footer's and mails' links; `label` is the key of its name in the `common` catalogue. */
+export function footerLinks(brand: Brand): { label: "support" | "privacy" | "terms"; href: string }[] {
   const support = supportHref(brand);
   return [
-    ...(support ? [{ label: "Support", href: support }] : []),
-    ...(brand.privacyUrl ? [{ label: "Privacy", href: brand.privacyUrl }] : []),
-    ...(brand.termsUrl ? [{ label: "Terms", href: brand.termsUrl }] : []),
+    ...(support ? [{ label: "support" as const, href: support }] : []),
+    ...(brand.privacyUrl ? [{ label: "privacy" as const, href: brand.privacyUrl }] : []),
+    ...(brand.termsUrl ? [{ label: "terms" as const, href: brand.termsUrl }] : []),
   ];
 }
 

@@ -89,6 +89,27 @@ describe("parseConfig", () => {
     expect(() => parseConfig({ ...SECRET, REFRESH_FAMILY_LIFETIME_DAYS: "0" })).toThrow(/REFRESH_FAMILY_LIFETIME_DAYS/);
   });
 
+  it("uses no-reply@localhost only under npm run dev, and asks for MAIL_FROM in production with SMTP_URL", () => {
+    expect(parseConfig(SECRET, { devServer: true }).MAIL_FROM).toBe("Gatehouse <no-reply@localhost>");
+    expect(parseConfig(SECRET, { devServer: false }).MAIL_FROM).not.toContain("localhost");
+    const production = {
+      ...SECRET,
+      NODE_ENV: "production",
+      NEXTAUTH_URL: "https://login.acme.example",
+      SMTP_URL: "smtps://mail.acme.example",
+    };
+    expect(() => parseConfig(production)).toThrow(/MAIL_FROM: must be set when SMTP_URL is/);
+    expect(parseConfig({ ...production, MAIL_FROM: "Acme <no-reply@acme.example>" }).MAIL_FROM).toBe("Acme <no-reply@acme.example>");
+    expect(() => parseConfig({ ...production, MAIL_FROM: "" })).toThrow(/MAIL_FROM/);
+  });
+
+  it("takes DEFAULT_LOCALE as a language tag and refuses anything else, naming it", () => {
+    expect(parseConfig(SECRET).DEFAULT_LOCALE).toBe("en");
+    expect(parseConfig({ ...SECRET, DEFAULT_LOCALE: "de" }).DEFAULT_LOCALE).toBe("de");
+    for (const DEFAULT_LOCALE of ["German", "de_DE", "../en", ""])
+      expect(() => parseConfig({ ...SECRET, DEFAULT_LOCALE })).toThrow(/DEFAULT_LOCALE/);
+  });
+
   it("writes mail to the outbox unless SMTP_URL names an smtp:// or smtps:// relay", () => {
     const config = parseConfig(SECRET);
     expect(config.SMTP_URL).toBeUndefined();
@@ -100,7 +121,7 @@ describe("parseConfig", () => {
       config.MAIL_MAX_ATTEMPTS,
       config.MAIL_RETRY_BASE_MS,
       config.MAIL_SEND_TIMEOUT_MS,
-    ]).toEqual(["Gatehouse <no-reply@localhost>", ".data/outbox", 1_000, 20, 2_000, 15_000]);
+    ]).toEqual(["Gatehouse <no-reply@outbox.invalid>", ".data/outbox", 1_000, 20, 2_000, 15_000]);
     for (const SMTP_URL of ["smtps://user:pass@mail.example:465", "smtp://mail.example:587?requireTLS=true"])
       expect(parseConfig({ ...SECRET, SMTP_URL }).SMTP_URL).toBe(SMTP_URL);
     for (const SMTP_URL of ["http://mail.example", "mail.example:25"])

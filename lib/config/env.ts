@@ -236,8 +236,16 @@ export const envSchema = z
       (value) => (value === "" ? undefined : value),
       z.string().refine(isSmtpUrl, "must be an smtp:// or smtps:// URL").optional(),
     ),
-    // The From header of every message Gatehouse sends.
-    MAIL_FROM: z.string().min(3).default("Gatehouse <no-reply@localhost>"),
+    // The From header of every message Gatehouse sends. Required for a production start with SMTP_URL;
+    // otherwise the outbox's placeholder (parseConfig), never a made-up address a relay would send from.
+    MAIL_FROM: z.preprocess((value) => (value === "" ? undefined : value), z.string().min(3).optional()),
+    // The language of a visitor with no language cookie and no Accept-Language we have: a folder of messages/.
+    DEFAULT_LOCALE: z
+      .string()
+      .regex(/^[a-z]{2,3}(-[A-Z]{2})?$/, "must be a language tag such as en or de (a folder of messages/)")
+      .default("en"),
+    // Adds the pseudo-locale xx (every catalogue string in ⟦markers⟧), for the test that finds strings outside the catalogues.
+    I18N_PSEUDO_LOCALE: z.enum(["true", "false"]).default("false"),
     // Without SMTP_URL, each message is written here as .eml (+ .json, listed at /dev/outbox by `npm run dev`).
     MAIL_OUTBOX_DIR: z.string().min(1).default(".data/outbox"),
     // Messages held in memory at most (waiting or retrying); past it, new ones are dropped and logged.
@@ -359,6 +367,13 @@ export const envSchema = z
     }
     checkBrand(env, ctx);
     if (env.NODE_ENV === "production") {
+      if (env.SMTP_URL !== undefined && env.MAIL_FROM === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["MAIL_FROM"],
+          message: 'must be set when SMTP_URL is: the address your relay sends as, e.g. "Acme <no-reply@acme.example>"',
+        });
+      }
       if (!isProductionUrl(env.NEXTAUTH_URL, env.ALLOW_INSECURE_COOKIES === "true")) {
         ctx.addIssue({
           code: "custom",
@@ -404,8 +419,13 @@ type Derived = {
   deviceCodeSecret: string;
 };
 
-export type AppConfig = Omit<z.infer<typeof envSchema>, Secrets | "HASH_TRUSTED_SLOTS"> &
-  Record<Secrets, string> & { HASH_TRUSTED_SLOTS: number } & Derived;
+export type AppConfig = Omit<z.infer<typeof envSchema>, Secrets | "HASH_TRUSTED_SLOTS" | "MAIL_FROM"> &
+  Record<Secrets, string> & { HASH_TRUSTED_SLOTS: number; MAIL_FROM: string } & Derived;
+
+/** `npm run dev`'s From: fine for the outbox it writes to, never a default anywhere else. */
+export const DEV_MAIL_FROM = "Gatehouse <no-reply@localhost>";
+/** The outbox's From outside `npm run dev` (no SMTP_URL): .invalid, which no relay delivers from (RFC 2606). */
+export const OUTBOX_MAIL_FROM = "Gatehouse <no-reply@outbox.invalid>";
 
 /** A separate key per purpose, so one leaked derived key does not give away the others. */
 function derive(secret: string, purpose: string): string {
@@ -469,6 +489,7 @@ export function parseConfig(env: Record<string, string | undefined>, options: { 
     deviceCodeSecret: derive(result.data.FACTOR_SECRET ?? derive(sessionSecret, "second-factors"), "device-codes"),
     secondFactorLockoutPolicy: { ...deviceLockoutPolicy, threshold: data.SECOND_FACTOR_LOCKOUT_THRESHOLD, capFailures: undefined },
     brandPalette: data.BRAND_COLOR === undefined ? null : brandPalette(data.BRAND_COLOR).palette,
+    MAIL_FROM: data.MAIL_FROM ?? ((options.devServer ?? isDevServer()) ? DEV_MAIL_FROM : OUTBOX_MAIL_FROM),
     HASH_TRUSTED_SLOTS: result.data.HASH_TRUSTED_SLOTS ?? (result.data.HASH_CONCURRENCY >= 2 ? 1 : 0),
   };
 }

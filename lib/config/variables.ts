@@ -305,7 +305,21 @@ export const variableDocs = {
   },
   MAIL_FROM: {
     group: "Email",
-    description: "From header of every message.",
+    description:
+      "From header of every message. A production start with `SMTP_URL` and no `MAIL_FROM` stops with an error naming it; " +
+      "`no-reply@localhost` is the default only under `npm run dev`.",
+    defaultText: "`npm run dev`: `Gatehouse <no-reply@localhost>`; the outbox otherwise: `Gatehouse <no-reply@outbox.invalid>`",
+  },
+  DEFAULT_LOCALE: {
+    group: "Email",
+    description:
+      "The language of a visitor who chose none (no language cookie) and whose `Accept-Language` names none we have, and of " +
+      "mails to accounts with no language recorded; a folder in `messages/` (docs/languages.md).",
+  },
+  I18N_PSEUDO_LOCALE: {
+    group: "Email",
+    description:
+      "`true` adds the pseudo-locale `xx`: every catalogue string wrapped in `⟦…⟧`, for finding text that did not come through a catalogue.",
   },
   MAIL_OUTBOX_DIR: {
     group: "Email",

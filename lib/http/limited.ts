@@ -4,7 +4,8 @@ import { logSecurity } from "@/lib/log/security-log";
 import type { ClientAddress } from "./client-address";
 import { outageCause } from "@/lib/resilience/outage";
 import { limitStoreUnavailable, noClientAddress, REFUSE, serviceUnavailable } from "./refusals";
-import { jsonError } from "./responses";
+import { jsonError, localized } from "./responses";
+import { sentence } from "@/lib/i18n/sentence";
 import { ruleAt, type LimitKey, type RefusalStyle, type RouteLimit, type RoutePath } from "./route-policies";
 
 /**
@@ -101,6 +102,12 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
   return async (incoming, context) => {
     const request = incoming instanceof NextRequest ? incoming : new NextRequest(incoming);
     const gate = await gatehouse();
+    // Every refusal's sentences in the request's language; its `error` code stays as it is.
+    const locale = gate.i18n.localeOf(request.headers);
+    return localized(await answer(gate, request, context), locale, gate.i18n.translator(locale));
+  };
+
+  async function answer(gate: Gatehouse, request: NextRequest, context: C | undefined): Promise<Response> {
     const client = gate.clientAddress(request.headers);
     if (needsAddress && client.source === "unknown") return noClientAddress();
     const limits = new RouteLimits(gate, client, path, rows, style, request.headers.get("user-agent"));
@@ -116,7 +123,7 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
     } catch (error) {
       return failed(gate, path, error);
     }
-  };
+  }
 }
 
 /**
@@ -132,5 +139,5 @@ function failed(gate: Gatehouse, path: RoutePath, error: unknown): Response {
     return serviceUnavailable();
   }
   gate.log.error({ event: "route_failed", path, err: error instanceof Error ? error.message : String(error) });
-  return jsonError(500, "internal", "Something went wrong on our side. Try again later.");
+  return jsonError(500, "internal", sentence("refusals.internal"));
 }

@@ -1,11 +1,10 @@
 import type { CaptchaOutcome } from "@/lib/captcha/altcha";
-import { CAPTCHA_MESSAGES } from "@/lib/captcha/altcha";
 import type { LockoutCheck } from "@/lib/lockout/rules";
 import type { LimitResult } from "@/lib/rate-limit/limiter";
 import type { RefusalStyle } from "./route-policies";
 import { NEW_PASSWORD_PATH } from "./page-paths";
 import { jsonError } from "./responses";
-import { ACCOUNT_SIGN_IN_PAUSED, DEVICE_SIGN_IN_PAUSED, SIGN_IN_UNAVAILABLE } from "@/lib/ui/messages";
+import { sentence, type Sentence } from "@/lib/i18n/sentence";
 
 /** Whole seconds, rounded up, at least 1: Retry-After takes no fractions and 0 invites a retry storm. */
 export function retryAfterSeconds(retryAfterMs: number): number {
@@ -15,7 +14,7 @@ export function retryAfterSeconds(retryAfterMs: number): number {
 function withRetryAfter(
   status: 429 | 503,
   error: "rate_limited" | "locked" | "busy" | "unavailable",
-  message: string,
+  message: Sentence,
   retryAfterMs: number,
   extra: Record<string, unknown> = {},
 ) {
@@ -30,7 +29,7 @@ function withRetryAfter(
  */
 export function rateLimited(result: LimitResult) {
   const extra = result.policy.name === "signInUsername" ? { scope: "username" } : {};
-  return withRetryAfter(429, "rate_limited", "Too many attempts from your network. Wait before trying again.", result.retryAfterMs, extra);
+  return withRetryAfter(429, "rate_limited", sentence("refusals.rateLimited"), result.retryAfterMs, extra);
 }
 
 /**
@@ -43,11 +42,12 @@ export function coarseRetryAfterMs(retryAfterMs: number): number {
   return Math.max(stepMs, Math.ceil(retryAfterMs / stepMs) * stepMs);
 }
 
-function aboutMinutes(ms: number): string {
+/** A rounded wait as the catalogue's "about …" takes it: about a minute, about 5 minutes, about 2 hours. */
+function aboutMinutes(ms: number): { unit: "minutes" | "hours"; count: number } {
   const minutes = Math.round(ms / 60_000);
-  if (minutes <= 1) return "about a minute";
-  if (minutes === 60) return "about an hour";
-  return minutes > 60 ? `about ${Math.round(minutes / 60)} hours` : `about ${minutes} minutes`;
+  if (minutes <= 1) return { unit: "minutes", count: 1 };
+  if (minutes === 60) return { unit: "hours", count: 1 };
+  return minutes > 60 ? { unit: "hours", count: Math.round(minutes / 60) } : { unit: "minutes", count: minutes };
 }
 
 type Locked = Extract<LockoutCheck, { locked: true }>;
@@ -55,49 +55,33 @@ type Locked = Extract<LockoutCheck, { locked: true }>;
 /** The username-wide lock, as told to a client without a known-device cookie. */
 export function untrustedLocked(check: Locked) {
   if (check.capped) {
-    return withRetryAfter(
-      429,
-      "locked",
-      "Sign-in to this account from new devices is paused after too many failed attempts. Sign in from a device you have used before, or reset your password.",
-      check.retryAfterMs,
-      { capped: true },
-    );
+    return withRetryAfter(429, "locked", sentence("refusals.lockedCapped"), check.retryAfterMs, { capped: true });
   }
   const retryAfterMs = coarseRetryAfterMs(check.retryAfterMs);
-  return withRetryAfter(
-    429,
-    "locked",
-    `${ACCOUNT_SIGN_IN_PAUSED} Try again in ${aboutMinutes(retryAfterMs)}, or sign in from a device you have used before.`,
-    retryAfterMs,
-  );
+  return withRetryAfter(429, "locked", sentence("refusals.lockedUntrusted", aboutMinutes(retryAfterMs)), retryAfterMs);
 }
 
 /** A known device's own lock: its holder proved the device before, so the exact end is theirs to know. */
 export function deviceLocked(check: Locked) {
-  return withRetryAfter(429, "locked", DEVICE_SIGN_IN_PAUSED, check.retryAfterMs, {
+  return withRetryAfter(429, "locked", sentence("messages.deviceSignInPaused"), check.retryAfterMs, {
     lockedUntil: new Date(check.lockedUntilMs).toISOString(),
   });
 }
 
 /** The second step's own lock: wrong codes for this account (or known device), told exactly: the password was right. */
 export function secondFactorLocked(check: Locked) {
-  return withRetryAfter(
-    429,
-    "locked",
-    `Too many wrong codes. Try again in ${aboutMinutes(check.retryAfterMs)}, or use a passkey if you have one.`,
-    check.retryAfterMs,
-  );
+  return withRetryAfter(429, "locked", sentence("refusals.secondFactorLocked", aboutMinutes(check.retryAfterMs)), check.retryAfterMs);
 }
 
 export function captchaInvalid(outcome: Extract<CaptchaOutcome, { ok: false }>) {
   // The replay store is down: not the client's fault, so a 503 it may retry.
-  if (outcome.reason === "unavailable") return withRetryAfter(503, "busy", CAPTCHA_MESSAGES.unavailable, 5_000);
-  return jsonError(400, "captcha_invalid", CAPTCHA_MESSAGES[outcome.reason], { reason: outcome.reason });
+  if (outcome.reason === "unavailable") return withRetryAfter(503, "busy", sentence("captcha.unavailable"), 5_000);
+  return jsonError(400, "captcha_invalid", sentence(`captcha.${outcome.reason}`), { reason: outcome.reason });
 }
 
 // Argon2id slots free up within a few hundred milliseconds; one second is a fair first retry.
 export function busy() {
-  return withRetryAfter(503, "busy", "The server is busy checking other passwords. Try again in a moment.", 1_000);
+  return withRetryAfter(503, "busy", sentence("refusals.busy"), 1_000);
 }
 
 /**
@@ -119,27 +103,24 @@ export function apiRateLimited(result: LimitResult) {
 
 /** next-auth's double-submit CSRF check failed: a stale page or a cross-site post. */
 export function csrfRefused() {
-  return jsonError(403, "csrf_invalid", "This page has expired. Reload it and try again.");
+  return jsonError(403, "csrf_invalid", sentence("refusals.pageExpired"));
 }
 
 /** The answer every other request of an account with a breached password gets, until a new one is chosen. */
 export function passwordChangeRequired() {
-  return jsonError(
-    403,
-    "password_change_required",
-    `This account's password has appeared in a data breach. Choose a new one at ${NEW_PASSWORD_PATH} before anything else.`,
-    { location: NEW_PASSWORD_PATH },
-  );
+  return jsonError(403, "password_change_required", sentence("refusals.passwordChangeRequired", { path: NEW_PASSWORD_PATH }), {
+    location: NEW_PASSWORD_PATH,
+  });
 }
 
 /** The password check could not finish (the database did not answer): nothing was decided. */
 export function unavailable() {
-  return withRetryAfter(503, "unavailable", SIGN_IN_UNAVAILABLE, 5_000);
+  return withRetryAfter(503, "unavailable", sentence("messages.signInUnavailable"), 5_000);
 }
 
 /** A database or disk failure on any route (lib/http/limited.ts): nothing was decided, come back soon. */
 export function serviceUnavailable() {
-  return withRetryAfter(503, "unavailable", "The service is unavailable right now. Try again in a moment.", 5_000);
+  return withRetryAfter(503, "unavailable", sentence("refusals.serviceUnavailable"), 5_000);
 }
 
 /**
@@ -147,12 +128,12 @@ export function serviceUnavailable() {
  * "too many attempts" (which would send the owner looking for an attacker), but 503.
  */
 export function limitStoreUnavailable(result: LimitResult) {
-  return withRetryAfter(503, "unavailable", "The service is unavailable right now. Try again in a moment.", result.retryAfterMs);
+  return withRetryAfter(503, "unavailable", sentence("refusals.serviceUnavailable"), result.retryAfterMs);
 }
 
 /** Sign-out could not end the session's server record (the database did not answer). */
 export function signOutUnavailable() {
-  return withRetryAfter(503, "busy", "Signing out could not finish. You are still signed in; try again in a moment.", 5_000);
+  return withRetryAfter(503, "busy", sentence("refusals.signOutUnavailable"), 5_000);
 }
 
 /**

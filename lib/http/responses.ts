@@ -1,4 +1,6 @@
 import { NextResponse } from "next/server";
+import type { Translate } from "@/lib/i18n/i18n";
+import { containsSentence, englishTranslator, rendered, withSentences, type Sentence } from "@/lib/i18n/sentence";
 
 export type ErrorCode =
   | "invalid_input"
@@ -25,16 +27,46 @@ export type ErrorCode =
 
 const NO_STORE = { "Cache-Control": "no-store" };
 
+/** Bodies whose sentences `localized` may render again, by the response that carries them in English. */
+const translatable = new WeakMap<Response, Record<string, unknown>>();
+
+/**
+ * A refusal: a stable `error` code and a `message` for people, in English here; the route's
+ * wrapper renders its sentences again in the request's language (`localized`). Fields of `extra`
+ * may hold sentences too (the `fields` of invalid_input).
+ */
 export function jsonError(
   status: number,
   error: ErrorCode,
-  message: string,
+  message: string | Sentence,
   extra: Record<string, unknown> = {},
   headers: Record<string, string> = {},
 ) {
-  return NextResponse.json({ error, message, ...extra }, { status, headers: { ...NO_STORE, ...headers } });
+  // Only message and fields are for people; the other fields are codes and figures, never translated.
+  const { fields, ...rest } = extra;
+  const body = { error, message: withSentences(message), ...rest, ...(fields === undefined ? {} : { fields: withSentences(fields) }) };
+  const response = NextResponse.json(rendered(body, englishTranslator()), { status, headers: { ...NO_STORE, ...headers } });
+  if (containsSentence(body)) translatable.set(response, body);
+  return response;
 }
 
+/** `response` with its sentences in `locale` (said in Content-Language); any other response as it is. */
+export function localized(response: Response, locale: string, t: Translate): Response {
+  const body = translatable.get(response);
+  if (!body) return response;
+  const headers = new Headers(response.headers);
+  headers.set("Content-Language", locale);
+  headers.delete("content-length");
+  return NextResponse.json(rendered(body, t), { status: response.status, headers });
+}
+
+/** A JSON answer; a `message` in it, when a catalogue has it, is said in the request's language too. */
 export function json(status: number, body: unknown) {
-  return NextResponse.json(body, { status, headers: NO_STORE });
+  const message = (body as { message?: unknown } | null)?.message;
+  const said = typeof message === "string" ? withSentences(message) : undefined;
+  if (!containsSentence(said)) return NextResponse.json(body, { status, headers: NO_STORE });
+  const withSentence = { ...(body as Record<string, unknown>), message: said };
+  const response = NextResponse.json(rendered(withSentence, englishTranslator()), { status, headers: NO_STORE });
+  translatable.set(response, withSentence);
+  return response;
 }

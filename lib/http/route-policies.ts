@@ -127,6 +127,11 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     unlimited: "a few kB from memory, no lookup, cached by browsers for a year: cheaper than the limit check",
   },
   {
+    path: "/api/locale",
+    file: "app/api/locale/route.ts",
+    unlimited: "sets the language cookie of the visitor's own browser: no lookup, no hashing, no state on the server",
+  },
+  {
     path: "/api/health",
     file: "app/api/health/route.ts",
     unlimited: "cheap, read-only, and polled by load balancers from a few fixed addresses",

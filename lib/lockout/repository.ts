@@ -20,6 +20,8 @@ export interface LockoutRepository {
   markFailed(usernameKey: string, nowMs: number): Promise<void>;
   /** Clears the streak and the lock; a row that records a real failure keeps that record. */
   reset(usernameKey: string): Promise<void>;
+  /** Forgets the subject altogether, the record of its failures included (a password reset: the old password is dead). */
+  forget(usernameKey: string): Promise<void>;
   /** Keys locked at `nowMs` (digests only: the table holds no usernames), longest lock first. */
   listLocked(nowMs: number, limit: number): Promise<{ usernameKey: string; failureCount: number; lockedUntilMs: number }[]>;
 }
@@ -89,6 +91,10 @@ export function prismaLockoutRepository(prisma: PrismaClient): LockoutRepository
         failureCount: row.failureCount,
         lockedUntilMs: row.lockedUntil!.getTime(),
       }));
+    },
+
+    async forget(usernameKey) {
+      await prisma.signInLockout.deleteMany({ where: { usernameKey } });
     },
 
     async markFailed(usernameKey, nowMs) {

@@ -1,218 +1,212 @@
+import type { MailBrand } from "@/lib/brand/brand";
+import type { Translate } from "@/lib/i18n/i18n";
+import { sentenceFor } from "@/lib/i18n/sentence";
 import type { MailMessage } from "@/lib/mail/types";
 
 /**
- * Every email Gatehouse sends, rendered from plain values. Rules: no tracking (no remote images,
- * no per-recipient URLs but the single-use link itself), no secret but that link, and nothing a
- * reader of the message could use that the account page does not already show.
+ * Every email Gatehouse sends, in the account's language (the `mail` catalogue), as HTML and
+ * plain text from the same parts: the brand's name and logo, what happened, one button and its
+ * link spelled out, the time in the owner's zone and in UTC. Rules: no tracking (no per-recipient
+ * URL but the single-use link itself; the logo is the instance's one public file), no secret but
+ * that link, nothing a reader could use that the account page does not already show, and
+ * subjects that say what happened without alarm.
  */
 
 function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 }
 
-type Part = { text: string } | { link: { label: string; url: string } };
-
-function render(app: string, to: string, kind: string, subject: string, parts: Part[]): MailMessage {
-  const text = parts.map((part) => ("text" in part ? part.text : `${part.link.label}:\n${part.link.url}`)).join("\n\n");
-  const html = parts
-    .map((part) =>
-      "text" in part
-        ? `<p>${escapeHtml(part.text)}</p>`
-        : `<p><a href="${escapeHtml(part.link.url)}">${escapeHtml(part.link.label)}</a></p><p style="font-size:12px;color:#555">${escapeHtml(part.link.url)}</p>`,
-    )
-    .join("\n");
-  const links = parts.flatMap((part) => ("link" in part ? [part.link] : []));
-  return {
-    to,
-    kind,
-    subject,
-    text: `${text}\n\n— ${app}\n`,
-    html: `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${html}<p>— ${app}</p></body></html>`,
-    links,
-  };
-}
+/** Text, the one button (the action the mail is for), or a secondary link written out as text. */
+type Part = { text: string } | { button: { label: string; url: string } } | { link: { label: string; url: string } };
 
 /** Where the event happened, as the account page shows it. */
 export type NoticeOrigin = { browser: string | null; address: string; atMs: number };
 
-function originLine(origin: NoticeOrigin): string {
-  const when = new Date(origin.atMs).toISOString().replace("T", " ").slice(0, 16);
-  return `When: ${when} UTC. Browser: ${origin.browser ?? "unknown"}. Network: ${origin.address}.`;
+export type MailSettings = {
+  brand: MailBrand;
+  t: Translate;
+  locale: string;
+  /** The owner's IANA zone (from their browser, validated); null: UTC only. */
+  timeZone: string | null;
+};
+
+function layout(settings: MailSettings, to: string, kind: string, subject: string, parts: Part[]): MailMessage {
+  const { brand, t } = settings;
+  const app = brand.name;
+  const signature = t("mail.common.signature", { app });
+  const why = t("mail.common.whyThisMail", { app });
+  const support = brand.supportUrl ? t("mail.common.footerSupport", { url: brand.supportUrl }) : null;
+  const text = [
+    ...parts.map((part) =>
+      "text" in part ? part.text : "button" in part ? `${part.button.label}:\n${part.button.url}` : `${part.link.label}\n${part.link.url}`,
+    ),
+    signature,
+    why,
+    ...(support ? [support] : []),
+  ].join("\n\n");
+  const accent = escapeHtml(brand.color);
+  const body = parts
+    .map((part) => {
+      if ("text" in part) return `<p style="margin:0 0 16px">${escapeHtml(part.text)}</p>`;
+      if ("link" in part) {
+        return `<p style="margin:0 0 16px">${escapeHtml(part.link.label)}<br><a href="${escapeHtml(part.link.url)}" style="color:${accent}">${escapeHtml(part.link.url)}</a></p>`;
+      }
+      const url = escapeHtml(part.button.url);
+      return [
+        `<p style="margin:24px 0"><a href="${url}" style="display:inline-block;background:${accent};color:#ffffff;text-decoration:none;font-weight:bold;padding:12px 20px;border-radius:6px">${escapeHtml(part.button.label)}</a></p>`,
+        `<p style="margin:0 0 16px;font-size:13px;color:#4a4a4a">${escapeHtml(t("mail.common.linkFallback"))}<br><a href="${url}" style="color:${accent};word-break:break-all">${url}</a></p>`,
+      ].join("\n");
+    })
+    .join("\n");
+  const logo = brand.logoUrl
+    ? `<img src="${escapeHtml(brand.logoUrl)}" alt="" width="32" height="32" style="vertical-align:middle;margin-right:8px">`
+    : "";
+  const html = [
+    `<!doctype html><html lang="${escapeHtml(settings.locale)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">`,
+    `<title>${escapeHtml(subject)}</title></head>`,
+    `<body style="margin:0;padding:0;background:#f4f5f7">`,
+    `<main style="max-width:560px;margin:0 auto;padding:24px;font-family:system-ui,sans-serif;font-size:16px;line-height:1.5;color:#1a1a1a;background:#ffffff">`,
+    `<h1 style="font-size:20px;margin:0 0 24px">${logo}${escapeHtml(app)}</h1>`,
+    body,
+    `<p style="margin:24px 0 0">${escapeHtml(signature)}</p>`,
+    `<p style="margin:16px 0 0;font-size:13px;color:#4a4a4a">${escapeHtml(why)}${support ? `<br>${escapeHtml(support)}` : ""}</p>`,
+    `</main></body></html>`,
+  ].join("\n");
+  const links = parts.flatMap((part) => ("button" in part ? [part.button] : "link" in part ? [part.link] : []));
+  return { to, kind, subject, text: `${text}\n`, html, links };
 }
 
-/** Every message, signed with `app`, the instance's BRAND_NAME. */
-export const brandedMessages = (app: string) => ({
-  verifyEmail: (to: string, url: string, lifetimeHours: number) =>
-    render(app, to, "verify_email", `Confirm your email address for ${app}`, [
-      {
-        text: `Someone (we hope you) created a ${app} account with this address. Confirm it, with the password chosen for the account, to start signing in.`,
-      },
-      { link: { label: "Confirm my email address", url } },
-      {
-        text: `The link works once, for ${lifetimeHours} hours. If you did not create an account, ignore this message: nothing happens without the link.`,
-      },
-    ]),
+/** "2026-12-01 20:47": the UTC moment every reader can compare, whatever their language. */
+function utcMoment(atMs: number): string {
+  return new Date(atMs).toISOString().replace("T", " ").slice(0, 16);
+}
 
-  addressTaken: (to: string, signInUrl: string, forgotUrl: string) =>
-    render(app, to, "address_taken", `Someone tried to create a ${app} account with your address`, [
-      { text: `Someone tried to create a ${app} account with this address, but it already has one. No new account was made.` },
-      { text: "If that was you, sign in, or reset your password if you have forgotten it." },
-      { link: { label: "Sign in", url: signInUrl } },
-      { link: { label: "Reset my password", url: forgotUrl } },
-      { text: "If it was not you, you need do nothing: your account and password are unchanged." },
-    ]),
+function originParts(settings: MailSettings, origin: NoticeOrigin): Part {
+  const { t, locale, timeZone } = settings;
+  const utc = utcMoment(origin.atMs);
+  const tag = locale === "xx" ? "en" : locale;
+  const when =
+    timeZone && timeZone !== "UTC"
+      ? t("mail.common.when", {
+          local: new Intl.DateTimeFormat(tag, { dateStyle: "long", timeStyle: "short", timeZone }).format(origin.atMs),
+          zone: timeZone,
+          utc,
+        })
+      : t("mail.common.whenUtc", { utc });
+  const browser = origin.browser ? t("mail.common.browser", { browser: origin.browser }) : t("mail.common.browserUnknown");
+  return { text: `${when} ${browser} ${t("mail.common.network", { address: origin.address })}` };
+}
 
-  passwordReset: (to: string, url: string, lifetimeMinutes: number) =>
-    render(app, to, "password_reset", `Reset your ${app} password`, [
-      { text: `Someone asked to reset the password of the ${app} account with this address.` },
-      { link: { label: "Choose a new password", url } },
-      {
-        text: `The link works once, for ${lifetimeMinutes} minutes. A newer request or a password change ends it. If you did not ask, ignore this message: your password is unchanged.`,
-      },
-    ]),
+/** A factor's name as the factor modules write it in English ("An authenticator app"), in the mail's language. */
+function factorName(settings: MailSettings, what: string): string {
+  const found = sentenceFor(what);
+  return found && found.key.startsWith("mail.factor.") ? settings.t(found.key) : what;
+}
 
-  lockedOut: (to: string, url: string, lifetimeMinutes: number, origin: NoticeOrigin) =>
-    render(app, to, "locked_out", `Someone is trying to sign in to your ${app} account`, [
-      { text: "Sign-in to your account was paused after several wrong passwords." },
-      { text: originLine(origin) },
-      { text: "If that was you, this link lets this browser sign in again at once (you still type your password):" },
-      { link: { label: "Let me sign in on this browser", url } },
-      {
-        text: `The link works once, for ${lifetimeMinutes} minutes. If it was not you, your password held; consider changing it if it is used anywhere else. Devices you have signed in with before are not paused.`,
-      },
-    ]),
+/** Every message, in `settings`' language, signed with the instance's BRAND_NAME. */
+export function brandedMessages(settings: MailSettings) {
+  const { t } = settings;
+  const app = settings.brand.name;
+  const k = (kind: string, key: string, values: Record<string, string | number> = {}) => t(`mail.${kind}.${key}`, { app, ...values });
+  const reset = (forgotUrl: string): Part => ({ button: { label: t("mail.common.resetButton"), url: forgotUrl } });
+  /** A security notice: what happened, where and when, what to do, and the way out. */
+  const notice = (kind: string, to: string, origin: NoticeOrigin, forgotUrl: string, first: string) =>
+    layout(settings, to, kind, k(kind, "subject"), [
+      { text: first },
+      originParts(settings, origin),
+      { text: k(kind, "p2") },
+      reset(forgotUrl),
+    ]);
+  const named = (kind: string, name: string) => (name ? k(kind, "p1Named", { name }) : k(kind, "p1"));
 
-  deviceCode: (to: string, code: string, lifetimeMinutes: number, origin: NoticeOrigin, forgotUrl: string) =>
-    render(app, to, "device_code", `Your code to sign in to ${app} on a new device`, [
-      {
-        text: `Your password was just entered on a device or browser this account has not used before. To finish signing in there, enter this code: ${code}`,
-      },
-      { text: originLine(origin) },
-      {
-        text: `The code works once, for ${lifetimeMinutes} minutes, and only in the browser or app that asked for it. We never ask for it by phone or email: do not pass it on.`,
-      },
-      { text: "If that was not you, someone else has your password: reset it now, and change it on every site where you used it." },
-      { link: { label: "Reset my password", url: forgotUrl } },
-    ]),
+  return {
+    deviceCode: (to: string, code: string, lifetimeMinutes: number, origin: NoticeOrigin, forgotUrl: string) =>
+      layout(settings, to, "device_code", k("device_code", "subject"), [
+        { text: k("device_code", "p1", { code }) },
+        originParts(settings, origin),
+        { text: k("device_code", "p2", { minutes: lifetimeMinutes }) },
+        { text: k("device_code", "p3") },
+        reset(forgotUrl),
+      ]),
 
-  newDeviceSignIn: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(app, to, "new_device_sign_in", `New sign-in to your ${app} account`, [
-      { text: "Your account was signed in to from a device or browser it had not been used from before." },
-      { text: originLine(origin) },
-      { text: "If that was you, there is nothing to do. If not, reset your password now: that signs out every session." },
-      { link: { label: "Reset my password", url: forgotUrl } },
-    ]),
+    verifyEmail: (to: string, url: string, lifetimeHours: number) =>
+      layout(settings, to, "verify_email", k("verify_email", "subject"), [
+        { text: k("verify_email", "p1") },
+        { button: { label: k("verify_email", "button"), url } },
+        { text: k("verify_email", "p2", { hours: lifetimeHours }) },
+      ]),
 
-  passwordChanged: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(app, to, "password_changed", `Your ${app} password was changed`, [
-      { text: "The password of your account was changed, and every other session was signed out." },
-      { text: originLine(origin) },
-      { text: "If that was not you, reset your password now." },
-      { link: { label: "Reset my password", url: forgotUrl } },
-    ]),
+    addressTaken: (to: string, signInUrl: string, forgotUrl: string) =>
+      layout(settings, to, "address_taken", k("address_taken", "subject"), [
+        { text: k("address_taken", "p1") },
+        { text: k("address_taken", "p2") },
+        { button: { label: k("address_taken", "button"), url: signInUrl } },
+        { link: { label: k("address_taken", "forgot"), url: forgotUrl } },
+        { text: k("address_taken", "p3") },
+      ]),
 
-  passwordBreached: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(app, to, "password_breached", `Your ${app} password has appeared in a data breach`, [
-      {
-        text: "Your password was just used to sign in, and it is on a public list of passwords leaked from other sites, which attackers replay everywhere. You are asked to choose a new one before anything else.",
-      },
-      { text: originLine(origin) },
-      { text: "If that sign-in was not you, someone else has your password: reset it now, and change it on every site where you used it." },
-      { link: { label: "Reset my password", url: forgotUrl } },
-    ]),
+    passwordReset: (to: string, url: string, lifetimeMinutes: number) =>
+      layout(settings, to, "password_reset", k("password_reset", "subject"), [
+        { text: k("password_reset", "p1") },
+        { button: { label: k("password_reset", "button"), url } },
+        { text: k("password_reset", "p2", { minutes: lifetimeMinutes }) },
+      ]),
 
-  passwordWasReset: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(app, to, "password_was_reset", `Your ${app} password was reset`, [
-      { text: "The password of your account was reset from an emailed link, and every session was signed out." },
-      { text: originLine(origin) },
-      { text: "If that was not you, someone can read your email: secure your mailbox, then reset your password again." },
-      { link: { label: "Reset my password", url: forgotUrl } },
-    ]),
+    lockedOut: (to: string, url: string, lifetimeMinutes: number, origin: NoticeOrigin) =>
+      layout(settings, to, "locked_out", k("locked_out", "subject"), [
+        { text: k("locked_out", "p1") },
+        originParts(settings, origin),
+        { text: k("locked_out", "p2") },
+        { button: { label: k("locked_out", "button"), url } },
+        { text: k("locked_out", "p3", { minutes: lifetimeMinutes }) },
+      ]),
 
-  refreshTokenReused: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(app, to, "refresh_token_reused", `A ${app} session was ended because it may have been copied`, [
-      {
-        text: "An app signed in to your account presented a session token that had already been used. That happens when someone else holds a copy, so the session was ended everywhere.",
-      },
-      { text: originLine(origin) },
-      { text: "Sign in again in your app. If you see this often, or did not use an app, reset your password." },
-      { link: { label: "Reset my password", url: forgotUrl } },
-    ]),
-
-  passkeyAdded: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
-    render(app, to, "passkey_added", `A passkey was added to your ${app} account`, [
-      { text: `A passkey${name ? ` named "${name}"` : ""} can now sign in to your account without its password.` },
-      { text: originLine(origin) },
-      {
-        text: "If that was you, there is nothing to do. If not, someone can sign in as you without your password: reset it now and tick “Also remove every passkey” on the reset page, which signs out every session and removes every passkey.",
-      },
-      { link: { label: "Reset my password", url: forgotUrl } },
-    ]),
-
-  passkeyRemoved: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
-    render(app, to, "passkey_removed", `A passkey was removed from your ${app} account`, [
-      { text: `The passkey${name ? ` named "${name}"` : ""} can no longer sign in to your account.` },
-      { text: originLine(origin) },
-      { text: "If that was not you, reset your password now: that signs out every session." },
-      { link: { label: "Reset my password", url: forgotUrl } },
-    ]),
-
-  passkeyCounterRegressed: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
-    render(app, to, "passkey_counter_regressed", `A sign-in with one of your ${app} passkeys was refused`, [
-      {
-        text: `A sign-in with your passkey${name ? ` "${name}"` : ""} was refused: the security key reported a use count lower than one it reported before, which happens when a key has been copied.`,
-      },
-      { text: originLine(origin) },
-      { text: "If you did not try to sign in just now, remove that passkey from your account page and reset your password." },
-      { link: { label: "Reset my password", url: forgotUrl } },
-    ]),
-
-  factorAdded: (to: string, origin: NoticeOrigin, forgotUrl: string, what = "A second step") =>
-    render(app, to, "factor_added", `A second sign-in step was turned on for your ${app} account`, [
-      { text: `${what} is now asked for after your password when you sign in.` },
-      { text: originLine(origin) },
-      {
-        text: "Keep your recovery codes somewhere safe: they let you in if you lose your phone or key. If this was not you, reset your password now and contact support.",
-      },
-      { link: { label: "Reset my password", url: forgotUrl } },
-    ]),
-
-  factorRemoved: (to: string, origin: NoticeOrigin, forgotUrl: string, what = "A second step") =>
-    render(app, to, "factor_removed", `A second sign-in step was turned off for your ${app} account`, [
-      { text: `${what} is no longer asked for after your password.` },
-      { text: originLine(origin) },
-      { text: "If that was not you, reset your password now: that signs out every session." },
-      { link: { label: "Reset my password", url: forgotUrl } },
-    ]),
-
-  recoveryCodeUsed: (to: string, origin: NoticeOrigin, forgotUrl: string, left = "") =>
-    render(app, to, "recovery_code_used", `A recovery code was used to sign in to your ${app} account`, [
-      { text: `One of your recovery codes was used to finish a sign-in. It no longer works${left ? `; ${left} left` : ""}.` },
-      { text: originLine(origin) },
-      {
-        text: "If that was you, consider getting new codes on your account page. If not, someone has your password and a code: reset your password now.",
-      },
-      { link: { label: "Reset my password", url: forgotUrl } },
-    ]),
-
-  recoveryCodesReplaced: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(app, to, "recovery_codes_replaced", `New recovery codes for your ${app} account`, [
-      { text: "New recovery codes were made for your account; the old ones no longer work." },
-      { text: originLine(origin) },
-      { text: "If that was not you, reset your password now." },
-      { link: { label: "Reset my password", url: forgotUrl } },
-    ]),
-
-  factorsRemovedByOperator: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-    render(app, to, "factors_removed_by_operator", `An administrator turned off the second sign-in step of your ${app} account`, [
-      {
-        text: "At your request, an administrator removed your authenticator app and recovery codes, and stopped asking for a passkey after your password. Your password alone now signs you in.",
-      },
-      { text: originLine(origin) },
-      { text: "Sign in and set up a second step again from your account page. If you did not ask for this, reset your password now." },
-      { link: { label: "Reset my password", url: forgotUrl } },
-    ]),
-});
+    newDeviceSignIn: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
+      notice("new_device_sign_in", to, origin, forgotUrl, k("new_device_sign_in", "p1")),
+    passwordChanged: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
+      notice("password_changed", to, origin, forgotUrl, k("password_changed", "p1")),
+    passwordBreached: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
+      notice("password_breached", to, origin, forgotUrl, k("password_breached", "p1")),
+    passwordWasReset: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
+      notice("password_was_reset", to, origin, forgotUrl, k("password_was_reset", "p1")),
+    refreshTokenReused: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
+      notice("refresh_token_reused", to, origin, forgotUrl, k("refresh_token_reused", "p1")),
+    passkeyAdded: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
+      notice("passkey_added", to, origin, forgotUrl, named("passkey_added", name)),
+    passkeyRemoved: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
+      notice("passkey_removed", to, origin, forgotUrl, named("passkey_removed", name)),
+    passkeyCounterRegressed: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
+      notice("passkey_counter_regressed", to, origin, forgotUrl, named("passkey_counter_regressed", name)),
+    factorAdded: (to: string, origin: NoticeOrigin, forgotUrl: string, what = "") =>
+      notice(
+        "factor_added",
+        to,
+        origin,
+        forgotUrl,
+        k("factor_added", "p1", { what: what ? factorName(settings, what) : t("mail.factor.secondStep") }),
+      ),
+    factorRemoved: (to: string, origin: NoticeOrigin, forgotUrl: string, what = "") =>
+      notice(
+        "factor_removed",
+        to,
+        origin,
+        forgotUrl,
+        k("factor_removed", "p1", { what: what ? factorName(settings, what) : t("mail.factor.secondStep") }),
+      ),
+    recoveryCodeUsed: (to: string, origin: NoticeOrigin, forgotUrl: string, left = "") =>
+      notice(
+        "recovery_code_used",
+        to,
+        origin,
+        forgotUrl,
+        left ? k("recovery_code_used", "p1Left", { left }) : k("recovery_code_used", "p1"),
+      ),
+    recoveryCodesReplaced: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
+      notice("recovery_codes_replaced", to, origin, forgotUrl, k("recovery_codes_replaced", "p1")),
+    factorsRemovedByOperator: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
+      notice("factors_removed_by_operator", to, origin, forgotUrl, k("factors_removed_by_operator", "p1")),
+  };
+}
 
 export type NoticeKind =
   | "password_breached"

@@ -3,19 +3,41 @@ import type { Background } from "@/lib/jobs/background";
 import type { MailMessage, Mailer } from "@/lib/mail/types";
 import type { RateLimiter } from "@/lib/rate-limit/limiter";
 import type { EmailTokenPurpose, EmailTokens } from "./email-tokens";
+import type { MailBrand } from "@/lib/brand/brand";
+import type { I18n } from "@/lib/i18n/i18n";
 import { brandedMessages, type NoticeKind, type NoticeOrigin } from "./messages";
 
 export type RecoverySettings = {
   /** The app's public URL (NEXTAUTH_URL): links are built from it, never from a request's Host header. */
   publicUrl: string;
-  /** The name mails sign with (BRAND_NAME). */
-  brandName: string;
+  /** The name, logo, colour and links mails carry (BRAND_*). */
+  brand: MailBrand;
   verifyLifetimeMs: number;
   resetLifetimeMs: number;
   unlockLifetimeMs: number;
 };
 
-type Account = { id: string; email: string; credentialGeneration: number; emailVerifiedAt?: Date | null };
+type Account = {
+  id: string;
+  email: string;
+  credentialGeneration: number;
+  emailVerifiedAt?: Date | null;
+  /** The language the account was created in, and the one it last signed in with (the newer wins). */
+  locale?: string | null;
+  lastLocale?: string | null;
+  /** The owner's time zone, from their browser at registration (validated there). */
+  timeZone?: string | null;
+};
+
+const ACCOUNT = {
+  id: true,
+  email: true,
+  credentialGeneration: true,
+  emailVerifiedAt: true,
+  locale: true,
+  lastLocale: true,
+  timeZone: true,
+} as const;
 
 const PAGES: Record<EmailTokenPurpose, string> = { verify_email: "/verify-email", reset_password: "/reset-password", unlock: "/unlock" };
 
@@ -38,14 +60,20 @@ export class Recovery {
       settings: RecoverySettings;
       /** Whether untrusted clients are locked out of this username now (lib/lockout). */
       isLocked: (email: string) => Promise<boolean>;
+      /** The catalogues mails are rendered from, in each account's own language. */
+      i18n: I18n;
       /** A message not sent (logged by kind: the account is never named). */
       onSkipped: (kind: string, reason: "quota" | "mail_queue_full") => void;
     },
-  ) {
-    this.messages = brandedMessages(deps.settings.brandName);
-  }
+  ) {}
 
-  private readonly messages: ReturnType<typeof brandedMessages>;
+  /** The messages in the account's language (its last sign-in's, else its creation's, else DEFAULT_LOCALE), with its time zone. */
+  private messagesFor(account: Account): ReturnType<typeof brandedMessages> {
+    const { i18n } = this.deps;
+    const wanted = account.lastLocale ?? account.locale ?? i18n.defaultLocale;
+    const locale = i18n.locales.includes(wanted) ? wanted : i18n.defaultLocale;
+    return brandedMessages({ brand: this.deps.settings.brand, t: i18n.translator(locale), locale, timeZone: account.timeZone ?? null });
+  }
 
   /** A URL of this app; the token goes in the fragment, which browsers never send to a server or put in Referer. */
   url(path: string, token?: string): string {
@@ -61,7 +89,7 @@ export class Recovery {
   private sendVerification(account: Account): Promise<void> {
     return this.send("recoveryMail", account, "verify_email", async () => {
       const token = await this.issue(account, "verify_email", this.deps.settings.verifyLifetimeMs);
-      return this.messages.verifyEmail(
+      return this.messagesFor(account).verifyEmail(
         account.email,
         this.url(PAGES.verify_email, token),
         Math.round(this.deps.settings.verifyLifetimeMs / 3_600_000),
@@ -75,7 +103,7 @@ export class Recovery {
       const account = await this.find(email);
       if (!account) return;
       await this.send("recoveryMail", account, "address_taken", async () =>
-        this.messages.addressTaken(account.email, this.url("/sign-in"), this.url("/forgot-password")),
+        this.messagesFor(account).addressTaken(account.email, this.url("/sign-in"), this.url("/forgot-password")),
       );
     });
   }
@@ -101,7 +129,7 @@ export class Recovery {
       if (!account) return;
       await this.send("recoveryMail", account, "password_reset", async () => {
         const token = await this.issue(account, "reset_password", this.deps.settings.resetLifetimeMs);
-        return this.messages.passwordReset(
+        return this.messagesFor(account).passwordReset(
           account.email,
           this.url(PAGES.reset_password, token),
           Math.round(this.deps.settings.resetLifetimeMs / 60_000),
@@ -132,7 +160,7 @@ export class Recovery {
   private sendUnlock(account: Account, origin: NoticeOrigin): Promise<void> {
     return this.send("securityNotice", account, "locked_out", async () => {
       const token = await this.issue(account, "unlock", this.deps.settings.unlockLifetimeMs);
-      return this.messages.lockedOut(
+      return this.messagesFor(account).lockedOut(
         account.email,
         this.url(PAGES.unlock, token),
         Math.round(this.deps.settings.unlockLifetimeMs / 60_000),
@@ -151,7 +179,7 @@ export class Recovery {
       const account = await this.byId(user.id);
       if (!account) return;
       await this.send("deviceCodeMail", account, "device_code", async () =>
-        this.messages.deviceCode(account.email, code, lifetimeMinutes, origin, this.url("/forgot-password")),
+        this.messagesFor(account).deviceCode(account.email, code, lifetimeMinutes, origin, this.url("/forgot-password")),
       );
     });
   }
@@ -162,20 +190,21 @@ export class Recovery {
       const account = "email" in user ? await this.find(user.email) : await this.byId(user.id);
       if (!account) return;
       const forgotUrl = this.url("/forgot-password");
+      const messages = this.messagesFor(account);
       const render = {
-        password_breached: this.messages.passwordBreached,
-        new_device_sign_in: this.messages.newDeviceSignIn,
-        password_changed: this.messages.passwordChanged,
-        password_was_reset: this.messages.passwordWasReset,
-        refresh_token_reused: this.messages.refreshTokenReused,
-        passkey_added: this.messages.passkeyAdded,
-        passkey_removed: this.messages.passkeyRemoved,
-        passkey_counter_regressed: this.messages.passkeyCounterRegressed,
-        factor_added: this.messages.factorAdded,
-        factor_removed: this.messages.factorRemoved,
-        recovery_code_used: this.messages.recoveryCodeUsed,
-        recovery_codes_replaced: this.messages.recoveryCodesReplaced,
-        factors_removed_by_operator: this.messages.factorsRemovedByOperator,
+        password_breached: messages.passwordBreached,
+        new_device_sign_in: messages.newDeviceSignIn,
+        password_changed: messages.passwordChanged,
+        password_was_reset: messages.passwordWasReset,
+        refresh_token_reused: messages.refreshTokenReused,
+        passkey_added: messages.passkeyAdded,
+        passkey_removed: messages.passkeyRemoved,
+        passkey_counter_regressed: messages.passkeyCounterRegressed,
+        factor_added: messages.factorAdded,
+        factor_removed: messages.factorRemoved,
+        recovery_code_used: messages.recoveryCodeUsed,
+        recovery_codes_replaced: messages.recoveryCodesReplaced,
+        factors_removed_by_operator: messages.factorsRemovedByOperator,
       }[kind];
       await this.send("securityNotice", account, kind, async () => render(account.email, origin, forgotUrl, detail));
     });
@@ -209,13 +238,10 @@ export class Recovery {
   }
 
   private find(email: string): Promise<Account | null> {
-    return this.deps.prisma.user.findUnique({
-      where: { email },
-      select: { id: true, email: true, credentialGeneration: true, emailVerifiedAt: true },
-    });
+    return this.deps.prisma.user.findUnique({ where: { email }, select: ACCOUNT });
   }
 
   private byId(id: string): Promise<Account | null> {
-    return this.deps.prisma.user.findUnique({ where: { id }, select: { id: true, email: true, credentialGeneration: true } });
+    return this.deps.prisma.user.findUnique({ where: { id }, select: ACCOUNT });
   }
 }

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { aboutDuration, formatDuration } from "./duration";
+import { englishTranslator } from "@/lib/i18n/sentence";
+import { aboutDuration as about, formatDuration as format } from "./duration";
+
+const t = englishTranslator();
+const formatDuration = (seconds: number) => format(seconds, t);
+const aboutDuration = (ms: number) => about(ms, t);
 
 describe("formatDuration", () => {
   it("says seconds under a minute", () => {
@@ -31,5 +36,19 @@ describe("aboutDuration", () => {
       "about 55 minutes",
     ]);
     expect([3_600_000, 5_000_000, 7_200_000].map(aboutDuration)).toEqual(["about an hour", "about an hour", "about 2 hours"]);
+  });
+});
+
+describe("in German", () => {
+  it("counts and rounds in the catalogue's words, with Intl's numbers", async () => {
+    const { createI18n } = await import("@/lib/i18n/i18n");
+    const de = createI18n({ DEFAULT_LOCALE: "en", I18N_PSEUDO_LOCALE: "false" }).translator("de");
+    expect([49, 169, 3900].map((s) => format(s, de))).toEqual(["49 s", "2 min 49 s", "1 h 5 min"]);
+    expect([60_000, 300_000, 3_600_000, 7_200_000].map((ms) => about(ms, de))).toEqual([
+      "etwa einer Minute",
+      "etwa 5 Minuten",
+      "etwa einer Stunde",
+      "etwa 2 Stunden",
+    ]);
   });
 });

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { registrationSchema, fieldErrors } from "@/lib/auth/credentials";
-import { checkRegistration, checkSignIn, firstInvalid, stillWrong } from "./field-checks";
+import { englishTranslator } from "@/lib/i18n/sentence";
+import { checkSignIn as signIn, firstInvalid, stillWrong } from "./field-checks";
+import { checkRegistration as registration } from "./password-checks";
+
+const t = englishTranslator();
+const checkRegistration = (email: string, password: string) => registration(email, password, t);
+const checkSignIn = (email: string, password: string) => signIn(email, password, t);
 
 const GOOD = "correct horse battery staple";
 

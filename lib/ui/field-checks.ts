@@ -1,12 +1,13 @@
-// The server's own limits and rules, from modules without zod or a dictionary (keep them so, or
-// the pages carry them): lib/auth/limits.ts and lib/password/rules.ts.
-import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_WITH_OTHER_FACTOR } from "@/lib/auth/limits";
-import { passwordProblem } from "@/lib/password/rules";
+// The server's own limits, from a module without zod or a dictionary (keep it so, or the pages
+// carry them). The password rules are in ./password-checks.ts: the sign-in page needs none.
+import { EMAIL_MAX_LENGTH } from "@/lib/auth/limits";
+import type { Translate } from "@/lib/i18n/i18n";
 
 /**
  * Checks the browser makes before the round trip, so a typo costs neither a proof of work nor
  * one of the address's registrations. The server checks again: these only catch what it would
- * certainly refuse, with its own words, and never refuse what it would accept.
+ * certainly refuse, with its own words (the `fields` catalogue, in the page's language), and never
+ * refuse what it would accept.
  */
 export type FieldName = "email" | "password";
 export type FieldErrors = Partial<Record<FieldName, string>>;
@@ -14,51 +15,25 @@ export type FieldErrors = Partial<Record<FieldName, string>>;
 // Loose on purpose: something@something.something with no spaces. The server's check is stricter.
 const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-function checkEmail(raw: string): string | undefined {
+export function checkEmail(raw: string, t: Translate): string | undefined {
   const email = raw.trim();
-  if (email === "") return "Email is required.";
-  if (!EMAIL_SHAPE.test(email)) return "Enter a valid email address.";
-  if ([...email.normalize("NFKC")].length > EMAIL_MAX_LENGTH) return "That email address is too long.";
+  if (email === "") return t("fields.emailRequired");
+  if (!EMAIL_SHAPE.test(email)) return t("fields.emailInvalid");
+  if ([...email.normalize("NFKC")].length > EMAIL_MAX_LENGTH) return t("fields.emailTooLong");
   return undefined;
-}
-
-/**
- * A new password: the server's rules, in its words, at the account's minimum length (15 unless
- * the page knows of another factor); the blocklist and the guess estimate are left to the server
- * (and the meter, once zxcvbn-ts has loaded).
- */
-export function checkNewPassword(password: string, email: string | undefined, minLength = PASSWORD_MIN_LENGTH): string | undefined {
-  if (password === "") return "Password is required.";
-  return passwordProblem(password, { email, isCommon: () => false, minLength })?.message;
-}
-
-/** Registration: the password rules too, counted in code points like the server. */
-export function checkRegistration(email: string, password: string): FieldErrors {
-  const errors: FieldErrors = {};
-  const emailError = checkEmail(email);
-  if (emailError) errors.email = emailError;
-  const passwordError = checkNewPassword(password, emailError ? undefined : email.trim());
-  if (passwordError) errors.password = passwordError;
-  return errors;
 }
 
 /**
  * Sign-in: only that both are there and the email has a shape. Like the server, it applies no
  * password rule: an account made under older rules must still be able to sign in.
  */
-export function checkSignIn(email: string, password: string): FieldErrors {
+export function checkSignIn(email: string, password: string, t: Translate): FieldErrors {
   const errors: FieldErrors = {};
-  const emailError = checkEmail(email);
+  const emailError = checkEmail(email, t);
   if (emailError) errors.email = emailError;
-  if (password === "") errors.password = "Password is required.";
+  if (password === "") errors.password = t("fields.passwordRequired");
   return errors;
 }
-
-export const PASSWORD_LIMITS = {
-  min: PASSWORD_MIN_LENGTH,
-  minWithOtherFactor: PASSWORD_MIN_LENGTH_WITH_OTHER_FACTOR,
-  max: PASSWORD_MAX_LENGTH,
-} as const;
 
 /** The first field with an error, in the order the form shows them: where focus goes. */
 export function firstInvalid(errors: FieldErrors): FieldName | undefined {

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { describeRefusal, refusalFromBody, secondsLeft } from "./refusal";
+import { englishTranslator } from "@/lib/i18n/sentence";
+import { describeRefusal as describe_, refusalFromBody, secondsLeft, type FormKind, type Refusal } from "./refusal";
+
+const t = englishTranslator();
+const describeRefusal = (refusal: Refusal, form: FormKind, nowMs: number) => describe_(refusal, form, nowMs, t);
 
 const T0 = Date.parse("2026-11-30T10:00:00Z");
 
@@ -21,7 +25,8 @@ describe("refusalFromBody", () => {
   });
 
   it("falls back to a generic message for a body that is not a refusal", () => {
-    expect(refusalFromBody({}, null, T0)).toMatchObject({ error: "error", message: "Something went wrong. Try again." });
+    expect(refusalFromBody({}, null, T0)).toMatchObject({ error: "error", message: "" });
+    expect(describeRefusal(refusalFromBody({}, null, T0), "sign-in", T0).reason).toBe("Something went wrong. Try again.");
   });
 });
 

@@ -1,15 +1,16 @@
+import type { Translate } from "@/lib/i18n/i18n";
 import { aboutDuration, formatDuration } from "./duration";
-import { ACCOUNT_SIGN_IN_PAUSED, DEVICE_SIGN_IN_PAUSED, SOMETHING_WENT_WRONG } from "./messages";
 
 /**
  * What a form shows after the server refused an attempt: one sentence for the reason and one for
  * the wait, in words of the form's own, built from the refusal's `error` code and fields (see
- * lib/http/refusals.ts). The server's `message` is used for codes without words here. Pure: the
- * clock is a parameter.
+ * lib/http/refusals.ts), in the page's language (`t`, the `banner`, `duration` and `messages`
+ * namespaces). The server's `message` (already in the request's language) is used for codes without
+ * words here. Pure: the clock and the words are parameters.
  */
 export type Refusal = {
   error: string;
-  /** The server's own sentence, for codes this module has no words for. */
+  /** The server's own sentence, for codes this module has no words for ("" when it sent none). */
   message: string;
   /** When the answer arrived: the countdown starts here, not when the page was loaded. */
   receivedAtMs: number;
@@ -52,7 +53,7 @@ export function refusalFromBody(body: Body, retryAfterHeader: string | null, rec
   const error = typeof body.error === "string" ? body.error : "error";
   return {
     error,
-    message: typeof body.message === "string" && body.message ? body.message : SOMETHING_WENT_WRONG,
+    message: typeof body.message === "string" ? body.message : "",
     receivedAtMs,
     retryAtMs: seconds && seconds > 0 ? receivedAtMs + seconds * 1000 : undefined,
     // Only a known device is told the exact end of its lock (lockedUntil); anyone else gets a rounded one.
@@ -65,39 +66,37 @@ export function refusalFromBody(body: Body, retryAfterHeader: string | null, rec
 /** Waits this short are not worth a time of day: "in a few seconds" says all there is. */
 const FEW_SECONDS_MS = 10_000;
 
-function reasonFor(refusal: Refusal, form: FormKind): string {
+function reasonFor(refusal: Refusal, form: FormKind, t: Translate): string {
   switch (refusal.error) {
     case "rate_limited":
-      if (form === "register") return "Too many registration attempts have come from your network.";
-      if (form === "recovery") return "Too many requests like this have come from your network.";
-      return refusal.scope === "username"
-        ? "Too many sign-in attempts for this email address have come from your network."
-        : "Too many sign-in attempts have come from your network.";
+      if (form === "register") return t("banner.rateLimitedRegister");
+      if (form === "recovery") return t("banner.rateLimitedRecovery");
+      return refusal.scope === "username" ? t("banner.rateLimitedUsername") : t("banner.rateLimitedSignIn");
     case "locked":
-      if (refusal.capped) return refusal.message;
-      return refusal.approximate ? ACCOUNT_SIGN_IN_PAUSED : DEVICE_SIGN_IN_PAUSED;
+      if (refusal.capped) return refusal.message || t("messages.accountSignInPaused");
+      return refusal.approximate ? t("messages.accountSignInPaused") : t("messages.deviceSignInPaused");
     case "busy":
     case "unavailable":
-      return "The server could not take your request just now.";
+      return t("banner.serverBusy");
     default:
-      return refusal.message;
+      return refusal.message || t("messages.somethingWentWrong");
   }
 }
 
-export function describeRefusal(refusal: Refusal, form: FormKind, nowMs: number): RefusalView {
+export function describeRefusal(refusal: Refusal, form: FormKind, nowMs: number, t: Translate): RefusalView {
   // A wait, not a mistake of the person's: said in the warning tone.
   const tone = ["rate_limited", "locked", "busy", "unavailable"].includes(refusal.error) ? "warn" : "error";
   // A capped lock lasts until the owner acts: its message already says what to do, with no clock.
-  if (refusal.retryAtMs === undefined || refusal.capped) return { tone, reason: reasonFor(refusal, form), over: false };
+  if (refusal.retryAtMs === undefined || refusal.capped) return { tone, reason: reasonFor(refusal, form, t), over: false };
   const remainingMs = refusal.retryAtMs - nowMs;
   if (remainingMs <= 0) {
-    const reason = refusal.error === "locked" ? "Sign-in has resumed: you can try again now." : "You can try again now.";
+    const reason = refusal.error === "locked" ? t("banner.signInResumed") : t("banner.tryAgainNow");
     return { tone, reason, over: true };
   }
-  const alternative = refusal.error === "locked" && refusal.approximate ? "or now from a device you have used before" : undefined;
-  const visible = refusal.approximate ? aboutDuration(remainingMs) : formatDuration(remainingMs / 1000);
+  const alternative = refusal.error === "locked" && refusal.approximate ? t("banner.orKnownDevice") : undefined;
+  const visible = refusal.approximate ? aboutDuration(remainingMs, t) : formatDuration(remainingMs / 1000, t);
   const untilMs = refusal.retryAtMs - refusal.receivedAtMs > FEW_SECONDS_MS ? refusal.retryAtMs : undefined;
-  return { tone, reason: reasonFor(refusal, form), wait: { visible, untilMs, alternative }, over: false };
+  return { tone, reason: reasonFor(refusal, form, t), wait: { visible, untilMs, alternative }, over: false };
 }
 
 /** Whole seconds left, rounded up: the button waits for the last of them. */

@@ -12,7 +12,7 @@ export type VerifiedUser = AccountUser;
  */
 export async function registerAccount(
   prisma: PrismaClient,
-  input: Credentials,
+  input: Credentials & { locale?: string; timeZone?: string },
   hasher: PasswordHasher,
   /** When the address was verified: null for a self-registered account until its owner opens the link. */
   emailVerifiedAtMs: number | null,
@@ -21,9 +21,15 @@ export async function registerAccount(
   // One statement for both outcomes (INSERT … ON CONFLICT DO NOTHING): a taken address costs the
   // same query as a new one, where a failed insert would cost an error's round of handling.
   const [user] = await prisma.user.createManyAndReturn({
-    data: { email: input.email, passwordHash, emailVerifiedAt: emailVerifiedAtMs === null ? null : new Date(emailVerifiedAtMs) },
+    data: {
+      email: input.email,
+      passwordHash,
+      emailVerifiedAt: emailVerifiedAtMs === null ? null : new Date(emailVerifiedAtMs),
+      locale: input.locale ?? null,
+      timeZone: input.timeZone ?? null,
+    },
     skipDuplicates: true,
-    select: { id: true, email: true, credentialGeneration: true },
+    select: { id: true, email: true, credentialGeneration: true, locale: true, timeZone: true },
   });
   return user ? { ok: true, user } : { ok: false, reason: "email_taken" };
 }

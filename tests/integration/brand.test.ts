@@ -136,6 +136,29 @@ describe("mail under the instance's brand", () => {
         expect(mail?.text).toMatch(/— Acme Login\n/);
         expect(`${mail?.subject} ${mail?.text} ${mail?.html}`).not.toMatch(/Gatehouse/);
       });
+
+      it("writes it in the registering browser's language, and keeps that language and its time zone for later mails", async () => {
+        const email = `sprache-${Date.now()}@example.com`;
+        const { POST } = await import("@/app/api/register/route");
+        const response = await POST(
+          new NextRequest("http://localhost/api/register", {
+            method: "POST",
+            headers: { "content-type": "application/json", "accept-language": "de-CH,de;q=0.9", [PEER_HEADER]: freshAddress() },
+            body: JSON.stringify({ email, password: "the right passphrase", altcha: await altchaPayload(), timeZone: "Europe/Zurich" }),
+          }),
+        );
+        expect(response.status).toBe(202);
+        expect(await response.json()).toMatchObject({ message: expect.stringMatching(/^Sehen Sie in Ihr Postfach/) });
+        await gate().background.idle();
+        await gate().mailer.idle();
+        const mail = smtp.received.find((received) => recipientOf(received) === email);
+        expect(mail?.subject).toBe("Bestätigen Sie Ihre E-Mail-Adresse für Acme Login");
+        expect(mail?.text).toContain("Meine E-Mail-Adresse bestätigen:\nhttp://localhost:3000/verify-email#token=");
+        expect(await gate().prisma.user.findUniqueOrThrow({ where: { email }, select: { locale: true, timeZone: true } })).toEqual({
+          locale: "de",
+          timeZone: "Europe/Zurich",
+        });
+      });
     },
   );
 });

@@ -4,6 +4,7 @@ import { currentSession } from "@/lib/auth/current-session";
 import { gatehouse } from "@/lib/auth/gatehouse";
 import { hasOtherFactor } from "@/lib/users/accounts";
 import { ChangePasswordSection } from "../ChangePasswordSection";
+import { PageMessages } from "../../components/PageMessages";
 
 export const metadata: Metadata = { title: "Choose a new password" };
 export const dynamic = "force-dynamic";
@@ -20,20 +21,22 @@ export default async function NewPasswordPage() {
   const user = await gate.prisma.user.findUnique({ where: { id: session.userId }, select: { email: true } });
   if (!user) redirect("/sign-in");
   return (
-    <>
-      <div className="card" role="alert">
-        <h1>Choose a new password</h1>
-        <p>
-          Your password has appeared in a data breach of another site, so attackers try it everywhere. Choose a new one before you go on; we
-          have sent you an email about it too.
-        </p>
-      </div>
-      <ChangePasswordSection
-        currentSid={session.sid}
-        email={user.email}
-        hasOtherFactor={await hasOtherFactor(gate.prisma, session.userId)}
-        heading="New password"
-      />
-    </>
+    <PageMessages>
+      <>
+        <div className="card" role="alert">
+          <h1>Choose a new password</h1>
+          <p>
+            Your password has appeared in a data breach of another site, so attackers try it everywhere. Choose a new one before you go on;
+            we have sent you an email about it too.
+          </p>
+        </div>
+        <ChangePasswordSection
+          currentSid={session.sid}
+          email={user.email}
+          hasOtherFactor={await hasOtherFactor(gate.prisma, session.userId)}
+          heading="New password"
+        />
+      </>
+    </PageMessages>
   );
 }

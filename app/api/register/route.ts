@@ -43,7 +43,9 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
   return gate.hashBudget.run(
     async () => {
       const verified = gate.config.REQUIRE_EMAIL_VERIFICATION === "false";
-      const result = await registerAccount(gate.prisma, input.data, gate.hasher, verified ? gate.clock() : null);
+      // The account keeps the language it was created in: its mails use it.
+      const account = { ...input.data, locale: gate.i18n.localeOf(request.headers) };
+      const result = await registerAccount(gate.prisma, account, gate.hasher, verified ? gate.clock() : null);
       if (result.ok) {
         gate.log.info({ event: "account_registered", userId: result.user.id });
         // Counted as verified already: a link would only ever answer invalid_token.

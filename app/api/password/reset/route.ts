@@ -52,7 +52,8 @@ export const POST = limited("/api/password/reset", async (request, limits) => {
   const links = await gate.emailTokens.revokeAll(reset.userId);
   const usernameKey = gate.usernameKey(reset.email);
   const devices = await gate.devices.forgetAll(usernameKey);
-  await gate.lockouts.reset(usernameKey);
+  // The old password is dead, so the attack on it is over: the streak, the lock and "under attack" go.
+  await gate.lockouts.forget(usernameKey);
   const device = await gate.devices.issue(usernameKey, nowMs);
   await gate.events.accountChanged(reset.userId, "password_reset", client, { browser: browserLabel(limits.userAgent) });
   gate.recovery.notice("password_was_reset", { id: reset.userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));

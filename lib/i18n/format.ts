@@ -1,0 +1,55 @@
+import format, { type CompiledMessage, type FormatValues } from "icu-minify/format";
+
+/**
+ * Formats a compiled message: the one place (server and pages alike) that turns catalogue
+ * entries into text. Intl does the numbers, plurals and dates; `timeZone` applies to dates.
+ * Pure apart from Intl's own caches, small enough (icu-minify's runtime) for every page.
+ */
+export type Values = Record<string, string | number | Date>;
+
+const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
+const numberFormats = new Map<string, Intl.NumberFormat>();
+const pluralRules = new Map<string, Intl.PluralRules>();
+
+function cached<T>(cache: Map<string, T>, args: unknown[], make: () => T): T {
+  const key = JSON.stringify(args);
+  let value = cache.get(key);
+  if (value === undefined) cache.set(key, (value = make()));
+  return value;
+}
+
+const FORMATTERS = {
+  getDateTimeFormat: (...args: ConstructorParameters<typeof Intl.DateTimeFormat>) =>
+    cached(dateTimeFormats, args, () => new Intl.DateTimeFormat(...args)),
+  getNumberFormat: (...args: ConstructorParameters<typeof Intl.NumberFormat>) =>
+    cached(numberFormats, args, () => new Intl.NumberFormat(...args)),
+  getPluralRules: (...args: ConstructorParameters<typeof Intl.PluralRules>) =>
+    cached(pluralRules, args, () => new Intl.PluralRules(...args)),
+};
+
+const DATE_FORMATS = {
+  dateTime: {
+    // "1 December 2026, 20:47": a moment in a mail or the event list.
+    moment: { dateStyle: "long", timeStyle: "short" } satisfies Intl.DateTimeFormatOptions,
+    clock: { timeStyle: "short" } satisfies Intl.DateTimeFormatOptions,
+  },
+};
+
+export function formatMessage(message: CompiledMessage, locale: string, values?: Values, timeZone?: string): string {
+  const result = format(message, locale, values as FormatValues | undefined, { formatters: FORMATTERS, formats: DATE_FORMATS, timeZone });
+  return Array.isArray(result) ? result.join("") : String(result);
+}
+
+/** A message with tags (`<time>{time}</time>`): the parts, tags rendered by `tags` (React elements on a page). */
+export function formatRich<Element>(
+  message: CompiledMessage,
+  locale: string,
+  values: Values,
+  tags: Record<string, (chunks: Array<string | Element>) => Element>,
+): Array<string | Element> {
+  const result = format<Element>(message, locale, { ...values, ...tags } as FormatValues<Element>, {
+    formatters: FORMATTERS,
+    formats: DATE_FORMATS,
+  });
+  return Array.isArray(result) ? result : [result];
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { everyMail as everyKind, MAIL_ORIGIN as ORIGIN, mailsIn as messages } from "@/tests/fixtures/mails";
+
+const RESET = "https://login.acme.example/forgot-password";
+
+describe("mails", () => {
+  it("say what happened in calm subjects, with the brand's name", () => {
+    const m = messages("en");
+    expect(m.newDeviceSignIn("a@x.example", ORIGIN, RESET).subject).toBe("New sign-in to your Acme account");
+    expect(m.passwordChanged("a@x.example", ORIGIN, RESET).subject).toBe("Your Acme password was changed");
+    expect(m.lockedOut("a@x.example", "https://u", 60, ORIGIN).subject).toBe("Sign-in to your Acme account is paused");
+  });
+
+  it("come as HTML and text, each with the brand, one button and its link spelled out", () => {
+    for (const mail of everyKind("en")) {
+      expect(mail.html.match(/display:inline-block/g), mail.kind).toHaveLength(1);
+      const button = mail.links[0]!;
+      expect(mail.text, mail.kind).toContain(button.url);
+      expect(mail.html, mail.kind).toContain(`>${button.url}</a>`);
+      expect(mail.html, mail.kind).toContain('<img src="https://login.acme.example/api/brand/logo/abc" alt=""');
+      expect(mail.html).toMatch(/^<!doctype html><html lang="en">/);
+      expect(mail.text, mail.kind).toContain("— Acme");
+      expect(mail.text).toContain("Questions? https://acme.example/help");
+    }
+  });
+
+  it("give the time in the owner's zone and in UTC, in the account's language", () => {
+    const english = messages("en", "Europe/Berlin").passwordChanged("a@x.example", ORIGIN, RESET);
+    expect(english.text).toContain(
+      "When: December 1, 2026 at 9:47 PM (Europe/Berlin), 2026-12-01 20:47 UTC. Browser: Firefox on Linux. Network: 198.51.100.x.",
+    );
+    const german = messages("de", "Europe/Berlin").passwordChanged("a@x.example", ORIGIN, RESET);
+    expect(german.subject).toBe("Ihr Passwort für Acme wurde geändert");
+    expect(german.text).toContain("Wann: 1. Dezember 2026 um 21:47 (Europe/Berlin), 2026-12-01 20:47 UTC.");
+    expect(german.html).toMatch(/<html lang="de">/);
+    expect(messages("en", null).passwordChanged("a@x.example", ORIGIN, RESET).text).toContain("When: 2026-12-01 20:47 UTC.");
+  });
+
+  it("name a factor in the mail's language", () => {
+    expect(messages("de").factorAdded("a@x.example", ORIGIN, RESET, "An authenticator app").text).toContain(
+      "Eine Authenticator-App wird jetzt bei der Anmeldung nach Ihrem Passwort abgefragt.",
+    );
+  });
+
+  it("escape what a person chose (a passkey's name) in the HTML", () => {
+    const mail = messages("en").passkeyAdded("a@x.example", ORIGIN, RESET, '<img src=x onerror="alert(1)">');
+    expect(mail.html).not.toContain("<img src=x");
+    expect(mail.html).toContain("&#60;img src=x");
+  });
+
+  it("have every sentence from a catalogue (the pseudo-locale marks each)", () => {
+    for (const mail of everyKind("xx")) {
+      const prose = mail.text.split("\n").filter((line) => line.trim() && !/^https?:\/\//.test(line));
+      for (const line of prose) expect(line, `${mail.kind}: ${line}`).toMatch(/⟦/);
+      expect(mail.subject).toMatch(/^⟦.*⟧$/);
+    }
+  });
+});

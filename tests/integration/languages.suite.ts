@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { solve } from "../helpers/altcha";
+import type { TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
+import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+
+type Gatehouse = import("@/lib/auth/gatehouse").Gatehouse;
+type RegisterRoute = typeof import("@/app/api/register/route");
+type TokenRoute = typeof import("@/app/api/v1/authentication/token/route");
+type LocaleRoute = typeof import("@/app/api/locale/route");
+type ChallengeRoute = typeof import("@/app/api/altcha/challenge/route");
+
+/**
+ * Refusals in the request's language through the real route handlers: the `error` code never
+ * changes, the `message` (and each field's) follows the language cookie, else Accept-Language,
+ * else DEFAULT_LOCALE; and the footer's switch (POST /api/locale) sets that cookie.
+ */
+export function languageSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
+  describe(`languages on ${label}`, () => {
+    let database: TestDatabase;
+    let gate: Gatehouse;
+    let register: RegisterRoute;
+    let token: TokenRoute;
+    let locale: LocaleRoute;
+    let challenge: ChallengeRoute;
+
+    beforeAll(async () => {
+      announcePeerHeader();
+      database = await makeDatabase();
+      gate = await servedGatehouse(database.url);
+      register = await import("@/app/api/register/route");
+      token = await import("@/app/api/v1/authentication/token/route");
+      locale = await import("@/app/api/locale/route");
+      challenge = await import("@/app/api/altcha/challenge/route");
+      const { registerAccount } = await import("@/lib/users/accounts");
+      await registerAccount(gate.prisma, { email: "anna@example.com", password: "the right passphrase" }, gate.hasher, Date.now());
+    });
+
+    afterAll(async () => {
+      await closeServed(gate);
+      await database?.dispose();
+    });
+
+    const postRegister = (headers: Record<string, string>, body = { email: "not an address", password: "x" }) =>
+      register.POST(
+        new Request("http://localhost/api/register", {
+          method: "POST",
+          headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress(), ...headers },
+          body: JSON.stringify(body),
+        }),
+      );
+
+    it("answers a German browser in German, with the same error code and field names", async () => {
+      const res = await postRegister({ "accept-language": "de-DE,de;q=0.9,en;q=0.5" });
+      expect(res.status).toBe(400);
+      expect(res.headers.get("content-language")).toBe("de");
+      expect(await res.json()).toEqual({
+        error: "invalid_input",
+        message: "Prüfen Sie die markierten Felder.",
+        fields: { email: "Geben Sie eine gültige E-Mail-Adresse ein.", password: "Verwenden Sie mindestens 15 Zeichen." },
+      });
+    });
+
+    it("puts the visitor's choice (the cookie) before Accept-Language", async () => {
+      const res = await postRegister({ "accept-language": "de", cookie: "gatehouse-locale=en" });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error: "invalid_input", message: "Check the highlighted fields." });
+    });
+
+    it("falls back to the default for an unknown or malformed language, never a 500", async () => {
+      const variants: Record<string, string>[] = [
+        { "accept-language": "fr-FR" },
+        { "accept-language": ";;q=;,*;q=x" },
+        { "accept-language": "de-".repeat(600) },
+        { cookie: "gatehouse-locale=../../etc/passwd" },
+        { cookie: "gatehouse-locale=%E0%A4%A", "accept-language": "zz" },
+      ];
+      for (const headers of variants) {
+        const res = await postRegister(headers);
+        expect(res.status, JSON.stringify(headers)).toBe(400);
+        expect(await res.json()).toMatchObject({ error: "invalid_input", message: "Check the highlighted fields." });
+      }
+    });
+
+    it("says the token API's invalid_credentials in German too, and nothing else changes", async () => {
+      // Each on a username of its own: after a first failure the answer would be a device confirmation.
+      const send = async (acceptLanguage: string) => {
+        const challenged = await challenge.GET(
+          new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: freshAddress() } }),
+        );
+        return token.POST(
+          new Request("http://localhost/api/v1/authentication/token", {
+            method: "POST",
+            headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress(), "accept-language": acceptLanguage },
+            body: JSON.stringify({
+              email: `anna-${acceptLanguage}@example.com`,
+              password: "a wrong passphrase",
+              altcha: await solve(await challenged.json()),
+            }),
+          }),
+        );
+      };
+      const german = await send("de");
+      expect(german.status).toBe(401);
+      expect(await german.json()).toEqual({
+        error: "invalid_credentials",
+        message:
+          "Mit dieser E-Mail-Adresse und diesem Passwort konnten wir Sie nicht anmelden: Prüfen Sie beides, oder bestätigen Sie zuerst Ihre Adresse mit dem Link, den wir Ihnen gemailt haben.",
+      });
+      const english = await send("en-GB");
+      expect(await english.json()).toMatchObject({
+        error: "invalid_credentials",
+        message: expect.stringMatching(/^We could not sign you in/),
+      });
+    });
+
+    const choose = (body: string, headers: Record<string, string> = {}) =>
+      locale.POST(
+        new Request("http://localhost/api/locale", {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin", ...headers },
+          body,
+        }),
+      );
+
+    it("sets the language cookie from the footer's form and sends the browser back to its page", async () => {
+      const res = await choose("locale=de&returnTo=%2Fsign-in%3Fx%3D1");
+      expect(res.status).toBe(303);
+      expect(res.headers.get("location")).toBe("/sign-in?x=1");
+      expect(res.headers.get("set-cookie")).toMatch(/^gatehouse-locale=de; Path=\/; Max-Age=31536000; HttpOnly; SameSite=Lax/);
+    });
+
+    it("clears the choice for a language it has no catalogue for, and never redirects off the site", async () => {
+      for (const value of ["fr", "DE", "de-DE-x", "../en", ""]) {
+        const res = await choose(`locale=${encodeURIComponent(value)}&returnTo=%2F%2Fevil.example`);
+        expect(res.status, value).toBe(303);
+        expect(res.headers.get("location")).toBe("/");
+        expect(res.headers.get("set-cookie")).toMatch(/^gatehouse-locale=; Path=\/; Max-Age=0/);
+      }
+    });
+
+    it("answers JSON with 204, or 400 invalid_input in the request's language; a cross-site post with 403", async () => {
+      const json = (value: unknown, headers: Record<string, string> = {}) =>
+        choose(JSON.stringify(value), { "content-type": "application/json", ...headers });
+      const ok = await json({ locale: "de" });
+      expect(ok.status).toBe(204);
+      expect(ok.headers.get("set-cookie")).toMatch(/^gatehouse-locale=de;/);
+      const bad = await json({ locale: { de: true } }, { "accept-language": "de" });
+      expect(bad.status).toBe(400);
+      expect(await bad.json()).toMatchObject({ error: "invalid_input", message: "Wählen Sie eine der angebotenen Sprachen." });
+      const crossSite = await choose("locale=de&returnTo=%2F", { "sec-fetch-site": "cross-site" });
+      expect(crossSite.status).toBe(403);
+      expect(crossSite.headers.get("set-cookie")).toBeNull();
+    });
+  });
+}
