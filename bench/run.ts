@@ -8,8 +8,8 @@
  *   npm run bench -- --compare DIR         part 2 also measures the production build in DIR (another
  *                                          checkout, e.g. the commit before a change) side by side
  *
- * Parts: limiter, flood, distributed, memory, argon2, lockout, pow, retention, answers, passkeys, peer. flood,
- * distributed, lockout, answers, passkeys and peer start the production server (`node server.mjs`) from .next; a full run builds it when
+ * Parts: limiter, flood, distributed, memory, argon2, lockout, pow, retention, answers, passkeys, peer, stuffing.
+ * flood, distributed, lockout, answers, passkeys, peer and stuffing start the production server (`node server.mjs`) from .next; a full run builds it when
  * .next/BUILD_ID is missing, a smoke run skips those parts instead. pow runs the proof of work in
  * Node and in Chromium (CHROMIUM_PATH, else /usr/bin/chromium; skipped with a note when there is
  * none). All load goes to 127.0.0.1 and every loop is bounded.
@@ -34,6 +34,7 @@ import { retentionPart } from "./parts/retention";
 import { answersPart } from "./parts/answers";
 import { passkeysPart } from "./parts/passkeys";
 import { peerPart } from "./parts/peer";
+import { stuffingPart } from "./parts/stuffing";
 
 const PARTS: readonly Part[] = [
   limiterPart,
@@ -47,8 +48,9 @@ const PARTS: readonly Part[] = [
   answersPart,
   passkeysPart,
   peerPart,
+  stuffingPart,
 ];
-const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed", "lockout", "answers", "passkeys", "peer"]);
+const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed", "lockout", "answers", "passkeys", "peer", "stuffing"]);
 // Hard stops, whatever a part does: the bench must end by itself.
 const FULL_RUN_LIMIT_MS = 30 * 60_000;
 // Part 11 starts four servers of its own (Gatehouse and the peer twice) even at smoke size.
@@ -209,7 +211,7 @@ async function main(): Promise<number> {
     const header = [
       "# Gatehouse: benchmark results",
       "",
-      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on the machine below, and each section names the command that reproduces it. The HTTP drills (parts 2, 3, 6, 9, 10 and 11) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing), and part 2's before column a second checkout with its own build (`--compare DIR`); part 7 needs Chromium (`CHROMIUM_PATH`, else `/usr/bin/chromium`). What each part measures, and how to run one: [README.md](README.md). The machine is shared with other sessions (its load average is written beside each part): the parts that compare run their contenders in alternating rounds within one run and give ranges over the rounds.",
+      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on the machine below, and each section names the command that reproduces it. The HTTP drills (parts 2, 3, 6, 9, 10, 11 and 12) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing), and part 2's before column a second checkout with its own build (`--compare DIR`); part 7 needs Chromium (`CHROMIUM_PATH`, else `/usr/bin/chromium`). What each part measures, and how to run one: [README.md](README.md). The machine is shared with other sessions (its load average is written beside each part): the parts that compare run their contenders in alternating rounds within one run and give ranges over the rounds.",
       "",
       "## Machine",
       "",

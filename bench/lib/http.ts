@@ -183,7 +183,8 @@ export async function signIn(baseUrl: string, attempt: SignInAttempt): Promise<S
     const session = (reply.headers["set-cookie"] ?? []).some((cookie) => /session-token=[^;]/.test(cookie));
     return { ...base, kind: session ? "signed-in" : "other", reason: session ? undefined : String(body.url ?? "") };
   }
-  if (reply.status === 401) return { ...base, kind: "invalid" };
+  // The error names a device confirmation (a right or wrong password alike) apart from a plain 401.
+  if (reply.status === 401) return { ...base, kind: "invalid", reason: typeof body.error === "string" ? body.error : undefined };
   const error = typeof body.error === "string" ? body.error : "";
   const retryAfterSeconds = Number(reply.headers["retry-after"] ?? Number.NaN);
   const kind =
@@ -191,6 +192,70 @@ export async function signIn(baseUrl: string, attempt: SignInAttempt): Promise<S
     (reply.status >= 500 ? "server_error" : "other");
   const lockedUntil = typeof body.lockedUntil === "string" ? body.lockedUntil : undefined;
   return { ...base, kind, reason: typeof body.reason === "string" ? body.reason : undefined, retryAfterSeconds, lockedUntil };
+}
+
+/**
+ * One POST /api/v1/authentication/token, as an app sends it. "signed-in": a token pair (and the
+ * device token that makes the app a known device from then on); a 401 names its error
+ * (`invalid_credentials`, `device_confirmation_required` with a `confirmation_token`, …).
+ */
+export type TokenSignInOutcome = {
+  status: number;
+  kind: "signed-in" | "invalid" | "refused" | "server_error";
+  error?: string;
+  confirmationToken?: string;
+  deviceToken?: string;
+  retryAfterSeconds?: number;
+  ms: number;
+};
+
+export const TOKEN_PATH = "/api/v1/authentication/token";
+
+function tokenOutcome(reply: Reply): TokenSignInOutcome {
+  const body = jsonOf(reply);
+  const text = (name: string) => (typeof body[name] === "string" ? body[name] : undefined);
+  const retryAfterSeconds = Number(reply.headers["retry-after"] ?? Number.NaN);
+  const kind =
+    reply.status === 200 && text("access_token")
+      ? "signed-in"
+      : reply.status === 401
+        ? "invalid"
+        : reply.status >= 500 && reply.status !== 503
+          ? "server_error"
+          : "refused";
+  return {
+    status: reply.status,
+    kind,
+    error: text("error"),
+    confirmationToken: text("confirmation_token"),
+    deviceToken: text("device_token"),
+    retryAfterSeconds,
+    ms: reply.ms,
+  };
+}
+
+export async function tokenSignIn(baseUrl: string, attempt: Omit<SignInAttempt, "csrf">): Promise<TokenSignInOutcome> {
+  const { address, email, password, altcha, deviceToken } = attempt;
+  return tokenOutcome(
+    await request(baseUrl, {
+      method: "POST",
+      path: TOKEN_PATH,
+      headers: { "content-type": "application/json", "x-forwarded-for": address },
+      body: JSON.stringify({ email, password, altcha, ...(deviceToken ? { device_token: deviceToken } : {}) }),
+    }),
+  );
+}
+
+/** The mailed code for an app's pending device confirmation: tokens and a device token, or a refusal. */
+export async function confirmDeviceByApi(baseUrl: string, address: string, confirmationToken: string, code: string) {
+  return tokenOutcome(
+    await request(baseUrl, {
+      method: "POST",
+      path: `${TOKEN_PATH}/confirm-device`,
+      headers: { "content-type": "application/json", "x-forwarded-for": address },
+      body: JSON.stringify({ confirmation_token: confirmationToken, code }),
+    }),
+  );
 }
 
 export async function register(baseUrl: string, address: string, email: string, password: string): Promise<Reply> {

@@ -3,7 +3,18 @@ import type { BenchServer, PublicHost } from "./server";
 /** What every bench part receives and returns. */
 
 export type PartId =
-  "limiter" | "flood" | "distributed" | "memory" | "argon2" | "lockout" | "pow" | "retention" | "answers" | "passkeys" | "peer";
+  | "limiter"
+  | "flood"
+  | "distributed"
+  | "memory"
+  | "argon2"
+  | "lockout"
+  | "pow"
+  | "retention"
+  | "answers"
+  | "passkeys"
+  | "peer"
+  | "stuffing";
 
 /** Each part prints its title as a heading; the smoke test looks for them. */
 export const PART_TITLES: Readonly<Record<PartId, string>> = {
@@ -18,6 +29,7 @@ export const PART_TITLES: Readonly<Record<PartId, string>> = {
   answers: "9. Answers that do not tell whether an address has an account",
   passkeys: "10. Passkeys: server CPU beside a password, and the owner's sign-in during an attack",
   peer: "11. Beside a peer: better-auth 1.7 with SQLite, memory and latency",
+  stuffing: "12. Credential stuffing: accounts taken over, with and without the new-device confirmation",
 };
 
 export type PartContext = {

@@ -21,6 +21,8 @@ export type BenchServer = {
   /** NEXTAUTH_SECRET, for drills that sign what the account page would (its session form token). */
   secret: string;
   pid: number;
+  /** MAIL_OUTBOX_DIR: with no SMTP server, every mail the server sends is a file here (lib/mail/outbox.ts). */
+  outboxDir: string;
   /** How often each pino `event` was logged since the start; with `lane`, only lines with that `lane` field. */
   eventCount(event: string, lane?: string): number;
   /** Lines the server logged at level error or above (pino >= 50), and anything on stderr. */
@@ -198,6 +200,9 @@ export async function startServer(
   const publicUrl = `http://${publicHost}:${port}`;
   const secret = randomBytes(32).toString("hex");
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-bench-"));
+  // The bench's own outbox beside the database (removed with it), unless a part names another.
+  const ownOutbox = `${dataDir}-outbox`;
+  const outboxDir = settings.MAIL_OUTBOX_DIR ?? ownOutbox;
   const env = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: process.env.HOME ?? os.tmpdir(),
@@ -216,7 +221,7 @@ export async function startServer(
     NEXT_TELEMETRY_DISABLED: "1",
     // The drills sign in right after registering (201 before email verification existed, 202 since).
     REQUIRE_EMAIL_VERIFICATION: "false",
-    MAIL_OUTBOX_DIR: `${dataDir}-outbox`,
+    MAIL_OUTBOX_DIR: ownOutbox,
     ...settings,
   } as NodeJS.ProcessEnv;
 
@@ -271,8 +276,8 @@ export async function startServer(
         await exited;
       }
     }
-    // The database folder and the lock folder PGlite's owner keeps beside it.
-    for (const folder of [dataDir, `${dataDir}.lock`]) {
+    // The database folder, the lock folder PGlite's owner keeps beside it, and the bench's outbox.
+    for (const folder of [dataDir, `${dataDir}.lock`, ownOutbox]) {
       try {
         fs.rmSync(folder, { recursive: true, force: true, maxRetries: 3 });
       } catch (error) {
@@ -303,6 +308,7 @@ export async function startServer(
     publicUrl,
     secret,
     pid: child.pid!,
+    outboxDir,
     eventCount: (event, lane) => counts.get(lane === undefined ? event : `${event}\u0000${lane}`) ?? 0,
     errorLines: () => [...errors],
     cpuMs: () => processTreeCpuMs(child.pid!),
