@@ -135,6 +135,9 @@ test.describe("fault drills on the production server", () => {
     const email = uniqueEmail("faults-silent");
     const address = nextAddress();
     const body = JSON.stringify({ email, password: PASSWORD, altcha: await challengeFor(instance.baseURL, address) });
+    // The token route loaded before the flood, as on a server in use: routes load on first use
+    // (next.config.ts, preloadEntriesOnStart), and loading one needs descriptors the flood holds.
+    await postOnNewConnection(instance.baseURL, "/api/v1/authentication/token", "{}", nextAddress());
 
     /** A connection that never sends a byte; resolves with how long until the server closed it (or null if it did not within `waitMs`). */
     const silentFor = (waitMs: number, sockets: net.Socket[]) =>

@@ -1,3 +1,4 @@
+import { localized } from "@/lib/http/responses";
 import type { AppConfig } from "@/lib/config/env";
 import { AdmissionDesk } from "@/lib/auth/admission";
 import type { Database } from "@/lib/db/client";
@@ -325,6 +326,11 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     (path) => {
       metrics.fastPathRefusals.inc({ route: path });
       log.debug({ event: "refused_early", path });
+    },
+    {
+      of: (headers) =>
+        i18n.localeOf(new Headers({ cookie: headers.get("cookie") ?? "", "accept-language": headers.get("accept-language") ?? "" })),
+      say: (response, locale) => localized(response, locale, i18n.translator(locale)),
     },
   );
   const hashBudget = new HashBudget(config.HASH_CONCURRENCY, config.HASH_QUEUE, config.HASH_TRUSTED_SLOTS, clock);

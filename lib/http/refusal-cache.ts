@@ -27,7 +27,7 @@ export type FastRoute = { method: string; path: RoutePath; style: RefusalStyle }
 
 // A refusal's bytes change only when its Retry-After second does: each entry keeps the answer it
 // last rendered (and its gzip, made when first asked for), so a flood pays for a lookup, not a render.
-type Rendered = { seconds: number; plain: FastAnswer; gzip?: FastAnswer };
+type Rendered = { seconds: number; locale: string; plain: FastAnswer; gzip?: FastAnswer };
 type Entry = { retryAtMs: number; result: LimitResult; style: RefusalStyle; rendered?: Rendered };
 
 // Keys are a route path and an address key; the value holds a number and a shared policy object.
@@ -58,6 +58,11 @@ export class RefusalCache implements FastPath {
     private readonly production: boolean,
     /** Told of each early answer (a debug log line: free unless LOG_LEVEL=debug). */
     private readonly onAnswer: (path: RoutePath) => void = () => {},
+    /** The request's language, and the refusal said in it as the route's wrapper says it (lib/http/limited.ts). */
+    private readonly language: {
+      of(headers: HeaderReader): string;
+      say(response: Response, locale: string): Response;
+    } = { of: () => "", say: (response) => response },
   ) {
     this.routes = new Map(routes.map((route) => [`${route.method} ${route.path}`, route]));
     this.styles = new Map(routes.map((route) => [route.path, route.style]));
@@ -95,7 +100,11 @@ export class RefusalCache implements FastPath {
     if (!entry || entry.retryAtMs <= nowMs) return null;
     const remainingMs = entry.retryAtMs - nowMs;
     const seconds = retryAfterSeconds(remainingMs);
-    if (entry.rendered?.seconds !== seconds) entry.rendered = { seconds, plain: await this.render(entry, remainingMs) };
+    const locale = this.language.of(headers);
+    if (entry.rendered?.seconds !== seconds || entry.rendered.locale !== locale) {
+      const refusal = this.language.say(REFUSE[entry.style]({ ...entry.result, retryAfterMs: remainingMs }), locale);
+      entry.rendered = { seconds, locale, plain: await this.render(refusal) };
+    }
     const rendered = entry.rendered;
     this.onAnswer(route.path);
     if (!/\bgzip\b/i.test(headers.get("accept-encoding") ?? "")) return rendered.plain;
@@ -108,8 +117,7 @@ export class RefusalCache implements FastPath {
   }
 
   /** The very refusal the route would send now, with the same headers and body. */
-  private async render(entry: Entry, remainingMs: number): Promise<FastAnswer> {
-    const response = REFUSE[entry.style]({ ...entry.result, retryAfterMs: remainingMs });
+  private async render(response: Response): Promise<FastAnswer> {
     const answer: FastAnswer = {
       status: response.status,
       headers: { ...apiSecurityHeaders(this.production), vary: NEXT_VARY },
