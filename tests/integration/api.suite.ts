@@ -196,7 +196,9 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
       };
       for (let i = 0; i < 5; i++)
         await authenticate(gate, { email: "alice@example.com", password: "wrong" }, client(`203.0.113.${i + 10}`));
-      await gate.lockouts.reset(gate.usernameKey("alice@example.com"));
+      // The lock and the mark "under attack" both gone (a reset keeps the mark), so that this new
+      // device signs in without a mailed code: what is recorded is the subject here.
+      await gate.prisma.signInLockout.deleteMany({ where: { usernameKey: gate.usernameKey("alice@example.com") } });
       expect(
         await authenticate(gate, { email: "alice@example.com", password: "a long enough passphrase" }, client("2001:db8:aa:bb::1")),
       ).toMatchObject({ id: alice.id });
