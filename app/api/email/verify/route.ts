@@ -35,7 +35,7 @@ const NOT_THE_PASSWORD = "That is not the password this account was created with
 export const POST = limited("/api/email/verify", async (request, limits) => {
   const { gate } = limits;
   // It signs a browser in: no other site may make it do so (login CSRF), whatever the media type.
-  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) return csrfRefused();
+  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) return csrfRefused();
   const link = await readLinkRequest(request, gate, "verify_email", verifySchema);
   if (!link.ok) return link.response;
   const { token } = link;
