@@ -1,22 +1,18 @@
 import { z } from "zod";
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
-import { fieldErrors, newPasswordField } from "@/lib/auth/credentials";
+import { fieldErrors, newPasswordField, typedPasswordField } from "@/lib/auth/credentials";
 import { newPasswordProblem, replacePassword } from "@/lib/auth/new-password";
 import { openSession } from "@/lib/auth/browser-session";
 import { signInWithPassword } from "@/lib/auth/sign-in";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
-import { PASSWORD_MAX_LENGTH } from "@/lib/password/rules";
 import { SESSION_ENDED } from "@/lib/ui/messages";
 
 export const dynamic = "force-dynamic";
 
 const changeSchema = z.object({
-  currentPassword: z
-    .string({ error: "Enter your current password." })
-    .min(1, "Enter your current password.")
-    .max(PASSWORD_MAX_LENGTH * 4),
+  currentPassword: typedPasswordField("Enter your current password."),
   newPassword: newPasswordField,
   altcha: z.string().max(8_192).optional(),
 });
