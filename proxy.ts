@@ -14,7 +14,7 @@ import { PAGE_PATH_HEADER } from "./lib/http/page-paths";
 export function proxy(request: NextRequest) {
   const config = getConfig();
   const nonce = btoa(crypto.randomUUID());
-  const development = config.NODE_ENV === "development";
+  const development = config.nodeEnv === "development";
   const csp = [
     "default-src 'self'",
     `script-src 'self' 'nonce-${nonce}' 'strict-dynamic'${development ? " 'unsafe-eval'" : ""}`,
@@ -37,9 +37,9 @@ export function proxy(request: NextRequest) {
   requestHeaders.set(PAGE_PATH_HEADER, request.nextUrl.pathname);
   const response = NextResponse.next({ request: { headers: requestHeaders } });
 
-  response.headers.set(config.CSP_MODE === "enforce" ? "Content-Security-Policy" : "Content-Security-Policy-Report-Only", csp);
+  response.headers.set(config.http.cspMode === "enforce" ? "Content-Security-Policy" : "Content-Security-Policy-Report-Only", csp);
   response.headers.set("Reporting-Endpoints", 'csp="/api/csp-report"');
-  for (const [name, value] of Object.entries(baseSecurityHeaders(config.NODE_ENV === "production"))) response.headers.set(name, value);
+  for (const [name, value] of Object.entries(baseSecurityHeaders(config.nodeEnv === "production"))) response.headers.set(name, value);
   return response;
 }
 

@@ -138,11 +138,11 @@ type Backend = {
  * endpoint cannot open the circuit that sign-in depends on.
  */
 async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () => number, metrics: Metrics, log: Logger): Promise<Backend> {
-  const local = () => new MemoryRateLimitStore({ maxEntries: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, clock });
-  if (config.RATE_LIMIT_STORE === "memory") {
+  const local = () => new MemoryRateLimitStore({ maxEntries: config.rateLimit.memoryMaxEntries, clock });
+  if (config.rateLimit.store === "memory") {
     return {
       store: local(),
-      replays: memoryReplayStore(config.RATE_LIMIT_MEMORY_MAX_ENTRIES, clock),
+      replays: memoryReplayStore(config.rateLimit.memoryMaxEntries, clock),
       health: () => "up",
       circuits: () => [],
       close: async () => {},
@@ -153,17 +153,17 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
     let guard = guards.get(name);
     if (!guard) {
       guard = createStoreGuard({
-        timeoutMs: config.RATE_LIMIT_STORE_TIMEOUT_MS,
-        breakerFailures: config.RATE_LIMIT_BREAKER_FAILURES,
-        halfOpenAfterMs: config.RATE_LIMIT_BREAKER_HALF_OPEN_MS,
+        timeoutMs: config.rateLimit.storeTimeoutMs,
+        breakerFailures: config.rateLimit.breakerFailures,
+        halfOpenAfterMs: config.rateLimit.breakerHalfOpenMs,
         onOpen: () =>
           log.error({
             event: "rate_limit_breaker_open",
-            store: config.RATE_LIMIT_STORE,
+            store: config.rateLimit.store,
             circuit: name,
             effect: "this policy's outage rule applies",
           }),
-        onClose: () => log.info({ event: "rate_limit_breaker_closed", store: config.RATE_LIMIT_STORE, circuit: name }),
+        onClose: () => log.info({ event: "rate_limit_breaker_closed", store: config.rateLimit.store, circuit: name }),
       });
       guards.set(name, guard);
     }
@@ -179,15 +179,15 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
   let replays: ReplayStore;
   let health: () => StoreHealth = guardsHealth;
   let close: () => Promise<void>;
-  if (config.RATE_LIMIT_STORE === "redis") {
+  if (config.rateLimit.store === "redis") {
     const redis = connectRedis(
-      config.REDIS_URL,
+      config.rateLimit.redisUrl,
       throttled(10_000, (error) => log.warn({ event: "redis_connection_error", err: error.message })),
     );
     // Waits briefly for the first connection; a Redis that is down does not stop the start.
     if (!(await untilReady(redis, 2_000))) log.error({ event: "rate_limit_store_unreachable", store: "redis" });
-    store = new RedisRateLimitStore(redis, { keyPrefix: config.RATE_LIMIT_KEY_PREFIX });
-    replays = redisReplayStore(redis, config.RATE_LIMIT_KEY_PREFIX);
+    store = new RedisRateLimitStore(redis, { keyPrefix: config.rateLimit.keyPrefix });
+    replays = redisReplayStore(redis, config.rateLimit.keyPrefix);
     // Disconnected counts as down before the breaker has seen enough failures to open.
     health = () => (redis.status === "ready" ? guardsHealth() : "down");
     close = async () => void (await redis.quit().catch(() => redis.disconnect()));
@@ -258,34 +258,34 @@ export type GatehouseOptions = { hasher?: PasswordHasher; log?: Logger };
  */
 export async function createGatehouse(config: AppConfig, database: Database, options: GatehouseOptions = {}): Promise<Gatehouse> {
   const clock = Date.now;
-  const log = options.log ?? createLogger(config.LOG_LEVEL);
+  const log = options.log ?? createLogger(config.log.level);
   // First: a logo that cannot be served stops the start before any store, job or mail starts.
   const brand = loadBrand(config);
   // Catalogues that do not parse, or a DEFAULT_LOCALE without one, stop the start here too.
-  const i18n = createI18n(config);
+  const i18n = createI18n(config.i18n);
   const { prisma } = database;
   const linkProblem = linkOutlivesQuota(
     "PASSWORD_RESET_LINK_MINUTES",
-    config.PASSWORD_RESET_LINK_MINUTES * 60_000,
+    config.email.resetLinkLifetimeMs,
     "RATE_LIMIT_RECOVERY_MAIL",
-    config.policies.recoveryMail,
+    config.rateLimit.policies.recoveryMail,
   );
   if (linkProblem) throw new Error(linkProblem);
-  const trustedProxies = parseTrustedProxies(config.TRUSTED_PROXIES);
+  const trustedProxies = parseTrustedProxies(config.http.trustedProxies);
   // The gauges read the hash budget and the circuits at scrape time, after both are built below.
   const metrics = new Metrics({
     hashBudget: () => ({
       executing: hashBudget.executing,
       queued: hashBudget.queued,
-      concurrency: config.HASH_CONCURRENCY,
-      queue: config.HASH_QUEUE,
+      concurrency: config.passwords.hashConcurrency,
+      queue: config.passwords.hashQueue,
     }),
     circuits: () => backend.circuits(),
     databaseMemoryBytes: () => database.memoryBytes(),
   });
   const backend = await openBackend(config, prisma, clock, metrics, log);
   const failureLogs = new Map<string, (error: unknown) => void>();
-  const limiter = new RateLimiter(backend.store, config.policies, config.RATE_LIMIT_KEY_SECRET, clock, (policy, error) => {
+  const limiter = new RateLimiter(backend.store, config.rateLimit.policies, config.rateLimit.keySecret, clock, (policy, error) => {
     // Protection is weakened (fail open) or traffic refused (fail closed): error, once per 10 s per policy.
     let report = failureLogs.get(policy.name);
     if (!report) {
@@ -298,7 +298,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   });
   let warnedUnknownPeer = false;
   const resolveClient = (headers: HeaderReader): ClientAddress =>
-    resolveClientAddress(headers, { trustedProxies, ipv6PrefixLength: config.IPV6_PREFIX_LENGTH, peerHeader: peerHeaderFromServer() });
+    resolveClientAddress(headers, { trustedProxies, ipv6PrefixLength: config.http.ipv6PrefixLength, peerHeader: peerHeaderFromServer() });
   // Protection is weakened (these requests escape the per-address limits): error, once per 10 s.
   const reportMalformedHop = throttled(10_000, (hop: string) =>
     log.error({ event: "forwarded_for_malformed", hop, hint: "a trusted proxy wrote an X-Forwarded-For hop that is no address" }),
@@ -321,8 +321,8 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     fastRoutes(),
     resolveClient,
     clock,
-    config.RATE_LIMIT_MEMORY_MAX_ENTRIES,
-    config.NODE_ENV === "production",
+    config.rateLimit.memoryMaxEntries,
+    config.nodeEnv === "production",
     (path) => {
       metrics.fastPathRefusals.inc({ route: path });
       log.debug({ event: "refused_early", path });
@@ -333,7 +333,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
       say: (response, locale) => localized(response, locale, i18n.translator(locale)),
     },
   );
-  const hashBudget = new HashBudget(config.HASH_CONCURRENCY, config.HASH_QUEUE, config.HASH_TRUSTED_SLOTS, clock);
+  const hashBudget = new HashBudget(config.passwords.hashConcurrency, config.passwords.hashQueue, config.passwords.hashTrustedSlots, clock);
   const background = new Background((task, error) =>
     log.error({ event: "background_task_failed", task, err: error instanceof Error ? error.message : String(error) }),
   );
@@ -341,16 +341,16 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   // What the last process could not deliver before it stopped: sent now, each message once.
   background.run("mail_resume", () => mailer.resume().then(() => {}));
   const emailTokens = prismaEmailTokens(prisma);
-  if (config.NODE_ENV === "production" && !config.SMTP_URL) {
+  if (config.nodeEnv === "production" && !config.mail.smtpUrl) {
     // Links then sit in files on this machine, and no owner gets them: fine for a trial, never for users.
     log.error({
       event: "mail_to_outbox_only",
-      outboxDir: config.MAIL_OUTBOX_DIR,
+      outboxDir: config.mail.outboxDir,
       hint: "set SMTP_URL so verification, reset and unlock emails reach people",
     });
   }
   const lockouts = prismaLockoutRepository(prisma);
-  const usernameKey = (email: string) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["lockout", email]);
+  const usernameKey = (email: string) => digestKey(config.rateLimit.keySecret, ["lockout", email]);
   const recovery = new Recovery({
     prisma,
     tokens: emailTokens,
@@ -359,14 +359,14 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     background,
     clock,
     settings: {
-      publicUrl: appOrigin(config.NEXTAUTH_URL),
-      brand: mailBrandOf(brand, appOrigin(config.NEXTAUTH_URL)),
-      verifyLifetimeMs: config.EMAIL_VERIFICATION_LINK_HOURS * 3_600_000,
-      resetLifetimeMs: config.PASSWORD_RESET_LINK_MINUTES * 60_000,
-      unlockLifetimeMs: config.UNLOCK_LINK_MINUTES * 60_000,
+      publicUrl: appOrigin(config.http.publicUrl),
+      brand: mailBrandOf(brand, appOrigin(config.http.publicUrl)),
+      verifyLifetimeMs: config.email.verifyLinkLifetimeMs,
+      resetLifetimeMs: config.email.resetLinkLifetimeMs,
+      unlockLifetimeMs: config.email.unlockLinkLifetimeMs,
     },
     i18n,
-    isLocked: async (email) => (await lockouts.check(usernameKey(email), clock(), config.lockoutPolicy)).locked,
+    isLocked: async (email) => (await lockouts.check(usernameKey(email), clock(), config.lockout)).locked,
     onSkipped: (kind, reason) => log.info({ event: "mail_skipped", kind, reason }),
   });
   // Only weakened, never refused: warn (the metric counts each), once per 10 s.
@@ -374,8 +374,8 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     log.warn({ event: "breach_check_unavailable", reason, effect: "failed open: the password was not checked against the corpus" }),
   );
   const breachedPasswords = rangeBreachCheck({
-    url: config.BREACHED_PASSWORDS_URL,
-    timeoutMs: config.BREACHED_PASSWORDS_TIMEOUT_MS,
+    url: config.passwords.breachedUrl,
+    timeoutMs: config.passwords.breachedTimeoutMs,
     onUnavailable: reportBreachOutage,
     onVerdict: (verdict) => metrics.breachChecks.inc({ verdict }),
   });
@@ -390,37 +390,37 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     limiter,
     storeHealth: () => ({ kind: backend.store.kind, state: backend.health() }),
     replays: backend.replays,
-    altcha: { hmacSecret: config.ALTCHA_HMAC_SECRET, expiresSeconds: config.ALTCHA_EXPIRES_SECONDS, maxCounter: config.ALTCHA_MAX_COUNTER },
+    altcha: { hmacSecret: config.altcha.hmacSecret, expiresSeconds: config.altcha.expiresSeconds, maxCounter: config.altcha.maxCounter },
     lockouts,
     events: prismaSecurityEvents(prisma, clock, (error) => log.warn({ event: "security_event_not_recorded", err: String(error) })),
-    lockoutPolicy: config.lockoutPolicy,
-    deviceLockoutPolicy: config.deviceLockoutPolicy,
-    devices: prismaKnownDevices(prisma, { secret: config.DEVICE_COOKIE_SECRET, lifetimeMs: config.deviceCookieLifetimeMs }),
+    lockoutPolicy: config.lockout,
+    deviceLockoutPolicy: config.devices.lockout,
+    devices: prismaKnownDevices(prisma, { secret: config.devices.cookieSecret, lifetimeMs: config.devices.cookieLifetimeMs }),
     sessions: prismaBrowserSessions(prisma),
-    sessionPolicy: config.sessionPolicy,
+    sessionPolicy: config.session.policy,
     // noUpdateTTL: an address's count lapses 15 minutes after its first failure, not after its last,
     // so ongoing typos behind a shared address do not keep everyone there at the top level.
-    addressFailures: new LRUCache<string, number>({ max: config.RATE_LIMIT_MEMORY_MAX_ENTRIES, ttl: 15 * 60_000, noUpdateTTL: true }),
+    addressFailures: new LRUCache<string, number>({ max: config.rateLimit.memoryMaxEntries, ttl: 15 * 60_000, noUpdateTTL: true }),
     hashBudget,
     metrics,
     admissions: new AdmissionDesk(),
-    hasher: options.hasher ?? argon2Hasher(argon2Params(config.ARGON2_PROFILE)),
+    hasher: options.hasher ?? argon2Hasher(argon2Params(config.passwords.argon2Profile)),
     refusals,
     outages: new OutageLog(log, clock),
     clientAddress,
     usernameKey,
-    deviceLockKey: (deviceId) => digestKey(config.RATE_LIMIT_KEY_SECRET, ["device-lockout", deviceId]),
+    deviceLockKey: (deviceId) => digestKey(config.rateLimit.keySecret, ["device-lockout", deviceId]),
     background,
     mailer,
     emailTokens,
     recovery,
     passkeys: prismaPasskeys(prisma),
-    factors: prismaFactors(prisma, { seal: sealKeyOf(config.FACTOR_SECRET), recoveryCodes: config.FACTOR_SECRET }),
+    factors: prismaFactors(prisma, { seal: sealKeyOf(config.factors.secret), recoveryCodes: config.factors.secret }),
     pendingSignIns: prismaPendingSignIns(prisma),
-    secondFactorLockoutPolicy: config.secondFactorLockoutPolicy,
+    secondFactorLockoutPolicy: config.factors.lockout,
     secondFactorLockKey: (subject) =>
       digestKey(
-        config.RATE_LIMIT_KEY_SECRET,
+        config.rateLimit.keySecret,
         "userId" in subject
           ? ["second-factor", subject.userId]
           : "deviceId" in subject
@@ -429,13 +429,13 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
       ),
     breachedPasswords,
     passkeySettings: {
-      rp: relyingParty(appOrigin(config.NEXTAUTH_URL), brand.name),
+      rp: relyingParty(appOrigin(config.http.publicUrl), brand.name),
       // The memory replay store forgets what was spent at a restart: a challenge issued before one
       // must not verify after it, so a single instance signs with a key of this process's own.
       challengeSecret:
-        config.RATE_LIMIT_STORE === "memory"
-          ? `${config.passkeyChallengeSecret}:${randomBytes(16).toString("hex")}`
-          : config.passkeyChallengeSecret,
+        config.rateLimit.store === "memory"
+          ? `${config.passkeys.challengeSecret}:${randomBytes(16).toString("hex")}`
+          : config.passkeys.challengeSecret,
       challengeLifetimeMs: 5 * 60_000,
       replays: backend.replays,
     },
@@ -444,7 +444,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
         try {
           await background.idle();
           // A dead relay holds the shutdown no longer than this; what is left waits in the spool.
-          await mailer.close(config.MAIL_SHUTDOWN_WAIT_MS);
+          await mailer.close(config.mail.shutdownWaitMs);
           await backend.close();
         } finally {
           await database.close();

@@ -10,9 +10,9 @@ export async function startGatehouse(): Promise<void> {
     // server.mjs calls close() once the last in-flight request has been answered.
     publishLifecycle(
       {
-        shutdownGraceMs: gate.config.SHUTDOWN_GRACE_MS,
-        shutdownDelayMs: gate.config.SHUTDOWN_DELAY_MS,
-        firstByteTimeoutMs: gate.config.SOCKET_FIRST_BYTE_TIMEOUT_MS,
+        shutdownGraceMs: gate.config.http.shutdownGraceMs,
+        shutdownDelayMs: gate.config.http.shutdownDelayMs,
+        firstByteTimeoutMs: gate.config.http.socketFirstByteTimeoutMs,
       },
       async () => {
         await retention.stop();

@@ -10,7 +10,7 @@ async function main([name, ...args]: string[]): Promise<string> {
   const command = ADMIN_COMMANDS.find((candidate) => candidate.name === name);
   if (!command) throw new AdminError(usage());
   const config = getConfig();
-  const gate = await createGatehouse(config, await openDatabase(config.databaseTarget));
+  const gate = await createGatehouse(config, await openDatabase(config.database.target));
   try {
     return await command.run({ gate, prisma: gate.prisma }, args);
   } finally {

@@ -22,7 +22,7 @@ export async function ChangePasswordSection({
       <h2>{heading}</h2>
       <p className="hint">Every other browser and app signed in to your account is signed out when you change it.</p>
       <ChangePasswordForm
-        formToken={sessionFormToken(gate.config.NEXTAUTH_SECRET, currentSid)}
+        formToken={sessionFormToken(gate.config.session.secret, currentSid)}
         email={email}
         minLength={minimumPasswordLength({ hasOtherFactor })}
       />

@@ -14,7 +14,7 @@ export async function PasskeysSection({ passkeys, currentSid, email }: { passkey
         while sign-in from new devices is paused after failed attempts.
       </p>
       <Passkeys
-        formToken={sessionFormToken(gate.config.NEXTAUTH_SECRET, currentSid)}
+        formToken={sessionFormToken(gate.config.session.secret, currentSid)}
         email={email}
         passkeys={passkeys.map((passkey) => ({
           id: passkey.id,

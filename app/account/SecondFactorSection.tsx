@@ -32,7 +32,7 @@ export async function SecondFactorSection({ userId, currentSid, email }: { userI
         With a second step on, your password alone does not sign you in: a code from an authenticator app, or your passkey, is asked for
         after it. Recovery codes get you in if you lose both.
       </p>
-      <SecondFactors formToken={sessionFormToken(gate.config.NEXTAUTH_SECRET, currentSid)} email={email} summary={summary} setup={setup} />
+      <SecondFactors formToken={sessionFormToken(gate.config.session.secret, currentSid)} email={email} summary={summary} setup={setup} />
     </div>
   );
 }

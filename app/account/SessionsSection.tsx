@@ -88,7 +88,7 @@ export async function SessionsSection({ userId, currentSid }: Props) {
     gate.sessions.listLive(userId, nowMs, nowMs - gate.sessionPolicy.idleMs),
     listLiveFamilies(gate.prisma, userId, nowMs),
   ]);
-  const formToken = sessionFormToken(gate.config.NEXTAUTH_SECRET, currentSid);
+  const formToken = sessionFormToken(gate.config.session.secret, currentSid);
   const browserRows: Row[] = browsers.map((session) => ({
     key: session.id,
     name: session.browser,

@@ -76,7 +76,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
         <AccountNotice notice={typeof notice === "string" ? notice : undefined} />
         {notice === "confirm_first" ? (
           <ConfirmFirstCard
-            formToken={sessionFormToken(gate.config.NEXTAUTH_SECRET, currentSid)}
+            formToken={sessionFormToken(gate.config.session.secret, currentSid)}
             email={user.email}
             hasPasskey={passkeys.length > 0}
           />

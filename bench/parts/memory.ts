@@ -24,7 +24,7 @@ export const memoryPart: Part = {
   title: PART_TITLES.memory,
   async run(context: PartContext): Promise<PartReport> {
     const addresses = context.smoke ? 20_000 : 1_000_000;
-    const maxEntries = context.smoke ? 2_000 : parseConfig({}, { devServer: true }).RATE_LIMIT_MEMORY_MAX_ENTRIES;
+    const maxEntries = context.smoke ? 2_000 : parseConfig({}, { devServer: true }).rateLimit.memoryMaxEntries;
     const samples = 10;
     context.say(
       `gatehouse, then rate-limiter-flexible: ${fmt.int(addresses)} addresses, RATE_LIMIT_MEMORY_MAX_ENTRIES = ${fmt.int(maxEntries)}`,

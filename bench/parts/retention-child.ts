@@ -65,8 +65,8 @@ async function main(input: RetentionChildInput): Promise<RetentionChildOutput> {
   const withDb = await openDatabase(resolveDatabaseTarget(input.withRetentionUrl));
   const withPrisma = withDb.prisma;
   const policy = retentionPolicy(gate.config);
-  const intervalMs = gate.config.RETENTION_INTERVAL_MINUTES * 60_000;
-  const batchRows = gate.config.RETENTION_BATCH_ROWS;
+  const intervalMs = gate.config.retention.intervalMs;
+  const batchRows = gate.config.retention.batchRows;
   let now = START_MS;
   const clock = () => now;
   const setupMs = performance.now() - setupStartedMs;
@@ -130,7 +130,7 @@ async function main(input: RetentionChildInput): Promise<RetentionChildOutput> {
     slowestRunMs,
     elapsedMs,
     writesPerSecond: writes / (elapsedMs / 1000),
-    settings: { lockoutIdleHours: policy.lockoutIdleMs / 3_600_000, intervalMinutes: gate.config.RETENTION_INTERVAL_MINUTES, batchRows },
+    settings: { lockoutIdleHours: policy.lockoutIdleMs / 3_600_000, intervalMinutes: gate.config.retention.intervalMs / 60_000, batchRows },
   };
 }
 

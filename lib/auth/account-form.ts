@@ -34,15 +34,15 @@ export async function readAccountForm(
   }
   if (!session) return refuse(jsonError(401, "unauthenticated", SESSION_ENDED));
   if (session.passwordChangeRequired && !replacesPassword) return refuse(passwordChangeRequired());
-  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) {
+  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) {
     gate.log.info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
     return refuse(csrfRefused());
   }
   const refused = await beforeBody(session);
   if (refused) return refuse(refused);
-  const form = await readForm(request, gate.config.MAX_BODY_BYTES);
+  const form = await readForm(request, gate.config.http.maxBodyBytes);
   if (!form.ok) return form;
-  if (!isSessionFormToken(gate.config.NEXTAUTH_SECRET, session.sid, form.value.formToken)) return refuse(csrfRefused());
+  if (!isSessionFormToken(gate.config.session.secret, session.sid, form.value.formToken)) return refuse(csrfRefused());
   return accept({ session, fields: form.value });
 }
 

@@ -25,7 +25,7 @@ export async function apiCaller(
   if (authorization !== null) {
     const match = /^Bearer ([A-Za-z0-9_\-.]{1,4096})$/.exec(authorization);
     const check = match
-      ? await verifyAccessToken(match[1]!, gate.config.API_TOKEN_SECRET, gate.clock())
+      ? await verifyAccessToken(match[1]!, gate.config.tokens.secret, gate.clock())
       : { ok: false as const, reason: "invalid" as const };
     if (!check.ok) {
       const message = check.reason === "expired" ? "The access token has expired. Refresh it." : "The access token is not valid.";
@@ -77,7 +77,7 @@ export async function apiCaller(
     // A cookie rides along on any request the browser makes, a Bearer token only on the ones its
     // holder writes: cookie-authenticated writes must show they come from the app's own pages.
     if (options.changesState) {
-      if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) {
+      if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) {
         gate.log.info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
         return refuse(
           jsonError(403, "csrf_invalid", "This request did not come from this site's pages. Send it from the app, or use a Bearer token."),

@@ -62,7 +62,7 @@ export async function openSession(
  */
 export function landingUrl(gate: Gatehouse, outcome: Extract<SignInOutcome, { ok: true }>, callbackUrl: string | undefined): string {
   const path = outcome.passwordChangeRequired ? NEW_PASSWORD_PATH : safeCallbackPath(callbackUrl);
-  return new URL(path, appOrigin(gate.config.NEXTAUTH_URL)).toString();
+  return new URL(path, appOrigin(gate.config.http.publicUrl)).toString();
 }
 
 /**

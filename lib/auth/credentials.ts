@@ -31,6 +31,19 @@ export const newPasswordField = z
   .string({ error: "Enter a password." })
   .max(PASSWORD_MAX_LENGTH * 8, `Use at most ${PASSWORD_MAX_LENGTH} characters.`);
 
+/**
+ * A password checked against the account's hash ("confirm it's you", the current one at a change,
+ * the one an address-verification link asks for): its shape only. The new-password rules here
+ * would tell an attacker which guesses cannot be right without paying for a verification.
+ * `emptyMessage`: what the form says when it is missing or empty.
+ */
+export function typedPasswordField(emptyMessage: string) {
+  return z
+    .string({ error: emptyMessage })
+    .min(1, emptyMessage)
+    .max(PASSWORD_MAX_LENGTH * 4);
+}
+
 /** Whose new password it is: the email it may not contain, and whether the password is the account's only factor. */
 export type NewPasswordOwner = { email: string | undefined; hasOtherFactor: boolean };
 

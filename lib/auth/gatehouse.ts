@@ -13,7 +13,7 @@ export const APP_GATEHOUSE = "gatehouse";
 export function gatehouse(): Promise<Gatehouse> {
   return remember(APP_GATEHOUSE, async () => {
     const config = getConfig();
-    const database = await openDatabase(config.databaseTarget, { minFreeBytes: config.DISK_MIN_FREE_MB * 1024 * 1024 });
+    const database = await openDatabase(config.database.target, { minFreeBytes: config.database.minFreeBytes });
     try {
       return serve(await createGatehouse(config, database));
     } catch (error) {

@@ -2,7 +2,11 @@ import { busy } from "@/lib/http/refusals";
 import type { PasswordProblem } from "@/lib/password/rules";
 import { hasOtherFactor, storeNewPassword } from "@/lib/users/accounts";
 import { newPasswordRules } from "./credentials";
+import type { RouteLimits } from "@/lib/http/limited";
+import { browserLabel } from "@/lib/sessions/browser-label";
+import { endOtherSessions } from "./end-sessions";
 import type { Gatehouse } from "./gatehouse";
+import { noticeOrigin } from "./sign-in";
 
 export const BREACHED_PASSWORD =
   "This password has appeared in a data breach, so attackers try it on every site first. Choose another one, used nowhere else.";
@@ -37,26 +41,68 @@ export async function newPasswordProblem(
   return breachedProblem(gate, password);
 }
 
-/** Where a new hash goes: the signed-in owner's account, or the account of a live reset link (spent in the same statement). */
-export type PasswordTarget = { userId: string } | { resetLinkId: string };
+/**
+ * Why the password is replaced, which decides what else goes with the old one:
+ * - `change`: the signed-in owner, from the account page; `sessionId` is the renewed session the
+ *   route opens next, which the event names.
+ * - `reset`: an emailed reset link (spent in the same statement as the hash). The mailbox proved
+ *   the owner, so the attack on the old password is over (its lock and "under attack" go), every
+ *   other emailed link dies, and `removePasskeys` takes every passkey too.
+ */
+export type Replacement =
+  { kind: "change"; userId: string; sessionId: string } | { kind: "reset"; resetLinkId: string; removePasskeys: boolean };
 
-export type Replaced = { ok: true; userId: string; email: string; credentialGeneration: number } | { ok: false; refusal: Response | null };
+/** The event on the account page and in the log, and the mail to the owner. */
+const SAID = {
+  change: { event: "password_changed", notice: "password_changed" },
+  reset: { event: "password_reset", notice: "password_was_reset" },
+} as const;
+
+export type Replaced =
+  | { ok: true; userId: string; email: string; credentialGeneration: number; device: { token: string; expiresAtMs: number }; nowMs: number }
+  | { ok: false; refusal: Response | null };
 
 /**
- * The one way a password is replaced (the change form, a reset link): hashed in a hash-budget slot
+ * The one way a password is replaced (the change form, a reset link). Hashed in a hash-budget slot
  * (503 busy when none is free), then stored with a raised credential generation and the breached
- * mark cleared, in one statement. `refusal: null`: the target is gone (a spent link, a deleted
- * account). The caller then tidies up (sessions, devices, links) as its flow needs.
+ * mark cleared, in one statement: from its commit, every session and refresh family made under
+ * the old password is dead, and what follows only tidies up. Every session ends (the change
+ * renews its own after), every known device is forgotten and this browser becomes the one known
+ * device, the event is recorded, the owner is mailed. `refusal: null`: the target is gone (a spent
+ * link, a deleted account).
  */
-export async function replacePassword(gate: Gatehouse, password: string, target: PasswordTarget): Promise<Replaced> {
+export async function replacePassword(limits: RouteLimits, password: string, how: Replacement): Promise<Replaced> {
+  const { gate, client } = limits;
   const passwordHash = await gate.hashBudget.run(
     () => gate.hasher.hash(password),
     () => null,
   );
   if (!passwordHash) return { ok: false, refusal: busy() };
   const stored =
-    "resetLinkId" in target
-      ? await gate.emailTokens.resetPassword(target.resetLinkId, passwordHash, gate.clock())
-      : await storeNewPassword(gate.prisma, target.userId, passwordHash);
-  return stored ? { ok: true, ...stored } : { ok: false, refusal: null };
+    how.kind === "reset"
+      ? await gate.emailTokens.resetPassword(how.resetLinkId, passwordHash, gate.clock())
+      : await storeNewPassword(gate.prisma, how.userId, passwordHash);
+  if (!stored) return { ok: false, refusal: null };
+  const { userId, email } = stored;
+  const nowMs = gate.clock();
+  const browser = browserLabel(limits.userAgent);
+
+  const ended = await endOtherSessions(gate, userId, null, nowMs);
+  let reset = {};
+  if (how.kind === "reset") {
+    const passkeysRemoved = how.removePasskeys ? await gate.passkeys.removeAll(userId) : 0;
+    if (passkeysRemoved > 0) await gate.events.accountChanged(userId, "passkeys_removed_by_reset", client, { browser });
+    reset = { linksRevoked: await gate.emailTokens.revokeAll(userId), passkeysRemoved };
+  }
+  const usernameKey = gate.usernameKey(email);
+  const devicesForgotten = await gate.devices.forgetAll(usernameKey);
+  // The old password is dead, so the attack on it is over: the streak, the lock and "under attack" go.
+  if (how.kind === "reset") await gate.lockouts.forget(usernameKey);
+  const device = await gate.devices.issue(usernameKey, nowMs);
+
+  const said = SAID[how.kind];
+  await gate.events.accountChanged(userId, said.event, client, how.kind === "change" ? { browser, sessionId: how.sessionId } : { browser });
+  gate.recovery.notice(said.notice, { id: userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
+  gate.log.info({ event: said.event, userId, ...ended, devicesForgotten, ...reset });
+  return { ok: true, ...stored, device, nowMs };
 }

@@ -192,7 +192,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
   // A sign-in from a client with no known device may wait for a mailed code (below), and a
   // password in a breach corpus makes it wait whether it is right or wrong: its lookup starts now,
   // so that its answer is rarely waited for inside the slot (it fails open after its timeout).
-  const confirmable = intent.kind === "sign_in" && device === null && confirms === null && gate.config.NEW_DEVICE_CONFIRMATION !== "off";
+  const confirmable = intent.kind === "sign_in" && device === null && confirms === null && gate.config.devices.confirmation !== "off";
   const verdict = confirmable ? gate.breachedPasswords.check(password).catch(() => "unknown" as const) : null;
   const outcome = await gate.hashBudget.run(
     async (): Promise<SignInOutcome> => {
@@ -241,7 +241,7 @@ async function decide(
   // A sign-in from a client with no known device, on a username under attack (or always), waits
   // for a mailed code whether the password is right or not (lib/factors/device-confirmation.ts).
   const confirmable = verdict !== null;
-  const underAttack = confirmable && confirmationDueBeforeCheck(gate.config.NEW_DEVICE_CONFIRMATION, attempt.lastFailedAtMs, nowMs);
+  const underAttack = confirmable && confirmationDueBeforeCheck(gate.config.devices.confirmation, attempt.lastFailedAtMs, nowMs);
   // So does a password in a breach corpus, wrong as well as right, so the answer does not tell
   // them apart. Under attack the code is due anyway, and a right password's mark is found in the background.
   const submittedBreached = confirmable && !underAttack && (await verdict) === "breached";
@@ -251,7 +251,7 @@ async function decide(
   // for the right one, unless this attempt carries the address's confirmation link: any other
   // answer would tell whoever just registered an address that it had no account.
   const confirming = confirms !== null && user !== null && user.id === confirms.userId;
-  const unconfirmed = user !== null && !user.emailVerified && !confirming && gate.config.REQUIRE_EMAIL_VERIFICATION === "true";
+  const unconfirmed = user !== null && !user.emailVerified && !confirming && gate.config.email.requireVerification;
   if (!user || unconfirmed || (confirms !== null && !confirming)) {
     // Its owner gets the link again (within the recovery-mail quota).
     if (user && unconfirmed) gate.recovery.verificationNeeded(user);
@@ -371,7 +371,7 @@ async function openPending(
           ...common,
           step: "device_confirmation",
           userId: user?.id ?? null,
-          codeDigest: code === null ? null : deviceCodeDigest(gate.config.deviceCodeSecret, code),
+          codeDigest: code === null ? null : deviceCodeDigest(gate.config.devices.codeSecret, code),
           usernameKey: gate.usernameKey(passed.email),
         });
   const methods: SecondStepMethod[] = next.step === "second_factor" ? next.methods : ["email_code"];

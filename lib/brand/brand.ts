@@ -21,17 +21,15 @@ export type Brand = {
   termsUrl: string | null;
 };
 
-type BrandSettings = Pick<AppConfig, "BRAND_NAME" | "BRAND_LOGO" | "SUPPORT_URL" | "SUPPORT_EMAIL" | "PRIVACY_URL" | "TERMS_URL"> & {
-  brandPalette: Palette | null;
-};
+type BrandSettings = Pick<AppConfig, "brand">;
 
 export type ReadFile = (file: string) => Uint8Array;
 
 /** The brand `config` describes; a logo that is missing, too large or not a safe SVG/PNG throws, naming BRAND_LOGO. */
 export function loadBrand(config: BrandSettings, readFile: ReadFile = fs.readFileSync): Brand {
   let logo: Logo | null = null;
-  if (config.BRAND_LOGO !== undefined) {
-    const file = path.resolve(config.BRAND_LOGO);
+  if (config.brand.logoFile !== undefined) {
+    const file = path.resolve(config.brand.logoFile);
     let bytes: Uint8Array;
     try {
       bytes = readFile(file);
@@ -44,13 +42,13 @@ export function loadBrand(config: BrandSettings, readFile: ReadFile = fs.readFil
     logo = checked.logo;
   }
   return {
-    name: config.BRAND_NAME,
+    name: config.brand.name,
     logo,
-    color: config.brandPalette,
-    supportUrl: config.SUPPORT_URL ?? null,
-    supportEmail: config.SUPPORT_EMAIL ?? null,
-    privacyUrl: config.PRIVACY_URL ?? null,
-    termsUrl: config.TERMS_URL ?? null,
+    color: config.brand.palette,
+    supportUrl: config.brand.supportUrl ?? null,
+    supportEmail: config.brand.supportEmail ?? null,
+    privacyUrl: config.brand.privacyUrl ?? null,
+    termsUrl: config.brand.termsUrl ?? null,
   };
 }
 

@@ -7,9 +7,9 @@ const SECRET = { NEXTAUTH_SECRET: "s".repeat(32) };
 describe("parseConfig", () => {
   it("has working defaults for the development server", () => {
     const config = parseConfig({}, { devServer: true });
-    expect(config.ARGON2_PROFILE).toBe("owasp");
-    expect(config.MAX_BODY_BYTES).toBe(16 * 1024);
-    expect(config.NEXTAUTH_SECRET.length).toBeGreaterThanOrEqual(32);
+    expect(config.passwords.argon2Profile).toBe("owasp");
+    expect(config.http.maxBodyBytes).toBe(16 * 1024);
+    expect(config.session.secret.length).toBeGreaterThanOrEqual(32);
   });
 
   it("refuses the public development secret to every server but the development server, whatever NODE_ENV says", () => {
@@ -20,14 +20,14 @@ describe("parseConfig", () => {
         /NEXTAUTH_SECRET/,
       );
     }
-    expect(parseConfig({ NODE_ENV: "test", ...SECRET }).NEXTAUTH_SECRET).toBe(SECRET.NEXTAUTH_SECRET);
+    expect(parseConfig({ NODE_ENV: "test", ...SECRET }).session.secret).toBe(SECRET.NEXTAUTH_SECRET);
   });
 
   it("requires a real secret and the OWASP profile in production, naming the variable", () => {
     expect(() => parseConfig({ NODE_ENV: "production", NEXTAUTH_URL: "https://login.example" })).toThrow(/NEXTAUTH_SECRET/);
     const production = { NODE_ENV: "production", NEXTAUTH_SECRET: "s".repeat(32), NEXTAUTH_URL: "https://login.example" };
     expect(() => parseConfig({ ...production, ARGON2_PROFILE: "test" })).toThrow(/ARGON2_PROFILE/);
-    expect(parseConfig(production).NEXTAUTH_SECRET).toBe("s".repeat(32));
+    expect(parseConfig(production).session.secret).toBe("s".repeat(32));
   });
 
   it("requires the app's https URL in production; plain http on localhost only with ALLOW_INSECURE_COOKIES=true", () => {
@@ -43,10 +43,10 @@ describe("parseConfig", () => {
     ]) {
       expect(() => parseConfig({ ...production, NEXTAUTH_URL }), String(NEXTAUTH_URL)).toThrow(/NEXTAUTH_URL/);
     }
-    expect(parseConfig({ ...production, NEXTAUTH_URL: "https://login.example" }).NEXTAUTH_URL).toBe("https://login.example");
+    expect(parseConfig({ ...production, NEXTAUTH_URL: "https://login.example" }).http.publicUrl).toBe("https://login.example");
     const insecure = { ...production, ALLOW_INSECURE_COOKIES: "true" };
     for (const NEXTAUTH_URL of ["http://127.0.0.1:3210", "http://localhost:3000"]) {
-      expect(parseConfig({ ...insecure, NEXTAUTH_URL }).NEXTAUTH_URL).toBe(NEXTAUTH_URL);
+      expect(parseConfig({ ...insecure, NEXTAUTH_URL }).http.publicUrl).toBe(NEXTAUTH_URL);
     }
     // The opt-in is for this machine only, never for a public host.
     expect(() => parseConfig({ ...insecure, NEXTAUTH_URL: "http://login.example" })).toThrow(/NEXTAUTH_URL/);
@@ -56,8 +56,8 @@ describe("parseConfig", () => {
   });
 
   it("enforces the CSP unless report-only is asked for", () => {
-    expect(parseConfig(SECRET).CSP_MODE).toBe("enforce");
-    expect(parseConfig({ ...SECRET, CSP_MODE: "report-only" }).CSP_MODE).toBe("report-only");
+    expect(parseConfig(SECRET).http.cspMode).toBe("enforce");
+    expect(parseConfig({ ...SECRET, CSP_MODE: "report-only" }).http.cspMode).toBe("report-only");
     expect(() => parseConfig({ ...SECRET, CSP_MODE: "off" })).toThrow(/CSP_MODE/);
   });
 
@@ -67,19 +67,18 @@ describe("parseConfig", () => {
     expect(() => parseConfig({ ...SECRET, RATE_LIMIT_KEY_PREFIX: "has space" })).toThrow(/RATE_LIMIT_KEY_PREFIX/);
     expect(() => parseConfig({ ...SECRET, RATE_LIMIT_STORE: "memcached" })).toThrow(/RATE_LIMIT_STORE/);
     expect(
-      parseConfig({ ...SECRET, REDIS_URL: "rediss://cache.internal:6380/2", RATE_LIMIT_KEY_PREFIX: "app-1:" }).RATE_LIMIT_KEY_PREFIX,
+      parseConfig({ ...SECRET, REDIS_URL: "rediss://cache.internal:6380/2", RATE_LIMIT_KEY_PREFIX: "app-1:" }).rateLimit.keyPrefix,
     ).toBe("app-1:");
   });
 
   it("ends sessions after 8 h idle and 30 days, refresh families after 90 days, unless told otherwise", () => {
     const config = parseConfig(SECRET);
-    expect(config.SESSION_MAX_AGE_SECONDS).toBe(8 * 3600);
-    expect(config.SESSION_ABSOLUTE_LIFETIME_SECONDS).toBe(30 * 86_400);
-    expect(config.REFRESH_FAMILY_LIFETIME_DAYS).toBe(90);
+    expect(config.session.policy).toEqual({ idleMs: 8 * 3_600_000, absoluteMs: 30 * 86_400_000, touchEveryMs: 60_000 });
+    expect(config.session.maxAgeSeconds).toBe(8 * 3600);
+    expect(config.tokens.refreshFamilyLifetimeMs).toBe(90 * 86_400_000);
     expect(
-      parseConfig({ ...SECRET, SESSION_MAX_AGE_SECONDS: "600", SESSION_ABSOLUTE_LIFETIME_SECONDS: "600" })
-        .SESSION_ABSOLUTE_LIFETIME_SECONDS,
-    ).toBe(600);
+      parseConfig({ ...SECRET, SESSION_MAX_AGE_SECONDS: "600", SESSION_ABSOLUTE_LIFETIME_SECONDS: "600" }).session.policy.absoluteMs,
+    ).toBe(600_000);
   });
 
   it("refuses an absolute session lifetime shorter than the idle timeout, naming the variable", () => {
@@ -90,8 +89,8 @@ describe("parseConfig", () => {
   });
 
   it("uses no-reply@localhost only under npm run dev, and asks for MAIL_FROM in production with SMTP_URL", () => {
-    expect(parseConfig(SECRET, { devServer: true }).MAIL_FROM).toBe("Gatehouse <no-reply@localhost>");
-    expect(parseConfig(SECRET, { devServer: false }).MAIL_FROM).not.toContain("localhost");
+    expect(parseConfig(SECRET, { devServer: true }).mail.from).toBe("Gatehouse <no-reply@localhost>");
+    expect(parseConfig(SECRET, { devServer: false }).mail.from).not.toContain("localhost");
     const production = {
       ...SECRET,
       NODE_ENV: "production",
@@ -99,34 +98,76 @@ describe("parseConfig", () => {
       SMTP_URL: "smtps://mail.acme.example",
     };
     expect(() => parseConfig(production)).toThrow(/MAIL_FROM: must be set when SMTP_URL is/);
-    expect(parseConfig({ ...production, MAIL_FROM: "Acme <no-reply@acme.example>" }).MAIL_FROM).toBe("Acme <no-reply@acme.example>");
+    expect(parseConfig({ ...production, MAIL_FROM: "Acme <no-reply@acme.example>" }).mail.from).toBe("Acme <no-reply@acme.example>");
     expect(() => parseConfig({ ...production, MAIL_FROM: "" })).toThrow(/MAIL_FROM/);
   });
 
   it("takes DEFAULT_LOCALE as a language tag and refuses anything else, naming it", () => {
-    expect(parseConfig(SECRET).DEFAULT_LOCALE).toBe("en");
-    expect(parseConfig({ ...SECRET, DEFAULT_LOCALE: "de" }).DEFAULT_LOCALE).toBe("de");
+    expect(parseConfig(SECRET).i18n.defaultLocale).toBe("en");
+    expect(parseConfig({ ...SECRET, DEFAULT_LOCALE: "de" }).i18n.defaultLocale).toBe("de");
     for (const DEFAULT_LOCALE of ["German", "de_DE", "../en", ""])
       expect(() => parseConfig({ ...SECRET, DEFAULT_LOCALE })).toThrow(/DEFAULT_LOCALE/);
   });
 
   it("writes mail to the outbox unless SMTP_URL names an smtp:// or smtps:// relay", () => {
     const config = parseConfig(SECRET);
-    expect(config.SMTP_URL).toBeUndefined();
-    expect(parseConfig({ ...SECRET, SMTP_URL: "" }).SMTP_URL).toBeUndefined();
+    expect(config.mail.smtpUrl).toBeUndefined();
+    expect(parseConfig({ ...SECRET, SMTP_URL: "" }).mail.smtpUrl).toBeUndefined();
     expect([
-      config.MAIL_FROM,
-      config.MAIL_OUTBOX_DIR,
-      config.MAIL_QUEUE_MAX,
-      config.MAIL_MAX_ATTEMPTS,
-      config.MAIL_RETRY_BASE_MS,
-      config.MAIL_SEND_TIMEOUT_MS,
+      config.mail.from,
+      config.mail.outboxDir,
+      config.mail.queueMax,
+      config.mail.maxAttempts,
+      config.mail.retryBaseMs,
+      config.mail.sendTimeoutMs,
     ]).toEqual(["Gatehouse <no-reply@outbox.invalid>", ".data/outbox", 1_000, 20, 2_000, 15_000]);
     for (const SMTP_URL of ["smtps://user:pass@mail.example:465", "smtp://mail.example:587?requireTLS=true"])
-      expect(parseConfig({ ...SECRET, SMTP_URL }).SMTP_URL).toBe(SMTP_URL);
+      expect(parseConfig({ ...SECRET, SMTP_URL }).mail.smtpUrl).toBe(SMTP_URL);
     for (const SMTP_URL of ["http://mail.example", "mail.example:25"])
       expect(() => parseConfig({ ...SECRET, SMTP_URL })).toThrow(/SMTP_URL/);
     expect(() => parseConfig({ ...SECRET, MAIL_QUEUE_MAX: "0" })).toThrow(/MAIL_QUEUE_MAX/);
+  });
+
+  it("hands the code typed, grouped settings: booleans as booleans, durations in ms, converted once", () => {
+    const defaults = parseConfig(SECRET);
+    expect(defaults.email.requireVerification).toBe(true);
+    expect(defaults.http.allowInsecureCookies).toBe(false);
+    expect(defaults.i18n.pseudoLocale).toBe(false);
+    expect(defaults.lockout).toEqual({
+      threshold: 5,
+      baseLockMs: 60_000,
+      maxLockMs: 3_600_000,
+      quietPeriodMs: 12 * 3_600_000,
+      capFailures: 100,
+      capHoldMs: 24 * 3_600_000,
+    });
+    expect(defaults.devices.lockout).not.toHaveProperty("capHoldMs");
+    expect(defaults.factors.lockout).toMatchObject({ threshold: 5, capFailures: undefined });
+    expect([defaults.email.verifyLinkLifetimeMs, defaults.email.resetLinkLifetimeMs, defaults.email.unlockLinkLifetimeMs]).toEqual([
+      48 * 3_600_000,
+      30 * 60_000,
+      60 * 60_000,
+    ]);
+    expect([defaults.retention.securityEventMs, defaults.retention.intervalMs]).toEqual([90 * 86_400_000, 10 * 60_000]);
+    expect([defaults.tokens.refreshTtlMs, defaults.tokens.refreshTtlSeconds]).toEqual([30 * 86_400_000, 30 * 86_400]);
+    expect(defaults.devices.cookieLifetimeMs).toBe(180 * 86_400_000);
+    expect(defaults.database.minFreeBytes).toBe(64 * 1024 * 1024);
+
+    const set = parseConfig({
+      ...SECRET,
+      REQUIRE_EMAIL_VERIFICATION: "false",
+      I18N_PSEUDO_LOCALE: "true",
+      LOCKOUT_THRESHOLD: "3",
+      LOCKOUT_BASE_SECONDS: "2",
+      LOCKOUT_QUIET_HOURS: "0.5",
+      SECOND_FACTOR_LOCKOUT_THRESHOLD: "4",
+      PASSWORD_RESET_LINK_MINUTES: "15",
+    });
+    expect([set.email.requireVerification, set.i18n.pseudoLocale]).toEqual([false, true]);
+    expect(set.lockout).toMatchObject({ threshold: 3, baseLockMs: 2_000, quietPeriodMs: 1_800_000 });
+    expect(set.devices.lockout).toMatchObject({ threshold: 3, baseLockMs: 2_000 });
+    expect(set.factors.lockout).toMatchObject({ threshold: 4, baseLockMs: 2_000 });
+    expect(set.email.resetLinkLifetimeMs).toBe(15 * 60_000);
   });
 
   it("refuses malformed numbers, naming the variable", () => {
@@ -151,7 +192,7 @@ describe("maxConnections (server.mjs's MAX_CONNECTIONS)", () => {
   it("defaults to 1024, the value lib/config validates too", () => {
     expect(maxConnections({})).toBe(1024);
     expect(maxConnections({ MAX_CONNECTIONS: "200" })).toBe(200);
-    expect(parseConfig({ ...SECRET }).MAX_CONNECTIONS).toBe(1024);
+    expect(parseConfig({ ...SECRET }).http.maxConnections).toBe(1024);
   });
 
   it("names MAX_CONNECTIONS when it is not a whole number from 1 to 1000000, here and at start", () => {

@@ -391,36 +391,152 @@ export const envSchema = z
 /** The name of every variable the schema reads. */
 export type EnvVariable = keyof z.input<typeof envSchema>;
 
-type Secrets =
-  "NEXTAUTH_SECRET" | "RATE_LIMIT_KEY_SECRET" | "ALTCHA_HMAC_SECRET" | "API_TOKEN_SECRET" | "DEVICE_COOKIE_SECRET" | "FACTOR_SECRET";
+/** The variables as the schema parsed them: flat, named as in the environment, in their units. */
+type EnvValues = z.infer<typeof envSchema>;
 
-/** The settings in the units and shapes the code uses, converted here once. */
-type Derived = {
-  /** Where DATABASE_URL says the data lives. */
-  databaseTarget: DatabaseTarget;
-  /** The rate-limit policies table with the RATE_LIMIT_* overrides applied. */
-  policies: Policies;
+/**
+ * The settings the code reads: typed (booleans as booleans), grouped by what they configure, with
+ * durations in milliseconds and sizes in bytes, converted here once from the variables above. The
+ * few in seconds are handed to a protocol that counts in seconds (next-auth's maxAge, OAuth's
+ * expires_in, ALTCHA's expiry), and their names say so.
+ */
+export type AppConfig = {
+  nodeEnv: EnvValues["NODE_ENV"];
+  database: {
+    /** Where DATABASE_URL says the data lives. */
+    target: DatabaseTarget;
+    /** PGlite: the start and readiness refuse a data folder's disk with less free (DISK_MIN_FREE_MB). */
+    minFreeBytes: number;
+  };
+  log: { level: EnvValues["LOG_LEVEL"] };
+  http: {
+    /** NEXTAUTH_URL: the app's public URL; undefined means http://localhost:3000 (appOrigin). */
+    publicUrl: string | undefined;
+    maxBodyBytes: number;
+    /** TRUSTED_PROXIES as written: IPs or CIDRs, parsed by the client-address resolver. */
+    trustedProxies: string;
+    ipv6PrefixLength: number;
+    cspMode: EnvValues["CSP_MODE"];
+    allowInsecureCookies: boolean;
+    maxConnections: number;
+    shutdownGraceMs: number;
+    shutdownDelayMs: number;
+    socketFirstByteTimeoutMs: number;
+  };
+  session: {
+    /** NEXTAUTH_SECRET (only `npm run dev` runs with the public development one). */
+    secret: string;
+    /** The idle timeout, for next-auth and the cookie's Max-Age (both count seconds); `policy.idleMs` in ms. */
+    maxAgeSeconds: number;
+    policy: SessionPolicy;
+  };
+  tokens: {
+    /** API_TOKEN_SECRET (derived from NEXTAUTH_SECRET when unset). */
+    secret: string;
+    accessTtlSeconds: number;
+    refreshTtlMs: number;
+    /** The same, for OAuth's refresh_expires_in. */
+    refreshTtlSeconds: number;
+    /** A refresh family's absolute lifetime from its sign-in. */
+    refreshFamilyLifetimeMs: number;
+  };
+  passwords: {
+    argon2Profile: EnvValues["ARGON2_PROFILE"];
+    hashConcurrency: number;
+    hashQueue: number;
+    /** Argon2id slots only known devices may use. */
+    hashTrustedSlots: number;
+    /** A Pwned Passwords range service; "" is off. */
+    breachedUrl: string;
+    breachedTimeoutMs: number;
+  };
+  rateLimit: {
+    /** RATE_LIMIT_KEY_SECRET (derived from NEXTAUTH_SECRET when unset): keys are HMAC digests under it. */
+    keySecret: string;
+    store: EnvValues["RATE_LIMIT_STORE"];
+    redisUrl: string;
+    keyPrefix: string;
+    storeTimeoutMs: number;
+    breakerFailures: number;
+    breakerHalfOpenMs: number;
+    memoryMaxEntries: number;
+    /** The rate-limit policies table with the RATE_LIMIT_* overrides applied. */
+    policies: Policies;
+  };
+  altcha: {
+    hmacSecret: string;
+    /** A challenge's life; ALTCHA's expiry counts seconds. */
+    expiresSeconds: number;
+    maxCounter: number;
+  };
   /** The username-wide lockout that untrusted clients share (with NIST's cap). */
-  lockoutPolicy: LockoutPolicy;
-  /** One known device's own lockout: the same schedule, capped (the device is then revoked), no cap hold. */
-  deviceLockoutPolicy: LockoutPolicy;
-  sessionPolicy: SessionPolicy;
-  deviceCookieLifetimeMs: number;
-  refreshTokenTtlSeconds: number;
-  /** A refresh family's absolute lifetime from its sign-in. */
-  refreshFamilyLifetimeMs: number;
-  /** BRAND_COLOR's shades for the light and dark themes; null: the stylesheet's own colours. */
-  brandPalette: Palette | null;
-  /** The key that signs WebAuthn challenges (derived from NEXTAUTH_SECRET for this purpose only). */
-  passkeyChallengeSecret: string;
-  /** The second step's own lock per account (or known device): the password's schedule, no cap. */
-  secondFactorLockoutPolicy: LockoutPolicy;
-  /** The key of the emailed device-confirmation codes' digests (derived from FACTOR_SECRET). */
-  deviceCodeSecret: string;
+  lockout: LockoutPolicy;
+  devices: {
+    /** DEVICE_COOKIE_SECRET: signs known-device cookies. */
+    cookieSecret: string;
+    cookieLifetimeMs: number;
+    /** One known device's own lockout: the same schedule, capped (the device is then revoked), no cap hold. */
+    lockout: LockoutPolicy;
+    /** NEW_DEVICE_CONFIRMATION. */
+    confirmation: EnvValues["NEW_DEVICE_CONFIRMATION"];
+    /** The key of the emailed device-confirmation codes' digests (derived from the factor secret). */
+    codeSecret: string;
+  };
+  factors: {
+    /** FACTOR_SECRET: seals authenticator-app secrets, keys recovery-code digests. */
+    secret: string;
+    /** The second step's own lock per account (or known device): the password's schedule, no cap. */
+    lockout: LockoutPolicy;
+  };
+  passkeys: {
+    /** The key that signs WebAuthn challenges (derived from NEXTAUTH_SECRET for this purpose only). */
+    challengeSecret: string;
+  };
+  email: {
+    /** REQUIRE_EMAIL_VERIFICATION: an account signs in only once its address is verified. */
+    requireVerification: boolean;
+    verifyLinkLifetimeMs: number;
+    resetLinkLifetimeMs: number;
+    unlockLinkLifetimeMs: number;
+  };
+  mail: {
+    from: string;
+    /** Unset: messages go to the outbox folder. */
+    smtpUrl: string | undefined;
+    outboxDir: string;
+    queueMax: number;
+    maxAttempts: number;
+    retryBaseMs: number;
+    sendTimeoutMs: number;
+    shutdownWaitMs: number;
+  };
+  brand: {
+    name: string;
+    /** BRAND_LOGO: a file, read and checked at start; undefined: the built-in mark. */
+    logoFile: string | undefined;
+    /** BRAND_COLOR's shades for the light and dark themes; null: the stylesheet's own colours. */
+    palette: Palette | null;
+    supportUrl: string | undefined;
+    supportEmail: string | undefined;
+    privacyUrl: string | undefined;
+    termsUrl: string | undefined;
+  };
+  i18n: {
+    defaultLocale: string;
+    /** Adds the pseudo-locale xx (I18N_PSEUDO_LOCALE). */
+    pseudoLocale: boolean;
+  };
+  metrics: {
+    /** GET /api/metrics's bearer token; undefined: the endpoint is off. */
+    token: string | undefined;
+  };
+  retention: {
+    securityEventMs: number;
+    reportsKeepPerUser: number;
+    intervalMs: number;
+    batchRows: number;
+  };
 };
-
-export type AppConfig = Omit<z.infer<typeof envSchema>, Secrets | "HASH_TRUSTED_SLOTS" | "MAIL_FROM"> &
-  Record<Secrets, string> & { HASH_TRUSTED_SLOTS: number; MAIL_FROM: string } & Derived;
 
 /** `npm run dev`'s From: fine for the outbox it writes to, never a default anywhere else. */
 export const DEV_MAIL_FROM = "Gatehouse <no-reply@localhost>";
@@ -431,6 +547,11 @@ export const OUTBOX_MAIL_FROM = "Gatehouse <no-reply@outbox.invalid>";
 function derive(secret: string, purpose: string): string {
   return createHmac("sha256", secret).update(`gatehouse:${purpose}`).digest("base64url");
 }
+
+const SECOND_MS = 1_000;
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
 
 /**
  * `devServer`: running as `npm run dev` (server.mjs --dev), the one case where a missing
@@ -443,54 +564,136 @@ export function parseConfig(env: Record<string, string | undefined>, options: { 
     const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "environment"}: ${issue.message}`);
     throw new Error(`Invalid configuration: ${problems.join("; ")}`);
   }
-  if (result.data.NEXTAUTH_SECRET === undefined && !(options.devServer ?? isDevServer())) {
+  const devServer = options.devServer ?? isDevServer();
+  if (result.data.NEXTAUTH_SECRET === undefined && !devServer) {
     throw new Error(
       "Invalid configuration: NEXTAUTH_SECRET: must be set to at least 32 random characters (only `npm run dev` runs without it)",
     );
   }
-  const data = result.data;
   let databaseTarget: DatabaseTarget;
   try {
-    databaseTarget = resolveDatabaseTarget(data.DATABASE_URL);
+    databaseTarget = resolveDatabaseTarget(result.data.DATABASE_URL);
   } catch (error) {
     throw new Error(`Invalid configuration: ${(error as Error).message}`);
   }
+  return grouped(result.data, databaseTarget, devServer);
+}
+
+/** The one mapping from the flat variables to the grouped settings, with every unit converted. */
+function grouped(env: EnvValues, databaseTarget: DatabaseTarget, devServer: boolean): AppConfig {
   const specs: Partial<Record<PolicyName, string>> = {};
-  for (const name of POLICY_NAMES) specs[name] = data[policyEnvVars[name]];
-  const deviceLockoutPolicy: LockoutPolicy = {
-    threshold: data.LOCKOUT_THRESHOLD,
-    baseLockMs: data.LOCKOUT_BASE_SECONDS * 1000,
-    maxLockMs: data.LOCKOUT_MAX_SECONDS * 1000,
-    quietPeriodMs: data.LOCKOUT_QUIET_HOURS * 3_600_000,
-    capFailures: data.LOCKOUT_CAP_FAILURES,
+  for (const name of POLICY_NAMES) specs[name] = env[policyEnvVars[name]];
+  const deviceLockout: LockoutPolicy = {
+    threshold: env.LOCKOUT_THRESHOLD,
+    baseLockMs: env.LOCKOUT_BASE_SECONDS * SECOND_MS,
+    maxLockMs: env.LOCKOUT_MAX_SECONDS * SECOND_MS,
+    quietPeriodMs: env.LOCKOUT_QUIET_HOURS * HOUR_MS,
+    capFailures: env.LOCKOUT_CAP_FAILURES,
   };
-  const sessionSecret = result.data.NEXTAUTH_SECRET ?? DEV_ONLY_SECRET;
+  const sessionSecret = env.NEXTAUTH_SECRET ?? DEV_ONLY_SECRET;
+  const factorSecret = env.FACTOR_SECRET ?? derive(sessionSecret, "second-factors");
   return {
-    ...result.data,
-    databaseTarget,
-    policies: policiesFromSpecs(specs),
-    lockoutPolicy: { ...deviceLockoutPolicy, capHoldMs: data.LOCKOUT_CAP_HOURS * 3_600_000 },
-    deviceLockoutPolicy,
-    sessionPolicy: {
-      idleMs: data.SESSION_MAX_AGE_SECONDS * 1000,
-      absoluteMs: data.SESSION_ABSOLUTE_LIFETIME_SECONDS * 1000,
-      touchEveryMs: 60_000,
+    nodeEnv: env.NODE_ENV,
+    database: { target: databaseTarget, minFreeBytes: env.DISK_MIN_FREE_MB * 1024 * 1024 },
+    log: { level: env.LOG_LEVEL },
+    http: {
+      publicUrl: env.NEXTAUTH_URL,
+      maxBodyBytes: env.MAX_BODY_BYTES,
+      trustedProxies: env.TRUSTED_PROXIES,
+      ipv6PrefixLength: env.IPV6_PREFIX_LENGTH,
+      cspMode: env.CSP_MODE,
+      allowInsecureCookies: env.ALLOW_INSECURE_COOKIES === "true",
+      maxConnections: env.MAX_CONNECTIONS,
+      shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+      shutdownDelayMs: env.SHUTDOWN_DELAY_MS,
+      socketFirstByteTimeoutMs: env.SOCKET_FIRST_BYTE_TIMEOUT_MS,
     },
-    deviceCookieLifetimeMs: data.DEVICE_COOKIE_DAYS * 86_400_000,
-    refreshTokenTtlSeconds: data.REFRESH_TOKEN_TTL_DAYS * 86_400,
-    refreshFamilyLifetimeMs: data.REFRESH_FAMILY_LIFETIME_DAYS * 86_400_000,
-    NEXTAUTH_SECRET: sessionSecret,
-    RATE_LIMIT_KEY_SECRET: result.data.RATE_LIMIT_KEY_SECRET ?? derive(sessionSecret, "rate-limit-keys"),
-    ALTCHA_HMAC_SECRET: result.data.ALTCHA_HMAC_SECRET ?? derive(sessionSecret, "altcha"),
-    API_TOKEN_SECRET: result.data.API_TOKEN_SECRET ?? derive(sessionSecret, "api-access-tokens"),
-    DEVICE_COOKIE_SECRET: result.data.DEVICE_COOKIE_SECRET ?? derive(sessionSecret, "device-cookies"),
-    FACTOR_SECRET: result.data.FACTOR_SECRET ?? derive(sessionSecret, "second-factors"),
-    passkeyChallengeSecret: derive(sessionSecret, "passkey-challenges"),
-    deviceCodeSecret: derive(result.data.FACTOR_SECRET ?? derive(sessionSecret, "second-factors"), "device-codes"),
-    secondFactorLockoutPolicy: { ...deviceLockoutPolicy, threshold: data.SECOND_FACTOR_LOCKOUT_THRESHOLD, capFailures: undefined },
-    brandPalette: data.BRAND_COLOR === undefined ? null : brandPalette(data.BRAND_COLOR).palette,
-    MAIL_FROM: data.MAIL_FROM ?? ((options.devServer ?? isDevServer()) ? DEV_MAIL_FROM : OUTBOX_MAIL_FROM),
-    HASH_TRUSTED_SLOTS: result.data.HASH_TRUSTED_SLOTS ?? (result.data.HASH_CONCURRENCY >= 2 ? 1 : 0),
+    session: {
+      secret: sessionSecret,
+      maxAgeSeconds: env.SESSION_MAX_AGE_SECONDS,
+      policy: {
+        idleMs: env.SESSION_MAX_AGE_SECONDS * SECOND_MS,
+        absoluteMs: env.SESSION_ABSOLUTE_LIFETIME_SECONDS * SECOND_MS,
+        touchEveryMs: MINUTE_MS,
+      },
+    },
+    tokens: {
+      secret: env.API_TOKEN_SECRET ?? derive(sessionSecret, "api-access-tokens"),
+      accessTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
+      refreshTtlMs: env.REFRESH_TOKEN_TTL_DAYS * DAY_MS,
+      refreshTtlSeconds: (env.REFRESH_TOKEN_TTL_DAYS * DAY_MS) / SECOND_MS,
+      refreshFamilyLifetimeMs: env.REFRESH_FAMILY_LIFETIME_DAYS * DAY_MS,
+    },
+    passwords: {
+      argon2Profile: env.ARGON2_PROFILE,
+      hashConcurrency: env.HASH_CONCURRENCY,
+      hashQueue: env.HASH_QUEUE,
+      hashTrustedSlots: env.HASH_TRUSTED_SLOTS ?? (env.HASH_CONCURRENCY >= 2 ? 1 : 0),
+      breachedUrl: env.BREACHED_PASSWORDS_URL,
+      breachedTimeoutMs: env.BREACHED_PASSWORDS_TIMEOUT_MS,
+    },
+    rateLimit: {
+      keySecret: env.RATE_LIMIT_KEY_SECRET ?? derive(sessionSecret, "rate-limit-keys"),
+      store: env.RATE_LIMIT_STORE,
+      redisUrl: env.REDIS_URL,
+      keyPrefix: env.RATE_LIMIT_KEY_PREFIX,
+      storeTimeoutMs: env.RATE_LIMIT_STORE_TIMEOUT_MS,
+      breakerFailures: env.RATE_LIMIT_BREAKER_FAILURES,
+      breakerHalfOpenMs: env.RATE_LIMIT_BREAKER_HALF_OPEN_MS,
+      memoryMaxEntries: env.RATE_LIMIT_MEMORY_MAX_ENTRIES,
+      policies: policiesFromSpecs(specs),
+    },
+    altcha: {
+      hmacSecret: env.ALTCHA_HMAC_SECRET ?? derive(sessionSecret, "altcha"),
+      expiresSeconds: env.ALTCHA_EXPIRES_SECONDS,
+      maxCounter: env.ALTCHA_MAX_COUNTER,
+    },
+    lockout: { ...deviceLockout, capHoldMs: env.LOCKOUT_CAP_HOURS * HOUR_MS },
+    devices: {
+      cookieSecret: env.DEVICE_COOKIE_SECRET ?? derive(sessionSecret, "device-cookies"),
+      cookieLifetimeMs: env.DEVICE_COOKIE_DAYS * DAY_MS,
+      lockout: deviceLockout,
+      confirmation: env.NEW_DEVICE_CONFIRMATION,
+      codeSecret: derive(factorSecret, "device-codes"),
+    },
+    factors: {
+      secret: factorSecret,
+      lockout: { ...deviceLockout, threshold: env.SECOND_FACTOR_LOCKOUT_THRESHOLD, capFailures: undefined },
+    },
+    passkeys: { challengeSecret: derive(sessionSecret, "passkey-challenges") },
+    email: {
+      requireVerification: env.REQUIRE_EMAIL_VERIFICATION === "true",
+      verifyLinkLifetimeMs: env.EMAIL_VERIFICATION_LINK_HOURS * HOUR_MS,
+      resetLinkLifetimeMs: env.PASSWORD_RESET_LINK_MINUTES * MINUTE_MS,
+      unlockLinkLifetimeMs: env.UNLOCK_LINK_MINUTES * MINUTE_MS,
+    },
+    mail: {
+      from: env.MAIL_FROM ?? (devServer ? DEV_MAIL_FROM : OUTBOX_MAIL_FROM),
+      smtpUrl: env.SMTP_URL,
+      outboxDir: env.MAIL_OUTBOX_DIR,
+      queueMax: env.MAIL_QUEUE_MAX,
+      maxAttempts: env.MAIL_MAX_ATTEMPTS,
+      retryBaseMs: env.MAIL_RETRY_BASE_MS,
+      sendTimeoutMs: env.MAIL_SEND_TIMEOUT_MS,
+      shutdownWaitMs: env.MAIL_SHUTDOWN_WAIT_MS,
+    },
+    brand: {
+      name: env.BRAND_NAME,
+      logoFile: env.BRAND_LOGO,
+      palette: env.BRAND_COLOR === undefined ? null : brandPalette(env.BRAND_COLOR).palette,
+      supportUrl: env.SUPPORT_URL,
+      supportEmail: env.SUPPORT_EMAIL,
+      privacyUrl: env.PRIVACY_URL,
+      termsUrl: env.TERMS_URL,
+    },
+    i18n: { defaultLocale: env.DEFAULT_LOCALE, pseudoLocale: env.I18N_PSEUDO_LOCALE === "true" },
+    metrics: { token: env.METRICS_TOKEN },
+    retention: {
+      securityEventMs: env.SECURITY_EVENT_RETENTION_DAYS * DAY_MS,
+      reportsKeepPerUser: env.REPORTS_KEEP_PER_USER,
+      intervalMs: env.RETENTION_INTERVAL_MINUTES * MINUTE_MS,
+      batchRows: env.RETENTION_BATCH_ROWS,
+    },
   };
 }
 

@@ -35,7 +35,7 @@ export async function finishBrowserSecondStep(
     return clearPendingSignInCookie(response, gate.config);
   }
   const response = await signedInBrowser(gate, finished, limits.client, limits.userAgent, {
-    url: new URL(safeCallbackPath(callbackUrl), appOrigin(gate.config.NEXTAUTH_URL)).toString(),
+    url: new URL(safeCallbackPath(callbackUrl), appOrigin(gate.config.http.publicUrl)).toString(),
   });
   return clearPendingSignInCookie(response, gate.config);
 }

@@ -236,7 +236,7 @@ async function confirmDevice(
     logSecurity(gate, { route: limits.path, outcome: "locked", client, detail: "device_code" });
     return refused(secondFactorLocked(admitted.check));
   }
-  const user = deviceCodeMatches(gate.config.deviceCodeSecret, pending.codeDigest, answer.code)
+  const user = deviceCodeMatches(gate.config.devices.codeSecret, pending.codeDigest, answer.code)
     ? await accountOf(gate, pending.userId)
     : null;
   if (!user) {

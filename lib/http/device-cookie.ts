@@ -1,7 +1,7 @@
 import type { NextRequest } from "next/server";
 import type { AppConfig } from "@/lib/config/env";
 
-type CookieSettings = Pick<AppConfig, "NODE_ENV">;
+type CookieSettings = Pick<AppConfig, "nodeEnv">;
 
 /**
  * Gatehouse's own cookies: the known device (OWASP device cookie) and the pending sign-in that
@@ -13,7 +13,7 @@ type CookieSettings = Pick<AppConfig, "NODE_ENV">;
 type OwnCookie = "gatehouse-device" | "gatehouse-pending-sign-in";
 
 function secure(config: CookieSettings): boolean {
-  return config.NODE_ENV === "production";
+  return config.nodeEnv === "production";
 }
 
 function nameOf(config: CookieSettings, cookie: OwnCookie): string {

@@ -1,3 +1,4 @@
+import type { AppConfig } from "@/lib/config/env";
 import { json } from "./responses";
 
 /**
@@ -7,15 +8,15 @@ import { json } from "./responses";
 export function tokenPair(
   accessToken: string,
   refreshToken: string,
-  config: { ACCESS_TOKEN_TTL_SECONDS: number; refreshTokenTtlSeconds: number },
+  config: { tokens: Pick<AppConfig["tokens"], "accessTtlSeconds" | "refreshTtlSeconds"> },
   extra: Record<string, string> = {},
 ) {
   return json(200, {
     access_token: accessToken,
     token_type: "Bearer",
-    expires_in: config.ACCESS_TOKEN_TTL_SECONDS,
+    expires_in: config.tokens.accessTtlSeconds,
     refresh_token: refreshToken,
-    refresh_expires_in: config.refreshTokenTtlSeconds,
+    refresh_expires_in: config.tokens.refreshTtlSeconds,
     ...extra,
   });
 }

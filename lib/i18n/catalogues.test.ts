@@ -52,13 +52,13 @@ describe("the catalogues", () => {
       path.join(dir, "de", "common.json"),
       JSON.stringify({ ...JSON.parse(fs.readFileSync(path.join(dir, "de", "common.json"), "utf8")), signIn: "{broken" }),
     );
-    expect(() => createI18n({ DEFAULT_LOCALE: "en", I18N_PSEUDO_LOCALE: "false" }, readCatalogues(dir))).toThrow(/common\.signIn/);
-    expect(() => createI18n({ DEFAULT_LOCALE: "fr", I18N_PSEUDO_LOCALE: "false" }, readCatalogues(dir))).toThrow(/DEFAULT_LOCALE/);
+    expect(() => createI18n({ defaultLocale: "en", pseudoLocale: false }, readCatalogues(dir))).toThrow(/common\.signIn/);
+    expect(() => createI18n({ defaultLocale: "fr", pseudoLocale: false }, readCatalogues(dir))).toThrow(/DEFAULT_LOCALE/);
   });
 });
 
 describe("createI18n", () => {
-  const i18n = createI18n({ DEFAULT_LOCALE: "en", I18N_PSEUDO_LOCALE: "true" }, catalogues);
+  const i18n = createI18n({ defaultLocale: "en", pseudoLocale: true }, catalogues);
 
   it("translates with plurals and numbers through Intl", () => {
     expect(i18n.translator("de", "duration")("aboutMinutes", { minutes: 5 })).toBe("etwa 5 Minuten");
@@ -96,7 +96,7 @@ describe("compiled messages", () => {
 
 describe("a translator", () => {
   it("never throws: a missing value gives the key", () => {
-    const t = createI18n({ DEFAULT_LOCALE: "en", I18N_PSEUDO_LOCALE: "false" }, catalogues).translator("de");
+    const t = createI18n({ defaultLocale: "en", pseudoLocale: false }, catalogues).translator("de");
     expect(t("signIn.noAccount")).toBe("signIn.noAccount");
     expect(t("fields.tooShort")).toBe("fields.tooShort");
   });

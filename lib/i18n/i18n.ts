@@ -24,24 +24,24 @@ export type I18n = {
 /** Flat "namespace.key" → compiled message: what a page hands its client components. */
 export type ClientMessages = Record<string, CompiledMessage>;
 
-export type I18nSettings = { DEFAULT_LOCALE: string; I18N_PSEUDO_LOCALE: "true" | "false" };
+export type I18nSettings = { defaultLocale: string; pseudoLocale: boolean };
 
 export function createI18n(settings: I18nSettings, catalogues: Map<string, Catalogue> = readCatalogues()): I18n {
   const english = catalogues.get(REFERENCE_LOCALE)!;
   const sources = new Map(catalogues);
-  if (settings.I18N_PSEUDO_LOCALE === "true") sources.set(PSEUDO_LOCALE, pseudoCatalogue(english));
-  if (!sources.has(settings.DEFAULT_LOCALE)) {
-    throw new Error(`DEFAULT_LOCALE: no catalogue folder messages/${settings.DEFAULT_LOCALE} (have ${[...sources.keys()].join(", ")})`);
+  if (settings.pseudoLocale) sources.set(PSEUDO_LOCALE, pseudoCatalogue(english));
+  if (!sources.has(settings.defaultLocale)) {
+    throw new Error(`DEFAULT_LOCALE: no catalogue folder messages/${settings.defaultLocale} (have ${[...sources.keys()].join(", ")})`);
   }
   const compiled = new Map<string, CompiledCatalogue>();
   for (const [locale, catalogue] of sources) compiled.set(locale, compileCatalogue(catalogue));
   const reference = compiled.get(REFERENCE_LOCALE)!;
-  const locales = [settings.DEFAULT_LOCALE, ...[...sources.keys()].filter((l) => l !== settings.DEFAULT_LOCALE)];
-  const known = (locale: string) => (compiled.has(locale) ? locale : settings.DEFAULT_LOCALE);
+  const locales = [settings.defaultLocale, ...[...sources.keys()].filter((l) => l !== settings.defaultLocale)];
+  const known = (locale: string) => (compiled.has(locale) ? locale : settings.defaultLocale);
 
   return {
     locales,
-    defaultLocale: settings.DEFAULT_LOCALE,
+    defaultLocale: settings.defaultLocale,
     messages: (locale) => sources.get(known(locale))!,
     translator(locale, namespace) {
       const tag = known(locale);
@@ -68,6 +68,6 @@ export function createI18n(settings: I18nSettings, catalogues: Map<string, Catal
       }
       return picked;
     },
-    localeOf: (headers) => requestLocale(headers, locales, settings.DEFAULT_LOCALE),
+    localeOf: (headers) => requestLocale(headers, locales, settings.defaultLocale),
   };
 }

@@ -29,10 +29,10 @@ function cookie(gate: Gatehouse, value: string | null): string {
  * apply again): the form answers as usual, JSON with 400. Only the app's own pages may post it.
  */
 export async function chooseLocale(gate: Gatehouse, request: Request): Promise<Response> {
-  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) {
+  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) {
     return jsonError(403, "csrf_invalid", sentence("refusals.pageExpired"));
   }
-  const max = gate.config.MAX_BODY_BYTES;
+  const max = gate.config.http.maxBodyBytes;
   if (isMediaType(request.headers.get("content-type"), "application/json")) {
     const body = await readJson(request, max);
     if (!body.ok) return body.response;

@@ -3,7 +3,7 @@ import { readCatalogues } from "./catalogues";
 import { createI18n } from "./i18n";
 import { rendered, sentence, sentenceFor, withSentences } from "./sentence";
 
-const de = createI18n({ DEFAULT_LOCALE: "en", I18N_PSEUDO_LOCALE: "false" }, readCatalogues()).translator("de");
+const de = createI18n({ defaultLocale: "en", pseudoLocale: false }, readCatalogues()).translator("de");
 
 describe("sentences of a response body", () => {
   it("finds the catalogue entry of an English sentence, with its numbers", () => {
@@ -32,7 +32,7 @@ describe("sentences of a response body", () => {
 describe("English, unchanged", () => {
   it("renders every plain English catalogue sentence back to itself, so English clients see no difference", async () => {
     const { flatten, REFERENCE_LOCALE } = await import("./catalogues");
-    const english = createI18n({ DEFAULT_LOCALE: "en", I18N_PSEUDO_LOCALE: "false" }, readCatalogues()).translator("en");
+    const english = createI18n({ defaultLocale: "en", pseudoLocale: false }, readCatalogues()).translator("en");
     for (const text of flatten(readCatalogues().get(REFERENCE_LOCALE)!).values()) {
       if (/[{}<]/.test(text)) continue;
       const found = sentenceFor(text);

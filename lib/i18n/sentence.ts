@@ -63,7 +63,7 @@ function englishIndex(): English {
       .join("");
     templates.push({ key, pattern: new RegExp(`^${source}$`), names });
   }
-  english = { t: createI18n({ DEFAULT_LOCALE: "en", I18N_PSEUDO_LOCALE: "false" }, readCatalogues()).translator("en"), exact, templates };
+  english = { t: createI18n({ defaultLocale: "en", pseudoLocale: false }, readCatalogues()).translator("en"), exact, templates };
   return english;
 }
 

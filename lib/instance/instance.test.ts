@@ -33,8 +33,8 @@ describe("npm run instance -- new", () => {
     expect(fs.statSync(envFile).mode & 0o777).toBe(0o600);
     const env = envOf(envFile);
     const config = parseConfig(env, { devServer: false });
-    expect(config.NODE_ENV).toBe("production");
-    expect(config.NEXTAUTH_URL).toBe("https://acme.example.org");
+    expect(config.nodeEnv).toBe("production");
+    expect(config.http.publicUrl).toBe("https://acme.example.org");
     expect(env.DATABASE_URL).toBe(`pglite:${path.join(base, "acme", "data", "pglite")}`);
     expect(env.MAIL_OUTBOX_DIR).toBe(path.join(base, "acme", "data", "outbox"));
     expect(env.PORT).toBe(String(FIRST_PORT));

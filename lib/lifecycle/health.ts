@@ -10,8 +10,6 @@ export type HealthReport = {
   rateLimitStore: ReturnType<Gatehouse["storeHealth"]> & { failClosedPolicies: boolean };
 };
 
-const MIB = 1024 * 1024;
-
 /** Free bytes for an unprivileged writer on the filesystem holding `folder`. */
 export async function freeBytes(folder: string): Promise<number> {
   const stats = await statfs(folder);
@@ -19,7 +17,7 @@ export async function freeBytes(folder: string): Promise<number> {
 }
 
 function storeReport(gate: Gatehouse): HealthReport["rateLimitStore"] {
-  const failClosedPolicies = Object.values(gate.config.policies).some((policy) => policy.failMode === "closed");
+  const failClosedPolicies = Object.values(gate.config.rateLimit.policies).some((policy) => policy.failMode === "closed");
   return { ...gate.storeHealth(), failClosedPolicies };
 }
 
@@ -51,9 +49,9 @@ export async function readinessReport(gate: Gatehouse): Promise<HealthReport & {
       report.writable = false;
     }
   }
-  const target = gate.config.databaseTarget;
+  const target = gate.config.database.target;
   if (target.kind === "pglite") {
-    const minFreeBytes = gate.config.DISK_MIN_FREE_MB * MIB;
+    const minFreeBytes = gate.config.database.minFreeBytes;
     const free = await freeBytes(target.dataDir).catch(() => 0);
     report.disk = { freeBytes: free, minFreeBytes, ok: free >= minFreeBytes };
   }

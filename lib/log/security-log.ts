@@ -51,5 +51,5 @@ export function logSecurity(gate: Gatehouse, entry: SecurityLogEntry): void {
 function addressLogKey(gate: Gatehouse, client: ClientAddress): string {
   // A malformed hop's key is new on every request: its digest would only look like many clients.
   if (client.source === "unknown" || client.source === "malformed") return client.source;
-  return digestKey(gate.config.RATE_LIMIT_KEY_SECRET, ["log-address", client.key]);
+  return digestKey(gate.config.rateLimit.keySecret, ["log-address", client.key]);
 }

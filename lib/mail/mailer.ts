@@ -29,20 +29,15 @@ export type MailerOptions = {
 };
 
 /** The options that lib/config/env.ts validated (every default lives there). */
-export function mailerOptions(
-  config: Pick<
-    AppConfig,
-    "SMTP_URL" | "MAIL_FROM" | "MAIL_OUTBOX_DIR" | "MAIL_QUEUE_MAX" | "MAIL_MAX_ATTEMPTS" | "MAIL_RETRY_BASE_MS" | "MAIL_SEND_TIMEOUT_MS"
-  >,
-): MailerOptions {
+export function mailerOptions(config: Pick<AppConfig, "mail">): MailerOptions {
   return {
-    smtpUrl: config.SMTP_URL,
-    from: config.MAIL_FROM,
-    outboxDir: config.MAIL_OUTBOX_DIR,
-    queueMax: config.MAIL_QUEUE_MAX,
-    maxAttempts: config.MAIL_MAX_ATTEMPTS,
-    retryBaseMs: config.MAIL_RETRY_BASE_MS,
-    sendTimeoutMs: config.MAIL_SEND_TIMEOUT_MS,
+    smtpUrl: config.mail.smtpUrl,
+    from: config.mail.from,
+    outboxDir: config.mail.outboxDir,
+    queueMax: config.mail.queueMax,
+    maxAttempts: config.mail.maxAttempts,
+    retryBaseMs: config.mail.retryBaseMs,
+    sendTimeoutMs: config.mail.sendTimeoutMs,
   };
 }
 

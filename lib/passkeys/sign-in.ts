@@ -99,7 +99,7 @@ export async function signInWithPasskey(
   });
   if (!user) return refused("unknown");
   // The same rule as the password's: no session for an address not confirmed yet.
-  if (!user.emailVerifiedAt && gate.config.REQUIRE_EMAIL_VERIFICATION === "true") return refused("unconfirmed");
+  if (!user.emailVerifiedAt && gate.config.email.requireVerification) return refused("unconfirmed");
   const usernameKey = gate.usernameKey(user.email);
   const strangers = await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy);
   if (strangers.locked && strangers.capped) await gate.lockouts.reset(usernameKey);
@@ -134,8 +134,8 @@ export async function readPasskeyAnswer(
   request: Request,
   gate: Gatehouse,
 ): Promise<OrRefused<{ credential: ParsedAuthentication; callbackUrl: string | undefined }>> {
-  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) return refuse(csrfRefused());
-  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) return refuse(csrfRefused());
+  const body = await readJson(request, gate.config.http.maxBodyBytes);
   if (!body.ok) return body;
   const input = answerSchema.safeParse(body.value);
   if (!input.success) return refuse(jsonError(400, "invalid_input", "Try the passkey again."));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dummyHash, hashPassword, needsRehash, verifyPassword } from "./hash";
+import { argon2Hasher, dummyHash, hashPassword, needsRehash, verifyPassword } from "./hash";
 import { OWASP_ARGON2ID, TEST_ARGON2ID, argon2Params } from "./params";
 
 describe("Argon2id parameters", () => {
@@ -38,5 +38,25 @@ describe("dummyHash", () => {
     expect(await dummyHash(TEST_ARGON2ID)).toBe(first);
     expect(first).toContain("$m=1024,t=1,p=1$");
     expect(needsRehash(first, TEST_ARGON2ID)).toBe(false);
+  });
+});
+
+describe("NFC inside hash and verify", () => {
+  // "é" and "î" composed (NFC) and decomposed (base letter + combining mark, NFD): one passphrase, two byte strings.
+  const COMPOSED = "caf\u00e9 au lait s'il vous pla\u00eet";
+  const DECOMPOSED = COMPOSED.normalize("NFD");
+
+  it("verifies the composed and the decomposed form of one password against one hash, whichever form was hashed", async () => {
+    expect(COMPOSED).not.toBe(DECOMPOSED);
+    const hasher = argon2Hasher(TEST_ARGON2ID);
+    for (const hashed of [COMPOSED, DECOMPOSED]) {
+      const stored = await hashPassword(hashed, TEST_ARGON2ID);
+      const viaHasher = await hasher.hash(hashed);
+      for (const typed of [COMPOSED, DECOMPOSED]) {
+        expect(await verifyPassword(stored, typed), `${hashed === COMPOSED ? "NFC" : "NFD"} hashed, typed the other way`).toBe(true);
+        expect(await hasher.verify(viaHasher, typed)).toEqual({ valid: true, rehash: false });
+      }
+      expect(await verifyPassword(stored, "cafe au lait s'il vous plait")).toBe(false);
+    }
   });
 });

@@ -5,8 +5,16 @@ import type { Argon2Params } from "./params";
 // @node-rs/argon2 declares Algorithm as a const enum, which isolated modules cannot import.
 const ARGON2ID = 2;
 
+/**
+ * Every password is hashed and checked in NFC, here and only here: one passphrase typed on systems
+ * that compose accents differently is one password, and no caller can forget it.
+ */
+function nfc(password: string): string {
+  return password.normalize("NFC");
+}
+
 export async function hashPassword(password: string, params: Argon2Params): Promise<string> {
-  return hash(password, {
+  return hash(nfc(password), {
     algorithm: ARGON2ID,
     memoryCost: params.memoryCostKiB,
     timeCost: params.timeCost,
@@ -16,6 +24,11 @@ export async function hashPassword(password: string, params: Argon2Params): Prom
 
 /** False for a wrong password and for a hash that cannot be parsed: never throws on bad input. */
 export async function verifyPassword(storedHash: string, password: string): Promise<boolean> {
+  return verifyExactly(storedHash, nfc(password));
+}
+
+/** The string as given, not normalised: only for hashes made before the NFC rule. */
+async function verifyExactly(storedHash: string, password: string): Promise<boolean> {
   try {
     return await verify(storedHash, password);
   } catch {
@@ -60,8 +73,7 @@ export function dummyHash(params: Argon2Params): Promise<string> {
 
 /**
  * The password hasher a Gatehouse is built with (createGatehouse's `options.hasher`; Argon2id at
- * its configured parameters by default). Every password is hashed and checked in NFC here, once:
- * one passphrase typed on systems that compose accents differently is one password. Tests inject
+ * its configured parameters by default), in NFC like every hash and check above. Tests inject
  * a counting hasher to see how many verifications a request shape reached.
  */
 export type PasswordHasher = {
@@ -78,16 +90,15 @@ export type PasswordHasher = {
 export function argon2Hasher(params: Argon2Params): PasswordHasher {
   return {
     params,
-    hash: (password) => hashPassword(password.normalize("NFC"), params),
+    hash: (password) => hashPassword(password, params),
     async verify(storedHash, password) {
       const hashToCheck = storedHash ?? (await dummyHash(params));
-      const nfc = password.normalize("NFC");
-      if (await verifyPassword(hashToCheck, nfc)) {
+      if (await verifyPassword(hashToCheck, password)) {
         return { valid: storedHash !== null, rehash: storedHash !== null && needsRehash(storedHash, params) };
       }
       // A hash made from the raw string before the NFC rule still verifies (a second verification,
       // which an unknown account pays too), and is then replaced.
-      if (nfc !== password && (await verifyPassword(hashToCheck, password)))
+      if (nfc(password) !== password && (await verifyExactly(hashToCheck, password)))
         return { valid: storedHash !== null, rehash: storedHash !== null };
       return { valid: false, rehash: false };
     },

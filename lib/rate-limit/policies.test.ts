@@ -3,7 +3,7 @@ import { parseConfig } from "@/lib/config/env";
 import { defaultPolicies, formatLimitSpec, parseLimitSpec, policyEnvVars } from "@/lib/rate-limit/policies";
 
 /** The policies lib/config/env.ts builds from these variables (the limit overrides are parsed with every other setting). */
-const loadPolicies = (env: Record<string, string>) => parseConfig({ NEXTAUTH_SECRET: "s".repeat(32), ...env }).policies;
+const loadPolicies = (env: Record<string, string>) => parseConfig({ NEXTAUTH_SECRET: "s".repeat(32), ...env }).rateLimit.policies;
 
 describe("parseLimitSpec", () => {
   it("reads several bandwidths", () => {

@@ -26,7 +26,7 @@ export function emailRequestRoute(
 ) {
   return limited(path, async (request, limits) => {
     const { gate, client } = limits;
-    const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+    const body = await readJson(request, gate.config.http.maxBodyBytes);
     if (!body.ok) return body.response;
     const input = emailRequestSchema.safeParse(body.value);
     if (!input.success) return jsonError(400, "invalid_input", CHECK_HIGHLIGHTED_FIELDS, { fields: fieldErrors(input.error) });

@@ -31,7 +31,7 @@ export async function readLinkRequest<S extends z.ZodType<{ token: string }>>(
   purpose: EmailTokenPurpose,
   schema: S,
 ): Promise<OrRefused<{ fields: z.infer<S>; token: LiveEmailToken }>> {
-  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+  const body = await readJson(request, gate.config.http.maxBodyBytes);
   if (!body.ok) return body;
   // The link first: a bad one is told as such, whatever else the body holds.
   const presented = z.object({ token }).safeParse(body.value);

@@ -10,9 +10,9 @@ const ENDED_SESSION_KEEP_MS = 30 * 86_400_000;
 
 export function retentionPolicy(config: AppConfig): RetentionPolicy {
   return {
-    securityEventMs: config.SECURITY_EVENT_RETENTION_DAYS * 86_400_000,
+    securityEventMs: config.retention.securityEventMs,
     // Past both, a lockout row records no streak (quiet period) and no cap (cap hold) that still counts.
-    lockoutIdleMs: Math.max(config.LOCKOUT_QUIET_HOURS, config.LOCKOUT_CAP_HOURS) * 3_600_000,
+    lockoutIdleMs: Math.max(config.lockout.quietPeriodMs, config.lockout.capHoldMs ?? 0),
     endedSessionMs: ENDED_SESSION_KEEP_MS,
   };
 }
@@ -26,11 +26,11 @@ export function startRetention(prisma: PrismaClient, config: AppConfig, clock: (
   const policy = retentionPolicy(config);
   return startPeriodic(
     async () => {
-      const counts = await runRetention(prisma, retentionCutoffs(clock(), policy), config.RETENTION_BATCH_ROWS);
+      const counts = await runRetention(prisma, retentionCutoffs(clock(), policy), config.retention.batchRows);
       if (Object.values(counts).some((count) => count > 0)) log.info({ event: "retention_run", ...counts });
     },
     {
-      intervalMs: config.RETENTION_INTERVAL_MINUTES * 60_000,
+      intervalMs: config.retention.intervalMs,
       firstAfterMs: 60_000,
       onError: (error) => log.warn({ event: "retention_failed", err: error instanceof Error ? error.message : String(error) }),
     },

@@ -29,16 +29,16 @@ export async function apiTokensFor(
   const { user } = outcome;
   const nowMs = gate.clock();
   const label = apiClientLabel(request.headers.get("user-agent"));
-  const refresh = await issueRefreshToken(gate.prisma, user.id, null, gate.config.refreshTokenTtlSeconds * 1000, nowMs, {
-    expiresAtMs: nowMs + gate.config.refreshFamilyLifetimeMs,
+  const refresh = await issueRefreshToken(gate.prisma, user.id, null, gate.config.tokens.refreshTtlMs, nowMs, {
+    expiresAtMs: nowMs + gate.config.tokens.refreshFamilyLifetimeMs,
     client: label,
     address: truncateAddress(client.address),
     credentialGeneration: user.credentialGeneration,
   });
   const access = await issueAccessToken(
     accessSubject(user, refresh),
-    gate.config.API_TOKEN_SECRET,
-    gate.config.ACCESS_TOKEN_TTL_SECONDS,
+    gate.config.tokens.secret,
+    gate.config.tokens.accessTtlSeconds,
     nowMs,
   );
   await gate.events.refreshFamilyCreated(user.id, client, { browser: label });

@@ -42,7 +42,7 @@ describe("aboutDuration", () => {
 describe("in German", () => {
   it("counts and rounds in the catalogue's words, with Intl's numbers", async () => {
     const { createI18n } = await import("@/lib/i18n/i18n");
-    const de = createI18n({ DEFAULT_LOCALE: "en", I18N_PSEUDO_LOCALE: "false" }).translator("de");
+    const de = createI18n({ defaultLocale: "en", pseudoLocale: false }).translator("de");
     expect([49, 169, 3900].map((s) => format(s, de))).toEqual(["49 s", "2 min 49 s", "1 h 5 min"]);
     expect([60_000, 300_000, 3_600_000, 7_200_000].map((ms) => about(ms, de))).toEqual([
       "etwa einer Minute",

@@ -146,7 +146,7 @@ type Gate = import("@/lib/auth/gatehouse").Gatehouse;
 /** The browser session id (`sid`) a session cookie (`name=value`) carries. */
 export async function sessionIdOf(gate: Gate, cookie: string): Promise<string> {
   const { decode } = await import("next-auth/jwt");
-  return (await decode({ token: cookie.split("=")[1]!, secret: gate.config.NEXTAUTH_SECRET }))!.sid as string;
+  return (await decode({ token: cookie.split("=")[1]!, secret: gate.config.session.secret }))!.sid as string;
 }
 
 /**
@@ -174,7 +174,7 @@ export async function accountFormPost(
         ...headers,
       },
       body: new URLSearchParams({
-        formToken: sessionFormToken(gate.config.NEXTAUTH_SECRET, await sessionIdOf(gate, cookie)),
+        formToken: sessionFormToken(gate.config.session.secret, await sessionIdOf(gate, cookie)),
         ...fields,
       }).toString(),
     }),

@@ -29,7 +29,7 @@ export async function testGatehouse(
   open: Pick<OpenOptions, "wrapAdapter"> = {},
 ): Promise<Gatehouse> {
   const config = testConfig({ ...settings, DATABASE_URL: databaseUrl });
-  const database = await openDatabase(config.databaseTarget, open);
+  const database = await openDatabase(config.database.target, open);
   try {
     return await createGatehouse(config, database);
   } catch (error) {

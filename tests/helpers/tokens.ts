@@ -19,5 +19,5 @@ export async function apiTokenFor(
   });
   const family = await issueRefreshToken(gate.prisma, userId, null, 3_600_000, nowMs, { credentialGeneration });
   const subject = { userId, familyId: family.familyId, credentialGeneration };
-  return (await issueAccessToken(subject, options.secret ?? gate.config.API_TOKEN_SECRET, options.ttlSeconds ?? 900, nowMs)).token;
+  return (await issueAccessToken(subject, options.secret ?? gate.config.tokens.secret, options.ttlSeconds ?? 900, nowMs)).token;
 }

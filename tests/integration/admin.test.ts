@@ -38,7 +38,7 @@ describe("the admin command line", () => {
       const { parseConfig } = await import("@/lib/config/env");
       const { prismaLockoutRepository } = await import("@/lib/lockout/repository");
       // The same username key as the command computes: the secret comes from the same settings.
-      const key = digestKey(parseConfig(env).RATE_LIMIT_KEY_SECRET, ["lockout", "locked@example.com"]);
+      const key = digestKey(parseConfig(env).rateLimit.keySecret, ["lockout", "locked@example.com"]);
       const policy = { threshold: 2, baseLockMs: 60_000, maxLockMs: 3_600_000, quietPeriodMs: 3_600_000 };
       const userId = await withDatabase(async (prisma) => {
         const created = await registerAccount(

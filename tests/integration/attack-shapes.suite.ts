@@ -291,7 +291,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       /** A cookie next-auth would accept as a JWT: signed and encrypted with the app's own secret. */
       async function forgedCookie(claims: Record<string, unknown>): Promise<string> {
         const { encode } = await import("next-auth/jwt");
-        return `next-auth.session-token=${await encode({ token: claims, secret: gate.config.NEXTAUTH_SECRET })}`;
+        return `next-auth.session-token=${await encode({ token: claims, secret: gate.config.session.secret })}`;
       }
 
       const api = async (cookie: string) => [

@@ -47,7 +47,7 @@ export function breachedPasswordsSuite(label: string, makeDatabase: () => Promis
     function pointAt(url: string) {
       gate.breachedPasswords = rangeBreachCheck({
         url,
-        timeoutMs: gate.config.BREACHED_PASSWORDS_TIMEOUT_MS,
+        timeoutMs: gate.config.passwords.breachedTimeoutMs,
         onUnavailable: () => {},
         onVerdict: (verdict) => gate.metrics.breachChecks.inc({ verdict }),
       });

@@ -51,8 +51,8 @@ export function changePasswordSuite(label: string, makeDatabase: () => Promise<T
     async function formTokenOf(cookie: string) {
       const { decode } = await import("next-auth/jwt");
       const session = cookie.split("; ").find((pair) => pair.includes("session-token="))!;
-      const claims = await decode({ token: session.split("=")[1]!, secret: gate.config.NEXTAUTH_SECRET });
-      return (await import("@/lib/http/form-token")).sessionFormToken(gate.config.NEXTAUTH_SECRET, claims!.sid as string);
+      const claims = await decode({ token: session.split("=")[1]!, secret: gate.config.session.secret });
+      return (await import("@/lib/http/form-token")).sessionFormToken(gate.config.session.secret, claims!.sid as string);
     }
 
     async function changePassword(

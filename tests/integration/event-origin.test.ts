@@ -34,7 +34,7 @@ describe("security events carry their origin", () => {
     expect(signedIn.status).toBe(200);
 
     const { decode } = await import("next-auth/jwt");
-    const claims = await decode({ token: sessionPairOf(signedIn)!.split("=")[1]!, secret: gate.config.NEXTAUTH_SECRET });
+    const claims = await decode({ token: sessionPairOf(signedIn)!.split("=")[1]!, secret: gate.config.session.secret });
     const events = await gate.events.recent(userId);
     expect(events.map((event) => event.kind)).toEqual(["sign_in_succeeded", "sign_in_failed"]);
     expect(events[1]).toMatchObject({ browser: "Firefox on Linux", sessionId: null });

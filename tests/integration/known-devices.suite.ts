@@ -40,7 +40,7 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
     }
 
     function verifiedId(token: string, email: string): string {
-      return verifyDeviceToken(gate.config.DEVICE_COOKIE_SECRET, token, gate.usernameKey(email), Date.now())!.id;
+      return verifyDeviceToken(gate.config.devices.cookieSecret, token, gate.usernameKey(email), Date.now())!.id;
     }
 
     /** Signs in once from a fresh browser and returns its device cookie value. */
@@ -303,7 +303,7 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
         const payload = JSON.parse(Buffer.from(await solve(challenge), "base64").toString()) as { solution: { counter: number } };
         return payload.solution.counter;
       }
-      const base = gate.config.ALTCHA_MAX_COUNTER;
+      const base = gate.config.altcha.maxCounter;
       // Five and five: the challenge limit allows ten per 10 s from one address.
       const known = await Promise.all(Array.from({ length: 5 }, () => counter(`${DEVICE_COOKIE}=${device}`)));
       expect(Math.max(...known)).toBeLessThanOrEqual(base);

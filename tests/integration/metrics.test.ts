@@ -55,7 +55,7 @@ describe("metrics", () => {
     expect(value(/gatehouse_password_check_seconds_count (\d+)/)).toBe(2);
     expect(value(/gatehouse_limit_decisions_total\{policy="signInAddress",result="allowed"\} (\d+)/)).toBe(2);
     expect(value(/gatehouse_altcha_challenges_total\{level="0"\} (\d+)/)).toBeGreaterThanOrEqual(2);
-    expect(value(/gatehouse_hash_budget\{state="concurrency"\} (\d+)/)).toBe(gate.config.HASH_CONCURRENCY);
+    expect(value(/gatehouse_hash_budget\{state="concurrency"\} (\d+)/)).toBe(gate.config.passwords.hashConcurrency);
     // Memory (issue 28): the process's RSS and heap, and the embedded database's WebAssembly memory,
     // which is part of that RSS (PGlite starts with 128 MiB and only grows).
     const rssBytes = value(/gatehouse_process_process_resident_memory_bytes (\d+)/);

@@ -368,7 +368,7 @@ export function passkeysSuite(label: string, makeDatabase: () => Promise<TestDat
         const assertion = parseAuthentication(await synced.authenticate(passkey, await signInOptions()))!;
         expect((await verifyAuthentication(gate.passkeySettings, assertion, stored, "sign_in", "", Date.now())).ok).toBe(true);
         const restarted = await testGatehouse(database.url, {
-          NEXTAUTH_SECRET: gate.config.NEXTAUTH_SECRET,
+          NEXTAUTH_SECRET: gate.config.session.secret,
           ...(options.shared ? { RATE_LIMIT_STORE: "postgres" } : {}),
         });
         try {

@@ -57,8 +57,8 @@ describe("the composition root", () => {
             },
             { devServer: false },
           );
-          const counter = counting(argon2Hasher(argon2Params(config.ARGON2_PROFILE)));
-          const gate = await createGatehouse(config, await openDatabase(config.databaseTarget), { hasher: counter.hasher });
+          const counter = counting(argon2Hasher(argon2Params(config.passwords.argon2Profile)));
+          const gate = await createGatehouse(config, await openDatabase(config.database.target), { hasher: counter.hasher });
           gates.push(gate);
           return { gate, counter };
         };

@@ -225,7 +225,7 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
 
     it("keeps the data across a restart (close and reopen)", async () => {
       await closeServed(gate);
-      const reopened = await openDatabase(gate.config.databaseTarget);
+      const reopened = await openDatabase(gate.config.database.target);
       try {
         expect(await reopened.prisma.user.count({ where: { email: "new.user@example.com" } })).toBe(1);
       } finally {

@@ -51,8 +51,8 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     });
     const { encode } = await import("next-auth/jwt");
     sessionId = session.id;
-    formToken = (await import("@/lib/http/form-token")).sessionFormToken(gate.config.NEXTAUTH_SECRET, session.id);
-    sessionCookie = `next-auth.session-token=${await encode({ token: { sub: userId, email: EMAIL, sid: session.id }, secret: gate.config.NEXTAUTH_SECRET })}`;
+    formToken = (await import("@/lib/http/form-token")).sessionFormToken(gate.config.session.secret, session.id);
+    sessionCookie = `next-auth.session-token=${await encode({ token: { sub: userId, email: EMAIL, sid: session.id }, secret: gate.config.session.secret })}`;
   });
 
   afterAll(async () => {

@@ -217,13 +217,13 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
     describe("the owner ends sessions from the account page", () => {
       async function sidOf(cookie: string): Promise<string> {
         const { decode } = await import("next-auth/jwt");
-        const claims = await decode({ token: cookie.split("=")[1]!, secret: gate.config.NEXTAUTH_SECRET });
+        const claims = await decode({ token: cookie.split("=")[1]!, secret: gate.config.session.secret });
         return claims!.sid as string;
       }
 
       async function formTokenOf(cookie: string) {
         const { sessionFormToken } = await import("@/lib/http/form-token");
-        return sessionFormToken(gate.config.NEXTAUTH_SECRET, await sidOf(cookie));
+        return sessionFormToken(gate.config.session.secret, await sidOf(cookie));
       }
 
       /** A form post from the account page, as a browser sends it without JavaScript. */

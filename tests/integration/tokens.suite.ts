@@ -140,7 +140,7 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         });
 
         const { verifyAccessToken } = await import("@/lib/tokens/access-token");
-        expect(await verifyAccessToken(body.access_token, gate.config.API_TOKEN_SECRET, Date.now())).toEqual({
+        expect(await verifyAccessToken(body.access_token, gate.config.tokens.secret, Date.now())).toEqual({
           ok: true,
           userId: users.alice,
           familyId: expect.any(String),
@@ -330,7 +330,7 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
         });
         const session = await encode({
           token: { sub: users.frank, email: "frank@example.com", sid: record.id },
-          secret: gate.config.NEXTAUTH_SECRET,
+          secret: gate.config.session.secret,
         });
         const cookie = `next-auth.session-token=${session}`;
         const res = await me({ cookie });

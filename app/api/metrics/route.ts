@@ -12,7 +12,7 @@ const digest = (value: string) => createHash("sha256").update(value).digest();
  * The token is compared as SHA-256 digests in constant time.
  */
 export const GET = limited("/api/metrics", async (request, { gate }) => {
-  const token = gate.config.METRICS_TOKEN;
+  const token = gate.config.metrics.token;
   if (!token) return jsonError(404, "not_found", "Not found.");
   const presented = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1] ?? "";
   if (!timingSafeEqual(digest(presented), digest(token))) {

@@ -20,7 +20,7 @@ export const dynamic = "force-dynamic";
  * owner: a verification link, or "someone tried to create an account with your address".
  */
 export const POST = limited("/api/register", async (request, { gate, client }) => {
-  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+  const body = await readJson(request, gate.config.http.maxBodyBytes);
   if (!body.ok) return body.response;
   // Validated before any hashing: a 10,000-character password costs nothing.
   const input = registrationSchema.safeParse(body.value);
@@ -42,7 +42,7 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
 
   return gate.hashBudget.run(
     async () => {
-      const verified = gate.config.REQUIRE_EMAIL_VERIFICATION === "false";
+      const verified = !gate.config.email.requireVerification;
       // The account keeps the language it was created in: its mails use it.
       const account = { ...input.data, locale: gate.i18n.localeOf(request.headers) };
       const result = await registerAccount(gate.prisma, account, gate.hasher, verified ? gate.clock() : null);

@@ -17,13 +17,13 @@ export const metadata: Metadata = { title: "Outbox (development)", robots: { ind
 export default async function OutboxPage() {
   if (!isDevServer()) notFound();
   const config = getConfig();
-  const messages = await readOutbox(config.MAIL_OUTBOX_DIR, 50);
+  const messages = await readOutbox(config.mail.outboxDir, 50);
   return (
     <div className="card outbox">
       <h1>Outbox</h1>
       <p className="hint">
-        {config.SMTP_URL ? "SMTP_URL is set, so new mail goes to the relay; these are older messages. " : ""}
-        Mail written to <code>{config.MAIL_OUTBOX_DIR}</code> (each message is also there as an .eml file). Newest first.
+        {config.mail.smtpUrl ? "SMTP_URL is set, so new mail goes to the relay; these are older messages. " : ""}
+        Mail written to <code>{config.mail.outboxDir}</code> (each message is also there as an .eml file). Newest first.
       </p>
       {messages.length === 0 ? (
         <p>No messages yet.</p>

@@ -11,8 +11,8 @@ import {
 } from "./cookies";
 
 const SECRET = "s".repeat(40);
-const https = { NEXTAUTH_URL: "https://login.example.com", NEXTAUTH_SECRET: SECRET, SESSION_MAX_AGE_SECONDS: 3600 };
-const http = { ...https, NEXTAUTH_URL: "http://localhost:3000" };
+const https = { http: { publicUrl: "https://login.example.com" }, session: { secret: SECRET, maxAgeSeconds: 3600 } };
+const http = { ...https, http: { publicUrl: "http://localhost:3000" } };
 
 const csrfCookie = (token: string, secret = SECRET) => `${token}|${createHash("sha256").update(`${token}${secret}`).digest("hex")}`;
 
@@ -41,7 +41,7 @@ describe("next-auth's cookies, named in one place", () => {
     // The same value under the other name, or signed with another secret, is no session.
     expect(await sessionClaimsOfCookies(https, { "next-auth.session-token": value })).toBeNull();
     expect(
-      await sessionClaimsOfCookies({ ...https, NEXTAUTH_SECRET: "t".repeat(40) }, { "__Host-next-auth.session-token": value }),
+      await sessionClaimsOfCookies({ ...https, session: { secret: "t".repeat(40) } }, { "__Host-next-auth.session-token": value }),
     ).toBeNull();
     expect(await sessionClaimsOfCookies(https, { "__Host-next-auth.session-token": "not-a-jwt" })).toBeNull();
     expect(clearedSessionCookie(https)).toMatch(/^__Host-next-auth\.session-token=; Path=\/; Expires=Thu, 01 Jan 1970 [^;]+; Max-Age=0/);

@@ -22,17 +22,21 @@ const BASE_NAMES: Record<CookieName, string> = {
   callbackUrl: "next-auth.callback-url",
 };
 
+type UrlSettings = { http: Pick<AppConfig["http"], "publicUrl"> };
+type SecretSettings = UrlSettings & { session: Pick<AppConfig["session"], "secret"> };
+type SessionCookieSettings = UrlSettings & { session: Pick<AppConfig["session"], "secret" | "maxAgeSeconds"> };
+
 /** Whether the app's public URL is https: the cookies are then Secure and `__Host-`. */
-export function secureCookies(config: Pick<AppConfig, "NEXTAUTH_URL">): boolean {
-  return appOrigin(config.NEXTAUTH_URL).startsWith("https://");
+export function secureCookies(config: UrlSettings): boolean {
+  return appOrigin(config.http.publicUrl).startsWith("https://");
 }
 
-export function cookieName(config: Pick<AppConfig, "NEXTAUTH_URL">, which: CookieName): string {
+export function cookieName(config: UrlSettings, which: CookieName): string {
   return `${secureCookies(config) ? "__Host-" : ""}${BASE_NAMES[which]}`;
 }
 
 /** next-auth's `cookies` option: the same names, so what next-auth sets is what this file reads. */
-export function nextAuthCookies(config: Pick<AppConfig, "NEXTAUTH_URL">): Record<CookieName, CookieOption> {
+export function nextAuthCookies(config: UrlSettings): Record<CookieName, CookieOption> {
   const secure = secureCookies(config);
   const options = { httpOnly: true, sameSite: "lax", path: "/", secure } as const;
   return {
@@ -53,15 +57,15 @@ export function cookieJar(cookies: { getAll(): { name: string; value: string }[]
  * The CSRF token of next-auth's double-submit cookie (`<token>|sha256(<token><secret>)`), when
  * the cookie is one this server set: the sign-out form puts it in a hidden field.
  */
-export function csrfTokenOfCookies(config: Pick<AppConfig, "NEXTAUTH_URL" | "NEXTAUTH_SECRET">, cookies: Jar): string | null {
+export function csrfTokenOfCookies(config: SecretSettings, cookies: Jar): string | null {
   const [token, hash] = (cookies[cookieName(config, "csrfToken")] ?? "").split("|");
   if (!token || !hash) return null;
-  const expected = createHash("sha256").update(`${token}${config.NEXTAUTH_SECRET}`).digest("hex");
+  const expected = createHash("sha256").update(`${token}${config.session.secret}`).digest("hex");
   return equal(hash, expected) ? token : null;
 }
 
 /** next-auth's own CSRF rule for a POST: the form's token is the one in this server's cookie. */
-export function csrfVerified(config: Pick<AppConfig, "NEXTAUTH_URL" | "NEXTAUTH_SECRET">, cookies: Jar, formToken: string): boolean {
+export function csrfVerified(config: SecretSettings, cookies: Jar, formToken: string): boolean {
   const token = csrfTokenOfCookies(config, cookies);
   return token !== null && equal(token, formToken);
 }
@@ -75,22 +79,18 @@ function equal(a: string, b: string): boolean {
 export type SessionClaims = { sub: string; email: string; sid: string };
 
 /** A `Set-Cookie` value for a new session JWT: the cookie next-auth would set, same name, attributes and lifetime. */
-export async function sessionCookie(
-  config: Pick<AppConfig, "NEXTAUTH_URL" | "NEXTAUTH_SECRET" | "SESSION_MAX_AGE_SECONDS">,
-  claims: SessionClaims,
-  nowMs: number,
-): Promise<string> {
-  const maxAgeSeconds = config.SESSION_MAX_AGE_SECONDS;
-  const token = await encode({ token: claims, secret: config.NEXTAUTH_SECRET!, maxAge: maxAgeSeconds });
+export async function sessionCookie(config: SessionCookieSettings, claims: SessionClaims, nowMs: number): Promise<string> {
+  const maxAgeSeconds = config.session.maxAgeSeconds;
+  const token = await encode({ token: claims, secret: config.session.secret!, maxAge: maxAgeSeconds });
   return serialize(config, cookieName(config, "sessionToken"), token, new Date(nowMs + maxAgeSeconds * 1000));
 }
 
 /** A `Set-Cookie` value that removes the session cookie. */
-export function clearedSessionCookie(config: Pick<AppConfig, "NEXTAUTH_URL">): string {
+export function clearedSessionCookie(config: UrlSettings): string {
   return serialize(config, cookieName(config, "sessionToken"), "", new Date(0), 0);
 }
 
-function serialize(config: Pick<AppConfig, "NEXTAUTH_URL">, name: string, value: string, expires: Date, maxAgeSeconds?: number): string {
+function serialize(config: UrlSettings, name: string, value: string, expires: Date, maxAgeSeconds?: number): string {
   const secure = secureCookies(config);
   return [
     `${name}=${value}`,
@@ -108,14 +108,11 @@ function serialize(config: Pick<AppConfig, "NEXTAUTH_URL">, name: string, value:
  * cookie is read (next-auth's getToken would also take a Bearer header as a session token).
  * Nothing in the claims is trusted until the session record agrees (liveSession).
  */
-export async function sessionClaimsOfCookies(
-  config: Pick<AppConfig, "NEXTAUTH_URL" | "NEXTAUTH_SECRET">,
-  cookies: Jar,
-): Promise<JWT | null> {
+export async function sessionClaimsOfCookies(config: SecretSettings, cookies: Jar): Promise<JWT | null> {
   const token = cookies[cookieName(config, "sessionToken")];
   if (!token) return null;
   try {
-    return await decode({ token, secret: config.NEXTAUTH_SECRET! });
+    return await decode({ token, secret: config.session.secret! });
   } catch {
     return null;
   }

@@ -13,8 +13,8 @@ import { nextAuthCookies } from "./cookies";
 export function authOptions(gate: Gatehouse): NextAuthOptions {
   const { config } = gate;
   return {
-    secret: config.NEXTAUTH_SECRET,
-    session: { strategy: "jwt", maxAge: config.SESSION_MAX_AGE_SECONDS },
+    secret: config.session.secret,
+    session: { strategy: "jwt", maxAge: config.session.maxAgeSeconds },
     cookies: nextAuthCookies(config),
     pages: { signIn: "/sign-in", error: "/sign-in" },
     logger: {

@@ -1,24 +1,18 @@
 import { z } from "zod";
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
-import { fieldErrors, newPasswordField } from "@/lib/auth/credentials";
+import { fieldErrors, newPasswordField, typedPasswordField } from "@/lib/auth/credentials";
 import { newPasswordProblem, replacePassword } from "@/lib/auth/new-password";
-import { endOtherSessions } from "@/lib/auth/end-sessions";
 import { openSession } from "@/lib/auth/browser-session";
-import { noticeOrigin, signInWithPassword } from "@/lib/auth/sign-in";
+import { signInWithPassword } from "@/lib/auth/sign-in";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
-import { PASSWORD_MAX_LENGTH } from "@/lib/password/rules";
-import { browserLabel } from "@/lib/sessions/browser-label";
 import { SESSION_ENDED } from "@/lib/ui/messages";
 
 export const dynamic = "force-dynamic";
 
 const changeSchema = z.object({
-  currentPassword: z
-    .string({ error: "Enter your current password." })
-    .min(1, "Enter your current password.")
-    .max(PASSWORD_MAX_LENGTH * 4),
+  currentPassword: typedPasswordField("Enter your current password."),
   newPassword: newPasswordField,
   altcha: z.string().max(8_192).optional(),
 });
@@ -58,34 +52,20 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   // The renewed session is as fresh as the one it replaces, not fresher: the current password alone
   // (no second step) must not become the fresh authentication that adding or removing a factor needs.
   const authenticatedAtMs = (await gate.sessions.authenticatedAt(userId, form.session.sid)) ?? 0;
-  // From its commit on, every session and refresh family made under the old password is dead; the
-  // revocations below only tidy up.
-  const replaced = await replacePassword(gate, newPassword, { userId });
-  if (!replaced.ok) return replaced.refusal ?? jsonError(401, "unauthenticated", SESSION_ENDED);
-  const { credentialGeneration } = replaced;
-  const nowMs = gate.clock();
-  // This browser's session ends too, and is renewed under a new id below.
-  const ended = await endOtherSessions(gate, userId, null, nowMs);
-  const usernameKey = gate.usernameKey(user.email);
-  const devices = await gate.devices.forgetAll(usernameKey);
-  const device = await gate.devices.issue(usernameKey, nowMs);
   // The new session takes the id the password check chose, which the "signed in" event already names.
   const sessionId = checked.sessionId;
+  const replaced = await replacePassword(limits, newPassword, { kind: "change", userId, sessionId });
+  if (!replaced.ok) return replaced.refusal ?? jsonError(401, "unauthenticated", SESSION_ENDED);
+  // This browser's session ended with the others: it is renewed under the new id.
   const sessionCookie = await openSession(
     gate,
-    { id: userId, email: user.email, credentialGeneration },
+    { id: userId, email: user.email, credentialGeneration: replaced.credentialGeneration },
     client,
     request.headers.get("user-agent"),
     sessionId,
     authenticatedAtMs,
   );
-  await gate.events.accountChanged(userId, "password_changed", client, {
-    browser: browserLabel(request.headers.get("user-agent")),
-    sessionId,
-  });
-  gate.recovery.notice("password_changed", { id: userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
-  gate.log.info({ event: "password_changed", userId: userId, ...ended, devicesForgotten: devices });
   const response = backToAccount("password_changed");
   response.headers.append("Set-Cookie", sessionCookie);
-  return setDeviceCookie(response, gate.config, device.token, device.expiresAtMs, nowMs);
+  return setDeviceCookie(response, gate.config, replaced.device.token, replaced.device.expiresAtMs, replaced.nowMs);
 });

@@ -1,21 +1,17 @@
 import { z } from "zod";
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
-import { fieldErrors } from "@/lib/auth/credentials";
+import { fieldErrors, typedPasswordField } from "@/lib/auth/credentials";
 import { signInWithPassword } from "@/lib/auth/sign-in";
 import { secondStepRequired } from "@/lib/factors/second-step";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
-import { PASSWORD_MAX_LENGTH } from "@/lib/password/rules";
 import { SESSION_ENDED } from "@/lib/ui/messages";
 
 export const dynamic = "force-dynamic";
 
 const schema = z.object({
-  password: z
-    .string({ error: "Enter your password." })
-    .min(1, "Enter your password.")
-    .max(PASSWORD_MAX_LENGTH * 4),
+  password: typedPasswordField("Enter your password."),
   altcha: z.string().max(8_192).optional(),
   json: z.literal("true").optional(),
 });

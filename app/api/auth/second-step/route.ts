@@ -20,8 +20,8 @@ export const dynamic = "force-dynamic";
 export const POST = limited("/api/auth/second-step", async (request, limits) => {
   const { gate } = limits;
   // It signs a browser in: no other site may make it do so, whatever the media type.
-  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) return csrfRefused();
-  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) return csrfRefused();
+  const body = await readJson(request, gate.config.http.maxBodyBytes);
   if (!body.ok) return body.response;
   const input = browserSecondStepSchema.safeParse(body.value);
   if (!input.success) return answerRefused(input.error);

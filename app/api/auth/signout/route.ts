@@ -16,7 +16,7 @@ export const dynamic = "force-dynamic";
  * no-script form).
  */
 export const POST = limited("/api/auth/signout", async (request, { gate }) => {
-  const form = await readForm(request, gate.config.MAX_BODY_BYTES);
+  const form = await readForm(request, gate.config.http.maxBodyBytes);
   if (!form.ok) return form.response;
   const input = signOutSchema.safeParse(form.value);
   if (!input.success) return jsonError(400, "invalid_input", "Reload the page and try again.", { fields: fieldErrors(input.error) });

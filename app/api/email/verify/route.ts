@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { signedInBrowser } from "@/lib/auth/browser-session";
+import { typedPasswordField } from "@/lib/auth/credentials";
 import { secondStepRequired } from "@/lib/factors/second-step";
 import { signInWithPassword } from "@/lib/auth/sign-in";
 import { safeCallbackPath } from "@/lib/http/callback-url";
@@ -8,16 +9,12 @@ import { limited } from "@/lib/http/limited";
 import { csrfRefused } from "@/lib/http/refusals";
 import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 import { jsonError } from "@/lib/http/responses";
-import { PASSWORD_MAX_LENGTH } from "@/lib/password/rules";
 import { linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
 
 export const dynamic = "force-dynamic";
 
 const verifySchema = linkSchema({
-  password: z
-    .string({ error: "Enter the password you chose." })
-    .min(1, "Enter the password you chose.")
-    .max(PASSWORD_MAX_LENGTH * 4),
+  password: typedPasswordField("Enter the password you chose."),
   callbackUrl: z.string().max(2048).optional(),
 });
 
@@ -35,7 +32,7 @@ const NOT_THE_PASSWORD = "That is not the password this account was created with
 export const POST = limited("/api/email/verify", async (request, limits) => {
   const { gate } = limits;
   // It signs a browser in: no other site may make it do so (login CSRF), whatever the media type.
-  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) return csrfRefused();
+  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) return csrfRefused();
   const link = await readLinkRequest(request, gate, "verify_email", verifySchema);
   if (!link.ok) return link.response;
   const { token } = link;

@@ -1,13 +1,10 @@
 import { z } from "zod";
 import { newPasswordField } from "@/lib/auth/credentials";
 import { newPasswordProblem, replacePassword } from "@/lib/auth/new-password";
-import { endOtherSessions } from "@/lib/auth/end-sessions";
-import { noticeOrigin } from "@/lib/auth/sign-in";
 import { setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/http/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { invalidLink, linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
-import { browserLabel } from "@/lib/sessions/browser-label";
 
 export const dynamic = "force-dynamic";
 
@@ -28,7 +25,7 @@ const resetSchema = linkSchema({
  * a known device (the owner proved the mailbox; an attacker's lock must not keep them out).
  */
 export const POST = limited("/api/password/reset", async (request, limits) => {
-  const { gate, client } = limits;
+  const { gate } = limits;
   const link = await readLinkRequest(request, gate, "reset_password", resetSchema);
   if (!link.ok) return link.response;
   const { password } = link.fields;
@@ -40,35 +37,16 @@ export const POST = limited("/api/password/reset", async (request, limits) => {
   });
   if (problem) return jsonError(400, "invalid_input", problem.message, { fields: { password: problem.message } });
 
-  const reset = await replacePassword(gate, password, { resetLinkId: link.token.id });
-  if (!reset.ok) return reset.refusal ?? invalidLink();
-  const nowMs = gate.clock();
-
-  const ended = await endOtherSessions(gate, reset.userId, null, nowMs);
-  const passkeysRemoved = link.fields.removePasskeys ? await gate.passkeys.removeAll(reset.userId) : 0;
-  if (passkeysRemoved > 0) {
-    await gate.events.accountChanged(reset.userId, "passkeys_removed_by_reset", client, { browser: browserLabel(limits.userAgent) });
-  }
-  const links = await gate.emailTokens.revokeAll(reset.userId);
-  const usernameKey = gate.usernameKey(reset.email);
-  const devices = await gate.devices.forgetAll(usernameKey);
-  // The old password is dead, so the attack on it is over: the streak, the lock and "under attack" go.
-  await gate.lockouts.forget(usernameKey);
-  const device = await gate.devices.issue(usernameKey, nowMs);
-  await gate.events.accountChanged(reset.userId, "password_reset", client, { browser: browserLabel(limits.userAgent) });
-  gate.recovery.notice("password_was_reset", { id: reset.userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
-  gate.log.info({
-    event: "password_reset",
-    userId: reset.userId,
-    ...ended,
-    devicesForgotten: devices,
-    linksRevoked: links,
-    passkeysRemoved,
+  const reset = await replacePassword(limits, password, {
+    kind: "reset",
+    resetLinkId: link.token.id,
+    removePasskeys: link.fields.removePasskeys === true,
   });
+  if (!reset.ok) return reset.refusal ?? invalidLink();
   const response = json(200, {
     status: "password_reset",
     message: "Your password is changed and every session is signed out. Sign in with the new password.",
     email: reset.email,
   });
-  return setDeviceCookie(response, gate.config, device.token, device.expiresAtMs, nowMs);
+  return setDeviceCookie(response, gate.config, reset.device.token, reset.device.expiresAtMs, reset.nowMs);
 });

@@ -24,7 +24,7 @@ export const POST = limited("/api/v1/download-tokens", async (request, limits) =
   const refused = await limits.limit("user", auth.caller.userId);
   if (refused) return refused;
 
-  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+  const body = await readJson(request, gate.config.http.maxBodyBytes);
   if (!body.ok) return body.response;
   const input = downloadTokenSchema.safeParse(body.value);
   if (!input.success) return jsonError(400, "invalid_input", "Name the report as report_id.", { fields: fieldErrors(input.error) });

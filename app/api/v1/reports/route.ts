@@ -15,6 +15,6 @@ export const POST = limited("/api/v1/reports", async (request, limits) => {
   const refused = await limits.limit("user", userId);
   if (refused) return refused;
 
-  const report = await buildReport(gate.prisma, gate.events, userId, gate.clock(), gate.config.REPORTS_KEEP_PER_USER);
+  const report = await buildReport(gate.prisma, gate.events, userId, gate.clock(), gate.config.retention.reportsKeepPerUser);
   return json(201, { id: report.id, createdAt: report.createdAt.toISOString(), href: `/api/v1/reports/${report.id}` });
 });

@@ -22,7 +22,7 @@ export const dynamic = "force-dynamic";
  */
 export const POST = limited("/api/auth/callback/credentials", async (request, limits) => {
   const { gate } = limits;
-  const form = await readForm(request, gate.config.MAX_BODY_BYTES);
+  const form = await readForm(request, gate.config.http.maxBodyBytes);
   if (!form.ok) return form.response;
   const input = browserSignInSchema.safeParse(form.value);
   if (!input.success) return jsonError(400, "invalid_input", ENTER_EMAIL_AND_PASSWORD, { fields: fieldErrors(input.error) });

@@ -24,7 +24,7 @@ const INVALID_CREDENTIALS = { error: "invalid_credentials", message: INCORRECT_C
  */
 export const POST = limited("/api/v1/authentication/token", async (request, limits) => {
   const { gate, client } = limits;
-  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+  const body = await readJson(request, gate.config.http.maxBodyBytes);
   if (!body.ok) return body.response;
   const input = apiSignInSchema.safeParse(body.value);
   if (!input.success) return jsonError(400, "invalid_input", ENTER_EMAIL_AND_PASSWORD, { fields: fieldErrors(input.error) });

@@ -14,7 +14,7 @@ export const dynamic = "force-dynamic";
  * answer (POST /api/auth/second-step/passkey) does.
  */
 export const POST = limited("/api/auth/second-step/passkey/options", async (request, { gate }) => {
-  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.NEXTAUTH_URL))) return csrfRefused();
+  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) return csrfRefused();
   await request.body?.cancel();
   const pending = await gate.pendingSignIns.peek(pendingSignInOf(request, gate.config) ?? "", "browser", gate.clock());
   if (!pending) return pendingRefused(gate, "unknown", "browser");

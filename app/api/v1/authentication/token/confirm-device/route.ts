@@ -15,7 +15,7 @@ export const dynamic = "force-dynamic";
  */
 export const POST = limited("/api/v1/authentication/token/confirm-device", async (request, limits) => {
   const { gate, client } = limits;
-  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+  const body = await readJson(request, gate.config.http.maxBodyBytes);
   if (!body.ok) return body.response;
   const input = apiDeviceConfirmationSchema.safeParse(body.value);
   if (!input.success) return answerRefused(input.error);

@@ -14,7 +14,7 @@ export const dynamic = "force-dynamic";
  */
 export const POST = limited("/api/v1/authentication/token/mfa", async (request, limits) => {
   const { gate, client } = limits;
-  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+  const body = await readJson(request, gate.config.http.maxBodyBytes);
   if (!body.ok) return body.response;
   const input = apiSecondStepSchema.safeParse(body.value);
   if (!input.success) return answerRefused(input.error);

@@ -35,7 +35,7 @@ function invalidToken(reason: RotationFailure) {
 // Its own sliding-window counter, apart from the token endpoint's: the limit's key names the route.
 export const POST = limited("/api/v1/authentication/token/refresh", async (request, limits) => {
   const { gate, client } = limits;
-  const body = await readJson(request, gate.config.MAX_BODY_BYTES);
+  const body = await readJson(request, gate.config.http.maxBodyBytes);
   if (!body.ok) return body.response;
   const input = refreshSchema.safeParse(body.value);
   if (!input.success)
@@ -43,8 +43,7 @@ export const POST = limited("/api/v1/authentication/token/refresh", async (reque
 
   const db = gate.prisma;
   const nowMs = gate.clock();
-  const refreshTtlSeconds = gate.config.refreshTokenTtlSeconds;
-  const rotated = await rotateRefreshToken(db, input.data.refresh_token, refreshTtlSeconds * 1000, nowMs);
+  const rotated = await rotateRefreshToken(db, input.data.refresh_token, gate.config.tokens.refreshTtlMs, nowMs);
   if (!rotated.ok) {
     if (rotated.reason === "reused") {
       // Someone else holds a copy of this session's token. Never log the token itself.
@@ -62,7 +61,7 @@ export const POST = limited("/api/v1/authentication/token/refresh", async (reque
 
   // A deleted account takes its refresh tokens with it (onDelete: Cascade): a rotated token has an account.
   // The access token names its family and generation, so it dies with them (apiCaller).
-  const access = await issueAccessToken(rotated, gate.config.API_TOKEN_SECRET, gate.config.ACCESS_TOKEN_TTL_SECONDS, nowMs);
+  const access = await issueAccessToken(rotated, gate.config.tokens.secret, gate.config.tokens.accessTtlSeconds, nowMs);
   gate.log.info({ event: "refresh_token_rotated", userId: rotated.userId, familyId: rotated.familyId });
   return tokenPair(access.token, rotated.token, gate.config);
 });
