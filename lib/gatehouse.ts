@@ -376,6 +376,8 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   const breachedPasswords = rangeBreachCheck({
     url: config.BREACHED_PASSWORDS_URL,
     timeoutMs: config.BREACHED_PASSWORDS_TIMEOUT_MS,
+    cacheMs: config.BREACHED_PASSWORDS_CACHE_SECONDS * 1000,
+    clock,
     onUnavailable: reportBreachOutage,
     onVerdict: (verdict) => metrics.breachChecks.inc({ verdict }),
   });

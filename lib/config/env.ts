@@ -293,6 +293,14 @@ export const envSchema = z
       .default("")
       .refine((value) => value === "" || /^https?:\/\/[^\s]+$/.test(value), "must be an http(s) URL or empty"),
     BREACHED_PASSWORDS_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(1_000),
+    // How long a fetched range is believed: a password leaked after its range was cached is found
+    // only once the entry expires. Corpora change months apart, so a day is fresh enough.
+    BREACHED_PASSWORDS_CACHE_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 86_400)
+      .default(86_400),
 
     // Known-device cookies (OWASP): how long one lasts, and the key that signs it.
     DEVICE_COOKIE_DAYS: z.coerce.number().int().min(1).max(400).default(180),

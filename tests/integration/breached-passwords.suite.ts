@@ -48,6 +48,7 @@ export function breachedPasswordsSuite(label: string, makeDatabase: () => Promis
       gate.breachedPasswords = rangeBreachCheck({
         url,
         timeoutMs: gate.config.BREACHED_PASSWORDS_TIMEOUT_MS,
+        cacheMs: gate.config.BREACHED_PASSWORDS_CACHE_SECONDS * 1000,
         onUnavailable: () => {},
         onVerdict: (verdict) => gate.metrics.breachChecks.inc({ verdict }),
       });
