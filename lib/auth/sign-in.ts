@@ -190,10 +190,8 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
   const { password, client, device, confirms, intent } = admission;
   const subject = subjectOf(gate, admission);
   // A sign-in from a client with no known device may wait for a mailed code (below), and a
-  // password in a breach corpus makes it wait whether it is right or wrong: its lookup starts now,
-  // so that its answer is rarely waited for inside the slot (it fails open after its timeout).
+  // password in a breach corpus makes it wait whether it is right or wrong.
   const confirmable = intent.kind === "sign_in" && device === null && confirms === null && gate.config.NEW_DEVICE_CONFIRMATION !== "off";
-  const verdict = confirmable ? gate.breachedPasswords.check(password).catch(() => "unknown" as const) : null;
   const outcome = await gate.hashBudget.run(
     async (): Promise<SignInOutcome> => {
       const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy);
@@ -201,6 +199,10 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         logSecurity(gate, { route: admission.route, outcome: "locked", client, email: admission.email, detail: subject.lane });
         return { ok: false, refusal: subject.refuse(attempt.check) };
       }
+      // The breach lookup starts only once the attempt is admitted (a refused one spends no range
+      // request) and runs beside Argon2id, so its answer is rarely waited for (it fails open after
+      // its timeout).
+      const verdict = confirmable ? gate.breachedPasswords.check(password).catch(() => "unknown" as const) : null;
       const endTimer = gate.metrics.passwordCheckSeconds.startTimer();
       const user = await verifyCredentials(gate.prisma, { email: admission.email, password }, gate.hasher, (error) =>
         gate.log.warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),

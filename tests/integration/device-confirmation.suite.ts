@@ -1,6 +1,6 @@
 import type { ParsedMail } from "mailparser";
 import { NextRequest } from "next/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { totpCodeAt } from "@/lib/factors/totp";
 import {
   browserSignIn,
@@ -373,6 +373,49 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
           expect(await codeMails("leaked@example.com")).toHaveLength(1);
           expect(await codeMails("not-leaked@example.com")).toHaveLength(0);
         } finally {
+          await serve();
+          await ranges.close();
+        }
+      });
+
+      it("a refused attempt, locked or busy, spends no breach look-up; an admitted one does", async () => {
+        const ranges = await startRangeServer([]);
+        try {
+          // One Argon2id at a time and no queue: a second sign-in while one is hashed is busy.
+          await serve({ BREACHED_PASSWORDS_URL: `${ranges.base}/ok`, HASH_CONCURRENCY: "1", HASH_QUEUE: "0", HASH_TRUSTED_SLOTS: "0" });
+          await createAccount(gate, "refused@example.com", PASSWORD);
+          // Each look-up is one range request (these passwords' prefixes are not cached).
+          const lookups = vi.spyOn(gate.breachedPasswords, "check");
+          const lookedUp = (password: string) => lookups.mock.calls.some(([asked]) => asked === password);
+
+          // Busy: the first attempt holds the only slot inside Argon2id; the second gets 503.
+          let release!: () => void;
+          let reached!: () => void;
+          const released = new Promise<void>((resolve) => (release = resolve));
+          const inside = new Promise<void>((resolve) => (reached = resolve));
+          const verify = gate.hasher.verify.bind(gate.hasher);
+          vi.spyOn(gate.hasher, "verify").mockImplementationOnce(async (...args) => {
+            reached();
+            await released;
+            return verify(...args);
+          });
+          const holder = tokenSignIn("refused@example.com", "the first stranger's guess");
+          await inside;
+          const busy = await tokenSignIn("refused@example.com", "the busy stranger's guess");
+          release();
+          expect(busy.status).toBe(503);
+          expect((await holder).status).toBe(401);
+          expect(lookedUp("the first stranger's guess")).toBe(true);
+          expect(lookedUp("the busy stranger's guess")).toBe(false);
+
+          // Locked: the username's lock, met inside the slot (the check before it raced a failure).
+          for (let i = 0; i < gate.lockoutPolicy.threshold; i++) await tokenSignIn("refused@example.com", `guess number ${i}`);
+          vi.spyOn(gate.lockouts, "check").mockResolvedValueOnce({ locked: false });
+          const locked = await tokenSignIn("refused@example.com", "the locked stranger's guess");
+          expect(locked.status).toBe(429);
+          expect(lookedUp("the locked stranger's guess")).toBe(false);
+        } finally {
+          vi.restoreAllMocks();
           await serve();
           await ranges.close();
         }
