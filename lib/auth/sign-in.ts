@@ -257,11 +257,8 @@ async function decide(
   if (!user || unconfirmed || (confirms !== null && !confirming)) {
     // Its owner gets the link again (within the recovery-mail quota).
     if (user && unconfirmed) gate.recovery.verificationNeeded(user);
-    if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
     // Already counted by admitAttempt, whether or not the account exists.
-    gate.addressFailures.set(client.key, (gate.addressFailures.get(client.key) ?? 0) + 1);
-    // The username is under attack for the next 24 hours, and a success does not clear that.
-    if (subject.lane === "untrusted") await gate.lockouts.markFailed(subject.key, nowMs);
+    await countedWithoutSession(gate, admission, subject, attempt, "failure", nowMs);
     gate.log.info({
       event: "sign_in_failed",
       lane: subject.lane,
@@ -273,9 +270,6 @@ async function decide(
     const capped = subject.policy.capFailures === attempt.state.failureCount;
     // The owner's own right password before confirming is told to them as such, never as a wrong one.
     await gate.events.signInFailed(email, client, attempt.state, capped && !device, { browser }, unconfirmed ? "unconfirmed" : "wrong");
-    // The failure that starts a lock episode for strangers tells the owner (if the username
-    // has an account) and offers a way past it; later failures of the episode do not.
-    if (!device && attempt.state.failureCount === subject.policy.threshold) gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
     // A device that keeps failing is more likely stolen than mistyped on: at the cap it is revoked.
     if (device && capped) await gate.devices.forget(device.id);
     return standIn ? openPending(gate, passed, null, { step: "device_confirmation" }) : { ok: false, refusal: null };
@@ -309,23 +303,44 @@ async function decide(
     // in the events and, when it is the one that locks strangers out, by mail, as a wrong
     // password would tell them: someone may hold the password.
     await gate.events.accountChanged(user.id, "second_step_due", client, { browser });
-    if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
-    if (!device && attempt.state.failureCount === subject.policy.threshold) gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
+    await countedWithoutSession(gate, admission, subject, attempt, "second_step", nowMs);
     return openPending(gate, passed, user, { step: "second_factor", methods: secondStepMethods(factors) });
   }
   if (confirmDevice) {
     // Counted as the stand-in for a wrong password is (the lock, the address's failures, the mark
     // "under attack"), and recorded in the background, so that nothing after it tells them apart.
-    if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
-    gate.addressFailures.set(client.key, (gate.addressFailures.get(client.key) ?? 0) + 1);
-    await gate.lockouts.markFailed(subject.key, nowMs);
+    await countedWithoutSession(gate, admission, subject, attempt, "failure", nowMs);
     gate.background.run("device_confirmation_due", () =>
       gate.events.accountChanged(user.id, "device_confirmation_due", client, { browser }),
     );
-    if (attempt.state.failureCount === subject.policy.threshold) gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
     return openPending(gate, passed, user, { step: "device_confirmation" });
   }
   return completeSignIn(gate, passed, { ...user, passwordBreached: breached });
+}
+
+/**
+ * The bookkeeping of a counted attempt that ends without a session: the lock episode it may
+ * start (a metric, and one mail to the owner, by the failure that starts the strangers' episode,
+ * offering a way past it; later failures of the episode send none). A failure, or the device
+ * confirmation that stands in for one, also counts toward the address's failures (the ALTCHA
+ * level) and marks the username under attack for the next 24 hours, which a success does not
+ * clear; a right password waiting for its second factor does neither.
+ */
+async function countedWithoutSession(
+  gate: Gatehouse,
+  admission: SignInAdmission,
+  subject: Subject,
+  attempt: Extract<AdmittedAttempt, { allowed: true }>,
+  as: "failure" | "second_step",
+  nowMs: number,
+): Promise<void> {
+  if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
+  if (as === "failure") {
+    gate.addressFailures.set(admission.client.key, (gate.addressFailures.get(admission.client.key) ?? 0) + 1);
+    if (subject.lane === "untrusted") await gate.lockouts.markFailed(subject.key, nowMs);
+  }
+  if (!admission.device && attempt.state.failureCount === subject.policy.threshold)
+    gate.recovery.lockedOut(admission.email, noticeOrigin(gate, admission));
 }
 
 /**
