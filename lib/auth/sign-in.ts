@@ -285,35 +285,40 @@ async function decide(
   if (user.rehashed) gate.log.info({ event: "password_rehashed", userId: user.id });
   if (intent.kind === "change_password") return completeSignIn(gate, passed, user);
 
-  // The second step, where the account has one: no session, no token, no device token and no
-  // lockout reset yet (they come with the step); only a pending sign-in, bound to this client.
-  // Its factor stands in for the device confirmation too.
-  const factors = await gate.factors.summary(user.id);
   // Only a right password is marked as breached. Where the answer does not wait for the verdict,
   // it is found in the background, so a right password answers as soon as a wrong one.
   const breached = user.passwordBreached || submittedBreached;
-  if (submittedBreached) await recordBreach(gate, admission, user);
-  else if (factors.due || underAttack)
+  const markInBackground = () =>
     gate.background.run("breach_check", async () => void (await markIfBreached(gate, admission, user, password)));
+  if (submittedBreached) await recordBreach(gate, admission, user);
+  else if (underAttack) markInBackground();
   // A mark from an earlier sign-in holds too: a right password found breached before is never a
   // session from a new device without the code.
   const confirmDevice = confirmable && (standIn || breached);
-  if (factors.due) {
-    // This right password stays counted on the lock until its step is passed; the owner sees it
-    // in the events and, when it is the one that locks strangers out, by mail, as a wrong
-    // password would tell them: someone may hold the password.
-    await gate.events.accountChanged(user.id, "second_step_due", client, { browser });
-    await countedWithoutSession(gate, admission, subject, attempt, "second_step", nowMs);
-    return openPending(gate, passed, user, { step: "second_factor", methods: secondStepMethods(factors) });
-  }
   if (confirmDevice) {
     // Counted as the stand-in for a wrong password is (the lock, the address's failures, the mark
     // "under attack"), and recorded in the background, so that nothing after it tells them apart.
+    // An account with a second factor waits for the code too, and is asked its factor after it
+    // (lib/factors/second-step.ts): answering it mfa_required here would tell a right password
+    // from the wrong ones that this step answers alike.
     await countedWithoutSession(gate, admission, subject, attempt, "failure", nowMs);
     gate.background.run("device_confirmation_due", () =>
       gate.events.accountChanged(user.id, "device_confirmation_due", client, { browser }),
     );
     return openPending(gate, passed, user, { step: "device_confirmation" });
+  }
+  // The second step, where the account has one: no session, no token, no device token and no
+  // lockout reset yet (they come with the step); only a pending sign-in, bound to this client.
+  // (Read after the device confirmation, which a stand-in answers too, so as not to slow it.)
+  const factors = await gate.factors.summary(user.id);
+  if (factors.due) {
+    // This right password stays counted on the lock until its step is passed; the owner sees it
+    // in the events and, when it is the one that locks strangers out, by mail, as a wrong
+    // password would tell them: someone may hold the password.
+    markInBackground();
+    await gate.events.accountChanged(user.id, "second_step_due", client, { browser });
+    await countedWithoutSession(gate, admission, subject, attempt, "second_step", nowMs);
+    return openPending(gate, passed, user, { step: "second_factor", methods: secondStepMethods(factors) });
   }
   return completeSignIn(gate, passed, { ...user, passwordBreached: breached });
 }
@@ -362,12 +367,12 @@ export type PassedPassword = {
  * second factor's, or a device confirmation whose code is mailed to the owner. A stand-in (no
  * user) is stored and counted like a real one, and has no code.
  */
-async function openPending(
+export async function openPending(
   gate: Gatehouse,
   passed: PassedPassword,
   user: { id: string; email: string; credentialGeneration: number } | null,
   next: { step: "second_factor"; methods: SecondStepMethod[] } | { step: "device_confirmation" },
-): Promise<SignInOutcome> {
+): Promise<Extract<SignInOutcome, { ok: "second_step" }>> {
   const { intent } = passed;
   const code = next.step === "device_confirmation" && user ? newDeviceCode() : null;
   const common = {

@@ -252,15 +252,36 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
       expect(await replayed.json()).toMatchObject({ error: "device_confirmation_required" });
     });
 
-    it("an account with a second factor gets its factor instead; an unlock link's browser is a known device", async () => {
+    it("an account with a second factor waits for the code, then its factor; an unlock link's browser is a known device", async () => {
       const userId = await createAccount(gate, "factor@example.com", PASSWORD);
       const secret = (await gate.factors.beginTotp(userId, "setup-session", Date.now()))!;
       expect(await gate.factors.confirmTotp(userId, "setup-session", totpCodeAt(secret, Date.now() - 30_000), Date.now())).toBe(true);
       await strangerFails("factor@example.com");
+      // The password step answers as it answers a wrong password (tests/integration/attack-shapes.suite.ts).
       const res = await browserSignIn("factor@example.com", PASSWORD);
       expect(res.status).toBe(401);
-      expect(await res.json()).toMatchObject({ error: "mfa_required" });
-      expect(await codeMails("factor@example.com")).toHaveLength(0);
+      expect(await res.json()).toMatchObject({ error: "device_confirmation_required" });
+      // The mailed code proves the mailbox; the factor is asked next, never skipped.
+      const confirmed = await browserStep(pendingOf(res), { code: await mailedCode("factor@example.com") });
+      expect(confirmed.status).toBe(401);
+      expect(await confirmed.json()).toMatchObject({ error: "mfa_required", methods: expect.arrayContaining(["totp"]) });
+      expect(sessionPairOf(confirmed)).toBeNull();
+      const factorPending = pendingOf(confirmed);
+      expect(factorPending).not.toBeNull();
+      expect((await browserStep(pendingOf(res), { code: "123456" })).status).toBe(401);
+      const done = await browserStep(factorPending, { code: totpCodeAt(secret, Date.now()) });
+      expect(done.status, await done.clone().text()).toBe(200);
+      expect(sessionPairOf(done)).not.toBeNull();
+
+      // The token API alike: confirm-device answers mfa_required with an mfa_token, and no tokens.
+      await strangerFails("factor@example.com");
+      const api = await tokenSignIn("factor@example.com", PASSWORD);
+      const { confirmation_token } = (await api.json()) as { confirmation_token: string };
+      const apiConfirmed = await confirmDevice({ confirmation_token, code: await mailedCode("factor@example.com") });
+      expect(apiConfirmed.status).toBe(401);
+      const apiBody = (await apiConfirmed.json()) as Record<string, unknown>;
+      expect(apiBody).toMatchObject({ error: "mfa_required", mfa_token: expect.any(String) });
+      expect(apiBody).not.toHaveProperty("access_token");
 
       // An unlock link proves the mailbox, as the code would: its browser is a known device.
       const unlockUser = await createAccount(gate, "unlock@example.com", PASSWORD);
