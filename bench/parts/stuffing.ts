@@ -274,6 +274,20 @@ type Prepared = {
   pairs: { account: number; position: number }[];
 };
 
+/**
+ * Setup is not measured: a request whose connection was reset (four servers on a loaded 2-core
+ * machine) is sent again, once. (A taken address answers registration as a new one does.)
+ */
+async function onceMoreOnReset<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof Error) || !/socket hang up|ECONNRESET/.test(error.message)) throw error;
+    await sleep(500);
+    return work();
+  }
+}
+
 /** Not measured: registration and each owner's device. */
 async function prepareRound(context: PartContext, server: BenchServer, setup: Setup, round: number, size: Sizes): Promise<Prepared> {
   const baseUrl = server.baseUrl;
@@ -291,7 +305,7 @@ async function prepareRound(context: PartContext, server: BenchServer, setup: Se
   context.say(`${tag}: registering ${size.accounts} accounts and enrolling each owner's device`);
   await pool(accounts.length, size.setupConcurrency, Date.now() + 10 * 60_000, async (i) => {
     const account = accounts[i]!;
-    const reply = await register(baseUrl, ownerAddress(round, 0, i), account.email, account.password);
+    const reply = await onceMoreOnReset(() => register(baseUrl, ownerAddress(round, 0, i), account.email, account.password));
     if (![201, 202].includes(reply.status)) throw new Error(`registering ${account.email} answered ${reply.status}: ${reply.text}`);
     // Smoke only: one stranger's failure first, so the enrolment through a mailed code (which a
     // full run takes only with \`always\`) runs too.
@@ -300,7 +314,7 @@ async function prepareRound(context: PartContext, server: BenchServer, setup: Se
       const altcha = await solvedPayload(baseUrl, address);
       await tokenSignIn(baseUrl, { address, email: account.email, password: strongPassword(), altcha });
     }
-    await enrolDevice(server, outbox, usedCodes, account, ownerAddress(round, 1, i));
+    await onceMoreOnReset(() => enrolDevice(server, outbox, usedCodes, account, ownerAddress(round, 1, i)));
   });
 
   // The attacker's list, pass by pass: the first password of every account, then the second, …
