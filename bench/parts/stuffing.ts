@@ -484,7 +484,7 @@ async function rounds(
         size,
       );
       context.say(
-        `${result.setup}, round ${round + 1}: taken over ${result.takenFirst + result.takenLater}, owners first try ${result.owners.filter((run) => run.signedIn && run.tries === 1).length}/${result.owners.length}, mails ${[...result.mails.values()].reduce((a, b) => a + b, 0)}, attack ${fmt.fixed(result.attackSeconds, 1)} s`,
+        `${result.setup}, round ${round + 1}: taken over ${result.takenFirst + result.takenLater}, owners first try ${result.owners.filter((run) => run.signedIn && run.tries === 1).length}/${result.owners.length}, mails ${[...result.mails.values()].reduce((a, b) => a + b, 0)} (${[...result.mails].map(([kind, n]) => `${kind} ${n}`).join(", ")}), owners' p99 ${fmt.ms(summarize(result.owners.map((run) => run.firstPostMs)).p99)} ÷ idle ${fmt.ms(summarize(result.idle.map((run) => run.firstPostMs)).p99)}, right pairs answered ${result.rightAnswered}, breach look-ups failed open ${result.breachOutages}, attack ${fmt.fixed(result.attackSeconds, 1)} s`,
       );
       results.push(result);
     }
