@@ -376,6 +376,8 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   const breachedPasswords = rangeBreachCheck({
     url: config.passwords.breachedUrl,
     timeoutMs: config.passwords.breachedTimeoutMs,
+    cacheMs: config.passwords.breachedCacheMs,
+    clock,
     onUnavailable: reportBreachOutage,
     onVerdict: (verdict) => metrics.breachChecks.inc({ verdict }),
   });

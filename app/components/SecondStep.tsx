@@ -28,6 +28,9 @@ type Props = {
   onRestart: () => void;
 };
 
+const firstMode = (methods: SecondStepMethod[]): Mode =>
+  methods.includes("email_code") ? "email_code" : methods.includes("totp") ? "totp" : "recovery_code";
+
 const post = (path: string, body: unknown) =>
   fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
 
@@ -37,10 +40,10 @@ const post = (path: string, body: unknown) =>
  * or, for a new device of an account under attack, the code emailed to the owner (also "Code").
  * No session exists until the server accepts one of them.
  */
-export function SecondStep({ methods, callbackPath, onDone, onRestart }: Props) {
-  const [mode, setMode] = useState<Mode>(
-    methods.includes("email_code") ? "email_code" : methods.includes("totp") ? "totp" : "recovery_code",
-  );
+export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: Props) {
+  // A confirmed new device of an account with a second factor is asked the factor next.
+  const [methods, setMethods] = useState(first);
+  const [mode, setMode] = useState<Mode>(firstMode(first));
   const digits = mode !== "recovery_code";
   const [pending, setPending] = useState(false);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
@@ -51,6 +54,20 @@ export function SecondStep({ methods, callbackPath, onDone, onRestart }: Props) 
 
   async function answered(res: Response) {
     if (res.ok) return onDone();
+    const next = (await res
+      .clone()
+      .json()
+      .catch(() => ({}))) as { error?: string; methods?: SecondStepMethod[] };
+    if (res.status === 401 && next.error === "mfa_required" && next.methods) {
+      setMethods(next.methods);
+      setMode(firstMode(next.methods));
+      setRefusal(null);
+      if (input.current) {
+        input.current.value = "";
+        input.current.focus();
+      }
+      return;
+    }
     const refused = await refusalFrom(res);
     if (refused.error === "second_step_invalid") setExpired(true);
     setRefusal(refused);

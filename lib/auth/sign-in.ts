@@ -190,10 +190,8 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
   const { password, client, device, confirms, intent } = admission;
   const subject = subjectOf(gate, admission);
   // A sign-in from a client with no known device may wait for a mailed code (below), and a
-  // password in a breach corpus makes it wait whether it is right or wrong: its lookup starts now,
-  // so that its answer is rarely waited for inside the slot (it fails open after its timeout).
+  // password in a breach corpus makes it wait whether it is right or wrong.
   const confirmable = intent.kind === "sign_in" && device === null && confirms === null && gate.config.devices.confirmation !== "off";
-  const verdict = confirmable ? gate.breachedPasswords.check(password).catch(() => "unknown" as const) : null;
   const outcome = await gate.hashBudget.run(
     async (): Promise<SignInOutcome> => {
       const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy);
@@ -201,6 +199,10 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         logSecurity(gate, { route: admission.route, outcome: "locked", client, email: admission.email, detail: subject.lane });
         return { ok: false, refusal: subject.refuse(attempt.check) };
       }
+      // The breach lookup starts only once the attempt is admitted (a refused one spends no range
+      // request) and runs beside Argon2id, so its answer is rarely waited for (it fails open after
+      // its timeout).
+      const verdict = confirmable ? gate.breachedPasswords.check(password).catch(() => "unknown" as const) : null;
       const endTimer = gate.metrics.passwordCheckSeconds.startTimer();
       const user = await verifyCredentials(gate.prisma, { email: admission.email, password }, gate.hasher, (error) =>
         gate.log.warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
@@ -255,11 +257,8 @@ async function decide(
   if (!user || unconfirmed || (confirms !== null && !confirming)) {
     // Its owner gets the link again (within the recovery-mail quota).
     if (user && unconfirmed) gate.recovery.verificationNeeded(user);
-    if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
     // Already counted by admitAttempt, whether or not the account exists.
-    gate.addressFailures.set(client.key, (gate.addressFailures.get(client.key) ?? 0) + 1);
-    // The username is under attack for the next 24 hours, and a success does not clear that.
-    if (subject.lane === "untrusted") await gate.lockouts.markFailed(subject.key, nowMs);
+    await countedWithoutSession(gate, admission, subject, attempt, "failure", nowMs);
     gate.log.info({
       event: "sign_in_failed",
       lane: subject.lane,
@@ -271,9 +270,6 @@ async function decide(
     const capped = subject.policy.capFailures === attempt.state.failureCount;
     // The owner's own right password before confirming is told to them as such, never as a wrong one.
     await gate.events.signInFailed(email, client, attempt.state, capped && !device, { browser }, unconfirmed ? "unconfirmed" : "wrong");
-    // The failure that starts a lock episode for strangers tells the owner (if the username
-    // has an account) and offers a way past it; later failures of the episode do not.
-    if (!device && attempt.state.failureCount === subject.policy.threshold) gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
     // A device that keeps failing is more likely stolen than mistyped on: at the cap it is revoked.
     if (device && capped) await gate.devices.forget(device.id);
     return standIn ? openPending(gate, passed, null, { step: "device_confirmation" }) : { ok: false, refusal: null };
@@ -289,41 +285,67 @@ async function decide(
   if (user.rehashed) gate.log.info({ event: "password_rehashed", userId: user.id });
   if (intent.kind === "change_password") return completeSignIn(gate, passed, user);
 
-  // The second step, where the account has one: no session, no token, no device token and no
-  // lockout reset yet (they come with the step); only a pending sign-in, bound to this client.
-  // Its factor stands in for the device confirmation too.
-  const factors = await gate.factors.summary(user.id);
   // Only a right password is marked as breached. Where the answer does not wait for the verdict,
   // it is found in the background, so a right password answers as soon as a wrong one.
   const breached = user.passwordBreached || submittedBreached;
-  if (submittedBreached) await recordBreach(gate, admission, user);
-  else if (factors.due || underAttack)
+  const markInBackground = () =>
     gate.background.run("breach_check", async () => void (await markIfBreached(gate, admission, user, password)));
+  if (submittedBreached) await recordBreach(gate, admission, user);
+  else if (underAttack) markInBackground();
   // A mark from an earlier sign-in holds too: a right password found breached before is never a
   // session from a new device without the code.
   const confirmDevice = confirmable && (standIn || breached);
+  if (confirmDevice) {
+    // Counted as the stand-in for a wrong password is (the lock, the address's failures, the mark
+    // "under attack"), and recorded in the background, so that nothing after it tells them apart.
+    // An account with a second factor waits for the code too, and is asked its factor after it
+    // (lib/factors/second-step.ts): answering it mfa_required here would tell a right password
+    // from the wrong ones that this step answers alike.
+    await countedWithoutSession(gate, admission, subject, attempt, "failure", nowMs);
+    gate.background.run("device_confirmation_due", () =>
+      gate.events.accountChanged(user.id, "device_confirmation_due", client, { browser }),
+    );
+    return openPending(gate, passed, user, { step: "device_confirmation" });
+  }
+  // The second step, where the account has one: no session, no token, no device token and no
+  // lockout reset yet (they come with the step); only a pending sign-in, bound to this client.
+  // (Read after the device confirmation, which a stand-in answers too, so as not to slow it.)
+  const factors = await gate.factors.summary(user.id);
   if (factors.due) {
     // This right password stays counted on the lock until its step is passed; the owner sees it
     // in the events and, when it is the one that locks strangers out, by mail, as a wrong
     // password would tell them: someone may hold the password.
+    markInBackground();
     await gate.events.accountChanged(user.id, "second_step_due", client, { browser });
-    if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
-    if (!device && attempt.state.failureCount === subject.policy.threshold) gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
+    await countedWithoutSession(gate, admission, subject, attempt, "second_step", nowMs);
     return openPending(gate, passed, user, { step: "second_factor", methods: secondStepMethods(factors) });
   }
-  if (confirmDevice) {
-    // Counted as the stand-in for a wrong password is (the lock, the address's failures, the mark
-    // "under attack"), and recorded in the background, so that nothing after it tells them apart.
-    if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
-    gate.addressFailures.set(client.key, (gate.addressFailures.get(client.key) ?? 0) + 1);
-    await gate.lockouts.markFailed(subject.key, nowMs);
-    gate.background.run("device_confirmation_due", () =>
-      gate.events.accountChanged(user.id, "device_confirmation_due", client, { browser }),
-    );
-    if (attempt.state.failureCount === subject.policy.threshold) gate.recovery.lockedOut(email, noticeOrigin(gate, admission));
-    return openPending(gate, passed, user, { step: "device_confirmation" });
-  }
   return completeSignIn(gate, passed, { ...user, passwordBreached: breached });
+}
+
+/**
+ * The bookkeeping of a counted attempt that ends without a session: the lock episode it may
+ * start (a metric, and one mail to the owner, by the failure that starts the strangers' episode,
+ * offering a way past it; later failures of the episode send none). A failure, or the device
+ * confirmation that stands in for one, also counts toward the address's failures (the ALTCHA
+ * level) and marks the username under attack for the next 24 hours, which a success does not
+ * clear; a right password waiting for its second factor does neither.
+ */
+async function countedWithoutSession(
+  gate: Gatehouse,
+  admission: SignInAdmission,
+  subject: Subject,
+  attempt: Extract<AdmittedAttempt, { allowed: true }>,
+  as: "failure" | "second_step",
+  nowMs: number,
+): Promise<void> {
+  if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
+  if (as === "failure") {
+    gate.addressFailures.set(admission.client.key, (gate.addressFailures.get(admission.client.key) ?? 0) + 1);
+    if (subject.lane === "untrusted") await gate.lockouts.markFailed(subject.key, nowMs);
+  }
+  if (!admission.device && attempt.state.failureCount === subject.policy.threshold)
+    gate.recovery.lockedOut(admission.email, noticeOrigin(gate, admission));
 }
 
 /**
@@ -345,12 +367,12 @@ export type PassedPassword = {
  * second factor's, or a device confirmation whose code is mailed to the owner. A stand-in (no
  * user) is stored and counted like a real one, and has no code.
  */
-async function openPending(
+export async function openPending(
   gate: Gatehouse,
   passed: PassedPassword,
   user: { id: string; email: string; credentialGeneration: number } | null,
   next: { step: "second_factor"; methods: SecondStepMethod[] } | { step: "device_confirmation" },
-): Promise<SignInOutcome> {
+): Promise<Extract<SignInOutcome, { ok: "second_step" }>> {
   const { intent } = passed;
   const code = next.step === "device_confirmation" && user ? newDeviceCode() : null;
   const common = {

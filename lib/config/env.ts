@@ -293,6 +293,14 @@ export const envSchema = z
       .default("")
       .refine((value) => value === "" || /^https?:\/\/[^\s]+$/.test(value), "must be an http(s) URL or empty"),
     BREACHED_PASSWORDS_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(1_000),
+    // How long a fetched range is believed: a password leaked after its range was cached is found
+    // only once the entry expires. Corpora change months apart, so a day is fresh enough.
+    BREACHED_PASSWORDS_CACHE_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 86_400)
+      .default(86_400),
 
     // Known-device cookies (OWASP): how long one lasts, and the key that signs it.
     DEVICE_COOKIE_DAYS: z.coerce.number().int().min(1).max(400).default(180),
@@ -449,6 +457,8 @@ export type AppConfig = {
     /** A Pwned Passwords range service; "" is off. */
     breachedUrl: string;
     breachedTimeoutMs: number;
+    /** How long a fetched range is kept. */
+    breachedCacheMs: number;
   };
   rateLimit: {
     /** RATE_LIMIT_KEY_SECRET (derived from NEXTAUTH_SECRET when unset): keys are HMAC digests under it. */
@@ -631,6 +641,7 @@ function grouped(env: EnvValues, databaseTarget: DatabaseTarget, devServer: bool
       hashTrustedSlots: env.HASH_TRUSTED_SLOTS ?? (env.HASH_CONCURRENCY >= 2 ? 1 : 0),
       breachedUrl: env.BREACHED_PASSWORDS_URL,
       breachedTimeoutMs: env.BREACHED_PASSWORDS_TIMEOUT_MS,
+      breachedCacheMs: env.BREACHED_PASSWORDS_CACHE_SECONDS * 1000,
     },
     rateLimit: {
       keySecret: env.RATE_LIMIT_KEY_SECRET ?? derive(sessionSecret, "rate-limit-keys"),

@@ -136,6 +136,12 @@ export const variableDocs = {
     group: "Passwords and hashing",
     description: "Longest wait for one range answer (body included) before the check fails open.",
   },
+  BREACHED_PASSWORDS_CACHE_SECONDS: {
+    group: "Passwords and hashing",
+    description:
+      "How long a fetched range is kept: a password that appears in the corpus after its range was cached is found " +
+      "once the entry expires (at most this long).",
+  },
   MAX_BODY_BYTES: {
     group: "HTTP and the server process",
     description: "Largest body the auth endpoints read; larger ones get 413.",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { SecondStepMethod, SignInOutcome } from "@/lib/auth/admission";
 import type { Gatehouse } from "@/lib/auth/gatehouse";
-import { completeSignIn, noticeOrigin, type PassedPassword } from "@/lib/auth/sign-in";
+import { completeSignIn, noticeOrigin, openPending, type PassedPassword } from "@/lib/auth/sign-in";
 import type { RouteLimits } from "@/lib/http/limited";
 import { clearPendingSignInCookie, setPendingSignInCookie } from "@/lib/http/device-cookie";
 import { secondFactorLocked } from "@/lib/http/refusals";
@@ -13,6 +13,7 @@ import type { ParsedAuthentication } from "@/lib/passkeys/webauthn";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { RECOVERY_CODE_PATTERN } from "./recovery-codes";
 import { deviceCodeMatches } from "./device-confirmation";
+import { secondStepMethods } from "./store";
 import { PENDING_SIGN_IN_TRIES, type PendingChannel, type PendingSignIn, type PendingStep, type PendingTry } from "./pending-sign-ins";
 
 /** What a second step may answer with: a code of the authenticator app, a recovery code, or a passkey. */
@@ -191,14 +192,22 @@ async function accountOf(gate: Gatehouse, userId: string | null) {
   return { ...user, passwordBreached: passwordBreachedAt !== null };
 }
 
+type Account = NonNullable<Awaited<ReturnType<typeof accountOf>>>;
+
 /** The sign-in its pending row stood for, finished as a password alone would have finished it. */
 async function finish(
   limits: RouteLimits,
   pending: PendingSignIn,
-  user: NonNullable<Awaited<ReturnType<typeof accountOf>>>,
+  user: Account,
   via: "second_step" | "device_confirmation",
 ): Promise<Passed> {
-  const passed: PassedPassword = {
+  const finished = await completeSignIn(limits.gate, passedOf(limits, pending, user), user, via);
+  return { ok: true, finished: { ...finished, purpose: pending.purpose } };
+}
+
+/** The right password its pending row stands for, as the password step passed it, now from this request. */
+function passedOf(limits: RouteLimits, pending: PendingSignIn, user: Account): PassedPassword {
+  return {
     email: user.email,
     client: limits.client,
     device: pending.deviceId ? { id: pending.deviceId } : null,
@@ -210,8 +219,6 @@ async function finish(
         ? { kind: "reauthenticate", sessionId: pending.sessionId }
         : { kind: "sign_in", channel: pending.channel },
   };
-  const finished = await completeSignIn(limits.gate, passed, user, via);
-  return { ok: true, finished: { ...finished, purpose: pending.purpose } };
 }
 
 /**
@@ -219,8 +226,11 @@ async function finish(
  * lock on wrong codes, counted before the check (a stand-in has the username too, so the lock
  * runs out alike) → the code compared in constant time (before anything that a stand-in could
  * answer differently) → its account still on the password it passed → the pending sign-in spent
- * once → the sign-in finished, and the browser or app it finished on becomes a known device. No
- * per-account limit: it would tell a right password's pending sign-in from a stand-in.
+ * once → the sign-in finished, and the browser or app it finished on becomes a known device; or,
+ * for an account with a second factor, its factor's pending sign-in (401 `mfa_required`): the
+ * password step answered it as it answers a wrong password, so the factor is asked only now, and
+ * the mailbox never stands in for it. No per-account limit: it would tell a right password's
+ * pending sign-in from a stand-in.
  */
 async function confirmDevice(
   limits: RouteLimits,
@@ -259,6 +269,16 @@ async function confirmDevice(
   if (user.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
   if (!(await gate.pendingSignIns.spend(pending.id, gate.clock()))) return refused(pendingRefused(gate, "used", channel));
   await gate.lockouts.reset(lockKey);
+  const factors = await gate.factors.summary(user.id);
+  if (factors.due) {
+    await gate.events.accountChanged(user.id, "second_step_due", client, { browser: browserLabel(limits.userAgent) });
+    const next = await openPending(gate, passedOf(limits, pending, user), user, {
+      step: "second_factor",
+      methods: secondStepMethods(factors),
+    });
+    // Not a session yet: the factor's step is the answer, as it is to a password.
+    return refused(secondStepRequired(gate, next.pending, channel));
+  }
   return finish(limits, pending, user, "device_confirmation");
 }
 

@@ -106,10 +106,14 @@ export function csrfRefused() {
   return jsonError(403, "csrf_invalid", sentence("refusals.pageExpired"));
 }
 
-/** The answer every other request of an account with a breached password gets, until a new one is chosen. */
-export function passwordChangeRequired() {
+/**
+ * The answer every other request of an account with a breached password gets, until a new one is
+ * chosen; a sign-in's carries the device token it issued (`extra`).
+ */
+export function passwordChangeRequired(extra: Record<string, unknown> = {}) {
   return jsonError(403, "password_change_required", sentence("refusals.passwordChangeRequired", { path: NEW_PASSWORD_PATH }), {
     location: NEW_PASSWORD_PATH,
+    ...extra,
   });
 }
 

@@ -28,6 +28,9 @@ export type BreachCheckOptions = {
   url: string;
   /** Longest wait for one range, body included. */
   timeoutMs: number;
+  /** How long a fetched range is kept (BREACHED_PASSWORDS_CACHE_SECONDS), on `clock`. */
+  cacheMs: number;
+  clock?: () => number;
   /** A failure the caller should know of (it failed open): the reason, never the password or its hash. */
   onUnavailable(reason: string): void;
   /** Each verdict, for the metrics. */
@@ -39,8 +42,6 @@ const PREFIX_LENGTH = 5;
 const LINE = /^([0-9A-F]{35}):(\d{1,12})$/;
 // A real padded range is 30-40 kB; anything far larger is not one.
 const MAX_RANGE_BYTES = 1_000_000;
-// Ranges change when a corpus is updated (months apart): a day's cache is fresh enough.
-const RANGE_TTL_MS = 24 * 3_600_000;
 // Breached suffixes only (padding is dropped), 35 bytes each: at most about 16 MB held.
 const CACHE_MAX_SUFFIXES = 500_000;
 const BREAKER_FAILURES = 3;
@@ -82,7 +83,10 @@ export function rangeBreachCheck(options: BreachCheckOptions): BreachedPasswords
   const ranges = new LRUCache<string, Set<string>>({
     maxSize: CACHE_MAX_SUFFIXES,
     sizeCalculation: (suffixes) => Math.max(1, suffixes.size),
-    ttl: RANGE_TTL_MS,
+    ttl: options.cacheMs,
+    // Read the clock at each look-up (not once per tick), so an injected clock is believed.
+    perf: { now: options.clock ?? Date.now },
+    ttlResolution: 0,
   });
   const inFlight = new Map<string, Promise<Set<string>>>();
   const guard = createStoreGuard({

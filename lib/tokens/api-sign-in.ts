@@ -24,10 +24,16 @@ export async function apiTokensFor(
   appSentDeviceToken: boolean,
 ): Promise<Response> {
   // No token could be used before a breached password is replaced (apiCaller answers 403), and
-  // the API has no form to replace it: the owner is sent to the site, and mailed.
-  if (outcome.passwordChangeRequired) return passwordChangeRequired();
-  const { user } = outcome;
+  // the API has no form to replace it: the owner is sent to the site, and mailed. The sign-in did
+  // replace the client's device token, so the new one goes with the refusal: the owner's app stays
+  // a known device (as a browser keeps its cookie) rather than a stranger from then on.
   const nowMs = gate.clock();
+  const withDevice = (response: Response) =>
+    !appSentDeviceToken && deviceTokenOf(request, gate.config) !== undefined
+      ? setDeviceCookie(response, gate.config, outcome.device.token, outcome.device.expiresAtMs, nowMs)
+      : response;
+  if (outcome.passwordChangeRequired) return withDevice(passwordChangeRequired({ device_token: outcome.device.token }));
+  const { user } = outcome;
   const label = apiClientLabel(request.headers.get("user-agent"));
   const refresh = await issueRefreshToken(gate.prisma, user.id, null, gate.config.tokens.refreshTtlMs, nowMs, {
     expiresAtMs: nowMs + gate.config.tokens.refreshFamilyLifetimeMs,
@@ -43,8 +49,5 @@ export async function apiTokensFor(
   );
   await gate.events.refreshFamilyCreated(user.id, client, { browser: label });
   gate.log.info({ event: "api_tokens_issued", userId: user.id, familyId: refresh.familyId });
-  const response = tokenPair(access.token, refresh.token, gate.config, { device_token: outcome.device.token });
-  return !appSentDeviceToken && deviceTokenOf(request, gate.config) !== undefined
-    ? setDeviceCookie(response, gate.config, outcome.device.token, outcome.device.expiresAtMs, nowMs)
-    : response;
+  return withDevice(tokenPair(access.token, refresh.token, gate.config, { device_token: outcome.device.token }));
 }

@@ -8,9 +8,10 @@ type Mode = "ok" | "slow" | "error" | "garbage";
  * A range server in Pwned Passwords' published format: `SUFFIX:COUNT` lines for a prefix, the
  * known (leaked) passwords with a count, padding lines with count 0 when Add-Padding is asked for.
  * The first path segment picks its behaviour: /ok, /slow (answers after 1.5 s), /error (500),
- * /garbage (200 with something else).
+ * /garbage (200 with something else). `leak` adds passwords later: a breach that becomes known
+ * after the accounts were made.
  */
-export async function startRangeServer(leaked: string[]) {
+export async function startRangeServer(leaked: readonly string[]) {
   const seen: { path: string; padding: string | undefined }[] = [];
   const hashes = leaked.map(passwordSha1);
   const server: Server = createServer((req, res) => {
@@ -28,5 +29,6 @@ export async function startRangeServer(leaked: string[]) {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { base, seen, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  const leak = (passwords: readonly string[]) => void hashes.push(...passwords.map(passwordSha1));
+  return { base, seen, leak, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }

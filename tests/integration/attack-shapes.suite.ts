@@ -3,6 +3,7 @@ import { NextRequest } from "next/server";
 import {
   altchaPayload,
   browserSignIn,
+  comparableAnswer,
   browserSignOut,
   createAccount,
   csrfFor,
@@ -713,6 +714,31 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
           }),
         );
         expect(offered.status).toBeGreaterThanOrEqual(400);
+      });
+
+      // Without this, the factor's step was a right-password oracle on every username under attack
+      // (and with `always`, or a password in the corpus): mfa_required for the right one,
+      // device_confirmation_required for a wrong one, and a list checked here is worth more elsewhere.
+      it("an account with a second factor answers a right password as it answers a wrong one", async () => {
+        const factorEmail = "stuffed-factor@example.com";
+        const factorUser = await register(factorEmail);
+        const secret = (await gate.factors.beginTotp(factorUser, "test-setup", Date.now()))!;
+        const { totpCodeAt } = await import("@/lib/factors/totp");
+        expect(await gate.factors.confirmTotp(factorUser, "test-setup", totpCodeAt(secret, Date.now()), Date.now())).toBe(true);
+        expect((await tokenSignIn(factorEmail, "a stuffed password")).status).toBe(401);
+        const channels = [
+          (password: string) => tokenSignIn(factorEmail, password),
+          (password: string) => browserSignIn(factorEmail, password),
+        ];
+        for (const signIn of channels) {
+          const right = await signIn(PASSWORD);
+          const wrong = await signIn("another stuffed password");
+          const answers = [
+            [right.status, comparableAnswer(await noSessionNoToken(right))],
+            [wrong.status, comparableAnswer(await noSessionNoToken(wrong))],
+          ];
+          expect(answers[0], JSON.stringify(answers)).toEqual(answers[1]);
+        }
       });
 
       it("the password check answers a pending step, never a user, for a right password and a wrong one alike", async () => {

@@ -48,6 +48,7 @@ export function breachedPasswordsSuite(label: string, makeDatabase: () => Promis
       gate.breachedPasswords = rangeBreachCheck({
         url,
         timeoutMs: gate.config.passwords.breachedTimeoutMs,
+        cacheMs: gate.config.passwords.breachedCacheMs,
         onUnavailable: () => {},
         onVerdict: (verdict) => gate.metrics.breachChecks.inc({ verdict }),
       });
@@ -102,6 +103,28 @@ export function breachedPasswordsSuite(label: string, makeDatabase: () => Promis
       const res = await register("open-closed@example.com", LEAKED);
       expect(res.status).toBe(202);
       pointAt(`${ranges.base}/ok`);
+    });
+
+    // Found by the stuffing drill (bench part 12): the sign-in replaced the app's device token and
+    // the 403 dropped the new one, so the owner's app lost its known device to a breached password.
+    it("an app keeps its known device when its password is found breached: the 403 carries the new device_token", async () => {
+      const password = "juniper quarry lantern 7721";
+      await createAccount(gate, "app-owner@example.com", password);
+      ranges.leak([password]);
+      const key = gate.usernameKey("app-owner@example.com");
+      const first = await tokenSignIn("app-owner@example.com", password);
+      expect(first.status).toBe(403);
+      const firstBody = (await first.json()) as Record<string, unknown>;
+      expect(firstBody).toMatchObject({ error: "password_change_required", device_token: expect.any(String) });
+      expect(firstBody).not.toHaveProperty("access_token");
+      const device = firstBody.device_token as string;
+      expect(await gate.devices.recognise(device, key, Date.now())).not.toBeNull();
+
+      const second = await tokenSignIn("app-owner@example.com", password, { deviceToken: device });
+      expect(second.status).toBe(403);
+      const next = ((await second.json()) as { device_token?: string }).device_token;
+      expect(await gate.devices.recognise(device, key, Date.now())).toBeNull();
+      expect(await gate.devices.recognise(next, key, Date.now())).not.toBeNull();
     });
 
     it("signs in a right breached password but marks the account: API 403, pages sent to choose, owner mailed once", async () => {

@@ -1,6 +1,6 @@
 import type { ParsedMail } from "mailparser";
 import { NextRequest } from "next/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { totpCodeAt } from "@/lib/factors/totp";
 import {
   browserSignIn,
@@ -252,15 +252,36 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
       expect(await replayed.json()).toMatchObject({ error: "device_confirmation_required" });
     });
 
-    it("an account with a second factor gets its factor instead; an unlock link's browser is a known device", async () => {
+    it("an account with a second factor waits for the code, then its factor; an unlock link's browser is a known device", async () => {
       const userId = await createAccount(gate, "factor@example.com", PASSWORD);
       const secret = (await gate.factors.beginTotp(userId, "setup-session", Date.now()))!;
       expect(await gate.factors.confirmTotp(userId, "setup-session", totpCodeAt(secret, Date.now() - 30_000), Date.now())).toBe(true);
       await strangerFails("factor@example.com");
+      // The password step answers as it answers a wrong password (tests/integration/attack-shapes.suite.ts).
       const res = await browserSignIn("factor@example.com", PASSWORD);
       expect(res.status).toBe(401);
-      expect(await res.json()).toMatchObject({ error: "mfa_required" });
-      expect(await codeMails("factor@example.com")).toHaveLength(0);
+      expect(await res.json()).toMatchObject({ error: "device_confirmation_required" });
+      // The mailed code proves the mailbox; the factor is asked next, never skipped.
+      const confirmed = await browserStep(pendingOf(res), { code: await mailedCode("factor@example.com") });
+      expect(confirmed.status).toBe(401);
+      expect(await confirmed.json()).toMatchObject({ error: "mfa_required", methods: expect.arrayContaining(["totp"]) });
+      expect(sessionPairOf(confirmed)).toBeNull();
+      const factorPending = pendingOf(confirmed);
+      expect(factorPending).not.toBeNull();
+      expect((await browserStep(pendingOf(res), { code: "123456" })).status).toBe(401);
+      const done = await browserStep(factorPending, { code: totpCodeAt(secret, Date.now()) });
+      expect(done.status, await done.clone().text()).toBe(200);
+      expect(sessionPairOf(done)).not.toBeNull();
+
+      // The token API alike: confirm-device answers mfa_required with an mfa_token, and no tokens.
+      await strangerFails("factor@example.com");
+      const api = await tokenSignIn("factor@example.com", PASSWORD);
+      const { confirmation_token } = (await api.json()) as { confirmation_token: string };
+      const apiConfirmed = await confirmDevice({ confirmation_token, code: await mailedCode("factor@example.com") });
+      expect(apiConfirmed.status).toBe(401);
+      const apiBody = (await apiConfirmed.json()) as Record<string, unknown>;
+      expect(apiBody).toMatchObject({ error: "mfa_required", mfa_token: expect.any(String) });
+      expect(apiBody).not.toHaveProperty("access_token");
 
       // An unlock link proves the mailbox, as the code would: its browser is a known device.
       const unlockUser = await createAccount(gate, "unlock@example.com", PASSWORD);
@@ -373,6 +394,49 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
           expect(await codeMails("leaked@example.com")).toHaveLength(1);
           expect(await codeMails("not-leaked@example.com")).toHaveLength(0);
         } finally {
+          await serve();
+          await ranges.close();
+        }
+      });
+
+      it("a refused attempt, locked or busy, spends no breach look-up; an admitted one does", async () => {
+        const ranges = await startRangeServer([]);
+        try {
+          // One Argon2id at a time and no queue: a second sign-in while one is hashed is busy.
+          await serve({ BREACHED_PASSWORDS_URL: `${ranges.base}/ok`, HASH_CONCURRENCY: "1", HASH_QUEUE: "0", HASH_TRUSTED_SLOTS: "0" });
+          await createAccount(gate, "refused@example.com", PASSWORD);
+          // Each look-up is one range request (these passwords' prefixes are not cached).
+          const lookups = vi.spyOn(gate.breachedPasswords, "check");
+          const lookedUp = (password: string) => lookups.mock.calls.some(([asked]) => asked === password);
+
+          // Busy: the first attempt holds the only slot inside Argon2id; the second gets 503.
+          let release!: () => void;
+          let reached!: () => void;
+          const released = new Promise<void>((resolve) => (release = resolve));
+          const inside = new Promise<void>((resolve) => (reached = resolve));
+          const verify = gate.hasher.verify.bind(gate.hasher);
+          vi.spyOn(gate.hasher, "verify").mockImplementationOnce(async (...args) => {
+            reached();
+            await released;
+            return verify(...args);
+          });
+          const holder = tokenSignIn("refused@example.com", "the first stranger's guess");
+          await inside;
+          const busy = await tokenSignIn("refused@example.com", "the busy stranger's guess");
+          release();
+          expect(busy.status).toBe(503);
+          expect((await holder).status).toBe(401);
+          expect(lookedUp("the first stranger's guess")).toBe(true);
+          expect(lookedUp("the busy stranger's guess")).toBe(false);
+
+          // Locked: the username's lock, met inside the slot (the check before it raced a failure).
+          for (let i = 0; i < gate.lockoutPolicy.threshold; i++) await tokenSignIn("refused@example.com", `guess number ${i}`);
+          vi.spyOn(gate.lockouts, "check").mockResolvedValueOnce({ locked: false });
+          const locked = await tokenSignIn("refused@example.com", "the locked stranger's guess");
+          expect(locked.status).toBe(429);
+          expect(lookedUp("the locked stranger's guess")).toBe(false);
+        } finally {
+          vi.restoreAllMocks();
           await serve();
           await ranges.close();
         }
