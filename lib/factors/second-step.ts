@@ -204,6 +204,7 @@ async function finish(
     device: pending.deviceId ? { id: pending.deviceId } : null,
     route: limits.path,
     userAgent: limits.userAgent,
+    locale: limits.locale,
     sessionId: pending.sessionId,
     intent:
       pending.purpose === "reauthenticate"
