@@ -3,7 +3,7 @@ import { noticeOrigin } from "@/lib/auth/sign-in";
 import type { RouteLimits } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
 import { logSecurity } from "@/lib/log/security-log";
-import { browserLabel } from "@/lib/sessions/browser-label";
+import { browserLabel, PASSKEY_SUFFIX } from "@/lib/sessions/browser-label";
 import { newSessionId } from "@/lib/sessions/browser-sessions";
 import { recordSignIn } from "@/lib/users/accounts";
 import { counterVerdict } from "./rules";
@@ -111,7 +111,7 @@ export async function signInWithPasskey(
   const sessionId = newSessionId();
   gate.log.info({ event: "passkey_sign_in_succeeded", userId: user.id });
   logSecurity(gate, { route: limits.path, outcome: "sign_in_succeeded", client, email: user.email, detail: "passkey", userId: user.id });
-  await gate.events.signInSucceeded(user.id, client, { browser: `${browser} (passkey)`, sessionId });
+  await gate.events.signInSucceeded(user.id, client, { browser: `${browser}${PASSKEY_SUFFIX}`, sessionId });
   if (!previous && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, limits));
   return {
     ok: true,
