@@ -1,6 +1,9 @@
-import type { Page } from "@playwright/test";
-import { PASSWORD, uniqueEmail, waitForForm } from "./helpers/accounts";
-import { expect, test } from "./helpers/serverGrid";
+import { request as playwrightRequest, type Page } from "@playwright/test";
+import { PASSWORD, signInThroughUi, uniqueEmail, waitForForm } from "./helpers/accounts";
+import { codeAt, virtualAuthenticator } from "./helpers/factors";
+import { sharedSecrets, startInstance } from "./helpers/instances";
+import { accountOnPage } from "./helpers/sessions";
+import { altchaPayload, expect, registerApi, signInApi, test } from "./helpers/serverGrid";
 
 /**
  * Languages in the browser: a German browser gets German pages, the footer's switch changes the
@@ -8,9 +11,12 @@ import { expect, test } from "./helpers/serverGrid";
  * no visible text, label or accessible name is left outside a catalogue.
  */
 
-/** Text a person sees or hears that is not inside ⟦…⟧ (and is not what they typed, or the brand's name). */
-async function untranslated(page: Page, allowed: readonly string[] = []): Promise<string[]> {
-  const texts = await page.evaluate(() => {
+/**
+ * Text a person sees or hears that is not inside ⟦…⟧ (and is not what they typed, or the brand's
+ * name), in the whole page or in one part of it (`within`, a CSS selector).
+ */
+async function untranslated(page: Page, allowed: readonly string[] = [], within = "body"): Promise<string[]> {
+  const texts = await page.evaluate((selector) => {
     const found = new Set<string>();
     const shown = (element: Element) => {
       const style = getComputedStyle(element);
@@ -41,9 +47,9 @@ async function untranslated(page: Page, allowed: readonly string[] = []): Promis
         if (shown(parent)) found.add((blockOf(parent) as HTMLElement).innerText ?? node.textContent ?? "");
       }
     };
-    visit(document.body);
+    visit(document.querySelector(selector)!);
     return [...found];
-  });
+  }, within);
   const outside = (text: string) =>
     text
       .replace(/⟦[^⟦⟧]*(⟦[^⟦⟧]*⟧[^⟦⟧]*)*⟧/g, "")
@@ -107,5 +113,154 @@ test.describe("in the pseudo-locale, every visible string comes from a catalogue
     await page.locator("form[data-hydrated] button[type=submit]").click();
     await expect(page.getByTestId("sign-in-error-message")).not.toBeEmpty({ timeout: 30_000 });
     expect(await untranslated(page, [...NOT_OURS, email])).toEqual([]);
+  });
+});
+
+/**
+ * The account page's own part (the header and footer around it are every page's, checked with
+ * the pages above). What it shows that is the account's own, not a sentence of ours: its email, the
+ * networks it was used from ("10.1.2.x"), and what it was shown once (the app's key, the codes).
+ */
+async function accountsOwn(page: Page, email: string, more: readonly string[] = []): Promise<string[]> {
+  const networks = (await page.locator("body").innerText()).match(/\b\d+\.\d+\.\d+\.x\b/g) ?? [];
+  return [...NOT_OURS, email, ...networks, ...more];
+}
+
+test.describe("in the pseudo-locale, the account page and its API speak only from catalogues", () => {
+  test("sessions and events listed, an authenticator app set up and on, change-password errors, the API's refusals", async ({
+    page,
+    newClient,
+    baseURL,
+  }) => {
+    test.setTimeout(180_000);
+    // Signed in in English; the rest of the test is in the pseudo-locale.
+    const email = await accountOnPage(page, newClient, "pseudo-account");
+    // An API session and a stranger's wrong password: a second list and a failure among the events.
+    const api = await newClient();
+    const token = await api.post("/api/v1/authentication/token", { data: { email, password: PASSWORD, altcha: await altchaPayload(api) } });
+    expect(token.status()).toBe(200);
+    expect((await signInApi(await newClient(), email, "a stranger's guess")).kind).toBe("invalid");
+    await inPseudoLocale(page);
+    await page.goto("/account");
+    await expect(page.locator("html")).toHaveAttribute("lang", "xx");
+    await expect(page.getByTestId("api-sessions")).toBeVisible();
+    await expect(page.getByTestId("security-events").locator('tr[data-kind="sign_in_failed"]')).toHaveCount(1);
+    await expect(page.getByTestId("security-events").locator('tr[data-kind="refresh_family_created"]')).toHaveCount(1);
+    // Hydrated: the times are the viewer's, from the catalogue's date formats.
+    await waitForForm(page);
+    expect(await untranslated(page, await accountsOwn(page, email), "main")).toEqual([]);
+
+    // An authenticator app: being set up, a wrong first code, its recovery codes, then on.
+    await page.getByRole("button", { name: /Set up an authenticator app/ }).click();
+    await expect(page.getByTestId("totp-setup")).toBeVisible();
+    const key = (await page.getByTestId("totp-secret").textContent())!;
+    expect(await untranslated(page, await accountsOwn(page, email, [key]), "main")).toEqual([]);
+    const secret = key.replace(/\s/g, "");
+    await page.locator("#totp-code").fill("12");
+    await page.getByRole("button", { name: /Turn on/ }).click();
+    await expect(page.locator(".field-error")).toBeVisible();
+    expect(await untranslated(page, await accountsOwn(page, email, [key]), "main")).toEqual([]);
+    await page.locator("#totp-code").fill(String((Number(codeAt(secret, Date.now())) + 1) % 1_000_000).padStart(6, "0"));
+    await page.getByRole("button", { name: /Turn on/ }).click();
+    await expect(page.getByTestId("second-factor-error-message")).not.toBeEmpty();
+    expect(await untranslated(page, await accountsOwn(page, email, [key]), "main")).toEqual([]);
+    await page.locator("#totp-code").fill(codeAt(secret, Date.now()));
+    await page.getByRole("button", { name: /Turn on/ }).click();
+    await expect(page.getByTestId("recovery-codes").locator("code")).toHaveCount(10);
+    const codes = await page.getByTestId("recovery-codes").locator("code").allTextContents();
+    expect(await untranslated(page, await accountsOwn(page, email, [key, ...codes]), "main")).toEqual([]);
+    await page.getByRole("button", { name: /I have saved them/ }).click();
+    await expect(page.getByTestId("recovery-codes-left")).toBeVisible();
+    expect(await untranslated(page, await accountsOwn(page, email), "main")).toEqual([]);
+
+    // Change password: the form's own checks, then the server's answer to a wrong current password.
+    const form = page.getByTestId("change-password");
+    await form.locator("button[type=submit]").click();
+    await expect(form.locator(".field-error").first()).toBeVisible();
+    expect(await untranslated(page, await accountsOwn(page, email), "main")).toEqual([]);
+    await page.locator("#current-password").fill("not the password of this account");
+    await page.locator("#new-password").fill("an entirely different and long passphrase");
+    await form.locator("button[type=submit]").click();
+    await expect(page.getByTestId("change-password-error-message")).not.toBeEmpty({ timeout: 30_000 });
+    expect(await untranslated(page, await accountsOwn(page, email), "main")).toEqual([]);
+
+    // Every account route's JSON refusal says its message from a catalogue, in the request's language.
+    const formToken = await page.locator('input[name="formToken"]').first().inputValue();
+    const paths = [
+      "/api/account/password",
+      "/api/account/reauthenticate",
+      "/api/account/reauthenticate/passkey",
+      "/api/account/passkeys",
+      "/api/account/passkeys/options",
+      "/api/account/passkeys/rename",
+      "/api/account/passkeys/remove",
+      "/api/account/passkeys/second-factor",
+      "/api/account/totp/setup",
+      "/api/account/totp/confirm",
+      "/api/account/sessions/revoke",
+    ];
+    const refusals: string[] = [];
+    for (const path of paths) {
+      const attempts: Record<string, string>[] = [
+        { formToken, json: "true", id: "00000000-0000-0000-0000-000000000000" },
+        { json: "true" },
+      ];
+      for (const fields of attempts) {
+        const res = await page.request.post(path, {
+          form: fields,
+          headers: { origin: baseURL!, "sec-fetch-site": "same-origin" },
+          maxRedirects: 0,
+        });
+        if (res.status() < 400 || !(res.headers()["content-type"] ?? "").includes("json")) continue;
+        const body = (await res.json()) as { error?: string; message?: string };
+        if (typeof body.message !== "string") continue;
+        refusals.push(`${path} ${res.status()} ${body.error}`);
+        expect(body.message, `${path} ${res.status()} ${body.error}`).toMatch(/^⟦[^]*⟧$/);
+        expect(body.error, path).toMatch(/^[a-z_]+$/);
+        expect(res.headers()["content-language"], path).toBe("xx");
+      }
+    }
+    // Each route refused at least the request without its form token.
+    expect(refusals.length, refusals.join("\n")).toBeGreaterThanOrEqual(paths.length);
+  });
+
+  test("with a passkey", async ({ browser }, testInfo) => {
+    // WebAuthn needs a domain RP ID: an instance of its own at http://localhost:PORT, which starts
+    // (and migrates a fresh database) slowly on a loaded machine.
+    test.setTimeout(300_000);
+    const instance = await startInstance(
+      {
+        ...sharedSecrets(),
+        DATABASE_URL: `pglite:${process.env.E2E_DATA_DIR}-pseudo-passkeys-${testInfo.retry}`,
+        I18N_PSEUDO_LOCALE: "true",
+      },
+      { hostname: "localhost", startTimeoutMs: 150_000 },
+    );
+    const client = await playwrightRequest.newContext({ baseURL: instance.baseURL, extraHTTPHeaders: { "X-Forwarded-For": "10.201.0.1" } });
+    const context = await browser.newContext({ baseURL: instance.baseURL });
+    try {
+      const email = uniqueEmail("pseudo-passkey");
+      expect((await registerApi(client, email, PASSWORD)).status()).toBe(202);
+      const page = await context.newPage();
+      await virtualAuthenticator(page);
+      await page.goto("/sign-in?callbackUrl=%2Faccount");
+      await signInThroughUi(page, email);
+      await expect(page).toHaveURL(/\/account$/);
+      await page.getByRole("button", { name: "Add a passkey" }).click();
+      await expect(page.getByTestId("passkey")).toHaveCount(1);
+      const name = (await page.getByTestId("passkey").locator("strong").textContent())!;
+
+      await inPseudoLocale(page);
+      await page.goto("/account");
+      await expect(page.locator("html")).toHaveAttribute("lang", "xx");
+      await expect(page.getByTestId("passkey-second-factor-status")).toBeVisible();
+      await waitForForm(page);
+      // The passkey's name is the owner's (they may rename it), and the input holding it too.
+      expect(await untranslated(page, await accountsOwn(page, email, [name]), "main")).toEqual([]);
+    } finally {
+      await context.close();
+      await client.dispose();
+      await instance.stop();
+    }
   });
 });

@@ -1,5 +1,6 @@
-import { request as playwrightRequest, type APIRequestContext, type CDPSession, type Page } from "@playwright/test";
+import { request as playwrightRequest, type APIRequestContext } from "@playwright/test";
 import { PASSWORD, signInThroughUi, uniqueEmail, waitForForm } from "./helpers/accounts";
+import { virtualAuthenticator } from "./helpers/factors";
 import { startInstance, sharedSecrets, type Instance } from "./helpers/instances";
 import { expect, registerApi, signInApi, test } from "./helpers/serverGrid";
 
@@ -37,22 +38,6 @@ test.describe("passkeys", () => {
     await Promise.all(clients.splice(0).map((context) => context.dispose()));
     await instance?.stop();
   });
-
-  async function virtualAuthenticator(page: Page): Promise<{ cdp: CDPSession; authenticatorId: string }> {
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send("WebAuthn.enable");
-    const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-      options: {
-        protocol: "ctap2",
-        transport: "internal",
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
-    return { cdp, authenticatorId };
-  }
 
   test("add a passkey, sign in with it alone, also while strangers hold the account locked; removed, it fails", async ({ browser }) => {
     const email = uniqueEmail("passkey");

@@ -1,15 +1,10 @@
-import { execFileSync } from "node:child_process";
 import type { Page } from "@playwright/test";
 import { PASSWORD, registerThroughUi, signInThroughUi, uniqueEmail, waitForForm } from "./helpers/accounts";
+import { codeAt } from "./helpers/factors";
 import { mailTo, mailsTo } from "./helpers/outbox";
 import { expect, test } from "./helpers/serverGrid";
 
 const NEW_PASSWORD = "an entirely different and long passphrase";
-
-/** The code an authenticator app shows at `atMs`, computed by oathtool (an independent TOTP implementation). */
-function codeAt(secret: string, atMs: number): string {
-  return execFileSync("oathtool", ["--totp", "-b", secret, "-N", `@${Math.floor(atMs / 1000)}`], { encoding: "utf8" }).trim();
-}
 
 async function signOut(page: Page) {
   await page.getByRole("button", { name: "Sign out", exact: true }).click();

@@ -56,7 +56,7 @@ export function ChangePasswordForm({ formToken, email, minLength }: Props) {
       setSubmits((n) => n + 1);
     });
     const local: Errors = {};
-    if (currentPassword === "") local.currentPassword = "Enter your current password.";
+    if (currentPassword === "") local.currentPassword = t("account.password.enterCurrent");
     const newError = checkNewPassword(newPassword, email, t, minLength);
     if (newError) local.newPassword = newError;
     if (showFieldErrors(local)) return;
@@ -88,7 +88,7 @@ export function ChangePasswordForm({ formToken, email, minLength }: Props) {
         currentInput.current.focus();
       }
     } catch {
-      setRefusal(localRefusal("unavailable", "Changing your password is unavailable right now. Try again in a moment."));
+      setRefusal(localRefusal("unavailable", t("account.password.unavailable")));
     }
     altcha.current?.reset();
     setPending(false);
@@ -106,7 +106,7 @@ export function ChangePasswordForm({ formToken, email, minLength }: Props) {
         data-testid="change-password"
       >
         <input type="text" name="username" autoComplete="username" value={email} readOnly hidden />
-        <Field id="current-password" label="Current password" error={fields.currentPassword}>
+        <Field id="current-password" label={t("account.password.current")} error={fields.currentPassword}>
           {(aria) => (
             <PasswordInput
               id="current-password"
@@ -122,8 +122,8 @@ export function ChangePasswordForm({ formToken, email, minLength }: Props) {
         </Field>
         <Field
           id="new-password"
-          label="New password"
-          hint={`${minLength} to ${PASSWORD_LIMITS.max} characters, not a common or breached password, not your email. A passphrase of several words works well.`}
+          label={t("account.password.new")}
+          hint={t("account.password.newHint", { min: minLength, max: PASSWORD_LIMITS.max })}
           error={fields.newPassword}
         >
           {(aria) => (
@@ -142,10 +142,10 @@ export function ChangePasswordForm({ formToken, email, minLength }: Props) {
         <PasswordStrength field="newPassword" email={email} minLength={minLength} fieldError={fields.newPassword} />
         <AltchaField ref={altcha} />
         <noscript>
-          <p className="hint">Changing your password needs JavaScript, for the same check as signing in.</p>
+          <p className="hint">{t("account.password.needsJavaScript")}</p>
         </noscript>
         <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
-          {pending ? "Changing password…" : "Change password"}
+          {pending ? t("account.password.pending") : t("account.password.submit")}
         </button>
       </form>
     </>

@@ -1,6 +1,7 @@
 import { gatehouse } from "@/lib/auth/gatehouse";
 import { sessionFormToken } from "@/lib/http/form-token";
 import { minimumPasswordLength } from "@/lib/password/rules";
+import { getTranslations } from "next-intl/server";
 import { ChangePasswordForm } from "./ChangePasswordForm";
 
 /** Change password: after it, every other browser and API session of the account is signed out. */
@@ -8,19 +9,20 @@ export async function ChangePasswordSection({
   currentSid,
   email,
   hasOtherFactor,
-  heading = "Change password",
+  heading,
 }: {
   currentSid: string;
   email: string;
   /** A passkey: the new password may be as short as 8 characters (NIST SP 800-63B-4 §3.1.1.2). */
   hasOtherFactor: boolean;
+  /** Another heading than "Change password" (the page that requires a new one). */
   heading?: string;
 }) {
-  const gate = await gatehouse();
+  const [gate, t] = await Promise.all([gatehouse(), getTranslations("account.password")]);
   return (
     <div className="card">
-      <h2>{heading}</h2>
-      <p className="hint">Every other browser and app signed in to your account is signed out when you change it.</p>
+      <h2>{heading ?? t("heading")}</h2>
+      <p className="hint">{t("hint")}</p>
       <ChangePasswordForm
         formToken={sessionFormToken(gate.config.session.secret, currentSid)}
         email={email}

@@ -8,6 +8,7 @@ import { assertWithPasskey } from "../components/passkey-ceremony";
 import { PasswordInput } from "../components/PasswordInput";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 import { useHydrated } from "../components/hydrated";
+import { useT } from "../components/Messages";
 import type { SecondStepMethod } from "../components/SecondStep";
 // Fetched only when a right password asks for it: the page itself does not carry it.
 const SecondStep = lazy(() => import("../components/SecondStep").then((module) => ({ default: module.SecondStep })));
@@ -35,6 +36,7 @@ const form = (fields: Record<string, string>) => ({
  * the last proof is more than 10 minutes old, then carries on.
  */
 export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirmed, onCancel }: Props) {
+  const t = useT();
   const altcha = useRef<AltchaHandle>(null);
   const password = useRef<HTMLInputElement>(null);
   const [pending, setPending] = useState(false);
@@ -51,7 +53,7 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
     const value = password.current?.value ?? "";
     setRefusal(null);
     if (!value) {
-      setError("Enter your password.");
+      setError(t("account.confirm.enterPassword"));
       password.current?.focus();
       return;
     }
@@ -76,7 +78,7 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
         password.current.focus();
       }
     } catch {
-      setRefusal(localRefusal("unavailable", "Confirming is unavailable right now. Try again in a moment."));
+      setRefusal(localRefusal("unavailable", t("account.confirm.unavailable")));
     } finally {
       altcha.current?.reset();
       setPending(false);
@@ -92,12 +94,11 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
         () => fetch("/api/account/passkeys/options", form({ formToken, purpose: "reauthenticate" })),
         (credential) => fetch("/api/account/reauthenticate/passkey", form({ formToken, credential: JSON.stringify(credential) })),
       );
-      if (res === "cancelled")
-        return setRefusal(localRefusal("passkey_invalid", "No passkey was used. Try again, or enter your password."));
+      if (res === "cancelled") return setRefusal(localRefusal("passkey_invalid", t("account.confirm.noPasskeyUsed")));
       if (res.ok) return onConfirmed();
       setRefusal(await refusalFrom(res));
     } catch {
-      setRefusal(localRefusal("unavailable", "Confirming is unavailable right now. Try again in a moment."));
+      setRefusal(localRefusal("unavailable", t("account.confirm.unavailable")));
     } finally {
       setPending(false);
     }
@@ -106,7 +107,7 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
   if (secondStep) {
     return (
       <section className="confirm" aria-labelledby="confirm-heading" data-testid="confirm-its-you">
-        <h3 id="confirm-heading">Confirm it&apos;s you</h3>
+        <h3 id="confirm-heading">{t("account.confirm.heading")}</h3>
         <Suspense fallback={null}>
           <SecondStep methods={secondStep} callbackPath="/account" onDone={onConfirmed} onRestart={() => setSecondStep(null)} />
         </Suspense>
@@ -116,12 +117,12 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
 
   return (
     <section className="confirm" aria-labelledby="confirm-heading" data-testid="confirm-its-you">
-      <h3 id="confirm-heading">Confirm it&apos;s you</h3>
+      <h3 id="confirm-heading">{t("account.confirm.heading")}</h3>
       <p className="hint">{reason}</p>
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="confirm-error" />
       <form onSubmit={(event) => handled(withPassword(event))} noValidate data-hydrated={hydrated}>
         <input type="text" name="username" autoComplete="username" value={email} readOnly hidden />
-        <Field id="confirm-password" label="Password" error={error}>
+        <Field id="confirm-password" label={t("account.confirm.password")} error={error}>
           {(aria) => (
             <PasswordInput
               id="confirm-password"
@@ -137,16 +138,16 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
         </Field>
         <AltchaField ref={altcha} />
         <button type="submit" className="primary" aria-disabled={pending ? true : undefined}>
-          {pending ? "Confirming…" : "Confirm"}
+          {pending ? t("account.confirm.pending") : t("account.confirm.submit")}
         </button>
         {hasPasskey ? (
           <button type="button" className="secondary" onClick={() => handled(withPasskey())}>
-            Use a passkey instead
+            {t("account.confirm.usePasskey")}
           </button>
         ) : null}
         {onCancel ? (
           <button type="button" className="link" onClick={onCancel}>
-            Cancel
+            {t("account.confirm.cancel")}
           </button>
         ) : null}
       </form>
@@ -159,12 +160,13 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
  * (`?notice=confirm_first`): confirming comes back to the page, which says what to press again.
  */
 export function ConfirmFirstCard(props: Omit<Props, "onConfirmed" | "onCancel" | "reason">) {
+  const t = useT();
   const router = useRouter();
   return (
     <div className="card">
       <ConfirmItsYou
         {...props}
-        reason="That change needs you to confirm it's you. Then press its button again: you have 10 minutes."
+        reason={t("account.confirm.firstReason")}
         onConfirmed={() => {
           router.push("/account?notice=reauthenticated");
           router.refresh();

@@ -1,6 +1,7 @@
 "use client";
 
-import { LocalTime } from "../components/LocalTime";
+import { useT } from "../components/Messages";
+import { useMoment } from "./AccountTime";
 import { RefusalBanner, localRefusal } from "../components/RefusalBanner";
 import { handled } from "../components/handled";
 import { useHydrated } from "../components/hydrated";
@@ -17,6 +18,8 @@ type Props = { formToken: string; email: string; passkeys: PasskeyItem[] };
  * first and the action carries on after it. Rename and remove also work as plain forms.
  */
 export function Passkeys({ formToken, email, passkeys }: Props) {
+  const t = useT();
+  const moment = useMoment();
   const hydrated = useHydrated();
   const { pending, refusal, setRefusal, nowMs, confirming, setConfirming, freshly } = useFreshAction();
 
@@ -27,7 +30,7 @@ export function Passkeys({ formToken, email, passkeys }: Props) {
     const { options } = (await optionsRes.json()) as { options: Parameters<typeof startRegistration>[0]["optionsJSON"] };
     const credential = await startRegistration({ optionsJSON: options }).catch(() => null);
     if (!credential) {
-      setRefusal(localRefusal("passkey_invalid", "No passkey was made. Try again when you are ready."));
+      setRefusal(localRefusal("passkey_invalid", t("account.passkeys.noneMade")));
       return null;
     }
     return postForm("/api/account/passkeys", { formToken, credential: JSON.stringify(credential) });
@@ -47,32 +50,30 @@ export function Passkeys({ formToken, email, passkeys }: Props) {
         />
       ) : null}
       {passkeys.length === 0 ? (
-        <p>No passkeys yet.</p>
+        <p>{t("account.passkeys.none")}</p>
       ) : (
         <ul className="passkey-list" data-testid="passkey-list">
           {passkeys.map((passkey) => (
             <li key={passkey.id} data-testid="passkey">
               <p>
                 <strong>{passkey.name}</strong>
-                {passkey.synced ? <span className="hint"> (synced)</span> : null}
+                {passkey.synced ? <span className="hint"> {t("account.passkeys.synced")}</span> : null}
               </p>
               <p className="hint">
-                Added <LocalTime iso={passkey.createdAt} />.{" "}
+                <time dateTime={passkey.createdAt}>{t("account.passkeys.added", { when: moment(passkey.createdAt) })}</time>{" "}
                 {passkey.lastUsedAt ? (
-                  <>
-                    Last used <LocalTime iso={passkey.lastUsedAt} />.
-                  </>
+                  <time dateTime={passkey.lastUsedAt}>{t("account.passkeys.lastUsed", { when: moment(passkey.lastUsedAt) })}</time>
                 ) : (
-                  "Not used yet."
+                  t("account.passkeys.notUsed")
                 )}
               </p>
               <form method="post" action="/api/account/passkeys/rename" className="inline">
                 <input type="hidden" name="formToken" value={formToken} />
                 <input type="hidden" name="id" value={passkey.id} />
-                <label htmlFor={`passkey-name-${passkey.id}`}>Name</label>
+                <label htmlFor={`passkey-name-${passkey.id}`}>{t("account.passkeys.name")}</label>
                 <input id={`passkey-name-${passkey.id}`} name="name" defaultValue={passkey.name} maxLength={60} required />
-                <button type="submit" className="secondary" aria-label={`Rename passkey ${passkey.name}`}>
-                  Rename
+                <button type="submit" className="secondary" aria-label={t("account.passkeys.renameLabel", { name: passkey.name })}>
+                  {t("account.passkeys.rename")}
                 </button>
               </form>
               <form
@@ -82,7 +83,7 @@ export function Passkeys({ formToken, email, passkeys }: Props) {
                 onSubmit={(event) => {
                   event.preventDefault();
                   handled(
-                    freshly(`Removing the passkey "${passkey.name}" needs you to confirm it's you.`, () =>
+                    freshly(t("account.passkeys.removeReason", { name: passkey.name }), () =>
                       postForm("/api/account/passkeys/remove", { formToken, id: passkey.id, json: "true" }),
                     ),
                   );
@@ -90,8 +91,8 @@ export function Passkeys({ formToken, email, passkeys }: Props) {
               >
                 <input type="hidden" name="formToken" value={formToken} />
                 <input type="hidden" name="id" value={passkey.id} />
-                <button type="submit" className="secondary" aria-label={`Remove passkey ${passkey.name}`}>
-                  Remove
+                <button type="submit" className="secondary" aria-label={t("account.passkeys.removeLabel", { name: passkey.name })}>
+                  {t("account.passkeys.remove")}
                 </button>
               </form>
             </li>
@@ -104,13 +105,13 @@ export function Passkeys({ formToken, email, passkeys }: Props) {
           className="primary"
           aria-disabled={pending ? true : undefined}
           onClick={() => {
-            if (!pending) handled(freshly("Adding a passkey needs you to confirm it's you.", addPasskey));
+            if (!pending) handled(freshly(t("account.passkeys.addReason"), addPasskey));
           }}
         >
-          {pending ? "Waiting for your passkey…" : "Add a passkey"}
+          {pending ? t("account.passkeys.waiting") : t("account.passkeys.add")}
         </button>
       ) : (
-        <p className="hint">Adding a passkey needs JavaScript.</p>
+        <p className="hint">{t("account.passkeys.needsJavaScript")}</p>
       )}
     </div>
   );

@@ -1,7 +1,9 @@
 import QRCode from "qrcode";
 import { gatehouse } from "@/lib/auth/gatehouse";
 import { base32Of, groupsOfFour, totpUri } from "@/lib/factors/totp";
+import { RECOVERY_CODE_COUNT } from "@/lib/factors/recovery-codes";
 import { sessionFormToken } from "@/lib/http/form-token";
+import { getTranslations } from "next-intl/server";
 import { SecondFactors } from "./SecondFactors";
 
 /**
@@ -11,7 +13,7 @@ import { SecondFactors } from "./SecondFactors";
  * the setup sees it, for 10 minutes (lib/factors/store.ts).
  */
 export async function SecondFactorSection({ userId, currentSid, email }: { userId: string; currentSid: string; email: string }) {
-  const gate = await gatehouse();
+  const [gate, t] = await Promise.all([gatehouse(), getTranslations("account.factors")]);
   const summary = await gate.factors.summary(userId);
   const secret = summary.totp ? null : await gate.factors.totpBeingSetUp(userId, currentSid, gate.clock());
   const setup = secret
@@ -27,12 +29,15 @@ export async function SecondFactorSection({ userId, currentSid, email }: { userI
     : null;
   return (
     <div className="card" id="second-step">
-      <h2>Second step</h2>
-      <p className="hint">
-        With a second step on, your password alone does not sign you in: a code from an authenticator app, or your passkey, is asked for
-        after it. Recovery codes get you in if you lose both.
-      </p>
-      <SecondFactors formToken={sessionFormToken(gate.config.session.secret, currentSid)} email={email} summary={summary} setup={setup} />
+      <h2>{t("heading")}</h2>
+      <p className="hint">{t("hint")}</p>
+      <SecondFactors
+        formToken={sessionFormToken(gate.config.session.secret, currentSid)}
+        email={email}
+        summary={summary}
+        setup={setup}
+        recoveryCodeCount={RECOVERY_CODE_COUNT}
+      />
     </div>
   );
 }

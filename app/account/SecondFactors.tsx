@@ -4,6 +4,7 @@ import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import type { FactorSummary } from "@/lib/factors/store";
 import { Field } from "../components/Field";
+import { useT } from "../components/Messages";
 import { RefusalBanner, localRefusal, refusalFrom } from "../components/RefusalBanner";
 import { useHydrated } from "../components/hydrated";
 import { ConfirmItsYou } from "./ConfirmItsYou";
@@ -16,13 +17,17 @@ type Props = {
   summary: FactorSummary;
   /** An authenticator app being set up: its QR code (SVG made on the server) and its secret as text. */
   setup: { qrSvg: string; secretText: string } | null;
+  /** How many recovery codes a set has. */
+  recoveryCodeCount: number;
 };
 
 /**
  * The account's second step. Setting up, removing and new codes need a fresh authentication;
  * recovery codes are shown once, here, right after they are made, and never again.
  */
-export function SecondFactors({ formToken, email, summary, setup }: Props) {
+export function SecondFactors({ formToken, email, summary, setup, recoveryCodeCount }: Props) {
+  const t = useT();
+  const f = (key: string, values?: Record<string, number>) => t(`account.factors.${key}`, values);
   const router = useRouter();
   const hydrated = useHydrated();
   const { pending, refusal, setRefusal, nowMs, confirming, setConfirming, freshly } = useFreshAction();
@@ -39,7 +44,7 @@ export function SecondFactors({ formToken, email, summary, setup }: Props) {
     event.preventDefault();
     if (pending) return;
     const code = String(new FormData(event.currentTarget).get("code") ?? "").trim();
-    if (!/^\d{6}$/.test(code)) return setCodeError("Enter the 6 digits your authenticator app shows.");
+    if (!/^\d{6}$/.test(code)) return setCodeError(f("enterSixDigits"));
     setCodeError(undefined);
     setRefusal(null);
     try {
@@ -47,11 +52,11 @@ export function SecondFactors({ formToken, email, summary, setup }: Props) {
       if (!res.ok) return setRefusal(await refusalFrom(res));
       await showCodes(res);
     } catch {
-      setRefusal(localRefusal("unavailable", "That did not work just now. Try again in a moment."));
+      setRefusal(localRefusal("unavailable", t("account.confirm.failed")));
     }
   }
 
-  if (!hydrated) return <p className="hint">Setting up a second step needs JavaScript.</p>;
+  if (!hydrated) return <p className="hint">{f("needsJavaScript")}</p>;
 
   return (
     <div className="second-factors">
@@ -68,10 +73,9 @@ export function SecondFactors({ formToken, email, summary, setup }: Props) {
       ) : null}
       {codes ? (
         <section className="recovery-codes" aria-labelledby="recovery-codes-heading">
-          <h3 id="recovery-codes-heading">Your recovery codes</h3>
+          <h3 id="recovery-codes-heading">{f("codesHeading")}</h3>
           <p className="banner warn" role="status">
-            Save these now, somewhere only you can reach (a password manager, or on paper). Each works once, in place of a code. They are
-            not shown again.
+            {f("codesSave")}
           </p>
           <ul data-testid="recovery-codes">
             {codes.map((code) => (
@@ -81,131 +85,100 @@ export function SecondFactors({ formToken, email, summary, setup }: Props) {
             ))}
           </ul>
           <button type="button" className="primary" onClick={() => setCodes(null)}>
-            I have saved them
+            {f("codesSaved")}
           </button>
         </section>
       ) : null}
 
-      <h3>Authenticator app</h3>
+      <h3>{f("app")}</h3>
       {summary.totp ? (
         <>
-          <p data-testid="totp-status">On: a code from your app is asked for after your password.</p>
+          <p data-testid="totp-status">{f("appOn")}</p>
           <button
             type="button"
             className="secondary"
-            onClick={() =>
-              handled(
-                freshly("Removing your authenticator app needs you to confirm it's you.", () =>
-                  postForm("/api/account/totp/remove", { formToken, json: "true" }),
-                ),
-              )
-            }
+            onClick={() => handled(freshly(f("removeAppReason"), () => postForm("/api/account/totp/remove", { formToken, json: "true" })))}
           >
-            Remove the authenticator app
+            {f("removeApp")}
           </button>
         </>
       ) : setup ? (
         <div className="totp-setup" data-testid="totp-setup">
-          <p>Scan this QR code with your authenticator app, or type the key below into it. Then enter the code it shows.</p>
+          <p>{f("scan")}</p>
           {/* Our own SVG (lib qrcode), from our own URI: no user data but the account's email. */}
-          <div
-            className="qr"
-            role="img"
-            aria-label="QR code for your authenticator app"
-            dangerouslySetInnerHTML={{ __html: setup.qrSvg }}
-          />
+          <div className="qr" role="img" aria-label={f("qrLabel")} dangerouslySetInnerHTML={{ __html: setup.qrSvg }} />
           <p>
-            Key: <code data-testid="totp-secret">{setup.secretText}</code>
+            {f("key")} <code data-testid="totp-secret">{setup.secretText}</code>
           </p>
           <form onSubmit={(event) => handled(confirmTotp(event))} noValidate>
-            <Field id="totp-code" label="Code" error={codeError}>
+            <Field id="totp-code" label={f("code")} error={codeError}>
               {(aria) => <input id="totp-code" name="code" inputMode="numeric" autoComplete="one-time-code" maxLength={6} {...aria} />}
             </Field>
             <button type="submit" className="primary">
-              Turn on
+              {f("turnOn")}
             </button>
             <button
               type="button"
               className="link"
-              onClick={() =>
-                handled(
-                  freshly("Cancelling needs you to confirm it's you.", () =>
-                    postForm("/api/account/totp/remove", { formToken, json: "true" }),
-                  ),
-                )
-              }
+              onClick={() => handled(freshly(f("cancelReason"), () => postForm("/api/account/totp/remove", { formToken, json: "true" })))}
             >
-              Cancel
+              {f("cancel")}
             </button>
           </form>
         </div>
       ) : (
         <>
-          <p data-testid="totp-status">Off.</p>
+          <p data-testid="totp-status">{f("off")}</p>
           <button
             type="button"
             className="primary"
             aria-disabled={pending ? true : undefined}
             onClick={() => {
-              if (!pending)
-                handled(
-                  freshly("Setting up an authenticator app needs you to confirm it's you.", () =>
-                    postForm("/api/account/totp/setup", { formToken, json: "true" }),
-                  ),
-                );
+              if (!pending) handled(freshly(f("setUpReason"), () => postForm("/api/account/totp/setup", { formToken, json: "true" })));
             }}
           >
-            Set up an authenticator app
+            {f("setUp")}
           </button>
         </>
       )}
 
-      <h3>Passkey after the password</h3>
+      <h3>{f("passkeyHeading")}</h3>
       {summary.passkeys === 0 ? (
-        <p className="hint">Add a passkey above to use it as a second step.</p>
+        <p className="hint">{f("addPasskeyFirst")}</p>
       ) : (
         <>
-          <p data-testid="passkey-second-factor-status">
-            {summary.passkeyAfterPassword ? "On: your passkey is asked for after your password." : "Off."}
-          </p>
+          <p data-testid="passkey-second-factor-status">{summary.passkeyAfterPassword ? f("passkeyOn") : f("off")}</p>
           <button
             type="button"
             className="secondary"
             onClick={() =>
               handled(
                 freshly(
-                  "Changing your second step needs you to confirm it's you.",
+                  f("changeReason"),
                   () => postForm("/api/account/passkeys/second-factor", { formToken, on: summary.passkeyAfterPassword ? "false" : "true" }),
                   showCodes,
                 ),
               )
             }
           >
-            {summary.passkeyAfterPassword ? "Stop asking for a passkey after my password" : "Ask for a passkey after my password"}
+            {summary.passkeyAfterPassword ? f("stopPasskey") : f("askPasskey")}
           </button>
         </>
       )}
 
       {summary.due ? (
         <>
-          <h3>Recovery codes</h3>
+          <h3>{f("recoveryHeading")}</h3>
           <p data-testid="recovery-codes-left">
-            {summary.recoveryCodesLeft} of 10 left. {summary.recoveryCodesLeft <= 3 ? "Get new ones before you run out." : ""}
+            {f("codesLeft", { left: summary.recoveryCodesLeft, total: recoveryCodeCount })}
+            {summary.recoveryCodesLeft <= 3 ? ` ${f("runningOut")}` : ""}
           </p>
           <button
             type="button"
             className="secondary"
-            onClick={() =>
-              handled(
-                freshly(
-                  "New recovery codes need you to confirm it's you.",
-                  () => postForm("/api/account/recovery-codes", { formToken }),
-                  showCodes,
-                ),
-              )
-            }
+            onClick={() => handled(freshly(f("newCodesReason"), () => postForm("/api/account/recovery-codes", { formToken }), showCodes))}
           >
-            Get new codes
+            {f("newCodes")}
           </button>
         </>
       ) : null}

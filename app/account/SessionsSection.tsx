@@ -2,19 +2,33 @@ import type { ReactNode } from "react";
 import { gatehouse } from "@/lib/auth/gatehouse";
 import { sessionFormToken } from "@/lib/http/form-token";
 import { listLiveFamilies } from "@/lib/tokens/refresh-tokens";
-import { LocalTime } from "../components/LocalTime";
+import { getTranslations } from "next-intl/server";
+import { browserText } from "@/lib/ui/account-labels";
+import { AccountTime } from "./AccountTime";
 
 type Props = { userId: string; currentSid: string };
 
 /** One revoke button: a plain form post with the session's form token, so it works without JavaScript. */
-function RevokeForm({ formToken, kind, id, label }: { formToken: string; kind: "browser" | "api"; id: string; label: string }) {
+function RevokeForm({
+  formToken,
+  kind,
+  id,
+  label,
+  text,
+}: {
+  formToken: string;
+  kind: "browser" | "api";
+  id: string;
+  label: string;
+  text: string;
+}) {
   return (
     <form method="post" action="/api/account/sessions/revoke" className="inline">
       <input type="hidden" name="formToken" value={formToken} />
       <input type="hidden" name="kind" value={kind} />
       <input type="hidden" name="id" value={id} />
       <button type="submit" className="secondary revoke" aria-label={label}>
-        Revoke
+        {text}
       </button>
     </form>
   );
@@ -29,19 +43,15 @@ const SAME_MOMENT_MS = 60_000;
  * One card per session, each value labelled (a table's columns lose their headers on a phone),
  * every time in the viewer's own zone (LocalTime, like the events below).
  */
-function SessionCards({
-  title,
-  nameLabel,
-  lastLabel,
-  rows,
-  testId,
-}: {
-  title: string;
-  nameLabel: string;
-  lastLabel: string;
-  rows: Row[];
-  testId: string;
-}) {
+/** Each list's words (keys of the `account` catalogue) and test id. */
+const LISTS = {
+  browser: { title: "sessions.browsers", nameLabel: "sessions.browser", lastLabel: "sessions.lastActive", testId: "browser-sessions" },
+  api: { title: "sessions.apiSessions", nameLabel: "sessions.client", lastLabel: "sessions.lastUsed", testId: "api-sessions" },
+} as const;
+
+function SessionCards({ kind, rows, t }: { kind: keyof typeof LISTS; rows: Row[]; t: (key: string) => string }) {
+  const { testId } = LISTS[kind];
+  const [title, nameLabel, lastLabel] = [t(LISTS[kind].title), t(LISTS[kind].nameLabel), t(LISTS[kind].lastLabel)];
   return (
     <section aria-labelledby={`${testId}-title`}>
       <h3 id={`${testId}-title`}>{title}</h3>
@@ -52,20 +62,20 @@ function SessionCards({
               <dt>{nameLabel}</dt>
               <dd>
                 {row.name}
-                {row.current ? <strong> (this device)</strong> : null}
+                {row.current ? <strong> {t("browser.thisDevice")}</strong> : null}
               </dd>
-              <dt>Network</dt>
+              <dt>{t("sessions.network")}</dt>
               <dd className="address">{row.address}</dd>
-              <dt>Signed in</dt>
+              <dt>{t("sessions.signedIn")}</dt>
               <dd>
-                <LocalTime iso={row.createdAt.toISOString()} />
+                <AccountTime iso={row.createdAt.toISOString()} />
               </dd>
               <dt>{lastLabel}</dt>
               <dd>
                 {row.lastSeenAt.getTime() - row.createdAt.getTime() < SAME_MOMENT_MS ? (
-                  "When signing in"
+                  t("sessions.whenSigningIn")
                 ) : (
-                  <LocalTime iso={row.lastSeenAt.toISOString()} />
+                  <AccountTime iso={row.lastSeenAt.toISOString()} />
                 )}
               </dd>
             </dl>
@@ -89,9 +99,10 @@ export async function SessionsSection({ userId, currentSid }: Props) {
     listLiveFamilies(gate.prisma, userId, nowMs),
   ]);
   const formToken = sessionFormToken(gate.config.session.secret, currentSid);
+  const t = await getTranslations("account");
   const browserRows: Row[] = browsers.map((session) => ({
     key: session.id,
-    name: session.browser,
+    name: browserText(session.browser, t),
     current: session.id === currentSid,
     address: session.address,
     createdAt: session.createdAt,
@@ -103,13 +114,14 @@ export async function SessionsSection({ userId, currentSid }: Props) {
           formToken={formToken}
           kind="browser"
           id={session.id}
-          label={`Revoke ${session.browser} session from ${session.address}`}
+          label={t("sessions.revokeBrowser", { browser: browserText(session.browser, t), address: session.address })}
+          text={t("sessions.revoke")}
         />
       ),
   }));
   const apiRows: Row[] = families.map((family) => ({
     key: family.familyId,
-    name: family.client,
+    name: browserText(family.client, t),
     current: false,
     address: family.address,
     createdAt: family.createdAt,
@@ -119,28 +131,29 @@ export async function SessionsSection({ userId, currentSid }: Props) {
         formToken={formToken}
         kind="api"
         id={family.familyId}
-        label={`Revoke API session ${family.client} from ${family.address}`}
+        label={t("sessions.revokeApi", { client: browserText(family.client, t), address: family.address })}
+        text={t("sessions.revoke")}
       />
     ),
   }));
   return (
     <div className="card">
-      <h2>Where you are signed in</h2>
-      <p className="hint">Revoking a browser session signs it out on its next request; revoking an API session ends its refresh token.</p>
-      <SessionCards title="Browsers" nameLabel="Browser" lastLabel="Last active" rows={browserRows} testId="browser-sessions" />
+      <h2>{t("sessions.heading")}</h2>
+      <p className="hint">{t("sessions.hint")}</p>
+      <SessionCards kind="browser" rows={browserRows} t={t} />
       {apiRows.length === 0 ? (
         <p className="hint" data-testid="api-sessions-none">
-          No API sessions.
+          {t("sessions.noApiSessions")}
         </p>
       ) : (
-        <SessionCards title="API sessions" nameLabel="Client" lastLabel="Last used" rows={apiRows} testId="api-sessions" />
+        <SessionCards kind="api" rows={apiRows} t={t} />
       )}
       {/* Only when there is somewhere else: with this session alone the button would do nothing. */}
       {browserRows.length + apiRows.length >= 2 ? (
         <form method="post" action="/api/account/sessions/revoke-others" className="spaced">
           <input type="hidden" name="formToken" value={formToken} />
           <button type="submit" className="secondary" data-testid="sign-out-everywhere-else">
-            Sign out everywhere else
+            {t("sessions.signOutEverywhereElse")}
           </button>
         </form>
       ) : null}

@@ -2,6 +2,7 @@
 
 import { useRouter } from "next/navigation";
 import { useState } from "react";
+import { useT } from "../components/Messages";
 import { localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 
 export const postForm = (path: string, fields: Record<string, string>) =>
@@ -18,6 +19,7 @@ export const postForm = (path: string, fields: Record<string, string>) =>
  * goes to `onOk` (by default the page is read again).
  */
 export function useFreshAction() {
+  const t = useT();
   const router = useRouter();
   const [pending, setPending] = useState(false);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
@@ -50,7 +52,7 @@ export function useFreshAction() {
       if (res && onOk) await onOk(res);
       else router.refresh();
     } catch {
-      setRefusal(localRefusal("unavailable", "That did not work just now. Try again in a moment."));
+      setRefusal(localRefusal("unavailable", t("account.confirm.failed")));
     } finally {
       setPending(false);
     }

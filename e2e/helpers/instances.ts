@@ -22,7 +22,7 @@ export type Instance = {
  */
 export async function startInstance(
   env: Record<string, string>,
-  options: { hostname?: "localhost"; openFilesLimit?: number } = {},
+  options: { hostname?: "localhost"; openFilesLimit?: number; startTimeoutMs?: number } = {},
 ): Promise<Instance> {
   return start(
     ["server.mjs"],
@@ -37,7 +37,7 @@ export async function startInstance(
       MAIL_OUTBOX_DIR: process.env.E2E_OUTBOX_DIR ?? ".data/outbox",
       ...env,
     }),
-    { hostname: options.hostname, openFilesLimit: options.openFilesLimit },
+    { hostname: options.hostname, openFilesLimit: options.openFilesLimit, startTimeoutMs: options.startTimeoutMs },
   );
 }
 
@@ -93,7 +93,11 @@ async function start(
     } catch {
       // Not listening yet.
     }
-    if (Date.now() > deadline) throw new Error(`instance on ${port} did not start: ${output}`);
+    if (Date.now() > deadline) {
+      // Not left running: it would hold its database folder against the retry.
+      child.kill("SIGTERM");
+      throw new Error(`instance on ${port} did not start: ${output}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   return {

@@ -16,6 +16,8 @@ export type SignInAdmission = Readonly<{
   route: string;
   /** Only labels (the account page's list of sessions). */
   userAgent: string | null;
+  /** The request's language: the account remembers the last one it signed in with (its mails use it). */
+  locale: string | null;
   /**
    * The id the browser session will have if this sign-in succeeds, chosen now so the "signed in"
    * event can name it ("this device" on the account page).
@@ -70,12 +72,13 @@ export class AdmissionDesk {
   private readonly unused = new WeakSet<SignInAdmission>();
 
   issue(
-    fields: Omit<SignInAdmission, "sessionId" | "userAgent" | "confirms" | "intent"> &
-      Partial<Pick<SignInAdmission, "userAgent" | "confirms" | "intent">>,
+    fields: Omit<SignInAdmission, "sessionId" | "userAgent" | "locale" | "confirms" | "intent"> &
+      Partial<Pick<SignInAdmission, "userAgent" | "locale" | "confirms" | "intent">>,
   ): SignInAdmission {
     const admission = Object.freeze({
       ...fields,
       userAgent: fields.userAgent ?? null,
+      locale: fields.locale ?? null,
       confirms: fields.confirms ?? null,
       intent: fields.intent ?? ({ kind: "sign_in", channel: "browser" } as const),
       sessionId: newSessionId(),

@@ -13,7 +13,7 @@ import { confirmationDueBeforeCheck, deviceCodeDigest, newDeviceCode } from "@/l
 import { secondStepMethods } from "@/lib/factors/store";
 import type { Lane } from "@/lib/password/hash-budget";
 import { browserLabel } from "@/lib/sessions/browser-label";
-import { confirmAddress, markPasswordBreached, recordFirstSignIn, verifyCredentials } from "@/lib/users/accounts";
+import { confirmAddress, markPasswordBreached, recordSignIn, verifyCredentials } from "@/lib/users/accounts";
 import type { AdmittedAttempt } from "@/lib/lockout/repository";
 import type { BreachVerdict } from "@/lib/password/breached";
 import type { Intent, SecondStepMethod, SignInOutcome, SignInAdmission } from "./admission";
@@ -104,6 +104,7 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
     device,
     route: limits.path,
     userAgent: limits.userAgent,
+    locale: limits.locale,
     confirms: "confirms" in proof ? proof.confirms : null,
     intent: "altcha" in proof ? proof.intent : { kind: "sign_in", channel: "browser" },
   });
@@ -238,7 +239,16 @@ async function decide(
 ): Promise<SignInOutcome> {
   const { email, password, client, device, route, confirms, intent } = admission;
   const browser = browserLabel(admission.userAgent);
-  const passed: PassedPassword = { email, client, device, route, userAgent: admission.userAgent, sessionId: admission.sessionId, intent };
+  const passed: PassedPassword = {
+    email,
+    client,
+    device,
+    route,
+    userAgent: admission.userAgent,
+    locale: admission.locale,
+    sessionId: admission.sessionId,
+    intent,
+  };
   const nowMs = gate.clock();
   // A sign-in from a client with no known device, on a username under attack (or always), waits
   // for a mailed code whether the password is right or not (lib/factors/device-confirmation.ts).
@@ -358,6 +368,8 @@ export type PassedPassword = {
   device: KnownDevice | null;
   route: string;
   userAgent: string | null;
+  /** The language of the request that finishes the sign-in: the account's last one from then on. */
+  locale: string | null;
   sessionId: string;
   intent: Intent;
 };
@@ -449,7 +461,7 @@ export async function completeSignIn(
     // The owner of a live session proved it again: recorded as that, for that session; no sign-in happened.
     await gate.events.accountChanged(user.id, "reauthenticated", client, { browser, sessionId: intent.sessionId });
   } else if (intent.kind === "sign_in") {
-    const first = await recordFirstSignIn(gate.prisma, user.id, nowMs);
+    const first = await recordSignIn(gate.prisma, user.id, nowMs, passed.locale);
     await gate.events.signInSucceeded(user.id, client, { browser, sessionId: passed.sessionId });
     // A new device of an account that has signed in before: its first device is no news.
     if (!device && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, passed));

@@ -213,6 +213,7 @@ function passedOf(limits: RouteLimits, pending: PendingSignIn, user: Account): P
     device: pending.deviceId ? { id: pending.deviceId } : null,
     route: limits.path,
     userAgent: limits.userAgent,
+    locale: limits.locale,
     sessionId: pending.sessionId,
     intent:
       pending.purpose === "reauthenticate"

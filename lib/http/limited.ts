@@ -24,6 +24,8 @@ export class RouteLimits {
     private readonly style: RefusalStyle,
     /** The request's User-Agent, for the labels the account page shows (never trusted for anything else). */
     readonly userAgent: string | null = null,
+    /** The request's language (its cookie, else Accept-Language, else the default). */
+    readonly locale: string | null = null,
   ) {}
 
   /** Applies the next rows keyed by `key`; a refusal to send, or null to go on. */
@@ -104,13 +106,13 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
     const gate = await gatehouse();
     // Every refusal's sentences in the request's language; its `error` code stays as it is.
     const locale = gate.i18n.localeOf(request.headers);
-    return localized(await answer(gate, request, context), locale, gate.i18n.translator(locale));
+    return localized(await answer(gate, request, locale, context), locale, gate.i18n.translator(locale));
   };
 
-  async function answer(gate: Gatehouse, request: NextRequest, context: C | undefined): Promise<Response> {
+  async function answer(gate: Gatehouse, request: NextRequest, locale: string, context: C | undefined): Promise<Response> {
     const client = gate.clientAddress(request.headers);
     if (needsAddress && client.source === "unknown") return noClientAddress();
-    const limits = new RouteLimits(gate, client, path, rows, style, request.headers.get("user-agent"));
+    const limits = new RouteLimits(gate, client, path, rows, style, request.headers.get("user-agent"), locale);
     try {
       const refused = await limits.leading();
       if (refused) return refused;

@@ -32,6 +32,20 @@ const DATE_FORMATS = {
     // "1 December 2026, 20:47": a moment in a mail or the event list.
     moment: { dateStyle: "long", timeStyle: "short" } satisfies Intl.DateTimeFormatOptions,
     clock: { timeStyle: "short" } satisfies Intl.DateTimeFormatOptions,
+    // The account page's moments: in the viewer's zone once the page runs in their browser; before
+    // that (and without JavaScript) in UTC, which the text then names.
+    day: { dateStyle: "medium" } satisfies Intl.DateTimeFormatOptions,
+    dayUtc: { dateStyle: "medium", timeZone: "UTC" } satisfies Intl.DateTimeFormatOptions,
+    local: { dateStyle: "medium", timeStyle: "short" } satisfies Intl.DateTimeFormatOptions,
+    utc: {
+      year: "numeric",
+      month: "short",
+      day: "numeric",
+      hour: "numeric",
+      minute: "2-digit",
+      timeZone: "UTC",
+      timeZoneName: "short",
+    } satisfies Intl.DateTimeFormatOptions,
   },
 };
 

@@ -36,7 +36,11 @@ export function containsSentence(value: unknown): boolean {
   return false;
 }
 
-type English = { t: Translate; exact: Map<string, string>; templates: { key: string; pattern: RegExp; names: string[] }[] };
+type English = {
+  t: Translate;
+  exact: Map<string, string>;
+  templates: { key: string; pattern: RegExp; names: string[]; literal: number }[];
+};
 let english: English | undefined;
 
 // A message whose only placeholders are plain arguments ("Use at least {minLength, number} characters.").
@@ -55,14 +59,17 @@ function englishIndex(): English {
       continue;
     }
     const withoutArguments = message.replace(SIMPLE_ARGUMENT, "");
-    if (/[{}]/.test(withoutArguments)) continue;
+    // Arguments and punctuation alone ("{browser}, {address}") would match any sentence.
+    if (/[{}]/.test(withoutArguments) || !/\p{L}/u.test(withoutArguments)) continue;
     const names = [...message.matchAll(SIMPLE_ARGUMENT)].map((match) => match[1]!);
     const source = message
       .split(SIMPLE_ARGUMENT)
       .map((part, i) => (i % 2 === 1 ? "(.+?)" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
       .join("");
-    templates.push({ key, pattern: new RegExp(`^${source}$`), names });
+    templates.push({ key, pattern: new RegExp(`^${source}$`), names, literal: withoutArguments.length });
   }
+  // The most specific first: "{browser} on {system}" must not take a longer sentence that has " on " in it.
+  templates.sort((a, b) => b.literal - a.literal);
   english = { t: createI18n({ defaultLocale: "en", pseudoLocale: false }, readCatalogues()).translator("en"), exact, templates };
   return english;
 }

@@ -3,9 +3,9 @@ import { noticeOrigin } from "@/lib/auth/sign-in";
 import type { RouteLimits } from "@/lib/http/limited";
 import { jsonError } from "@/lib/http/responses";
 import { logSecurity } from "@/lib/log/security-log";
-import { browserLabel } from "@/lib/sessions/browser-label";
+import { browserLabel, PASSKEY_SUFFIX } from "@/lib/sessions/browser-label";
 import { newSessionId } from "@/lib/sessions/browser-sessions";
-import { recordFirstSignIn } from "@/lib/users/accounts";
+import { recordSignIn } from "@/lib/users/accounts";
 import { counterVerdict } from "./rules";
 import type { CeremonyFailure, ParsedAuthentication } from "./webauthn";
 import { parseAuthentication, verifyAuthentication } from "./webauthn";
@@ -107,11 +107,11 @@ export async function signInWithPasskey(
   const previous = await gate.devices.recognise(deviceToken, usernameKey, nowMs);
   if (previous) await gate.devices.forget(previous.id);
   const device = await gate.devices.issue(usernameKey, nowMs);
-  const first = await recordFirstSignIn(gate.prisma, user.id, nowMs);
+  const first = await recordSignIn(gate.prisma, user.id, nowMs, limits.locale);
   const sessionId = newSessionId();
   gate.log.info({ event: "passkey_sign_in_succeeded", userId: user.id });
   logSecurity(gate, { route: limits.path, outcome: "sign_in_succeeded", client, email: user.email, detail: "passkey", userId: user.id });
-  await gate.events.signInSucceeded(user.id, client, { browser: `${browser} (passkey)`, sessionId });
+  await gate.events.signInSucceeded(user.id, client, { browser: `${browser}${PASSKEY_SUFFIX}`, sessionId });
   if (!previous && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, limits));
   return {
     ok: true,

@@ -32,6 +32,8 @@ describe("mails", () => {
     const german = messages("de", "Europe/Berlin").passwordChanged("a@x.example", ORIGIN, RESET);
     expect(german.subject).toBe("Ihr Passwort für Acme wurde geändert");
     expect(german.text).toContain("Wann: 1. Dezember 2026 um 21:47 (Europe/Berlin), 2026-12-01 20:47 UTC.");
+    // The browser's label is stored in English; the mail says it in its own language, as the account page does.
+    expect(german.text).toMatch(/Firefox unter Linux/);
     expect(german.html).toMatch(/<html lang="de">/);
     expect(messages("en", null).passwordChanged("a@x.example", ORIGIN, RESET).text).toContain("When: 2026-12-01 20:47 UTC.");
   });

@@ -1,3 +1,4 @@
+import { browserText } from "@/lib/ui/account-labels";
 import type { MailBrand } from "@/lib/brand/brand";
 import type { Translate } from "@/lib/i18n/i18n";
 import { sentenceFor } from "@/lib/i18n/sentence";
@@ -93,7 +94,9 @@ function originParts(settings: MailSettings, origin: NoticeOrigin): Part {
           utc,
         })
       : t("mail.common.whenUtc", { utc });
-  const browser = origin.browser ? t("mail.common.browser", { browser: origin.browser }) : t("mail.common.browserUnknown");
+  // The label is stored in English ("Firefox on Linux"); said in the mail's language as the account page says it.
+  const label = origin.browser ? browserText(origin.browser, (key, values) => t(`account.${key}`, values)) : null;
+  const browser = label ? t("mail.common.browser", { browser: label }) : t("mail.common.browserUnknown");
   return { text: `${when} ${browser} ${t("mail.common.network", { address: origin.address })}` };
 }
 

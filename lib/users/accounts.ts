@@ -75,15 +75,24 @@ export async function verifyCredentials(
 }
 
 /**
- * Records a successful sign-in; true when it is the account's first ever. One conditional UPDATE,
- * so two first sign-ins racing cannot both be first.
+ * Records a successful sign-in: the language it was made in (the account's mails follow it; null
+ * leaves the last one as it is) and, the first time, the first-sign-in mark; true when it is the
+ * account's first ever. One statement: the row is locked by the sub-select before it is read, so
+ * of two first sign-ins racing, the second reads the first's mark and is not first too.
  */
-export async function recordFirstSignIn(prisma: PrismaClient, userId: string, nowMs: number): Promise<boolean> {
-  // Raw, because Prisma's updateMany wraps this one statement in BEGIN and COMMIT (three round trips).
+export async function recordSignIn(prisma: PrismaClient, userId: string, nowMs: number, locale: string | null): Promise<boolean> {
+  // Raw, because Prisma's update wraps its statement in BEGIN and COMMIT (three round trips), and
+  // cannot return what the row held before.
   const now = new Date(nowMs);
-  const count = await prisma.$executeRaw`
-    UPDATE "User" SET "firstSignedInAt" = ${now}, "updatedAt" = ${now} WHERE "id" = ${userId}::uuid AND "firstSignedInAt" IS NULL`;
-  return count === 1;
+  const rows = await prisma.$queryRaw<{ first: boolean }[]>`
+    UPDATE "User" AS u
+    SET "firstSignedInAt" = COALESCE(before."firstSignedInAt", ${now}),
+        "lastLocale" = COALESCE(${locale}::text, before."lastLocale"),
+        "updatedAt" = ${now}
+    FROM (SELECT "firstSignedInAt", "lastLocale" FROM "User" WHERE "id" = ${userId}::uuid FOR UPDATE) AS before
+    WHERE u."id" = ${userId}::uuid
+    RETURNING before."firstSignedInAt" IS NULL AS "first"`;
+  return rows[0]?.first === true;
 }
 
 /**

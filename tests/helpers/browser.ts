@@ -43,6 +43,8 @@ export type BrowserSignIn = {
   /** More cookies to send, e.g. a known-device cookie (`name=value`). */
   cookie?: string;
   userAgent?: string;
+  /** More request headers (Accept-Language, say). */
+  headers?: Record<string, string>;
 };
 
 /** POST /api/auth/callback/credentials as the sign-in page sends it: CSRF cookie and token, a solved ALTCHA, json=true. */
@@ -57,6 +59,7 @@ export async function browserSignIn(email: string, password: string, options: Br
       cookie: [cookie, options.cookie].filter(Boolean).join("; "),
       [PEER_HEADER]: address,
       ...(options.userAgent ? { "user-agent": options.userAgent } : {}),
+      ...options.headers,
     },
     body: options.body ?? new URLSearchParams(fields).toString(),
   });
@@ -78,12 +81,12 @@ export function deviceCookieOf(res: Response): string | null {
 export async function tokenSignIn(
   email: string,
   password: string,
-  options: { address?: string; deviceToken?: string } = {},
+  options: { address?: string; deviceToken?: string; headers?: Record<string, string> } = {},
 ): Promise<Response> {
   const body = { email, password, altcha: await altchaPayload(), ...(options.deviceToken ? { device_token: options.deviceToken } : {}) };
   const request = new Request("http://localhost/api/v1/authentication/token", {
     method: "POST",
-    headers: { "content-type": "application/json", [PEER_HEADER]: options.address ?? freshAddress() },
+    headers: { "content-type": "application/json", [PEER_HEADER]: options.address ?? freshAddress(), ...options.headers },
     body: JSON.stringify(body),
   });
   return (await import("@/app/api/v1/authentication/token/route")).POST(request);

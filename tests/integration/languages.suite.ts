@@ -3,6 +3,9 @@ import { solve } from "../helpers/altcha";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+import { altchaPayload, browserSignIn, createAccount, tokenSignIn } from "../helpers/browser";
+import { freePort } from "../helpers/ports";
+import { recipientOf, startSmtp } from "../helpers/smtp";
 
 type Gatehouse = import("@/lib/auth/gatehouse").Gatehouse;
 type RegisterRoute = typeof import("@/app/api/register/route");
@@ -23,11 +26,14 @@ export function languageSuite(label: string, makeDatabase: () => Promise<TestDat
     let token: TokenRoute;
     let locale: LocaleRoute;
     let challenge: ChallengeRoute;
+    let smtp: Awaited<ReturnType<typeof startSmtp>>;
 
     beforeAll(async () => {
       announcePeerHeader();
       database = await makeDatabase();
-      gate = await servedGatehouse(database.url);
+      const smtpPort = await freePort();
+      smtp = await startSmtp(smtpPort);
+      gate = await servedGatehouse(database.url, { SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, MAIL_RETRY_BASE_MS: "50" });
       register = await import("@/app/api/register/route");
       token = await import("@/app/api/v1/authentication/token/route");
       locale = await import("@/app/api/locale/route");
@@ -38,6 +44,7 @@ export function languageSuite(label: string, makeDatabase: () => Promise<TestDat
 
     afterAll(async () => {
       await closeServed(gate);
+      await smtp?.close();
       await database?.dispose();
     });
 
@@ -151,6 +158,44 @@ export function languageSuite(label: string, makeDatabase: () => Promise<TestDat
       const crossSite = await choose("locale=de&returnTo=%2F", { "sec-fetch-site": "cross-site" });
       expect(crossSite.status).toBe(403);
       expect(crossSite.headers.get("set-cookie")).toBeNull();
+    });
+    it("mails an account in the language it last signed in with, on every sign-in route", async () => {
+      const email = "berta@example.com";
+      const password = "the right passphrase";
+      // Created with no language of its own (the default, English), and signed in once in English.
+      await createAccount(gate, email, password);
+      expect((await browserSignIn(email, password, { headers: { "accept-language": "en" } })).status).toBe(200);
+      const subjects = async () => {
+        await gate.background.idle();
+        await gate.mailer.idle();
+        return smtp.received.filter((mail) => recipientOf(mail) === email).map((mail) => mail.subject ?? "");
+      };
+      // A mail asked for in English, with no sign-in in between, still comes in the account's last language.
+      const forgot = async () => {
+        const forgot = await import("@/app/api/password/forgot/route");
+        const res = await forgot.POST(
+          new Request("http://localhost/api/password/forgot", {
+            method: "POST",
+            headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress(), "accept-language": "en" },
+            body: JSON.stringify({ email, altcha: await altchaPayload() }),
+          }),
+        );
+        expect(res.status).toBe(202);
+      };
+
+      // A browser signs in in German (a new device: its notice is the first mail after it).
+      expect((await browserSignIn(email, password, { headers: { "accept-language": "de-DE,de;q=0.9" } })).status).toBe(200);
+      await forgot();
+      expect(await subjects()).toEqual(["Neue Anmeldung bei Ihrem Konto bei Gatehouse", "Setzen Sie Ihr Passwort für Gatehouse zurück"]);
+      expect(await gate.prisma.user.findUnique({ where: { email }, select: { locale: true, lastLocale: true } })).toEqual({
+        locale: null,
+        lastLocale: "de",
+      });
+
+      // An app signs in through the token API in English: the next mail is English again.
+      expect((await tokenSignIn(email, password, { headers: { "accept-language": "en-GB" } })).status).toBe(200);
+      await forgot();
+      expect((await subjects()).at(-1)).toBe("Reset your Gatehouse password");
     });
   });
 }

@@ -1,12 +1,16 @@
 import type { Metadata } from "next";
+import { getTranslations } from "next-intl/server";
 import { redirect } from "next/navigation";
 import { currentSession } from "@/lib/auth/current-session";
 import { gatehouse } from "@/lib/auth/gatehouse";
 import { hasOtherFactor } from "@/lib/users/accounts";
 import { ChangePasswordSection } from "../ChangePasswordSection";
+import { ACCOUNT_CLIENT_NAMESPACES } from "../namespaces";
 import { PageMessages } from "../../components/PageMessages";
 
-export const metadata: Metadata = { title: "Choose a new password" };
+export async function generateMetadata(): Promise<Metadata> {
+  return { title: (await getTranslations("account.password"))("newTitle") };
+}
 export const dynamic = "force-dynamic";
 
 /**
@@ -20,21 +24,19 @@ export default async function NewPasswordPage() {
   const gate = await gatehouse();
   const user = await gate.prisma.user.findUnique({ where: { id: session.userId }, select: { email: true } });
   if (!user) redirect("/sign-in");
+  const t = await getTranslations("account.password");
   return (
-    <PageMessages>
+    <PageMessages namespaces={ACCOUNT_CLIENT_NAMESPACES}>
       <>
         <div className="card" role="alert">
-          <h1>Choose a new password</h1>
-          <p>
-            Your password has appeared in a data breach of another site, so attackers try it everywhere. Choose a new one before you go on;
-            we have sent you an email about it too.
-          </p>
+          <h1>{t("newTitle")}</h1>
+          <p>{t("breached")}</p>
         </div>
         <ChangePasswordSection
           currentSid={session.sid}
           email={user.email}
           hasOtherFactor={await hasOtherFactor(gate.prisma, session.userId)}
-          heading="New password"
+          heading={t("newHeading")}
         />
       </>
     </PageMessages>
