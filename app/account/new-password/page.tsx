@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { getTranslations } from "next-intl/server";
 import { redirect } from "next/navigation";
 import { currentSession } from "@/lib/auth/current-session";
 import { gatehouse } from "@/lib/auth/gatehouse";
@@ -6,7 +7,9 @@ import { hasOtherFactor } from "@/lib/users/accounts";
 import { ChangePasswordSection } from "../ChangePasswordSection";
 import { PageMessages } from "../../components/PageMessages";
 
-export const metadata: Metadata = { title: "Choose a new password" };
+export async function generateMetadata(): Promise<Metadata> {
+  return { title: (await getTranslations("recovery.breached"))("title") };
+}
 export const dynamic = "force-dynamic";
 
 /**
@@ -17,24 +20,22 @@ export default async function NewPasswordPage() {
   const session = await currentSession();
   if (!session) redirect("/sign-in?callbackUrl=%2Faccount%2Fnew-password");
   if (!session.passwordChangeRequired) redirect("/account");
-  const gate = await gatehouse();
+  const [gate, t] = await Promise.all([gatehouse(), getTranslations("recovery.breached")]);
   const user = await gate.prisma.user.findUnique({ where: { id: session.userId }, select: { email: true } });
   if (!user) redirect("/sign-in");
   return (
-    <PageMessages>
+    // The change-password form's words are the account page's.
+    <PageMessages namespaces={["account"]}>
       <>
         <div className="card" role="alert">
-          <h1>Choose a new password</h1>
-          <p>
-            Your password has appeared in a data breach of another site, so attackers try it everywhere. Choose a new one before you go on;
-            we have sent you an email about it too.
-          </p>
+          <h1>{t("heading")}</h1>
+          <p>{t("why")}</p>
         </div>
         <ChangePasswordSection
           currentSid={session.sid}
           email={user.email}
           hasOtherFactor={await hasOtherFactor(gate.prisma, session.userId)}
-          heading="New password"
+          heading={t("formHeading")}
         />
       </>
     </PageMessages>
