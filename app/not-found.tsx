@@ -1,15 +1,19 @@
 import type { Metadata } from "next";
+import { getTranslations } from "next-intl/server";
 import Link from "next/link";
 
-export const metadata: Metadata = { title: "Page not found" };
+export async function generateMetadata(): Promise<Metadata> {
+  return { title: (await getTranslations("notFound"))("title") };
+}
 
-export default function NotFound() {
+export default async function NotFound() {
+  const t = await getTranslations("notFound");
   return (
     <div className="card">
-      <h1>Page not found</h1>
-      <p>There is nothing at this address. It may have moved, or the link may be mistyped.</p>
+      <h1>{t("heading")}</h1>
+      <p>{t("body")}</p>
       <p>
-        <Link href="/">Go to the home page</Link>
+        <Link href="/">{t("home")}</Link>
       </p>
     </div>
   );

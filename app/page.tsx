@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { getTranslations } from "next-intl/server";
 import { currentSession } from "@/lib/auth/current-session";
 import { gatehouse } from "@/lib/auth/gatehouse";
 import { currentBrand } from "@/lib/brand/current-brand";
@@ -6,27 +7,28 @@ import { currentBrand } from "@/lib/brand/current-brand";
 export const dynamic = "force-dynamic";
 
 export default async function HomePage() {
-  const [session, brand] = await Promise.all([currentSession(), currentBrand()]);
+  const [session, brand, t] = await Promise.all([currentSession(), currentBrand(), getTranslations("home")]);
   const userId = session?.userId;
   const failures = userId ? await (await gatehouse()).events.failuresBeforeLatestSignIn(userId) : 0;
+  const account = (chunks: React.ReactNode) => <Link href="/account">{chunks}</Link>;
   return (
     <div className="card">
-      <h1>Welcome to {brand.name}</h1>
+      <h1>{t("welcome", { brand: brand.name })}</h1>
       {session?.email ? (
         <>
-          <p data-testid="who">
-            Signed in as <strong>{session.email}</strong>. <Link href="/account">Your account</Link>
-          </p>
+          <p data-testid="who">{t.rich("signedInAs", { email: session.email, address: (chunks) => <strong>{chunks}</strong>, account })}</p>
           {failures > 0 ? (
             <p className="banner warn" role="status" data-testid="failures-before-sign-in">
-              {failures === 1 ? "There was 1 failed sign-in attempt" : `There were ${failures} failed sign-in attempts`} on your account
-              before this sign-in. <Link href="/account">See where they came from</Link>.
+              {t.rich("failuresBefore", { count: failures, events: account })}
             </p>
           ) : null}
         </>
       ) : (
         <p data-testid="who">
-          You are not signed in. <Link href="/sign-in">Sign in</Link> or <Link href="/register">create an account</Link>.
+          {t.rich("signedOut", {
+            signIn: (chunks) => <Link href="/sign-in">{chunks}</Link>,
+            register: (chunks) => <Link href="/register">{chunks}</Link>,
+          })}
         </p>
       )}
     </div>

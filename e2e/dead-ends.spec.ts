@@ -20,6 +20,10 @@ test("check your email: its own heading, 'Send it again' and 'Use another addres
   await page.getByRole("button", { name: "Use another address" }).click();
   await expect(heading).toHaveText("Create an account");
   await expect(page.getByLabel("Email")).toHaveValue("");
+  // The form is ready for the other address: not still "Creating account…" from the first.
+  const submit = page.locator("form[data-hydrated] button[type=submit]");
+  await expect(submit).toHaveText("Create account");
+  await expect(submit).not.toHaveAttribute("aria-disabled", "true");
 });
 
 test("a field's error goes once it is corrected; the cursor starts in the first empty field; a skip link comes first", async ({ page }) => {

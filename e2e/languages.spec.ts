@@ -1,7 +1,8 @@
-import { request as playwrightRequest, type Page } from "@playwright/test";
+import { request as playwrightRequest, type APIRequestContext, type Page } from "@playwright/test";
 import { PASSWORD, signInThroughUi, uniqueEmail, waitForForm } from "./helpers/accounts";
 import { codeAt, virtualAuthenticator } from "./helpers/factors";
 import { sharedSecrets, startInstance } from "./helpers/instances";
+import { mailTo } from "./helpers/outbox";
 import { accountOnPage } from "./helpers/sessions";
 import { altchaPayload, expect, registerApi, signInApi, test } from "./helpers/serverGrid";
 
@@ -61,6 +62,43 @@ async function untranslated(page: Page, allowed: readonly string[] = [], within 
 // The brand's name, and each language's own name in the switch (an autonym is never translated).
 const NOT_OURS = ["Gatehouse", "English", "Deutsch"];
 
+/** Fails on any text outside a catalogue's markers, besides the brand, the languages' names and what was `typed`. */
+async function expectTranslated(page: Page, ...typed: string[]) {
+  expect(await untranslated(page, [...NOT_OURS, ...typed])).toEqual([]);
+}
+
+/** Sends the page's hydrated form with its submit button. */
+async function send(page: Page) {
+  await page.locator("form[data-hydrated] button[type=submit]").click();
+}
+
+/** A form's page as it opens, then sent empty: its field errors. */
+async function openThenSendEmpty(page: Page, path: string) {
+  await page.goto(path);
+  await waitForForm(page);
+  await expectTranslated(page);
+  await send(page);
+  await expect(page.locator(".field-error").first()).toBeVisible();
+  await expectTranslated(page);
+}
+
+/** The right password, sent from the sign-in page (its labels are in markers, so by id). */
+async function signInOnPage(page: Page, email: string) {
+  await page.goto("/sign-in");
+  await waitForForm(page);
+  await page.locator("#sign-in-email").fill(email);
+  await page.locator("#sign-in-password").fill(PASSWORD);
+  await send(page);
+}
+
+/** An account ready to sign in, for a test that first sends attempts of its own (a longer timeout). */
+async function slowAccount(request: APIRequestContext, prefix: string): Promise<string> {
+  test.setTimeout(120_000);
+  const email = uniqueEmail(prefix);
+  expect((await registerApi(request, email, PASSWORD)).status()).toBe(202);
+  return email;
+}
+
 async function inPseudoLocale(page: Page) {
   const { hostname } = new URL(page.url() === "about:blank" ? "http://127.0.0.1" : page.url());
   await page.context().addCookies([{ name: "gatehouse-locale", value: "xx", domain: hostname, path: "/" }]);
@@ -101,18 +139,156 @@ test.describe("in the pseudo-locale, every visible string comes from a catalogue
     await page.goto("/sign-in");
     await waitForForm(page);
     await expect(page.locator("html")).toHaveAttribute("lang", "xx");
-    expect(await untranslated(page, NOT_OURS)).toEqual([]);
+    await expectTranslated(page);
 
-    await page.locator("form[data-hydrated] button[type=submit]").click();
+    await send(page);
     await expect(page.locator(".field-error").first()).toBeVisible();
-    expect(await untranslated(page, NOT_OURS)).toEqual([]);
+    await expectTranslated(page);
 
     const email = uniqueEmail("pseudo");
     await page.locator("#sign-in-email").fill(email);
     await page.locator("#sign-in-password").fill(PASSWORD);
-    await page.locator("form[data-hydrated] button[type=submit]").click();
+    await send(page);
     await expect(page.getByTestId("sign-in-error-message")).not.toBeEmpty({ timeout: 30_000 });
-    expect(await untranslated(page, [...NOT_OURS, email])).toEqual([]);
+    await expectTranslated(page, email);
+  });
+
+  test("the home page signed out, and the 404 page", async ({ page }) => {
+    await page.goto("/");
+    await expect(page.getByTestId("who")).toBeVisible();
+    await expectTranslated(page);
+    await page.goto("/no-such-page");
+    await expect(page.locator("h1")).toBeVisible();
+    await expectTranslated(page);
+  });
+
+  test("registration: empty, with field errors, check your email, sent again, another address", async ({ page }) => {
+    await openThenSendEmpty(page, "/register");
+
+    // A short password: the rule's sentence under the field and the strength meter's.
+    const email = uniqueEmail("pseudo-register");
+    await page.locator("#register-email").fill(email);
+    await page.locator("#register-password").fill("short");
+    await send(page);
+    await expect(page.locator("#register-password-error")).toBeVisible();
+    await expectTranslated(page, email);
+
+    await page.locator("#register-password").fill(PASSWORD);
+    await send(page);
+    await expect(page.getByTestId("register-sent")).not.toBeEmpty({ timeout: 30_000 });
+    await expectTranslated(page, email);
+
+    await page.locator("form.email-me button[type=submit]").click();
+    await expect(page.getByTestId("resent")).not.toBeEmpty({ timeout: 30_000 });
+    await expectTranslated(page, email);
+
+    await page.locator("button.link.inline").click();
+    await waitForForm(page);
+    await expectTranslated(page);
+  });
+
+  test("forgot password: empty, with a field error, sent", async ({ page }) => {
+    await openThenSendEmpty(page, "/forgot-password");
+
+    const email = uniqueEmail("pseudo-forgot");
+    await page.locator("#forgot-email").fill(email);
+    await send(page);
+    await expect(page.getByTestId("forgot-sent")).not.toBeEmpty({ timeout: 30_000 });
+    await expectTranslated(page, email);
+  });
+
+  test("the emailed-link pages: without a token, the form, its field errors, a spent link", async ({ page }) => {
+    // A token of the right shape that was never issued: the server's answer is the spent link's.
+    const token = "A".repeat(43);
+    await page.goto(`/reset-password#token=${token}`);
+    await waitForForm(page);
+    await expectTranslated(page);
+    await page.locator("#link-password").fill("short");
+    await send(page);
+    await expect(page.locator("#link-password-error")).toBeVisible();
+    await expectTranslated(page);
+    await page.locator("#link-password").fill(PASSWORD);
+    await send(page);
+    await expect(page.getByTestId("link-error")).toHaveAttribute("data-error", "invalid_token");
+    await expectTranslated(page);
+
+    await page.goto(`/verify-email#token=${token}`);
+    await waitForForm(page);
+    await expectTranslated(page);
+    await send(page);
+    await expect(page.locator("#link-password-error")).toBeVisible();
+    await expectTranslated(page);
+
+    await page.goto(`/unlock#token=${token}`);
+    await waitForForm(page);
+    await expectTranslated(page);
+    await send(page);
+    await expect(page.getByTestId("link-error")).toHaveAttribute("data-error", "invalid_token");
+    await expectTranslated(page);
+
+    // Without a token, reached from another path (on the same one, a new fragment alone loads nothing).
+    await page.goto("/reset-password");
+    await expect(page.getByTestId("link-missing")).toBeVisible();
+    await expectTranslated(page);
+  });
+
+  test("a locked account: the lock banner, a new link by email, the unlock page naming the account, then sign-in", async ({
+    page,
+    request,
+    newClient,
+  }) => {
+    const email = await slowAccount(request, "pseudo-lock");
+    for (let i = 0; i < Number(process.env.E2E_LOCKOUT_THRESHOLD); i++) await signInApi(await newClient(), email, "wrong password");
+    const lockMail = await mailTo(email, /sign-in to your .* account is paused/i);
+
+    await signInOnPage(page, email);
+    await expect(page.getByTestId("sign-in-error")).toHaveAttribute("data-error", "locked", { timeout: 30_000 });
+    await expect(page.getByTestId("lock-way-out")).toBeVisible();
+    await expectTranslated(page, email);
+
+    await page.getByTestId("lock-way-out").locator("button[type=submit]").click();
+    await expect(page.getByTestId("unlock-requested")).not.toBeEmpty({ timeout: 30_000 });
+    await expectTranslated(page, email);
+
+    await page.goto(lockMail.link);
+    await expect(page.getByTestId("link-account")).toBeVisible();
+    await expectTranslated(page);
+    await send(page);
+    await expect(page).toHaveURL(/\/sign-in\?done=unlocked/);
+    await expect(page.getByTestId("sign-in-done")).toBeVisible();
+    await expectTranslated(page, email);
+  });
+
+  test("a new device: the emailed-code step, a wrong code, then home with the failures before it and sign-out", async ({
+    page,
+    request,
+    newClient,
+  }) => {
+    const email = await slowAccount(request, "pseudo-device");
+    expect((await signInApi(await newClient(), email, PASSWORD)).kind).toBe("signed-in");
+    for (let i = 0; i < 2; i++) expect((await signInApi(await newClient(), email, "wrong password")).kind).toBe("invalid");
+
+    await signInOnPage(page, email);
+    await expect(page.getByTestId("second-step")).toBeVisible({ timeout: 30_000 });
+    await expectTranslated(page);
+
+    // An empty answer, then a wrong code.
+    await page.locator("[data-testid=second-step] button[type=submit]").click();
+    await expect(page.getByTestId("second-step-error")).toHaveAttribute("data-error", "invalid_input");
+    await expectTranslated(page);
+    const mail = await mailTo(email, /sign in to .* on a new device/i);
+    const code = /enter this code: (\d{6})/.exec(mail.text ?? "")?.[1];
+    expect(code).toMatch(/^\d{6}$/);
+    await page.locator("#second-step-answer").fill(String((Number(code) + 1) % 1_000_000).padStart(6, "0"));
+    await page.locator("[data-testid=second-step] button[type=submit]").click();
+    await expect(page.getByTestId("second-step-error")).not.toHaveAttribute("data-error", "invalid_input");
+    await expect(page.getByTestId("second-step-error-message")).not.toBeEmpty();
+    await expectTranslated(page);
+
+    await page.locator("#second-step-answer").fill(code!);
+    await page.locator("[data-testid=second-step] button[type=submit]").click();
+    await expect(page.getByTestId("failures-before-sign-in")).toBeVisible();
+    await expectTranslated(page, email);
   });
 });
 

@@ -2,17 +2,16 @@
 
 import { useT } from "../components/Messages";
 import { useRouter } from "next/navigation";
-import { useRef, useState, type FormEvent } from "react";
+import { useRef, useState } from "react";
 import { useHydrated } from "../components/hydrated";
-import { handled } from "../components/handled";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/password-checks";
-import { secondsLeft } from "@/lib/ui/refusal";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { Field } from "../components/Field";
 import { PasswordInput } from "../components/PasswordInput";
 import { PasswordStrength } from "../components/PasswordStrength";
-import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
+import { useGuardedSubmit, type Send } from "../components/guarded-submit";
+import { RefusalBanner, refusalFrom } from "../components/RefusalBanner";
 
 type Props = { formToken: string; email: string; minLength: number };
 type Errors = Partial<Record<"currentPassword" | "newPassword", string>>;
@@ -27,12 +26,9 @@ export function ChangePasswordForm({ formToken, email, minLength }: Props) {
   const altcha = useRef<AltchaHandle>(null);
   const currentInput = useRef<HTMLInputElement>(null);
   const newInput = useRef<HTMLInputElement>(null);
-  const [pending, setPending] = useState(false);
   const [submits, setSubmits] = useState(0);
-  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const submit = useGuardedSubmit(t("account.password.unavailable"), altcha);
   const [fields, setFields] = useState<Errors>({});
-  const nowMs = useRefusalClock(refusal);
-  const waiting = secondsLeft(refusal, nowMs) > 0;
   const hydrated = useHydrated();
 
   /** Shows the field errors, then moves focus to the first. */
@@ -43,25 +39,18 @@ export function ChangePasswordForm({ formToken, email, minLength }: Props) {
     return Boolean(errors.currentPassword || errors.newPassword);
   }
 
-  async function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    // Never disabled (focus would fall to <body>): aria-disabled instead.
-    if (pending || waiting) return;
-    const form = event.currentTarget;
+  /** Reads the form and shows its own errors; the request to send, or nothing when it stops here. */
+  function check(form: HTMLFormElement): Send | undefined {
     const data = new FormData(form);
     const currentPassword = String(data.get("currentPassword") ?? "");
     const newPassword = String(data.get("newPassword") ?? "");
-    flushSync(() => {
-      setRefusal(null);
-      setSubmits((n) => n + 1);
-    });
+    flushSync(() => setSubmits((n) => n + 1));
     const local: Errors = {};
     if (currentPassword === "") local.currentPassword = t("account.password.enterCurrent");
     const newError = checkNewPassword(newPassword, email, t, minLength);
     if (newError) local.newPassword = newError;
     if (showFieldErrors(local)) return;
-    setPending(true);
-    try {
+    return async () => {
       const res = await fetch("/api/account/password", {
         method: "POST",
         headers: { "Content-Type": "application/x-www-form-urlencoded" },
@@ -73,32 +62,27 @@ export function ChangePasswordForm({ formToken, email, minLength }: Props) {
         form.reset();
         router.push("/account?notice=password_changed");
         router.refresh();
-        setPending(false);
-        return;
+        return "done";
       }
       const body = (await res
         .clone()
         .json()
         .catch(() => ({}))) as { fields?: Errors };
       if (!showFieldErrors({ ...(body.fields?.newPassword ? { newPassword: body.fields.newPassword } : {}) }))
-        setRefusal(await refusalFrom(res));
+        submit.setRefusal(await refusalFrom(res));
       if (res.status === 401 && currentInput.current) {
         // A wrong current password: cleared and focused, as on the sign-in page.
         currentInput.current.value = "";
         currentInput.current.focus();
       }
-    } catch {
-      setRefusal(localRefusal("unavailable", t("account.password.unavailable")));
-    }
-    altcha.current?.reset();
-    setPending(false);
+    };
   }
 
   return (
     <>
-      <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="change-password-error" />
+      <RefusalBanner refusal={submit.refusal} form="sign-in" nowMs={submit.nowMs} testId="change-password-error" />
       <form
-        onSubmit={(event) => handled(onSubmit(event))}
+        onSubmit={(event) => submit.handle(event, check)}
         noValidate
         method="post"
         action="/api/account/password"
@@ -144,8 +128,8 @@ export function ChangePasswordForm({ formToken, email, minLength }: Props) {
         <noscript>
           <p className="hint">{t("account.password.needsJavaScript")}</p>
         </noscript>
-        <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
-          {pending ? t("account.password.pending") : t("account.password.submit")}
+        <button type="submit" className="primary" aria-disabled={submit.blocked ? true : undefined}>
+          {submit.pending ? t("account.password.pending") : t("account.password.submit")}
         </button>
       </form>
     </>

@@ -1,52 +1,25 @@
 "use client";
 
-import { useT } from "./Messages";
+import { useRich, useT } from "./Messages";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { Suspense, lazy, useEffect, useRef, useState, useSyncExternalStore, type FormEvent } from "react";
+import { Suspense, lazy, useEffect, useRef, useState, useSyncExternalStore } from "react";
 import { useHydrated } from "./hydrated";
 import { useFocusFirstEmpty } from "./form-helpers";
-import { handled } from "./handled";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/password-checks";
-import { secondsLeft } from "@/lib/ui/refusal";
 import { Field } from "./Field";
 import { PasswordInput } from "./PasswordInput";
 import { PasswordStrength } from "./PasswordStrength";
-import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "./RefusalBanner";
+import { EMAIL_LINKS, type EmailLinkPurpose } from "./email-links";
+import { useGuardedSubmit, type Send } from "./guarded-submit";
+import { RefusalBanner, refusalFrom } from "./RefusalBanner";
 import type { SecondStepMethod } from "./SecondStep";
 // Fetched only when a right password asks for it: the page itself does not carry it.
 const SecondStep = lazy(() => import("./SecondStep").then((module) => ({ default: module.SecondStep })));
-import { UNAVAILABLE } from "@/lib/ui/messages";
-
-type Props = {
-  /** The API route that uses the link. */
-  endpoint: "/api/email/verify" | "/api/unlock" | "/api/password/reset";
-  /** The no-script route the form posts to before hydration (it only redirects back). */
-  noScriptForm: "verify-email" | "unlock" | "reset-password";
-  action: string;
-  pendingAction: string;
-  /** Where the sign-in page says what happened. */
-  done: "verified" | "unlocked" | "reset";
-  /** The reset page asks for a new password; the verification page for the one chosen at registration. */
-  password?: "new" | "current";
-  /** Names the link's account (masked) before the button is pressed; reading it spends nothing. */
-  preview?: "/api/unlock/preview";
-};
 
 /** The reset page's new password and the verification page's registration password. */
-const PASSWORD_FIELD = {
-  new: {
-    label: "New password",
-    hint: `${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters (${PASSWORD_LIMITS.minWithOtherFactor} if you keep a passkey), not a common or breached password. A passphrase of several words works well.`,
-    autoComplete: "new-password",
-  },
-  current: {
-    label: "Password",
-    hint: "The one you chose when you created the account: only its owner can confirm it.",
-    autoComplete: "current-password",
-  },
-} as const;
+const AUTOCOMPLETE = { new: "new-password", current: "current-password" } as const;
 
 /** The token this page was opened with, kept once read: the address bar no longer has it. */
 let captured: { pathname: string; token: string } | undefined;
@@ -72,23 +45,24 @@ function samePath(value: unknown): string | undefined {
 }
 
 /**
- * The page an emailed link opens. Opening it does nothing (mail scanners open links): the person
- * presses the button, which POSTs the token. The token rides in the URL's fragment, which
- * browsers never send to a server or in a Referer; it is read here and removed from the address bar.
+ * The form of the page an emailed link opens, for each purpose (./email-links.ts). Opening it
+ * does nothing (mail scanners open links): the person presses the button, which POSTs the token.
+ * The token rides in the URL's fragment, which browsers never send to a server or in a Referer;
+ * it is read here and removed from the address bar.
  */
-export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, done, password: asks, preview }: Props) {
+export function EmailLinkForm({ purpose }: { purpose: EmailLinkPurpose }) {
+  const { endpoint, noScriptForm, done, password: asks, preview } = EMAIL_LINKS[purpose];
   const t = useT();
+  const rich = useRich();
   const router = useRouter();
   const passwordInput = useRef<HTMLInputElement>(null);
   const hydrated = useHydrated();
   // undefined in the server's HTML and during hydration: the fragment exists only in the browser.
   const token = useSyncExternalStore(noSubscription, linkToken, () => undefined);
-  const [pending, setPending] = useState(false);
+  const submit = useGuardedSubmit(t("messages.unavailable"));
+  const { refusal } = submit;
   const [submits, setSubmits] = useState(0);
-  const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [passwordError, setPasswordError] = useState<string | undefined>(undefined);
-  const nowMs = useRefusalClock(refusal);
-  const waiting = secondsLeft(refusal, nowMs) > 0;
   const formRef = useRef<HTMLFormElement>(null);
   useFocusFirstEmpty(formRef, hydrated && typeof token === "string");
   const account = useLinkAccount(preview, token);
@@ -100,10 +74,10 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
     if (token && window.location.hash) window.history.replaceState(null, "", window.location.pathname + window.location.search);
   }, [token]);
 
-  async function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    if (pending || waiting || !token) return;
-    const data = new FormData(event.currentTarget);
+  /** Reads the form and shows its own errors; the request to send, or nothing when it stops here. */
+  function check(form: HTMLFormElement): Send | undefined {
+    if (!token) return;
+    const data = new FormData(form);
     const password = asks ? String(data.get("password") ?? "") : undefined;
     // The reset page's "Also remove every passkey": sent only by that page, as a boolean.
     const removePasskeys = asks === "new" ? data.get("removePasskeys") === "on" : undefined;
@@ -114,9 +88,8 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
           ? checkNewPassword(password, undefined, t, PASSWORD_LIMITS.minWithOtherFactor)
           : password
             ? undefined
-            : "Enter the password you chose.";
+            : t("recovery.link.enterChosenPassword");
     flushSync(() => {
-      setRefusal(null);
       setPasswordError(problem);
       setSubmits((n) => n + 1);
     });
@@ -124,8 +97,7 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
       passwordInput.current?.focus();
       return;
     }
-    setPending(true);
-    try {
+    return async () => {
       const res = await fetch(endpoint, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
@@ -136,12 +108,9 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
         // The server signed the person in (its answer set the session cookie): a full navigation,
         // so the next page's server components see the cookie. Without redirectTo, sign in next.
         const next = samePath(redirectTo);
-        if (next) {
-          window.location.assign(next);
-          return;
-        }
-        router.push(`/sign-in?done=${done}${email ? `&email=${encodeURIComponent(email)}` : ""}`);
-        return;
+        if (next) window.location.assign(next);
+        else router.push(`/sign-in?done=${done}${email ? `&email=${encodeURIComponent(email)}` : ""}`);
+        return "leaving";
       }
       const body = (await res
         .clone()
@@ -153,12 +122,9 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
         flushSync(() => setPasswordError(body.fields?.password));
         passwordInput.current?.focus();
       } else {
-        setRefusal(await refusalFrom(res));
+        submit.setRefusal(await refusalFrom(res));
       }
-    } catch {
-      setRefusal(localRefusal("unavailable", UNAVAILABLE));
-    }
-    setPending(false);
+    };
   }
 
   if (secondStep) {
@@ -177,27 +143,31 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
   if (token === null) {
     return (
       <p className="banner error" role="alert" data-testid="link-missing">
-        This link is incomplete. Open it again from the email, or <Link href="/forgot-password">ask for a new one</Link>.
+        {rich("recovery.link.incomplete", {}, { link: (chunks) => <Link href="/forgot-password">{chunks}</Link> })}
       </p>
     );
   }
   return (
     <>
       {account ? (
-        <p data-testid="link-account">
-          This link is for the account <strong>{account}</strong>.
-        </p>
+        <p data-testid="link-account">{rich("recovery.link.forAccount", { account }, { name: (chunks) => <strong>{chunks}</strong> })}</p>
       ) : null}
-      <RefusalBanner refusal={refusal} form="recovery" nowMs={nowMs} testId="link-error" />
+      <RefusalBanner refusal={refusal} form="recovery" nowMs={submit.nowMs} testId="link-error" />
       {refusal?.error === "invalid_token" ? (
         <p>
-          <Link href="/forgot-password">Ask for a new password-reset link</Link>, or <Link href="/sign-in">sign in</Link> to get a new
-          confirmation link.
+          {rich(
+            "recovery.link.askNew",
+            {},
+            {
+              forgot: (chunks) => <Link href="/forgot-password">{chunks}</Link>,
+              signIn: (chunks) => <Link href="/sign-in">{chunks}</Link>,
+            },
+          )}
         </p>
       ) : null}
       <form
         ref={formRef}
-        onSubmit={(event) => handled(onSubmit(event))}
+        onSubmit={(event) => submit.handle(event, check)}
         noValidate
         method="post"
         action={`/api/no-script/${noScriptForm}`}
@@ -205,13 +175,26 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
       >
         {asks ? (
           <>
-            <Field id="link-password" label={PASSWORD_FIELD[asks].label} hint={PASSWORD_FIELD[asks].hint} error={passwordError}>
+            <Field
+              id="link-password"
+              label={asks === "new" ? t("recovery.link.newPassword") : t("forms.password")}
+              hint={
+                asks === "new"
+                  ? t("recovery.link.newPasswordHint", {
+                      min: PASSWORD_LIMITS.min,
+                      max: PASSWORD_LIMITS.max,
+                      minWithOtherFactor: PASSWORD_LIMITS.minWithOtherFactor,
+                    })
+                  : t("recovery.link.currentPasswordHint")
+              }
+              error={passwordError}
+            >
               {(aria) => (
                 <PasswordInput
                   id="link-password"
                   inputRef={passwordInput}
                   name="password"
-                  autoComplete={PASSWORD_FIELD[asks].autoComplete}
+                  autoComplete={AUTOCOMPLETE[asks]}
                   required
                   toggle={hydrated}
                   hideKey={submits}
@@ -224,17 +207,17 @@ export function EmailLinkForm({ endpoint, noScriptForm, action, pendingAction, d
                 <PasswordStrength field="password" minLength={PASSWORD_LIMITS.minWithOtherFactor} fieldError={passwordError} />
                 <p className="checkbox">
                   <input id="remove-passkeys" type="checkbox" name="removePasskeys" />
-                  <label htmlFor="remove-passkeys">Also remove every passkey</label>
+                  <label htmlFor="remove-passkeys">{t("recovery.link.removePasskeys")}</label>
                 </p>
                 <p className="hint" id="remove-passkeys-hint">
-                  Tick this if a passkey may have been added that you did not add yourself: a passkey signs in without the password.
+                  {t("recovery.link.removePasskeysHint")}
                 </p>
               </>
             ) : null}
           </>
         ) : null}
-        <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
-          {pending ? pendingAction : action}
+        <button type="submit" className="primary" aria-disabled={submit.blocked ? true : undefined}>
+          {submit.pending ? t(`recovery.${purpose}.pending`) : t(`recovery.${purpose}.submit`)}
         </button>
       </form>
     </>

@@ -1,11 +1,10 @@
 "use client";
 
 import { useT } from "./Messages";
-import { useRef, useState, type FormEvent } from "react";
-import { secondsLeft } from "@/lib/ui/refusal";
+import { useRef, useState } from "react";
 import { AltchaField, type AltchaHandle } from "./AltchaField";
-import { handled } from "./handled";
-import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "./RefusalBanner";
+import { useGuardedSubmit, type Send } from "./guarded-submit";
+import { RefusalBanner, refusalFrom } from "./RefusalBanner";
 
 /**
  * A one-button form that asks for an emailed link for `email` ("Send it again", "Email me a new
@@ -25,43 +24,31 @@ export function EmailMeALink({
 }) {
   const t = useT();
   const altcha = useRef<AltchaHandle>(null);
-  const [pending, setPending] = useState(false);
+  const submit = useGuardedSubmit(t("messages.unavailable"), altcha);
   const [answer, setAnswer] = useState<string | null>(null);
-  const [refusal, setRefusal] = useState<Refusal | null>(null);
-  const nowMs = useRefusalClock(refusal);
-  const waiting = secondsLeft(refusal, nowMs) > 0;
 
-  async function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    if (pending || waiting) return;
-    setPending(true);
-    setRefusal(null);
+  function check(): Send {
     setAnswer(null);
-    try {
+    return async () => {
       const res = await fetch(endpoint, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ email, altcha: (await altcha.current?.payload()) ?? "" }),
       });
       if (res.status === 202) setAnswer(((await res.json()) as { message: string }).message);
-      else setRefusal(await refusalFrom(res));
-    } catch {
-      setRefusal(localRefusal("unavailable", t("messages.unavailable")));
-    }
-    // Each solution is accepted once: the next request needs a fresh one.
-    altcha.current?.reset();
-    setPending(false);
+      else submit.setRefusal(await refusalFrom(res));
+    };
   }
 
   return (
-    <form className="email-me" onSubmit={(event) => handled(onSubmit(event))} noValidate method="post">
-      <RefusalBanner refusal={refusal} form="recovery" nowMs={nowMs} testId={`${testId}-error`} />
+    <form className="email-me" onSubmit={(event) => submit.handle(event, check)} noValidate method="post">
+      <RefusalBanner refusal={submit.refusal} form="recovery" nowMs={submit.nowMs} testId={`${testId}-error`} />
       <p role="status" data-testid={testId} className={answer ? "banner ok" : "sr-only"}>
         {answer ?? ""}
       </p>
       <AltchaField ref={altcha} />
-      <button type="submit" className="secondary" aria-disabled={pending || waiting ? true : undefined}>
-        {pending ? t("forms.sending") : action}
+      <button type="submit" className="secondary" aria-disabled={submit.blocked ? true : undefined}>
+        {submit.pending ? t("forms.sending") : action}
       </button>
     </form>
   );

@@ -3,6 +3,7 @@
 import { useRef, useState, type FormEvent } from "react";
 import { secondsLeft } from "@/lib/ui/refusal";
 import { Field } from "./Field";
+import { useT } from "./Messages";
 import { assertWithPasskey } from "./passkey-ceremony";
 import { handled } from "./handled";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "./RefusalBanner";
@@ -11,12 +12,12 @@ export type SecondStepMethod = "totp" | "passkey" | "recovery_code" | "email_cod
 
 type Mode = "totp" | "recovery_code" | "email_code";
 
+/** What each way of answering asks for, a key of the `secondStep` catalogue. */
 const HINTS: Record<Mode, string> = {
-  totp: "Your password was right. Enter the 6-digit code your authenticator app shows for this account.",
-  recovery_code: "Your password was right. Enter one of the recovery codes you saved; each works once.",
+  totp: "hintTotp",
+  recovery_code: "hintRecoveryCode",
   // Shown alike after a wrong password (the server mails nothing then), so it promises no email.
-  email_code:
-    "This device is new to the account. If the password was right, we emailed a 6-digit code to the account's address. Enter it to finish signing in here. No email after a few minutes? Check the password and sign in again.",
+  email_code: "hintEmailCode",
 };
 
 type Props = {
@@ -42,6 +43,7 @@ const post = (path: string, body: unknown) =>
  */
 export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: Props) {
   // A confirmed new device of an account with a second factor is asked the factor next.
+  const t = useT();
   const [methods, setMethods] = useState(first);
   const [mode, setMode] = useState<Mode>(firstMode(first));
   const digits = mode !== "recovery_code";
@@ -82,7 +84,7 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
     if (pending || waiting) return;
     const value = String(new FormData(event.currentTarget).get("answer") ?? "").trim();
     if (value === "") {
-      setRefusal(localRefusal("invalid_input", digits ? "Enter the 6-digit code." : "Enter a recovery code."));
+      setRefusal(localRefusal("invalid_input", digits ? t("secondStep.enterCode") : t("secondStep.enterRecoveryCode")));
       input.current?.focus();
       return;
     }
@@ -96,7 +98,7 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
         ),
       );
     } catch {
-      setRefusal(localRefusal("unavailable", "That did not work just now. Try again in a moment."));
+      setRefusal(localRefusal("unavailable", t("secondStep.unavailable")));
     } finally {
       setPending(false);
     }
@@ -111,10 +113,10 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
         () => post("/api/auth/second-step/passkey/options", {}),
         (credential) => post("/api/auth/second-step/passkey", { credential, callbackUrl: callbackPath }),
       );
-      if (res === "cancelled") return setRefusal(localRefusal("passkey_invalid", "No passkey was used. Try again, or enter a code."));
+      if (res === "cancelled") return setRefusal(localRefusal("passkey_invalid", t("secondStep.noPasskeyUsed")));
       await answered(res);
     } catch {
-      setRefusal(localRefusal("unavailable", "That did not work just now. Try again in a moment."));
+      setRefusal(localRefusal("unavailable", t("secondStep.unavailable")));
     } finally {
       setPending(false);
     }
@@ -122,17 +124,17 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
 
   return (
     <div className="second-step" data-testid="second-step">
-      <h2>{mode === "email_code" ? "Confirm this device" : "One more step"}</h2>
-      <p className="hint">{HINTS[mode]}</p>
+      <h2>{t(mode === "email_code" ? "secondStep.headingDevice" : "secondStep.headingFactor")}</h2>
+      <p className="hint">{t(`secondStep.${HINTS[mode]}`)}</p>
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="second-step-error" />
       {expired ? (
         <button type="button" className="primary" onClick={onRestart}>
-          Sign in again
+          {t("secondStep.signInAgain")}
         </button>
       ) : (
         <>
           <form onSubmit={(event) => handled(onSubmit(event))} noValidate>
-            <Field id="second-step-answer" label={digits ? "Code" : "Recovery code"}>
+            <Field id="second-step-answer" label={t(digits ? "secondStep.code" : "secondStep.recoveryCode")}>
               {(aria) => (
                 <input
                   key={mode}
@@ -147,28 +149,28 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
               )}
             </Field>
             <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
-              {pending ? "Checking…" : "Verify"}
+              {t(pending ? "secondStep.pending" : "secondStep.submit")}
             </button>
           </form>
           <div className="second-step-alternatives">
             {methods.includes("passkey") ? (
               <button type="button" className="secondary" onClick={() => handled(withPasskey())}>
-                Use your passkey
+                {t("secondStep.usePasskey")}
               </button>
             ) : null}
             {mode === "totp" && methods.includes("recovery_code") ? (
               <button type="button" className="link" onClick={() => setMode("recovery_code")}>
-                Use a recovery code
+                {t("secondStep.useRecoveryCode")}
               </button>
             ) : null}
             {mode === "recovery_code" && methods.includes("totp") ? (
               <button type="button" className="link" onClick={() => setMode("totp")}>
-                Use your authenticator app
+                {t("secondStep.useAuthenticator")}
               </button>
             ) : null}
             {mode === "email_code" ? (
               <button type="button" className="link" onClick={onRestart}>
-                Sign in again
+                {t("secondStep.signInAgain")}
               </button>
             ) : null}
           </div>

@@ -7,7 +7,8 @@ import { handled } from "./handled";
  * Sign-out for a browser that has no CSRF cookie yet (see SignOutForm): fetch a token, post it.
  * Plain fetch, so pages do not carry next-auth's client library for this one button.
  */
-export function SignOutButton() {
+/** `label`: "Sign out" in the page's language (the header is outside every page's messages). */
+export function SignOutButton({ label }: { label: string }) {
   const router = useRouter();
   async function signOut() {
     const { csrfToken } = (await (await fetch("/api/auth/csrf", { cache: "no-store" })).json()) as { csrfToken: string };
@@ -21,7 +22,7 @@ export function SignOutButton() {
   }
   return (
     <button type="button" className="link nav-item" onClick={() => handled(signOut())}>
-      Sign out
+      {label}
     </button>
   );
 }

@@ -1,4 +1,5 @@
 import { cookies } from "next/headers";
+import { getTranslations } from "next-intl/server";
 import { gatehouse } from "@/lib/auth/gatehouse";
 import { cookieJar, csrfTokenOfCookies } from "@/lib/auth/next-auth/cookies";
 import { SignOutButton } from "./SignOutButton";
@@ -8,15 +9,15 @@ import { SignOutButton } from "./SignOutButton";
  * cookie next-auth set when this browser fetched one. Without that cookie, the script button.
  */
 export async function SignOutForm() {
-  const jar = cookieJar(await cookies());
+  const [jar, t] = await Promise.all([cookies().then(cookieJar), getTranslations("common")]);
   const csrfToken = csrfTokenOfCookies((await gatehouse()).config, jar);
-  if (!csrfToken) return <SignOutButton />;
+  if (!csrfToken) return <SignOutButton label={t("signOut")} />;
   return (
     <form method="post" action="/api/auth/signout" className="inline">
       <input type="hidden" name="csrfToken" value={csrfToken} />
       <input type="hidden" name="callbackUrl" value="/" />
       <button type="submit" className="link nav-item">
-        Sign out
+        {t("signOut")}
       </button>
     </form>
   );

@@ -1,22 +1,25 @@
 import type { Metadata } from "next";
+import { getTranslations } from "next-intl/server";
 import { NoScriptNotice } from "../components/NoScriptNotice";
 import { ForgotPasswordForm } from "./ForgotPasswordForm";
 import { PageMessages } from "../components/PageMessages";
 
 export const dynamic = "force-dynamic";
 
-export const metadata: Metadata = { title: "Reset your password" };
+export async function generateMetadata(): Promise<Metadata> {
+  return { title: (await getTranslations("recovery.forgot"))("title") };
+}
 
 export default async function ForgotPasswordPage({
   searchParams,
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const { notice, email } = await searchParams;
+  const [{ notice, email }, t] = await Promise.all([searchParams, getTranslations("recovery.forgot")]);
   return (
-    <PageMessages>
+    <PageMessages namespaces={["recovery.forgot"]}>
       <div className="card">
-        <h1>Reset your password</h1>
+        <h1>{t("heading")}</h1>
         <NoScriptNotice posted={notice === "javascript"} action="forgot" />
         <ForgotPasswordForm initialEmail={typeof email === "string" ? email : ""} />
       </div>

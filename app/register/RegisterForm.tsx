@@ -1,38 +1,35 @@
 "use client";
 
-import { useT } from "../components/Messages";
+import { useRich, useT } from "../components/Messages";
 import Link from "next/link";
-import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { useEffect, useRef, useState, type ReactNode } from "react";
 import { useHydrated } from "../components/hydrated";
 import { flushSync } from "react-dom";
 import { firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
 import { PASSWORD_LIMITS, checkRegistration } from "@/lib/ui/password-checks";
 import { clearWhenCorrected, useFocusFirstEmpty } from "../components/form-helpers";
-import { handled } from "../components/handled";
-import { secondsLeft } from "@/lib/ui/refusal";
 import { PasswordStrength } from "../components/PasswordStrength";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { Field } from "../components/Field";
 import { PasswordInput } from "../components/PasswordInput";
 import { EmailMeALink } from "../components/EmailMeALink";
-import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
+import { RefusalBanner, refusalFrom } from "../components/RefusalBanner";
+import { useGuardedSubmit, type Send } from "../components/guarded-submit";
 
 export function RegisterForm({ notice }: { notice: ReactNode }) {
   const t = useT();
+  const rich = useRich();
   const altcha = useRef<AltchaHandle>(null);
   const emailInput = useRef<HTMLInputElement>(null);
   const passwordInput = useRef<HTMLInputElement>(null);
   const formRef = useRef<HTMLFormElement>(null);
-  const [pending, setPending] = useState(false);
   const [submits, setSubmits] = useState(0);
   // False in the server's HTML and during hydration: until then the browser, not this
   // component, would submit the form (see its action).
   const hydrated = useHydrated();
-  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const submit = useGuardedSubmit(t("register.unavailable"), altcha);
   const [sent, setSent] = useState<{ email: string; message: string } | null>(null);
   const [fields, setFields] = useState<FieldErrors>({});
-  const nowMs = useRefusalClock(refusal);
-  const waiting = secondsLeft(refusal, nowMs) > 0;
   useFocusFirstEmpty(formRef, hydrated && sent === null);
 
   // An error goes as soon as its field is corrected (it never appears while typing).
@@ -46,21 +43,15 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
     return first !== undefined;
   }
 
-  async function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    // The button is never disabled (that would drop focus to <body>): it says aria-disabled instead.
-    if (pending || waiting) return;
-    const form = new FormData(event.currentTarget);
+  /** Reads the form and shows its own errors; the request to send, or nothing when it stops here. */
+  function check(formElement: HTMLFormElement): Send | undefined {
+    const form = new FormData(formElement);
     const email = String(form.get("email") ?? "");
     const password = String(form.get("password") ?? "");
-    flushSync(() => {
-      setRefusal(null);
-      setSubmits((n) => n + 1);
-    });
+    flushSync(() => setSubmits((n) => n + 1));
     // A typo costs neither a proof of work nor one of the network's registrations.
     if (showFieldErrors(checkRegistration(email, password, t))) return;
-    setPending(true);
-    try {
+    return async () => {
       const res = await fetch("/api/register", {
         method: "POST",
         headers: { "Content-Type": "application/json" },
@@ -76,7 +67,7 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
       if (res.status === 202) {
         const body = (await res.json()) as { message: string };
         setSent({ email: email.trim(), message: body.message });
-        return;
+        return "done";
       }
       const body = (await res
         .clone()
@@ -84,13 +75,9 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
         .catch(() => ({}))) as { fields?: Record<string, string> };
       const known: FieldErrors = { email: body.fields?.email, password: body.fields?.password };
       // Errors the form can show beside a field go there; anything else is a banner.
-      if (!showFieldErrors(Object.fromEntries(Object.entries(known).filter(([, message]) => message)))) setRefusal(await refusalFrom(res));
-    } catch {
-      setRefusal(localRefusal("unavailable", "Registration is unavailable right now. Try again in a moment."));
-    }
-    // Each solution is accepted once: the next attempt needs a fresh one.
-    altcha.current?.reset();
-    setPending(false);
+      if (!showFieldErrors(Object.fromEntries(Object.entries(known).filter(([, message]) => message))))
+        submit.setRefusal(await refusalFrom(res));
+    };
   }
 
   if (sent) {
@@ -107,26 +94,26 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
   }
   return (
     <>
-      <h1>Create an account</h1>
+      <h1>{t("register.heading")}</h1>
       {notice}
-      <RefusalBanner refusal={refusal} form="register" nowMs={nowMs} testId="register-error" />
+      <RefusalBanner refusal={submit.refusal} form="register" nowMs={submit.nowMs} testId="register-error" />
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
       <form
         ref={formRef}
-        onSubmit={(event) => handled(onSubmit(event))}
+        onSubmit={(event) => submit.handle(event, check)}
         onInput={onInput}
         noValidate
         method="post"
         action="/api/no-script/register"
         data-hydrated={hydrated}
       >
-        <Field id="register-email" label="Email" error={fields.email}>
+        <Field id="register-email" label={t("forms.email")} error={fields.email}>
           {(aria) => <input id="register-email" ref={emailInput} name="email" type="email" autoComplete="email" required {...aria} />}
         </Field>
         <Field
           id="register-password"
-          label="Password"
-          hint={`${PASSWORD_LIMITS.min} to ${PASSWORD_LIMITS.max} characters, not a common or breached password. A passphrase of several words works well.`}
+          label={t("forms.password")}
+          hint={t("register.passwordHint", { min: PASSWORD_LIMITS.min, max: PASSWORD_LIMITS.max })}
           error={fields.password}
         >
           {(aria) => (
@@ -144,13 +131,11 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
         </Field>
         <PasswordStrength field="password" emailField="email" fieldError={fields.password} />
         <AltchaField ref={altcha} />
-        <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
-          {pending ? "Creating account…" : "Create account"}
+        <button type="submit" className="primary" aria-disabled={submit.blocked ? true : undefined}>
+          {submit.pending ? t("register.pending") : t("register.submit")}
         </button>
       </form>
-      <p>
-        Already registered? <Link href="/sign-in">Sign in</Link>.
-      </p>
+      <p>{rich("register.alreadyRegistered", {}, { link: (chunks) => <Link href="/sign-in">{chunks}</Link> })}</p>
     </>
   );
 }
@@ -161,28 +146,34 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
  * and the per-account mail quota behind it) and a way back to fix a mistyped address.
  */
 function CheckEmail({ email, message, onAnotherAddress }: { email: string; message: string; onAnotherAddress: () => void }) {
+  const t = useT();
+  const rich = useRich();
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), []);
 
   return (
     <>
       <h1 ref={heading} tabIndex={-1}>
-        Check your email
+        {t("register.checkEmail")}
       </h1>
       <p className="banner ok" role="status" data-testid="register-sent">
         {message}
       </p>
+      <p>{rich("register.sentTo", { email }, { address: (chunks) => <strong data-testid="register-sent-to">{chunks}</strong> })}</p>
+      <EmailMeALink endpoint="/api/email/verification" email={email} action={t("register.sendAgain")} testId="resent" />
       <p>
-        It went to <strong data-testid="register-sent-to">{email}</strong>. Open the link in it to confirm your address; nothing arrived
-        after a few minutes? Check the spam folder, or send it again.
-      </p>
-      <EmailMeALink endpoint="/api/email/verification" email={email} action="Send it again" testId="resent" />
-      <p>
-        Wrong address?{" "}
-        <button type="button" className="link inline" onClick={onAnotherAddress}>
-          Use another address
-        </button>
-        . Already confirmed? <Link href={`/sign-in?email=${encodeURIComponent(email)}`}>Sign in</Link>.
+        {rich(
+          "register.wrongAddress",
+          {},
+          {
+            another: (chunks) => (
+              <button type="button" className="link inline" onClick={onAnotherAddress}>
+                {chunks}
+              </button>
+            ),
+            signIn: (chunks) => <Link href={`/sign-in?email=${encodeURIComponent(email)}`}>{chunks}</Link>,
+          },
+        )}
       </p>
     </>
   );

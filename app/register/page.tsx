@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { getTranslations } from "next-intl/server";
 import { redirect } from "next/navigation";
 import { currentSession } from "@/lib/auth/current-session";
 import { NoScriptNotice } from "../components/NoScriptNotice";
@@ -7,14 +8,16 @@ import { PageMessages } from "../components/PageMessages";
 
 export const dynamic = "force-dynamic";
 
-export const metadata: Metadata = { title: "Create an account" };
+export async function generateMetadata(): Promise<Metadata> {
+  return { title: (await getTranslations("register"))("title") };
+}
 
 export default async function RegisterPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   // Someone already signed in has an account: the form would only confuse.
   if (await currentSession()) redirect("/account");
   const { notice } = await searchParams;
   return (
-    <PageMessages>
+    <PageMessages namespaces={["register"]}>
       <div className="card">
         {/* The heading is the form's: after sending it says "Check your email" instead. */}
         <RegisterForm notice={<NoScriptNotice posted={notice === "javascript"} action="register" />} />

@@ -3,18 +3,17 @@
 import { useRich, useT } from "../components/Messages";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { Suspense, lazy, useRef, useState, type FormEvent } from "react";
+import { Suspense, lazy, useRef, useState } from "react";
 import { useHydrated } from "../components/hydrated";
 import { clearWhenCorrected, useFocusFirstEmpty } from "../components/form-helpers";
-import { handled } from "../components/handled";
 import { flushSync } from "react-dom";
 import { checkSignIn, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
-import { secondsLeft } from "@/lib/ui/refusal";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { EmailMeALink } from "../components/EmailMeALink";
 import { Field } from "../components/Field";
 import { PasswordInput } from "../components/PasswordInput";
-import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
+import { RefusalBanner, localRefusal, refusalFrom } from "../components/RefusalBanner";
+import { useGuardedSubmit, type Send } from "../components/guarded-submit";
 import type { SecondStepMethod } from "../components/SecondStep";
 // Fetched only when a right password asks for it: the page itself does not carry it.
 const SecondStep = lazy(() => import("../components/SecondStep").then((module) => ({ default: module.SecondStep })));
@@ -29,30 +28,26 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
   const emailInput = useRef<HTMLInputElement>(null);
   const passwordInput = useRef<HTMLInputElement>(null);
   const formRef = useRef<HTMLFormElement>(null);
-  const [pending, setPending] = useState(false);
   const [submits, setSubmits] = useState(0);
   // False in the server's HTML and during hydration: until then the browser, not this
   // component, would submit the form (see its action).
   const hydrated = useHydrated();
-  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const submit = useGuardedSubmit(t("messages.signInUnavailable"), altcha);
+  const { refusal, setRefusal } = submit;
   const [fields, setFields] = useState<FieldErrors>({});
   // The address the last attempt named: a lock banner offers to email its owner a new link.
   const [attempted, setAttempted] = useState("");
   // A right password for an account with a second step: the page asks for it (no session yet).
   const [secondStep, setSecondStep] = useState<SecondStepMethod[] | null>(null);
-  const nowMs = useRefusalClock(refusal);
-  const waiting = secondsLeft(refusal, nowMs) > 0;
   // A prefilled email (after confirming, from a link) leaves the cursor in the password.
   useFocusFirstEmpty(formRef, hydrated);
 
   // An error goes as soon as its field is corrected (it never appears while typing).
   const onInput = clearWhenCorrected(fields, setFields, (value) => checkSignIn(value("email"), value("password"), t));
 
-  async function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    // The button is never disabled (that would drop focus to <body>): it says aria-disabled instead.
-    if (pending || waiting) return;
-    const form = new FormData(event.currentTarget);
+  /** Reads the form and shows its own errors; the request to send, or nothing when it stops here. */
+  function check(formElement: HTMLFormElement): Send | undefined {
+    const form = new FormData(formElement);
     const email = String(form.get("email") ?? "");
     const password = String(form.get("password") ?? "");
     const errors = checkSignIn(email, password, t);
@@ -61,15 +56,13 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
     flushSync(() => {
       setFields(errors);
       setAttempted(email.trim());
-      setRefusal(null);
       setSubmits((n) => n + 1);
     });
     if (invalid) {
       (invalid === "email" ? emailInput : passwordInput).current?.focus();
       return;
     }
-    setPending(true);
-    try {
+    return async () => {
       const [csrf, altchaPayload] = await Promise.all([
         fetch("/api/auth/csrf", { cache: "no-store" }).then((res) => res.json() as Promise<{ csrfToken: string }>),
         altcha.current?.payload() ?? Promise.resolve(""),
@@ -87,33 +80,25 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
         }),
       });
       if (res.status >= 400 && res.headers.get("content-type")?.includes("application/json") && res.status !== 401) {
-        setRefusal(await refusalFrom(res));
-      } else {
-        const body = (await res.json().catch(() => ({}))) as { url?: string; error?: string; methods?: SecondStepMethod[] };
-        if (body.error === "mfa_required" || body.error === "device_confirmation_required") {
-          setSecondStep(body.methods ?? []);
-          setPending(false);
-          return;
-        }
-        if (!body.url || new URL(body.url, window.location.href).searchParams.has("error")) {
-          setRefusal(localRefusal("invalid_credentials", t("messages.incorrectCredentials")));
-          // A wrong password is retyped, not edited: clear it and put the cursor there.
-          if (passwordInput.current) {
-            passwordInput.current.value = "";
-            passwordInput.current.focus();
-          }
-        } else {
-          router.push(callbackPath);
-          router.refresh();
-          return;
-        }
+        return setRefusal(await refusalFrom(res));
       }
-    } catch {
-      setRefusal(localRefusal("unavailable", t("messages.signInUnavailable")));
-    }
-    // Each solution is accepted once: the next attempt needs a fresh one.
-    altcha.current?.reset();
-    setPending(false);
+      const body = (await res.json().catch(() => ({}))) as { url?: string; error?: string; methods?: SecondStepMethod[] };
+      if (body.error === "mfa_required" || body.error === "device_confirmation_required") {
+        setSecondStep(body.methods ?? []);
+        return "done";
+      }
+      if (body.url && !new URL(body.url, window.location.href).searchParams.has("error")) {
+        router.push(callbackPath);
+        router.refresh();
+        return "leaving";
+      }
+      setRefusal(localRefusal("invalid_credentials", t("messages.incorrectCredentials")));
+      // A wrong password is retyped, not edited: clear it and put the cursor there.
+      if (passwordInput.current) {
+        passwordInput.current.value = "";
+        passwordInput.current.focus();
+      }
+    };
   }
 
   if (secondStep) {
@@ -140,7 +125,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
           {done}
         </p>
       ) : null}
-      <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="sign-in-error" />
+      <RefusalBanner refusal={refusal} form="sign-in" nowMs={submit.nowMs} testId="sign-in-error" />
       {refusal?.error === "locked" && refusal.approximate && attempted ? (
         // The account-wide lock (a stranger's client): its owner was emailed a way past it when it locked.
         <div className="lock-way-out" data-testid="lock-way-out">
@@ -151,7 +136,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
       <form
         ref={formRef}
-        onSubmit={(event) => handled(onSubmit(event))}
+        onSubmit={(event) => submit.handle(event, check)}
         onInput={onInput}
         noValidate
         method="post"
@@ -191,8 +176,8 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
           <Link href="/forgot-password">{t("signIn.forgot")}</Link>
         </p>
         <AltchaField ref={altcha} />
-        <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
-          {pending ? t("signIn.pending") : t("signIn.submit")}
+        <button type="submit" className="primary" aria-disabled={submit.blocked ? true : undefined}>
+          {submit.pending ? t("signIn.pending") : t("signIn.submit")}
         </button>
       </form>
       <p>{rich("signIn.noAccount", {}, { link: (chunks) => <Link href="/register">{chunks}</Link> })}</p>

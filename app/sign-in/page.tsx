@@ -29,7 +29,8 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   if (await currentSession()) redirect(onwardPath(callbackPath));
   const t = await getTranslations("signIn");
   return (
-    <PageMessages namespaces={["signIn"]}>
+    // The second step's words too: a right password may ask for it (its code loads only then).
+    <PageMessages namespaces={["signIn", "secondStep"]}>
       <div className="card">
         <h1>{t("heading")}</h1>
         <NoScriptNotice posted={first(params.notice) === "javascript"} action="signIn" />
