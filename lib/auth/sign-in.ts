@@ -410,8 +410,8 @@ export async function completeSignIn(
   const nowMs = gate.clock();
   const usernameKey = gate.usernameKey(email);
   if (device) {
+    // The device itself is replaced by the new one (issue, below).
     await gate.lockouts.reset(gate.deviceLockKey(device.id));
-    await gate.devices.forget(device.id);
     // Strangers stay locked out while the owner signs in, except NIST's cap, which lasts
     // only until the owner signs in from a known device.
     const strangers = await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy);
@@ -419,7 +419,7 @@ export async function completeSignIn(
   } else {
     await gate.lockouts.reset(usernameKey);
   }
-  const issued = await gate.devices.issue(usernameKey, nowMs);
+  const issued = await gate.devices.issue(usernameKey, nowMs, device?.id);
   const lane = device ? "trusted" : "untrusted";
   gate.log.info({ event: "sign_in_succeeded", lane, userId: user.id, via });
   logSecurity(gate, { route, outcome: "sign_in_succeeded", client, email, detail: lane, userId: user.id });
