@@ -402,7 +402,7 @@ async function openPending(
 export async function completeSignIn(
   gate: Gatehouse,
   passed: PassedPassword,
-  user: { id: string; email: string; credentialGeneration: number; passwordBreached: boolean },
+  user: { id: string; email: string; credentialGeneration: number; passwordBreached: boolean; signedInBefore?: boolean },
   via: "password" | "second_step" | "device_confirmation" = "password",
 ): Promise<Extract<SignInOutcome, { ok: true }>> {
   const { email, client, device, route, intent } = passed;
@@ -427,7 +427,7 @@ export async function completeSignIn(
     // The owner of a live session proved it again: recorded as that, for that session; no sign-in happened.
     await gate.events.accountChanged(user.id, "reauthenticated", client, { browser, sessionId: intent.sessionId });
   } else if (intent.kind === "sign_in") {
-    const first = await recordFirstSignIn(gate.prisma, user.id, nowMs);
+    const first = user.signedInBefore ? false : await recordFirstSignIn(gate.prisma, user.id, nowMs);
     await gate.events.signInSucceeded(user.id, client, { browser, sessionId: passed.sessionId });
     // A new device of an account that has signed in before: its first device is no news.
     if (!device && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, passed));
