@@ -419,7 +419,7 @@ export const peerPart: Part = {
       "- 50 parallel wrong passwords for the owner from 50 addresses: the wall time until all are answered, and the answers.",
       `- Gatehouse runs with \`RATE_LIMIT_KNOWN_DEVICE_LANE=${LANE_SETTINGS.RATE_LIMIT_KNOWN_DEVICE_LANE}\`: by default a username may use the owner's lane 10 times an hour, and the owner here signs in about 50 times in a few minutes, so the drill measures the attack's effect rather than that limit (as part 3 does).`,
       `- Attack on one account: up to ${fmt.int(sizes.attackers)} addresses (16 at a time, at most ${sizes.attackSeconds} s) each send one wrong password for the owner (Gatehouse: each solves its ALTCHA first, in the bench process), while the owner signs in every 300 ms; the owner's POST p50 / p99, and p50 ÷ the same round's idle p50.`,
-      "- Not timed here: the statements a successful browser sign-in sends to the database, 13 from a known device and 11 from a new one (27 and 22 before the stores merged theirs, then 17 and 14 before the factor summary became one statement and the device was replaced on issue), counted at the driver adapter through the real routes by tests/integration/round-trips.suite.ts on PGlite and PostgreSQL.",
+      "- Not timed here: the statements a successful browser sign-in sends to the database, 12 from a known device and 10 from a new one (27 and 22 before the stores merged theirs, then 17 and 14 before the factor summary became one statement, the device was replaced on issue and the first-sign-in mark was read instead of written), counted at the driver adapter through the real routes by tests/integration/round-trips.suite.ts on PGlite and PostgreSQL.",
       "",
       table(
         [
