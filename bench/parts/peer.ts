@@ -264,12 +264,17 @@ async function measure(
     const ownerLoop = (async () => {
       await sleep(500);
       for (let i = 0; attacking && i < 200; i++) {
-        owner.push(await running.ownerSignIn(`100.66.${round}.${(i % 250) + 1}`));
+        // A reset connection is a failed sign-in, not the end of the run: this loop is awaited only after the attack.
+        owner.push(
+          await running.ownerSignIn(`100.66.${round}.${(i % 250) + 1}`).catch((): Attempt => ({ status: 0, ms: Number.NaN, ok: false })),
+        );
         await sleep(300);
       }
     })();
     const guesses = await pool(sizes.attackers, 16, deadlineMs, async (n) => {
-      const attempt = await running.guess(`172.${16 + (n >> 16)}.${(n >> 8) & 255}.${n & 255}`);
+      const attempt = await running
+        .guess(`172.${16 + (n >> 16)}.${(n >> 8) & 255}.${n & 255}`)
+        .catch((): Attempt => ({ status: 0, ms: Number.NaN, ok: false }));
       attackStatuses.push(String(attempt.status));
     });
     attacking = false;
@@ -414,7 +419,7 @@ export const peerPart: Part = {
       "- 50 parallel wrong passwords for the owner from 50 addresses: the wall time until all are answered, and the answers.",
       `- Gatehouse runs with \`RATE_LIMIT_KNOWN_DEVICE_LANE=${LANE_SETTINGS.RATE_LIMIT_KNOWN_DEVICE_LANE}\`: by default a username may use the owner's lane 10 times an hour, and the owner here signs in about 50 times in a few minutes, so the drill measures the attack's effect rather than that limit (as part 3 does).`,
       `- Attack on one account: up to ${fmt.int(sizes.attackers)} addresses (16 at a time, at most ${sizes.attackSeconds} s) each send one wrong password for the owner (Gatehouse: each solves its ALTCHA first, in the bench process), while the owner signs in every 300 ms; the owner's POST p50 / p99, and p50 ÷ the same round's idle p50.`,
-      "- Not timed here: the statements a successful browser sign-in sends to the database, 17 from a known device and 14 from a new one (27 and 22 before the stores merged theirs), counted at the driver adapter through the real routes by tests/integration/round-trips.suite.ts on PGlite and PostgreSQL.",
+      "- Not timed here: the statements a successful browser sign-in sends to the database, 12 from a known device and 10 from a new one (27 and 22 before the stores merged theirs, then 17 and 14 before the factor summary became one statement, the device was replaced on issue and the first-sign-in mark was read instead of written), counted at the driver adapter through the real routes by tests/integration/round-trips.suite.ts on PGlite and PostgreSQL.",
       "",
       table(
         [
@@ -457,6 +462,8 @@ export const peerPart: Part = {
       ),
       "",
       "Two more levers, found in heap snapshots of the server after warm-up and after 10,000 distinct addresses (the server now has both): (1) every route's bundle carries its own copy of lib/ (a 1.1 MB chunk, held as a 2.2 MiB two-byte string because of a few non-Latin-1 characters, and compiled apart), and Next loads all 26 routes at start: `experimental.preloadEntriesOnStart: false` loads a route when it is first asked for (RSS at start 286 → 223 MiB, after warm-up 304 → 247 MiB, one probe each); (2) the flood retains little (about 600 bytes an address after a full collection: the limiter's entries, bounded by its LRU), but V8 let the old generation grow to 210–315 MiB before collecting, about 55 MiB of it alive: `--heap-growing-percent=20`, set by server.mjs at run time, kept the probe's peak at 293 MiB (1.25× its warm RSS) instead of 411–535 MiB, for about 10% more CPU per refused request.",
+      "",
+      "**Where an idle sign-in's time goes** (issue 28; measured once by hand, not by this part: the production server under `node --cpu-prof --cpu-prof-interval=250`, 40 idle sign-ins from a known device after 3 unmeasured ones, then 25 s of this part's attack, the samples of each window summed by the file they ran in; load average 4–6 idle, 8–11 under the attack). Argon2id alone, `@node-rs/argon2` verify at m=19456 KiB, t=2, p=1 in a bare Node process: p50 20.6 ms (13.9–39.4 ms). It runs on libuv's pool, off the main thread. The server's CPU per sign-in, with its ALTCHA challenge, all threads (/proc): 67–79 ms. The main thread was busy 54 ms a sign-in (with its challenge and the profiler's own cost): PGlite's WebAssembly and its JavaScript result parser 42% (about 23 ms; 17 statements then, each 0.5–1.5 ms at the driver adapter, the factor summary's four about 5 ms); Node's HTTP, streams and crypto dispatch 12%; Prisma's client 11% (about 6 ms); the app's route bundles (lib/, next-auth, zod, the ALTCHA check) 11%; socket and file writes 11%; garbage collection 6%; Next.js's server 5%; logging under 1%. The peer's sign-in is Argon2id and a few SQLite statements of tens of microseconds each, so the idle goal (≤ 1.25× its p50) leaves about 5 ms for everything but Argon2id; Gatehouse's statements alone take more. Fewer statements is the lever that works on any thread (17 → 12 from a known device, 14 → 10 from a new one); PGlite on another thread would not shorten a chain of statements that wait for each other (docs/decisions/0011-pglite-on-the-main-thread-for-now.md). Under the attack the main thread was busy 98% of the window: Node's HTTP and crypto dispatch with socket writes 41%, PGlite 16%, the app's bundles 13%, Next.js's routing 12%, Prisma 5%, garbage collection 5%. A refused guess still costs its challenge (an HMAC), Next.js's routing, the ALTCHA check (a hash, an HMAC and the replay store's INSERT) and the lockout's read; the owner's request waits behind those on one event loop, and on this 2-core machine behind the bench's own client and other sessions' work.",
       "",
       "Levers weighed and not taken: PGlite's initial memory cannot go below the 128 MiB its module declares (`initialMemory` smaller fails to link); Next.js's in-memory caches hold no rendered pages (every page is dynamic) and did not show in the snapshots; PGlite off the main thread (a worker, or pglite-socket with the `pg` driver) moves the same memory to another thread of the same process, so it is a latency lever, not a memory one.",
     ].join("\n");

@@ -13,7 +13,7 @@ import { confirmationDueBeforeCheck, deviceCodeDigest, newDeviceCode } from "@/l
 import { secondStepMethods } from "@/lib/factors/store";
 import type { Lane } from "@/lib/password/hash-budget";
 import { browserLabel } from "@/lib/sessions/browser-label";
-import { confirmAddress, markPasswordBreached, recordSignIn, verifyCredentials } from "@/lib/users/accounts";
+import { confirmAddress, markPasswordBreached, recordSignIn, signInToRecord, verifyCredentials } from "@/lib/users/accounts";
 import type { AdmittedAttempt } from "@/lib/lockout/repository";
 import type { BreachVerdict } from "@/lib/password/breached";
 import type { Intent, SecondStepMethod, SignInOutcome, SignInAdmission } from "./admission";
@@ -436,7 +436,14 @@ export async function openPending(
 export async function completeSignIn(
   gate: Gatehouse,
   passed: PassedPassword,
-  user: { id: string; email: string; credentialGeneration: number; passwordBreached: boolean },
+  user: {
+    id: string;
+    email: string;
+    credentialGeneration: number;
+    passwordBreached: boolean;
+    signedInBefore?: boolean;
+    lastLocale?: string | null;
+  },
   via: "password" | "second_step" | "device_confirmation" = "password",
 ): Promise<Extract<SignInOutcome, { ok: true }>> {
   const { email, client, device, route, intent } = passed;
@@ -444,8 +451,8 @@ export async function completeSignIn(
   const nowMs = gate.clock();
   const usernameKey = gate.usernameKey(email);
   if (device) {
+    // The device itself is replaced by the new one (issue, below).
     await gate.lockouts.reset(gate.deviceLockKey(device.id));
-    await gate.devices.forget(device.id);
     // Strangers stay locked out while the owner signs in, except NIST's cap, which lasts
     // only until the owner signs in from a known device.
     const strangers = await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy);
@@ -453,7 +460,7 @@ export async function completeSignIn(
   } else {
     await gate.lockouts.reset(usernameKey);
   }
-  const issued = await gate.devices.issue(usernameKey, nowMs);
+  const issued = await gate.devices.issue(usernameKey, nowMs, device?.id);
   const lane = device ? "trusted" : "untrusted";
   gate.log.info({ event: "sign_in_succeeded", lane, userId: user.id, via });
   logSecurity(gate, { route, outcome: "sign_in_succeeded", client, email, detail: lane, userId: user.id });
@@ -461,7 +468,7 @@ export async function completeSignIn(
     // The owner of a live session proved it again: recorded as that, for that session; no sign-in happened.
     await gate.events.accountChanged(user.id, "reauthenticated", client, { browser, sessionId: intent.sessionId });
   } else if (intent.kind === "sign_in") {
-    const first = await recordSignIn(gate.prisma, user.id, nowMs, passed.locale);
+    const first = signInToRecord(user, passed.locale) ? await recordSignIn(gate.prisma, user.id, nowMs, passed.locale) : false;
     await gate.events.signInSucceeded(user.id, client, { browser, sessionId: passed.sessionId });
     // A new device of an account that has signed in before: its first device is no news.
     if (!device && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, passed));

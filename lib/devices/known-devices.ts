@@ -16,8 +16,11 @@ export interface KnownDevices {
   recognise(token: string | null | undefined, usernameKey: string, nowMs: number): Promise<KnownDevice | null>;
   /** Whether a token is any live device at all (no username: the challenge size). */
   isKnown(token: string | null | undefined, nowMs: number): Promise<boolean>;
-  /** A new device for the username, and the token to hand its client. */
-  issue(usernameKey: string, nowMs: number): Promise<{ id: string; token: string; expiresAtMs: number }>;
+  /**
+   * A new device for the username, and the token to hand its client; `replacing` (the device
+   * that just signed in) is forgotten in the same statement.
+   */
+  issue(usernameKey: string, nowMs: number, replacing?: string): Promise<{ id: string; token: string; expiresAtMs: number }>;
   /**
    * Takes the device for one sign-in, atomically; false while another sign-in holds it. The
    * claim lapses after `forMs`, so a request that dies does not strand the device.
@@ -51,21 +54,24 @@ export function prismaKnownDevices(prisma: PrismaClient, options: { secret: stri
       return row !== null && verifyDeviceToken(options.secret, token, row.usernameKey, nowMs) !== null;
     },
 
-    async issue(usernameKey, nowMs) {
+    async issue(usernameKey, nowMs, replacing) {
       const id = newDeviceId();
       const expiresAtMs = nowMs + options.lifetimeMs;
       const now = new Date(nowMs);
-      // One statement: the new device, and this table cleaning up after itself (a username's
-      // expired devices and all but its newest). The DELETE sees the table as it was before the
-      // INSERT, so it keeps the newest MAX - 1 live ones besides the new device.
+      // An id no device has: nothing is replaced.
+      const old = replacing ?? "";
+      // One statement: the new device, the one it replaces gone (whatever its username), and this
+      // table cleaning up after itself (a username's expired devices and all but its newest). The
+      // DELETE sees the table as it was before the INSERT, so it keeps the newest MAX - 1 live ones
+      // besides the new device.
       await prisma.$executeRaw`
         WITH added AS (
           INSERT INTO "KnownDevice" ("id", "usernameKey", "expiresAt", "createdAt") VALUES (${id}, ${usernameKey}, ${new Date(expiresAtMs)}, ${now})
         )
-        DELETE FROM "KnownDevice" WHERE "usernameKey" = ${usernameKey} AND "id" NOT IN (
-          SELECT "id" FROM "KnownDevice" WHERE "usernameKey" = ${usernameKey} AND "expiresAt" > ${now}
+        DELETE FROM "KnownDevice" WHERE "id" = ${old} OR ("usernameKey" = ${usernameKey} AND "id" NOT IN (
+          SELECT "id" FROM "KnownDevice" WHERE "usernameKey" = ${usernameKey} AND "expiresAt" > ${now} AND "id" <> ${old}
           ORDER BY "createdAt" DESC LIMIT ${MAX_DEVICES_PER_USERNAME - 1}::int
-        )`;
+        ))`;
       return { id, token: signDeviceToken(options.secret, { id, expiresAtMs }, usernameKey), expiresAtMs };
     },
 

@@ -60,17 +60,27 @@ export function prismaFactors(prisma: PrismaClient, keys: { seal: SealKey; recov
 
   return {
     async summary(userId) {
-      const [user, totp, passkeys, recoveryCodesLeft] = await Promise.all([
-        prisma.user.findUnique({ where: { id: userId }, select: { passkeySecondFactor: true } }),
-        prisma.totpFactor.findUnique({ where: { userId }, select: { enabledAt: true } }),
-        prisma.passkey.count({ where: { userId } }),
-        codesLeft(userId),
-      ]);
-      const totpOn = totp?.enabledAt != null;
+      // One statement, not four: every right password reads it, and on the embedded database
+      // each round trip waits its turn on one thread (issue 28).
+      const [row] = await prisma.$queryRaw<
+        { passkeySecondFactor: boolean; totpOn: boolean; passkeys: number; recoveryCodesLeft: number }[]
+      >`
+        SELECT u."passkeySecondFactor",
+          EXISTS (SELECT 1 FROM "TotpFactor" t WHERE t."userId" = u."id" AND t."enabledAt" IS NOT NULL) AS "totpOn",
+          (SELECT COUNT(*) FROM "Passkey" p WHERE p."userId" = u."id")::int AS "passkeys",
+          (SELECT COUNT(*) FROM "RecoveryCode" r WHERE r."userId" = u."id" AND r."usedAt" IS NULL)::int AS "recoveryCodesLeft"
+        FROM "User" u WHERE u."id" = ${userId}::uuid`;
+      const totpOn = row?.totpOn ?? false;
       // The owner's choice holds even with no passkey left (a reset that took every passkey must not
       // turn the second step off: ASVS 5.0 6.4.3); the step is then a recovery code.
-      const passkeyAfterPassword = user?.passkeySecondFactor ?? false;
-      return { totp: totpOn, passkeyAfterPassword, passkeys, recoveryCodesLeft, due: totpOn || passkeyAfterPassword };
+      const passkeyAfterPassword = row?.passkeySecondFactor ?? false;
+      return {
+        totp: totpOn,
+        passkeyAfterPassword,
+        passkeys: row?.passkeys ?? 0,
+        recoveryCodesLeft: row?.recoveryCodesLeft ?? 0,
+        due: totpOn || passkeyAfterPassword,
+      };
     },
 
     async beginTotp(userId, sessionId, nowMs) {

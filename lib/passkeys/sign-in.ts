@@ -105,8 +105,7 @@ export async function signInWithPasskey(
   if (strangers.locked && strangers.capped) await gate.lockouts.reset(usernameKey);
   // This browser is a known device of the account from now on; a device token it held is replaced.
   const previous = await gate.devices.recognise(deviceToken, usernameKey, nowMs);
-  if (previous) await gate.devices.forget(previous.id);
-  const device = await gate.devices.issue(usernameKey, nowMs);
+  const device = await gate.devices.issue(usernameKey, nowMs, previous?.id);
   const first = await recordSignIn(gate.prisma, user.id, nowMs, limits.locale);
   const sessionId = newSessionId();
   gate.log.info({ event: "passkey_sign_in_succeeded", userId: user.id });

@@ -44,11 +44,23 @@ export async function verifyCredentials(
   input: Credentials,
   hasher: PasswordHasher,
   onRehashError: (error: unknown) => void = () => {},
-): Promise<(VerifiedUser & { rehashed: boolean; emailVerified: boolean; passwordBreached: boolean }) | null> {
+): Promise<
+  | (VerifiedUser & { rehashed: boolean; emailVerified: boolean; passwordBreached: boolean; signedInBefore: boolean; lastLocale: string | null })
+  | null
+> {
   // The hash and its generation in one read: a session made from this check is as old as this hash.
   const user = await prisma.user.findUnique({
     where: { email: input.email },
-    select: { id: true, email: true, passwordHash: true, credentialGeneration: true, emailVerifiedAt: true, passwordBreachedAt: true },
+    select: {
+      id: true,
+      email: true,
+      passwordHash: true,
+      credentialGeneration: true,
+      emailVerifiedAt: true,
+      passwordBreachedAt: true,
+      firstSignedInAt: true,
+      lastLocale: true,
+    },
   });
   const checked = await hasher.verify(user?.passwordHash ?? null, input.password);
   if (!user || !checked.valid) return null;
@@ -71,7 +83,18 @@ export async function verifyCredentials(
     rehashed,
     emailVerified: user.emailVerifiedAt !== null,
     passwordBreached: user.passwordBreachedAt !== null,
+    // The first-sign-in mark is never cleared: an account that has it needs no statement to learn it.
+    signedInBefore: user.firstSignedInAt !== null,
+    lastLocale: user.lastLocale,
   };
+}
+
+/**
+ * Whether a sign-in has something to record: the first-sign-in mark, or a language other than the
+ * last one. A returning account in its usual language costs no statement (what the check read says so).
+ */
+export function signInToRecord(user: { signedInBefore?: boolean; lastLocale?: string | null }, locale: string | null): boolean {
+  return !user.signedInBefore || (locale !== null && locale !== user.lastLocale);
 }
 
 /**

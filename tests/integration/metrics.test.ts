@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import type { Gatehouse } from "@/lib/gatehouse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserSignIn, createAccount } from "../helpers/browser";
@@ -66,5 +67,14 @@ describe("metrics", () => {
     // No address or email ever becomes a label.
     expect(text).not.toContain("counted@example.com");
     expect(text).not.toMatch(/198\.51\./);
+  });
+
+  it("exports every metric the alert rules in ops/ watch, the memory alert's included", async () => {
+    const rules = fs.readFileSync(new URL("../../ops/prometheus-alerts.yml", import.meta.url), "utf8");
+    const watched = new Set([...rules.matchAll(/^\s*expr:.*$/gm)].flatMap(([line]) => line.match(/\bgatehouse_[a-z_]+/g) ?? []));
+    expect(watched).toContain("gatehouse_process_process_resident_memory_bytes");
+    const text = await (await scrape(`Bearer ${TOKEN}`)).text();
+    // A sample line, or at least the TYPE line of a labelled family that has none yet.
+    for (const name of watched) expect(text, name).toMatch(new RegExp(`^(# TYPE )?${name}[ {]`, "m"));
   });
 });
