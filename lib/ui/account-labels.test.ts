@@ -3,7 +3,7 @@ import { createI18n } from "@/lib/i18n/i18n";
 import { apiClientLabel, browserLabel } from "@/lib/sessions/browser-label";
 import { browserText, EVENT_KINDS, eventText } from "./account-labels";
 
-const i18n = createI18n({ DEFAULT_LOCALE: "en", I18N_PSEUDO_LOCALE: "false" });
+const i18n = createI18n({ defaultLocale: "en", pseudoLocale: false });
 const english = i18n.translator("en", "account");
 const german = i18n.translator("de", "account");
 
