@@ -75,7 +75,7 @@ if (!dev && fs.existsSync(".next/required-server-files.json")) {
   process.env.__NEXT_PRIVATE_STANDALONE_CONFIG ??= JSON.stringify(config);
 }
 
-// lib/startup.ts (run by instrumentation.ts) calls this once configuration, database and
+// lib/lifecycle/lifecycle.ts (run by instrumentation.ts) calls this once configuration, database and
 // stores are ready, or exits with a message naming the problem. Next starts it without waiting,
 // so the listener opens only after it: no half-started server answers in between.
 const started = new Promise((resolve) => (shared[STARTED_SYMBOL] = resolve));

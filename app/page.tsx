@@ -1,8 +1,8 @@
 import Link from "next/link";
 import { getTranslations } from "next-intl/server";
-import { currentSession } from "@/lib/auth/current-session";
-import { gatehouse } from "@/lib/auth/gatehouse";
-import { currentBrand } from "@/lib/brand/current-brand";
+import { currentSession } from "@/lib/auth/browser-session";
+import { gatehouse } from "@/lib/app";
+import { currentBrand } from "@/lib/app";
 
 export const dynamic = "force-dynamic";
 

@@ -1,6 +1,6 @@
 import { cookies, headers } from "next/headers";
 import { getRequestConfig } from "next-intl/server";
-import { gatehouse } from "@/lib/auth/gatehouse";
+import { gatehouse } from "@/lib/app";
 import { LOCALE_COOKIE, negotiateLocale } from "@/lib/i18n/locales";
 
 /**

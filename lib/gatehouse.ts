@@ -1,39 +1,39 @@
 import { localized } from "@/lib/http/responses";
 import type { AppConfig } from "@/lib/config/env";
-import { AdmissionDesk } from "@/lib/auth/admission";
+import { AdmissionDesk } from "@/lib/password/admission";
 import type { Database } from "@/lib/db/client";
 import { postgresReplayStore } from "@/lib/captcha/postgres-replay-store";
-import { redisReplayStore } from "@/lib/captcha/redis-replay-store";
+import { redisReplayStore } from "@/lib/captcha/replay-store";
 import { memoryReplayStore, type ReplayStore } from "@/lib/captcha/replay-store";
 import type { AltchaSettings } from "@/lib/captcha/altcha";
 import { parseTrustedProxies, peerHeaderFromServer, resolveClientAddress, type ClientAddress } from "@/lib/http/client-address";
-import { RefusalCache, type FastRoute, type HeaderReader } from "@/lib/http/refusal-cache";
+import { FastPathCache, type FastRoute, type HeaderReader } from "@/lib/http/fast-path";
 import { ROUTE_RULES } from "@/lib/http/route-policies";
 import { prismaSecurityEvents, type SecurityEvents } from "@/lib/events/security-events";
 import { randomBytes } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { prismaKnownDevices, type KnownDevices } from "@/lib/devices/known-devices";
 import { prismaBrowserSessions, type BrowserSessions } from "@/lib/sessions/browser-sessions";
-import type { SessionPolicy } from "@/lib/sessions/rules";
+import type { SessionPolicy } from "@/lib/sessions/session-rules";
 import { prismaLockoutRepository, type LockoutRepository } from "@/lib/lockout/repository";
-import type { LockoutPolicy } from "@/lib/lockout/rules";
+import type { LockoutPolicy } from "@/lib/lockout/lockout-rules";
 import { createLogger, type Logger } from "@/lib/log/logger";
-import { Metrics } from "@/lib/metrics/metrics";
+import { Metrics } from "@/lib/log/metrics";
 import { HashBudget } from "@/lib/password/hash-budget";
 import { argon2Hasher, type PasswordHasher } from "@/lib/password/hash";
-import { argon2Params } from "@/lib/password/params";
+import { argon2Params } from "@/lib/password/hash";
 import { rangeBreachCheck, type BreachedPasswords } from "@/lib/password/breached";
 import { digestKey, RateLimiter } from "@/lib/rate-limit/limiter";
 import type { RateLimitStore, RateLimitStoreKind } from "@/lib/rate-limit/store";
 import { MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
 import { createPostgresRateLimitStore } from "@/lib/rate-limit/stores/postgres";
-import { preLimited } from "@/lib/rate-limit/stores/pre-limited";
+import { preLimited } from "@/lib/rate-limit/store";
 import { connectRedis, RedisRateLimitStore, untilReady } from "@/lib/rate-limit/stores/redis";
-import { guardRateLimitStore, guardReplayStore } from "@/lib/resilience/guarded";
-import { createStoreGuard, type StoreGuard, type StoreHealth } from "@/lib/resilience/store-guard";
+import { guardRateLimitStore, guardReplayStore } from "@/lib/rate-limit/store-guard";
+import { createStoreGuard, type StoreGuard, type StoreHealth } from "@/lib/rate-limit/store-guard";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { appOrigin } from "@/lib/http/same-origin";
-import { Background } from "@/lib/jobs/background";
+import { Background } from "@/lib/jobs/jobs";
 import { createMailer, mailerOptions } from "@/lib/mail/mailer";
 import { prismaMailSpool } from "@/lib/mail/spool";
 import type { Mailer } from "@/lib/mail/types";
@@ -45,7 +45,7 @@ import { prismaFactors, type Factors } from "@/lib/factors/store";
 import { prismaPendingSignIns, type PendingSignIns } from "@/lib/factors/pending-sign-ins";
 import { sealKeyOf } from "@/lib/factors/sealed-secret";
 import { relyingParty, type PasskeySettings } from "@/lib/passkeys/webauthn";
-import { OutageLog } from "@/lib/resilience/outage";
+import { OutageLog } from "@/lib/rate-limit/outage";
 import { loadBrand, mailBrandOf, type Brand } from "@/lib/brand/brand";
 import { createI18n, type I18n } from "@/lib/i18n/i18n";
 
@@ -84,7 +84,7 @@ export type Gatehouse = {
   /** The counters, histograms and gauges GET /api/metrics exposes. */
   metrics: Metrics;
   /** Refusals by address that server.mjs answers without entering Next.js, until their retry time. */
-  refusals: RefusalCache;
+  fastPath: FastPathCache;
   /** Hashes and checks passwords (Argon2id at the configured parameters unless `options.hasher`), NFC inside. */
   hasher: PasswordHasher;
   /** Database and disk failures on request paths, logged once per episode. */
@@ -254,7 +254,7 @@ export type GatehouseOptions = { hasher?: PasswordHasher; log?: Logger };
 /**
  * The composition root: every layer built from a parsed configuration and an open database,
  * nothing read from the environment or from globals, so a test can build as many as it needs.
- * The app's own instance is lib/auth/gatehouse.ts's `gatehouse()`.
+ * The app's own instance is lib/app.ts's `gatehouse()`.
  */
 export async function createGatehouse(config: AppConfig, database: Database, options: GatehouseOptions = {}): Promise<Gatehouse> {
   const clock = Date.now;
@@ -317,7 +317,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     return client;
   };
   // The fast path resolves again what the route will resolve: counted and logged there, once.
-  const refusals = new RefusalCache(
+  const fastPath = new FastPathCache(
     fastRoutes(),
     resolveClient,
     clock,
@@ -407,7 +407,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     metrics,
     admissions: new AdmissionDesk(),
     hasher: options.hasher ?? argon2Hasher(argon2Params(config.passwords.argon2Profile)),
-    refusals,
+    fastPath,
     outages: new OutageLog(log, clock),
     clientAddress,
     usernameKey,

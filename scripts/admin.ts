@@ -1,6 +1,6 @@
-// npm run admin -- <command> [arguments]: the operator's commands (lib/admin/commands.ts), against
+// npm run admin -- <command> [arguments]: the operator's commands (lib/ops/admin.ts), against
 // the database and configuration the instance uses (its env file). Exit code 1 on any refusal.
-import { ADMIN_COMMANDS, AdminError, usage } from "@/lib/admin/commands";
+import { ADMIN_COMMANDS, AdminError, usage } from "@/lib/ops/admin";
 import { getConfig } from "@/lib/config/env";
 import { openDatabase } from "@/lib/db/client";
 import { createGatehouse } from "@/lib/gatehouse";

@@ -1,6 +1,6 @@
 // npm run db:backup -- <file> | npm run db:restore -- <file> | npm run db:check: the embedded database's backups
-// (lib/db/backup.ts). A clear message and exit code 1 on any refusal; never a half-restored folder.
-import { BackupError, backupPglite, checkPglite, resolveBackupFile, restorePglite } from "@/lib/db/backup";
+// (lib/ops/backup.ts). A clear message and exit code 1 on any refusal; never a half-restored folder.
+import { BackupError, backupPglite, checkPglite, resolveBackupFile, restorePglite } from "@/lib/ops/backup";
 import { resolveDatabaseTarget } from "@/lib/db/target";
 import { runCommand } from "./command";
 

@@ -1,5 +1,5 @@
 // npm run instance -- new <client> [--url https://…] [--port N] [--data <folder>] [--dir <folder>] [brand options]:
-// writes a new client's env file with fresh secrets and its brand (lib/instance/instance.ts). On a
+// writes a new client's env file with fresh secrets and its brand (lib/ops/instance.ts). On a
 // terminal it asks for each brand variable no option gave; --no-input (or no terminal) takes the
 // defaults. Exit code 1 on any refusal, an existing instance included: nothing is overwritten.
 import path from "node:path";
@@ -14,7 +14,7 @@ import {
   readLogo,
   validateClientName,
   type BrandAnswers,
-} from "@/lib/instance/instance";
+} from "@/lib/ops/instance";
 import { runCommand } from "./command";
 
 const USAGE = [

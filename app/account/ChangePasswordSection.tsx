@@ -1,6 +1,6 @@
-import { gatehouse } from "@/lib/auth/gatehouse";
+import { gatehouse } from "@/lib/app";
 import { sessionFormToken } from "@/lib/http/form-token";
-import { minimumPasswordLength } from "@/lib/password/rules";
+import { minimumPasswordLength } from "@/lib/password/password-rules";
 import { getTranslations } from "next-intl/server";
 import { ChangePasswordForm } from "./ChangePasswordForm";
 

@@ -1,4 +1,4 @@
-import { gatehouse } from "@/lib/auth/gatehouse";
+import { gatehouse } from "@/lib/app";
 import { sessionFormToken } from "@/lib/http/form-token";
 import type { PasskeyView } from "@/lib/passkeys/store";
 import { getTranslations } from "next-intl/server";

@@ -1,5 +1,5 @@
 import QRCode from "qrcode";
-import { gatehouse } from "@/lib/auth/gatehouse";
+import { gatehouse } from "@/lib/app";
 import { base32Of, groupsOfFour, totpUri } from "@/lib/factors/totp";
 import { RECOVERY_CODE_COUNT } from "@/lib/factors/recovery-codes";
 import { sessionFormToken } from "@/lib/http/form-token";

@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import { gatehouse } from "@/lib/auth/gatehouse";
+import { gatehouse } from "@/lib/app";
 import { sessionFormToken } from "@/lib/http/form-token";
 import { listLiveFamilies } from "@/lib/tokens/refresh-tokens";
 import { getTranslations } from "next-intl/server";

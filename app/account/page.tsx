@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import { currentSession } from "@/lib/auth/current-session";
-import { gatehouse } from "@/lib/auth/gatehouse";
+import { currentSession } from "@/lib/auth/browser-session";
+import { gatehouse } from "@/lib/app";
 import { getTranslations } from "next-intl/server";
 import { AccountTime, PausedUntil } from "./AccountTime";
 import { browserText, eventText } from "@/lib/ui/account-labels";

@@ -3,7 +3,7 @@
 import { createContext, useContext, useMemo } from "react";
 import { Fragment } from "react";
 import { formatMessage, formatRich, type Values } from "@/lib/i18n/format";
-import type { PageMessages } from "@/lib/i18n/page";
+import type { PageMessages } from "@/lib/app";
 
 /**
  * A page's messages for its client components: precompiled on the server, formatted here with

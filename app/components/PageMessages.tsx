@@ -1,4 +1,4 @@
-import { pageMessages } from "@/lib/i18n/page";
+import { pageMessages } from "@/lib/app";
 import { Messages } from "./Messages";
 
 /** What every form says: refusals, their waits, the field rules, the shared parts (password toggle, robot check). */

@@ -1,8 +1,13 @@
 "use client";
 
 import { useDeferredValue, useEffect, useRef, useState } from "react";
-import type { GuessEstimate } from "@/lib/password/rules";
-import { minimumGuessesLog10, passwordProblem, PASSWORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_WITH_OTHER_FACTOR } from "@/lib/password/rules";
+import type { GuessEstimate } from "@/lib/password/password-rules";
+import {
+  minimumGuessesLog10,
+  passwordProblem,
+  PASSWORD_MIN_LENGTH,
+  PASSWORD_MIN_LENGTH_WITH_OTHER_FACTOR,
+} from "@/lib/password/password-rules";
 import { problemText } from "@/lib/ui/password-checks";
 import { useLocale, useT } from "./Messages";
 
@@ -26,7 +31,7 @@ function loadEngine(locale: string): Promise<Engine> {
       import("@zxcvbn-ts/core"),
       import("@zxcvbn-ts/language-common"),
       languageDictionary(locale),
-      import("@/lib/password/common-passwords"),
+      import("@/lib/password/server-guesses"),
       import("@/lib/password/guesses"),
     ]).then(([core, common, words, list, guesses]) => {
       const zxcvbn = new core.ZxcvbnFactory({ dictionary: { ...common.dictionary, ...words }, graphs: common.adjacencyGraphs });

@@ -1,7 +1,7 @@
 "use client";
 
 import { useEffect, useState } from "react";
-import { describeRefusal, refusalFromBody, type FormKind, type Refusal } from "@/lib/ui/refusal";
+import { describeRefusal, refusalFromBody, type FormKind, type Refusal } from "@/lib/ui/refusal-banner";
 import { useLocale, useRich, useT } from "./Messages";
 
 export type { Refusal };

@@ -1,7 +1,7 @@
 "use client";
 
 import { useRef, useState, type FormEvent } from "react";
-import { secondsLeft } from "@/lib/ui/refusal";
+import { secondsLeft } from "@/lib/ui/refusal-banner";
 import { Field } from "./Field";
 import { useT } from "./Messages";
 import { assertWithPasskey } from "./passkey-ceremony";

@@ -1,6 +1,6 @@
 import { cookies } from "next/headers";
 import { getTranslations } from "next-intl/server";
-import { gatehouse } from "@/lib/auth/gatehouse";
+import { gatehouse } from "@/lib/app";
 import { cookieJar, csrfTokenOfCookies } from "@/lib/auth/next-auth/cookies";
 import { SignOutButton } from "./SignOutButton";
 

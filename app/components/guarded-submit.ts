@@ -1,7 +1,7 @@
 "use client";
 
 import { useState, type FormEvent, type RefObject } from "react";
-import { secondsLeft } from "@/lib/ui/refusal";
+import { secondsLeft } from "@/lib/ui/refusal-banner";
 import type { AltchaHandle } from "./AltchaField";
 import { handled } from "./handled";
 import { localRefusal, useRefusalClock, type Refusal } from "./RefusalBanner";

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { getTranslations } from "next-intl/server";
 import { redirect } from "next/navigation";
-import { currentSession } from "@/lib/auth/current-session";
+import { currentSession } from "@/lib/auth/browser-session";
 import { onwardPath, safeCallbackPath } from "@/lib/http/callback-url";
 import { NoScriptNotice } from "../components/NoScriptNotice";
 import { PasskeySignIn } from "./PasskeySignIn";

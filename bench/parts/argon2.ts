@@ -1,6 +1,6 @@
 import os from "node:os";
 import { hashPassword, verifyPassword } from "@/lib/password/hash";
-import { OWASP_ARGON2ID } from "@/lib/password/params";
+import { OWASP_ARGON2ID } from "@/lib/password/hash";
 import { PART_TITLES, type Part, type PartContext, type PartReport } from "../lib/part";
 import { fmt, summarize, table } from "../lib/stats";
 

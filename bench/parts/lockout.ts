@@ -1,4 +1,4 @@
-import { lockDurationMs, type LockoutPolicy } from "@/lib/lockout/rules";
+import { lockDurationMs, type LockoutPolicy } from "@/lib/lockout/lockout-rules";
 import { solve } from "@/tests/helpers/altcha";
 import { getChallenge, getCsrf, register, signIn, type Csrf, type SignInOutcome } from "../lib/http";
 import { answerLabel, legitUser, pacedSignIns, summarizeLegit, tally, type LegitUser } from "../lib/legit";

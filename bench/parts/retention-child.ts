@@ -7,7 +7,7 @@
  * exactly as lib/retention/job.ts runs it (runRetention with the configured policy and batch).
  */
 import { prismaLockoutRepository } from "@/lib/lockout/repository";
-import { gatehouse } from "@/lib/auth/gatehouse";
+import { gatehouse } from "@/lib/app";
 import { openDatabase } from "@/lib/db/client";
 import { resolveDatabaseTarget } from "@/lib/db/target";
 import { prismaSecurityEvents } from "@/lib/events/security-events";

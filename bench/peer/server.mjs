@@ -14,7 +14,7 @@ import Database from "better-sqlite3";
 
 const port = Number(process.env.PEER_PORT ?? "0");
 const hashing = process.env.PEER_HASH ?? "argon2id";
-// Gatehouse's parameters (lib/password/params.ts: OWASP's m=19456 KiB, t=2, p=1).
+// Gatehouse's parameters (lib/password/hash.ts: OWASP's m=19456 KiB, t=2, p=1).
 const ARGON2ID = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 };
 
 /** @type {import("better-auth").BetterAuthOptions} */

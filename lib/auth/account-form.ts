@@ -3,11 +3,11 @@ import { cookieJar } from "./next-auth/cookies";
 import { readForm } from "@/lib/http/body";
 import { isSessionFormToken } from "@/lib/http/form-token";
 import { csrfRefused, passwordChangeRequired, unavailable } from "@/lib/http/refusals";
-import { accept, refuse, type OrRefused } from "@/lib/http/refused";
+import { accept, refuse, type OrRefused } from "@/lib/http/or-refused";
 import { jsonError } from "@/lib/http/responses";
 import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 import { liveSessionOfCookies, type LiveSession } from "./browser-session";
-import type { Gatehouse } from "./gatehouse";
+import type { Gatehouse } from "@/lib/app";
 import { SESSION_ENDED } from "@/lib/ui/messages";
 
 export type AccountForm = OrRefused<{ session: LiveSession; fields: Record<string, string> }>;

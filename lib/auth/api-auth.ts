@@ -3,11 +3,11 @@ import { cookieJar } from "./next-auth/cookies";
 import { isMediaType } from "@/lib/http/body";
 import { passwordChangeRequired, unavailable } from "@/lib/http/refusals";
 import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
-import { accept, refuse, type OrRefused } from "@/lib/http/refused";
+import { accept, refuse, type OrRefused } from "@/lib/http/or-refused";
 import { jsonError } from "@/lib/http/responses";
 import { accessTokenStanding, verifyAccessToken } from "@/lib/tokens/access-token";
 import { liveSessionOfCookies } from "./browser-session";
-import type { Gatehouse } from "./gatehouse";
+import type { Gatehouse } from "@/lib/app";
 
 export type ApiCaller = { userId: string; via: "bearer"; familyId: string } | { userId: string; via: "session"; sid: string };
 

@@ -1,16 +1,19 @@
+import { cookies } from "next/headers";
+import { cache } from "react";
 import type { ClientAddress } from "@/lib/http/client-address";
 import { truncateAddress } from "@/lib/events/security-events";
 import { browserLabel } from "@/lib/sessions/browser-label";
-import { judgeSession, sessionExpiresAtMs } from "@/lib/sessions/rules";
-import type { Gatehouse } from "./gatehouse";
-import type { SignInOutcome } from "./admission";
+import { judgeSession, sessionExpiresAtMs } from "@/lib/sessions/session-rules";
+import { type Gatehouse, gatehouse } from "@/lib/app";
+import type { SignInOutcome } from "@/lib/password/admission";
 import { safeCallbackPath } from "@/lib/http/callback-url";
 import { setDeviceCookie } from "@/lib/http/device-cookie";
 import { NEW_PASSWORD_PATH } from "@/lib/http/page-paths";
 import { appOrigin } from "@/lib/http/same-origin";
 import { unavailable } from "@/lib/http/refusals";
 import { json } from "@/lib/http/responses";
-import { sessionClaimsOfCookies, sessionCookie } from "./next-auth/cookies";
+import { revokeAllFamilies } from "@/lib/tokens/refresh-tokens";
+import { sessionClaimsOfCookies, sessionCookie, cookieJar } from "./next-auth/cookies";
 
 /** A session cookie's claims as next-auth decoded them: nothing in them is trusted yet. */
 export type SessionClaims = { sub?: unknown; sid?: unknown };
@@ -129,4 +132,45 @@ export async function liveSessionOfCookies(
   const claims = await sessionClaimsOfCookies(gate.config, cookies);
   const live = await liveSession(gate, claims);
   return live ? { ...live, email: typeof claims?.email === "string" ? claims.email : null } : null;
+}
+
+export type CurrentSession = { userId: string; sid: string; email: string | null; passwordChangeRequired: boolean };
+
+/**
+ * The signed-in browser session of this request, for pages and server components: the same
+ * server-record check as every other route (liveSession). Cached per request, so a layout and
+ * its page cost one read between them.
+ */
+export const currentSession = cache(async (): Promise<CurrentSession | null> => {
+  const jar = cookieJar(await cookies());
+  return liveSessionOfCookies(await gatehouse(), jar);
+});
+
+export type EndedSessions = { browserSessions: number; apiSessions: number; downloadTokens: number };
+
+/**
+ * Ends every browser session of the user but `keepSid` (all of them for null), every API session
+ * (refresh family, and with it every access token it issued: apiCaller checks the family) and
+ * every report download token (a session could have minted one, and a link outliving the
+ * session would outlive its revocation). The password change and reset call this after the
+ * UPDATE that raised the generation; "sign out everywhere" calls signOutEverywhere.
+ */
+export async function endOtherSessions(gate: Gatehouse, userId: string, keepSid: string | null, nowMs: number): Promise<EndedSessions> {
+  const browserSessions = await gate.sessions.revokeAllExcept(userId, keepSid, nowMs);
+  const db = gate.prisma;
+  const apiSessions = await revokeAllFamilies(db, userId, nowMs);
+  const { count: downloadTokens } = await db.downloadToken.deleteMany({ where: { userId } });
+  return { browserSessions, apiSessions, downloadTokens };
+}
+
+/**
+ * "Sign out everywhere else" and the operator's revoke-sessions: the generation is raised first
+ * (keeping `keepSid`), so a sign-in whose password check ran before this and whose session or
+ * tokens are written after it is dead too; the revocations then end what exists. Emailed links
+ * issued before (reset, unlock) die with the generation as well: whoever is being shut out may
+ * have asked for one.
+ */
+export async function signOutEverywhere(gate: Gatehouse, userId: string, keepSid: string | null, nowMs: number): Promise<EndedSessions> {
+  await gate.sessions.raiseGeneration(userId, keepSid);
+  return endOtherSessions(gate, userId, keepSid, nowMs);
 }

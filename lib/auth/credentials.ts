@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { validTimeZone } from "@/lib/i18n/time-zone";
-import { isCommonPassword } from "@/lib/password/common-passwords";
+import { validTimeZone } from "@/lib/i18n/format";
+import { isCommonPassword } from "@/lib/password/server-guesses";
 import {
   minimumGuessesLog10,
   minimumPasswordLength,
@@ -8,9 +8,9 @@ import {
   PASSWORD_MIN_LENGTH,
   passwordProblem,
   type PasswordProblem,
-} from "@/lib/password/rules";
+} from "@/lib/password/password-rules";
 import { serverGuessEstimate } from "@/lib/password/server-guesses";
-import { EMAIL_MAX_LENGTH } from "./limits";
+import { EMAIL_MAX_LENGTH } from "@/lib/password/lengths";
 
 export { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH };
 
@@ -48,7 +48,7 @@ export function typedPasswordField(emptyMessage: string) {
 export type NewPasswordOwner = { email: string | undefined; hasOtherFactor: boolean };
 
 /**
- * The password rules on the server (lib/password/rules.ts, the browser's too): the length for this
+ * The password rules on the server (lib/password/password-rules.ts, the browser's too): the length for this
  * account, the blocklist and zxcvbn-ts's guess estimate with the email as a known word.
  */
 export function newPasswordRules(password: string, owner: NewPasswordOwner): PasswordProblem | null {

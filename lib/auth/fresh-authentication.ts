@@ -1,11 +1,11 @@
 import { jsonError } from "@/lib/http/responses";
-import { isFreshAuthentication } from "@/lib/passkeys/rules";
+import { isFreshAuthentication } from "@/lib/passkeys/passkey-rules";
 import type { NextRequest } from "next/server";
-import type { RouteLimits } from "@/lib/http/limited";
-import { refuse, type OrRefused } from "@/lib/http/refused";
+import type { RouteLimits } from "@/lib/auth/limited";
+import { refuse, type OrRefused } from "@/lib/http/or-refused";
 import { backToAccount, readAccountForm } from "./account-form";
 import type { LiveSession } from "./browser-session";
-import type { Gatehouse } from "./gatehouse";
+import type { Gatehouse } from "@/lib/app";
 
 export const CONFIRM_FIRST = "Confirm it's you first: enter your password again (and your code, if you use one), or use a passkey.";
 

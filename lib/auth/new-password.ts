@@ -1,11 +1,11 @@
 import { busy } from "@/lib/http/refusals";
-import type { PasswordProblem } from "@/lib/password/rules";
+import type { PasswordProblem } from "@/lib/password/password-rules";
 import { hasOtherFactor, storeNewPassword } from "@/lib/users/accounts";
 import { newPasswordRules } from "./credentials";
-import type { RouteLimits } from "@/lib/http/limited";
+import type { RouteLimits } from "@/lib/auth/limited";
 import { browserLabel } from "@/lib/sessions/browser-label";
-import { endOtherSessions } from "./end-sessions";
-import type { Gatehouse } from "./gatehouse";
+import { endOtherSessions } from "./browser-session";
+import type { Gatehouse } from "@/lib/app";
 import { noticeOrigin } from "./sign-in";
 
 export const BREACHED_PASSWORD =

@@ -1,12 +1,12 @@
 import { verifyAltcha } from "@/lib/captcha/altcha";
 import { levelDue } from "@/lib/captcha/difficulty";
-import type { RouteLimits } from "@/lib/http/limited";
+import type { RouteLimits } from "@/lib/auth/limited";
 import { busy, captchaInvalid, deviceLocked, unavailable, untrustedLocked } from "@/lib/http/refusals";
 import { truncateAddress } from "@/lib/events/security-events";
-import type { NoticeOrigin } from "@/lib/recovery/messages";
-import { invalidLink } from "@/lib/recovery/link-requests";
-import type { LockoutCheck, LockoutPolicy } from "@/lib/lockout/rules";
-import { logSecurity } from "@/lib/log/security-log";
+import type { NoticeOrigin } from "@/lib/recovery/mails";
+import { invalidLink } from "@/lib/auth/link-requests";
+import type { LockoutCheck, LockoutPolicy } from "@/lib/lockout/lockout-rules";
+import { logSecurity } from "@/lib/auth/security-log";
 import type { KnownDevice } from "@/lib/devices/known-devices";
 import type { ClientAddress } from "@/lib/http/client-address";
 import { confirmationDueBeforeCheck, deviceCodeDigest, newDeviceCode } from "@/lib/factors/device-confirmation";
@@ -16,8 +16,8 @@ import { browserLabel } from "@/lib/sessions/browser-label";
 import { confirmAddress, markPasswordBreached, recordSignIn, signInToRecord, verifyCredentials } from "@/lib/users/accounts";
 import type { AdmittedAttempt } from "@/lib/lockout/repository";
 import type { BreachVerdict } from "@/lib/password/breached";
-import type { Intent, SecondStepMethod, SignInOutcome, SignInAdmission } from "./admission";
-import type { Gatehouse } from "./gatehouse";
+import type { Intent, SecondStepMethod, SignInOutcome, SignInAdmission } from "@/lib/password/admission";
+import type { Gatehouse } from "@/lib/app";
 
 /**
  * What a password sign-in read, once, from its request: the normalised email, the password and the
@@ -309,7 +309,7 @@ async function decide(
     // Counted as the stand-in for a wrong password is (the lock, the address's failures, the mark
     // "under attack"), and recorded in the background, so that nothing after it tells them apart.
     // An account with a second factor waits for the code too, and is asked its factor after it
-    // (lib/factors/second-step.ts): answering it mfa_required here would tell a right password
+    // (lib/auth/second-step.ts): answering it mfa_required here would tell a right password
     // from the wrong ones that this step answers alike.
     await countedWithoutSession(gate, admission, subject, attempt, "failure", nowMs);
     gate.background.run("device_confirmation_due", () =>

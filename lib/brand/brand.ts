@@ -7,7 +7,7 @@ import { checkLogo, type Logo } from "./logo";
 /**
  * Who this instance presents itself as: the client's name, logo, colour and links (BRAND_* and
  * the *_URL variables). Built once at start by the composition root; pages read it through
- * currentBrand() (lib/brand/current-brand.ts), mails through mailBrandOf().
+ * currentBrand() (lib/app.ts), mails through mailBrandOf().
  */
 export type Brand = {
   name: string;

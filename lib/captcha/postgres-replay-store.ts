@@ -1,6 +1,6 @@
 import { SERVER_NOW_UTC, utcTimestamp } from "@/lib/db/sql-time";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { startPeriodic } from "@/lib/jobs/periodic";
+import { startPeriodic } from "@/lib/jobs/jobs";
 import type { ReplayStore } from "./replay-store";
 
 export type PostgresReplayStore = ReplayStore & {

@@ -1,4 +1,5 @@
 import { LRUCache } from "lru-cache";
+import type { Redis } from "ioredis";
 
 /** Remembers spent ALTCHA challenges until they expire. */
 export interface ReplayStore {
@@ -23,6 +24,18 @@ export function memoryReplayStore(maxEntries = 100_000, clock: () => number = Da
       if (ttlMs <= 0) return false;
       spent.set(id, true, { ttl: ttlMs, start: nowMs });
       return true;
+    },
+  };
+}
+
+/** Spent challenges in Redis: SET NX PX is the atomic check-and-set, expiring with the challenge. */
+export function redisReplayStore(redis: Redis, keyPrefix: string): ReplayStore {
+  return {
+    kind: "redis",
+    async claim(id, expiresAtMs, nowMs) {
+      const ttlMs = Math.ceil(expiresAtMs - nowMs);
+      if (ttlMs <= 0) return false;
+      return (await redis.set(`${keyPrefix}altcha:${id}`, "1", "PX", ttlMs, "NX")) === "OK";
     },
   };
 }

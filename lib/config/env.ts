@@ -4,9 +4,9 @@ import { z } from "zod";
 import { DEFAULT_MAX_CONNECTIONS, DEV_SERVER_SYMBOL, MAX_CONNECTIONS_LIMIT } from "@/lib/server-contract.mjs";
 import { brandPalette, describeProblems, isHexColor, type Palette } from "@/lib/brand/contrast";
 import { resolveDatabaseTarget, type DatabaseTarget } from "@/lib/db/target";
-import type { LockoutPolicy } from "@/lib/lockout/rules";
+import type { LockoutPolicy } from "@/lib/lockout/lockout-rules";
 import { checkLimitSpec, POLICY_NAMES, policiesFromSpecs, policyEnvVars, type Policies, type PolicyName } from "@/lib/rate-limit/policies";
-import type { SessionPolicy } from "@/lib/sessions/rules";
+import type { SessionPolicy } from "@/lib/sessions/session-rules";
 
 // Public (it is in the repository), so only the development server may run with it.
 const DEV_ONLY_SECRET = "gatehouse-development-secret-do-not-use-in-production";

@@ -1,7 +1,7 @@
 import ipaddr from "ipaddr.js";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { ClientAddress } from "@/lib/http/client-address";
-import type { LockoutState } from "@/lib/lockout/rules";
+import type { LockoutState } from "@/lib/lockout/lockout-rules";
 
 /** What the owner did to their own sessions and password from the account page. */
 export type AccountChangeKind =

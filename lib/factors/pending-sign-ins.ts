@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { tokenDigest } from "@/lib/tokens/digest";
+import { tokenDigest } from "@/lib/tokens/opaque-token";
 
 export type PendingPurpose = "sign_in" | "reauthenticate";
 export type PendingChannel = "browser" | "api";

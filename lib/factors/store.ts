@@ -1,5 +1,5 @@
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import type { SecondStepMethod } from "@/lib/auth/admission";
+import type { SecondStepMethod } from "@/lib/password/admission";
 import { canonicalRecoveryCode, newRecoveryCodes, recoveryCodeDigest } from "./recovery-codes";
 import { openSecret, sealSecret, type SealKey } from "./sealed-secret";
 import { matchingStep, newTotpSecret } from "./totp";
@@ -22,7 +22,7 @@ export type AnswerCheck = { ok: true; spend(): Promise<boolean> } | { ok: false;
 /**
  * The second factors' tables (TotpFactor, RecoveryCode, and User.passkeySecondFactor) and
  * nothing else: when a code is asked for and what a failure costs are the second step's
- * (lib/factors/second-step.ts). Every "good once" is a compare-and-set in one statement, so two
+ * (lib/auth/second-step.ts). Every "good once" is a compare-and-set in one statement, so two
  * parallel uses of one code cannot both pass, on any number of instances.
  */
 export interface Factors {

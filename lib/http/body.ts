@@ -1,5 +1,5 @@
 import { parse as parseContentType } from "content-type";
-import { accept, refuse, type OrRefused } from "./refused";
+import { accept, refuse, type OrRefused } from "./or-refused";
 import { jsonError } from "./responses";
 
 /**

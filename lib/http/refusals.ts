@@ -1,5 +1,5 @@
 import type { CaptchaOutcome } from "@/lib/captcha/altcha";
-import type { LockoutCheck } from "@/lib/lockout/rules";
+import type { LockoutCheck } from "@/lib/lockout/lockout-rules";
 import type { LimitResult } from "@/lib/rate-limit/limiter";
 import type { RefusalStyle } from "./route-policies";
 import { NEW_PASSWORD_PATH } from "./page-paths";
@@ -122,7 +122,7 @@ export function unavailable() {
   return withRetryAfter(503, "unavailable", sentence("messages.signInUnavailable"), 5_000);
 }
 
-/** A database or disk failure on any route (lib/http/limited.ts): nothing was decided, come back soon. */
+/** A database or disk failure on any route (lib/auth/limited.ts): nothing was decided, come back soon. */
 export function serviceUnavailable() {
   return withRetryAfter(503, "unavailable", sentence("refusals.serviceUnavailable"), 5_000);
 }

@@ -1,6 +1,7 @@
 import { NextResponse } from "next/server";
 import type { Translate } from "@/lib/i18n/i18n";
 import { containsSentence, englishTranslator, rendered, withSentences, type Sentence } from "@/lib/i18n/sentence";
+import type { AppConfig } from "@/lib/config/env";
 
 export type ErrorCode =
   | "invalid_input"
@@ -69,4 +70,24 @@ export function json(status: number, body: unknown) {
   const response = NextResponse.json(rendered(withSentence, englishTranslator()), { status, headers: NO_STORE });
   translatable.set(response, withSentence);
   return response;
+}
+
+/**
+ * The OAuth-style 200 body both token endpoints answer with (never cached). `extra`: fields only
+ * a password sign-in returns (the client's new `device_token`).
+ */
+export function tokenPair(
+  accessToken: string,
+  refreshToken: string,
+  config: { tokens: Pick<AppConfig["tokens"], "accessTtlSeconds" | "refreshTtlSeconds"> },
+  extra: Record<string, string> = {},
+) {
+  return json(200, {
+    access_token: accessToken,
+    token_type: "Bearer",
+    expires_in: config.tokens.accessTtlSeconds,
+    refresh_token: refreshToken,
+    refresh_expires_in: config.tokens.refreshTtlSeconds,
+    ...extra,
+  });
 }

@@ -13,7 +13,7 @@ export type RefusalStyle = "browser" | "api" | "drop";
 /**
  * Every route handler under app/api, with the limits it applies, in the order they apply, or
  * `unlimited` with the reason. This table is what runs: `limited(path, handler)` applies the
- * rows (lib/http/limited.ts), so no route names a policy. Matching is on the whole path
+ * rows (lib/auth/limited.ts), so no route names a policy. Matching is on the whole path
  * pattern, never on a prefix: a prefix rule once sent report downloads into the report-build
  * bucket. route-policies.test.ts fails for a route file missing here, and for a path two rules
  * claim; tests/integration/route-limits.test.ts proves through the handlers that each row holds.
@@ -168,7 +168,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/v1/authentication/token/confirm-device",
     method: "POST",
     file: "app/api/v1/authentication/token/confirm-device/route.ts",
-    // No per-account limit: it would tell a right password's pending sign-in from a stand-in (lib/factors/second-step.ts).
+    // No per-account limit: it would tell a right password's pending sign-in from a stand-in (lib/auth/second-step.ts).
     limits: [
       { policy: "apiToken", key: "addressAndRoute" },
       { policy: "secondStep", key: "address" },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { validTimeZone } from "./time-zone";
+import { validTimeZone } from "./format";
 
 describe("validTimeZone", () => {
   it("keeps a zone Intl knows, in its canonical spelling", () => {

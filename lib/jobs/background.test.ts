@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Background } from "./background";
+import { Background } from "./jobs";
 
 describe("Background", () => {
   it("returns before the work runs, and idle() waits for it and for what it starts", async () => {

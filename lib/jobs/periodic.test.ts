@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { startPeriodic } from "./periodic";
+import { startPeriodic } from "./jobs";
 
 describe("startPeriodic", () => {
   afterEach(() => vi.useRealTimers());

@@ -1,5 +1,5 @@
 import { statfs } from "node:fs/promises";
-import type { Gatehouse } from "@/lib/auth/gatehouse";
+import type { Gatehouse } from "@/lib/app";
 
 export type HealthReport = {
   database: "up" | "down";

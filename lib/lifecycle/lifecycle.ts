@@ -1,3 +1,7 @@
+import { LIFECYCLE_SYMBOL, STARTED_SYMBOL } from "@/lib/server-contract.mjs";
+import { gatehouse } from "@/lib/app";
+import { startRetention } from "@/lib/retention/job";
+
 /**
  * The process's life after start: server.mjs (which cannot import app code) and every Next.js
  * bundle share one object on globalThis (docs/decisions/0006-results-not-exceptions.md), so readiness, draining and the final close agree.
@@ -15,8 +19,6 @@ export type Lifecycle = {
   close(): Promise<void>;
 };
 
-import { LIFECYCLE_SYMBOL, STARTED_SYMBOL } from "@/lib/server-contract.mjs";
-
 export type LifecycleTimings = Pick<Lifecycle, "shutdownGraceMs" | "shutdownDelayMs" | "firstByteTimeoutMs">;
 
 export function publishLifecycle(timings: LifecycleTimings, close: () => Promise<void>): Lifecycle {
@@ -29,4 +31,27 @@ export function publishLifecycle(timings: LifecycleTimings, close: () => Promise
 
 export function isDraining(): boolean {
   return ((globalThis as Record<symbol, unknown>)[LIFECYCLE_SYMBOL] as Lifecycle | undefined)?.draining === true;
+}
+
+/** Validates configuration, opens (and migrates) the database and builds every layer; a mistake stops the start. */
+export async function startGatehouse(): Promise<void> {
+  try {
+    const gate = await gatehouse();
+    const retention = startRetention(gate.prisma, gate.config, gate.clock, gate.log);
+    // server.mjs calls close() once the last in-flight request has been answered.
+    publishLifecycle(
+      {
+        shutdownGraceMs: gate.config.http.shutdownGraceMs,
+        shutdownDelayMs: gate.config.http.shutdownDelayMs,
+        firstByteTimeoutMs: gate.config.http.socketFirstByteTimeoutMs,
+      },
+      async () => {
+        await retention.stop();
+        await gate.close();
+      },
+    );
+  } catch (error) {
+    console.error(`Gatehouse cannot start: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
 }

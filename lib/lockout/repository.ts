@@ -1,12 +1,19 @@
 import type { PrismaClient } from "../generated/prisma/client";
-import { admitAttempt, checkLockout, type AttemptDecision, type LockoutCheck, type LockoutPolicy, type LockoutState } from "./rules";
+import {
+  admitAttempt,
+  checkLockout,
+  type AttemptDecision,
+  type LockoutCheck,
+  type LockoutPolicy,
+  type LockoutState,
+} from "./lockout-rules";
 
 /** An admitted attempt, with when the subject last failed for real (markFailed), which a success does not clear. */
 export type AdmittedAttempt =
   (Extract<AttemptDecision, { allowed: true }> & { lastFailedAtMs: number | null }) | Extract<AttemptDecision, { allowed: false }>;
 
 /**
- * Persists lockout state; the decisions stay in rules.ts. A key is a subject's digest: a
+ * Persists lockout state; the decisions stay in lockout-rules.ts. A key is a subject's digest: a
  * username as seen from untrusted clients, or one known device.
  */
 export interface LockoutRepository {

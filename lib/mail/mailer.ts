@@ -46,7 +46,7 @@ export type MailLogger = { info(entry: object): void; warn(entry: object): void;
 
 export type MailOutcome = "sent" | "failed" | "dropped";
 
-/** The part of lib/metrics that the mailer feeds (Metrics fits). */
+/** The part of lib/log that the mailer feeds (Metrics fits). */
 export type MailMetrics = {
   mailQueueDepth: { set(value: number): void };
   mailSent: { inc(labels: { kind: string; outcome: MailOutcome }): void };

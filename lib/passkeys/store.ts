@@ -1,5 +1,5 @@
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { uuidSchema } from "@/lib/tokens/digest";
+import { uuidSchema } from "@/lib/tokens/opaque-token";
 
 // The id column is a uuid: anything else is no passkey, and must not reach the query (which would fail).
 const isId = (id: string) => uuidSchema.safeParse(id).success;
@@ -27,7 +27,7 @@ export type PasskeyView = { id: string; name: string; createdAt: Date; lastUsedA
 
 /**
  * The Passkey table and nothing else: what a passkey is for and when it may be used are the
- * routes' and rules.ts's. Every write is scoped by userId, so no one renames or removes another's.
+ * routes' and passkey-rules.ts's. Every write is scoped by userId, so no one renames or removes another's.
  */
 export interface Passkeys {
   add(fields: NewPasskey & { userId: string; name: string; nowMs: number }): Promise<{ id: string } | { taken: true }>;

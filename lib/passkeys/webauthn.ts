@@ -182,7 +182,7 @@ export async function authenticationOptions(
 
 /**
  * Verifies an assertion against the stored public key. The signature counter is reported, not
- * judged: rules.ts's counterVerdict decides (the library is given 0 so that it does not throw
+ * judged: passkey-rules.ts's counterVerdict decides (the library is given 0 so that it does not throw
  * first, and a regression can be recorded as what it is).
  */
 export async function verifyAuthentication(

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { isBrokenCircuitError, isTaskCancelledError } from "cockatiel";
 import { readCappedText } from "@/lib/http/body";
-import { createStoreGuard } from "@/lib/resilience/store-guard";
+import { createStoreGuard } from "@/lib/rate-limit/store-guard";
 
 /**
  * Whether a password is in a breach corpus, asked without sending it anywhere: the k-anonymity

@@ -1,4 +1,4 @@
-import type { GuessEstimate } from "./rules";
+import type { GuessEstimate } from "./password-rules";
 
 /** The part of zxcvbn-ts's checker the estimate reads (the browser loads the checker lazily, the server at first use). */
 export type GuessChecker = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { argon2Hasher, dummyHash, hashPassword, needsRehash, verifyPassword } from "./hash";
-import { OWASP_ARGON2ID, TEST_ARGON2ID, argon2Params } from "./params";
+import { OWASP_ARGON2ID, TEST_ARGON2ID, argon2Params } from "./hash";
 
 describe("Argon2id parameters", () => {
   it("default to OWASP's minimum: 19 MiB, t=2, p=1", () => {

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { hash, parseOptions, verify } from "@node-rs/argon2";
-import type { Argon2Params } from "./params";
 
 // @node-rs/argon2 declares Algorithm as a const enum, which isolated modules cannot import.
 const ARGON2ID = 2;
@@ -103,4 +102,21 @@ export function argon2Hasher(params: Argon2Params): PasswordHasher {
       return { valid: false, rehash: false };
     },
   };
+}
+
+/** Argon2id parameters, in one place. */
+export type Argon2Params = {
+  memoryCostKiB: number;
+  timeCost: number;
+  parallelism: number;
+};
+
+/** OWASP Password Storage Cheat Sheet, minimum for Argon2id: m=19 MiB, t=2, p=1. */
+export const OWASP_ARGON2ID: Argon2Params = Object.freeze({ memoryCostKiB: 19_456, timeCost: 2, parallelism: 1 });
+
+/** Far below any safe setting: for unit tests only, refused in production by the config. */
+export const TEST_ARGON2ID: Argon2Params = Object.freeze({ memoryCostKiB: 1_024, timeCost: 1, parallelism: 1 });
+
+export function argon2Params(profile: "owasp" | "test"): Argon2Params {
+  return profile === "test" ? TEST_ARGON2ID : OWASP_ARGON2ID;
 }

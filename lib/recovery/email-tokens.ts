@@ -1,5 +1,5 @@
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { tokenDigest } from "@/lib/tokens/digest";
+import { tokenDigest } from "@/lib/tokens/opaque-token";
 import { isWellFormedOpaqueToken, newOpaqueToken } from "@/lib/tokens/opaque-token";
 
 export type EmailTokenPurpose = "verify_email" | "reset_password" | "unlock";

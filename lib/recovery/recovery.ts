@@ -1,11 +1,11 @@
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import type { Background } from "@/lib/jobs/background";
+import type { Background } from "@/lib/jobs/jobs";
 import type { MailMessage, Mailer } from "@/lib/mail/types";
 import type { RateLimiter } from "@/lib/rate-limit/limiter";
 import type { EmailTokenPurpose, EmailTokens } from "./email-tokens";
 import type { MailBrand } from "@/lib/brand/brand";
 import type { I18n } from "@/lib/i18n/i18n";
-import { brandedMessages, type NoticeKind, type NoticeOrigin } from "./messages";
+import { brandedMessages, type NoticeKind, type NoticeOrigin } from "./mails";
 
 export type RecoverySettings = {
   /** The app's public URL (NEXTAUTH_URL): links are built from it, never from a request's Host header. */

@@ -1,6 +1,6 @@
 import type { AppConfig } from "@/lib/config/env";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { startPeriodic } from "@/lib/jobs/periodic";
+import { startPeriodic } from "@/lib/jobs/jobs";
 import type { Logger } from "@/lib/log/logger";
 import { retentionCutoffs, type RetentionPolicy } from "./policy";
 import { runRetention } from "./retention";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { SESSION_ID_PATTERN, type SessionRecord } from "./rules";
+import { SESSION_ID_PATTERN, type SessionRecord } from "./session-rules";
 
 export type BrowserSessionView = { id: string; browser: string; address: string; createdAt: Date; lastSeenAt: Date };
 
@@ -11,7 +11,7 @@ export function newSessionId(): string {
 
 /**
  * The BrowserSession table and nothing else. Decisions (live or not, touch or not) are in
- * rules.ts; every write that ends sessions is scoped by userId, so no one ends another's.
+ * session-rules.ts; every write that ends sessions is scoped by userId, so no one ends another's.
  */
 export interface BrowserSessions {
   /** `id`: one chosen earlier (a sign-in's admission names its session before the check); else a new one. */

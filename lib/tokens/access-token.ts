@@ -1,6 +1,6 @@
 import { errors, jwtVerify, SignJWT } from "jose";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { uuidSchema } from "./digest";
+import { uuidSchema } from "./opaque-token";
 
 const ISSUER = "gatehouse";
 const AUDIENCE = "gatehouse-api";

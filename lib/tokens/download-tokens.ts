@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { tokenDigest, uuidSchema } from "./digest";
+import { tokenDigest, uuidSchema } from "./opaque-token";
 
 /** A download link's token lives this long, unless it is spent first. */
 const DOWNLOAD_TOKEN_TTL_MS = 10 * 60_000;

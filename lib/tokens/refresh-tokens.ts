@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { isWellFormedOpaqueToken, newOpaqueToken } from "./opaque-token";
 import type { Prisma, PrismaClient } from "@/lib/generated/prisma/client";
-import { tokenDigest } from "./digest";
+import { tokenDigest } from "./opaque-token";
 
 /**
  * Opaque, rotating refresh tokens (lib/tokens/opaque-token.ts: 256 random bits), stored only as

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { englishTranslator } from "@/lib/i18n/sentence";
-import { aboutDuration as about, formatDuration as format } from "./duration";
+import { aboutDuration as about, formatDuration as format } from "./refusal-banner";
 
 const t = englishTranslator();
 const formatDuration = (seconds: number) => format(seconds, t);

@@ -1,6 +1,6 @@
 // The server's own limits, from a module without zod or a dictionary (keep it so, or the pages
 // carry them). The password rules are in ./password-checks.ts: the sign-in page needs none.
-import { EMAIL_MAX_LENGTH } from "@/lib/auth/limits";
+import { EMAIL_MAX_LENGTH } from "@/lib/password/lengths";
 import type { Translate } from "@/lib/i18n/i18n";
 
 /**

@@ -1,8 +1,8 @@
 // The server's own limits and rules, from modules without zod or a dictionary (keep them so, or
-// the pages carry them): lib/auth/limits.ts and lib/password/rules.ts.
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_WITH_OTHER_FACTOR } from "@/lib/auth/limits";
+// the pages carry them): lib/password/lengths.ts and lib/password/password-rules.ts.
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_MIN_LENGTH_WITH_OTHER_FACTOR } from "@/lib/password/lengths";
 import type { Translate } from "@/lib/i18n/i18n";
-import { passwordProblem, type PasswordProblem } from "@/lib/password/rules";
+import { passwordProblem, type PasswordProblem } from "@/lib/password/password-rules";
 import { checkEmail, type FieldErrors } from "./field-checks";
 
 /**

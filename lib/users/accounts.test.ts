@@ -4,7 +4,7 @@ import { openDatabase, type Database } from "@/lib/db/client";
 import { resolveDatabaseTarget } from "@/lib/db/target";
 import { hash } from "@node-rs/argon2";
 import { argon2Hasher, verifyPassword } from "@/lib/password/hash";
-import { argon2Params } from "@/lib/password/params";
+import { argon2Params } from "@/lib/password/hash";
 import { registerAccount, verifyCredentials } from "./accounts";
 
 const params = argon2Params("test");

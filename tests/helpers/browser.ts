@@ -93,7 +93,7 @@ export async function tokenSignIn(
 }
 
 /** Creates an account directly (registration has its own suite), failing the test if it cannot. */
-export async function createAccount(gate: import("@/lib/auth/gatehouse").Gatehouse, email: string, password: string): Promise<string> {
+export async function createAccount(gate: import("@/lib/app").Gatehouse, email: string, password: string): Promise<string> {
   const { registerAccount } = await import("@/lib/users/accounts");
   const created = await registerAccount(gate.prisma, { email, password }, gate.hasher, Date.now());
   if (!created.ok) throw new Error(`could not create ${email}`);
@@ -144,7 +144,7 @@ export async function refreshTokens(refreshToken: string): Promise<Response> {
   return (await import("@/app/api/v1/authentication/token/refresh/route")).POST(request);
 }
 
-type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+type Gate = import("@/lib/app").Gatehouse;
 
 /** The browser session id (`sid`) a session cookie (`name=value`) carries. */
 export async function sessionIdOf(gate: Gate, cookie: string): Promise<string> {

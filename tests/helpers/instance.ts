@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
-import { APP_GATEHOUSE, serve } from "@/lib/auth/gatehouse";
+import { APP_GATEHOUSE, serve } from "@/lib/app";
 import { parseConfig, type AppConfig } from "@/lib/config/env";
 import { openDatabase, type OpenOptions } from "@/lib/db/client";
 import { createGatehouse, type Gatehouse } from "@/lib/gatehouse";

@@ -1,4 +1,4 @@
-import type { Gatehouse } from "@/lib/auth/gatehouse";
+import type { Gatehouse } from "@/lib/app";
 import { issueAccessToken } from "@/lib/tokens/access-token";
 import { issueRefreshToken } from "@/lib/tokens/refresh-tokens";
 

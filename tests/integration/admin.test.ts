@@ -32,7 +32,7 @@ describe("the admin command line", () => {
     { timeout: 240_000 },
     async () => {
       const { registerAccount } = await import("@/lib/users/accounts");
-      const { argon2Params } = await import("@/lib/password/params");
+      const { argon2Params } = await import("@/lib/password/hash");
       const { argon2Hasher } = await import("@/lib/password/hash");
       const { digestKey } = await import("@/lib/rate-limit/limiter");
       const { parseConfig } = await import("@/lib/config/env");

@@ -14,10 +14,10 @@ import {
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { freshAddress, PEER_HEADER } from "../helpers/peer";
-import { APP_GATEHOUSE, serve } from "@/lib/auth/gatehouse";
+import { APP_GATEHOUSE, serve } from "@/lib/app";
 import { forget, remember } from "@/lib/remember";
 
-type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+type Gate = import("@/lib/app").Gatehouse;
 type Checks = { verified(): number; reset(): void };
 type Tokens = { access_token: string; refresh_token: string };
 
@@ -87,7 +87,7 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
   }
 
   async function adminRevokeSessions(email: string) {
-    const { ADMIN_COMMANDS } = await import("@/lib/admin/commands");
+    const { ADMIN_COMMANDS } = await import("@/lib/ops/admin");
     const command = ADMIN_COMMANDS.find((candidate) => candidate.name === "revoke-sessions")!;
     return command.run({ gate: gate(), prisma: gate().prisma }, [email]);
   }

@@ -16,7 +16,7 @@ import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
 
-type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+type Gate = import("@/lib/app").Gatehouse;
 
 const PASSWORD = "the right passphrase";
 const NEW_PASSWORD = "a brand new passphrase";

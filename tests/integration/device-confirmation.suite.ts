@@ -19,7 +19,7 @@ import { freePort } from "../helpers/ports";
 import { startRangeServer } from "../helpers/range-server";
 import { recipientOf, startSmtp } from "../helpers/smtp";
 
-type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+type Gate = import("@/lib/app").Gatehouse;
 
 const PASSWORD = "the owner's own passphrase";
 const WRONG = "a stuffed password from elsewhere";

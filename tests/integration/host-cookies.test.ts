@@ -12,7 +12,7 @@ const PASSWORD = "the right passphrase";
  */
 describe("cookies under an https NEXTAUTH_URL", () => {
   let database: TestDatabase;
-  let gate: import("@/lib/auth/gatehouse").Gatehouse;
+  let gate: import("@/lib/app").Gatehouse;
 
   beforeAll(async () => {
     announcePeerHeader();

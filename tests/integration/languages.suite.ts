@@ -7,7 +7,7 @@ import { altchaPayload, browserSignIn, createAccount, tokenSignIn } from "../hel
 import { freePort } from "../helpers/ports";
 import { recipientOf, startSmtp } from "../helpers/smtp";
 
-type Gatehouse = import("@/lib/auth/gatehouse").Gatehouse;
+type Gatehouse = import("@/lib/app").Gatehouse;
 type RegisterRoute = typeof import("@/app/api/register/route");
 type TokenRoute = typeof import("@/app/api/v1/authentication/token/route");
 type LocaleRoute = typeof import("@/app/api/locale/route");

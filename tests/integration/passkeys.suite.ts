@@ -16,7 +16,7 @@ import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
 import { softAuthenticator, type SoftPasskey } from "../helpers/webauthn";
 
-type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+type Gate = import("@/lib/app").Gatehouse;
 
 const PASSWORD = "the right passphrase";
 const ORIGIN = "http://localhost:3000";

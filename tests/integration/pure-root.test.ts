@@ -38,7 +38,7 @@ describe("the composition root", () => {
       const { openDatabase } = await import("@/lib/db/client");
       const { createGatehouse } = await import("@/lib/gatehouse");
       const { argon2Hasher } = await import("@/lib/password/hash");
-      const { argon2Params } = await import("@/lib/password/params");
+      const { argon2Params } = await import("@/lib/password/hash");
       const { registerAccount } = await import("@/lib/users/accounts");
       const { checkPassword } = await import("@/lib/auth/sign-in");
 

@@ -13,7 +13,7 @@ describe("health and readiness", () => {
     announcePeerHeader();
     database = await freshPglite();
     gate = await servedGatehouse(database.url);
-    await (await import("@/lib/startup")).startGatehouse();
+    await (await import("@/lib/lifecycle/lifecycle")).startGatehouse();
   });
 
   afterAll(async () => {

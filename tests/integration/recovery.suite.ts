@@ -18,7 +18,7 @@ import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { freePort } from "../helpers/ports";
 import { linkTokenOf, recipientOf, startSmtp } from "../helpers/smtp";
 
-type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+type Gate = import("@/lib/app").Gatehouse;
 
 const PASSWORD = "the right passphrase";
 const NEW_PASSWORD = "a brand new passphrase";
@@ -130,7 +130,7 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
       it("takes the same time class for a new and a taken address: the same Argon2id work, the email afterwards", async () => {
         await createAccount(gate, "timing@example.com", PASSWORD);
         // OWASP's parameters, as in production: what a caller times is dominated by the hash both paths pay.
-        const { argon2Params } = await import("@/lib/password/params");
+        const { argon2Params } = await import("@/lib/password/hash");
         const { argon2Hasher } = await import("@/lib/password/hash");
         const testHasher = gate.hasher;
         Object.assign(gate, { hasher: argon2Hasher(argon2Params("owasp")) });

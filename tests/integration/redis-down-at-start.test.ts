@@ -21,7 +21,7 @@ describe("a Redis that refuses connections at start", () => {
   });
 
   it("starts anyway, reports the store down, and applies each policy's outage rule", async () => {
-    const { startGatehouse } = await import("@/lib/startup");
+    const { startGatehouse } = await import("@/lib/lifecycle/lifecycle");
     await startGatehouse();
 
     const health = await (await import("@/app/api/health/route")).GET(new Request("http://localhost/api/health"));

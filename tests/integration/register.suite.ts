@@ -185,7 +185,7 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
     });
 
     it("verifies the right password, refuses a wrong one and an unknown user alike", async () => {
-      const { argon2Params } = await import("@/lib/password/params");
+      const { argon2Params } = await import("@/lib/password/hash");
       const prisma = gate.prisma;
       const { argon2Hasher } = await import("@/lib/password/hash");
       const params = argon2Hasher(argon2Params("test"));
@@ -203,7 +203,7 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
     });
 
     it("re-hashes a weaker stored hash on a successful sign-in", async () => {
-      const { OWASP_ARGON2ID: owasp, TEST_ARGON2ID } = await import("@/lib/password/params");
+      const { OWASP_ARGON2ID: owasp, TEST_ARGON2ID } = await import("@/lib/password/hash");
       const { argon2Hasher } = await import("@/lib/password/hash");
       const OWASP_ARGON2ID = argon2Hasher(owasp);
       const prisma = gate.prisma;

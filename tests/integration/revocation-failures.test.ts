@@ -15,7 +15,7 @@ import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "../h
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader } from "../helpers/peer";
 
-type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+type Gate = import("@/lib/app").Gatehouse;
 const OLD = "the right passphrase";
 const NEW = "a brand new passphrase";
 

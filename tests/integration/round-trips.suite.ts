@@ -5,7 +5,7 @@ import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader } from "../helpers/peer";
 import { RoundTrips } from "../helpers/round-trips";
 
-type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+type Gate = import("@/lib/app").Gatehouse;
 
 const PASSWORD = "the right passphrase";
 const DEVICE_COOKIE = "gatehouse-device";

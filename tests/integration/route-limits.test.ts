@@ -20,7 +20,7 @@ const UNCONFIRMED = "limits-unconfirmed@example.com";
  */
 describe("every route applies its rows of ROUTE_RULES", () => {
   let database: TestDatabase;
-  let gate: import("@/lib/auth/gatehouse").Gatehouse;
+  let gate: import("@/lib/app").Gatehouse;
   let verifyLink: string;
   let sessionId: string;
   let userId: string;

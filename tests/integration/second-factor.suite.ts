@@ -19,7 +19,7 @@ import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { softAuthenticator } from "../helpers/webauthn";
 
-type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+type Gate = import("@/lib/app").Gatehouse;
 
 const PASSWORD = "the right passphrase";
 const ORIGIN = "http://localhost:3000";
@@ -463,7 +463,7 @@ export function secondFactorSuite(label: string, makeDatabase: () => Promise<Tes
       const { secret } = await ownerWithApp("lost@example.com");
       const { pending } = await passwordStep("lost@example.com");
       const notice = vi.spyOn(gate.recovery, "notice");
-      const { ADMIN_COMMANDS } = await import("@/lib/admin/commands");
+      const { ADMIN_COMMANDS } = await import("@/lib/ops/admin");
       const command = ADMIN_COMMANDS.find((candidate) => candidate.name === "remove-factors")!;
       const output = await command.run({ gate, prisma: gate.prisma }, ["lost@example.com"]);
       expect(output).toMatch(/Removed the second step of lost@example.com: 1 authenticator app, 10 recovery codes/);

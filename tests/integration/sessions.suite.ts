@@ -5,7 +5,7 @@ import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
-type Gate = import("@/lib/auth/gatehouse").Gatehouse;
+type Gate = import("@/lib/app").Gatehouse;
 
 const PASSWORD = "the right passphrase";
 const HOUR_MS = 3_600_000;

@@ -12,7 +12,7 @@ type TokenRoute = typeof import("@/app/api/v1/authentication/token/route");
 type RefreshRoute = typeof import("@/app/api/v1/authentication/token/refresh/route");
 type MeRoute = typeof import("@/app/api/v1/me/route");
 type ChallengeRoute = typeof import("@/app/api/altcha/challenge/route");
-type Gatehouse = import("@/lib/auth/gatehouse").Gatehouse;
+type Gatehouse = import("@/lib/app").Gatehouse;
 type TokenPair = { access_token: string; token_type: string; expires_in: number; refresh_token: string; refresh_expires_in: number };
 
 const TOKEN_PATH = "/api/v1/authentication/token";

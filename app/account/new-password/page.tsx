@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
 import { getTranslations } from "next-intl/server";
 import { redirect } from "next/navigation";
-import { currentSession } from "@/lib/auth/current-session";
-import { gatehouse } from "@/lib/auth/gatehouse";
+import { currentSession } from "@/lib/auth/browser-session";
+import { gatehouse } from "@/lib/app";
 import { hasOtherFactor } from "@/lib/users/accounts";
 import { ChangePasswordSection } from "../ChangePasswordSection";
 import { ACCOUNT_CLIENT_NAMESPACES } from "../namespaces";

@@ -1,4 +1,4 @@
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json } from "@/lib/http/responses";
 import { healthReport } from "@/lib/lifecycle/health";
 

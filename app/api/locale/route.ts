@@ -1,5 +1,5 @@
-import { chooseLocale } from "@/lib/i18n/locale-choice";
-import { limited } from "@/lib/http/limited";
+import { chooseLocale } from "@/lib/auth/locale-choice";
+import { limited } from "@/lib/auth/limited";
 
 export const dynamic = "force-dynamic";
 

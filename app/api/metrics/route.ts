@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { jsonError } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";

@@ -3,11 +3,11 @@ import { breachedProblem } from "@/lib/auth/new-password";
 import { verifyAltcha } from "@/lib/captcha/altcha";
 import { levelDue } from "@/lib/captcha/difficulty";
 import { readJson } from "@/lib/http/body";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { busy, captchaInvalid } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
-import { logSecurity } from "@/lib/log/security-log";
-import { REGISTRATION_ACCEPTED } from "@/lib/recovery/answers";
+import { logSecurity } from "@/lib/auth/security-log";
+import { REGISTRATION_ACCEPTED } from "@/lib/auth/email-request";
 import { registerAccount } from "@/lib/users/accounts";
 import { CHECK_HIGHLIGHTED_FIELDS } from "@/lib/ui/messages";
 

@@ -1,7 +1,7 @@
 import { setDeviceCookie } from "@/lib/http/device-cookie";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json } from "@/lib/http/responses";
-import { invalidLink, linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
+import { invalidLink, linkSchema, readLinkRequest } from "@/lib/auth/link-requests";
 import { browserLabel } from "@/lib/sessions/browser-label";
 
 export const dynamic = "force-dynamic";

@@ -1,6 +1,6 @@
 import NextAuth from "next-auth";
 import type { NextRequest } from "next/server";
-import type { Gatehouse } from "../gatehouse";
+import type { Gatehouse } from "@/lib/app";
 import { cookieJar } from "./cookies";
 import { authOptions } from "./options";
 

@@ -1,7 +1,7 @@
 import type { NextAuthOptions } from "next-auth";
 import { safeRedirect } from "@/lib/http/callback-url";
 import { liveSession, SessionEnded } from "../browser-session";
-import type { Gatehouse } from "../gatehouse";
+import type { Gatehouse } from "@/lib/app";
 import { nextAuthCookies } from "./cookies";
 
 /**

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { SERVER_NOW_UTC, utcTimestamp } from "@/lib/db/sql-time";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { startPeriodic } from "@/lib/jobs/periodic";
+import { startPeriodic } from "@/lib/jobs/jobs";
 import { decide, type LimiterState } from "@/lib/rate-limit/algorithms";
 import type { Policy } from "@/lib/rate-limit/policies";
 import { keepForMs, scopedKey, type Decision, type RateLimitStore } from "@/lib/rate-limit/store";

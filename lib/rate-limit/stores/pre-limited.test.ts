@@ -3,7 +3,7 @@ import { RateLimiter } from "@/lib/rate-limit/limiter";
 import { parseLimitSpec, type Policies, type Policy } from "@/lib/rate-limit/policies";
 import type { RateLimitStore } from "@/lib/rate-limit/store";
 import { MemoryRateLimitStore } from "./memory";
-import { preLimited } from "./pre-limited";
+import { preLimited } from "@/lib/rate-limit/store";
 
 const tokenBucket = (name: string, spec: string): Policy => ({
   name,

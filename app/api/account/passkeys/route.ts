@@ -1,9 +1,9 @@
 import { readAccountForm } from "@/lib/auth/account-form";
 import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
 import { noticeOrigin } from "@/lib/auth/sign-in";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json } from "@/lib/http/responses";
-import { passkeyRefused } from "@/lib/passkeys/sign-in";
+import { passkeyRefused } from "@/lib/auth/passkey-sign-in";
 import { credentialField, parseRegistration, verifyRegistration } from "@/lib/passkeys/webauthn";
 import { browserLabel } from "@/lib/sessions/browser-label";
 

@@ -2,9 +2,9 @@ import { z } from "zod";
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { fieldErrors, typedPasswordField } from "@/lib/auth/credentials";
 import { signInWithPassword } from "@/lib/auth/sign-in";
-import { secondStepRequired } from "@/lib/factors/second-step";
+import { secondStepRequired } from "@/lib/auth/second-step";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { SESSION_ENDED } from "@/lib/ui/messages";
 

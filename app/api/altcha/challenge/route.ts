@@ -1,7 +1,7 @@
 import { challengeLevel, levelDue, maxCounterAt } from "@/lib/captcha/difficulty";
 import { issueChallenge } from "@/lib/captcha/altcha";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";

@@ -1,4 +1,4 @@
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { jsonError } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";

@@ -1,7 +1,7 @@
 import { landingUrl, signedInBrowser } from "@/lib/auth/browser-session";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
-import { limited } from "@/lib/http/limited";
-import { passkeyRefused, readPasskeyAnswer, signInWithPasskey } from "@/lib/passkeys/sign-in";
+import { limited } from "@/lib/auth/limited";
+import { passkeyRefused, readPasskeyAnswer, signInWithPasskey } from "@/lib/auth/passkey-sign-in";
 
 export const dynamic = "force-dynamic";
 

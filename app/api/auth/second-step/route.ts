@@ -1,8 +1,8 @@
-import { finishBrowserSecondStep, liveSessionIdOf } from "@/lib/factors/browser-second-step";
-import { answerRefused, BROWSER_STEPS, browserSecondStepSchema, passSecondStep } from "@/lib/factors/second-step";
+import { finishBrowserSecondStep, liveSessionIdOf } from "@/lib/auth/browser-second-step";
+import { answerRefused, BROWSER_STEPS, browserSecondStepSchema, passSecondStep } from "@/lib/auth/second-step";
 import { readJson } from "@/lib/http/body";
 import { pendingSignInOf } from "@/lib/http/device-cookie";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { csrfRefused } from "@/lib/http/refusals";
 import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 

@@ -1,5 +1,5 @@
 import { callNextAuth } from "@/lib/auth/next-auth/call";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 
 export const dynamic = "force-dynamic";
 

@@ -2,7 +2,7 @@ import { fieldErrors, signOutSchema } from "@/lib/auth/credentials";
 import { clearedSessionCookie, cookieJar, csrfVerified, sessionClaimsOfCookies } from "@/lib/auth/next-auth/cookies";
 import { readForm } from "@/lib/http/body";
 import { safeCallbackPath } from "@/lib/http/callback-url";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { csrfRefused, signOutUnavailable } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 

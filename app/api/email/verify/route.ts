@@ -1,15 +1,15 @@
 import { z } from "zod";
 import { signedInBrowser } from "@/lib/auth/browser-session";
 import { typedPasswordField } from "@/lib/auth/credentials";
-import { secondStepRequired } from "@/lib/factors/second-step";
+import { secondStepRequired } from "@/lib/auth/second-step";
 import { signInWithPassword } from "@/lib/auth/sign-in";
 import { safeCallbackPath } from "@/lib/http/callback-url";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { csrfRefused } from "@/lib/http/refusals";
 import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 import { jsonError } from "@/lib/http/responses";
-import { linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
+import { linkSchema, readLinkRequest } from "@/lib/auth/link-requests";
 
 export const dynamic = "force-dynamic";
 

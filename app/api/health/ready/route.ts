@@ -1,4 +1,4 @@
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json } from "@/lib/http/responses";
 import { readinessReport } from "@/lib/lifecycle/health";
 import { isDraining } from "@/lib/lifecycle/lifecycle";

@@ -1,6 +1,6 @@
 import { NextResponse } from "next/server";
 import { safeCallbackPath } from "@/lib/http/callback-url";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { jsonError } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";

@@ -1,5 +1,5 @@
-import { RESET_REQUESTED } from "@/lib/recovery/answers";
-import { emailRequestRoute } from "@/lib/recovery/email-request";
+import { RESET_REQUESTED } from "@/lib/auth/email-request";
+import { emailRequestRoute } from "@/lib/auth/email-request";
 
 export const dynamic = "force-dynamic";
 

@@ -2,9 +2,9 @@ import { z } from "zod";
 import { newPasswordField } from "@/lib/auth/credentials";
 import { newPasswordProblem, replacePassword } from "@/lib/auth/new-password";
 import { setDeviceCookie } from "@/lib/http/device-cookie";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
-import { invalidLink, linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
+import { invalidLink, linkSchema, readLinkRequest } from "@/lib/auth/link-requests";
 
 export const dynamic = "force-dynamic";
 

@@ -1,6 +1,6 @@
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json } from "@/lib/http/responses";
-import { linkSchema, readLinkRequest } from "@/lib/recovery/link-requests";
+import { linkSchema, readLinkRequest } from "@/lib/auth/link-requests";
 import { maskEmail } from "@/lib/ui/mask";
 
 export const dynamic = "force-dynamic";

@@ -1,6 +1,6 @@
 import { truncateAddress } from "@/lib/events/security-events";
-import { UNLOCK_REQUESTED } from "@/lib/recovery/answers";
-import { emailRequestRoute } from "@/lib/recovery/email-request";
+import { UNLOCK_REQUESTED } from "@/lib/auth/email-request";
+import { emailRequestRoute } from "@/lib/auth/email-request";
 import { browserLabel } from "@/lib/sessions/browser-label";
 
 export const dynamic = "force-dynamic";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { apiCaller } from "@/lib/auth/api-auth";
 import { fieldErrors } from "@/lib/auth/credentials";
 import { readJson } from "@/lib/http/body";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { issueDownloadToken } from "@/lib/tokens/download-tokens";
 

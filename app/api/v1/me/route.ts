@@ -1,7 +1,7 @@
 import { apiCaller } from "@/lib/auth/api-auth";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
-import { uuidSchema } from "@/lib/tokens/digest";
+import { uuidSchema } from "@/lib/tokens/opaque-token";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import { apiCaller } from "@/lib/auth/api-auth";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json } from "@/lib/http/responses";
-import { buildReport } from "@/lib/reports/reports";
+import { buildReport } from "@/lib/events/reports";
 
 export const dynamic = "force-dynamic";
 

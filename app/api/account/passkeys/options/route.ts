@@ -1,6 +1,6 @@
 import { readAccountForm } from "@/lib/auth/account-form";
 import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { authenticationOptions, registrationOptions } from "@/lib/passkeys/webauthn";
 

@@ -1,8 +1,8 @@
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
 import { noticeOrigin } from "@/lib/auth/sign-in";
-import { factorTurnedOff } from "@/lib/factors/changes";
-import { limited } from "@/lib/http/limited";
+import { factorTurnedOff } from "@/lib/auth/factor-changes";
+import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { browserLabel } from "@/lib/sessions/browser-label";
 

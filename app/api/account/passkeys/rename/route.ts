@@ -1,7 +1,7 @@
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
-import { passkeyName } from "@/lib/passkeys/rules";
+import { passkeyName } from "@/lib/passkeys/passkey-rules";
 import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
 import { browserLabel } from "@/lib/sessions/browser-label";
 

@@ -1,9 +1,9 @@
 import { readAccountForm } from "@/lib/auth/account-form";
 import { browserLabel } from "@/lib/sessions/browser-label";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { SESSION_ENDED } from "@/lib/ui/messages";
-import { passkeyRefused, spendAssertion } from "@/lib/passkeys/sign-in";
+import { passkeyRefused, spendAssertion } from "@/lib/auth/passkey-sign-in";
 import { credentialField, parseAuthentication } from "@/lib/passkeys/webauthn";
 
 export const dynamic = "force-dynamic";

@@ -1,7 +1,7 @@
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
-import { signOutEverywhere } from "@/lib/auth/end-sessions";
+import { signOutEverywhere } from "@/lib/auth/browser-session";
 import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { browserLabel } from "@/lib/sessions/browser-label";
 
 export const dynamic = "force-dynamic";

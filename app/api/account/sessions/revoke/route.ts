@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { fieldErrors } from "@/lib/auth/credentials";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { jsonError } from "@/lib/http/responses";
 import { revokeUserFamily } from "@/lib/tokens/refresh-tokens";
 import { browserLabel } from "@/lib/sessions/browser-label";
-import { uuidSchema } from "@/lib/tokens/digest";
+import { uuidSchema } from "@/lib/tokens/opaque-token";
 
 export const dynamic = "force-dynamic";
 

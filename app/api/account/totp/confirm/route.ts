@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { readAccountForm } from "@/lib/auth/account-form";
-import { factorTurnedOn } from "@/lib/factors/changes";
-import { limited } from "@/lib/http/limited";
+import { factorTurnedOn } from "@/lib/auth/factor-changes";
+import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";

@@ -1,6 +1,6 @@
 import { readFreshAccountForm } from "@/lib/auth/fresh-authentication";
-import { factorTurnedOff } from "@/lib/factors/changes";
-import { limited } from "@/lib/http/limited";
+import { factorTurnedOff } from "@/lib/auth/factor-changes";
+import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";

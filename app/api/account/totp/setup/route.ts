@@ -1,5 +1,5 @@
 import { readFreshAccountForm } from "@/lib/auth/fresh-authentication";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";

@@ -1,8 +1,8 @@
-import { finishBrowserSecondStep, liveSessionIdOf } from "@/lib/factors/browser-second-step";
-import { passSecondStep } from "@/lib/factors/second-step";
+import { finishBrowserSecondStep, liveSessionIdOf } from "@/lib/auth/browser-second-step";
+import { passSecondStep } from "@/lib/auth/second-step";
 import { pendingSignInOf } from "@/lib/http/device-cookie";
-import { limited } from "@/lib/http/limited";
-import { readPasskeyAnswer } from "@/lib/passkeys/sign-in";
+import { limited } from "@/lib/auth/limited";
+import { readPasskeyAnswer } from "@/lib/auth/passkey-sign-in";
 
 export const dynamic = "force-dynamic";
 

@@ -1,5 +1,5 @@
 import { logoResponse } from "@/lib/brand/logo-response";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 
 export const dynamic = "force-dynamic";
 

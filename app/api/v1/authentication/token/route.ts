@@ -1,11 +1,11 @@
 import { apiSignInSchema, fieldErrors } from "@/lib/auth/credentials";
 import { signInWithPassword } from "@/lib/auth/sign-in";
-import { secondStepRequired } from "@/lib/factors/second-step";
+import { secondStepRequired } from "@/lib/auth/second-step";
 import { readJson } from "@/lib/http/body";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
-import { apiTokensFor } from "@/lib/tokens/api-sign-in";
+import { apiTokensFor } from "@/lib/auth/api-sign-in";
 import { ENTER_EMAIL_AND_PASSWORD, INCORRECT_CREDENTIALS } from "@/lib/ui/messages";
 
 export const dynamic = "force-dynamic";

@@ -1,10 +1,10 @@
 import type { NextRequest } from "next/server";
 import { apiCaller } from "@/lib/auth/api-auth";
-import type { Gatehouse } from "@/lib/auth/gatehouse";
-import { limited } from "@/lib/http/limited";
-import { accept, refuse, type OrRefused } from "@/lib/http/refused";
+import type { Gatehouse } from "@/lib/app";
+import { limited } from "@/lib/auth/limited";
+import { accept, refuse, type OrRefused } from "@/lib/http/or-refused";
 import { json, jsonError } from "@/lib/http/responses";
-import { findReport } from "@/lib/reports/reports";
+import { findReport } from "@/lib/events/reports";
 import { spendDownloadToken } from "@/lib/tokens/download-tokens";
 
 export const dynamic = "force-dynamic";

@@ -1,6 +1,6 @@
-import { pendingRefused } from "@/lib/factors/second-step";
+import { pendingRefused } from "@/lib/auth/second-step";
 import { pendingSignInOf } from "@/lib/http/device-cookie";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { csrfRefused } from "@/lib/http/refusals";
 import { json } from "@/lib/http/responses";
 import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";

@@ -1,7 +1,7 @@
-import { answerRefused, apiDeviceConfirmationSchema, passSecondStep } from "@/lib/factors/second-step";
+import { answerRefused, apiDeviceConfirmationSchema, passSecondStep } from "@/lib/auth/second-step";
 import { readJson } from "@/lib/http/body";
-import { limited } from "@/lib/http/limited";
-import { apiTokensFor } from "@/lib/tokens/api-sign-in";
+import { limited } from "@/lib/auth/limited";
+import { apiTokensFor } from "@/lib/auth/api-sign-in";
 
 export const dynamic = "force-dynamic";
 

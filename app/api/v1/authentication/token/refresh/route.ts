@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { fieldErrors } from "@/lib/auth/credentials";
 import { readJson } from "@/lib/http/body";
-import { limited } from "@/lib/http/limited";
+import { limited } from "@/lib/auth/limited";
 import { jsonError } from "@/lib/http/responses";
 import { noticeOrigin } from "@/lib/auth/sign-in";
 import { browserLabel } from "@/lib/sessions/browser-label";
-import { tokenPair } from "@/lib/http/token-response";
+import { tokenPair } from "@/lib/http/responses";
 import { issueAccessToken } from "@/lib/tokens/access-token";
 import { rotateRefreshToken, type RotationFailure } from "@/lib/tokens/refresh-tokens";
 

@@ -1,0 +1,49 @@
+import { getLocale } from "next-intl/server";
+import { getConfig } from "@/lib/config/env";
+import { openDatabase } from "@/lib/db/client";
+import { createGatehouse, type Gatehouse } from "@/lib/gatehouse";
+import { FAST_PATH_SYMBOL } from "@/lib/http/fast-path";
+import { remember } from "@/lib/remember";
+import type { Brand } from "@/lib/brand/brand";
+import type { ClientMessages } from "@/lib/i18n/i18n";
+
+export type { Gatehouse } from "@/lib/gatehouse";
+
+/** The name the app's instance is remembered under (tests put their own instance there). */
+export const APP_GATEHOUSE = "gatehouse";
+
+/** This process's Gatehouse, built on first use from the environment's configuration. */
+export function gatehouse(): Promise<Gatehouse> {
+  return remember(APP_GATEHOUSE, async () => {
+    const config = getConfig();
+    const database = await openDatabase(config.database.target, { minFreeBytes: config.database.minFreeBytes });
+    try {
+      return serve(await createGatehouse(config, database));
+    } catch (error) {
+      await database.close();
+      throw error;
+    }
+  });
+}
+
+/** Makes `gate` the one server.mjs's fast path asks before it hands a request to Next.js. */
+export function serve(gate: Gatehouse): Gatehouse {
+  (globalThis as Record<symbol, unknown>)[FAST_PATH_SYMBOL] = gate.fastPath;
+  return gate;
+}
+
+/** This instance's brand, for server components: the one place pages get the name, logo and colours from. */
+export async function currentBrand(): Promise<Brand> {
+  return (await gatehouse()).brand;
+}
+
+/**
+ * What a page hands its client components: the locale and the compiled messages of the
+ * namespaces they use, nothing more (the page weight budgets in e2e/page-weight.spec.ts).
+ */
+export type PageMessages = { locale: string; messages: ClientMessages };
+
+export async function pageMessages(namespaces: readonly string[]): Promise<PageMessages> {
+  const [locale, { i18n }] = await Promise.all([getLocale(), gatehouse()]);
+  return { locale, messages: i18n.clientMessages(locale, namespaces) };
+}

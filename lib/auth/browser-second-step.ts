@@ -1,0 +1,41 @@
+import type { NextRequest } from "next/server";
+import { liveSessionOfCookies, signedInBrowser } from "@/lib/auth/browser-session";
+import { cookieJar } from "@/lib/auth/next-auth/cookies";
+import { safeCallbackPath } from "@/lib/http/callback-url";
+import { clearPendingSignInCookie, setDeviceCookie } from "@/lib/http/device-cookie";
+import type { RouteLimits } from "@/lib/auth/limited";
+import { json, jsonError } from "@/lib/http/responses";
+import { appOrigin } from "@/lib/http/same-origin";
+import { SESSION_ENDED } from "@/lib/ui/messages";
+import type { passSecondStep } from "./second-step";
+
+/** The live session this browser's cookie names, if any (the one a "Confirm it's you" must come from). */
+export async function liveSessionIdOf(request: NextRequest, gate: RouteLimits["gate"]): Promise<string | null> {
+  return (await liveSessionOfCookies(gate, cookieJar(request.cookies)).catch(() => null))?.sid ?? null;
+}
+
+/**
+ * A browser's finished second step: a sign-in gets its session; "Confirm it's you" marks the
+ * session that asked (and only that one) freshly authenticated. Either way the pending cookie goes.
+ */
+export async function finishBrowserSecondStep(
+  request: NextRequest,
+  limits: RouteLimits,
+  finished: Extract<Awaited<ReturnType<typeof passSecondStep>>, { ok: true }>["finished"],
+  callbackUrl: string | undefined,
+): Promise<Response> {
+  const { gate } = limits;
+  if (finished.purpose === "reauthenticate") {
+    const nowMs = gate.clock();
+    if (!(await gate.sessions.reauthenticated(finished.user.id, finished.sessionId, nowMs))) {
+      return clearPendingSignInCookie(jsonError(401, "unauthenticated", SESSION_ENDED), gate.config);
+    }
+    const response = json(200, { status: "reauthenticated" });
+    setDeviceCookie(response, gate.config, finished.device.token, finished.device.expiresAtMs, nowMs);
+    return clearPendingSignInCookie(response, gate.config);
+  }
+  const response = await signedInBrowser(gate, finished, limits.client, limits.userAgent, {
+    url: new URL(safeCallbackPath(callbackUrl), appOrigin(gate.config.http.publicUrl)).toString(),
+  });
+  return clearPendingSignInCookie(response, gate.config);
+}

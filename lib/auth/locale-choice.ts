@@ -1,0 +1,55 @@
+import { NextResponse } from "next/server";
+import type { Gatehouse } from "@/lib/gatehouse";
+import { secureCookies } from "@/lib/auth/next-auth/cookies";
+import { readForm, readJson, isMediaType } from "@/lib/http/body";
+import { safeCallbackPath } from "@/lib/http/callback-url";
+import { jsonError } from "@/lib/http/responses";
+import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
+import { sentence } from "@/lib/i18n/sentence";
+import { chosenLocale, LOCALE_COOKIE } from "@/lib/i18n/locales";
+
+/** A choice is kept a year: it is the visitor's, not a session's. */
+const LOCALE_COOKIE_MAX_AGE_SECONDS = 365 * 86_400;
+
+function cookie(gate: Gatehouse, value: string | null): string {
+  return [
+    `${LOCALE_COOKIE}=${value ?? ""}`,
+    "Path=/",
+    `Max-Age=${value === null ? 0 : LOCALE_COOKIE_MAX_AGE_SECONDS}`,
+    "HttpOnly",
+    "SameSite=Lax",
+    ...(secureCookies(gate.config) ? ["Secure"] : []),
+  ].join("; ");
+}
+
+/**
+ * `POST /api/locale`: the footer's language switch. A form (`locale`, `returnTo`) gets a 303 back
+ * to the page it came from, so it works without JavaScript; JSON (`{ locale }`) gets 204. A value
+ * that names no catalogue clears the choice (the browser's Accept-Language, then DEFAULT_LOCALE,
+ * apply again): the form answers as usual, JSON with 400. Only the app's own pages may post it.
+ */
+export async function chooseLocale(gate: Gatehouse, request: Request): Promise<Response> {
+  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) {
+    return jsonError(403, "csrf_invalid", sentence("refusals.pageExpired"));
+  }
+  const max = gate.config.http.maxBodyBytes;
+  if (isMediaType(request.headers.get("content-type"), "application/json")) {
+    const body = await readJson(request, max);
+    if (!body.ok) return body.response;
+    const wanted = (body.value as { locale?: unknown } | null)?.locale;
+    const locale = typeof wanted === "string" ? chosenLocale(wanted, gate.i18n.locales) : undefined;
+    if (!locale) {
+      return jsonError(400, "invalid_input", sentence("refusals.localeInvalid"), {
+        fields: { locale: sentence("refusals.localeInvalid") },
+      });
+    }
+    return new Response(null, { status: 204, headers: { "Set-Cookie": cookie(gate, locale), "Cache-Control": "no-store" } });
+  }
+  const form = await readForm(request, max);
+  if (!form.ok) return form.response;
+  const locale = chosenLocale(form.value.locale, gate.i18n.locales) ?? null;
+  const back = safeCallbackPath(form.value.returnTo, "/");
+  const response = new NextResponse(null, { status: 303, headers: { Location: back, "Cache-Control": "no-store" } });
+  response.headers.append("Set-Cookie", cookie(gate, locale));
+  return response;
+}

@@ -1,0 +1,337 @@
+import { z } from "zod";
+import type { SecondStepMethod, SignInOutcome } from "@/lib/password/admission";
+import type { Gatehouse } from "@/lib/app";
+import { completeSignIn, noticeOrigin, openPending, type PassedPassword } from "@/lib/auth/sign-in";
+import type { RouteLimits } from "@/lib/auth/limited";
+import { clearPendingSignInCookie, setPendingSignInCookie } from "@/lib/http/device-cookie";
+import { secondFactorLocked } from "@/lib/http/refusals";
+import { json, jsonError } from "@/lib/http/responses";
+import { logSecurity } from "@/lib/auth/security-log";
+import { fieldErrors } from "@/lib/auth/credentials";
+import { passkeyRefused, spendAssertion } from "@/lib/auth/passkey-sign-in";
+import type { ParsedAuthentication } from "@/lib/passkeys/webauthn";
+import { browserLabel } from "@/lib/sessions/browser-label";
+import { RECOVERY_CODE_PATTERN } from "@/lib/factors/recovery-codes";
+import { deviceCodeMatches } from "@/lib/factors/device-confirmation";
+import { secondStepMethods } from "@/lib/factors/store";
+import {
+  PENDING_SIGN_IN_TRIES,
+  type PendingChannel,
+  type PendingSignIn,
+  type PendingStep,
+  type PendingTry,
+} from "@/lib/factors/pending-sign-ins";
+
+/** What a second step may answer with: a code of the authenticator app, a recovery code, or a passkey. */
+export type SecondStepAnswer = { code: string } | { recoveryCode: string } | { passkey: ParsedAuthentication };
+
+const ASK: Record<SecondStepMethod, string> = {
+  totp: "Enter the 6-digit code from your authenticator app.",
+  passkey: "Use your passkey to finish signing in.",
+  recovery_code: "Enter one of your recovery codes.",
+  // Said alike after a wrong password (whose stand-in mails nothing), so it promises no mail.
+  email_code:
+    "This device is new to the account. If the password was right, we emailed a 6-digit code to the account's address: enter it to finish signing in. No email? Check the password and sign in again.",
+};
+
+/**
+ * The answer to a right password that has a second step to pass: 401 `mfa_required` (or
+ * `device_confirmation_required`, for any password, when a new device waits for a mailed code) and
+ * no session, no token. A browser gets the pending sign-in as an HttpOnly cookie (no script, and
+ * no other browser, can hold it); an API client gets it as `mfa_token` (`confirmation_token`), to
+ * send to its own route.
+ */
+export function secondStepRequired(
+  gate: Gatehouse,
+  pending: Extract<SignInOutcome, { ok: "second_step" }>["pending"],
+  channel: PendingChannel,
+): Response {
+  const expiresInSeconds = Math.floor((pending.expiresAtMs - gate.clock()) / 1000);
+  const message = ASK[pending.methods[0] ?? "recovery_code"];
+  const confirming = pending.step === "device_confirmation";
+  const error = confirming ? "device_confirmation_required" : "mfa_required";
+  if (channel === "api") {
+    const tokenField = confirming ? "confirmation_token" : "mfa_token";
+    return json(401, { error, message, [tokenField]: pending.token, methods: pending.methods, expires_in: expiresInSeconds });
+  }
+  const response = json(401, { error, message, methods: pending.methods, expiresInSeconds });
+  return setPendingSignInCookie(response, gate.config, pending.token, pending.expiresAtMs, gate.clock());
+}
+
+const PENDING_MESSAGES: Record<Exclude<PendingTry, { ok: true }>["reason"], string> = {
+  unknown: "There is no sign-in waiting for a code here. Sign in with your password first.",
+  expired: "This sign-in waited too long. Sign in with your password again.",
+  used: "This sign-in was already finished or ended. Sign in with your password again.",
+  tries: "Too many tries for this sign-in. Sign in with your password again.",
+};
+
+/** A second step without a live pending sign-in of its own: 401, and the browser drops the cookie. */
+export function pendingRefused(gate: Gatehouse, reason: keyof typeof PENDING_MESSAGES, channel: PendingChannel): Response {
+  const response = jsonError(401, "second_step_invalid", PENDING_MESSAGES[reason], { reason });
+  return channel === "browser" ? clearPendingSignInCookie(response, gate.config) : response;
+}
+
+const WRONG: Record<"code" | "recoveryCode" | "emailCode", string> = {
+  code: "That code is not right, or was already used. Enter the newest code from your authenticator app.",
+  recoveryCode: "That recovery code is not right, or was already used.",
+  emailCode: "That code is not right. Enter the code from the newest email, or sign in again for a new one.",
+};
+
+/** The answer to a wrong code: the tries the pending sign-in has left, and the lock's wait where one began. */
+function wrongCode(kind: keyof typeof WRONG, attempts: number, retryAfterSeconds?: number): Response {
+  return jsonError(401, "invalid_code", WRONG[kind], {
+    triesLeft: Math.max(0, PENDING_SIGN_IN_TRIES - attempts),
+    ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+  });
+}
+
+/** The steps each route finishes: the browser's one form takes either; the token API has a route per step. */
+export const BROWSER_STEPS: readonly PendingStep[] = ["second_factor", "device_confirmation"];
+
+type Finished = Extract<SignInOutcome, { ok: true }> & { purpose: PendingSignIn["purpose"] };
+type Passed = { ok: true; finished: Finished } | { ok: false; refusal: Response };
+const refused = (refusal: Response) => ({ ok: false as const, refusal });
+
+/**
+ * The second step, top to bottom, sealed like the first: the route has applied the per-address
+ * limit and parsed the body once. Then: the pending sign-in, found by its token and counted (a
+ * try is spent before its answer is checked), and for "Confirm it's you" held by the session that
+ * asked → the per-account limit → the password it stood for still the account's (no reset or
+ * change since) → the second step's own lock (the account's, or the known device's that passed
+ * the password; a passkey does not meet it: nobody can guess a signature) → counted there too,
+ * before the check → the answer checked → the pending sign-in spent once → the answer spent once
+ * → the sign-in finished as a password alone would have finished it (completeSignIn).
+ */
+export async function passSecondStep(
+  limits: RouteLimits,
+  token: string | undefined,
+  channel: PendingChannel,
+  answer: SecondStepAnswer,
+  /** The live session this browser holds, if any: "Confirm it's you" is finished only by the session that asked. */
+  liveSessionId: string | null,
+  steps: readonly PendingStep[],
+): Promise<Passed> {
+  const { gate, client } = limits;
+  const tried = await gate.pendingSignIns.try(token ?? "", channel, steps, gate.clock());
+  if (!tried.ok) {
+    logSecurity(gate, { route: limits.path, outcome: "second_step_invalid", client, detail: tried.reason });
+    return refused(pendingRefused(gate, tried.reason, channel));
+  }
+  const { pending } = tried;
+  if (pending.purpose === "reauthenticate" && pending.sessionId !== liveSessionId) return refused(pendingRefused(gate, "unknown", channel));
+  if (pending.step === "device_confirmation") return confirmDevice(limits, pending, answer, channel);
+  // Keyed by the known device too, where one passed the password: the owner's own bucket.
+  const byAccount = await limits.limit("user", pending.deviceId ? `${pending.userId}:device:${pending.deviceId}` : pending.userId);
+  if (byAccount) return refused(byAccount);
+  // A password reset or change since the password step: that password no longer signs in, and
+  // nothing (no code) is spent on trying.
+  const user = await accountOf(gate, pending.userId);
+  if (!user || user.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
+
+  const browser = browserLabel(limits.userAgent);
+  let spendAnswer: () => Promise<boolean> = async () => true;
+  let lockKey: string | null = null;
+  if ("passkey" in answer) {
+    const used = await spendAssertion(limits, answer.passkey, { purpose: "second_step", boundTo: pending.id, owner: pending.userId });
+    if (!used.ok) return refused(passkeyRefused(used.reason));
+  } else {
+    lockKey = gate.secondFactorLockKey(pending.deviceId ? { deviceId: pending.deviceId } : { userId: pending.userId });
+    const admitted = await gate.lockouts.admitAttempt(lockKey, gate.clock(), gate.secondFactorLockoutPolicy);
+    if (!admitted.allowed) {
+      logSecurity(gate, { route: limits.path, outcome: "locked", client, userId: pending.userId, detail: "second_factor" });
+      return refused(secondFactorLocked(admitted.check));
+    }
+    const kind = "code" in answer ? "code" : "recoveryCode";
+    const checked =
+      "code" in answer
+        ? await gate.factors.checkTotp(pending.userId, answer.code, gate.clock())
+        : await gate.factors.checkRecoveryCode(pending.userId, answer.recoveryCode, gate.clock());
+    if (!checked.ok) {
+      if (checked.reason === "unreadable") {
+        gate.log.error({
+          event: "factor_secret_unreadable",
+          userId: pending.userId,
+          hint: "FACTOR_SECRET (or NEXTAUTH_SECRET it derives from) changed",
+        });
+      }
+      gate.log.info({
+        event: "second_step_failed",
+        userId: pending.userId,
+        kind,
+        reason: checked.reason,
+        failures: admitted.state.failureCount,
+      });
+      logSecurity(gate, { route: limits.path, outcome: "sign_in_failed", client, userId: pending.userId, detail: `second_factor_${kind}` });
+      await gate.events.accountChanged(pending.userId, "second_step_failed", client, { browser });
+      const lockedUntilMs = admitted.state.lockedUntilMs;
+      return refused(
+        wrongCode(kind, pending.attempts, lockedUntilMs === null ? undefined : Math.ceil((lockedUntilMs - gate.clock()) / 1000)),
+      );
+    }
+    spendAnswer = checked.spend;
+  }
+
+  // The pending sign-in first, then the answer: of two answers racing on one pending sign-in one
+  // finishes it and the other's code stays unspent; of two pending sign-ins racing with one code,
+  // one spends it and the other ends with nothing.
+  if (!(await gate.pendingSignIns.spend(pending.id, gate.clock()))) return refused(pendingRefused(gate, "used", channel));
+  if (!(await spendAnswer())) return refused(wrongCode("code" in answer ? "code" : "recoveryCode", PENDING_SIGN_IN_TRIES));
+  if (lockKey) await gate.lockouts.reset(lockKey);
+  if ("recoveryCode" in answer) {
+    const left = String(await gate.factors.recoveryCodesLeft(pending.userId));
+    await gate.events.accountChanged(pending.userId, "recovery_code_used", client, { browser, sessionId: pending.sessionId });
+    gate.recovery.notice("recovery_code_used", { id: pending.userId }, noticeOrigin(gate, limits), left);
+  }
+  return finish(limits, pending, user, "second_step");
+}
+
+// The nil UUID: a stand-in's read finds nobody, in the same query a real one makes.
+const NOBODY = "00000000-0000-0000-0000-000000000000";
+
+async function accountOf(gate: Gatehouse, userId: string | null) {
+  const found = await gate.prisma.user.findUnique({
+    where: { id: userId ?? NOBODY },
+    select: { id: true, email: true, credentialGeneration: true, passwordBreachedAt: true },
+  });
+  if (!found) return null;
+  const { passwordBreachedAt, ...user } = found;
+  return { ...user, passwordBreached: passwordBreachedAt !== null };
+}
+
+type Account = NonNullable<Awaited<ReturnType<typeof accountOf>>>;
+
+/** The sign-in its pending row stood for, finished as a password alone would have finished it. */
+async function finish(
+  limits: RouteLimits,
+  pending: PendingSignIn,
+  user: Account,
+  via: "second_step" | "device_confirmation",
+): Promise<Passed> {
+  const finished = await completeSignIn(limits.gate, passedOf(limits, pending, user), user, via);
+  return { ok: true, finished: { ...finished, purpose: pending.purpose } };
+}
+
+/** The right password its pending row stands for, as the password step passed it, now from this request. */
+function passedOf(limits: RouteLimits, pending: PendingSignIn, user: Account): PassedPassword {
+  return {
+    email: user.email,
+    client: limits.client,
+    device: pending.deviceId ? { id: pending.deviceId } : null,
+    route: limits.path,
+    userAgent: limits.userAgent,
+    locale: limits.locale,
+    sessionId: pending.sessionId,
+    intent:
+      pending.purpose === "reauthenticate"
+        ? { kind: "reauthenticate", sessionId: pending.sessionId }
+        : { kind: "sign_in", channel: pending.channel },
+  };
+}
+
+/**
+ * A new device's mailed code, after the pending sign-in was found and counted: the username's own
+ * lock on wrong codes, counted before the check (a stand-in has the username too, so the lock
+ * runs out alike) → the code compared in constant time (before anything that a stand-in could
+ * answer differently) → its account still on the password it passed → the pending sign-in spent
+ * once → the sign-in finished, and the browser or app it finished on becomes a known device; or,
+ * for an account with a second factor, its factor's pending sign-in (401 `mfa_required`): the
+ * password step answered it as it answers a wrong password, so the factor is asked only now, and
+ * the mailbox never stands in for it. No per-account limit: it would tell a right password's
+ * pending sign-in from a stand-in.
+ */
+async function confirmDevice(
+  limits: RouteLimits,
+  pending: Extract<PendingSignIn, { step: "device_confirmation" }>,
+  answer: SecondStepAnswer,
+  channel: PendingChannel,
+): Promise<Passed> {
+  const { gate, client } = limits;
+  if (!("code" in answer)) return refused(jsonError(400, "invalid_input", "Enter the 6-digit code we emailed you.", { fields: {} }));
+  const lockKey = gate.secondFactorLockKey({ usernameKey: pending.usernameKey ?? pending.id });
+  const admitted = await gate.lockouts.admitAttempt(lockKey, gate.clock(), gate.secondFactorLockoutPolicy);
+  if (!admitted.allowed) {
+    logSecurity(gate, { route: limits.path, outcome: "locked", client, detail: "device_code" });
+    return refused(secondFactorLocked(admitted.check));
+  }
+  const user = deviceCodeMatches(gate.config.devices.codeSecret, pending.codeDigest, answer.code)
+    ? await accountOf(gate, pending.userId)
+    : null;
+  if (!user) {
+    const { userId } = pending;
+    gate.log.info({ event: "device_confirmation_failed", ...(userId ? { userId } : { standIn: true }) });
+    logSecurity(gate, { route: limits.path, outcome: "sign_in_failed", client, detail: "device_code", ...(userId ? { userId } : {}) });
+    // In the background: a stand-in has no account to record it for, and must not answer sooner.
+    if (userId) {
+      const browser = browserLabel(limits.userAgent);
+      gate.background.run("device_confirmation_failed", () =>
+        gate.events.accountChanged(userId, "device_confirmation_failed", client, { browser }),
+      );
+    }
+    const lockedUntilMs = admitted.state.lockedUntilMs;
+    return refused(
+      wrongCode("emailCode", pending.attempts, lockedUntilMs === null ? undefined : Math.ceil((lockedUntilMs - gate.clock()) / 1000)),
+    );
+  }
+  // A password reset or change since the password step: that password no longer signs in.
+  if (user.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
+  if (!(await gate.pendingSignIns.spend(pending.id, gate.clock()))) return refused(pendingRefused(gate, "used", channel));
+  await gate.lockouts.reset(lockKey);
+  const factors = await gate.factors.summary(user.id);
+  if (factors.due) {
+    await gate.events.accountChanged(user.id, "second_step_due", client, { browser: browserLabel(limits.userAgent) });
+    const next = await openPending(gate, passedOf(limits, pending, user), user, {
+      step: "second_factor",
+      methods: secondStepMethods(factors),
+    });
+    // Not a session yet: the factor's step is the answer, as it is to a password.
+    return refused(secondStepRequired(gate, next.pending, channel));
+  }
+  return finish(limits, pending, user, "device_confirmation");
+}
+
+const CODE_SHAPE = "Enter the 6 digits your authenticator app shows.";
+const RECOVERY_SHAPE = "A recovery code is ten letters and digits, like k7rq2-9xw4m.";
+
+const codeField = z
+  .string()
+  .trim()
+  .regex(/^\d{6}$/, CODE_SHAPE)
+  .optional();
+const recoveryCodeField = z.string().trim().regex(RECOVERY_CODE_PATTERN, RECOVERY_SHAPE).optional();
+
+/** Exactly one of a 6-digit code or a recovery code: a body with both, or neither, is refused. */
+function oneAnswer<T extends object>(fields: T, code: string | undefined, recoveryCode: string | undefined, ctx: z.RefinementCtx) {
+  if ((code === undefined) === (recoveryCode === undefined)) {
+    ctx.addIssue({ code: "custom", path: ["code"], message: "Send either a code or a recovery code." });
+    return z.NEVER;
+  }
+  const answer: SecondStepAnswer = code !== undefined ? { code } : { recoveryCode: recoveryCode! };
+  return { ...fields, answer };
+}
+
+/** The browser's second step, parsed once: the answer and where to go after it. */
+export const browserSecondStepSchema = z
+  .object({ code: codeField, recoveryCode: recoveryCodeField, callbackUrl: z.string().max(2048).optional() })
+  .transform(({ code, recoveryCode, callbackUrl }, ctx) => oneAnswer({ callbackUrl }, code, recoveryCode, ctx));
+
+/** An API client's second step, parsed once: its `mfa_token` and the answer. */
+export const apiSecondStepSchema = z
+  .object({ mfa_token: z.string().max(128), code: codeField, recovery_code: recoveryCodeField })
+  .transform(({ mfa_token, code, recovery_code }, ctx) => oneAnswer({ mfaToken: mfa_token }, code, recovery_code, ctx));
+
+/** An API client's device confirmation, parsed once: its `confirmation_token` and the mailed code. */
+export const apiDeviceConfirmationSchema = z
+  .object({
+    confirmation_token: z.string().max(128),
+    code: z
+      .string()
+      .trim()
+      .regex(/^\d{6}$/, "Enter the 6 digits from the email."),
+  })
+  .transform(({ confirmation_token, code }) => ({ confirmationToken: confirmation_token, code }));
+
+/** 400 for an answer of the wrong shape: not a try (nothing was guessed), so nothing is counted. */
+export function answerRefused(error: z.ZodError): Response {
+  const fields = fieldErrors(error);
+  return jsonError(400, "invalid_input", Object.values(fields)[0] ?? "Enter the code.", { fields });
+}

@@ -1,0 +1,129 @@
+import { describe, expect, it } from "vitest";
+import type { LimitResult } from "@/lib/rate-limit/limiter";
+import { defaultPolicies } from "@/lib/rate-limit/policies";
+import { parseTrustedProxies, resolveClientAddress, type ClientAddress } from "./client-address";
+import { FastPathCache, type FastRoute, type HeaderReader } from "./fast-path";
+import { REFUSE } from "./refusals";
+import { apiSecurityHeaders } from "./security-headers";
+
+const PEER = "x-gatehouse-peer";
+const ROUTES: FastRoute[] = [
+  { method: "POST", path: "/api/auth/callback/credentials", style: "browser" },
+  { method: "GET", path: "/api/altcha/challenge", style: "browser" },
+];
+
+function setup(options: { trusted?: string; maxEntries?: number } = {}) {
+  let nowMs = 1_000_000;
+  const trustedProxies = parseTrustedProxies(options.trusted ?? "");
+  const clientAddress = (headers: HeaderReader) => resolveClientAddress(headers, { trustedProxies, peerHeader: PEER });
+  const cache = new FastPathCache(ROUTES, clientAddress, () => nowMs, options.maxEntries ?? 1_000, true);
+  return { cache, clientAddress, advance: (ms: number) => (nowMs += ms) };
+}
+
+const headersFrom = (peer: string, extra: Record<string, string> = {}) => new Headers({ [PEER]: peer, ...extra });
+const refused = (retryAfterMs: number, storeFailed = false): LimitResult => ({
+  allowed: false,
+  remaining: 0,
+  retryAfterMs,
+  resetAfterMs: retryAfterMs,
+  policy: defaultPolicies.signInAddress,
+  storeFailed,
+});
+const client = (address: string): ClientAddress => ({ address, key: address, source: "socket" });
+
+describe("FastPathCache (the fast path's memory)", () => {
+  it("answers exactly what the route answers: status, headers and body", async () => {
+    const { cache } = setup();
+    cache.remember("/api/auth/callback/credentials", client("203.0.113.7"), refused(29_500));
+    const answer = await cache.answer("POST", "/api/auth/callback/credentials?x=1", headersFrom("203.0.113.7"));
+    const route = REFUSE.browser(refused(29_500));
+    expect(answer?.status).toBe(429);
+    expect(answer?.body).toBe(await route.text());
+    const routeHeaders: Record<string, string> = { ...apiSecurityHeaders(true) };
+    route.headers.forEach((value, name) => (routeHeaders[name] = value));
+    // Plus what Next.js adds on the way out (compared over HTTP in e2e/refusal-fast-path.spec.ts).
+    expect(answer?.headers).toEqual({ ...routeHeaders, vary: expect.stringContaining("Accept-Encoding") });
+    expect(answer?.headers["retry-after"]).toBe("30");
+  });
+
+  it("gzips the body when the client takes gzip, as Next.js does", async () => {
+    const { cache } = setup();
+    cache.remember("/api/auth/callback/credentials", client("203.0.113.7"), refused(29_500));
+    const answer = await cache.answer(
+      "POST",
+      "/api/auth/callback/credentials",
+      headersFrom("203.0.113.7", { "accept-encoding": "gzip, deflate, br" }),
+    );
+    expect(answer?.headers["content-encoding"]).toBe("gzip");
+    const { gunzipSync } = await import("node:zlib");
+    expect(JSON.parse(gunzipSync(answer!.body as Buffer).toString())).toMatchObject({ error: "rate_limited", retryAfterSeconds: 30 });
+  });
+
+  it("renders a refusal once per Retry-After second, and anew when the second changes", async () => {
+    const { cache, advance } = setup();
+    cache.remember("/api/auth/callback/credentials", client("203.0.113.7"), refused(29_500));
+    const first = await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7"));
+    advance(400);
+    // Still 30 s to go when rounded up: the same bytes, not a new render.
+    expect(await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7"))).toBe(first);
+    advance(200);
+    const later = await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7"));
+    expect(later?.headers["retry-after"]).toBe("29");
+    expect(JSON.parse(later!.body as string)).toMatchObject({ retryAfterSeconds: 29 });
+    // A gzip client asking in the same second gets the same refusal, compressed.
+    const zipped = await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7", { "accept-encoding": "gzip" }));
+    const { gunzipSync } = await import("node:zlib");
+    expect(gunzipSync(zipped!.body as Buffer).toString()).toBe(later!.body);
+    expect(later?.headers["content-encoding"]).toBeUndefined();
+  });
+
+  it("never answers for another address, another route or method, or after the retry time", async () => {
+    const { cache, advance } = setup();
+    cache.remember("/api/auth/callback/credentials", client("203.0.113.7"), refused(10_000));
+    expect(await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.8"))).toBeNull();
+    expect(await cache.answer("GET", "/api/altcha/challenge", headersFrom("203.0.113.7"))).toBeNull();
+    expect(await cache.answer("GET", "/api/auth/callback/credentials", headersFrom("203.0.113.7"))).toBeNull();
+    expect(await cache.answer("POST", "/api/auth/callback/credentials/", headersFrom("203.0.113.7"))).toBeNull();
+    expect(await cache.answer("POST", "/api/v1/authentication/token", headersFrom("203.0.113.7"))).toBeNull();
+    advance(9_999);
+    expect((await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7")))?.headers["retry-after"]).toBe("1");
+    advance(1);
+    expect(await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7"))).toBeNull();
+  });
+
+  it("remembers no outage answers (the fail mode decides each request anew) and no unknown clients", async () => {
+    const { cache } = setup();
+    cache.remember("/api/auth/callback/credentials", client("203.0.113.7"), refused(5_000, true));
+    cache.remember("/api/auth/callback/credentials", { address: "unknown", key: "unknown", source: "unknown" }, refused(5_000));
+    expect(cache.size).toBe(0);
+  });
+
+  it("keys a client behind a trusted proxy by its forwarded address, exactly as the route does", async () => {
+    const { cache, clientAddress } = setup({ trusted: "10.0.0.0/8" });
+    const behindProxy = new Headers({ [PEER]: "10.0.0.2", "x-forwarded-for": "198.51.100.1, 203.0.113.9" });
+    cache.remember("/api/altcha/challenge", clientAddress(behindProxy), refused(60_000));
+    expect(await cache.answer("GET", "/api/altcha/challenge", behindProxy)).not.toBeNull();
+    // The proxy's other clients, and the proxy itself, are not refused.
+    expect(await cache.answer("GET", "/api/altcha/challenge", headersFrom("10.0.0.2", { "x-forwarded-for": "203.0.113.10" }))).toBeNull();
+    expect(await cache.answer("GET", "/api/altcha/challenge", headersFrom("10.0.0.2"))).toBeNull();
+    // A client cannot name the refused address to get someone else's answer… or escape its own.
+    expect(
+      await cache.answer("GET", "/api/altcha/challenge", headersFrom("203.0.113.50", { "x-forwarded-for": "203.0.113.9" })),
+    ).toBeNull();
+  });
+
+  it("stays bounded under 1,000,000 refused addresses", async () => {
+    const { cache } = setup({ maxEntries: 10_000 });
+    const heapBefore = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 1_000_000; i++) {
+      const address = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+      cache.remember("/api/auth/callback/credentials", client(address), refused(60_000));
+    }
+    expect(cache.size).toBeLessThanOrEqual(10_000);
+    // 10,000 entries at a few hundred bytes each: far below 1,000,000 of them.
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(64 * 1024 * 1024);
+    // The newest are kept; the oldest were evicted.
+    expect(await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("10.15.66.63"))).not.toBeNull();
+    expect(await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("10.0.0.0"))).toBeNull();
+  });
+});

@@ -1,0 +1,133 @@
+import { gzipSync } from "node:zlib";
+import { LRUCache } from "lru-cache";
+import type { LimitResult } from "@/lib/rate-limit/limiter";
+import type { ClientAddress } from "./client-address";
+import { REFUSE, retryAfterSeconds } from "./refusals";
+import type { RefusalStyle, RoutePath } from "./route-policies";
+import { apiSecurityHeaders } from "./security-headers";
+
+/** What server.mjs needs to answer a request without entering Next.js. */
+export type FastAnswer = { status: number; headers: Record<string, string>; body: string | Buffer };
+
+// What Next.js adds to a route handler's response on its way out: its cache-key Vary and gzip
+// when the client takes it. The fast path adds the same, so a client cannot tell the two apart
+// (e2e/refusal-fast-path.spec.ts compares them over HTTP and fails when Next.js changes).
+const NEXT_VARY = "rsc, next-router-state-tree, next-router-prefetch, next-router-segment-prefetch, Accept-Encoding";
+
+/** The one thing the fast path reads from a request's headers (server.mjs passes Node's raw headers). */
+export type HeaderReader = { get(name: string): string | null };
+
+export type FastPath = {
+  /** The remembered refusal for this request, or null to let it through to Next.js. */
+  answer(method: string, url: string, headers: HeaderReader): Promise<FastAnswer | null>;
+};
+
+/** A route whose first limit is keyed by the client address alone. */
+export type FastRoute = { method: string; path: RoutePath; style: RefusalStyle };
+
+// A refusal's bytes change only when its Retry-After second does: each entry keeps the answer it
+// last rendered (and its gzip, made when first asked for), so a flood pays for a lookup, not a render.
+type Rendered = { seconds: number; locale: string; plain: FastAnswer; gzip?: FastAnswer };
+type Entry = { retryAtMs: number; result: LimitResult; style: RefusalStyle; rendered?: Rendered };
+
+// Keys are a route path and an address key; the value holds a number and a shared policy object.
+const ENTRY_BYTES = 200;
+
+/** Where the app publishes its fast path for server.mjs, which cannot import app code. */
+export { FAST_PATH_SYMBOL } from "@/lib/server-contract.mjs";
+
+/**
+ * Refusals already decided, remembered so the next request from the same address to the same
+ * route is answered in front of Next.js, at a fraction of the cost: one client's flood must not
+ * take the server's CPU from everybody else. Only refusals are kept (never allowances), only for
+ * a route's first limit when it is keyed by the address alone (decided before the body), and
+ * only until the retry time; after it the request goes through the limiter again, which stays
+ * the only authority. With a shared store each instance keeps its own cache: it can only refuse
+ * what the store refused.
+ */
+export class FastPathCache implements FastPath {
+  private readonly entries: LRUCache<string, Entry>;
+  private readonly routes: ReadonlyMap<string, FastRoute>;
+  private readonly styles: ReadonlyMap<RoutePath, RefusalStyle>;
+
+  constructor(
+    routes: readonly FastRoute[],
+    private readonly clientAddress: (headers: HeaderReader) => ClientAddress,
+    private readonly clock: () => number,
+    maxEntries: number,
+    private readonly production: boolean,
+    /** Told of each early answer (a debug log line: free unless LOG_LEVEL=debug). */
+    private readonly onAnswer: (path: RoutePath) => void = () => {},
+    /** The request's language, and the refusal said in it as the route's wrapper says it (lib/auth/limited.ts). */
+    private readonly language: {
+      of(headers: HeaderReader): string;
+      say(response: Response, locale: string): Response;
+    } = { of: () => "", say: (response) => response },
+  ) {
+    this.routes = new Map(routes.map((route) => [`${route.method} ${route.path}`, route]));
+    this.styles = new Map(routes.map((route) => [route.path, route.style]));
+    // Bounded in entries and bytes; each entry forgets itself at its retry time.
+    this.entries = new LRUCache<string, Entry>({
+      max: maxEntries,
+      maxSize: maxEntries * ENTRY_BYTES,
+      sizeCalculation: (_entry, key) => ENTRY_BYTES + key.length,
+    });
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Called when a route's first limit refused this client. */
+  remember(path: RoutePath, client: ClientAddress, result: LimitResult) {
+    const ttl = Math.ceil(result.retryAfterMs);
+    // An outage's refusal is the fail mode's, not the limiter's: let each request ask again.
+    // A malformed hop's key is its request's own: remembering it would only fill the cache.
+    if (ttl <= 0 || result.storeFailed || client.source === "unknown" || client.source === "malformed") return;
+    const style = this.styles.get(path);
+    if (!style) return;
+    this.entries.set(key(path, client), { retryAtMs: this.clock() + ttl, result, style }, { ttl });
+  }
+
+  async answer(method: string, url: string, headers: HeaderReader): Promise<FastAnswer | null> {
+    if (this.entries.size === 0) return null;
+    const route = this.routes.get(`${method} ${url.split("?", 1)[0]}`);
+    if (!route) return null;
+    const client = this.clientAddress(headers);
+    if (client.source === "unknown" || client.source === "malformed") return null;
+    const entry = this.entries.get(key(route.path, client));
+    const nowMs = this.clock();
+    if (!entry || entry.retryAtMs <= nowMs) return null;
+    const remainingMs = entry.retryAtMs - nowMs;
+    const seconds = retryAfterSeconds(remainingMs);
+    const locale = this.language.of(headers);
+    if (entry.rendered?.seconds !== seconds || entry.rendered.locale !== locale) {
+      const refusal = this.language.say(REFUSE[entry.style]({ ...entry.result, retryAfterMs: remainingMs }), locale);
+      entry.rendered = { seconds, locale, plain: await this.render(refusal) };
+    }
+    const rendered = entry.rendered;
+    this.onAnswer(route.path);
+    if (!/\bgzip\b/i.test(headers.get("accept-encoding") ?? "")) return rendered.plain;
+    rendered.gzip ??= {
+      ...rendered.plain,
+      headers: { ...rendered.plain.headers, "content-encoding": "gzip" },
+      body: gzipSync(rendered.plain.body),
+    };
+    return rendered.gzip;
+  }
+
+  /** The very refusal the route would send now, with the same headers and body. */
+  private async render(response: Response): Promise<FastAnswer> {
+    const answer: FastAnswer = {
+      status: response.status,
+      headers: { ...apiSecurityHeaders(this.production), vary: NEXT_VARY },
+      body: await response.text(),
+    };
+    response.headers.forEach((value, name) => (answer.headers[name] = value));
+    return answer;
+  }
+}
+
+function key(path: RoutePath, client: ClientAddress): string {
+  return `${path} ${client.key}`;
+}

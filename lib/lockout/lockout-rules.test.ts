@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import { admitAttempt, checkLockout, lockDurationMs, recordFailure, type LockoutPolicy, type LockoutState } from "./lockout-rules";
+
+// The shipped schedule (lib/config/env.ts's defaults) without NIST's cap, which has tests of its own below.
+const policy: LockoutPolicy = { threshold: 5, baseLockMs: 60_000, maxLockMs: 3_600_000, quietPeriodMs: 12 * 3_600_000 };
+
+function failTimes(count: number, startMs: number, stepMs = 1_000): LockoutState | null {
+  let state: LockoutState | null = null;
+  for (let i = 0; i < count; i++) state = recordFailure(state, startMs + i * stepMs, policy);
+  return state;
+}
+
+describe("lockout rules", () => {
+  it("does not lock below the threshold", () => {
+    const state = failTimes(4, 0);
+    expect(state?.failureCount).toBe(4);
+    expect(checkLockout(state, 4_000, policy)).toEqual({ locked: false });
+  });
+
+  it("locks for 60 s at the 5th failure, then doubles per failure up to an hour", () => {
+    expect([5, 6, 7, 8].map((n) => lockDurationMs(n, policy))).toEqual([60_000, 120_000, 240_000, 480_000]);
+    expect(lockDurationMs(11, policy)).toBe(3_600_000);
+    expect(lockDurationMs(10_000, policy)).toBe(3_600_000);
+    const state = failTimes(5, 0);
+    expect(checkLockout(state, 4_000, policy)).toEqual({ locked: true, retryAfterMs: 60_000, lockedUntilMs: 64_000, capped: false });
+    expect(checkLockout(state, 64_000, policy)).toEqual({ locked: false });
+  });
+
+  it("starts the count again after the quiet period", () => {
+    const state = failTimes(4, 0);
+    const after = recordFailure(state, 3_000 + policy.quietPeriodMs, policy);
+    expect(after.failureCount).toBe(1);
+    expect(after.lockedUntilMs).toBeNull();
+    const justBefore = recordFailure(state, 3_000 + policy.quietPeriodMs - 1, policy);
+    expect(justBefore.failureCount).toBe(5);
+  });
+
+  it("counts an admitted attempt as a failure before it is checked, and refuses while locked", () => {
+    const first = admitAttempt(null, 0, policy);
+    expect(first).toEqual({ allowed: true, state: { failureCount: 1, lastFailureAtMs: 0, lockedUntilMs: null } });
+    const locked = failTimes(5, 0);
+    expect(admitAttempt(locked, 5_000, policy)).toMatchObject({ allowed: false, check: { locked: true, capped: false } });
+  });
+
+  it("caps consecutive failures (NIST SP 800-63B): locked at the cap until a success, quiet period or not", () => {
+    const capped = { ...policy, capFailures: 100 };
+    const state: LockoutState = { failureCount: 99, lastFailureAtMs: 0, lockedUntilMs: null };
+    const at100 = admitAttempt(state, 1_000, capped);
+    expect(at100.allowed && at100.state.failureCount).toBe(100);
+    const after = at100.allowed ? at100.state : null;
+    const muchLater = 1_000 + 30 * 24 * 3_600_000;
+    expect(checkLockout(after, muchLater, capped)).toMatchObject({ locked: true, capped: true, retryAfterMs: capped.maxLockMs });
+    expect(recordFailure(after, muchLater, capped).failureCount).toBe(101);
+    // Without a cap the same streak fades after the quiet period.
+    expect(checkLockout(after, muchLater, policy)).toEqual({ locked: false });
+  });
+
+  it("lets a capped streak go once its hold passes with no counted failure", () => {
+    const held = { ...policy, capFailures: 100, capHoldMs: 24 * 3_600_000 };
+    const state: LockoutState = { failureCount: 100, lastFailureAtMs: 0, lockedUntilMs: 3_600_000 };
+    expect(checkLockout(state, 24 * 3_600_000 - 1, held)).toMatchObject({ locked: true, capped: true });
+    expect(checkLockout(state, 24 * 3_600_000, held)).toEqual({ locked: false });
+    // …and the next failure starts a new streak (the quiet period has long passed).
+    expect(recordFailure(state, 24 * 3_600_000, held).failureCount).toBe(1);
+  });
+});
