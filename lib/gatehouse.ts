@@ -107,7 +107,6 @@ export type Gatehouse = {
   pendingSignIns: PendingSignIns;
   /** The second step's own lock, per account or known device (a passkey does not meet it). */
   secondFactorLockoutPolicy: LockoutPolicy;
-  /** The second step's lock key: the account's, or the known device's that passed the password. */
   /** The second step's lock: an account's, a known device's, or (for mailed device codes) a username's. */
   secondFactorLockKey(subject: { userId: string } | { deviceId: string } | { usernameKey: string }): string;
   /** Pwned Passwords range checks of new and signing-in passwords (off without BREACHED_PASSWORDS_URL); fail open. */

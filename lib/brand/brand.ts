@@ -62,7 +62,6 @@ export function supportHref(brand: Brand): string | null {
   return brand.supportUrl ?? (brand.supportEmail ? `mailto:${brand.supportEmail}` : null);
 }
 
-/** The footer's links, in order, only those set. */
 /** The footer's and mails' links; `label` is the key of its name in the `common` catalogue. */
 export function footerLinks(brand: Brand): { label: "support" | "privacy" | "terms"; href: string }[] {
   const support = supportHref(brand);

@@ -45,7 +45,13 @@ export async function verifyCredentials(
   hasher: PasswordHasher,
   onRehashError: (error: unknown) => void = () => {},
 ): Promise<
-  | (VerifiedUser & { rehashed: boolean; emailVerified: boolean; passwordBreached: boolean; signedInBefore: boolean; lastLocale: string | null })
+  | (VerifiedUser & {
+      rehashed: boolean;
+      emailVerified: boolean;
+      passwordBreached: boolean;
+      signedInBefore: boolean;
+      lastLocale: string | null;
+    })
   | null
 > {
   // The hash and its generation in one read: a session made from this check is as old as this hash.
