@@ -1,3 +1,4 @@
+import { localeCookie } from "@/lib/i18n/locales";
 import { NextRequest } from "next/server";
 import { gatehouse, type Gatehouse } from "@/lib/app";
 import { logSecurity } from "@/lib/auth/security-log";
@@ -112,7 +113,10 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
   async function answer(gate: Gatehouse, request: NextRequest, locale: string, context: C | undefined): Promise<Response> {
     const client = gate.clientAddress(request.headers);
     if (needsAddress && client.source === "unknown") return noClientAddress();
-    const limits = new RouteLimits(gate, client, path, rows, style, request.headers.get("user-agent"), locale);
+    // The language a sign-in records for the account's mails: only one the request stated (a
+    // client that says none, like most API clients, leaves the account's as it is).
+    const stated = request.headers.has("accept-language") || localeCookie(request.headers.get("cookie")) !== undefined;
+    const limits = new RouteLimits(gate, client, path, rows, style, request.headers.get("user-agent"), stated ? locale : null);
     try {
       const refused = await limits.leading();
       if (refused) return refused;

@@ -193,12 +193,13 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
   // A sign-in from a client with no known device may wait for a mailed code (below), and a
   // password in a breach corpus makes it wait whether it is right or wrong.
   const confirmable = intent.kind === "sign_in" && device === null && confirms === null && gate.config.devices.confirmation !== "off";
-  const outcome = await gate.hashBudget.run(
-    async (): Promise<SignInOutcome> => {
+  type Checked = { refusal: Response } | { attempt: Extract<AdmittedAttempt, { allowed: true }>; user: VerifiedAttempt; verdict: Verdict };
+  const checked = await gate.hashBudget.run(
+    async (): Promise<Checked> => {
       const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy);
       if (!attempt.allowed) {
         logSecurity(gate, { route: admission.route, outcome: "locked", client, email: admission.email, detail: subject.lane });
-        return { ok: false, refusal: subject.refuse(attempt.check) };
+        return { refusal: subject.refuse(attempt.check) };
       }
       // The breach lookup starts only once the attempt is admitted (a refused one spends no range
       // request) and runs beside Argon2id, so its answer is rarely waited for (it fails open after
@@ -209,14 +210,20 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
         gate.log.warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
       );
       endTimer();
-      return decide(gate, admission, subject, attempt, user, verdict);
+      return { attempt, user, verdict };
     },
-    (): SignInOutcome => {
+    (): Checked => {
       logSecurity(gate, { route: admission.route, outcome: "busy", client, email: admission.email, detail: subject.lane });
-      return { ok: false, refusal: busy() };
+      return { refusal: busy() };
     },
     subject.lane,
   );
+  // The slot is Argon2id's alone: what a counted, verified attempt leads to (the breach verdict
+  // awaited, the database writes) runs once the slot is free, so a slow range service holds none.
+  const outcome: SignInOutcome =
+    "refusal" in checked
+      ? { ok: false, refusal: checked.refusal }
+      : await decide(gate, admission, subject, checked.attempt, checked.user, checked.verdict);
   // A right password that signed in with no verdict waited for (a known device, the API with its
   // device token, "Confirm it's you") is looked up now, outside the slot.
   if (outcome.ok === true && !confirmable && intent.kind !== "change_password" && !outcome.passwordChangeRequired) {
@@ -224,6 +231,9 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
   }
   return outcome;
 }
+
+type VerifiedAttempt = Awaited<ReturnType<typeof verifyCredentials>>;
+type Verdict = Promise<BreachVerdict> | null;
 
 /**
  * What a counted, verified password attempt leads to: a failure (or its stand-in), a pending
@@ -234,8 +244,8 @@ async function decide(
   admission: SignInAdmission,
   subject: Subject,
   attempt: Extract<AdmittedAttempt, { allowed: true }>,
-  user: Awaited<ReturnType<typeof verifyCredentials>>,
-  verdict: Promise<BreachVerdict> | null,
+  user: VerifiedAttempt,
+  verdict: Verdict,
 ): Promise<SignInOutcome> {
   const { email, password, client, device, route, confirms, intent } = admission;
   const browser = browserLabel(admission.userAgent);
@@ -279,7 +289,12 @@ async function decide(
     logSecurity(gate, { route, outcome: "sign_in_failed", client, email, detail: subject.lane });
     const capped = subject.policy.capFailures === attempt.state.failureCount;
     // The owner's own right password before confirming is told to them as such, never as a wrong one.
-    await gate.events.signInFailed(email, client, attempt.state, capped && !device, { browser }, unconfirmed ? "unconfirmed" : "wrong");
+    const record = () =>
+      gate.events.signInFailed(email, client, attempt.state, capped && !device, { browser }, unconfirmed ? "unconfirmed" : "wrong");
+    // A stand-in's record waits for nobody, as a right password's "device_confirmation_due" does:
+    // the answer then costs the same awaited work whether the password was right or wrong.
+    if (standIn) gate.background.run("sign_in_failed", record);
+    else await record();
     // A device that keeps failing is more likely stolen than mistyped on: at the cap it is revoked.
     if (device && capped) await gate.devices.forget(device.id);
     return standIn ? openPending(gate, passed, null, { step: "device_confirmation" }) : { ok: false, refusal: null };
@@ -468,7 +483,11 @@ export async function completeSignIn(
     // The owner of a live session proved it again: recorded as that, for that session; no sign-in happened.
     await gate.events.accountChanged(user.id, "reauthenticated", client, { browser, sessionId: intent.sessionId });
   } else if (intent.kind === "sign_in") {
-    const first = signInToRecord(user, passed.locale) ? await recordSignIn(gate.prisma, user.id, nowMs, passed.locale) : false;
+    // The owner's mails follow the language of a sign-in that proved more than a password typed on
+    // a new device (a known device, the second step, the mailed code): whoever holds only the
+    // password cannot make the owner's "new sign-in" warning, and later mails, unreadable to them.
+    const locale = device || via !== "password" ? passed.locale : null;
+    const first = signInToRecord(user, locale) ? await recordSignIn(gate.prisma, user.id, nowMs, locale) : false;
     await gate.events.signInSucceeded(user.id, client, { browser, sessionId: passed.sessionId });
     // A new device of an account that has signed in before: its first device is no news.
     if (!device && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, passed));

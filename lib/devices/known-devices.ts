@@ -60,7 +60,7 @@ export function prismaKnownDevices(prisma: PrismaClient, options: { secret: stri
       const now = new Date(nowMs);
       // An id no device has: nothing is replaced.
       const old = replacing ?? "";
-      // One statement: the new device, the one it replaces gone (whatever its username), and this
+      // One statement: the new device, the one it replaces gone (only ever a device of this username), and this
       // table cleaning up after itself (a username's expired devices and all but its newest). The
       // DELETE sees the table as it was before the INSERT, so it keeps the newest MAX - 1 live ones
       // besides the new device.
@@ -68,7 +68,7 @@ export function prismaKnownDevices(prisma: PrismaClient, options: { secret: stri
         WITH added AS (
           INSERT INTO "KnownDevice" ("id", "usernameKey", "expiresAt", "createdAt") VALUES (${id}, ${usernameKey}, ${new Date(expiresAtMs)}, ${now})
         )
-        DELETE FROM "KnownDevice" WHERE "id" = ${old} OR ("usernameKey" = ${usernameKey} AND "id" NOT IN (
+        DELETE FROM "KnownDevice" WHERE ("id" = ${old} AND "usernameKey" = ${usernameKey}) OR ("usernameKey" = ${usernameKey} AND "id" NOT IN (
           SELECT "id" FROM "KnownDevice" WHERE "usernameKey" = ${usernameKey} AND "expiresAt" > ${now} AND "id" <> ${old}
           ORDER BY "createdAt" DESC LIMIT ${MAX_DEVICES_PER_USERNAME - 1}::int
         ))`;

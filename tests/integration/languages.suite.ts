@@ -159,17 +159,25 @@ export function languageSuite(label: string, makeDatabase: () => Promise<TestDat
       expect(crossSite.status).toBe(403);
       expect(crossSite.headers.get("set-cookie")).toBeNull();
     });
-    it("mails an account in the language it last signed in with, on every sign-in route", async () => {
+    it("mails an account in the language of its last sign-in from a known device, never a new device's", async () => {
       const email = "berta@example.com";
       const password = "the right passphrase";
-      // Created with no language of its own (the default, English), and signed in once in English.
+      // Created with no language of its own (the default, English); its first sign-in, from a new
+      // browser, records none either.
       await createAccount(gate, email, password);
-      expect((await browserSignIn(email, password, { headers: { "accept-language": "en" } })).status).toBe(200);
+      const first = await browserSignIn(email, password, { headers: { "accept-language": "en" } });
+      expect(first.status).toBe(200);
+      const deviceCookie = first.headers
+        .getSetCookie()
+        .find((cookie) => /gatehouse-device=/.test(cookie))!
+        .split(";")[0]!;
       const subjects = async () => {
         await gate.background.idle();
         await gate.mailer.idle();
         return smtp.received.filter((mail) => recipientOf(mail) === email).map((mail) => mail.subject ?? "");
       };
+      const lastLocale = async () =>
+        (await gate.prisma.user.findUniqueOrThrow({ where: { email }, select: { lastLocale: true } })).lastLocale;
       // A mail asked for in English, with no sign-in in between, still comes in the account's last language.
       const forgot = async () => {
         const forgot = await import("@/app/api/password/forgot/route");
@@ -183,17 +191,32 @@ export function languageSuite(label: string, makeDatabase: () => Promise<TestDat
         expect(res.status).toBe(202);
       };
 
-      // A browser signs in in German (a new device: its notice is the first mail after it).
+      // A new device signs in in German with the password alone: whoever holds it cannot choose the
+      // language of the owner's warning about it, nor of the mails after it.
       expect((await browserSignIn(email, password, { headers: { "accept-language": "de-DE,de;q=0.9" } })).status).toBe(200);
+      expect(await subjects()).toEqual(["New sign-in to your Gatehouse account"]);
+      expect(await lastLocale()).toBeNull();
+
+      // The owner's known browser signs in in German: the next mail is German.
+      const known = await browserSignIn(email, password, { headers: { "accept-language": "de-DE,de;q=0.9" }, cookie: deviceCookie });
+      expect(known.status).toBe(200);
       await forgot();
-      expect(await subjects()).toEqual(["Neue Anmeldung bei Ihrem Konto bei Gatehouse", "Setzen Sie Ihr Passwort für Gatehouse zurück"]);
+      expect((await subjects()).at(-1)).toBe("Setzen Sie Ihr Passwort für Gatehouse zurück");
       expect(await gate.prisma.user.findUnique({ where: { email }, select: { locale: true, lastLocale: true } })).toEqual({
         locale: null,
         lastLocale: "de",
       });
 
-      // An app signs in through the token API in English: the next mail is English again.
-      expect((await tokenSignIn(email, password, { headers: { "accept-language": "en-GB" } })).status).toBe(200);
+      // An app that states no language leaves it as it is; its known device stating English sets it.
+      const app = await tokenSignIn(email, password);
+      expect(app.status).toBe(200);
+      // Each sign-in replaces the device token it came with.
+      const tokenOf = async (res: Response) => ((await res.json()) as { device_token: string }).device_token;
+      const again = await tokenSignIn(email, password, { deviceToken: await tokenOf(app) });
+      expect(again.status).toBe(200);
+      expect(await lastLocale()).toBe("de");
+      const english = await tokenSignIn(email, password, { deviceToken: await tokenOf(again), headers: { "accept-language": "en-GB" } });
+      expect(english.status).toBe(200);
       await forgot();
       expect((await subjects()).at(-1)).toBe("Reset your Gatehouse password");
     });

@@ -44,6 +44,20 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
       expect(await gate.prisma.knownDevice.count({ where: { id: theirs.id } })).toBe(1);
     });
 
+    it("a new device replaces only a device of its own username", async () => {
+      const key = gate.usernameKey("replacing@example.com");
+      const other = gate.usernameKey("not-replaced@example.com");
+      const now = Date.now();
+      const theirs = await gate.devices.issue(other, now);
+      const mine = await gate.devices.issue(key, now);
+      // Another username's device id given as the one replaced: it stays.
+      await gate.devices.issue(key, now + 1, theirs.id);
+      expect(await gate.prisma.knownDevice.count({ where: { id: theirs.id } })).toBe(1);
+      // This username's own: it goes.
+      await gate.devices.issue(key, now + 2, mine.id);
+      expect(await gate.prisma.knownDevice.count({ where: { id: mine.id } })).toBe(0);
+    });
+
     it("a device is claimed by one sign-in at a time, and again once the claim lapses", async () => {
       const key = gate.usernameKey("claims@example.com");
       const now = Date.now();
