@@ -54,7 +54,7 @@ const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed", "lock
 // Hard stops, whatever a part does: the bench must end by itself.
 const FULL_RUN_LIMIT_MS = 30 * 60_000;
 // Part 11 starts four servers of its own (Gatehouse and the peer twice) even at smoke size.
-const SMOKE_RUN_LIMIT_MS = 6 * 60_000;
+const SMOKE_RUN_LIMIT_MS = 10 * 60_000;
 
 type Options = { parts: Part[]; smoke: boolean; build: boolean; compare?: string };
 
