@@ -249,16 +249,8 @@ async function decide(
 ): Promise<SignInOutcome> {
   const { email, password, client, device, route, confirms, intent } = admission;
   const browser = browserLabel(admission.userAgent);
-  const passed: PassedPassword = {
-    email,
-    client,
-    device,
-    route,
-    userAgent: admission.userAgent,
-    locale: admission.locale,
-    sessionId: admission.sessionId,
-    intent,
-  };
+  const { userAgent, locale, sessionId } = admission;
+  const passed: PassedPassword = { email, client, device, route, userAgent, locale, sessionId, intent };
   const nowMs = gate.clock();
   // A sign-in from a client with no known device, on a username under attack (or always), waits
   // for a mailed code whether the password is right or not (lib/factors/device-confirmation.ts).
@@ -377,17 +369,10 @@ async function countedWithoutSession(
  * A right password (or confirmation link), with what its admission chose: the client, its known
  * device, the session id, the intent. A pending sign-in keeps these for the second step.
  */
-export type PassedPassword = {
-  email: string;
-  client: ClientAddress;
-  device: KnownDevice | null;
-  route: string;
-  userAgent: string | null;
-  /** The language of the request that finishes the sign-in: the account's last one from then on. */
-  locale: string | null;
-  sessionId: string;
-  intent: Intent;
-};
+export type PassedPassword = Pick<
+  SignInAdmission,
+  "email" | "client" | "device" | "route" | "userAgent" | "locale" | "sessionId" | "intent"
+>;
 
 /**
  * The pending sign-in a right password (or, for a device confirmation, any password) leaves: the

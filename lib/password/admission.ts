@@ -16,7 +16,11 @@ export type SignInAdmission = Readonly<{
   route: string;
   /** Only labels (the account page's list of sessions). */
   userAgent: string | null;
-  /** The request's language: the account remembers the last one it signed in with (its mails use it). */
+  /**
+   * The language the request stated (cookie or Accept-Language), null when it stated none. A
+   * sign-in that proved more than a password typed on a new device records it as the account's
+   * mail language (`completeSignIn` in lib/auth/sign-in.ts).
+   */
   locale: string | null;
   /**
    * The id the browser session will have if this sign-in succeeds, chosen now so the "signed in"
