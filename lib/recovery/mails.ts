@@ -121,6 +121,9 @@ export function brandedMessages(settings: MailSettings) {
       reset(forgotUrl),
     ]);
   const named = (kind: string, name: string) => (name ? k(kind, "p1Named", { name }) : k(kind, "p1"));
+  /** A factor added or removed: `what` is its kind ("totp"), or empty for "a second step". */
+  const factorNotice = (kind: "factor_added" | "factor_removed", to: string, origin: NoticeOrigin, forgotUrl: string, what: string) =>
+    notice(kind, to, origin, forgotUrl, k(kind, "p1", { what: what ? factorName(settings, what) : t("mail.factor.secondStep") }));
 
   return {
     deviceCode: (to: string, code: string, lifetimeMinutes: number, origin: NoticeOrigin, forgotUrl: string) =>
@@ -181,21 +184,9 @@ export function brandedMessages(settings: MailSettings) {
     passkeyCounterRegressed: (to: string, origin: NoticeOrigin, forgotUrl: string, name = "") =>
       notice("passkey_counter_regressed", to, origin, forgotUrl, named("passkey_counter_regressed", name)),
     factorAdded: (to: string, origin: NoticeOrigin, forgotUrl: string, what = "") =>
-      notice(
-        "factor_added",
-        to,
-        origin,
-        forgotUrl,
-        k("factor_added", "p1", { what: what ? factorName(settings, what) : t("mail.factor.secondStep") }),
-      ),
+      factorNotice("factor_added", to, origin, forgotUrl, what),
     factorRemoved: (to: string, origin: NoticeOrigin, forgotUrl: string, what = "") =>
-      notice(
-        "factor_removed",
-        to,
-        origin,
-        forgotUrl,
-        k("factor_removed", "p1", { what: what ? factorName(settings, what) : t("mail.factor.secondStep") }),
-      ),
+      factorNotice("factor_removed", to, origin, forgotUrl, what),
     recoveryCodeUsed: (to: string, origin: NoticeOrigin, forgotUrl: string, left = "") =>
       notice(
         "recovery_code_used",
