@@ -1,5 +1,6 @@
 import { simpleParser, type ParsedMail } from "mailparser";
 import { SMTPServer } from "smtp-server";
+import { freePort } from "./ports";
 
 export type SmtpReply = "accept" | { code: number; message: string } | { delayMs: number };
 
@@ -51,6 +52,16 @@ export async function startSmtp(
     server.listen(port, "127.0.0.1", () => resolve());
   });
   return { received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/**
+ * An SMTP server for a test instance to deliver to: on `port` (a free one when not given), with
+ * the settings that point an instance at it and retry a refused delivery quickly.
+ */
+export async function startMailbox(port?: number) {
+  const smtpPort = port ?? (await freePort());
+  const server = await startSmtp(smtpPort);
+  return { ...server, port: smtpPort, settings: { SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, MAIL_RETRY_BASE_MS: "50" } };
 }
 
 /** The recipient of a parsed message. */

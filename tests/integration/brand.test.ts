@@ -8,8 +8,7 @@ import { altchaPayload } from "../helpers/browser";
 import { freshPglite, type TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
-import { freePort } from "../helpers/ports";
-import { recipientOf, startSmtp } from "../helpers/smtp";
+import { recipientOf, startMailbox } from "../helpers/smtp";
 
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 8 8"><rect width="8" height="8" fill="#b3261e"/></svg>';
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
@@ -107,16 +106,14 @@ describe("GET /api/brand/logo/<hash> without BRAND_LOGO", () => {
 });
 
 describe("mail under the instance's brand", () => {
-  let smtp: Awaited<ReturnType<typeof startSmtp>>;
-  let smtpPort = 0;
+  let smtp: Awaited<ReturnType<typeof startMailbox>>;
   beforeAll(async () => {
-    smtpPort = await freePort();
-    smtp = await startSmtp(smtpPort);
+    smtp = await startMailbox();
   });
   afterAll(async () => smtp?.close());
 
   withInstance(
-    () => ({ BRAND_NAME: "Acme Login", SMTP_URL: `smtp://127.0.0.1:${smtpPort}` }),
+    () => ({ BRAND_NAME: "Acme Login", ...smtp.settings }),
     (gate) => {
       it("names the brand, never Gatehouse, in a registration's verification mail", async () => {
         const email = `brand-${Date.now()}@example.com`;

@@ -15,9 +15,8 @@ import {
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
-import { freePort } from "../helpers/ports";
 import { startRangeServer } from "../helpers/range-server";
-import { recipientOf, startSmtp } from "../helpers/smtp";
+import { recipientOf, startMailbox } from "../helpers/smtp";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -36,20 +35,17 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
   describe(`device confirmation on ${label}`, () => {
     let database: TestDatabase;
     let gate: Gate;
-    let smtp: Awaited<ReturnType<typeof startSmtp>>;
-    let smtpUrl: string;
+    let smtp: Awaited<ReturnType<typeof startMailbox>>;
 
     const serve = async (settings: Record<string, string> = {}) => {
       await closeServed(gate);
-      gate = await servedGatehouse(database.url, { HASH_QUEUE: "100", SMTP_URL: smtpUrl, MAIL_RETRY_BASE_MS: "50", ...settings });
+      gate = await servedGatehouse(database.url, { ...smtp.settings, HASH_QUEUE: "100", ...settings });
     };
 
     beforeAll(async () => {
       announcePeerHeader();
       database = await makeDatabase();
-      const port = await freePort();
-      smtp = await startSmtp(port);
-      smtpUrl = `smtp://127.0.0.1:${port}`;
+      smtp = await startMailbox();
       await serve();
     });
     afterAll(async () => {

@@ -4,8 +4,7 @@ import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { altchaPayload, browserSignIn, createAccount, tokenSignIn } from "../helpers/browser";
-import { freePort } from "../helpers/ports";
-import { recipientOf, startSmtp } from "../helpers/smtp";
+import { recipientOf, startMailbox } from "../helpers/smtp";
 
 type Gatehouse = import("@/lib/app").Gatehouse;
 type RegisterRoute = typeof import("@/app/api/register/route");
@@ -26,14 +25,13 @@ export function languageSuite(label: string, makeDatabase: () => Promise<TestDat
     let token: TokenRoute;
     let locale: LocaleRoute;
     let challenge: ChallengeRoute;
-    let smtp: Awaited<ReturnType<typeof startSmtp>>;
+    let smtp: Awaited<ReturnType<typeof startMailbox>>;
 
     beforeAll(async () => {
       announcePeerHeader();
       database = await makeDatabase();
-      const smtpPort = await freePort();
-      smtp = await startSmtp(smtpPort);
-      gate = await servedGatehouse(database.url, { SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, MAIL_RETRY_BASE_MS: "50" });
+      smtp = await startMailbox();
+      gate = await servedGatehouse(database.url, smtp.settings);
       register = await import("@/app/api/register/route");
       token = await import("@/app/api/v1/authentication/token/route");
       locale = await import("@/app/api/locale/route");

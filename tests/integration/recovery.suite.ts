@@ -15,8 +15,7 @@ import {
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
-import { freePort } from "../helpers/ports";
-import { linkTokenOf, recipientOf, startSmtp } from "../helpers/smtp";
+import { linkTokenOf, recipientOf, startMailbox } from "../helpers/smtp";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -32,20 +31,13 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
   describe(`recovery by email on ${label}`, () => {
     let database: TestDatabase;
     let gate: Gate;
-    let smtpPort: number;
-    let smtp: Awaited<ReturnType<typeof startSmtp>>;
+    let smtp: Awaited<ReturnType<typeof startMailbox>>;
 
     beforeAll(async () => {
       announcePeerHeader();
       database = await makeDatabase();
-      smtpPort = await freePort();
-      smtp = await startSmtp(smtpPort);
-      gate = await servedGatehouse(database.url, {
-        HASH_QUEUE: "100",
-        SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
-        MAIL_RETRY_BASE_MS: "50",
-        LOCKOUT_THRESHOLD: "3",
-      });
+      smtp = await startMailbox();
+      gate = await servedGatehouse(database.url, { ...smtp.settings, HASH_QUEUE: "100", LOCKOUT_THRESHOLD: "3" });
     });
 
     afterAll(async () => {
@@ -551,7 +543,7 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         await gate.background.idle();
         expect(gate.mailer.depth()).toBeGreaterThanOrEqual(2);
         await new Promise((resolve) => setTimeout(resolve, 300));
-        smtp = await startSmtp(smtpPort);
+        smtp = await startMailbox(smtp.port);
         await settled();
         expect(mailsTo("patient@example.com", /reset your/i)).toHaveLength(1);
         expect(mailsTo("outage@example.com", /confirm your email/i)).toHaveLength(1);
