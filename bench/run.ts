@@ -189,7 +189,7 @@ async function main(): Promise<number> {
       const report = await part.run({ smoke: options.smoke, root, say, withServer: serverFor(part), compare: comparing });
       const load = `1-minute load average ${loadBefore.toFixed(2)} before, ${os.loadavg()[0]!.toFixed(2)} after`;
       const built = SERVER_PARTS.has(part.id) ? buildNote : "";
-      const measured = `Measured ${new Date().toISOString()} (commit ${machine.commit}) in ${((performance.now() - startedMs) / 1000).toFixed(0)} s; ${load}.${built} Reproduce: \`${reproduce(part.id, comparing?.root)}\``;
+      const measured = `Measured ${new Date().toISOString()} (commit ${machine.commit}; ${machine.cpus} × ${machine.cpuModel}) in ${((performance.now() - startedMs) / 1000).toFixed(0)} s; ${load}.${built} Reproduce: \`${reproduce(part.id, comparing?.root)}\``;
       const markdown = [`## ${part.title}`, "", measured, "", report.markdown].join("\n");
       console.log("");
       console.log(report.markdown);
@@ -211,9 +211,9 @@ async function main(): Promise<number> {
     const header = [
       "# Gatehouse: benchmark results",
       "",
-      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on the machine below, and each section names the command that reproduces it. The HTTP drills (parts 2, 3, 6, 9, 10, 11 and 12) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing), and part 2's before column a second checkout with its own build (`--compare DIR`); part 7 needs Chromium (`CHROMIUM_PATH`, else `/usr/bin/chromium`). What each part measures, and how to run one: [README.md](README.md). The machine is shared with other sessions (its load average is written beside each part): the parts that compare run their contenders in alternating rounds within one run and give ranges over the rounds.",
+      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on a 2-core machine of the kind below (the last run's); parts run on different days may have run on different CPUs, so each section names its commit, its CPU (since 2026-12-02) and the command that reproduces it. The HTTP drills (parts 2, 3, 6, 9, 10, 11 and 12) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing), and part 2's before column a second checkout with its own build (`--compare DIR`); part 7 needs Chromium (`CHROMIUM_PATH`, else `/usr/bin/chromium`). What each part measures, and how to run one: [README.md](README.md). The machine is shared with other sessions (its load average is written beside each part): the parts that compare run their contenders in alternating rounds within one run and give ranges over the rounds.",
       "",
-      "## Machine",
+      "## Machine of the last run",
       "",
       machineMarkdown(machine),
       `- Last written: ${machine.date}`,
