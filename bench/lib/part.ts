@@ -20,7 +20,7 @@ export type PartId =
 export const PART_TITLES: Readonly<Record<PartId, string>> = {
   limiter: "1. Limiter decision cost",
   flood: "2. Flood from one address",
-  distributed: "3. Distributed attack",
+  distributed: "3. Distributed spray: many addresses, one guess per username",
   memory: "4. Memory of the in-memory store",
   argon2: "5. Argon2id cost and ceiling",
   lockout: "6. Lockout as denial of service",
