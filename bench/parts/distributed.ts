@@ -399,7 +399,7 @@ async function drill(context: PartContext, server: BenchServer): Promise<PartRep
     "",
     "The queue length is not exported by the server, so it is estimated from the client side: at each 10 ms the number of attacker requests that were later answered after Argon2id and were still open, minus the slots that run. It includes the few milliseconds those requests spend in the layers before and after the hash budget, so it is an upper estimate.",
     "",
-    `The attackers solved their challenges before the attack, at the base size: a challenge stays valid for ALTCHA_EXPIRES_SECONDS (300 s by default, 3600 s here), so solutions stockpiled in a calm moment are not raised by the pressure the attack then causes. A fresh address asking during the attack gets what the new device got (its proof-of-work column); the cost per level is in part 7.`,
+    `The attackers solved their challenges before the attack, at the base size: a challenge stays valid for ALTCHA_EXPIRES_SECONDS (300 s by default, 3600 s here), so solutions can be stockpiled in a calm moment; once the attack raises the pressure, the server refuses those solved below the level it then asks (\`too_easy\` in the table above) as it refuses a replay, before any database or Argon2id work. A fresh address asking during the attack gets what the new device got (its proof-of-work column); the cost per level is in part 7.`,
     ...(sentBack > 0
       ? [
           "",
@@ -410,7 +410,7 @@ async function drill(context: PartContext, server: BenchServer): Promise<PartRep
   return {
     markdown,
     headlines: [
-      `Distributed spray (one guess per username, not an attack on one owner: see part 11), ${fmt.int(used)} addresses below their limits: the known-device user signed in ${ka.firstTry}/${ka.runs} times on the first try (previous run's user without a cookie: ${BEFORE.attack.firstTry}/${BEFORE.attack.runs}), first answer p99 ${fmt.ms(ki.postP99)} idle → ${fmt.ms(ka.postP99)} under attack (${fmt.ratio(ka.postP99 / ki.postP99)}; before: 77.5 ms → 588 ms); the new-device user ${fa.signedIn}/${fa.runs} within ${MAX_TRIES_PER_SIGN_IN} tries (${fa.firstTry} on the first), p99 ${fmt.ms(fi.postP99)} → ${fmt.ms(fa.postP99)}; hash budget answered ${fmt.int(busy)} × 503${serverErrorAnswers > 0 ? ` and ${fmt.int(serverErrorAnswers)} × 500` : ""}, ALTCHA refused ${fmt.int(captchaRefused)} replays, ${fmt.int(reachedArgon2)} attempts reached Argon2id (${fmt.fixed(reachedArgon2 / attackSeconds, 1)}/s; before: 3,962, 36.9/s)`,
+      `Distributed spray (one guess per username, not an attack on one owner: see part 11), ${fmt.int(used)} addresses below their limits: the known-device user signed in ${ka.firstTry}/${ka.runs} times on the first try (previous run's user without a cookie: ${BEFORE.attack.firstTry}/${BEFORE.attack.runs}), first answer p99 ${fmt.ms(ki.postP99)} idle → ${fmt.ms(ka.postP99)} under attack (${fmt.ratio(ka.postP99 / ki.postP99)}; before: 77.5 ms → 588 ms); the new-device user ${fa.signedIn}/${fa.runs} within ${MAX_TRIES_PER_SIGN_IN} tries (${fa.firstTry} on the first), p99 ${fmt.ms(fi.postP99)} → ${fmt.ms(fa.postP99)}; hash budget answered ${fmt.int(busy)} × 503${serverErrorAnswers > 0 ? ` and ${fmt.int(serverErrorAnswers)} × 500` : ""}, ALTCHA refused ${fmt.int(captchaRefused)} (replayed, or solved below the level the pressure asked), ${fmt.int(reachedArgon2)} attempts reached Argon2id (${fmt.fixed(reachedArgon2 / attackSeconds, 1)}/s; before: 3,962, 36.9/s)`,
     ],
   };
 }
