@@ -193,7 +193,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
   // A sign-in from a client with no known device may wait for a mailed code (below), and a
   // password in a breach corpus makes it wait whether it is right or wrong.
   const confirmable = intent.kind === "sign_in" && device === null && confirms === null && gate.config.devices.confirmation !== "off";
-  type Checked = { refusal: Response } | { attempt: Extract<AdmittedAttempt, { allowed: true }>; user: VerifiedAttempt; verdict: Verdict };
+  type Checked = { refusal: Response } | { attempt: Admitted; user: VerifiedAttempt; verdict: Verdict };
   const checked = await gate.hashBudget.run(
     async (): Promise<Checked> => {
       const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy);
@@ -232,6 +232,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
   return outcome;
 }
 
+type Admitted = Extract<AdmittedAttempt, { allowed: true }>;
 type VerifiedAttempt = Awaited<ReturnType<typeof verifyCredentials>>;
 type Verdict = Promise<BreachVerdict> | null;
 
@@ -243,7 +244,7 @@ async function decide(
   gate: Gatehouse,
   admission: SignInAdmission,
   subject: Subject,
-  attempt: Extract<AdmittedAttempt, { allowed: true }>,
+  attempt: Admitted,
   user: VerifiedAttempt,
   verdict: Verdict,
 ): Promise<SignInOutcome> {
@@ -352,7 +353,7 @@ async function countedWithoutSession(
   gate: Gatehouse,
   admission: SignInAdmission,
   subject: Subject,
-  attempt: Extract<AdmittedAttempt, { allowed: true }>,
+  attempt: Admitted,
   as: "failure" | "second_step",
   nowMs: number,
 ): Promise<void> {
