@@ -27,7 +27,8 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
     DATABASE_URL=pglite:/data/pglite \
-    MAIL_OUTBOX_DIR=/data/outbox
+    MAIL_OUTBOX_DIR=/data/outbox \
+    MALLOC_MMAP_THRESHOLD_=131072
 # The embedded database (PGlite) and its lock, and the mail outbox: back up this volume, or use
 # `npm run db:backup` (README).
 VOLUME /data
@@ -38,4 +39,6 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
 # server.mjs drains in-flight requests on SIGTERM (SHUTDOWN_GRACE_MS, default 10 s): give the
 # container longer than that before it is killed (compose.yaml: stop_grace_period).
 STOPSIGNAL SIGTERM
-CMD ["node", "server.mjs"]
+# Lean at rest: the young generation's size and glibc's mmap threshold (with the ENV above) are read
+# at process start, so they belong to the command (lib/server-contract.mjs, LEAN_START).
+CMD ["node", "--max-semi-space-size=2", "server.mjs"]

@@ -24,7 +24,7 @@ function run(command: string, args: string[], cwd = root): string {
   return result.stdout;
 }
 
-/** `node --env-file=<file> server.mjs` in the packaged folder, with no other variable than PATH. */
+/** `node --env-file=<file> server.mjs` in the packaged folder, started lean, with no other variable than PATH and LEAN_START's. */
 const startServer = (folder: string, envFile: string): Server => startWithEnvFile(folder, envFile);
 
 function cookiesOf(response: Response): string {

@@ -80,3 +80,28 @@ export function inheritedListener(env, pid) {
   // One socket is all Gatehouse serves: the .socket unit names one ListenStream.
   return { fd: SD_LISTEN_FDS_START };
 }
+
+/**
+ * How the server process is started, wherever it is (npm start, the Dockerfile, the systemd unit, the
+ * operator's command in docs/deployment.md, the bench): V8's young generation held to 2 MiB
+ * semi-spaces (Node's default grows them to 16 MiB, 32 MiB resident between collections), and
+ * glibc's mmap threshold fixed at 128 KiB (its dynamic threshold otherwise rises after the first
+ * large buffers are freed, and later ones stay in the heap's arenas). Both are read when the process
+ * starts, before server.mjs runs, so they are part of the command, not settings it could apply.
+ * Together: 258 → 210 MiB resident after warm-up, 318 → 263 MiB at a flood's peak (bench/RESULTS.md
+ * part 11). tests/start-commands.test.ts keeps every start command saying the same.
+ */
+export const LEAN_START = Object.freeze({
+  nodeFlags: Object.freeze(["--max-semi-space-size=2"]),
+  environment: Object.freeze({ MALLOC_MMAP_THRESHOLD_: "131072" }),
+});
+
+/**
+ * The shell command that starts server.mjs lean, with `nodeArgs` (such as --env-file=…) before it.
+ * @param {string[]} nodeArgs
+ * @returns {string}
+ */
+export function leanStartCommand(nodeArgs = []) {
+  const variables = Object.entries(LEAN_START.environment).map(([name, value]) => `${name}=${value}`);
+  return [...variables, "node", ...LEAN_START.nodeFlags, ...nodeArgs, "server.mjs"].join(" ");
+}

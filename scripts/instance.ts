@@ -15,6 +15,7 @@ import {
   validateClientName,
   type BrandAnswers,
 } from "@/lib/ops/instance";
+import { leanStartCommand } from "@/lib/server-contract.mjs";
 import { runCommand } from "./command";
 
 const USAGE = [
@@ -107,7 +108,7 @@ async function main(): Promise<string> {
     `  data folder ${settings.dataDir}, port ${settings.port}, public URL ${settings.url}`,
     `  brand ${settings.brand.BRAND_NAME}${settings.brand.BRAND_COLOR ? `, colour ${settings.brand.BRAND_COLOR}` : ""}${settings.brand.BRAND_LOGO ? `, logo ${settings.brand.BRAND_LOGO}` : ""}`,
     ...(settings.placeholderUrl ? [`  NEXTAUTH_URL is a placeholder: edit it in ${envFile} (or start over with --url).`] : []),
-    `Start it from the packaged server folder: node --env-file=${path.resolve(envFile)} server.mjs`,
+    `Start it from the packaged server folder: ${leanStartCommand([`--env-file=${path.resolve(envFile)}`])}`,
   ].join("\n");
 }
 

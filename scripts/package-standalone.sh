@@ -74,4 +74,4 @@ if [ "$missing" != 0 ]; then
   exit 1
 fi
 
-echo "Packaged $(du -sh "$dest" | cut -f1) into $dest. Start it there with: node --env-file=<instance env file> server.mjs"
+echo "Packaged $(du -sh "$dest" | cut -f1) into $dest. Start it there with: MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=2 --env-file=<instance env file> server.mjs"

@@ -5,6 +5,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
+import { LEAN_START } from "../../lib/server-contract.mjs";
 import { request } from "./http";
 import { sleep } from "./stats";
 
@@ -225,7 +226,12 @@ export async function startServer(
     ...settings,
   } as NodeJS.ProcessEnv;
 
-  const child = spawn(process.execPath, ["server.mjs"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  // Started as every deployment starts it: lean (lib/server-contract.mjs).
+  const child = spawn(process.execPath, [...LEAN_START.nodeFlags, "server.mjs"], {
+    cwd: root,
+    env: { ...LEAN_START.environment, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   running.add(child);
   const counts = new Map<string, number>();
   const waiters = new Set<() => void>();

@@ -1,17 +1,19 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { LEAN_START } from "../../lib/server-contract.mjs";
 
 export type EnvFileServer = { child: ChildProcess; exited: Promise<number | null>; output(): string };
 
 /**
- * `node --env-file=<file> server.mjs` in `folder`, as an operator starts an instance: nothing of
- * this process's environment but PATH, plus `env` (which wins over the file, as node does).
+ * `node --env-file=<file> server.mjs` in `folder`, started lean as an operator starts an instance
+ * (LEAN_START): nothing of this process's environment but PATH and LEAN_START's variables, plus
+ * `env` (which wins over the file, as node does).
  */
 export function startWithEnvFile(folder: string, envFile: string, env: Record<string, string> = {}): EnvFileServer {
   let output = "";
-  const child: ChildProcess = spawn(process.execPath, [`--env-file=${envFile}`, "server.mjs"], {
+  const child: ChildProcess = spawn(process.execPath, [...LEAN_START.nodeFlags, `--env-file=${envFile}`, "server.mjs"], {
     cwd: folder,
     // (Next's types declare NODE_ENV always set.)
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env } as unknown as NodeJS.ProcessEnv,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...LEAN_START.environment, ...env } as unknown as NodeJS.ProcessEnv,
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout?.on("data", (chunk) => (output += chunk));
