@@ -4,6 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
+import { LEAN_START, leanStartCommand } from "../../lib/server-contract.mjs";
 import { runJsonChild } from "../lib/child";
 import { answered, FloodClient, type CannonLoad } from "../lib/cannon";
 import { getCsrf, register, request, signIn, signInBody, signInHeaders, SIGN_IN_PATH, solvedPayload, type Csrf } from "../lib/http";
@@ -116,9 +117,11 @@ function peer(hashing: "argon2id" | "scrypt"): Contender {
       const port = await freePort();
       const baseUrl = `http://127.0.0.1:${port}`;
       const folder = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-peer-"));
-      const child = spawn(process.execPath, [path.join(context.root, "bench", "peer", "server.mjs")], {
+      // Started lean as Gatehouse is (lib/server-contract.mjs), so that neither gets a start the other lacks.
+      const child = spawn(process.execPath, [...LEAN_START.nodeFlags, path.join(context.root, "bench", "peer", "server.mjs")], {
         cwd: path.join(context.root, "bench"),
         env: {
+          ...LEAN_START.environment,
           PATH: process.env.PATH ?? "/usr/bin:/bin",
           NODE_ENV: "production",
           PEER_PORT: String(port),
@@ -200,9 +203,11 @@ type RoundFigures = {
   floodDatabaseBytes: number;
   rssStartBytes: number;
   rssWarmBytes: number;
+  /** The distinct-address run's server (a second one, fresh): after its 20 page loads, and its peak. */
+  rssFloodWarmBytes: number;
   rssFloodPeakBytes: number;
-  /** Before the distinct-address run: what the drills before it (the attack, Argon2id) left resident. */
-  rssFloodStartBytes: number;
+  /** What the drills (the attack, Argon2id) left resident in the first server. */
+  rssAfterDrillsBytes: number;
   floodAnswered: number;
   floodSeconds: number;
   idleP50Ms: number;
@@ -218,6 +223,12 @@ type RoundFigures = {
   ownerSignedIn: string;
 };
 
+/** Resident memory after 20 page loads, the warm-up every server of this part gets first. */
+async function warmUp(running: Running): Promise<number> {
+  for (let i = 0; i < 20; i++) await running.pageLoad();
+  return rssBytes(running.pid);
+}
+
 async function measure(
   context: PartContext,
   contender: Contender,
@@ -225,11 +236,58 @@ async function measure(
   round: number,
   cannon: FloodClient,
 ): Promise<RoundFigures> {
+  const drills = await measureDrills(context, contender, sizes, round, cannon);
+  const flood = await measureFlood(context, contender, sizes, cannon);
+  return { ...drills, ...flood };
+}
+
+type FloodFigures = Pick<
+  RoundFigures,
+  "rssFloodWarmBytes" | "rssFloodPeakBytes" | "floodAnswered" | "floodSeconds" | "floodHeapUsedBytes" | "floodDatabaseBytes"
+>;
+
+/**
+ * Memory while many addresses send one cheap request each, as the issue measures it: on a server of
+ * its own, started fresh and warmed like the first, so that the peak is over the RSS after start and
+ * warm-up rather than over what the drills left.
+ */
+async function measureFlood(context: PartContext, contender: Contender, sizes: Sizes, cannon: FloodClient): Promise<FloodFigures> {
+  const running = await contender.start(context);
+  try {
+    const rssFloodWarmBytes = await warmUp(running);
+    let rssFloodPeakBytes = rssFloodWarmBytes;
+    const sampler = setInterval(() => (rssFloodPeakBytes = Math.max(rssFloodPeakBytes, rssBytes(running.pid))), 250);
+    const flood = await cannon.run(
+      { url: running.baseUrl, connections: 16, durationSeconds: sizes.floodSeconds, maxRequests: sizes.flood, load: running.distinctLoad },
+      () => processTreeCpuMs(running.pid),
+    );
+    clearInterval(sampler);
+    rssFloodPeakBytes = Math.max(rssFloodPeakBytes, rssBytes(running.pid));
+    const afterFlood = (await running.memoryBreakdown?.()) ?? { heapUsedBytes: Number.NaN, databaseBytes: Number.NaN };
+    return {
+      rssFloodWarmBytes,
+      rssFloodPeakBytes,
+      floodAnswered: answered(flood),
+      floodSeconds: flood.durationSeconds,
+      floodHeapUsedBytes: afterFlood.heapUsedBytes,
+      floodDatabaseBytes: afterFlood.databaseBytes,
+    };
+  } finally {
+    await running.stop();
+  }
+}
+
+async function measureDrills(
+  context: PartContext,
+  contender: Contender,
+  sizes: Sizes,
+  round: number,
+  cannon: FloodClient,
+): Promise<Omit<RoundFigures, keyof FloodFigures>> {
   const running = await contender.start(context);
   try {
     const rssStartBytes = rssBytes(running.pid);
-    for (let i = 0; i < 20; i++) await running.pageLoad();
-    const rssWarmBytes = rssBytes(running.pid);
+    const rssWarmBytes = await warmUp(running);
     const breakdown = (await running.memoryBreakdown?.()) ?? { heapUsedBytes: Number.NaN, databaseBytes: Number.NaN };
     await running.createOwner();
 
@@ -281,28 +339,11 @@ async function measure(
     await ownerLoop;
     const ownerSummary = summarize(owner.filter((attempt) => attempt.ok).map((attempt) => attempt.ms));
 
-    // Memory: many addresses, one cheap request each, resident memory sampled throughout.
-    const rssFloodStartBytes = rssBytes(running.pid);
-    let rssFloodPeakBytes = rssFloodStartBytes;
-    const sampler = setInterval(() => (rssFloodPeakBytes = Math.max(rssFloodPeakBytes, rssBytes(running.pid))), 250);
-    const flood = await cannon.run(
-      { url: running.baseUrl, connections: 16, durationSeconds: sizes.floodSeconds, maxRequests: sizes.flood, load: running.distinctLoad },
-      cpu,
-    );
-    clearInterval(sampler);
-    rssFloodPeakBytes = Math.max(rssFloodPeakBytes, rssBytes(running.pid));
-    const afterFlood = (await running.memoryBreakdown?.()) ?? { heapUsedBytes: Number.NaN, databaseBytes: Number.NaN };
-
     return {
       ...breakdown,
-      floodHeapUsedBytes: afterFlood.heapUsedBytes,
-      floodDatabaseBytes: afterFlood.databaseBytes,
       rssStartBytes,
       rssWarmBytes,
-      rssFloodPeakBytes,
-      rssFloodStartBytes,
-      floodAnswered: answered(flood),
-      floodSeconds: flood.durationSeconds,
+      rssAfterDrillsBytes: rssBytes(running.pid),
       idleP50Ms: idleSummary.p50,
       idleP99Ms: idleSummary.p99,
       refusalCpuMs: refusals.cpuMs / Math.max(1, answered(refusals)),
@@ -395,12 +436,13 @@ export const peerPart: Part = {
         range(pick("rssStartBytes"), fmt.mib),
         range(pick("rssWarmBytes"), fmt.mib),
         `${range(pick("rssFloodPeakBytes"), fmt.mib)} (${range(
-          runs.map((run) => run.rssFloodPeakBytes / run.rssWarmBytes),
+          runs.map((run) => run.rssFloodPeakBytes / run.rssFloodWarmBytes),
           fmt.ratio,
-        )} of warm; ${range(pick("floodAnswered"), fmt.int)} addresses in ${range(pick("floodSeconds"), (s) => `${s.toFixed(0)} s`)}; ${range(
-          pick("rssFloodStartBytes"),
-          fmt.mib,
-        )} when it began)`,
+        )} of its server's ${range(pick("rssFloodWarmBytes"), fmt.mib)} after warm-up; ${range(pick("floodAnswered"), fmt.int)} addresses in ${range(
+          pick("floodSeconds"),
+          (s) => `${s.toFixed(0)} s`,
+        )})`,
+        range(pick("rssAfterDrillsBytes"), fmt.mib),
         `${range(pick("idleP50Ms"), fmt.ms)} / ${range(pick("idleP99Ms"), fmt.ms)}`,
         `${range(pick("refusalCpuMs"), fmt.usFromMs)} (${last.refusalStatuses})`,
         `${range(pick("parallelWallMs"), fmt.ms)} (${last.parallelStatuses})`,
@@ -411,9 +453,9 @@ export const peerPart: Part = {
     const gate = of(gatehouse.label);
     const argon = of(contenders[1]!.label);
     const markdown = [
-      `Contenders, each started fresh in every round (${sizes.rounds} round(s), the order flipped each round): Gatehouse's production server (\`node server.mjs\`, a fresh PGlite folder, the drill settings of part 2), and better-auth 1.7.25 (bench/peer/server.mjs: email and password, its default rate limiter in memory, SQLite through better-sqlite3 12.11.1, behind a plain Node HTTP server) with Argon2id at Gatehouse's parameters (m=19456 KiB, t=2, p=1, the same @node-rs/argon2) and with its default scrypt. Ranges are over the rounds. The machine is shared with other sessions (2 cores), so single figures move; compare within a round.`,
+      `Contenders, each started fresh in every round (${sizes.rounds} round(s), the order flipped each round): Gatehouse's production server (started as \`npm start\`, the Dockerfile and the systemd unit start it: \`${leanStartCommand()}\`; a fresh PGlite folder, the drill settings of part 2), and better-auth 1.7.25 (bench/peer/server.mjs: email and password, its default rate limiter in memory, SQLite through better-sqlite3 12.11.1, behind a plain Node HTTP server, started with the same variable and flag) with Argon2id at Gatehouse's parameters (m=19456 KiB, t=2, p=1, the same @node-rs/argon2) and with its default scrypt. Ranges are over the rounds. The machine is shared with other sessions (2 cores), so single figures move; compare within a round.`,
       "",
-      "- RSS: VmRSS of the server process after it answers (start), after 20 page loads (Gatehouse GET /sign-in; the peer has no pages, GET /api/auth/get-session), and the peak, sampled every 250 ms (with the RSS when it began, after the drills before it), while addresses of 10.0.0.0/8 send one sign-in each that the limiter counts and a cheap check refuses (Gatehouse: no ALTCHA, 400; the peer: an invalid body, 400), 16 connections, bounded by count and time.",
+      "- RSS: VmRSS of the server process after it answers (start), after 20 page loads (Gatehouse GET /sign-in; the peer has no pages, GET /api/auth/get-session), and after the drills below. The distinct-address run has a server of its own, started fresh and warmed by the same 20 page loads, so that its peak (sampled every 250 ms) is over the RSS after start and warm-up, as the goal is set, not over what the drills left: addresses of 10.0.0.0/8 send one sign-in each that the limiter counts and a cheap check refuses (Gatehouse: no ALTCHA, 400; the peer: an invalid body, 400), 16 connections, bounded by count and time.",
       `- Idle sign-in: the owner's sign-in POST, ${sizes.idle} one after another after 3 unmeasured ones, each from a new address (Gatehouse: with its known-device cookie; the ALTCHA solution is fetched and solved before the timed POST).`,
       "- Refusal: one address flooded with sign-ins (16 connections) after a 1 s warm-up that spends its allowance; the server's CPU (user + system from /proc) per answer.",
       "- 50 parallel wrong passwords for the owner from 50 addresses: the wall time until all are answered, and the answers.",
@@ -426,7 +468,8 @@ export const peerPart: Part = {
           "Contender",
           "RSS at start",
           "RSS after 20 page loads",
-          "RSS peak, distinct addresses",
+          "RSS peak, distinct addresses (a fresh server)",
+          "RSS after the drills",
           "Idle sign-in p50 / p99",
           "Refusal: server CPU per answer",
           "50 parallel wrong passwords",
@@ -462,6 +505,10 @@ export const peerPart: Part = {
       ),
       "",
       "Two more levers, found in heap snapshots of the server after warm-up and after 10,000 distinct addresses (the server now has both): (1) every route's bundle carries its own copy of lib/ (a 1.1 MB chunk, held as a 2.2 MiB two-byte string because of a few non-Latin-1 characters, and compiled apart), and Next loads all 26 routes at start: `experimental.preloadEntriesOnStart: false` loads a route when it is first asked for (RSS at start 286 → 223 MiB, after warm-up 304 → 247 MiB, one probe each); (2) the flood retains little (about 600 bytes an address after a full collection: the limiter's entries, bounded by its LRU), but V8 let the old generation grow to 210–315 MiB before collecting, about 55 MiB of it alive: `--heap-growing-percent=20`, set by server.mjs at run time, kept the probe's peak at 293 MiB (1.25× its warm RSS) instead of 411–535 MiB, for about 10% more CPU per refused request.",
+      "",
+      "**Started lean** (docs/decisions/0012-start-lean.md; measured once by hand, not by this part: the production server started fresh 4 ways in alternation, 2 rounds, each warmed by 20 page loads, then 40 s of the distinct-address run above, 14,000–19,000 addresses; load average 1–1.6). The young generation and glibc's mmap threshold are read at process start, so they are part of the start command. RSS after warm-up / peak of the run: Node's defaults 258–260 / 317–319 MiB (1.22–1.23×); `MALLOC_MMAP_THRESHOLD_=131072` alone 236–239 / 285–288 MiB; `--max-semi-space-size=2` alone 226–228 / 290 MiB; both, as every start command now has them, 209–211 / 262–264 MiB (1.24–1.26×). Server CPU per refused request of that run (the whole request through Next.js: no proof of work, so no fast path) stayed within the rounds' spread in every setting: 2.5–3.2 ms.",
+      "",
+      "**What did not shorten the owner's wait under the attack** (docs/decisions/0013-no-owner-first-hold.md; measured by hand on this machine, not by this part: this part's idle sign-ins and attack on one account, Gatehouse alone, 20 s of attack, 2 rounds per setting, a fresh server each). The owner's p50 ÷ idle was 2.98–3.13× at the start (2.34–3.72× in later runs). A CPU profile of the attack window: the main thread busy 82–99% of every second, no function above 2% of it: Node's HTTP, streams, crypto and async_hooks bookkeeping 40%, PGlite 16%, Next.js 15%, the app's bundles 13%, garbage collection 6%. Three ways to serve the owner first were built and measured, and none is kept: (1) strangers' attempts wait before the lockout read while a known device's sign-in runs (at most 500 ms each, a bounded queue, 503 past it): 3.80–4.78×; (2) the same wait at the door, in server.mjs before Next.js reads the request, from the moment the owner's device claims its lane: 2.48–3.03×; (3) the owner's database statements served before strangers' in PGlite's queue: 3.14–3.48×, beside 2.34–3.10× without in the same run. The owner's wait is no queue in one place: it is the owner's share of one event loop that the attack keeps busy, spread over every step of the sign-in, most of them before the device is recognised (the HTTP parse, Next.js's routing, next-auth's CSRF check, the body, the limits).",
       "",
       "**Where an idle sign-in's time goes** (issue 28; measured once by hand, not by this part: the production server under `node --cpu-prof --cpu-prof-interval=250`, 40 idle sign-ins from a known device after 3 unmeasured ones, then 25 s of this part's attack, the samples of each window summed by the file they ran in; load average 4–6 idle, 8–11 under the attack). Argon2id alone, `@node-rs/argon2` verify at m=19456 KiB, t=2, p=1 in a bare Node process: p50 20.6 ms (13.9–39.4 ms). It runs on libuv's pool, off the main thread. The server's CPU per sign-in, with its ALTCHA challenge, all threads (/proc): 67–79 ms. The main thread was busy 54 ms a sign-in (with its challenge and the profiler's own cost): PGlite's WebAssembly and its JavaScript result parser 42% (about 23 ms; 17 statements then, each 0.5–1.5 ms at the driver adapter, the factor summary's four about 5 ms); Node's HTTP, streams and crypto dispatch 12%; Prisma's client 11% (about 6 ms); the app's route bundles (lib/, next-auth, zod, the ALTCHA check) 11%; socket and file writes 11%; garbage collection 6%; Next.js's server 5%; logging under 1%. The peer's sign-in is Argon2id and a few SQLite statements of tens of microseconds each, so the idle goal (≤ 1.25× its p50) leaves about 5 ms for everything but Argon2id; Gatehouse's statements alone take more. Fewer statements is the lever that works on any thread (17 → 12 from a known device, 14 → 10 from a new one); PGlite on another thread would not shorten a chain of statements that wait for each other (docs/decisions/0011-pglite-on-the-main-thread-for-now.md). Under the attack the main thread was busy 98% of the window: Node's HTTP and crypto dispatch with socket writes 41%, PGlite 16%, the app's bundles 13%, Next.js's routing 12%, Prisma 5%, garbage collection 5%. A refused guess still costs its challenge (an HMAC), Next.js's routing, the ALTCHA check (a hash, an HMAC and the replay store's INSERT) and the lockout's read; the owner's request waits behind those on one event loop, and on this 2-core machine behind the bench's own client and other sessions' work.",
       "",
