@@ -13,6 +13,7 @@ import { PART_TITLES, type Part, type PartContext, type PartReport } from "../li
 import { DRILL_SETTINGS, freePort, killOnExit, processTreeCpuMs, startServer } from "../lib/server";
 import { fmt, pool, sleep, summarize, table } from "../lib/stats";
 import { ensureSqliteBinding } from "../peer/native";
+import { freshPostgres } from "../../tests/helpers/databases";
 import type { PgliteMemoryInput, PgliteMemoryOutput } from "./pglite-memory-child";
 
 /**
@@ -64,50 +65,74 @@ function rssBytes(pid: number): number {
   }
 }
 
-const gatehouse: Contender = {
-  label: "Gatehouse, embedded PGlite (the default)",
-  async start(context) {
-    const metricsToken = randomBytes(24).toString("hex");
-    const server = await startServer(context.root, { ...DRILL_SETTINGS, ...LANE_SETTINGS, METRICS_TOKEN: metricsToken }, context.say);
-    const csrf: Csrf = await getCsrf(server.baseUrl);
-    let deviceToken: string | undefined;
-    const post = async (address: string, email: string, password: string, device?: string): Promise<Attempt> => {
-      const altcha = await solvedPayload(server.baseUrl, address, device);
-      const outcome = await signIn(server.baseUrl, { address, csrf, email, password, altcha, deviceToken: device });
-      if (outcome.kind === "signed-in" && outcome.deviceToken) deviceToken = outcome.deviceToken;
-      return { status: outcome.status, ms: outcome.ms, ok: outcome.kind === "signed-in" };
-    };
-    const form = signInBody({ email: "nobody@example.com", password: WRONG_PASSWORD, altcha: "", csrfToken: csrf.token });
-    const formHeaders = { ...signInHeaders("10.0.0.1", csrf) };
-    delete formHeaders["x-forwarded-for"];
-    return {
-      pid: server.pid,
-      baseUrl: server.baseUrl,
-      pageLoad: async () => void (await request(server.baseUrl, { method: "GET", path: "/sign-in" })),
-      memoryBreakdown: async () => {
-        const text = (
-          await request(server.baseUrl, { method: "GET", path: "/api/metrics", headers: { authorization: `Bearer ${metricsToken}` } })
-        ).text;
-        const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN);
-        return {
-          heapUsedBytes: value("gatehouse_process_nodejs_heap_size_used_bytes"),
-          databaseBytes: value("gatehouse_database_memory_bytes"),
-        };
-      },
-      createOwner: async () => {
-        const reply = await register(server.baseUrl, "100.127.2.1", OWNER_EMAIL, OWNER_PASSWORD);
-        if (reply.status >= 300) throw new Error(`register answered ${reply.status}`);
-        // The owner's browser: signed in once, so it holds a known-device cookie from here on.
-        if (!(await post("100.127.2.2", OWNER_EMAIL, OWNER_PASSWORD)).ok) throw new Error("the owner's first sign-in failed");
-      },
-      ownerSignIn: (address) => post(address, OWNER_EMAIL, OWNER_PASSWORD, deviceToken),
-      guess: (address) => post(address, OWNER_EMAIL, WRONG_PASSWORD),
-      distinctLoad: { kind: "distinct", method: "POST", path: SIGN_IN_PATH, headers: formHeaders, body: form },
-      refusalLoad: { kind: "fixed", method: "POST", path: SIGN_IN_PATH, headers: signInHeaders("203.0.113.9", csrf), body: form },
-      stop: () => server.stop(),
-    };
-  },
-};
+/** This machine's PostgreSQL (as the integration tests and CI name it); each start gets a throwaway database on it. */
+const POSTGRES_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** Gatehouse on the embedded default, or on PostgreSQL (a throwaway database; the limiter stays in memory, one instance). */
+function gatehouseOn(database: "pglite" | "postgres"): Contender {
+  return {
+    label:
+      database === "pglite" ? "Gatehouse, embedded PGlite (the default)" : "Gatehouse on PostgreSQL 15 (this machine's), limiter in memory",
+    async start(context) {
+      const db = database === "postgres" ? await freshPostgres(POSTGRES_URL) : null;
+      try {
+        const running = await startGatehouse(context, db ? { DATABASE_URL: db.url } : {});
+        return { ...running, stop: async () => (await running.stop(), await db?.dispose()) };
+      } catch (error) {
+        await db?.dispose();
+        throw error;
+      }
+    },
+  };
+}
+
+async function startGatehouse(context: PartContext, settings: Record<string, string>): Promise<Running> {
+  const metricsToken = randomBytes(24).toString("hex");
+  const server = await startServer(
+    context.root,
+    { ...DRILL_SETTINGS, ...LANE_SETTINGS, METRICS_TOKEN: metricsToken, ...settings },
+    context.say,
+  );
+  const csrf: Csrf = await getCsrf(server.baseUrl);
+  let deviceToken: string | undefined;
+  const post = async (address: string, email: string, password: string, device?: string): Promise<Attempt> => {
+    const altcha = await solvedPayload(server.baseUrl, address, device);
+    const outcome = await signIn(server.baseUrl, { address, csrf, email, password, altcha, deviceToken: device });
+    if (outcome.kind === "signed-in" && outcome.deviceToken) deviceToken = outcome.deviceToken;
+    return { status: outcome.status, ms: outcome.ms, ok: outcome.kind === "signed-in" };
+  };
+  const form = signInBody({ email: "nobody@example.com", password: WRONG_PASSWORD, altcha: "", csrfToken: csrf.token });
+  const formHeaders = { ...signInHeaders("10.0.0.1", csrf) };
+  delete formHeaders["x-forwarded-for"];
+  return {
+    pid: server.pid,
+    baseUrl: server.baseUrl,
+    pageLoad: async () => void (await request(server.baseUrl, { method: "GET", path: "/sign-in" })),
+    memoryBreakdown: async () => {
+      const text = (
+        await request(server.baseUrl, { method: "GET", path: "/api/metrics", headers: { authorization: `Bearer ${metricsToken}` } })
+      ).text;
+      const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN);
+      return {
+        heapUsedBytes: value("gatehouse_process_nodejs_heap_size_used_bytes"),
+        databaseBytes: value("gatehouse_database_memory_bytes"),
+      };
+    },
+    createOwner: async () => {
+      const reply = await register(server.baseUrl, "100.127.2.1", OWNER_EMAIL, OWNER_PASSWORD);
+      if (reply.status >= 300) throw new Error(`register answered ${reply.status}`);
+      // The owner's browser: signed in once, so it holds a known-device cookie from here on.
+      if (!(await post("100.127.2.2", OWNER_EMAIL, OWNER_PASSWORD)).ok) throw new Error("the owner's first sign-in failed");
+    },
+    ownerSignIn: (address) => post(address, OWNER_EMAIL, OWNER_PASSWORD, deviceToken),
+    guess: (address) => post(address, OWNER_EMAIL, WRONG_PASSWORD),
+    distinctLoad: { kind: "distinct", method: "POST", path: SIGN_IN_PATH, headers: formHeaders, body: form },
+    refusalLoad: { kind: "fixed", method: "POST", path: SIGN_IN_PATH, headers: signInHeaders("203.0.113.9", csrf), body: form },
+    stop: () => server.stop(),
+  };
+}
+
+const gatehouse = gatehouseOn("pglite");
 
 function peer(hashing: "argon2id" | "scrypt"): Contender {
   return {
@@ -400,7 +425,9 @@ export const peerPart: Part = {
     const sizes: Sizes = context.smoke
       ? { rounds: 1, idle: 3, attackers: 40, attackSeconds: 5, flood: 300, floodSeconds: 3, refusalSeconds: 1 }
       : { rounds: 2, idle: 20, attackers: 10_000, attackSeconds: 40, flood: 100_000, floodSeconds: 60, refusalSeconds: 2 };
-    const contenders = [gatehouse, peer("argon2id"), peer("scrypt")];
+    const onPostgres = gatehouseOn("postgres");
+    const peerArgon2id = peer("argon2id");
+    const contenders = [gatehouse, onPostgres, peerArgon2id, peer("scrypt")];
     const figures = new Map<string, RoundFigures[]>(contenders.map((contender) => [contender.label, []]));
     const cannon = new FloodClient(context.root);
     try {
@@ -451,9 +478,10 @@ export const peerPart: Part = {
       ];
     });
     const gate = of(gatehouse.label);
-    const argon = of(contenders[1]!.label);
+    const argon = of(peerArgon2id.label);
+    const postgres = of(onPostgres.label);
     const markdown = [
-      `Contenders, each started fresh in every round (${sizes.rounds} round(s), the order flipped each round): Gatehouse's production server (started as \`npm start\`, the Dockerfile and the systemd unit start it: \`${leanStartCommand()}\`; a fresh PGlite folder, the drill settings of part 2), and better-auth 1.7.25 (bench/peer/server.mjs: email and password, its default rate limiter in memory, SQLite through better-sqlite3 12.11.1, behind a plain Node HTTP server, started with the same variable and flag) with Argon2id at Gatehouse's parameters (m=19456 KiB, t=2, p=1, the same @node-rs/argon2) and with its default scrypt. Ranges are over the rounds. The machine is shared with other sessions (2 cores), so single figures move; compare within a round.`,
+      `Contenders, each started fresh in every round (${sizes.rounds} round(s), the order flipped each round): Gatehouse's production server (started as \`npm start\`, the Dockerfile and the systemd unit start it: \`${leanStartCommand()}\`; a fresh PGlite folder, the drill settings of part 2), the same on this machine's PostgreSQL (a throwaway database per start on the server \`TEST_DATABASE_URL\` names, else 127.0.0.1:5432; the limiter in memory, as one instance runs; its RSS is the Node process's alone, PostgreSQL's own processes are not counted), and better-auth 1.7.25 (bench/peer/server.mjs: email and password, its default rate limiter in memory, SQLite through better-sqlite3 12.11.1, behind a plain Node HTTP server, started with the same variable and flag) with Argon2id at Gatehouse's parameters (m=19456 KiB, t=2, p=1, the same @node-rs/argon2) and with its default scrypt. Ranges are over the rounds. The machine is shared with other sessions (2 cores), so single figures move; compare within a round.`,
       "",
       "- RSS: VmRSS of the server process after it answers (start), after 20 page loads (Gatehouse GET /sign-in; the peer has no pages, GET /api/auth/get-session), and after the drills below. The distinct-address run has a server of its own, started fresh and warmed by the same 20 page loads, so that its peak (sampled every 250 ms) is over the RSS after start and warm-up, as the goal is set, not over what the drills left: addresses of 10.0.0.0/8 send one sign-in each that the limiter counts and a cheap check refuses (Gatehouse: no ALTCHA, 400; the peer: an invalid body, 400), 16 connections, bounded by count and time.",
       `- Idle sign-in: the owner's sign-in POST, ${sizes.idle} one after another after 3 unmeasured ones, each from a new address (Gatehouse: with its known-device cookie; the ALTCHA solution is fetched and solved before the timed POST).`,
@@ -537,6 +565,12 @@ export const peerPart: Part = {
       fmt.ratio,
     )} vs ${range(
       gate.map((run) => run.ownerP50Ms / run.idleP50Ms),
+      fmt.ratio,
+    )}; Gatehouse on PostgreSQL: idle p50 ${range(
+      postgres.map((run) => run.idleP50Ms),
+      fmt.ms,
+    )}, the owner under the attack ÷ idle ${range(
+      postgres.map((run) => run.ownerP50Ms / run.idleP50Ms),
       fmt.ratio,
     )}`;
     return { markdown, headlines: [headline] };
