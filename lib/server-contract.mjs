@@ -97,11 +97,13 @@ export const LEAN_START = Object.freeze({
 });
 
 /**
- * The shell command that starts server.mjs lean, with `nodeArgs` (such as --env-file=…) before it.
+ * The POSIX shell command that starts server.mjs lean, with `nodeArgs` (such as --env-file=…) before
+ * it. An argument with a space or another character the shell reads is single-quoted.
  * @param {string[]} nodeArgs
  * @returns {string}
  */
 export function leanStartCommand(nodeArgs = []) {
+  const quoted = (/** @type {string} */ word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`);
   const variables = Object.entries(LEAN_START.environment).map(([name, value]) => `${name}=${value}`);
-  return [...variables, "node", ...LEAN_START.nodeFlags, ...nodeArgs, "server.mjs"].join(" ");
+  return [...variables, "node", ...LEAN_START.nodeFlags, ...nodeArgs.map(quoted), "server.mjs"].join(" ");
 }

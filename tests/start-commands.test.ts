@@ -17,20 +17,30 @@ describe("every start command starts the server lean", () => {
     expect(scripts.start).toBe(leanStartCommand());
   });
 
-  it("the Dockerfile: the variable in ENV, the flag in CMD", () => {
-    const dockerfile = read("Dockerfile");
-    expect(dockerfile).toMatch(new RegExp(`^\\s*${variable}=${value}\\s*$`, "m"));
-    expect(dockerfile).toContain(`CMD ["node", "${flag}", "server.mjs"]`);
+  it("the Dockerfile's runtime stage: the variable in its ENV, the flag in its CMD", () => {
+    const runtime = read("Dockerfile")
+      .split(/^FROM /m)
+      .at(-1)!;
+    expect(runtime).toMatch(new RegExp(`^ENV (?:[^\\n]*\\\\\\n)*\\s*${variable}=${value}\\s*$`, "m"));
+    expect(runtime).toMatch(new RegExp(`^CMD \\["node", "${flag}", "server\\.mjs"\\]$`, "m"));
   });
 
   it("the systemd unit", () => {
     const unit = read("ops/gatehouse@.service");
-    expect(unit).toContain(`Environment=${variable}=${value}`);
+    expect(unit).toMatch(new RegExp(`^Environment=${variable}=${value}$`, "m"));
     expect(unit).toMatch(new RegExp(`^ExecStart=/usr/bin/node ${flag} server\\.mjs$`, "m"));
   });
 
   it("the operator's commands: the deployment guide and what packaging prints", () => {
-    expect(read("docs/deployment.md")).toContain(leanStartCommand(['--env-file="$env_file"']));
-    expect(read("scripts/package-standalone.sh")).toContain(leanStartCommand(["--env-file=<instance env file>"]));
+    // Both name a file the operator supplies, in shell syntax the command itself would quote.
+    const withEnvFile = (file: string) => leanStartCommand().replace(/ server\.mjs$/, ` --env-file=${file} server.mjs`);
+    expect(read("docs/deployment.md")).toContain(withEnvFile('"$env_file"'));
+    expect(read("scripts/package-standalone.sh")).toContain(withEnvFile("<instance env file>"));
+  });
+
+  it("quotes what the shell would read: a path with a space or a quote", () => {
+    expect(leanStartCommand(["--env-file=/srv/my instances/it's.env"])).toBe(
+      `${variable}=${value} node ${flag} '--env-file=/srv/my instances/it'\\''s.env' server.mjs`,
+    );
   });
 });
