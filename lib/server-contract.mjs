@@ -88,8 +88,9 @@ export function inheritedListener(env, pid) {
  * glibc's mmap threshold fixed at 128 KiB (its dynamic threshold otherwise rises after the first
  * large buffers are freed, and later ones stay in the heap's arenas). Both are read when the process
  * starts, before server.mjs runs, so they are part of the command, not settings it could apply.
- * Together: 258 → 210 MiB resident after warm-up, 318 → 263 MiB at a flood's peak (bench/RESULTS.md
- * part 11). tests/start-commands.test.ts keeps every start command saying the same.
+ * Together: 258 → 210 MiB resident after warm-up, 318 → 263 MiB at a flood's peak, for about 7% more
+ * CPU per Argon2id hash (docs/decisions/0012-start-lean.md). tests/start-commands.test.ts keeps every
+ * start command saying the same.
  */
 export const LEAN_START = Object.freeze({
   nodeFlags: Object.freeze(["--max-semi-space-size=2"]),
