@@ -14,6 +14,7 @@ import { PART_TITLES, type Part, type PartContext, type PartReport } from "../li
 import { DRILL_SETTINGS, freePort, killOnExit, processTreeCpuMs, startServer } from "../lib/server";
 import { fmt, pool, sleep, summarize, table } from "../lib/stats";
 import { ensureSqliteBinding } from "../peer/native";
+import { freshPostgres } from "../../tests/helpers/databases";
 import type { PgliteMemoryInput, PgliteMemoryOutput } from "./pglite-memory-child";
 
 /**
@@ -98,38 +99,12 @@ async function preparePostgres(url: string | undefined): Promise<PostgresAvailab
   }
 }
 
-/** A throwaway database on `url`'s server, named with the bench's prefix. */
-async function benchDatabase(url: string): Promise<{ url: string; dispose(): Promise<void> }> {
-  const name = `${BENCH_DATABASE_PREFIX}${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: url });
-  try {
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end().catch(() => {});
-  }
-  const own = new URL(url);
-  own.pathname = `/${name}`;
-  return {
-    url: own.toString(),
-    dispose: async () => {
-      const client = new pg.Client({ connectionString: url });
-      try {
-        await client.connect();
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await client.end().catch(() => {});
-      }
-    },
-  };
-}
-
 /** Gatehouse on the embedded default, or on PostgreSQL (a throwaway database; the limiter stays in memory, one instance). */
 function gatehouseOn(database: "pglite" | "postgres"): Contender {
   return {
     label: database === "pglite" ? "Gatehouse, embedded PGlite (the default)" : "Gatehouse on PostgreSQL, limiter in memory",
     async start(context) {
-      const db = database === "postgres" ? await benchDatabase(POSTGRES_URL!) : null;
+      const db = database === "postgres" ? await freshPostgres(POSTGRES_URL!, BENCH_DATABASE_PREFIX) : null;
       let running: Running;
       try {
         running = await startGatehouse(context, db ? { DATABASE_URL: db.url } : {});

@@ -21,29 +21,39 @@ export function postgresUrl(): string | undefined {
   return url;
 }
 
-/** A throwaway database on the server, dropped afterwards, so runs never share state. */
-export async function freshPostgres(baseUrl: string): Promise<TestDatabase> {
-  const name = `gatehouse_test_${randomBytes(6).toString("hex")}`;
+/**
+ * A throwaway database on the server, dropped afterwards, so runs never share state. Its name
+ * starts with `prefix` (the bench's are its own, so that a run can drop what a killed one left).
+ * Each admin connection is closed whatever happens, so a failure leaves no client open.
+ */
+export async function freshPostgres(baseUrl: string, prefix = "gatehouse_test_"): Promise<TestDatabase> {
+  const name = `${prefix}${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
+  try {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end().catch(() => {});
+  }
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     dispose: async () => {
       const client = new pg.Client({ connectionString: baseUrl });
-      await client.connect();
-      // A pool that has just ended may still have backends on their way out; FORCE would kill
-      // them, and the dying client then raises 57P01 as an unhandled error in the test run.
-      for (let i = 0; i < 50; i++) {
-        const { rows } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1", [name]);
-        if (rows[0]!.n === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
+      try {
+        await client.connect();
+        // A pool that has just ended may still have backends on their way out; FORCE would kill
+        // them, and the dying client then raises 57P01 as an unhandled error in the test run.
+        for (let i = 0; i < 50; i++) {
+          const { rows } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1", [name]);
+          if (rows[0]!.n === 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end().catch(() => {});
       }
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
     },
   };
 }
