@@ -25,7 +25,7 @@ import { argon2Params } from "@/lib/password/hash";
 import { rangeBreachCheck, type BreachedPasswords } from "@/lib/password/breached";
 import { digestKey, RateLimiter } from "@/lib/rate-limit/limiter";
 import type { RateLimitStore, RateLimitStoreKind } from "@/lib/rate-limit/store";
-import { MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
+import { bandwidthsNeeded, MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
 import { createPostgresRateLimitStore } from "@/lib/rate-limit/stores/postgres";
 import { preLimited } from "@/lib/rate-limit/store";
 import { connectRedis, RedisRateLimitStore, untilReady } from "@/lib/rate-limit/stores/redis";
@@ -137,7 +137,12 @@ type Backend = {
  * endpoint cannot open the circuit that sign-in depends on.
  */
 async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () => number, metrics: Metrics, log: Logger): Promise<Backend> {
-  const local = () => new MemoryRateLimitStore({ maxEntries: config.rateLimit.memoryMaxEntries, clock });
+  const local = () =>
+    new MemoryRateLimitStore({
+      maxEntries: config.rateLimit.memoryMaxEntries,
+      maxBandwidths: bandwidthsNeeded(config.rateLimit.policies),
+      clock,
+    });
   if (config.rateLimit.store === "memory") {
     return {
       store: local(),

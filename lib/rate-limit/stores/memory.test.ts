@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DECISION_CASES, runDecisionCase } from "@/tests/fixtures/decision-cases";
 import { defaultPolicies, parseLimitSpec, type Policy } from "@/lib/rate-limit/policies";
-import { MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
+import { bandwidthsNeeded, MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
 
 const T0_MS = 1_700_000_000_000;
 
@@ -87,6 +87,52 @@ describe("MemoryRateLimitStore", () => {
     expect(["a", "b", "c", "d"].map((key) => store.has("fivePer15m", key))).toEqual([true, false, true, true]);
     // b's two earlier requests are gone with its entry.
     expect((await consume("b", fivePer15m)).remaining).toBe(4);
+  });
+
+  it("gives a freed slot to a new key without its state, after eviction and after expiry", async () => {
+    const { store, clock, consume } = storeWithFakeClock(T0_MS, 2);
+    for (let i = 0; i < 5; i++) await consume("a", fivePer15m);
+    await consume("b", fivePer15m);
+    // c pushes out a (the least recently used) and takes its slot: it starts full, a's count is not its own.
+    expect(await consume("c", fivePer15m)).toMatchObject({ allowed: true, remaining: 4 });
+    expect((await consume("b", fivePer15m)).remaining).toBe(3);
+
+    // b and c expire; new keys take their slots and start full, while an old key that comes back is fresh too.
+    clock.nowMs = T0_MS + 15 * 60_000;
+    expect(await consume("d", fivePer15m)).toMatchObject({ allowed: true, remaining: 4 });
+    expect(await consume("b", fivePer15m)).toMatchObject({ allowed: true, remaining: 4 });
+    expect(store.size).toBe(2);
+  });
+
+  it("keeps every key's state apart while many keys come and go through few slots", async () => {
+    const { consume } = storeWithFakeClock(T0_MS, 50);
+    const twoPerMinute: Policy = { ...fivePer15m, name: "window", algorithm: { kind: "sliding-window", limit: 2, windowMs: 60_000 } };
+    for (let round = 0; round < 3; round++) {
+      for (let key = 0; key < 40; key++) {
+        // Each key is consumed (key % 6) times, on both kinds of state: its remaining count tells if another key's leaked in.
+        for (let n = 1; n <= key % 6; n++) {
+          const bucket = await consume(`k${round}-${key}`, fivePer15m);
+          expect(bucket.remaining).toBe(Math.max(0, 5 - n));
+          const window = await consume(`k${round}-${key}`, twoPerMinute);
+          expect(window.allowed).toBe(n <= 2);
+        }
+      }
+    }
+  });
+
+  it("refuses a policy with more bandwidths than it was made for, and holds no slot for it", async () => {
+    const store = new MemoryRateLimitStore({ maxEntries: 1, maxBandwidths: 1, clock: () => T0_MS });
+    await expect(store.consume("k", policy("two", "5/15m,2/10s"), T0_MS)).rejects.toThrow(/holds 1 bandwidths per key; a policy has 2/);
+    expect(store.size).toBe(0);
+    // The one slot (and the spare) still serve: two keys in turn through a store of one.
+    expect(await store.consume("a", fivePer15m, T0_MS)).toMatchObject({ allowed: true, remaining: 4 });
+    expect(await store.consume("b", fivePer15m, T0_MS)).toMatchObject({ allowed: true, remaining: 4 });
+    expect(await store.consume("a", fivePer15m, T0_MS)).toMatchObject({ allowed: true, remaining: 4 });
+  });
+
+  it("is made for the policies' widest token bucket", () => {
+    expect(bandwidthsNeeded(defaultPolicies)).toBeGreaterThanOrEqual(1);
+    expect(bandwidthsNeeded({ ...defaultPolicies, signInUsername: policy("signInUsername", "5/15m,2/10s,1/1s") })).toBe(3);
   });
 
   it("uses the sliding window when the policy asks for it", async () => {
