@@ -130,6 +130,14 @@ describe("MemoryRateLimitStore", () => {
     expect(await store.consume("a", fivePer15m, T0_MS)).toMatchObject({ allowed: true, remaining: 4 });
   });
 
+  it("numbers up to 64 policies apart and refuses a 65th rather than let two share their keys", async () => {
+    const { consume } = storeWithFakeClock(T0_MS);
+    for (let i = 0; i < 64; i++) expect((await consume("k", policy(`p${i}`, "1/1m"))).allowed).toBe(true);
+    // Each policy's one token is spent, key for key, and no other policy's count touched it.
+    for (let i = 0; i < 64; i++) expect((await consume("k", policy(`p${i}`, "1/1m"))).allowed).toBe(false);
+    await expect(consume("k", policy("p64", "1/1m"))).rejects.toThrow(/at most 64 policies/);
+  });
+
   it("is made for the policies' widest token bucket", () => {
     expect(bandwidthsNeeded(defaultPolicies)).toBeGreaterThanOrEqual(1);
     expect(bandwidthsNeeded({ ...defaultPolicies, signInUsername: policy("signInUsername", "5/15m,2/10s,1/1s") })).toBe(3);

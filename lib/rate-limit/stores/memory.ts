@@ -35,15 +35,20 @@ export function bandwidthsNeeded(policies: Policies): number {
   );
 }
 
+// A key's number: the policy's index in this store (6 bits) above 47 bits of a hash, so that keys of
+// two policies never share an entry, and every id is an exact integer in a double (below 2^53).
+const POLICY_BITS = 6;
+const HASH_BITS = 47;
+const MAX_POLICIES = 2 ** POLICY_BITS;
+
 /**
- * A key as a number: 52 bits of SHA-256 of the policy-scoped key, an exact integer in a double.
- * Keys that share the bits share a counter (stricter for both, never looser); among the 100,000
- * keys of one policy that happens with a chance of about one in a million, and the keys the
- * limiter passes are HMACs under a server secret, so nobody can aim for it.
+ * 47 bits of SHA-256 of the policy-scoped key. Keys of one policy that share them share a counter,
+ * the same bucket with the same settings, so each is stricter, never looser; with n keys of one
+ * policy that happens with a chance of about n² / 2^48 (1 in 28,000 at 100,000 keys), and the keys
+ * the limiter passes are HMACs under a server secret, so nobody can aim for it.
  */
-function keyId(policyName: string, key: string): number {
-  const digest = createHash("sha256").update(scopedKey(policyName, key)).digest();
-  return digest.readUIntBE(0, 6) * 16 + (digest[6]! >>> 4);
+function keyHash(policyName: string, key: string): number {
+  return createHash("sha256").update(scopedKey(policyName, key)).digest().readUIntBE(0, 6) % 2 ** HASH_BITS;
 }
 
 /**
@@ -67,6 +72,8 @@ export class MemoryRateLimitStore implements RateLimitStore {
   readonly #freeSlots: Uint32Array;
   #freeCount = 0;
   #neverUsed = 0;
+  // Each policy's index, in the order this store first saw it.
+  readonly #policyIndexes = new Map<string, number>();
 
   constructor({ maxEntries = DEFAULT_MAX_ENTRIES, clock = Date.now, maxBandwidths = DEFAULT_MAX_BANDWIDTHS }: MemoryStoreOptions = {}) {
     if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
@@ -92,7 +99,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 
   async consume(key: string, policy: Policy, nowMs: number): Promise<Decision> {
-    const id = keyId(policy.name, key);
+    const id = this.#keyId(policy.name, key);
     // A stale key is dropped here (its slot freed) and reads as absent.
     const slot = this.#entries.get(id);
     const state = slot === undefined ? undefined : this.#read(slot);
@@ -113,7 +120,17 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   /** Whether state for `key` under `policyName` is still remembered at the clock's current time. */
   has(policyName: string, key: string): boolean {
-    return this.#entries.has(keyId(policyName, key));
+    return this.#entries.has(this.#keyId(policyName, key));
+  }
+
+  #keyId(policyName: string, key: string): number {
+    let index = this.#policyIndexes.get(policyName);
+    if (index === undefined) {
+      if (this.#policyIndexes.size === MAX_POLICIES) throw new Error(`MemoryRateLimitStore holds at most ${MAX_POLICIES} policies`);
+      index = this.#policyIndexes.size;
+      this.#policyIndexes.set(policyName, index);
+    }
+    return index * 2 ** HASH_BITS + keyHash(policyName, key);
   }
 
   /** Entries held, including expired ones not yet dropped. */
@@ -124,7 +141,8 @@ export class MemoryRateLimitStore implements RateLimitStore {
   #takeSlot(): number {
     if (this.#freeCount > 0) return this.#freeSlots[--this.#freeCount]!;
     // A slot is in use only while its key is in the cache, so maxEntries + 1 always suffice; past
-    // them a write would fall outside the array and be lost without a word.
+    // them a write would fall outside the array and be lost without a word. (Like the width check,
+    // an invariant's guard: the limiter would take the error for a store failure.)
     if (this.#neverUsed === this.#freeSlots.length) throw new Error("MemoryRateLimitStore has no free slot");
     return this.#neverUsed++;
   }
