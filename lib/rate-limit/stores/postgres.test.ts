@@ -356,6 +356,10 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
 
     it("uses the sliding window when the policy asks for it", async () => {
       const twoPerMinute: Policy = { ...fivePer15m, name: "window", algorithm: { kind: "sliding-window", limit: 2, windowMs: 60_000 } };
+      // Windows are aligned to the clock's minutes: three consumes that straddle one would count in two
+      // windows, so they start clear of the next edge.
+      const toEdgeMs = 60_000 - (Date.now() % 60_000);
+      if (toEdgeMs < 5_000) await new Promise((resolve) => setTimeout(resolve, toEdgeMs + 100));
       const decisions = [];
       for (let i = 0; i < 3; i++) decisions.push(await (i % 2 === 0 ? storeA : storeB).consume("k", twoPerMinute, Date.now()));
       expect(decisions.map((d) => d.allowed)).toEqual([true, true, false]);
