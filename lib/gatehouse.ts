@@ -24,13 +24,12 @@ import { argon2Hasher, type PasswordHasher } from "@/lib/password/hash";
 import { argon2Params } from "@/lib/password/hash";
 import { rangeBreachCheck, type BreachedPasswords } from "@/lib/password/breached";
 import { digestKey, RateLimiter } from "@/lib/rate-limit/limiter";
-import type { RateLimitStore, RateLimitStoreKind } from "@/lib/rate-limit/store";
+import type { Decision, RateLimitStore, RateLimitStoreKind } from "@/lib/rate-limit/store";
 import { bandwidthsNeeded, MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
 import { createPostgresRateLimitStore } from "@/lib/rate-limit/stores/postgres";
 import { preLimited } from "@/lib/rate-limit/store";
 import { connectRedis, RedisRateLimitStore, untilReady } from "@/lib/rate-limit/stores/redis";
-import { guardRateLimitStore, guardReplayStore } from "@/lib/rate-limit/store-guard";
-import { createStoreGuard, type StoreGuard, type StoreHealth } from "@/lib/rate-limit/store-guard";
+import { createStoreGuard, guardReplayStore, type StoreGuard, type StoreHealth } from "@/lib/rate-limit/store-guard";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { appOrigin } from "@/lib/http/same-origin";
 import { Background } from "@/lib/jobs/jobs";
@@ -179,7 +178,18 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
     const states = circuits().map((circuit) => circuit.state);
     return states.includes("down") ? "down" : states.includes("recovering") ? "recovering" : "up";
   };
-  let store: RateLimitStore;
+  // The store-call histogram times what the guard times: the store's own answer.
+  const timed = (kind: RateLimitStore["kind"], call: () => Promise<Decision>) => async () => {
+    const end = metrics.storeCallSeconds.startTimer({ store: kind });
+    try {
+      return await call();
+    } finally {
+      end();
+    }
+  };
+  // Every call through its policy's guard (timeout + circuit breaker): one flooded policy that
+  // times out opens its own circuit, never the one that guards sign-in.
+  let shared: RateLimitStore;
   let replays: ReplayStore;
   let health: () => StoreHealth = guardsHealth;
   let close: () => Promise<void>;
@@ -190,41 +200,33 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
     );
     // Waits briefly for the first connection; a Redis that is down does not stop the start.
     if (!(await untilReady(redis, 2_000))) log.error({ event: "rate_limit_store_unreachable", store: "redis" });
-    store = new RedisRateLimitStore(redis, { keyPrefix: config.rateLimit.keyPrefix });
+    const store = new RedisRateLimitStore(redis, { keyPrefix: config.rateLimit.keyPrefix });
+    shared = {
+      kind: store.kind,
+      consume: (key, policy, nowMs) => guardFor(policy.name).execute(timed(store.kind, () => store.consume(key, policy, nowMs))),
+    };
     replays = redisReplayStore(redis, config.rateLimit.keyPrefix);
     // Disconnected counts as down before the breaker has seen enough failures to open.
     health = () => (redis.status === "ready" ? guardsHealth() : "down");
     close = async () => void (await redis.quit().catch(() => redis.disconnect()));
   } else {
-    // Each store deletes its own expired rows on a timer of its own.
+    // Each store deletes its own expired rows on a timer of its own. The guard goes inside the
+    // store's per-key queue, so its timeout bounds the database's answer, not the wait in line.
     const postgres = createPostgresRateLimitStore(prisma, {
       onCleanupError: (error) => log.warn({ event: "rate_limit_cleanup_failed", err: String(error) }),
+      guardEach: (policy, work) => guardFor(policy.name).execute(timed("postgres", work)),
     });
     const postgresReplays = postgresReplayStore(prisma, {
       onCleanupError: (error) => log.warn({ event: "altcha_replay_cleanup_failed", err: String(error) }),
     });
-    store = postgres;
+    shared = postgres;
     replays = postgresReplays;
     close = async () => {
       await Promise.all([postgres.close(), postgresReplays.close()]);
     };
   }
-  const timed: RateLimitStore = {
-    kind: store.kind,
-    async consume(key, policy, nowMs) {
-      const end = metrics.storeCallSeconds.startTimer({ store: store.kind });
-      try {
-        return await store.consume(key, policy, nowMs);
-      } finally {
-        end();
-      }
-    },
-  };
   return {
-    store: preLimited(
-      local(),
-      guardRateLimitStore(timed, (policy) => guardFor(policy.name)),
-    ),
+    store: preLimited(local(), shared),
     circuits,
     replays: guardReplayStore(replays, guardFor("altcha-replays")),
     health,

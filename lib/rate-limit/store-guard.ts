@@ -1,7 +1,5 @@
 import { circuitBreaker, CircuitState, ConsecutiveBreaker, handleAll, timeout, TimeoutStrategy, wrap } from "cockatiel";
 import type { ReplayStore } from "@/lib/captcha/replay-store";
-import type { Policy } from "@/lib/rate-limit/policies";
-import type { RateLimitStore } from "@/lib/rate-limit/store";
 
 export type StoreGuardOptions = {
   /** Longest wait for one store call. */
@@ -40,14 +38,6 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
     execute: (call) => policy.execute(({ signal }) => call(signal)),
     health: () => (breaker.state === CircuitState.Closed ? "up" : breaker.state === CircuitState.HalfOpen ? "recovering" : "down"),
   };
-}
-
-/**
- * The same store, every call through its policy's guard (timeout + circuit breaker): one flooded
- * policy that times out opens its own circuit, never the one that guards sign-in.
- */
-export function guardRateLimitStore(store: RateLimitStore, guardFor: (policy: Policy) => StoreGuard): RateLimitStore {
-  return { kind: store.kind, consume: (key, policy, nowMs) => guardFor(policy).execute(() => store.consume(key, policy, nowMs)) };
 }
 
 export function guardReplayStore(store: ReplayStore, guard: StoreGuard): ReplayStore {

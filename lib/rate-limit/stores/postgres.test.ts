@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { postgresReplayStore } from "@/lib/captcha/postgres-replay-store";
@@ -8,6 +9,7 @@ import type { TokenBucketState } from "@/lib/rate-limit/algorithms";
 import { parseLimitSpec, type Policy } from "@/lib/rate-limit/policies";
 import { DECISION_CASES, runDecisionCase } from "@/tests/fixtures/decision-cases";
 import { scopedKey, type Decision } from "@/lib/rate-limit/store";
+import { createStoreGuard } from "@/lib/rate-limit/store-guard";
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "@/tests/helpers/databases";
 import { createPostgresRateLimitStore, DEFAULT_CLEANUP_INTERVAL_MS, type PostgresRateLimitStore } from "./postgres";
 
@@ -286,6 +288,17 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
       // Another key has a queue of its own, and the drained key is served again.
       expect((await s.consume("other", policy, Date.now())).allowed).toBe(true);
       expect((await s.consume("k", policy, Date.now())).allowed).toBe(true);
+    });
+
+    it("times each consume's own round trips with guardEach, not its wait behind the key's queue", async () => {
+      // Every write takes 30 ms: ten queued consumes take 300 ms or more, each one well under the 150 ms timeout.
+      const { prisma } = instrumented(a.prisma, () => delay(30));
+      const guard = createStoreGuard({ timeoutMs: 150, breakerFailures: 2, halfOpenAfterMs: 60_000 });
+      const policy = tokenBucket("guarded", "10/1d");
+      const s = store(prisma, { guardEach: (_policy, work) => guard.execute(work) });
+      const decisions = await Promise.all(Array.from({ length: 10 }, () => s.consume("k", policy, Date.now())));
+      expect(decisions.map((d) => d.remaining)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+      expect(guard.health()).toBe("up");
     });
 
     // Two stores are two app instances; ten (five per client) also race inside one connection pool.

@@ -20,6 +20,13 @@ export type PostgresStoreOptions = {
   clock?: "database" | "caller";
   /** Consumes of one key waiting in this instance's queue beyond which the next is refused at once. */
   maxQueuedPerKey?: number;
+  /**
+   * Runs each consume's database work once its turn in the key's queue has come. The app passes
+   * the policy's guard here, so the guard's timeout bounds the database's answer, not the wait
+   * behind this instance's own earlier consumes of the key: counted from the enqueue, a burst the
+   * local count admitted would time out in the queue on a busy machine and open the circuit.
+   */
+  guardEach?: (policy: Policy, work: () => Promise<Decision>) => Promise<Decision>;
 };
 
 export const DEFAULT_MAX_QUEUED_PER_KEY = 32;
@@ -77,7 +84,9 @@ function checkOptions(maxRetries: number, cleanupIntervalMs: number, maxQueuedPe
  * Within one instance, consumes of the same key run one after another. Racing each other they
  * would mostly lose (measured: of 200 parallel requests on a 20-token key, about 190 ran out of retries
  * and errored, which a fail-open policy turns into admissions), and one hot key would take every pooled
- * connection. Queued, a key races only the other instances and holds at most one connection here.
+ * connection. Queued, a key races only the other instances and holds at most one connection here
+ * (while its guard has not given up on a call: the next then starts beside the abandoned one, and
+ * the version check keeps the two honest).
  */
 export function createPostgresRateLimitStore(prisma: PrismaClient, options: PostgresStoreOptions = {}): PostgresRateLimitStore {
   const {
@@ -86,6 +95,7 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
     onCleanupError = () => {},
     maxQueuedPerKey = DEFAULT_MAX_QUEUED_PER_KEY,
     clock = "database",
+    guardEach = (_policy, work) => work(),
   } = options;
   checkOptions(maxRetries, cleanupIntervalMs, maxQueuedPerKey);
 
@@ -164,7 +174,7 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
     kind: "postgres",
     async consume(key, policy, nowMs) {
       const storageKey = scopedKey(policy.name, key);
-      return queued(storageKey, () => consume(storageKey, policy, nowMs));
+      return queued(storageKey, () => guardEach(policy, () => consume(storageKey, policy, nowMs)));
     },
     cleanupExpired,
     close: () => cleanup.stop(),
