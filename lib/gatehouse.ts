@@ -12,10 +12,10 @@ import { ROUTE_RULES } from "@/lib/http/route-policies";
 import { prismaSecurityEvents, type SecurityEvents } from "@/lib/events/security-events";
 import { randomBytes } from "node:crypto";
 import { LRUCache } from "lru-cache";
-import { prismaKnownDevices, type KnownDevices } from "@/lib/devices/known-devices";
+import { sqlKnownDevices, type KnownDevices } from "@/lib/devices/known-devices";
 import { prismaBrowserSessions, type BrowserSessions } from "@/lib/sessions/browser-sessions";
 import type { SessionPolicy } from "@/lib/sessions/session-rules";
-import { prismaLockoutRepository, type LockoutRepository } from "@/lib/lockout/repository";
+import { sqlLockoutRepository, type LockoutRepository } from "@/lib/lockout/repository";
 import type { LockoutPolicy } from "@/lib/lockout/lockout-rules";
 import { createLogger, type Logger } from "@/lib/log/logger";
 import { Metrics } from "@/lib/log/metrics";
@@ -355,7 +355,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
       hint: "set SMTP_URL so verification, reset and unlock emails reach people",
     });
   }
-  const lockouts = prismaLockoutRepository(prisma);
+  const lockouts = sqlLockoutRepository(database.sql);
   const usernameKey = (email: string) => digestKey(config.rateLimit.keySecret, ["lockout", email]);
   const recovery = new Recovery({
     prisma,
@@ -403,7 +403,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     events: prismaSecurityEvents(prisma, clock, (error) => log.warn({ event: "security_event_not_recorded", err: String(error) })),
     lockoutPolicy: config.lockout,
     deviceLockoutPolicy: config.devices.lockout,
-    devices: prismaKnownDevices(prisma, { secret: config.devices.cookieSecret, lifetimeMs: config.devices.cookieLifetimeMs }),
+    devices: sqlKnownDevices(database.sql, { secret: config.devices.cookieSecret, lifetimeMs: config.devices.cookieLifetimeMs }),
     sessions: prismaBrowserSessions(prisma),
     sessionPolicy: config.session.policy,
     // noUpdateTTL: an address's count lapses 15 minutes after its first failure, not after its last,

@@ -6,7 +6,7 @@
  * the same writes and the retention pass every RETENTION_INTERVAL_MINUTES of simulated time,
  * exactly as lib/retention/job.ts runs it (runRetention with the configured policy and batch).
  */
-import { prismaLockoutRepository } from "@/lib/lockout/repository";
+import { sqlLockoutRepository } from "@/lib/lockout/repository";
 import { gatehouse } from "@/lib/app";
 import { openDatabase } from "@/lib/db/client";
 import { resolveDatabaseTarget } from "@/lib/db/target";
@@ -74,7 +74,7 @@ async function main(input: RetentionChildInput): Promise<RetentionChildOutput> {
   // The two writes a failed sign-in of an unknown username makes (lib/auth/sign-in.ts), on each database.
   const targets = [
     { lockouts: gate.lockouts, events: gate.events },
-    { lockouts: prismaLockoutRepository(withPrisma), events: prismaSecurityEvents(withPrisma, clock, () => {}) },
+    { lockouts: sqlLockoutRepository(withDb.sql), events: prismaSecurityEvents(withPrisma, clock, () => {}) },
   ];
   let nextRetentionMs = START_MS + 60_000;
   let retentionRuns = 0;

@@ -5,10 +5,13 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient, type Prisma } from "../generated/prisma/client";
 import { closePglite, openPglite } from "./adapters";
 import { applyMigrations, type Transactional } from "./migrate";
+import { pgliteSql, poolSql, type Sql } from "./sql";
 import type { DatabaseTarget } from "./target";
 
 export type Database = {
   prisma: PrismaClient;
+  /** The same database without Prisma, for the sign-in path's stores (lib/db/sql.ts). */
+  sql: Sql;
   target: DatabaseTarget;
   /** Memory the database holds inside this process (PGlite's WebAssembly memory); null when it runs elsewhere. */
   memoryBytes(): number | null;
@@ -59,11 +62,14 @@ export type OpenOptions = {
   minFreeBytes?: number;
   /** Wraps the driver adapter Prisma queries through (a test counts database round trips this way). */
   wrapAdapter?: (adapter: DriverAdapter) => DriverAdapter;
+  /** Wraps the statements sent without Prisma (the same test counts them). */
+  wrapSql?: (sql: Sql) => Sql;
 };
 
 /** Opens the database, applies pending migrations, and returns a Prisma client on it. */
 export async function openDatabase(target: DatabaseTarget, options: OpenOptions = {}): Promise<Database> {
-  return closeOnce(await openUnwrapped(target, options.minFreeBytes ?? 0, options.wrapAdapter ?? ((adapter) => adapter)));
+  const opened = await openUnwrapped(target, options.minFreeBytes ?? 0, options.wrapAdapter ?? ((adapter) => adapter));
+  return closeOnce(options.wrapSql ? { ...opened, sql: options.wrapSql(opened.sql) } : opened);
 }
 
 async function openUnwrapped(
@@ -77,6 +83,7 @@ async function openUnwrapped(
     const prisma = new PrismaClient({ adapter: wrap(new PrismaPGlite(db)) });
     return {
       prisma,
+      sql: pgliteSql(db),
       target,
       memoryBytes: () => (db.closed ? null : db.Module.wasmMemory.buffer.byteLength),
       close: async () => {
@@ -90,6 +97,7 @@ async function openUnwrapped(
   const prisma = new PrismaClient({ adapter: wrap(new PrismaPg(pool)) });
   return {
     prisma,
+    sql: poolSql(pool),
     target,
     memoryBytes: () => null,
     close: async () => {

@@ -1,4 +1,4 @@
-import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { msToUtc, type Sql } from "@/lib/db/sql";
 import { deviceIdOf, newDeviceId, signDeviceToken, verifyDeviceToken } from "./device-token";
 
 /** A device recognised for the username it signs in as. */
@@ -32,10 +32,14 @@ export interface KnownDevices {
   forgetAll(usernameKey: string): Promise<number>;
 }
 
-export function prismaKnownDevices(prisma: PrismaClient, options: { secret: string; lifetimeMs: number }): KnownDevices {
+/** The KnownDevice table, in SQL straight to the driver: a known device's sign-in reads and writes it. */
+export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs: number }): KnownDevices {
   async function live(id: string, nowMs: number) {
-    const row = await prisma.knownDevice.findUnique({ where: { id }, select: { usernameKey: true, expiresAt: true } });
-    return row && row.expiresAt.getTime() > nowMs ? row : null;
+    const [row] = await sql.rows<{ usernameKey: string }>(
+      `SELECT "usernameKey" FROM "KnownDevice" WHERE "id" = $1 AND "expiresAt" > ${msToUtc("$2")}`,
+      [id, nowMs],
+    );
+    return row ?? null;
   }
 
   return {
@@ -57,43 +61,44 @@ export function prismaKnownDevices(prisma: PrismaClient, options: { secret: stri
     async issue(usernameKey, nowMs, replacing) {
       const id = newDeviceId();
       const expiresAtMs = nowMs + options.lifetimeMs;
-      const now = new Date(nowMs);
       // An id no device has: nothing is replaced.
       const old = replacing ?? "";
       // One statement: the new device, the one it replaces gone (only ever a device of this username), and this
       // table cleaning up after itself (a username's expired devices and all but its newest). The
       // DELETE sees the table as it was before the INSERT, so it keeps the newest MAX - 1 live ones
       // besides the new device.
-      await prisma.$executeRaw`
-        WITH added AS (
-          INSERT INTO "KnownDevice" ("id", "usernameKey", "expiresAt", "createdAt") VALUES (${id}, ${usernameKey}, ${new Date(expiresAtMs)}, ${now})
-        )
-        DELETE FROM "KnownDevice" WHERE ("id" = ${old} AND "usernameKey" = ${usernameKey}) OR ("usernameKey" = ${usernameKey} AND "id" NOT IN (
-          SELECT "id" FROM "KnownDevice" WHERE "usernameKey" = ${usernameKey} AND "expiresAt" > ${now} AND "id" <> ${old}
-          ORDER BY "createdAt" DESC LIMIT ${MAX_DEVICES_PER_USERNAME - 1}::int
-        ))`;
+      await sql.run(
+        `WITH added AS (
+           INSERT INTO "KnownDevice" ("id", "usernameKey", "expiresAt", "createdAt") VALUES ($1, $2, ${msToUtc("$3")}, ${msToUtc("$4")})
+         )
+         DELETE FROM "KnownDevice" WHERE ("id" = $5 AND "usernameKey" = $2) OR ("usernameKey" = $2 AND "id" NOT IN (
+           SELECT "id" FROM "KnownDevice" WHERE "usernameKey" = $2 AND "expiresAt" > ${msToUtc("$4")} AND "id" <> $5
+           ORDER BY "createdAt" DESC LIMIT $6::int
+         ))`,
+        [id, usernameKey, expiresAtMs, nowMs, old, MAX_DEVICES_PER_USERNAME - 1],
+      );
       return { id, token: signDeviceToken(options.secret, { id, expiresAtMs }, usernameKey), expiresAtMs };
     },
 
     async claim(id, nowMs, forMs) {
-      // One conditional UPDATE (Prisma's updateMany wraps this one in BEGIN and COMMIT).
-      const now = new Date(nowMs);
-      const claimed = await prisma.$executeRaw`
-        UPDATE "KnownDevice" SET "claimedUntil" = ${new Date(nowMs + forMs)}
-        WHERE "id" = ${id} AND "expiresAt" > ${now} AND ("claimedUntil" IS NULL OR "claimedUntil" <= ${now})`;
+      const claimed = await sql.run(
+        `UPDATE "KnownDevice" SET "claimedUntil" = ${msToUtc("$1")}
+         WHERE "id" = $2 AND "expiresAt" > ${msToUtc("$3")} AND ("claimedUntil" IS NULL OR "claimedUntil" <= ${msToUtc("$3")})`,
+        [nowMs + forMs, id, nowMs],
+      );
       return claimed === 1;
     },
 
     async release(id) {
-      await prisma.knownDevice.updateMany({ where: { id }, data: { claimedUntil: null } });
+      await sql.run(`UPDATE "KnownDevice" SET "claimedUntil" = NULL WHERE "id" = $1`, [id]);
     },
 
     async forget(id) {
-      await prisma.knownDevice.deleteMany({ where: { id } });
+      await sql.run(`DELETE FROM "KnownDevice" WHERE "id" = $1`, [id]);
     },
 
     async forgetAll(usernameKey) {
-      return (await prisma.knownDevice.deleteMany({ where: { usernameKey } })).count;
+      return sql.run(`DELETE FROM "KnownDevice" WHERE "usernameKey" = $1`, [usernameKey]);
     },
   };
 }

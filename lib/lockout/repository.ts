@@ -1,4 +1,4 @@
-import type { PrismaClient } from "../generated/prisma/client";
+import { msToUtc, utcToMs, type Sql } from "@/lib/db/sql";
 import {
   admitAttempt,
   checkLockout,
@@ -37,22 +37,26 @@ export interface LockoutRepository {
 // as many as the hash budget's slots, so this bound is for a runaway, not for a busy key.
 const MAX_WRITE_ATTEMPTS = 100;
 
-type Row = { failureCount: number; lastFailureAt: Date; lockedUntil: Date | null; lastFailedAt: Date | null };
+// Times as ms since the epoch (lib/db/sql.ts): both drivers read them alike.
+const COLUMNS = `"failureCount", ${utcToMs(`"lastFailureAt"`)} AS "lastFailureAtMs", ${utcToMs(`"lockedUntil"`)} AS "lockedUntilMs",
+  ${utcToMs(`"lastFailedAt"`)} AS "lastFailedAtMs"`;
+
+type Row = { failureCount: number; lastFailureAtMs: number; lockedUntilMs: number | null; lastFailedAtMs: number | null };
 
 function toState(row: Row): LockoutState | null {
   // A placeholder row (earlier versions inserted one before counting) has no failures yet.
   if (row.failureCount === 0) return null;
-  return {
-    failureCount: row.failureCount,
-    lastFailureAtMs: row.lastFailureAt.getTime(),
-    lockedUntilMs: row.lockedUntil?.getTime() ?? null,
-  };
+  return { failureCount: row.failureCount, lastFailureAtMs: row.lastFailureAtMs, lockedUntilMs: row.lockedUntilMs };
 }
 
-export function prismaLockoutRepository(prisma: PrismaClient): LockoutRepository {
+/** The SignInLockout table, in SQL straight to the driver: every refused guess reads it. */
+export function sqlLockoutRepository(sql: Sql): LockoutRepository {
+  const read = async (usernameKey: string) =>
+    (await sql.rows<Row>(`SELECT ${COLUMNS} FROM "SignInLockout" WHERE "usernameKey" = $1`, [usernameKey]))[0];
+
   return {
     async check(usernameKey, nowMs, policy) {
-      const row = await prisma.signInLockout.findUnique({ where: { usernameKey } });
+      const row = await read(usernameKey);
       return checkLockout(row ? toState(row) : null, nowMs, policy);
     },
 
@@ -64,53 +68,57 @@ export function prismaLockoutRepository(prisma: PrismaClient): LockoutRepository
       // slips past a lock. No transaction holds the embedded database's one connection (or a row
       // lock) while the rule runs. Every miss means another attempt was counted, so this ends.
       for (let attempt = 1; ; attempt++) {
-        const [row] = await prisma.$queryRaw<Row[]>`
-          SELECT "failureCount", "lastFailureAt", "lockedUntil", "lastFailedAt" FROM "SignInLockout" WHERE "usernameKey" = ${usernameKey}`;
+        const row = await read(usernameKey);
         const decision = admitAttempt(row ? toState(row) : null, nowMs, policy);
         if (!decision.allowed) return decision;
         const next = decision.state;
-        const lastFailureAt = new Date(next.lastFailureAtMs);
-        const lockedUntil = next.lockedUntilMs === null ? null : new Date(next.lockedUntilMs);
+        // The columns are timestamp(3) and the times whole ms, so the comparison is exact.
         const written = row
-          ? await prisma.$executeRaw`
-              UPDATE "SignInLockout" SET "failureCount" = ${next.failureCount}, "lastFailureAt" = ${lastFailureAt}, "lockedUntil" = ${lockedUntil}
-              WHERE "usernameKey" = ${usernameKey} AND "failureCount" = ${row.failureCount} AND "lastFailureAt" = ${row.lastFailureAt}
-                AND "lockedUntil" IS NOT DISTINCT FROM ${row.lockedUntil}`
-          : await prisma.$executeRaw`
-              INSERT INTO "SignInLockout" ("usernameKey", "failureCount", "lastFailureAt", "lockedUntil")
-              VALUES (${usernameKey}, ${next.failureCount}, ${lastFailureAt}, ${lockedUntil}) ON CONFLICT ("usernameKey") DO NOTHING`;
+          ? await sql.run(
+              `UPDATE "SignInLockout" SET "failureCount" = $1, "lastFailureAt" = ${msToUtc("$2")}, "lockedUntil" = ${msToUtc("$3")}
+               WHERE "usernameKey" = $4 AND "failureCount" = $5 AND "lastFailureAt" = ${msToUtc("$6")}
+                 AND "lockedUntil" IS NOT DISTINCT FROM ${msToUtc("$7")}`,
+              [
+                next.failureCount,
+                next.lastFailureAtMs,
+                next.lockedUntilMs,
+                usernameKey,
+                row.failureCount,
+                row.lastFailureAtMs,
+                row.lockedUntilMs,
+              ],
+            )
+          : await sql.run(
+              `INSERT INTO "SignInLockout" ("usernameKey", "failureCount", "lastFailureAt", "lockedUntil")
+               VALUES ($1, $2, ${msToUtc("$3")}, ${msToUtc("$4")}) ON CONFLICT ("usernameKey") DO NOTHING`,
+              [usernameKey, next.failureCount, next.lastFailureAtMs, next.lockedUntilMs],
+            );
         // lastFailedAt is not compared: markFailed may move it meanwhile, and it counts nothing.
-        if (written === 1) return { ...decision, lastFailedAtMs: row?.lastFailedAt?.getTime() ?? null };
+        if (written === 1) return { ...decision, lastFailedAtMs: row?.lastFailedAtMs ?? null };
         // Bounded all the same: past this, the attempt fails (a 503 to the client), never counts wrong.
         if (attempt >= MAX_WRITE_ATTEMPTS) throw new Error(`lockout: ${attempt} concurrent writes to one key in a row`);
       }
     },
 
     async listLocked(nowMs, limit) {
-      const rows = await prisma.signInLockout.findMany({
-        where: { lockedUntil: { gt: new Date(nowMs) } },
-        orderBy: { lockedUntil: "desc" },
-        take: limit,
-        select: { usernameKey: true, failureCount: true, lockedUntil: true },
-      });
-      return rows.map((row) => ({
-        usernameKey: row.usernameKey,
-        failureCount: row.failureCount,
-        lockedUntilMs: row.lockedUntil!.getTime(),
-      }));
+      return sql.rows<{ usernameKey: string; failureCount: number; lockedUntilMs: number }>(
+        `SELECT "usernameKey", "failureCount", ${utcToMs(`"lockedUntil"`)} AS "lockedUntilMs" FROM "SignInLockout"
+         WHERE "lockedUntil" > ${msToUtc("$1")} ORDER BY "lockedUntil" DESC LIMIT $2::int`,
+        [nowMs, limit],
+      );
     },
 
     async forget(usernameKey) {
-      await prisma.signInLockout.deleteMany({ where: { usernameKey } });
+      await sql.run(`DELETE FROM "SignInLockout" WHERE "usernameKey" = $1`, [usernameKey]);
     },
 
     async markFailed(usernameKey, nowMs) {
-      await prisma.$executeRaw`UPDATE "SignInLockout" SET "lastFailedAt" = ${new Date(nowMs)} WHERE "usernameKey" = ${usernameKey}`;
+      await sql.run(`UPDATE "SignInLockout" SET "lastFailedAt" = ${msToUtc("$1")} WHERE "usernameKey" = $2`, [nowMs, usernameKey]);
     },
 
     async reset(usernameKey) {
       // The row stays (the retention pass removes it once idle): it may hold lastFailedAt.
-      await prisma.$executeRaw`UPDATE "SignInLockout" SET "failureCount" = 0, "lockedUntil" = NULL WHERE "usernameKey" = ${usernameKey}`;
+      await sql.run(`UPDATE "SignInLockout" SET "failureCount" = 0, "lockedUntil" = NULL WHERE "usernameKey" = $1`, [usernameKey]);
     },
   };
 }

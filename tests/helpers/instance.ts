@@ -26,7 +26,7 @@ export function testConfig(settings: Record<string, string> = {}): AppConfig {
 export async function testGatehouse(
   databaseUrl: string,
   settings: Record<string, string> = {},
-  open: Pick<OpenOptions, "wrapAdapter"> = {},
+  open: Pick<OpenOptions, "wrapAdapter" | "wrapSql"> = {},
 ): Promise<Gatehouse> {
   const config = testConfig({ ...settings, DATABASE_URL: databaseUrl });
   const database = await openDatabase(config.database.target, open);
@@ -46,7 +46,7 @@ export async function testGatehouse(
 export async function servedGatehouse(
   databaseUrl: string,
   settings: Record<string, string> = {},
-  open: Pick<OpenOptions, "wrapAdapter"> = {},
+  open: Pick<OpenOptions, "wrapAdapter" | "wrapSql"> = {},
 ): Promise<Gatehouse> {
   const gate = await testGatehouse(databaseUrl, settings, open);
   forget(APP_GATEHOUSE);

@@ -1,11 +1,12 @@
 import type { DriverAdapter } from "@/lib/db/client";
+import type { Sql } from "@/lib/db/sql";
 
 type Adapter = Awaited<ReturnType<DriverAdapter["connect"]>>;
 type Transaction = Awaited<ReturnType<Adapter["startTransaction"]>>;
 type Queryable = Pick<Adapter, "queryRaw" | "executeRaw">;
 
 /**
- * Counts the statements Prisma sends to the database, one per round trip, BEGIN and COMMIT
+ * Counts the statements sent to the database, Prisma's and the stores' own SQL (wrapSql), one per round trip, BEGIN and COMMIT
  * included: node-postgres's adapter sends BEGIN inside startTransaction and COMMIT as a statement
  * of the transaction; PGlite's driver runs both itself ("phantom" to Prisma).
  */
@@ -17,6 +18,18 @@ export class RoundTrips {
     overriding(factory, {
       connect: async () => this.#adapter(await factory.connect()),
     });
+
+  /** The statements the sign-in path's stores send without Prisma (lib/db/sql.ts), counted alike. */
+  wrapSql = (sql: Sql): Sql => ({
+    rows: (text, values) => {
+      this.#note(text);
+      return sql.rows(text, values);
+    },
+    run: (text, values) => {
+      this.#note(text);
+      return sql.run(text, values);
+    },
+  });
 
   /** Counts what `work` sends, and returns the count and the statements. */
   async during(work: () => Promise<unknown>): Promise<{ count: number; statements: string[] }> {

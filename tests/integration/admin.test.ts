@@ -17,11 +17,13 @@ describe("the admin command line", () => {
   const admin = (...args: string[]) => runScript("admin", args, env);
 
   /** Opens the folder as the app does, runs `work`, and closes it (PGlite: one process at a time). */
-  async function withDatabase<T>(work: (prisma: import("@/lib/generated/prisma/client").PrismaClient) => Promise<T>): Promise<T> {
+  async function withDatabase<T>(
+    work: (prisma: import("@/lib/generated/prisma/client").PrismaClient, sql: import("@/lib/db/sql").Sql) => Promise<T>,
+  ): Promise<T> {
     const { openDatabase } = await import("@/lib/db/client");
     const db = await openDatabase({ kind: "pglite", dataDir });
     try {
-      return await work(db.prisma);
+      return await work(db.prisma, db.sql);
     } finally {
       await db.close();
     }
@@ -36,11 +38,11 @@ describe("the admin command line", () => {
       const { argon2Hasher } = await import("@/lib/password/hash");
       const { digestKey } = await import("@/lib/rate-limit/limiter");
       const { parseConfig } = await import("@/lib/config/env");
-      const { prismaLockoutRepository } = await import("@/lib/lockout/repository");
+      const { sqlLockoutRepository } = await import("@/lib/lockout/repository");
       // The same username key as the command computes: the secret comes from the same settings.
       const key = digestKey(parseConfig(env).rateLimit.keySecret, ["lockout", "locked@example.com"]);
       const policy = { threshold: 2, baseLockMs: 60_000, maxLockMs: 3_600_000, quietPeriodMs: 3_600_000 };
-      const userId = await withDatabase(async (prisma) => {
+      const userId = await withDatabase(async (prisma, sql) => {
         const created = await registerAccount(
           prisma,
           { email: "locked@example.com", password: PASSWORD },
@@ -48,7 +50,7 @@ describe("the admin command line", () => {
           Date.now(),
         );
         if (!created.ok) throw new Error("registration failed");
-        const lockouts = prismaLockoutRepository(prisma);
+        const lockouts = sqlLockoutRepository(sql);
         for (let i = 0; i < 3; i++) await lockouts.admitAttempt(key, Date.now(), policy);
         await prisma.browserSession.create({
           data: {

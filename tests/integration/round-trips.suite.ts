@@ -34,7 +34,7 @@ export function roundTripsSuite(label: string, makeDatabase: () => Promise<TestD
     beforeAll(async () => {
       announcePeerHeader();
       database = await makeDatabase();
-      gate = await servedGatehouse(database.url, {}, { wrapAdapter: trips.wrap });
+      gate = await servedGatehouse(database.url, {}, { wrapAdapter: trips.wrap, wrapSql: trips.wrapSql });
       await createAccount(gate, "owner@example.com", PASSWORD);
       await createAccount(gate, "newcomer@example.com", PASSWORD);
       // Each account's first sign-in is its own kind (the first-sign-in mark); the counts below are for later ones.

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase, type Database } from "@/lib/db/client";
+import { msToUtc, utcToMs } from "@/lib/db/sql";
+import { resolveDatabaseTarget } from "@/lib/db/target";
+import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "@/tests/helpers/databases";
+
+// Evaluated at load so that CI=true without TEST_DATABASE_URL fails the file instead of skipping it.
+const url = postgresUrl();
+
+// A millisecond that a float seconds conversion, or a reading in the session's zone, would get wrong.
+const AT_MS = Date.UTC(2026, 11, 2, 23, 59, 59, 999);
+
+function sqlSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
+  describe(`Sql on ${label}`, () => {
+    let database: TestDatabase;
+    let db: Database;
+
+    beforeAll(async () => {
+      database = await makeDatabase();
+      // Not UTC: a time must not be read in the session's zone. PostgreSQL: set for the database,
+      // so every pooled connection has it; PGlite has one session.
+      const target = resolveDatabaseTarget(database.url);
+      if (target.kind === "postgres") {
+        const setup = await openDatabase(target);
+        await setup.sql.run(
+          `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET timezone = %L', current_database(), 'Asia/Kolkata'); END $$`,
+        );
+        await setup.close();
+      }
+      db = await openDatabase(target);
+      if (target.kind === "pglite") await db.sql.run(`SET TIME ZONE 'Asia/Kolkata'`);
+      expect((await db.sql.rows<{ zone: string }>(`SELECT current_setting('TimeZone') AS "zone"`))[0]?.zone).toBe("Asia/Kolkata");
+    });
+
+    afterAll(async () => {
+      await db?.close();
+      await database?.dispose();
+    });
+
+    it("reads text, int4, float8, bool and null as the same JavaScript values on either driver", async () => {
+      const [row] = await db.sql.rows<Record<string, unknown>>(
+        `SELECT $1::text AS "text", $2::int AS "int", $3::float8 AS "float", $4::bool AS "bool", $5::text AS "none"`,
+        ["ü ß", 2_147_483_647, 0.1, true, null],
+      );
+      expect(row).toStrictEqual({ text: "ü ß", int: 2_147_483_647, float: 0.1, bool: true, none: null });
+    });
+
+    it("writes a time as ms since the epoch and reads the same ms back, also through Prisma", async () => {
+      const user = await db.prisma.user.create({ data: { email: "sql-time@example.com", passwordHash: "x" } });
+      expect(await db.sql.run(`UPDATE "User" SET "emailVerifiedAt" = ${msToUtc("$1")} WHERE "id" = $2::uuid`, [AT_MS, user.id])).toBe(1);
+      const [row] = await db.sql.rows<{ atMs: number; none: number | null }>(
+        `SELECT ${utcToMs(`"emailVerifiedAt"`)} AS "atMs", ${utcToMs(`"passwordBreachedAt"`)} AS "none" FROM "User" WHERE "id" = $1::uuid`,
+        [user.id],
+      );
+      expect(row).toStrictEqual({ atMs: AT_MS, none: null });
+      // Prisma reads the column as the same instant, so the two paths agree on what was written.
+      const read = await db.prisma.user.findUniqueOrThrow({ where: { id: user.id }, select: { emailVerifiedAt: true } });
+      expect(read.emailVerifiedAt?.getTime()).toBe(AT_MS);
+    });
+
+    it("counts the rows a statement changed", async () => {
+      expect(await db.sql.run(`UPDATE "User" SET "lastLocale" = $1 WHERE "email" = $2`, ["en", "nobody@example.com"])).toBe(0);
+      expect(await db.sql.run(`UPDATE "User" SET "lastLocale" = $1 WHERE "email" = $2`, ["en", "sql-time@example.com"])).toBe(1);
+    });
+  });
+}
+
+sqlSuite("embedded PGlite", freshPglite);
+describe.skipIf(!url)("on PostgreSQL (needs TEST_DATABASE_URL)", () => {
+  sqlSuite("PostgreSQL", () => freshPostgres(url!));
+});

@@ -1,0 +1,43 @@
+import type { PGlite } from "@electric-sql/pglite";
+import type pg from "pg";
+
+/**
+ * What a statement may be given: values both drivers send as text, with no conversion of their
+ * own. A time goes as whole ms since the epoch, turned into a timestamp in the SQL (`msToUtc`).
+ */
+export type SqlValue = string | number | boolean | null;
+
+/**
+ * Statements straight to the driver, for the stores on every sign-in's path. Prisma 6.19 compiles
+ * each query to a plan (no cache) and converts its rows: about 0.5–1 ms a statement on top of
+ * PGlite's 0.1–0.3 ms (docs/decisions/0015-sign-in-stores-speak-sql.md). Same connections as
+ * Prisma's (PGlite's one; the same pool), so what one writes the other reads at once.
+ *
+ * A row's columns are read as text, int4, float8 and bool only, which both drivers parse alike; a
+ * time comes back as ms since the epoch (`utcToMs`), never as a Date a driver reads in a zone.
+ */
+export interface Sql {
+  rows<T>(text: string, values?: readonly SqlValue[]): Promise<T[]>;
+  /** Rows the statement changed. */
+  run(text: string, values?: readonly SqlValue[]): Promise<number>;
+}
+
+/** `timestamp(3)` (UTC, as Prisma writes them) from the `$n` parameter holding whole ms since the epoch. */
+export const msToUtc = (parameter: string) => `(TIMESTAMP 'epoch' + ${parameter}::bigint * INTERVAL '1 millisecond')`;
+
+/** Whole ms since the epoch (float8) from a UTC `timestamp(3)` column; null stays null. */
+export const utcToMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
+
+export function pgliteSql(db: PGlite): Sql {
+  return {
+    rows: async <T>(text: string, values: readonly SqlValue[] = []) => (await db.query<T>(text, [...values])).rows,
+    run: async (text, values = []) => (await db.query(text, [...values])).affectedRows ?? 0,
+  };
+}
+
+export function poolSql(pool: pg.Pool): Sql {
+  return {
+    rows: async <T>(text: string, values: readonly SqlValue[] = []) => (await pool.query(text, [...values])).rows as T[],
+    run: async (text, values = []) => (await pool.query(text, [...values])).rowCount ?? 0,
+  };
+}
