@@ -31,6 +31,7 @@ import { preLimited } from "@/lib/rate-limit/store";
 import { connectRedis, RedisRateLimitStore, untilReady } from "@/lib/rate-limit/stores/redis";
 import { createStoreGuard, guardReplayStore, type StoreGuard, type StoreHealth } from "@/lib/rate-limit/store-guard";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import type { Sql } from "@/lib/db/sql";
 import { appOrigin } from "@/lib/http/same-origin";
 import { Background } from "@/lib/jobs/jobs";
 import { createMailer, mailerOptions } from "@/lib/mail/mailer";
@@ -60,6 +61,8 @@ export type Gatehouse = {
   log: Logger;
   /** The database client every store and route uses. */
   prisma: PrismaClient;
+  /** The same database without Prisma, for the sign-in path's statements (lib/db/sql.ts). */
+  sql: Sql;
   limiter: RateLimiter;
   /** The limiter's backend and whether it answers (always "up" in memory). */
   storeHealth(): { kind: RateLimitStoreKind; state: StoreHealth };
@@ -395,16 +398,19 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     clock,
     log,
     prisma,
+    sql: database.sql,
     limiter,
     storeHealth: () => ({ kind: backend.store.kind, state: backend.health() }),
     replays: backend.replays,
     altcha: { hmacSecret: config.altcha.hmacSecret, expiresSeconds: config.altcha.expiresSeconds, maxCounter: config.altcha.maxCounter },
     lockouts,
-    events: prismaSecurityEvents(prisma, clock, (error) => log.warn({ event: "security_event_not_recorded", err: String(error) })),
+    events: prismaSecurityEvents(prisma, database.sql, clock, (error) =>
+      log.warn({ event: "security_event_not_recorded", err: String(error) }),
+    ),
     lockoutPolicy: config.lockout,
     deviceLockoutPolicy: config.devices.lockout,
     devices: sqlKnownDevices(database.sql, { secret: config.devices.cookieSecret, lifetimeMs: config.devices.cookieLifetimeMs }),
-    sessions: prismaBrowserSessions(prisma),
+    sessions: prismaBrowserSessions(prisma, database.sql),
     sessionPolicy: config.session.policy,
     // noUpdateTTL: an address's count lapses 15 minutes after its first failure, not after its last,
     // so ongoing typos behind a shared address do not keep everyone there at the top level.
@@ -423,7 +429,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     emailTokens,
     recovery,
     passkeys: prismaPasskeys(prisma),
-    factors: prismaFactors(prisma, { seal: sealKeyOf(config.factors.secret), recoveryCodes: config.factors.secret }),
+    factors: prismaFactors(prisma, database.sql, { seal: sealKeyOf(config.factors.secret), recoveryCodes: config.factors.secret }),
     pendingSignIns: prismaPendingSignIns(prisma),
     secondFactorLockoutPolicy: config.factors.lockout,
     secondFactorLockKey: (subject) =>

@@ -74,7 +74,7 @@ async function main(input: RetentionChildInput): Promise<RetentionChildOutput> {
   // The two writes a failed sign-in of an unknown username makes (lib/auth/sign-in.ts), on each database.
   const targets = [
     { lockouts: gate.lockouts, events: gate.events },
-    { lockouts: sqlLockoutRepository(withDb.sql), events: prismaSecurityEvents(withPrisma, clock, () => {}) },
+    { lockouts: sqlLockoutRepository(withDb.sql), events: prismaSecurityEvents(withPrisma, withDb.sql, clock, () => {}) },
   ];
   let nextRetentionMs = START_MS + 60_000;
   let retentionRuns = 0;

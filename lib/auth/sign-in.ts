@@ -206,7 +206,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
       // its timeout).
       const verdict = confirmable ? gate.breachedPasswords.check(password).catch(() => "unknown" as const) : null;
       const endTimer = gate.metrics.passwordCheckSeconds.startTimer();
-      const user = await verifyCredentials(gate.prisma, { email: admission.email, password }, gate.hasher, (error) =>
+      const user = await verifyCredentials(gate.sql, { email: admission.email, password }, gate.hasher, (error) =>
         gate.log.warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
       );
       endTimer();

@@ -1,4 +1,6 @@
+import { randomUUID } from "node:crypto";
 import ipaddr from "ipaddr.js";
+import { msToUtc, type Sql } from "@/lib/db/sql";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { ClientAddress } from "@/lib/http/client-address";
 import type { LockoutState } from "@/lib/lockout/lockout-rules";
@@ -85,20 +87,21 @@ export type SecurityEvents = {
   failuresBeforeLatestSignIn(userId: string): Promise<number>;
 };
 
-export function prismaSecurityEvents(prisma: PrismaClient, clock: () => number, onError: (error: unknown) => void): SecurityEvents {
+/** `sql` writes the events and finds a failure's account, on every sign-in (lib/db/sql.ts); the reads go through Prisma. */
+export function prismaSecurityEvents(
+  prisma: PrismaClient,
+  sql: Sql,
+  clock: () => number,
+  onError: (error: unknown) => void,
+): SecurityEvents {
   // One clock (the app's) for every event, so their order is the order they happened in.
   async function record(userId: string, kind: SecurityEventKind, client: ClientAddress, origin: EventOrigin = {}, atMs = clock()) {
     try {
-      await prisma.securityEvent.create({
-        data: {
-          userId,
-          kind,
-          address: truncateAddress(client.address),
-          browser: origin.browser ?? null,
-          sessionId: origin.sessionId ?? null,
-          createdAt: new Date(atMs),
-        },
-      });
+      await sql.run(
+        `INSERT INTO "SecurityEvent" ("id", "userId", "kind", "address", "browser", "sessionId", "createdAt")
+         VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, ${msToUtc("$7")})`,
+        [randomUUID(), userId, kind, truncateAddress(client.address), origin.browser ?? null, origin.sessionId ?? null, atMs],
+      );
     } catch (error) {
       // The sign-in itself stands; only the user's view of it is incomplete.
       onError(error);
@@ -107,7 +110,7 @@ export function prismaSecurityEvents(prisma: PrismaClient, clock: () => number, 
 
   return {
     async signInFailed(email, client, lockout, paused = false, origin = {}, cause = "wrong") {
-      const user = await prisma.user.findUnique({ where: { email }, select: { id: true } }).catch(() => null);
+      const [user] = await sql.rows<{ id: string }>(`SELECT "id"::text AS "id" FROM "User" WHERE "email" = $1`, [email]).catch(() => []);
       if (!user) return;
       await record(user.id, cause === "unconfirmed" ? "sign_in_unconfirmed" : "sign_in_failed", client, origin, lockout.lastFailureAtMs);
       // Every failure at or past the threshold sets a (longer) lock: the user should see each,

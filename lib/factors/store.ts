@@ -1,4 +1,5 @@
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import type { Sql } from "@/lib/db/sql";
 import type { SecondStepMethod } from "@/lib/password/admission";
 import { canonicalRecoveryCode, newRecoveryCodes, recoveryCodeDigest } from "./recovery-codes";
 import { openSecret, sealSecret, type SealKey } from "./sealed-secret";
@@ -55,21 +56,22 @@ export interface Factors {
   removeAll(userId: string): Promise<{ totp: number; recoveryCodes: number; passkeyAfterPassword: boolean }>;
 }
 
-export function prismaFactors(prisma: PrismaClient, keys: { seal: SealKey; recoveryCodes: string }): Factors {
+/** `sql` serves the summary every right password reads (lib/db/sql.ts); the rest goes through Prisma. */
+export function prismaFactors(prisma: PrismaClient, sql: Sql, keys: { seal: SealKey; recoveryCodes: string }): Factors {
   const codesLeft = (userId: string) => prisma.recoveryCode.count({ where: { userId, usedAt: null } });
 
   return {
     async summary(userId) {
       // One statement, not four: every right password reads it, and on the embedded database
       // each round trip waits its turn on one thread (issue 28).
-      const [row] = await prisma.$queryRaw<
-        { passkeySecondFactor: boolean; totpOn: boolean; passkeys: number; recoveryCodesLeft: number }[]
-      >`
-        SELECT u."passkeySecondFactor",
-          EXISTS (SELECT 1 FROM "TotpFactor" t WHERE t."userId" = u."id" AND t."enabledAt" IS NOT NULL) AS "totpOn",
-          (SELECT COUNT(*) FROM "Passkey" p WHERE p."userId" = u."id")::int AS "passkeys",
-          (SELECT COUNT(*) FROM "RecoveryCode" r WHERE r."userId" = u."id" AND r."usedAt" IS NULL)::int AS "recoveryCodesLeft"
-        FROM "User" u WHERE u."id" = ${userId}::uuid`;
+      const [row] = await sql.rows<{ passkeySecondFactor: boolean; totpOn: boolean; passkeys: number; recoveryCodesLeft: number }>(
+        `SELECT u."passkeySecondFactor",
+           EXISTS (SELECT 1 FROM "TotpFactor" t WHERE t."userId" = u."id" AND t."enabledAt" IS NOT NULL) AS "totpOn",
+           (SELECT COUNT(*) FROM "Passkey" p WHERE p."userId" = u."id")::int AS "passkeys",
+           (SELECT COUNT(*) FROM "RecoveryCode" r WHERE r."userId" = u."id" AND r."usedAt" IS NULL)::int AS "recoveryCodesLeft"
+         FROM "User" u WHERE u."id" = $1::uuid`,
+        [userId],
+      );
       const totpOn = row?.totpOn ?? false;
       // The owner's choice holds even with no passkey left (a reset that took every passkey must not
       // turn the second step off: ASVS 5.0 6.4.3); the step is then a recovery code.

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { msToUtc, utcToMs, type Sql } from "@/lib/db/sql";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { SESSION_ID_PATTERN, type SessionRecord } from "./session-rules";
 
@@ -52,9 +53,9 @@ export interface BrowserSessions {
 type SessionRow = {
   id: string;
   userId: string;
-  lastSeenAt: Date;
-  expiresAt: Date;
-  revokedAt: Date | null;
+  lastSeenAtMs: number;
+  expiresAtMs: number;
+  revokedAtMs: number | null;
   credentialGeneration: number;
   userCredentialGeneration: number | null;
   passwordBreached: boolean | null;
@@ -63,7 +64,11 @@ type SessionRow = {
 // Dead rows are kept a while (the account page could show them) and then removed by create().
 const KEEP_DEAD_MS = 30 * 86_400_000;
 
-export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
+/**
+ * `sql` serves what every sign-in and every signed-in request does (create, find, touch; lib/db/sql.ts);
+ * the account page's changes go through Prisma.
+ */
+export function prismaBrowserSessions(prisma: PrismaClient, sql: Sql): BrowserSessions {
   return {
     async authenticatedAt(userId, id) {
       const row = await prisma.browserSession.findFirst({ where: { id, userId, revokedAt: null }, select: { authenticatedAt: true } });
@@ -78,35 +83,38 @@ export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
       return count === 1;
     },
     async create({ id = newSessionId(), userId, credentialGeneration, browser, address, nowMs, expiresAtMs, authenticatedAtMs = nowMs }) {
-      const now = new Date(nowMs);
       // One statement: the new session, and this table cleaning up after itself, one user at a
       // time (sessions long over are dropped; the new one is not, being neither).
-      const cutoff = new Date(nowMs - KEEP_DEAD_MS);
-      await prisma.$executeRaw`
-        WITH added AS (
-          INSERT INTO "BrowserSession" ("id", "userId", "credentialGeneration", "browser", "address", "createdAt", "lastSeenAt", "authenticatedAt", "expiresAt")
-          VALUES (${id}, ${userId}::uuid, ${credentialGeneration}, ${browser}, ${address}, ${now}, ${now}, ${new Date(authenticatedAtMs)}, ${new Date(expiresAtMs)})
-        )
-        DELETE FROM "BrowserSession"
-        WHERE "userId" = ${userId}::uuid AND ("expiresAt" < ${cutoff} OR "revokedAt" < ${cutoff} OR "lastSeenAt" < ${cutoff})`;
+      await sql.run(
+        `WITH added AS (
+           INSERT INTO "BrowserSession" ("id", "userId", "credentialGeneration", "browser", "address", "createdAt", "lastSeenAt", "authenticatedAt", "expiresAt")
+           VALUES ($1, $2::uuid, $3, $4, $5, ${msToUtc("$6")}, ${msToUtc("$6")}, ${msToUtc("$7")}, ${msToUtc("$8")})
+         )
+         DELETE FROM "BrowserSession"
+         WHERE "userId" = $2::uuid AND ("expiresAt" < ${msToUtc("$9")} OR "revokedAt" < ${msToUtc("$9")} OR "lastSeenAt" < ${msToUtc("$9")})`,
+        [id, userId, credentialGeneration, browser, address, nowMs, authenticatedAtMs, expiresAtMs, nowMs - KEEP_DEAD_MS],
+      );
       return { id };
     },
 
     async find(id) {
       if (!SESSION_ID_PATTERN.test(id)) return null;
       // One round trip: the session, its user's current generation (null when the user is gone) and breached mark.
-      const [row] = await prisma.$queryRaw<SessionRow[]>`
-        SELECT s."id", s."userId"::text AS "userId", s."lastSeenAt", s."expiresAt", s."revokedAt", s."credentialGeneration",
-               u."credentialGeneration" AS "userCredentialGeneration", u."passwordBreachedAt" IS NOT NULL AS "passwordBreached"
-        FROM "BrowserSession" s LEFT JOIN "User" u ON u."id" = s."userId"
-        WHERE s."id" = ${id}`;
+      const [row] = await sql.rows<SessionRow>(
+        `SELECT s."id", s."userId"::text AS "userId", ${utcToMs(`s."lastSeenAt"`)} AS "lastSeenAtMs", ${utcToMs(`s."expiresAt"`)} AS "expiresAtMs",
+           ${utcToMs(`s."revokedAt"`)} AS "revokedAtMs", s."credentialGeneration",
+           u."credentialGeneration" AS "userCredentialGeneration", u."passwordBreachedAt" IS NOT NULL AS "passwordBreached"
+         FROM "BrowserSession" s LEFT JOIN "User" u ON u."id" = s."userId"
+         WHERE s."id" = $1`,
+        [id],
+      );
       if (!row) return null;
       return {
         id: row.id,
         userId: row.userId,
-        lastSeenAtMs: row.lastSeenAt.getTime(),
-        expiresAtMs: row.expiresAt.getTime(),
-        revokedAtMs: row.revokedAt?.getTime() ?? null,
+        lastSeenAtMs: row.lastSeenAtMs,
+        expiresAtMs: row.expiresAtMs,
+        revokedAtMs: row.revokedAtMs,
         credentialGeneration: row.credentialGeneration,
         userCredentialGeneration: row.userCredentialGeneration,
         passwordBreached: row.passwordBreached === true,
@@ -114,10 +122,10 @@ export function prismaBrowserSessions(prisma: PrismaClient): BrowserSessions {
     },
 
     async touch(id, nowMs, sinceMs) {
-      await prisma.browserSession.updateMany({
-        where: { id, revokedAt: null, lastSeenAt: { lt: new Date(sinceMs) } },
-        data: { lastSeenAt: new Date(nowMs) },
-      });
+      await sql.run(
+        `UPDATE "BrowserSession" SET "lastSeenAt" = ${msToUtc("$1")} WHERE "id" = $2 AND "revokedAt" IS NULL AND "lastSeenAt" < ${msToUtc("$3")}`,
+        [nowMs, id, sinceMs],
+      );
     },
 
     async revoke(userId, id, nowMs) {

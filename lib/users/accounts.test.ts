@@ -31,7 +31,7 @@ describe("passwords are NFC before hashing and verifying", () => {
     expect(COMPOSED).not.toBe(DECOMPOSED);
     await registerAccount(database.prisma, { email: "nfd@example.com", password: DECOMPOSED }, hasher, Date.now());
     for (const typed of [COMPOSED, DECOMPOSED])
-      expect(await verifyCredentials(database.prisma, { email: "nfd@example.com", password: typed }, hasher)).toMatchObject({
+      expect(await verifyCredentials(database.sql, { email: "nfd@example.com", password: typed }, hasher)).toMatchObject({
         email: "nfd@example.com",
       });
     const { passwordHash } = await database.prisma.user.findUniqueOrThrow({ where: { email: "nfd@example.com" } });
@@ -48,18 +48,18 @@ describe("passwords are NFC before hashing and verifying", () => {
     });
     const user = await database.prisma.user.create({ data: { email: "legacy@example.com", passwordHash: legacy } });
     // NFC typed: the old hash is of the other form, so only the same raw form opens it.
-    expect(await verifyCredentials(database.prisma, { email: "legacy@example.com", password: COMPOSED }, hasher)).toBeNull();
-    expect(await verifyCredentials(database.prisma, { email: "legacy@example.com", password: DECOMPOSED }, hasher)).toMatchObject({
+    expect(await verifyCredentials(database.sql, { email: "legacy@example.com", password: COMPOSED }, hasher)).toBeNull();
+    expect(await verifyCredentials(database.sql, { email: "legacy@example.com", password: DECOMPOSED }, hasher)).toMatchObject({
       rehashed: true,
     });
     const { passwordHash } = await database.prisma.user.findUniqueOrThrow({ where: { id: user.id } });
     expect(await verifyPassword(passwordHash, COMPOSED)).toBe(true);
-    expect(await verifyCredentials(database.prisma, { email: "legacy@example.com", password: COMPOSED }, hasher)).toMatchObject({
+    expect(await verifyCredentials(database.sql, { email: "legacy@example.com", password: COMPOSED }, hasher)).toMatchObject({
       rehashed: false,
     });
   });
 
   it("refuses a wrong password in either form", async () => {
-    expect(await verifyCredentials(database.prisma, { email: "nfd@example.com", password: "cafe\u0301 au lait" }, hasher)).toBeNull();
+    expect(await verifyCredentials(database.sql, { email: "nfd@example.com", password: "cafe\u0301 au lait" }, hasher)).toBeNull();
   });
 });

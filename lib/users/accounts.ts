@@ -1,5 +1,6 @@
 import type { PrismaClient } from "../generated/prisma/client";
 import type { PasswordHasher } from "@/lib/password/hash";
+import type { Sql } from "@/lib/db/sql";
 
 export type Credentials = { email: string; password: string };
 export type AccountUser = { id: string; email: string; credentialGeneration: number };
@@ -40,7 +41,7 @@ export async function registerAccount(
  * Returns the user on success, null otherwise; `rehashed` says a weaker stored hash was upgraded.
  */
 export async function verifyCredentials(
-  prisma: PrismaClient,
+  sql: Sql,
   input: Credentials,
   hasher: PasswordHasher,
   onRehashError: (error: unknown) => void = () => {},
@@ -55,19 +56,22 @@ export async function verifyCredentials(
   | null
 > {
   // The hash and its generation in one read: a session made from this check is as old as this hash.
-  const user = await prisma.user.findUnique({
-    where: { email: input.email },
-    select: {
-      id: true,
-      email: true,
-      passwordHash: true,
-      credentialGeneration: true,
-      emailVerifiedAt: true,
-      passwordBreachedAt: true,
-      firstSignedInAt: true,
-      lastLocale: true,
-    },
-  });
+  // Straight to the driver (lib/db/sql.ts): every password attempt that reaches Argon2id reads it.
+  const [user] = await sql.rows<{
+    id: string;
+    email: string;
+    passwordHash: string;
+    credentialGeneration: number;
+    emailVerified: boolean;
+    passwordBreached: boolean;
+    signedInBefore: boolean;
+    lastLocale: string | null;
+  }>(
+    `SELECT "id"::text AS "id", "email", "passwordHash", "credentialGeneration", "emailVerifiedAt" IS NOT NULL AS "emailVerified",
+       "passwordBreachedAt" IS NOT NULL AS "passwordBreached", "firstSignedInAt" IS NOT NULL AS "signedInBefore", "lastLocale"
+     FROM "User" WHERE "email" = $1`,
+    [input.email],
+  );
   const checked = await hasher.verify(user?.passwordHash ?? null, input.password);
   if (!user || !checked.valid) return null;
   let rehashed = false;
@@ -75,8 +79,12 @@ export async function verifyCredentials(
     try {
       const passwordHash = await hasher.hash(input.password);
       // Only replace the hash that was verified, so a concurrent password change wins.
-      const { count } = await prisma.user.updateMany({ where: { id: user.id, passwordHash: user.passwordHash }, data: { passwordHash } });
-      rehashed = count === 1;
+      rehashed =
+        (await sql.run(`UPDATE "User" SET "passwordHash" = $1 WHERE "id" = $2::uuid AND "passwordHash" = $3`, [
+          passwordHash,
+          user.id,
+          user.passwordHash,
+        ])) === 1;
     } catch (error) {
       // The sign-in is valid either way; the upgrade is retried on the next one.
       onRehashError(error);
@@ -87,10 +95,10 @@ export async function verifyCredentials(
     email: user.email,
     credentialGeneration: user.credentialGeneration,
     rehashed,
-    emailVerified: user.emailVerifiedAt !== null,
-    passwordBreached: user.passwordBreachedAt !== null,
+    emailVerified: user.emailVerified,
+    passwordBreached: user.passwordBreached,
     // The first-sign-in mark is never cleared: an account that has it needs no statement to learn it.
-    signedInBefore: user.firstSignedInAt !== null,
+    signedInBefore: user.signedInBefore,
     lastLocale: user.lastLocale,
   };
 }

@@ -30,7 +30,7 @@ describe("backups of the embedded database", () => {
     const { verifyCredentials } = await import("@/lib/users/accounts");
     const { argon2Params } = await import("@/lib/password/hash");
     const { argon2Hasher } = await import("@/lib/password/hash");
-    return withDatabase((db) => verifyCredentials(db.prisma, { email, password: PASSWORD }, argon2Hasher(argon2Params("owasp"))));
+    return withDatabase((db) => verifyCredentials(db.sql, { email, password: PASSWORD }, argon2Hasher(argon2Params("owasp"))));
   }
 
   it("backs up, survives a wipe by restore, and signs in again; refuses what would corrupt or mislead", { timeout: 180_000 }, async () => {

@@ -186,19 +186,18 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
 
     it("verifies the right password, refuses a wrong one and an unknown user alike", async () => {
       const { argon2Params } = await import("@/lib/password/hash");
-      const prisma = gate.prisma;
       const { argon2Hasher } = await import("@/lib/password/hash");
       const params = argon2Hasher(argon2Params("test"));
       expect(
-        await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "a long enough passphrase" }, params),
+        await accounts.verifyCredentials(gate.sql, { email: "new.user@example.com", password: "a long enough passphrase" }, params),
       ).toMatchObject({
         email: "new.user@example.com",
       });
       expect(
-        await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "wrong passphrase!!" }, params),
+        await accounts.verifyCredentials(gate.sql, { email: "new.user@example.com", password: "wrong passphrase!!" }, params),
       ).toBeNull();
       expect(
-        await accounts.verifyCredentials(prisma, { email: "nobody@example.com", password: "a long enough passphrase" }, params),
+        await accounts.verifyCredentials(gate.sql, { email: "nobody@example.com", password: "a long enough passphrase" }, params),
       ).toBeNull();
     });
 
@@ -208,7 +207,7 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
       const OWASP_ARGON2ID = argon2Hasher(owasp);
       const prisma = gate.prisma;
       const result = await accounts.verifyCredentials(
-        prisma,
+        gate.sql,
         { email: "new.user@example.com", password: "a long enough passphrase" },
         OWASP_ARGON2ID,
       );
@@ -217,8 +216,13 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
       expect(user.passwordHash).toContain("$m=19456,t=2,p=1$");
       // Once upgraded, a sign-in with the same parameters leaves it alone.
       expect(
-        (await accounts.verifyCredentials(prisma, { email: "new.user@example.com", password: "a long enough passphrase" }, OWASP_ARGON2ID))
-          ?.rehashed,
+        (
+          await accounts.verifyCredentials(
+            gate.sql,
+            { email: "new.user@example.com", password: "a long enough passphrase" },
+            OWASP_ARGON2ID,
+          )
+        )?.rehashed,
       ).toBe(false);
       expect(TEST_ARGON2ID.memoryCostKiB).toBeLessThan(owasp.memoryCostKiB);
     });
