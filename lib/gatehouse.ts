@@ -217,7 +217,8 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
     // store's per-key queue, so its timeout bounds the database's answer, not the wait in line.
     const postgres = createPostgresRateLimitStore(prisma, {
       onCleanupError: (error) => log.warn({ event: "rate_limit_cleanup_failed", err: String(error) }),
-      guardEach: (policy, work) => guardFor(policy.name).execute(timed("postgres", work)),
+      guardEach: (policy, work) => guardFor(policy.name).execute((signal) => timed("postgres", () => work(signal))()),
+      maxQueueWaitMs: config.rateLimit.storeTimeoutMs,
     });
     const postgresReplays = postgresReplayStore(prisma, {
       onCleanupError: (error) => log.warn({ event: "altcha_replay_cleanup_failed", err: String(error) }),

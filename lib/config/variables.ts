@@ -199,7 +199,8 @@ export const variableDocs = {
   },
   RATE_LIMIT_STORE_TIMEOUT_MS: {
     group: "Limiter store",
-    description: "Timeout of one call to a shared store (in PostgreSQL, from its turn in its key's queue).",
+    description:
+      "Timeout of one call to a shared store (in PostgreSQL, from its turn in its key's queue, which also waits at most this long).",
   },
   RATE_LIMIT_BREAKER_FAILURES: {
     group: "Limiter store",

@@ -301,6 +301,41 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
       expect(guard.health()).toBe("up");
     });
 
+    it("never runs two consumes of a key at once, not even after the guard gave up on one, which then stops", async () => {
+      // Each write takes 80 ms, the guard gives up after 30: every consume times out.
+      let inFlight = 0;
+      let mostInFlight = 0;
+      const { prisma, counts } = instrumented(a.prisma, async () => {
+        inFlight += 1;
+        mostInFlight = Math.max(mostInFlight, inFlight);
+        await delay(80);
+        inFlight -= 1;
+      });
+      const guard = createStoreGuard({ timeoutMs: 30, breakerFailures: 100, halfOpenAfterMs: 60_000 });
+      const policy = tokenBucket("abandoned", "5/1d");
+      const s = store(prisma, { guardEach: (_policy, work) => guard.execute((signal) => work(signal)), maxQueueWaitMs: 10_000 });
+      const settled = await Promise.allSettled(Array.from({ length: 5 }, () => s.consume("k", policy, Date.now())));
+      expect(settled.map((result) => result.status)).toEqual(Array.from({ length: 5 }, () => "rejected"));
+      // Wait for the abandoned work to end: one key, one statement at a time, none retried.
+      await vi.waitFor(() => expect(counts.writes).toBe(5), { timeout: 5_000 });
+      await delay(100);
+      expect(mostInFlight).toBe(1);
+      expect(counts).toEqual({ queries: 5, writes: 5 });
+    });
+
+    it("refuses at once, without a query or the guard, a consume whose turn comes after maxQueueWaitMs", async () => {
+      // Each write takes 200 ms: the second turn comes after about 200 ms, the third after about 400.
+      const { prisma, counts } = instrumented(a.prisma, () => delay(200));
+      const guard = createStoreGuard({ timeoutMs: 5_000, breakerFailures: 1, halfOpenAfterMs: 60_000 });
+      const policy = tokenBucket("late", "10/1d");
+      const s = store(prisma, { guardEach: (_policy, work) => guard.execute((signal) => work(signal)), maxQueueWaitMs: 300 });
+      const decisions = await Promise.all(Array.from({ length: 5 }, () => s.consume("k", policy, Date.now())));
+      expect(decisions.map((d) => d.allowed)).toEqual([true, true, false, false, false]);
+      expect(decisions.filter((d) => !d.allowed).map((d) => d.retryAfterMs)).toEqual([1_000, 1_000, 1_000]);
+      expect(counts.queries).toBe(2);
+      expect(guard.health()).toBe("up");
+    });
+
     // Two stores are two app instances; ten (five per client) also race inside one connection pool.
     it.each([2, 10])("never admits more than the limit to 200 concurrent requests from %i store instances", async (storeCount) => {
       const stores = Array.from({ length: storeCount }, (_, i) =>

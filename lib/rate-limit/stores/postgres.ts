@@ -24,12 +24,20 @@ export type PostgresStoreOptions = {
    * Runs each consume's database work once its turn in the key's queue has come. The app passes
    * the policy's guard here, so the guard's timeout bounds the database's answer, not the wait
    * behind this instance's own earlier consumes of the key: counted from the enqueue, a burst the
-   * local count admitted would time out in the queue on a busy machine and open the circuit.
+   * local count admitted would time out in the queue on a busy machine and open the circuit. The
+   * signal, once aborted (the guard gave up), stops the work's retries.
    */
-  guardEach?: (policy: Policy, work: () => Promise<Decision>) => Promise<Decision>;
+  guardEach?: (policy: Policy, work: (signal?: AbortSignal) => Promise<Decision>) => Promise<Decision>;
+  /**
+   * Longest wait for a turn in the key's queue: a consume whose turn comes later is refused at
+   * once, as a full queue's is, and never counts against the guard. The app passes the store's
+   * timeout, so a caller waits at most about twice that.
+   */
+  maxQueueWaitMs?: number;
 };
 
 export const DEFAULT_MAX_QUEUED_PER_KEY = 32;
+export const DEFAULT_MAX_QUEUE_WAIT_MS = 1_000;
 // What a caller refused for a full queue is told: the queue drains within a few round trips.
 const QUEUE_FULL_RETRY_MS = 1_000;
 
@@ -55,7 +63,10 @@ type BucketRow = {
   nowMs: bigint;
 };
 
-function checkOptions(maxRetries: number, cleanupIntervalMs: number, maxQueuedPerKey: number): void {
+function checkOptions(maxRetries: number, cleanupIntervalMs: number, maxQueuedPerKey: number, maxQueueWaitMs: number): void {
+  if (!Number.isSafeInteger(maxQueueWaitMs) || maxQueueWaitMs < 1) {
+    throw new Error(`PostgreSQL rate-limit store: maxQueueWaitMs must be a whole number >= 1, got ${maxQueueWaitMs}`);
+  }
   if (!Number.isSafeInteger(maxQueuedPerKey) || maxQueuedPerKey < 1) {
     throw new Error(`PostgreSQL rate-limit store: maxQueuedPerKey must be a whole number >= 1, got ${maxQueuedPerKey}`);
   }
@@ -84,9 +95,8 @@ function checkOptions(maxRetries: number, cleanupIntervalMs: number, maxQueuedPe
  * Within one instance, consumes of the same key run one after another. Racing each other they
  * would mostly lose (measured: of 200 parallel requests on a 20-token key, about 190 ran out of retries
  * and errored, which a fail-open policy turns into admissions), and one hot key would take every pooled
- * connection. Queued, a key races only the other instances and holds at most one connection here
- * (while its guard has not given up on a call: the next then starts beside the abandoned one, and
- * the version check keeps the two honest).
+ * connection. Queued, a key races only the other instances and holds at most one connection here:
+ * a call its guard gave up on still holds the key until its statement ends, and retries no more.
  */
 export function createPostgresRateLimitStore(prisma: PrismaClient, options: PostgresStoreOptions = {}): PostgresRateLimitStore {
   const {
@@ -96,37 +106,65 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
     maxQueuedPerKey = DEFAULT_MAX_QUEUED_PER_KEY,
     clock = "database",
     guardEach = (_policy, work) => work(),
+    maxQueueWaitMs = DEFAULT_MAX_QUEUE_WAIT_MS,
   } = options;
-  checkOptions(maxRetries, cleanupIntervalMs, maxQueuedPerKey);
+  checkOptions(maxRetries, cleanupIntervalMs, maxQueuedPerKey, maxQueueWaitMs);
 
-  // Per key, the last queued consume and how many wait; removed once the queue drains, so it
-  // holds only keys in flight.
-  const queues = new Map<string, { tail: Promise<unknown>; waiting: number }>();
+  // Per key, the end of the last queued consume's database work and how many wait; removed once
+  // the queue drains, so it holds only keys in flight.
+  const queues = new Map<string, { tail: Promise<void>; waiting: number }>();
+  const refusedInLine = (): Decision => ({
+    allowed: false,
+    remaining: 0,
+    retryAfterMs: QUEUE_FULL_RETRY_MS,
+    resetAfterMs: QUEUE_FULL_RETRY_MS,
+  });
 
-  function queued(storageKey: string, work: () => Promise<Decision>): Promise<Decision> {
+  /**
+   * Runs `work` through the guard once every earlier consume of the key has ended: ended in the
+   * database, not when its guard gave up on it, so one key never has two consumes in flight here.
+   */
+  function queued(storageKey: string, policy: Policy, work: (signal?: AbortSignal) => Promise<Decision>): Promise<Decision> {
     const queue = queues.get(storageKey) ?? { tail: Promise.resolve(), waiting: 0 };
-    // A key this hot is being flooded: refusing now costs nothing, while waiting would hold the
-    // caller past the store's timeout and count against its policy's circuit.
-    if (queue.waiting >= maxQueuedPerKey)
-      return Promise.resolve({ allowed: false, remaining: 0, retryAfterMs: QUEUE_FULL_RETRY_MS, resetAfterMs: QUEUE_FULL_RETRY_MS });
+    // A key this hot is being flooded: refusing now costs nothing.
+    if (queue.waiting >= maxQueuedPerKey) return Promise.resolve(refusedInLine());
     queue.waiting += 1;
-    const result = queue.tail.then(work);
-    const tail = result
-      .catch(() => {})
-      .then(() => {
-        queue.waiting -= 1;
-      });
-    queue.tail = tail;
+    let release!: () => void;
+    const done = new Promise<void>((resolve) => (release = resolve));
+    const turn = queue.tail;
+    queue.tail = done;
     queues.set(storageKey, queue);
-    // `tail` never rejects (caught above): this only forgets an idle queue.
-    void tail.then(() => {
-      if (queue.tail === tail) queues.delete(storageKey);
+    void done.then(() => {
+      queue.waiting -= 1;
+      if (queue.tail === done) queues.delete(storageKey);
     });
-    return result;
+    const enqueuedMs = performance.now();
+    return turn.then(() => {
+      // Too late to be useful: the caller has waited its share; a refusal is not a store failure.
+      if (performance.now() - enqueuedMs > maxQueueWaitMs) {
+        release();
+        return refusedInLine();
+      }
+      let started = false;
+      const answer = guardEach(policy, (signal) => {
+        started = true;
+        const running = work(signal);
+        void running.then(release, release);
+        return running;
+      });
+      // Refused without running (an open circuit): the next one's turn comes now.
+      void answer.then(
+        () => started || release(),
+        () => started || release(),
+      );
+      return answer;
+    });
   }
 
-  async function consume(storageKey: string, policy: Policy, callerNowMs: number): Promise<Decision> {
+  async function consume(storageKey: string, policy: Policy, callerNowMs: number, signal?: AbortSignal): Promise<Decision> {
     for (let attempt = 0; attempt <= maxRetries; attempt++) {
+      // The guard gave up on this call: a retry would only hold the key's queue longer.
+      if (attempt > 0 && signal?.aborted) throw new Error(`PostgreSQL rate-limit store: "${policy.name}" abandoned by its guard`);
       const [row] = await prisma.$queryRaw<BucketRow[]>`
         SELECT b."state", b."version", (extract(epoch FROM b."expiresAt") * 1000)::bigint AS "expiresAtMs", t."nowMs"
         FROM (SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS "nowMs") t
@@ -174,7 +212,7 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
     kind: "postgres",
     async consume(key, policy, nowMs) {
       const storageKey = scopedKey(policy.name, key);
-      return queued(storageKey, () => guardEach(policy, () => consume(storageKey, policy, nowMs)));
+      return queued(storageKey, policy, (signal) => consume(storageKey, policy, nowMs, signal));
     },
     cleanupExpired,
     close: () => cleanup.stop(),
