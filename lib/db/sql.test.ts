@@ -28,7 +28,7 @@ function sqlSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
         await setup.close();
       }
       db = await openDatabase(target);
-      if (target.kind === "pglite") await db.sql.run(`SET TIME ZONE 'Asia/Kolkata'`);
+      if (target.kind === "pglite") await db.prisma.$executeRawUnsafe(`SET TIME ZONE 'Asia/Kolkata'`);
       expect((await db.sql.rows<{ zone: string }>(`SELECT current_setting('TimeZone') AS "zone"`))[0]?.zone).toBe("Asia/Kolkata");
     });
 
@@ -56,6 +56,23 @@ function sqlSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
       // Prisma reads the column as the same instant, so the two paths agree on what was written.
       const read = await db.prisma.user.findUniqueOrThrow({ where: { id: user.id }, select: { emailVerifiedAt: true } });
       expect(read.emailVerifiedAt?.getTime()).toBe(AT_MS);
+    });
+
+    it("refuses transaction control and session settings, which would outlive the statement", async () => {
+      for (const text of ["BEGIN", "  commit", "ROLLBACK", "START TRANSACTION", "SAVEPOINT s", "SET search_path = x", "RESET ALL"]) {
+        await expect(db.sql.run(text), text).rejects.toThrow(/belong to Prisma/);
+      }
+      // A statement that only contains the words is a statement.
+      expect(await db.sql.rows(`SELECT 'begin; set' AS "words"`)).toEqual([{ words: "begin; set" }]);
+    });
+
+    it("fails with the database's code and without the statement's parameters", async () => {
+      const failed = await db.sql.rows(`SELECT $1::int AS "n"`, ["$argon2id$v=19$m=19456,t=2,p=1$secret"]).catch((error: unknown) => error);
+      expect(failed).toBeInstanceOf(Error);
+      expect(failed).toMatchObject({ code: "22P02" });
+      expect(Object.keys(failed as object)).not.toContain("params");
+      expect(Object.keys(failed as object)).not.toContain("query");
+      expect(JSON.stringify(failed)).not.toContain("secret");
     });
 
     it("counts the rows a statement changed", async () => {

@@ -17,6 +17,11 @@ export type SqlValue = string | number | boolean | null;
  * time comes back as ms since the epoch (`utcToMs`), never as a Date a driver reads in a zone.
  */
 export interface Sql {
+  /**
+   * One statement on its own (autocommit). Never transaction control or a session setting: on
+   * PostgreSQL each statement may take another pooled connection, and on PGlite a BEGIN here
+   * would take every other request's statements into it. A transaction is Prisma's.
+   */
   rows<T>(text: string, values?: readonly SqlValue[]): Promise<T[]>;
   /** Rows the statement changed. */
   run(text: string, values?: readonly SqlValue[]): Promise<number>;
@@ -25,19 +30,43 @@ export interface Sql {
 /** `timestamp(3)` (UTC, as Prisma writes them) from the `$n` parameter holding whole ms since the epoch. */
 export const msToUtc = (parameter: string) => `(TIMESTAMP 'epoch' + ${parameter}::bigint * INTERVAL '1 millisecond')`;
 
-/** Whole ms since the epoch (float8) from a UTC `timestamp(3)` column; null stays null. */
-export const utcToMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
+/**
+ * Whole ms since the epoch (float8) from a UTC `timestamp(3)` column; null stays null. Rounded:
+ * before PostgreSQL 14 extract() gave float8 seconds, whose ms are not always whole.
+ */
+export const utcToMs = (column: string) => `round(extract(epoch FROM ${column}) * 1000)::float8`;
+
+// Transaction control and session settings (see Sql).
+const SESSION_STATEMENT = /^\s*(begin|start|commit|end|rollback|abort|savepoint|release|prepare|set|reset|discard)\b/i;
+
+function statement(text: string): string {
+  if (SESSION_STATEMENT.test(text)) throw new Error("Sql: transaction control and session settings belong to Prisma, not to Sql");
+  return text;
+}
+
+/**
+ * PGlite's errors carry the statement and its parameters (a session id, an email, a password
+ * hash), which a log line that took the whole error would write out; the code and message stay.
+ */
+function withoutParameters(error: unknown): never {
+  if (error && typeof error === "object") {
+    delete (error as { params?: unknown }).params;
+    delete (error as { query?: unknown }).query;
+  }
+  throw error;
+}
 
 export function pgliteSql(db: PGlite): Sql {
   return {
-    rows: async <T>(text: string, values: readonly SqlValue[] = []) => (await db.query<T>(text, [...values])).rows,
-    run: async (text, values = []) => (await db.query(text, [...values])).affectedRows ?? 0,
+    rows: async <T>(text: string, values: readonly SqlValue[] = []) =>
+      (await db.query<T>(statement(text), [...values]).catch(withoutParameters)).rows,
+    run: async (text, values = []) => (await db.query(statement(text), [...values]).catch(withoutParameters)).affectedRows ?? 0,
   };
 }
 
 export function poolSql(pool: pg.Pool): Sql {
   return {
-    rows: async <T>(text: string, values: readonly SqlValue[] = []) => (await pool.query(text, [...values])).rows as T[],
-    run: async (text, values = []) => (await pool.query(text, [...values])).rowCount ?? 0,
+    rows: async <T>(text: string, values: readonly SqlValue[] = []) => (await pool.query(statement(text), [...values])).rows as T[],
+    run: async (text, values = []) => (await pool.query(statement(text), [...values])).rowCount ?? 0,
   };
 }

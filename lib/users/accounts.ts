@@ -80,11 +80,10 @@ export async function verifyCredentials(
       const passwordHash = await hasher.hash(input.password);
       // Only replace the hash that was verified, so a concurrent password change wins.
       rehashed =
-        (await sql.run(`UPDATE "User" SET "passwordHash" = $1 WHERE "id" = $2::uuid AND "passwordHash" = $3`, [
-          passwordHash,
-          user.id,
-          user.passwordHash,
-        ])) === 1;
+        (await sql.run(
+          `UPDATE "User" SET "passwordHash" = $1, "updatedAt" = (clock_timestamp() AT TIME ZONE 'UTC') WHERE "id" = $2::uuid AND "passwordHash" = $3`,
+          [passwordHash, user.id, user.passwordHash],
+        )) === 1;
     } catch (error) {
       // The sign-in is valid either way; the upgrade is retried on the next one.
       onRehashError(error);
