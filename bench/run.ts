@@ -52,7 +52,7 @@ const PARTS: readonly Part[] = [
 ];
 const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed", "lockout", "answers", "passkeys", "peer", "stuffing"]);
 // Hard stops, whatever a part does: the bench must end by itself. The parts' last runs add up to
-// about 70–85 minutes on 2 vCPUs (part 11 alone 27 on an AMD EPYC and more on a Xeon, its floods
+// about 70–85 minutes on 2 vCPUs (part 11 alone 27–35 on an AMD EPYC and more on a Xeon, its floods
 // going on to 100,000 addresses), so a full run gets 120.
 const FULL_RUN_LIMIT_MS = 120 * 60_000;
 // Part 11 starts seven servers of its own (four contenders, and three of them again for the flood)
