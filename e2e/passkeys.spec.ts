@@ -28,6 +28,9 @@ test.describe("passkeys", () => {
   };
 
   test.beforeAll(async () => {
+    // A production server on a new PGlite folder: over 30 s once on a loaded machine (the retry
+    // then found the folder still held), as the other specs that start one allow for.
+    test.setTimeout(90_000);
     instance = await startInstance(
       { ...sharedSecrets(), DATABASE_URL: `pglite:${process.env.E2E_DATA_DIR}-passkeys` },
       { hostname: "localhost" },
