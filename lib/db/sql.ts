@@ -27,6 +27,9 @@ export interface Sql {
   run(text: string, values?: readonly SqlValue[]): Promise<number>;
 }
 
+/** The database's clock as a UTC `timestamp`, whatever the session's TimeZone (sql-time.ts's too). */
+export const NOW_UTC = "(clock_timestamp() AT TIME ZONE 'UTC')";
+
 /** `timestamp(3)` (UTC, as Prisma writes them) from the `$n` parameter holding whole ms since the epoch. */
 export const msToUtc = (parameter: string) => `(TIMESTAMP 'epoch' + ${parameter}::bigint * INTERVAL '1 millisecond')`;
 

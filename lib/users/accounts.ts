@@ -1,6 +1,6 @@
 import type { PrismaClient } from "../generated/prisma/client";
 import type { PasswordHasher } from "@/lib/password/hash";
-import type { Sql } from "@/lib/db/sql";
+import { NOW_UTC, type Sql } from "@/lib/db/sql";
 
 export type Credentials = { email: string; password: string };
 export type AccountUser = { id: string; email: string; credentialGeneration: number };
@@ -80,10 +80,11 @@ export async function verifyCredentials(
       const passwordHash = await hasher.hash(input.password);
       // Only replace the hash that was verified, so a concurrent password change wins.
       rehashed =
-        (await sql.run(
-          `UPDATE "User" SET "passwordHash" = $1, "updatedAt" = (clock_timestamp() AT TIME ZONE 'UTC') WHERE "id" = $2::uuid AND "passwordHash" = $3`,
-          [passwordHash, user.id, user.passwordHash],
-        )) === 1;
+        (await sql.run(`UPDATE "User" SET "passwordHash" = $1, "updatedAt" = ${NOW_UTC} WHERE "id" = $2::uuid AND "passwordHash" = $3`, [
+          passwordHash,
+          user.id,
+          user.passwordHash,
+        ])) === 1;
     } catch (error) {
       // The sign-in is valid either way; the upgrade is retried on the next one.
       onRehashError(error);
