@@ -107,6 +107,7 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
     locale: limits.locale,
     confirms: "confirms" in proof ? proof.confirms : null,
     intent: "altcha" in proof ? proof.intent : { kind: "sign_in", channel: "browser" },
+    lockoutSeen: lockout.seen,
   });
   return checkPassword(gate, admission);
 }
@@ -196,7 +197,8 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
   type Checked = { refusal: Response } | { attempt: Admitted; user: VerifiedAttempt; verdict: Verdict };
   const checked = await gate.hashBudget.run(
     async (): Promise<Checked> => {
-      const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy);
+      // Counted from the check's read (its write compares): one statement fewer for every attempt.
+      const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy, admission.lockoutSeen ?? undefined);
       if (!attempt.allowed) {
         logSecurity(gate, { route: admission.route, outcome: "locked", client, email: admission.email, detail: subject.lane });
         return { refusal: subject.refuse(attempt.check) };
@@ -452,8 +454,8 @@ export async function completeSignIn(
   const nowMs = gate.clock();
   const usernameKey = gate.usernameKey(email);
   if (device) {
-    // The device itself is replaced by the new one (issue, below).
-    await gate.lockouts.reset(gate.deviceLockKey(device.id));
+    // The device's own lock needs no reset: issue, below, replaces the device, and no token names
+    // its id again (the row, its one counted attempt, goes with the retention pass).
     // Strangers stay locked out while the owner signs in, except NIST's cap, which lasts
     // only until the owner signs in from a known device.
     const strangers = await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy);

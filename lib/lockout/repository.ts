@@ -13,16 +13,23 @@ export type AdmittedAttempt =
   (Extract<AttemptDecision, { allowed: true }> & { lastFailedAtMs: number | null }) | Extract<AttemptDecision, { allowed: false }>;
 
 /**
+ * A subject's row as a check read it. admitAttempt may start from it instead of reading again: its
+ * write still compares, so a row that changed since is read afresh, as in any lost race.
+ */
+export type LockoutSeen = { readonly usernameKey: string; readonly row: Row | null };
+
+/**
  * Persists lockout state; the decisions stay in lockout-rules.ts. A key is a subject's digest: a
  * username as seen from untrusted clients, or one known device.
  */
 export interface LockoutRepository {
-  check(usernameKey: string, nowMs: number, policy: LockoutPolicy): Promise<LockoutCheck>;
+  check(usernameKey: string, nowMs: number, policy: LockoutPolicy): Promise<LockoutCheck & { seen: LockoutSeen }>;
   /**
    * Atomically: refuses while locked, else counts the attempt as a failure (admitAttempt).
    * Concurrent attempts for one username are counted one after another, so none is missed and none slips past a lock.
+   * `seen` (the same key's check) saves the first read.
    */
-  admitAttempt(usernameKey: string, nowMs: number, policy: LockoutPolicy): Promise<AdmittedAttempt>;
+  admitAttempt(usernameKey: string, nowMs: number, policy: LockoutPolicy, seen?: LockoutSeen): Promise<AdmittedAttempt>;
   /** Records that a check from an untrusted client failed, or waited for a mailed code (what "under attack" reads). */
   markFailed(usernameKey: string, nowMs: number): Promise<void>;
   /** Clears the streak and the lock; a row that records a real failure keeps that record. */
@@ -56,11 +63,11 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
 
   return {
     async check(usernameKey, nowMs, policy) {
-      const row = await read(usernameKey);
-      return checkLockout(row ? toState(row) : null, nowMs, policy);
+      const row = (await read(usernameKey)) ?? null;
+      return { ...checkLockout(row ? toState(row) : null, nowMs, policy), seen: { usernameKey, row } };
     },
 
-    async admitAttempt(usernameKey, nowMs, policy) {
+    async admitAttempt(usernameKey, nowMs, policy, seen) {
       // Check-and-count as compare-and-set, two statements and no transaction: read the row, let
       // the rule decide in TypeScript, then write only if the row is still what was read (or, with
       // no row, insert only if none appeared). A concurrent attempt that changed it first makes
@@ -68,16 +75,18 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
       // slips past a lock. No transaction holds the embedded database's one connection (or a row
       // lock) while the rule runs. Every miss means another attempt was counted, so this ends.
       for (let attempt = 1; ; attempt++) {
-        const row = await read(usernameKey);
+        const row = attempt === 1 && seen?.usernameKey === usernameKey ? seen.row : ((await read(usernameKey)) ?? null);
         const decision = admitAttempt(row ? toState(row) : null, nowMs, policy);
         if (!decision.allowed) return decision;
         const next = decision.state;
         // The columns are timestamp(3) and the times whole ms, so the comparison is exact.
-        const written = row
-          ? await sql.run(
+        // The write returns lastFailedAt as it is now: the row read may be older than a markFailed.
+        const [written] = row
+          ? await sql.rows<Pick<Row, "lastFailedAtMs">>(
               `UPDATE "SignInLockout" SET "failureCount" = $1, "lastFailureAt" = ${msToUtc("$2")}, "lockedUntil" = ${msToUtc("$3")}
                WHERE "usernameKey" = $4 AND "failureCount" = $5 AND "lastFailureAt" = ${msToUtc("$6")}
-                 AND "lockedUntil" IS NOT DISTINCT FROM ${msToUtc("$7")}`,
+                 AND "lockedUntil" IS NOT DISTINCT FROM ${msToUtc("$7")}
+               RETURNING ${utcToMs(`"lastFailedAt"`)} AS "lastFailedAtMs"`,
               [
                 next.failureCount,
                 next.lastFailureAtMs,
@@ -88,13 +97,14 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
                 row.lockedUntilMs,
               ],
             )
-          : await sql.run(
+          : await sql.rows<Pick<Row, "lastFailedAtMs">>(
               `INSERT INTO "SignInLockout" ("usernameKey", "failureCount", "lastFailureAt", "lockedUntil")
-               VALUES ($1, $2, ${msToUtc("$3")}, ${msToUtc("$4")}) ON CONFLICT ("usernameKey") DO NOTHING`,
+               VALUES ($1, $2, ${msToUtc("$3")}, ${msToUtc("$4")}) ON CONFLICT ("usernameKey") DO NOTHING
+               RETURNING ${utcToMs(`"lastFailedAt"`)} AS "lastFailedAtMs"`,
               [usernameKey, next.failureCount, next.lastFailureAtMs, next.lockedUntilMs],
             );
         // lastFailedAt is not compared: markFailed may move it meanwhile, and it counts nothing.
-        if (written === 1) return { ...decision, lastFailedAtMs: row?.lastFailedAtMs ?? null };
+        if (written) return { ...decision, lastFailedAtMs: written.lastFailedAtMs };
         // Bounded all the same: past this, the attempt fails (a 503 to the client), never counts wrong.
         if (attempt >= MAX_WRITE_ATTEMPTS) throw new Error(`lockout: ${attempt} concurrent writes to one key in a row`);
       }

@@ -1,5 +1,6 @@
 import type { ClientAddress } from "@/lib/http/client-address";
 import type { KnownDevice } from "@/lib/devices/known-devices";
+import type { LockoutSeen } from "@/lib/lockout/repository";
 import { newSessionId } from "@/lib/sessions/browser-sessions";
 import type { VerifiedUser } from "@/lib/users/accounts";
 
@@ -31,6 +32,8 @@ export type SignInAdmission = Readonly<{
   confirms: Readonly<{ linkId: string; userId: string }> | null;
   /** What a right password is for (below). */
   intent: Intent;
+  /** The subject's lockout row as the check before the hash budget read it (null: none was read). */
+  lockoutSeen: LockoutSeen | null;
 }>;
 
 /**
@@ -76,8 +79,8 @@ export class AdmissionDesk {
   private readonly unused = new WeakSet<SignInAdmission>();
 
   issue(
-    fields: Omit<SignInAdmission, "sessionId" | "userAgent" | "locale" | "confirms" | "intent"> &
-      Partial<Pick<SignInAdmission, "userAgent" | "locale" | "confirms" | "intent">>,
+    fields: Omit<SignInAdmission, "sessionId" | "userAgent" | "locale" | "confirms" | "intent" | "lockoutSeen"> &
+      Partial<Pick<SignInAdmission, "userAgent" | "locale" | "confirms" | "intent" | "lockoutSeen">>,
   ): SignInAdmission {
     const admission = Object.freeze({
       ...fields,
@@ -85,6 +88,7 @@ export class AdmissionDesk {
       locale: fields.locale ?? null,
       confirms: fields.confirms ?? null,
       intent: fields.intent ?? ({ kind: "sign_in", channel: "browser" } as const),
+      lockoutSeen: fields.lockoutSeen ?? null,
       sessionId: newSessionId(),
     });
     this.unused.add(admission);

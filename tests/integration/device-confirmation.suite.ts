@@ -427,7 +427,9 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
 
           // Locked: the username's lock, met inside the slot (the check before it raced a failure).
           for (let i = 0; i < gate.lockoutPolicy.threshold; i++) await tokenSignIn("refused@example.com", `guess number ${i}`);
-          vi.spyOn(gate.lockouts, "check").mockResolvedValueOnce({ locked: false });
+          // The check saw no row at all: the count's insert misses the row the failures wrote, and it reads again.
+          const usernameKey = gate.usernameKey("refused@example.com");
+          vi.spyOn(gate.lockouts, "check").mockResolvedValueOnce({ locked: false, seen: { usernameKey, row: null } });
           const locked = await tokenSignIn("refused@example.com", "the locked stranger's guess");
           expect(locked.status).toBe(429);
           expect(lookedUp("the locked stranger's guess")).toBe(false);

@@ -135,5 +135,46 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
       expect(decisions.filter((decision) => decision.allowed)).toHaveLength(policy.threshold);
       expect((await gate.lockouts.check(key, now, policy)).locked).toBe(true);
     });
+
+    // The count may start from the check's read, taken before the hash budget's wait: a row that
+    // changed meanwhile must be read again, never overwritten from the stale copy.
+    it("a count from a stale check never slips past a lock written since", async () => {
+      const key = gate.usernameKey("stale-lock@example.com");
+      const policy = gate.lockoutPolicy;
+      const now = Date.now();
+      const before = await gate.lockouts.check(key, now, policy);
+      expect(before.locked).toBe(false);
+      for (let i = 0; i < policy.threshold; i++) await gate.lockouts.admitAttempt(key, now, policy);
+      const late = await gate.lockouts.admitAttempt(key, now, policy, before.seen);
+      expect(late.allowed).toBe(false);
+    });
+
+    it("a count from a stale check loses no failure counted since", async () => {
+      const key = gate.usernameKey("stale-count@example.com");
+      const policy = { ...gate.lockoutPolicy, threshold: 1_000, capFailures: 1_000 };
+      const now = Date.now();
+      await gate.lockouts.admitAttempt(key, now, policy);
+      const before = await gate.lockouts.check(key, now, policy);
+      await gate.lockouts.admitAttempt(key, now, policy);
+      const late = await gate.lockouts.admitAttempt(key, now, policy, before.seen);
+      expect(late.allowed && late.state.failureCount).toBe(3);
+      expect((await gate.prisma.signInLockout.findUnique({ where: { usernameKey: key } }))?.failureCount).toBe(3);
+    });
+
+    it("a count from a check's read tells the failure marked since (under attack), and counts right from another key's read", async () => {
+      const key = gate.usernameKey("stale-mark@example.com");
+      const other = gate.usernameKey("stale-other@example.com");
+      const policy = { ...gate.lockoutPolicy, threshold: 1_000, capFailures: 1_000 };
+      const now = Date.now();
+      await gate.lockouts.admitAttempt(key, now, policy);
+      const before = await gate.lockouts.check(key, now, policy);
+      await gate.lockouts.markFailed(key, now - 5_000);
+      const counted = await gate.lockouts.admitAttempt(key, now, policy, before.seen);
+      expect(counted.allowed && counted.lastFailedAtMs).toBe(now - 5_000);
+      // Another key's read (a caller's mistake) costs a missed write, never a wrong count: the sixth failure is the sixth.
+      for (let i = 0; i < 5; i++) await gate.lockouts.admitAttempt(other, now, policy);
+      const elsewhere = await gate.lockouts.admitAttempt(other, now, policy, before.seen);
+      expect(elsewhere.allowed && elsewhere.state.failureCount).toBe(6);
+    });
   });
 }
