@@ -329,8 +329,8 @@ async function decide(
   }
   // The second step, where the account has one: no session, no token, no device token and no
   // lockout reset yet (they come with the step); only a pending sign-in, bound to this client.
-  // (Read after the device confirmation, which a stand-in answers too, so as not to slow it.)
-  const factors = await gate.factors.summary(user.id);
+  // (Read with the password hash, before Argon2id: the same statements for a right password and a wrong one.)
+  const factors = user.factors;
   if (factors.due) {
     // This right password stays counted on the lock until its step is passed; the owner sees it
     // in the events and, when it is the one that locks strangers out, by mail, as a wrong

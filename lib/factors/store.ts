@@ -15,6 +15,33 @@ export type FactorSummary = {
   due: boolean;
 };
 
+/**
+ * The summary's columns, for a statement on "User" named `u`: the summary's own read, and the
+ * password check's (lib/users/accounts.ts), which reads them with the hash so that a right
+ * password costs no statement more (issue 28). The text lives here, beside the tables it reads.
+ */
+export const FACTOR_SUMMARY_COLUMNS = `u."passkeySecondFactor",
+  EXISTS (SELECT 1 FROM "TotpFactor" t WHERE t."userId" = u."id" AND t."enabledAt" IS NOT NULL) AS "totpOn",
+  (SELECT COUNT(*) FROM "Passkey" p WHERE p."userId" = u."id")::int AS "passkeys",
+  (SELECT COUNT(*) FROM "RecoveryCode" r WHERE r."userId" = u."id" AND r."usedAt" IS NULL)::int AS "recoveryCodesLeft"`;
+
+export type FactorSummaryRow = { passkeySecondFactor: boolean; totpOn: boolean; passkeys: number; recoveryCodesLeft: number };
+
+/** The summary from FACTOR_SUMMARY_COLUMNS' row (none: an account that is gone has no factor). */
+export function factorSummaryOf(row: FactorSummaryRow | undefined): FactorSummary {
+  const totpOn = row?.totpOn ?? false;
+  // The owner's choice holds even with no passkey left (a reset that took every passkey must not
+  // turn the second step off: ASVS 5.0 6.4.3); the step is then a recovery code.
+  const passkeyAfterPassword = row?.passkeySecondFactor ?? false;
+  return {
+    totp: totpOn,
+    passkeyAfterPassword,
+    passkeys: row?.passkeys ?? 0,
+    recoveryCodesLeft: row?.recoveryCodesLeft ?? 0,
+    due: totpOn || passkeyAfterPassword,
+  };
+}
+
 /** How long a setup waits for its first code: as long as the fresh authentication that started it. */
 export const TOTP_SETUP_MS = 10 * 60_000;
 
@@ -62,27 +89,9 @@ export function prismaFactors(prisma: PrismaClient, sql: Sql, keys: { seal: Seal
 
   return {
     async summary(userId) {
-      // One statement, not four: every right password reads it, and on the embedded database
-      // each round trip waits its turn on one thread (issue 28).
-      const [row] = await sql.rows<{ passkeySecondFactor: boolean; totpOn: boolean; passkeys: number; recoveryCodesLeft: number }>(
-        `SELECT u."passkeySecondFactor",
-           EXISTS (SELECT 1 FROM "TotpFactor" t WHERE t."userId" = u."id" AND t."enabledAt" IS NOT NULL) AS "totpOn",
-           (SELECT COUNT(*) FROM "Passkey" p WHERE p."userId" = u."id")::int AS "passkeys",
-           (SELECT COUNT(*) FROM "RecoveryCode" r WHERE r."userId" = u."id" AND r."usedAt" IS NULL)::int AS "recoveryCodesLeft"
-         FROM "User" u WHERE u."id" = $1::uuid`,
-        [userId],
-      );
-      const totpOn = row?.totpOn ?? false;
-      // The owner's choice holds even with no passkey left (a reset that took every passkey must not
-      // turn the second step off: ASVS 5.0 6.4.3); the step is then a recovery code.
-      const passkeyAfterPassword = row?.passkeySecondFactor ?? false;
-      return {
-        totp: totpOn,
-        passkeyAfterPassword,
-        passkeys: row?.passkeys ?? 0,
-        recoveryCodesLeft: row?.recoveryCodesLeft ?? 0,
-        due: totpOn || passkeyAfterPassword,
-      };
+      // One statement, not four: on the embedded database each round trip waits its turn on one thread (issue 28).
+      const [row] = await sql.rows<FactorSummaryRow>(`SELECT ${FACTOR_SUMMARY_COLUMNS} FROM "User" u WHERE u."id" = $1::uuid`, [userId]);
+      return factorSummaryOf(row);
     },
 
     async beginTotp(userId, sessionId, nowMs) {

@@ -1,6 +1,7 @@
 import type { PrismaClient } from "../generated/prisma/client";
 import type { PasswordHasher } from "@/lib/password/hash";
 import { NOW_UTC, type Sql } from "@/lib/db/sql";
+import { FACTOR_SUMMARY_COLUMNS, factorSummaryOf, type FactorSummary, type FactorSummaryRow } from "@/lib/factors/store";
 
 export type Credentials = { email: string; password: string };
 export type AccountUser = { id: string; email: string; credentialGeneration: number };
@@ -52,24 +53,30 @@ export async function verifyCredentials(
       passwordBreached: boolean;
       signedInBefore: boolean;
       lastLocale: string | null;
+      /** Whether a right password leads to a second step, read with the hash (lib/factors/store.ts). */
+      factors: FactorSummary;
     })
   | null
 > {
   // The hash and its generation in one read: a session made from this check is as old as this hash.
-  // Straight to the driver (lib/db/sql.ts): every password attempt that reaches Argon2id reads it.
-  const [user] = await sql.rows<{
-    id: string;
-    email: string;
-    passwordHash: string;
-    credentialGeneration: number;
-    emailVerified: boolean;
-    passwordBreached: boolean;
-    signedInBefore: boolean;
-    lastLocale: string | null;
-  }>(
-    `SELECT "id"::text AS "id", "email", "passwordHash", "credentialGeneration", "emailVerifiedAt" IS NOT NULL AS "emailVerified",
-       "passwordBreachedAt" IS NOT NULL AS "passwordBreached", "firstSignedInAt" IS NOT NULL AS "signedInBefore", "lastLocale"
-     FROM "User" WHERE "email" = $1`,
+  // Straight to the driver (lib/db/sql.ts): every password attempt that reaches Argon2id reads it,
+  // the factor summary with it, so that a right password and a wrong one send the same statements.
+  const [user] = await sql.rows<
+    {
+      id: string;
+      email: string;
+      passwordHash: string;
+      credentialGeneration: number;
+      emailVerified: boolean;
+      passwordBreached: boolean;
+      signedInBefore: boolean;
+      lastLocale: string | null;
+    } & FactorSummaryRow
+  >(
+    `SELECT u."id"::text AS "id", u."email", u."passwordHash", u."credentialGeneration", u."emailVerifiedAt" IS NOT NULL AS "emailVerified",
+       u."passwordBreachedAt" IS NOT NULL AS "passwordBreached", u."firstSignedInAt" IS NOT NULL AS "signedInBefore", u."lastLocale",
+       ${FACTOR_SUMMARY_COLUMNS}
+     FROM "User" u WHERE u."email" = $1`,
     [input.email],
   );
   const checked = await hasher.verify(user?.passwordHash ?? null, input.password);
@@ -100,6 +107,7 @@ export async function verifyCredentials(
     // The first-sign-in mark is never cleared: an account that has it needs no statement to learn it.
     signedInBefore: user.signedInBefore,
     lastLocale: user.lastLocale,
+    factors: factorSummaryOf(user),
   };
 }
 

@@ -17,9 +17,11 @@ const DEVICE_COOKIE = "gatehouse-device";
 // claim, the first-sign-in mark), a device and a session each written and then pruned apart;
 // then 17 and 14, before the factor summary became one statement (it was four), the device that
 // signed in was replaced in the statement that issues the new one, and the first-sign-in mark was
-// read with the password hash instead of written on every sign-in.
-const KNOWN_DEVICE_MAX = 12;
-const NEW_DEVICE_MAX = 10;
+// read with the password hash instead of written on every sign-in; then 12 and 10, before the
+// lockout's count started from the check's read, the factor summary was read with the password
+// hash, and the known device's own lock was no longer reset just before the device is replaced.
+const KNOWN_DEVICE_MAX = 9;
+const NEW_DEVICE_MAX = 8;
 
 /**
  * How many statements a successful sign-in sends, counted at the driver adapter through the real
