@@ -75,8 +75,11 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
       // slips past a lock. No transaction holds the embedded database's one connection (or a row
       // lock) while the rule runs. Every miss means another attempt was counted, so this ends.
       for (let attempt = 1; ; attempt++) {
-        const row = attempt === 1 && seen?.usernameKey === usernameKey ? seen.row : ((await read(usernameKey)) ?? null);
+        const fromSeen = attempt === 1 && seen?.usernameKey === usernameKey;
+        const row = fromSeen ? seen.row : ((await read(usernameKey)) ?? null);
         const decision = admitAttempt(row ? toState(row) : null, nowMs, policy);
+        // A refusal is never taken from a copy: a success or an unlock since may have cleared it.
+        if (!decision.allowed && fromSeen) continue;
         if (!decision.allowed) return decision;
         const next = decision.state;
         // The columns are timestamp(3) and the times whole ms, so the comparison is exact.

@@ -149,6 +149,18 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
       expect(late.allowed).toBe(false);
     });
 
+    it("a count from a stale check that saw a lock reads again: a lock cleared since no longer refuses", async () => {
+      const key = gate.usernameKey("stale-unlock@example.com");
+      const policy = gate.lockoutPolicy;
+      const now = Date.now();
+      for (let i = 0; i < policy.threshold; i++) await gate.lockouts.admitAttempt(key, now, policy);
+      const before = await gate.lockouts.check(key, now, policy);
+      expect(before.locked).toBe(true);
+      await gate.lockouts.reset(key);
+      const late = await gate.lockouts.admitAttempt(key, now, policy, before.seen);
+      expect(late.allowed && late.state.failureCount).toBe(1);
+    });
+
     it("a count from a stale check loses no failure counted since", async () => {
       const key = gate.usernameKey("stale-count@example.com");
       const policy = { ...gate.lockoutPolicy, threshold: 1_000, capFailures: 1_000 };
