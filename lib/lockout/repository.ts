@@ -58,12 +58,12 @@ function toState(row: Row): LockoutState | null {
 
 /** The SignInLockout table, in SQL straight to the driver: every refused guess reads it. */
 export function sqlLockoutRepository(sql: Sql): LockoutRepository {
-  const read = async (usernameKey: string) =>
-    (await sql.rows<Row>(`SELECT ${COLUMNS} FROM "SignInLockout" WHERE "usernameKey" = $1`, [usernameKey]))[0];
+  const read = async (usernameKey: string): Promise<Row | null> =>
+    (await sql.rows<Row>(`SELECT ${COLUMNS} FROM "SignInLockout" WHERE "usernameKey" = $1`, [usernameKey]))[0] ?? null;
 
   return {
     async check(usernameKey, nowMs, policy) {
-      const row = (await read(usernameKey)) ?? null;
+      const row = await read(usernameKey);
       return { ...checkLockout(row ? toState(row) : null, nowMs, policy), seen: { usernameKey, row } };
     },
 
@@ -76,7 +76,7 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
       // lock) while the rule runs. Every miss means another attempt was counted, so this ends.
       for (let attempt = 1; ; attempt++) {
         const fromSeen = attempt === 1 && seen?.usernameKey === usernameKey;
-        const row = fromSeen ? seen.row : ((await read(usernameKey)) ?? null);
+        const row = fromSeen ? seen.row : await read(usernameKey);
         const decision = admitAttempt(row ? toState(row) : null, nowMs, policy);
         // A refusal is never taken from a copy: a success or an unlock since may have cleared it.
         if (!decision.allowed && fromSeen) continue;
