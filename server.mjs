@@ -12,6 +12,7 @@ import v8 from "node:v8";
 import next from "next";
 import {
   DEV_SERVER_SYMBOL,
+  DOOR_SYMBOL,
   FAST_PATH_SYMBOL,
   inheritedListener,
   LIFECYCLE_SYMBOL,
@@ -23,11 +24,15 @@ import {
   STARTED_SYMBOL,
 } from "./lib/server-contract.mjs";
 
-/** @typedef {{ answer(method: string, url: string, headers: { get(name: string): string | null }): Promise<{ status: number; headers: Record<string, string>; body: string } | null> }} FastPath */
+/** @typedef {{ get(name: string): string | null }} HeaderReader */
+/** @typedef {{ status: number; headers: Record<string, string>; body: string | Buffer }} FastAnswer */
+/** @typedef {{ answer(method: string, url: string, headers: HeaderReader): Promise<FastAnswer | null> }} FastPath */
+/** @typedef {{ kind: "in"; leave(): void } | { kind: "busy"; answer: FastAnswer } | { kind: "gone" }} DoorPass */
+/** @typedef {{ enter(method: string, url: string, headers: HeaderReader, left: AbortSignal): Promise<DoorPass> }} Door */
 /** @typedef {import("./lib/lifecycle/lifecycle").Lifecycle} Lifecycle */
 /** The slots this server reads and writes on globalThis (lib/server-contract.mjs names them). */
 const shared =
-  /** @type {typeof globalThis & { [FAST_PATH_SYMBOL]?: FastPath; [LIFECYCLE_SYMBOL]?: Lifecycle; [PEER_HEADER_SYMBOL]?: string; [DEV_SERVER_SYMBOL]?: boolean; [STARTED_SYMBOL]?: (value?: unknown) => void }} */ (
+  /** @type {typeof globalThis & { [FAST_PATH_SYMBOL]?: FastPath; [DOOR_SYMBOL]?: Door | null; [LIFECYCLE_SYMBOL]?: Lifecycle; [PEER_HEADER_SYMBOL]?: string; [DEV_SERVER_SYMBOL]?: boolean; [STARTED_SYMBOL]?: (value?: unknown) => void }} */ (
     globalThis
   );
 
@@ -113,17 +118,36 @@ async function serve(req, res) {
   if (stopping) res.setHeader("Connection", "close");
   // A refusal the limiter already decided for this address and route is answered here, without
   // entering Next.js: a flood of refused requests then costs little more than a bare 429.
+  const headers = headerReader(req.headers);
   const fast = shared[FAST_PATH_SYMBOL];
   if (fast) {
-    const hit = await fast.answer(req.method ?? "", req.url ?? "", headerReader(req.headers)).catch(() => null);
-    if (hit) {
-      req.resume();
-      res.writeHead(hit.status, hit.headers);
-      res.end(hit.body);
-      return;
-    }
+    const hit = await fast.answer(req.method ?? "", req.url ?? "", headers).catch(() => null);
+    if (hit) return answerEarly(req, res, hit);
+  }
+  // While the event loop is busy, a request without a known device waits here before Next.js reads
+  // it (lib/http/door.ts), so a flood of strangers cannot take every turn the owner's sign-in needs.
+  const door = shared[DOOR_SYMBOL];
+  if (door) {
+    const left = new AbortController();
+    res.once("close", () => left.abort());
+    const pass = await door.enter(req.method ?? "", req.url ?? "", headers, left.signal);
+    if (pass.kind === "gone") return;
+    if (pass.kind === "busy") return answerEarly(req, res, pass.answer);
+    res.once("close", pass.leave);
   }
   await handle(req, res);
+}
+
+/**
+ * An answer decided in front of Next.js; the body is not read.
+ * @param {import("node:http").IncomingMessage} req
+ * @param {import("node:http").ServerResponse} res
+ * @param {FastAnswer} answer
+ */
+function answerEarly(req, res, answer) {
+  req.resume();
+  res.writeHead(answer.status, answer.headers);
+  res.end(answer.body);
 }
 
 // The timeouts below are checked every second, not Node's default 30 s.

@@ -3,6 +3,7 @@ import { getConfig } from "@/lib/config/env";
 import { openDatabase } from "@/lib/db/client";
 import { createGatehouse, type Gatehouse } from "@/lib/gatehouse";
 import { FAST_PATH_SYMBOL } from "@/lib/http/fast-path";
+import { DEV_SERVER_SYMBOL, DOOR_SYMBOL } from "@/lib/server-contract.mjs";
 import { remember } from "@/lib/remember";
 import type { Brand } from "@/lib/brand/brand";
 import type { ClientMessages } from "@/lib/i18n/i18n";
@@ -26,9 +27,15 @@ export function gatehouse(): Promise<Gatehouse> {
   });
 }
 
-/** Makes `gate` the one server.mjs's fast path asks before it hands a request to Next.js. */
+/**
+ * Makes `gate` the one server.mjs's fast path and door ask before they hand a request to Next.js.
+ * The development server has no door: compiling a route keeps its event loop busy for seconds,
+ * and the pages it compiles for would wait behind it.
+ */
 export function serve(gate: Gatehouse): Gatehouse {
-  (globalThis as Record<symbol, unknown>)[FAST_PATH_SYMBOL] = gate.fastPath;
+  const slots = globalThis as Record<symbol, unknown>;
+  slots[FAST_PATH_SYMBOL] = gate.fastPath;
+  slots[DOOR_SYMBOL] = slots[DEV_SERVER_SYMBOL] === true ? null : gate.door;
   return gate;
 }
 

@@ -13,6 +13,11 @@ import { prismaSecurityEvents, type SecurityEvents } from "@/lib/events/security
 import { randomBytes } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { sqlKnownDevices, type KnownDevices } from "@/lib/devices/known-devices";
+import { deviceIdOf } from "@/lib/devices/device-token";
+import { deviceTokenOfHeader } from "@/lib/http/device-cookie";
+import { busy } from "@/lib/http/refusals";
+import { Door, DOOR_EXEMPT_PATHS, eventLoopUtilisation, type UtilisationMeter } from "@/lib/http/door";
+import { doorPolicy } from "@/lib/http/door-rules";
 import { prismaBrowserSessions, type BrowserSessions } from "@/lib/sessions/browser-sessions";
 import type { SessionPolicy } from "@/lib/sessions/session-rules";
 import { sqlLockoutRepository, type LockoutRepository } from "@/lib/lockout/repository";
@@ -87,6 +92,8 @@ export type Gatehouse = {
   metrics: Metrics;
   /** Refusals by address that server.mjs answers without entering Next.js, until their retry time. */
   fastPath: FastPathCache;
+  /** Strangers wait here while the event loop is busy (lib/http/door.ts); null: DOOR_BUSY_SHARE=1. */
+  door: Door | null;
   /** Hashes and checks passwords (Argon2id at the configured parameters unless `options.hasher`), NFC inside. */
   hasher: PasswordHasher;
   /** Database and disk failures on request paths, logged once per episode. */
@@ -259,7 +266,7 @@ function throttled<T>(intervalMs: number, fn: (value: T) => void): (value: T) =>
 }
 
 /** What a caller may build a Gatehouse with besides its configuration and database (tests inject a counting hasher). */
-export type GatehouseOptions = { hasher?: PasswordHasher; log?: Logger };
+export type GatehouseOptions = { hasher?: PasswordHasher; log?: Logger; utilisation?: UtilisationMeter };
 
 /**
  * The composition root: every layer built from a parsed configuration and an open database,
@@ -292,6 +299,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     }),
     circuits: () => backend.circuits(),
     databaseMemoryBytes: () => database.memoryBytes(),
+    doorWaiting: () => door?.waiting ?? 0,
   });
   const backend = await openBackend(config, prisma, clock, metrics, log);
   const failureLogs = new Map<string, (error: unknown) => void>();
@@ -343,6 +351,27 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
       say: (response, locale) => localized(response, locale, i18n.translator(locale)),
     },
   );
+  // A stranger sent away is service refused: said once per 10 s, counted every time.
+  const reportDoorBusy = throttled(10_000, () =>
+    log.warn({ event: "door_busy", effect: "requests without a known device waited their longest and were answered 503" }),
+  );
+  const devices = sqlKnownDevices(database.sql, { secret: config.devices.cookieSecret, lifetimeMs: config.devices.cookieLifetimeMs });
+  const door =
+    config.http.door === null
+      ? null
+      : new Door(doorPolicy(config.http.door), {
+          clock,
+          utilisation: options.utilisation ?? eventLoopUtilisation(),
+          deviceToken: (headers) => deviceTokenOfHeader(headers.get("cookie"), config) ?? null,
+          recognise: async (token) => ((await devices.isKnown(token, clock())) ? deviceIdOf(token) : null),
+          busyAnswer: (retryAfterMs, headers) => fastPath.refusal(busy(retryAfterMs), headers),
+          exempt: DOOR_EXEMPT_PATHS,
+          onWait: (outcome) => {
+            metrics.doorWaits.inc({ outcome });
+            if (outcome === "busy") reportDoorBusy(undefined);
+          },
+          onKnownDevice: () => metrics.doorKnownDevices.inc(),
+        });
   const hashBudget = new HashBudget(config.passwords.hashConcurrency, config.passwords.hashQueue, config.passwords.hashTrustedSlots, clock);
   const background = new Background((task, error) =>
     log.error({ event: "background_task_failed", task, err: error instanceof Error ? error.message : String(error) }),
@@ -410,7 +439,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     ),
     lockoutPolicy: config.lockout,
     deviceLockoutPolicy: config.devices.lockout,
-    devices: sqlKnownDevices(database.sql, { secret: config.devices.cookieSecret, lifetimeMs: config.devices.cookieLifetimeMs }),
+    devices,
     sessions: prismaBrowserSessions(prisma, database.sql),
     sessionPolicy: config.session.policy,
     // noUpdateTTL: an address's count lapses 15 minutes after its first failure, not after its last,
@@ -421,6 +450,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     admissions: new AdmissionDesk(),
     hasher: options.hasher ?? argon2Hasher(argon2Params(config.passwords.argon2Profile)),
     fastPath,
+    door,
     outages: new OutageLog(log, clock),
     clientAddress,
     usernameKey,

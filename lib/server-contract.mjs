@@ -5,10 +5,12 @@
 /** The request header server.mjs overwrites with the socket's address on every request. */
 export const PEER_HEADER = "x-gatehouse-peer";
 
-/** globalThis slots: server.mjs announces the peer header and the development server; the app publishes its fast path and lifecycle. */
+/** globalThis slots: server.mjs announces the peer header and the development server; the app publishes its fast path, door and lifecycle. */
 export const PEER_HEADER_SYMBOL = Symbol.for("gatehouse.peerHeader");
 export const DEV_SERVER_SYMBOL = Symbol.for("gatehouse.devServer");
 export const FAST_PATH_SYMBOL = Symbol.for("gatehouse.fastPath");
+/** The door (lib/http/door.ts): strangers wait there while the event loop is busy. */
+export const DOOR_SYMBOL = Symbol.for("gatehouse.door");
 export const LIFECYCLE_SYMBOL = Symbol.for("gatehouse.lifecycle");
 /** server.mjs puts a resolve function here and listens only once lib/lifecycle calls it (the app started). */
 export const STARTED_SYMBOL = Symbol.for("gatehouse.started");

@@ -225,6 +225,11 @@ export const envSchema = z
     SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
     // A connection that sends no byte within this long is closed (headersTimeout only starts at the first byte).
     SOCKET_FIRST_BYTE_TIMEOUT_MS: z.coerce.number().int().min(500).max(60_000).default(5_000),
+    // The door (lib/http/door.ts): event-loop utilisation above which requests without a known
+    // device wait before Next.js, so the owner's sign-in finds a turn free; 1 turns the door off.
+    DOOR_BUSY_SHARE: z.coerce.number().min(0).max(1).default(0.7),
+    // Longest such a request waits before 503 busy; below Node's 30 s request timeout.
+    DOOR_MAX_WAIT_MS: z.coerce.number().int().min(100).max(25_000).default(10_000),
     // Readiness and the start refuse the embedded database's folder with less free space than this (MiB).
     DISK_MIN_FREE_MB: z.coerce.number().int().min(0).max(1_000_000).default(64),
     // Content-Security-Policy: enforced unless set to "report-only" (for trying a changed policy).
@@ -430,6 +435,8 @@ export type AppConfig = {
     shutdownGraceMs: number;
     shutdownDelayMs: number;
     socketFirstByteTimeoutMs: number;
+    /** Null: DOOR_BUSY_SHARE=1, no request waits before Next.js. */
+    door: { busyShare: number; maxWaitMs: number } | null;
   };
   session: {
     /** NEXTAUTH_SECRET (only `npm run dev` runs with the public development one). */
@@ -617,6 +624,7 @@ function grouped(env: EnvValues, databaseTarget: DatabaseTarget, devServer: bool
       shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
       shutdownDelayMs: env.SHUTDOWN_DELAY_MS,
       socketFirstByteTimeoutMs: env.SOCKET_FIRST_BYTE_TIMEOUT_MS,
+      door: env.DOOR_BUSY_SHARE >= 1 ? null : { busyShare: env.DOOR_BUSY_SHARE, maxWaitMs: env.DOOR_MAX_WAIT_MS },
     },
     session: {
       secret: sessionSecret,

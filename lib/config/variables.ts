@@ -174,6 +174,17 @@ export const variableDocs = {
     group: "HTTP and the server process",
     description: "A connection that sends no byte within this long is closed (500 to 60000).",
   },
+  DOOR_BUSY_SHARE: {
+    group: "HTTP and the server process",
+    description:
+      "The door in front of Next.js: while the event loop was busier than this share (0 to 1) over the last 10 ms, requests " +
+      "without a live known-device cookie wait (2 let in per 10 ms otherwise, up to 20 at once after a quiet spell); a known " +
+      "device's requests go past them. `1` turns the door off. Health and metrics go straight in (20 a second).",
+  },
+  DOOR_MAX_WAIT_MS: {
+    group: "HTTP and the server process",
+    description: "Longest a request waits at the door before it is answered 503 `busy` with Retry-After (100 to 25000).",
+  },
   MAX_CONNECTIONS: {
     group: "HTTP and the server process",
     description:

@@ -1,4 +1,4 @@
-import type { NextRequest } from "next/server";
+import { NextRequest } from "next/server";
 import type { AppConfig } from "@/lib/config/env";
 
 type CookieSettings = Pick<AppConfig, "nodeEnv">;
@@ -39,6 +39,15 @@ function setCookie(response: Response, config: CookieSettings, cookie: OwnCookie
 
 export function deviceTokenOf(request: NextRequest, config: CookieSettings): string | undefined {
   return cookieOf(request, config, "gatehouse-device");
+}
+
+/**
+ * The device token a raw Cookie header carries, for the door in front of Next.js: parsed by the
+ * very NextRequest cookie parser the routes use, so both read the same value of a doubled cookie.
+ */
+export function deviceTokenOfHeader(cookieHeader: string | null, config: CookieSettings): string | undefined {
+  if (!cookieHeader) return undefined;
+  return deviceTokenOf(new NextRequest("http://door.invalid/", { headers: { cookie: cookieHeader } }), config);
 }
 
 export function setDeviceCookie(response: Response, config: CookieSettings, token: string, expiresAtMs: number, nowMs: number): Response {

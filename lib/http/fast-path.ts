@@ -116,6 +116,11 @@ export class FastPathCache implements FastPath {
     return rendered.gzip;
   }
 
+  /** A refusal decided in front of Next.js (the door's 503), said in the request's language. */
+  async refusal(response: Response, headers: HeaderReader): Promise<FastAnswer> {
+    return this.render(this.language.say(response, this.language.of(headers)));
+  }
+
   /** The very refusal the route would send now, with the same headers and body. */
   private async render(response: Response): Promise<FastAnswer> {
     const answer: FastAnswer = {

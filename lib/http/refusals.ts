@@ -80,8 +80,8 @@ export function captchaInvalid(outcome: Extract<CaptchaOutcome, { ok: false }>) 
 }
 
 // Argon2id slots free up within a few hundred milliseconds; one second is a fair first retry.
-export function busy() {
-  return withRetryAfter(503, "busy", sentence("refusals.busy"), 1_000);
+export function busy(retryAfterMs = 1_000) {
+  return withRetryAfter(503, "busy", sentence("refusals.busy"), retryAfterMs);
 }
 
 /**

@@ -7,6 +7,8 @@ export type MetricSources = {
   circuits(): { name: string; state: StoreHealth }[];
   /** The embedded database's WebAssembly memory in bytes; null on PostgreSQL (its memory is another process's). */
   databaseMemoryBytes(): number | null;
+  /** Strangers waiting at the door (lib/http/door.ts) now. */
+  doorWaiting(): number;
 };
 
 const CIRCUIT_STATE: Record<StoreHealth, number> = { up: 0, recovering: 1, down: 2 };
@@ -97,6 +99,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Strangers who waited at the door: let in, sent away with 503 busy after the longest wait, or gone. */
+  readonly doorWaits = new Counter({
+    name: "gatehouse_door_waits_total",
+    help: "Requests without a known device that waited at the door while the event loop was busy, by outcome (entered, busy, gone)",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
+  readonly doorKnownDevices = new Counter({
+    name: "gatehouse_door_known_devices_total",
+    help: "Requests of a known device let past the strangers waiting at the door",
+    registers: [this.registry],
+  });
+
   constructor(sources: MetricSources) {
     collectDefaultMetrics({ register: this.registry, prefix: "gatehouse_process_" });
     new Gauge({
@@ -119,6 +134,14 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         for (const circuit of sources.circuits()) this.set({ circuit: circuit.name }, CIRCUIT_STATE[circuit.state]);
+      },
+    });
+    new Gauge({
+      name: "gatehouse_door_waiting",
+      help: "Requests without a known device waiting at the door now",
+      registers: [this.registry],
+      collect() {
+        this.set(sources.doorWaiting());
       },
     });
     // An instance's idle memory is its hosting bill (issue 28): RSS and heap come from the default

@@ -1,0 +1,65 @@
+/**
+ * When a request without a known device may go on into Next.js (lib/http/door.ts), as pure
+ * decisions of the door's state, the time and the event loop's recent utilisation.
+ *
+ * Strangers get in on an allowance: `strangersPerWindow` each `windowMs` while the loop was no
+ * busier than `busyShare` over that window, saved up to `burst` at rest (a page's assets), and
+ * none while it was busier. A loop kept under `busyShare` has a turn to spare whenever the owner's
+ * request needs one: a flood waits at the door instead of in every step of the owner's sign-in.
+ */
+export type DoorPolicy = {
+  /** Event-loop utilisation (0 to 1) above which a window lets no stranger in. */
+  busyShare: number;
+  windowMs: number;
+  strangersPerWindow: number;
+  /** Most strangers let in at once after a quiet spell. */
+  burst: number;
+  /** Longest a stranger waits before a 503 with Retry-After. */
+  maxWaitMs: number;
+  /** Requests of one known device that go past the queue at once; more wait as strangers do. */
+  perDeviceInFlight: number;
+};
+
+/** What the configuration sets (DOOR_BUSY_SHARE, DOOR_MAX_WAIT_MS); the rest is fixed below. */
+export type DoorSettings = Pick<DoorPolicy, "busyShare" | "maxWaitMs">;
+
+/** The whole policy (docs/decisions/0016-strangers-wait-at-the-door.md). */
+export function doorPolicy(settings: DoorSettings): DoorPolicy {
+  return {
+    ...settings,
+    windowMs: 10,
+    strangersPerWindow: 2,
+    burst: 20,
+    // A browser opens at most 6 connections to a host over HTTP/1.1, so a page load of the owner's
+    // (its document, scripts and styles at once) goes past the queue whole.
+    perDeviceInFlight: 6,
+  };
+}
+
+export type Allowance = { strangers: number; refilledAtMs: number };
+
+export function freshAllowance(nowMs: number, policy: Pick<DoorPolicy, "burst">): Allowance {
+  return { strangers: policy.burst, refilledAtMs: nowMs };
+}
+
+/** Whether a window is due: until then the utilisation is not sampled, so windows are never shorter. */
+export function windowDue(allowance: Allowance, nowMs: number, policy: Pick<DoorPolicy, "windowMs">): boolean {
+  return nowMs - allowance.refilledAtMs >= policy.windowMs;
+}
+
+/**
+ * The allowance once the windows since its last refill are over, the loop having been
+ * `utilisation` busy through them: a busy spell takes away what was saved, a quiet one adds
+ * `strangersPerWindow` a window up to `burst`.
+ */
+export function refill(allowance: Allowance, nowMs: number, utilisation: number, policy: DoorPolicy): Allowance {
+  if (!windowDue(allowance, nowMs, policy)) return allowance;
+  if (utilisation > policy.busyShare) return { strangers: 0, refilledAtMs: nowMs };
+  const windows = Math.floor((nowMs - allowance.refilledAtMs) / policy.windowMs);
+  return { strangers: Math.min(policy.burst, allowance.strangers + windows * policy.strangersPerWindow), refilledAtMs: nowMs };
+}
+
+/** A stranger's wait that ran out: try again in about as long again. */
+export function retryAfterMsOf(policy: Pick<DoorPolicy, "maxWaitMs">): number {
+  return Math.max(1_000, policy.maxWaitMs);
+}

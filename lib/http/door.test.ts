@@ -1,0 +1,223 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { Door, type DoorDeps, type DoorPass } from "./door";
+import { freshAllowance, refill, type DoorPolicy } from "./door-rules";
+import type { FastAnswer, HeaderReader } from "./fast-path";
+
+const POLICY: DoorPolicy = { busyShare: 0.7, windowMs: 10, strangersPerWindow: 2, burst: 4, maxWaitMs: 1_000, perDeviceInFlight: 2 };
+const LIVE = "live-token";
+const LIVE_DEVICE = "device-1";
+
+describe("door rules", () => {
+  it("adds the strangers of each quiet window, up to the burst", () => {
+    const empty = { strangers: 0, refilledAtMs: 0 };
+    expect(refill(empty, 10, 0.1, POLICY)).toEqual({ strangers: 2, refilledAtMs: 10 });
+    expect(refill(empty, 30, 0.1, POLICY)).toEqual({ strangers: 4, refilledAtMs: 30 });
+    expect(refill({ strangers: 3, refilledAtMs: 0 }, 10, 0.1, POLICY).strangers).toBe(4);
+  });
+
+  it("takes away what was saved after a busy window", () => {
+    expect(refill(freshAllowance(0, POLICY), 10, 0.71, POLICY)).toEqual({ strangers: 0, refilledAtMs: 10 });
+  });
+
+  it("changes nothing before a whole window has passed", () => {
+    const allowance = { strangers: 1, refilledAtMs: 5 };
+    expect(refill(allowance, 14, 0.99, POLICY)).toBe(allowance);
+  });
+});
+
+function headersOf(cookie?: string): HeaderReader {
+  return { get: (name) => (name === "cookie" ? (cookie ?? null) : null) };
+}
+
+function setUp(overrides: Partial<DoorDeps> = {}) {
+  let busy = 0.1;
+  const waits: string[] = [];
+  const recognise = vi.fn(async (token: string) => (token === LIVE ? LIVE_DEVICE : null));
+  const busyAnswer = vi.fn(async (retryAfterMs: number): Promise<FastAnswer> => ({
+    status: 503,
+    headers: { "retry-after": String(retryAfterMs / 1000) },
+    body: "busy",
+  }));
+  const door = new Door(POLICY, {
+    clock: () => Date.now(),
+    utilisation: () => busy,
+    deviceToken: (headers) => headers.get("cookie"),
+    recognise,
+    busyAnswer,
+    exempt: new Set(["/api/health"]),
+    onWait: (outcome) => waits.push(outcome),
+    ...overrides,
+  });
+  const enter = (cookie?: string, left = new AbortController().signal, url = "/sign-in") => door.enter("GET", url, headersOf(cookie), left);
+  return { door, enter, recognise, busyAnswer, waits, setBusy: (share: number) => (busy = share) };
+}
+
+/** What `promise` has settled to by now, without moving the clock: "waiting" if nothing yet. */
+async function settled<T>(promise: Promise<T>): Promise<T | "waiting"> {
+  let outcome: T | "waiting" = "waiting";
+  void promise.then((value) => (outcome = value));
+  await vi.advanceTimersByTimeAsync(0);
+  return outcome;
+}
+
+describe("the door", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 1_000_000 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("lets a burst of strangers in at rest, then two a quiet window, first come first served", async () => {
+    const { door, enter } = setUp();
+    for (let i = 0; i < POLICY.burst; i++) expect((await enter()).kind).toBe("in");
+    const order: number[] = [];
+    const waiting = [0, 1, 2].map((n) => enter().then((pass) => (order.push(n), pass)));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(door.waiting).toBe(3);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    expect(order).toEqual([0, 1]);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    expect(order).toEqual([0, 1, 2]);
+    expect((await Promise.all(waiting)).map((pass) => pass.kind)).toEqual(["in", "in", "in"]);
+  });
+
+  it("holds strangers while the loop is busy and lets a live known device past them", async () => {
+    const { door, enter, recognise, setBusy } = setUp();
+    setBusy(0.9);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    const stranger = enter();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(door.waiting).toBe(1);
+    expect((await enter(LIVE)).kind).toBe("in");
+    // The verdict is kept: the device's next request reads nothing.
+    expect((await enter(LIVE)).kind).toBe("in");
+    expect(recognise).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(5 * POLICY.windowMs);
+    expect(await settled(stranger)).toBe("waiting");
+    setBusy(0.2);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    expect((await stranger).kind).toBe("in");
+  });
+
+  it("lets nobody overtake the queue on an allowance that came between two ticks", async () => {
+    const { enter, setBusy } = setUp();
+    setBusy(0.9);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    const order: string[] = [];
+    const first = enter().then((pass) => (order.push("first"), pass));
+    await vi.advanceTimersByTimeAsync(0);
+    setBusy(0.1);
+    // The clock moves a window on, the door's timer not yet run: the newcomer finds an allowance.
+    vi.setSystemTime(Date.now() + POLICY.windowMs);
+    const second = enter().then((pass) => (order.push("second"), pass));
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    await Promise.all([first, second]);
+    expect(order).toEqual(["first", "second"]);
+  });
+
+  it("makes a forged or revoked device token wait as a stranger", async () => {
+    const { door, enter, setBusy } = setUp();
+    setBusy(0.9);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    void enter("forged-token");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(door.waiting).toBe(1);
+  });
+
+  it("lets one device past the queue only a few requests at a time", async () => {
+    const { door, enter, setBusy } = setUp();
+    setBusy(0.9);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    const passes = (await Promise.all([enter(LIVE), enter(LIVE)])) as Extract<DoorPass, { kind: "in" }>[];
+    expect(passes.map((pass) => pass.kind)).toEqual(["in", "in"]);
+    void enter(LIVE);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(door.waiting).toBe(1);
+    passes[0]!.leave();
+    passes[0]!.leave(); // leaving twice frees one place, not two
+    expect((await enter(LIVE)).kind).toBe("in");
+    void enter(LIVE);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(door.waiting).toBe(2);
+  });
+
+  it("sends a stranger away with 503 after the longest wait", async () => {
+    const { door, enter, busyAnswer, waits, setBusy } = setUp();
+    setBusy(0.9);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    const stranger = enter();
+    await vi.advanceTimersByTimeAsync(POLICY.maxWaitMs - POLICY.windowMs);
+    expect(await settled(stranger)).toBe("waiting");
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    const pass = await stranger;
+    expect(pass).toEqual({ kind: "busy", answer: { status: 503, headers: { "retry-after": "1" }, body: "busy" } });
+    expect(busyAnswer).toHaveBeenCalledWith(POLICY.maxWaitMs, expect.anything());
+    expect(waits).toEqual(["busy"]);
+    expect(door.waiting).toBe(0);
+  });
+
+  it("forgets a stranger who left while waiting, and stops its timer once nobody waits", async () => {
+    const { door, enter, waits, setBusy } = setUp();
+    setBusy(0.9);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    const left = new AbortController();
+    const stranger = enter(undefined, left.signal);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(vi.getTimerCount()).toBe(1);
+    left.abort();
+    expect(await stranger).toEqual({ kind: "gone" });
+    expect(door.waiting).toBe(0);
+    expect(waits).toEqual(["gone"]);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("keeps no timer at rest", async () => {
+    const { enter } = setUp();
+    expect((await enter()).kind).toBe("in");
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("lets health checks straight in while busy, 20 a second: a flood of them waits as strangers do", async () => {
+    const { door, enter, setBusy } = setUp();
+    setBusy(1);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    for (let i = 0; i < 20; i++) expect((await enter(undefined, undefined, "/api/health?probe=1")).kind).toBe("in");
+    void enter(undefined, undefined, "/api/health");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(door.waiting).toBe(1);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect((await enter(undefined, undefined, "/api/health")).kind).toBe("in");
+  });
+
+  it("looks up at most two unknown tokens a window: made-up cookies cannot buy a read each", async () => {
+    const { enter, recognise, setBusy } = setUp();
+    setBusy(0.9);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    for (const token of ["made-up-1", "made-up-2", "made-up-3", LIVE]) void enter(token);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(recognise).toHaveBeenCalledTimes(2);
+    // The next window, the owner's token is read.
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    expect((await enter(LIVE)).kind).toBe("in");
+    expect(recognise).toHaveBeenCalledTimes(3);
+  });
+
+  it("does not keep a failed lookup: the owner's next request asks again", async () => {
+    let fail = true;
+    const recognise = vi.fn(async (token: string) => {
+      if (fail) throw new Error("database away");
+      return token === LIVE ? LIVE_DEVICE : null;
+    });
+    const { door, enter, setBusy } = setUp({ recognise });
+    setBusy(0.9);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    void enter(LIVE);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(door.waiting).toBe(1);
+    fail = false;
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    expect((await enter(LIVE)).kind).toBe("in");
+  });
+});
