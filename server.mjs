@@ -128,14 +128,56 @@ async function serve(req, res) {
   // it (lib/http/door.ts), so a flood of strangers cannot take every turn the owner's sign-in needs.
   const door = shared[DOOR_SYMBOL];
   if (door) {
-    const left = new AbortController();
-    res.once("close", () => left.abort());
-    const pass = await door.enter(req.method ?? "", req.url ?? "", headers, left.signal);
+    const pass = await door.enter(req.method ?? "", req.url ?? "", headers, leftSignal(req, res));
     if (pass.kind === "gone") return;
     if (pass.kind === "busy") return answerEarly(req, res, pass.answer);
-    res.once("close", pass.leave);
+    // The client may have left while the door looked its device up: its place is given back now.
+    if (res.destroyed || res.writableEnded) return pass.leave();
+    whenDone(req, res, pass.leave);
   }
   await handle(req, res);
+}
+
+/**
+ * Aborted once the client is gone, or the answer has been sent.
+ * @param {import("node:http").IncomingMessage} req
+ * @param {import("node:http").ServerResponse} res
+ */
+function leftSignal(req, res) {
+  const left = new AbortController();
+  whenDone(req, res, () => left.abort());
+  return left.signal;
+}
+
+/** What each socket runs when it closes: one listener a socket, however many requests it carries. */
+/** @type {WeakMap<import("node:net").Socket, Set<() => void>>} */
+const onSocketClose = new WeakMap();
+
+/**
+ * Runs `then` once, when the response closes or its socket does: Node 20 never closes a pipelined
+ * response queued behind another when the socket dies, and the door's count must not leak.
+ * @param {import("node:http").IncomingMessage} req
+ * @param {import("node:http").ServerResponse} res
+ * @param {() => void} then
+ */
+function whenDone(req, res, then) {
+  const socket = req.socket;
+  let pending = onSocketClose.get(socket);
+  if (!pending) {
+    const callbacks = new Set();
+    socket.once("close", () => {
+      for (const callback of callbacks) callback();
+    });
+    onSocketClose.set(socket, (pending = callbacks));
+  }
+  const callbacks = pending;
+  const done = () => {
+    res.off("close", done);
+    callbacks.delete(done);
+    then();
+  };
+  callbacks.add(done);
+  res.once("close", done);
 }
 
 /**

@@ -13,7 +13,7 @@ import { prismaSecurityEvents, type SecurityEvents } from "@/lib/events/security
 import { randomBytes } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { sqlKnownDevices, type KnownDevices } from "@/lib/devices/known-devices";
-import { deviceIdOf } from "@/lib/devices/device-token";
+import { deviceIdOf, doorCheckedDeviceId } from "@/lib/devices/device-token";
 import { deviceTokenOfHeader } from "@/lib/http/device-cookie";
 import { busy } from "@/lib/http/refusals";
 import { Door, DOOR_EXEMPT_PATHS, eventLoopUtilisation, type UtilisationMeter } from "@/lib/http/door";
@@ -362,7 +362,10 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
       : new Door(doorPolicy(config.http.door), {
           clock,
           utilisation: options.utilisation ?? eventLoopUtilisation(),
-          deviceToken: (headers) => deviceTokenOfHeader(headers.get("cookie"), config) ?? null,
+          deviceToken: (headers) => {
+            const token = deviceTokenOfHeader(headers.get("cookie"), config);
+            return doorCheckedDeviceId(config.devices.cookieSecret, token, clock()) === null ? null : token!;
+          },
           recognise: async (token) => ((await devices.isKnown(token, clock())) ? deviceIdOf(token) : null),
           busyAnswer: (retryAfterMs, headers) => fastPath.refusal(busy(retryAfterMs), headers),
           exempt: DOOR_EXEMPT_PATHS,

@@ -14,6 +14,8 @@ export type DoorPolicy = {
   strangersPerWindow: number;
   /** Most strangers let in at once after a quiet spell. */
   burst: number;
+  /** However busy the loop, a stranger gets in at least this often while any waits. */
+  floorMs: number;
   /** Longest a stranger waits before a 503 with Retry-After. */
   maxWaitMs: number;
   /** Requests of one known device that go past the queue at once; more wait as strangers do. */
@@ -30,6 +32,9 @@ export function doorPolicy(settings: DoorSettings): DoorPolicy {
     windowMs: 10,
     strangersPerWindow: 2,
     burst: 20,
+    // Work the door cannot hold (fast-path refusals, health checks, known devices, the parsing
+    // itself) counts toward busy too: without a floor, enough of it would shut strangers out.
+    floorMs: 100,
     // A browser opens at most 6 connections to a host over HTTP/1.1, so a page load of the owner's
     // (its document, scripts and styles at once) goes past the queue whole.
     perDeviceInFlight: 6,

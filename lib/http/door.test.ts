@@ -3,7 +3,16 @@ import { Door, type DoorDeps, type DoorPass } from "./door";
 import { freshAllowance, refill, type DoorPolicy } from "./door-rules";
 import type { FastAnswer, HeaderReader } from "./fast-path";
 
-const POLICY: DoorPolicy = { busyShare: 0.7, windowMs: 10, strangersPerWindow: 2, burst: 4, maxWaitMs: 1_000, perDeviceInFlight: 2 };
+// The floor is past the longest wait here; its own test sets it.
+const POLICY: DoorPolicy = {
+  busyShare: 0.7,
+  windowMs: 10,
+  strangersPerWindow: 2,
+  burst: 4,
+  floorMs: 5_000,
+  maxWaitMs: 1_000,
+  perDeviceInFlight: 2,
+};
 const LIVE = "live-token";
 const LIVE_DEVICE = "device-1";
 
@@ -29,7 +38,7 @@ function headersOf(cookie?: string): HeaderReader {
   return { get: (name) => (name === "cookie" ? (cookie ?? null) : null) };
 }
 
-function setUp(overrides: Partial<DoorDeps> = {}) {
+function setUp(overrides: Partial<DoorDeps> = {}, policy: DoorPolicy = POLICY) {
   let busy = 0.1;
   const waits: string[] = [];
   const recognise = vi.fn(async (token: string) => (token === LIVE ? LIVE_DEVICE : null));
@@ -38,7 +47,7 @@ function setUp(overrides: Partial<DoorDeps> = {}) {
     headers: { "retry-after": String(retryAfterMs / 1000) },
     body: "busy",
   }));
-  const door = new Door(POLICY, {
+  const door = new Door(policy, {
     clock: () => Date.now(),
     utilisation: () => busy,
     deviceToken: (headers) => headers.get("cookie"),
@@ -114,6 +123,35 @@ describe("the door", () => {
     await vi.advanceTimersByTimeAsync(POLICY.windowMs);
     await Promise.all([first, second]);
     expect(order).toEqual(["first", "second"]);
+  });
+
+  it("lets a stranger in every floorMs however busy the loop stays", async () => {
+    const { enter, setBusy } = setUp({}, { ...POLICY, floorMs: 100 });
+    setBusy(1);
+    await vi.advanceTimersByTimeAsync(100);
+    const order: number[] = [];
+    const waiting = [0, 1].map((n) => enter().then((pass) => (order.push(n), pass)));
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    expect(order).toEqual([0]);
+    await vi.advanceTimersByTimeAsync(100 - POLICY.windowMs - 1);
+    expect(order).toEqual([0]);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    expect(order).toEqual([0, 1]);
+    expect((await Promise.all(waiting)).map((pass) => pass.kind)).toEqual(["in", "in"]);
+  });
+
+  it("answers 503 at once when the queue is full, and a fixed 503 when the refusal cannot be rendered", async () => {
+    const busyAnswer = vi.fn(async (): Promise<FastAnswer> => Promise.reject(new Error("no catalogue")));
+    const { door, enter, setBusy } = setUp({ busyAnswer });
+    setBusy(1);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    for (let i = 0; i < 1_024; i++) void enter();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(door.waiting).toBe(1_024);
+    const pass = await enter();
+    expect(pass.kind).toBe("busy");
+    expect(pass.kind === "busy" && pass.answer.status).toBe(503);
+    expect(door.waiting).toBe(1_024);
   });
 
   it("makes a forged or revoked device token wait as a stranger", async () => {

@@ -22,7 +22,10 @@ export type UtilisationMeter = () => number;
 export type DoorDeps = {
   clock: () => number;
   utilisation: UtilisationMeter;
-  /** The known-device token the request's cookie holds, read as the routes read it. */
+  /**
+   * The known-device token the request's cookie holds, read as the routes read it, if its
+   * second MAC holds (lib/devices/device-token.ts): a made-up token is no token here, at no cost.
+   */
   deviceToken(headers: HeaderReader): string | null;
   /** The id of the live device `token` names (its MAC and row checked), else null: a database read. */
   recognise(token: string): Promise<string | null>;
@@ -54,6 +57,13 @@ const VERDICTS_MAX = 10_000;
 const VERDICT_TTL_MS = 60_000;
 const LOOKUPS_PER_WINDOW = 2;
 const EXEMPT_PER_SECOND = 20;
+// Past it a stranger is answered 503 at once (MAX_CONNECTIONS' default).
+const MAX_WAITING = 1_024;
+const FALLBACK_BUSY: FastAnswer = {
+  status: 503,
+  headers: { "content-type": "application/json", "cache-control": "no-store", "retry-after": "10" },
+  body: JSON.stringify({ error: "busy", message: "The server is busy. Try again in a few seconds.", retryAfterSeconds: 10 }),
+};
 
 const IN: DoorPass = { kind: "in", leave: () => {} };
 
@@ -75,12 +85,14 @@ export class Door implements DoorKeeper {
   private readonly verdicts: LRUCache<string, { device: string }>;
   private lookups = { windowStartMs: 0, used: 0 };
   private exempted = { secondStartMs: 0, used: 0 };
+  private lastStrangerInMs: number;
 
   constructor(
     private readonly policy: DoorPolicy,
     private readonly deps: DoorDeps,
   ) {
     this.allowance = freshAllowance(deps.clock(), policy);
+    this.lastStrangerInMs = deps.clock();
     this.verdicts = new LRUCache({ max: VERDICTS_MAX, ttl: VERDICT_TTL_MS, ttlResolution: 0, perf: { now: deps.clock } });
   }
 
@@ -95,6 +107,7 @@ export class Door implements DoorKeeper {
     // First come, first served among strangers: nobody overtakes the queue on a fresh allowance.
     if (this.queue.length === 0 && this.allowance.strangers >= 1) {
       this.allowance = { ...this.allowance, strangers: this.allowance.strangers - 1 };
+      this.lastStrangerInMs = this.deps.clock();
       return IN;
     }
     const device = await this.knownDevice(headers);
@@ -103,6 +116,11 @@ export class Door implements DoorKeeper {
       return this.knownPass(device);
     }
     if (left.aborted) return { kind: "gone" };
+    // A full queue answers at once: pipelined or parallel requests cannot pile up without bound.
+    if (this.queue.length >= MAX_WAITING) {
+      this.deps.onWait?.("busy", 0);
+      return this.busy(headers);
+    }
     return new Promise<DoorPass>((resolve) => {
       const waiter: Waiter = {
         since: this.deps.clock(),
@@ -126,7 +144,10 @@ export class Door implements DoorKeeper {
       if (nowMs - head.since >= this.policy.maxWaitMs) this.sendAway(head);
       else if (this.allowance.strangers >= 1) {
         this.allowance = { ...this.allowance, strangers: this.allowance.strangers - 1 };
-        this.release(head, IN);
+        this.letIn(head, nowMs);
+      } else if (nowMs - this.lastStrangerInMs >= this.policy.floorMs) {
+        // However busy the loop stays (work the door cannot hold counts too), strangers trickle in.
+        this.letIn(head, nowMs);
       } else break;
     }
     // A timer only while someone waits: at rest the door costs nothing.
@@ -145,13 +166,23 @@ export class Door implements DoorKeeper {
     if (windowDue(this.allowance, nowMs, this.policy)) this.allowance = refill(this.allowance, nowMs, this.deps.utilisation(), this.policy);
   }
 
+  private letIn(waiter: Waiter, nowMs: number) {
+    this.lastStrangerInMs = nowMs;
+    this.release(waiter, IN);
+  }
+
   private sendAway(waiter: Waiter) {
-    const answer = this.deps.busyAnswer(retryAfterMsOf(this.policy), waiter.headers);
     this.release(waiter, null);
-    void answer.then(
-      (rendered) => waiter.resolve({ kind: "busy", answer: rendered }),
-      () => waiter.resolve({ kind: "gone" }),
-    );
+    void this.busy(waiter.headers).then((pass) => waiter.resolve(pass));
+  }
+
+  /** The 503, said in the request's language; a fixed one if that cannot be rendered. */
+  private async busy(headers: HeaderReader): Promise<DoorPass> {
+    try {
+      return { kind: "busy", answer: await this.deps.busyAnswer(retryAfterMsOf(this.policy), headers) };
+    } catch {
+      return { kind: "busy", answer: FALLBACK_BUSY };
+    }
   }
 
   /** Takes `waiter` off the queue and answers it (null: sendAway answers once its refusal is rendered). */
@@ -176,8 +207,9 @@ export class Door implements DoorKeeper {
 
   /**
    * Only a request that would otherwise wait asks, and at most LOOKUPS_PER_WINDOW uncached tokens
-   * a window are looked up: made-up tokens cannot buy a database read each (past that, a request
-   * waits as a stranger's does).
+   * a window are looked up (past that, a request waits as a stranger's does). The tokens that get
+   * this far were issued by this server (their second MAC holds), so each costs an attacker a
+   * successful sign-in; the read tells a revoked or replaced device from a live one.
    */
   private async knownDevice(headers: HeaderReader): Promise<string | null> {
     const token = this.deps.deviceToken(headers);

@@ -136,7 +136,7 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
           expires_in: ACCESS_TTL_SECONDS,
           refresh_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
           refresh_expires_in: REFRESH_TTL_SECONDS,
-          device_token: expect.stringMatching(/^[\w-]{22}\.\d+\.[\w-]{43}$/),
+          device_token: expect.stringMatching(/^[\w-]{22}\.\d+\.[\w-]{43}\.[\w-]{22}$/),
         });
 
         const { verifyAccessToken } = await import("@/lib/tokens/access-token");
