@@ -163,6 +163,22 @@ describe("the door", () => {
     expect(door.waiting).toBe(1);
   });
 
+  it("makes a request whose cookie the token parser throws on wait as a stranger, not fail", async () => {
+    const { door, enter, setBusy } = setUp({
+      deviceToken: () => {
+        throw new URIError("URI malformed");
+      },
+    });
+    setBusy(0.9);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    const stranger = enter("gh_device=%E0%A4%A");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(door.waiting).toBe(1);
+    setBusy(0.2);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    expect((await stranger).kind).toBe("in");
+  });
+
   it("lets one device past the queue only a few requests at a time", async () => {
     const { door, enter, setBusy } = setUp();
     setBusy(0.9);

@@ -212,7 +212,13 @@ export class Door implements DoorKeeper {
    * successful sign-in; the read tells a revoked or replaced device from a live one.
    */
   private async knownDevice(headers: HeaderReader): Promise<string | null> {
-    const token = this.deps.deviceToken(headers);
+    let token: string | null;
+    try {
+      token = this.deps.deviceToken(headers);
+    } catch {
+      // A cookie the parser chokes on is no token: the request waits as a stranger's, never a 500.
+      return null;
+    }
     if (token === null) return null;
     const cached = this.verdicts.get(token);
     if (cached) return cached.device;
