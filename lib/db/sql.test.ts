@@ -75,6 +75,41 @@ function sqlSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
       expect(JSON.stringify(failed)).not.toContain("secret");
     });
 
+    it("never reads or writes inside a transaction Prisma holds open", async () => {
+      const email = "sql-isolation@example.com";
+      await db.prisma.user.create({ data: { email, passwordHash: "x", lastLocale: "en" } });
+      let read: Promise<{ lastLocale: string }[]> | undefined;
+      let written: Promise<number> | undefined;
+      const rolledBack = db.prisma
+        .$transaction(async (tx) => {
+          await tx.$executeRawUnsafe(`UPDATE "User" SET "lastLocale" = 'de' WHERE "email" = $1`, email);
+          read = db.sql.rows(`SELECT "lastLocale" FROM "User" WHERE "email" = $1`, [email]);
+          written = db.sql.run(`UPDATE "User" SET "passwordHash" = $1 WHERE "email" = $2`, ["y", email]).catch(() => -1);
+          // Long enough for a statement that joined the transaction to have answered.
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          throw new Error("roll back");
+        })
+        .catch((error: unknown) => error);
+      expect(await rolledBack).toMatchObject({ message: "roll back" });
+      // The transaction's uncommitted write is not read, and the rollback does not undo Sql's.
+      expect(await read).toEqual([{ lastLocale: "en" }]);
+      expect(await written).toBe(1);
+      const after = await db.prisma.user.findUniqueOrThrow({ where: { email }, select: { lastLocale: true, passwordHash: true } });
+      expect(after).toEqual({ lastLocale: "en", passwordHash: "y" });
+    });
+
+    it("answers the next statement after one that failed, and statements sent together each get their own rows", async () => {
+      await expect(db.sql.rows(`SELECT 1/0 AS "n"`)).rejects.toMatchObject({ code: "22012" });
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          i % 2
+            ? db.sql.rows<{ n: number }>(`SELECT $1::int AS "n"`, [i])
+            : db.prisma.$queryRawUnsafe<{ n: number }[]>(`SELECT $1::int AS "n"`, i),
+        ),
+      );
+      expect(answers.map((rows) => rows[0]?.n)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    });
+
     it("counts the rows a statement changed", async () => {
       expect(await db.sql.run(`UPDATE "User" SET "lastLocale" = $1 WHERE "email" = $2`, ["en", "nobody@example.com"])).toBe(0);
       expect(await db.sql.run(`UPDATE "User" SET "lastLocale" = $1 WHERE "email" = $2`, ["en", "sql-time@example.com"])).toBe(1);
