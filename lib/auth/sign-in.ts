@@ -90,7 +90,9 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
   if (device) device = await claimLane(limits, email, device);
   // Refuses a locked subject before it queues for the hash budget; checkPassword decides again.
   const subject = subjectOf(gate, { email, device });
-  const lockout = await gate.lockouts.check(subject.key, gate.clock(), subject.policy);
+  // A known device reads its username's strangers' lock in the same statement, for completeSignIn.
+  const strangers = device ? { usernameKey: gate.usernameKey(email), policy: gate.lockoutPolicy } : undefined;
+  const lockout = await gate.lockouts.check(subject.key, gate.clock(), subject.policy, strangers);
   if (lockout.locked) {
     if (device) await gate.devices.release(device.id);
     logSecurity(gate, { route: limits.path, outcome: "locked", client, email, detail: subject.lane });
@@ -108,6 +110,7 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
     confirms: "confirms" in proof ? proof.confirms : null,
     intent: "altcha" in proof ? proof.intent : { kind: "sign_in", channel: "browser" },
     lockoutSeen: lockout.seen,
+    strangersSeen: lockout.alongside ?? null,
   });
   return checkPassword(gate, admission);
 }
@@ -303,7 +306,7 @@ async function decide(
     }
   }
   if (user.rehashed) gate.log.info({ event: "password_rehashed", userId: user.id });
-  if (intent.kind === "change_password") return completeSignIn(gate, passed, user);
+  if (intent.kind === "change_password") return completeSignIn(gate, passed, user, "password", admission.strangersSeen);
 
   // Only a right password is marked as breached. Where the answer does not wait for the verdict,
   // it is found in the background, so a right password answers as soon as a wrong one.
@@ -340,7 +343,7 @@ async function decide(
     await countedWithoutSession(gate, admission, subject, attempt, "second_step", nowMs);
     return openPending(gate, passed, user, { step: "second_factor", methods: secondStepMethods(factors) });
   }
-  return completeSignIn(gate, passed, { ...user, passwordBreached: breached });
+  return completeSignIn(gate, passed, { ...user, passwordBreached: breached }, "password", admission.strangersSeen);
 }
 
 /**
@@ -448,6 +451,7 @@ export async function completeSignIn(
     lastLocale?: string | null;
   },
   via: "password" | "second_step" | "device_confirmation" = "password",
+  strangersSeen: LockoutCheck | null = null,
 ): Promise<Extract<SignInOutcome, { ok: true }>> {
   const { email, client, device, route, intent } = passed;
   const browser = browserLabel(passed.userAgent);
@@ -457,8 +461,10 @@ export async function completeSignIn(
     // The device's own lock needs no reset: issue, below, replaces the device, and no token names
     // its id again (the row, its one counted attempt, goes with the retention pass).
     // Strangers stay locked out while the owner signs in, except NIST's cap, which lasts
-    // only until the owner signs in from a known device.
-    const strangers = await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy);
+    // only until the owner signs in from a known device. The password path read it with the
+    // device's own lock, before the hash: a cap reached in between stays until the owner's next
+    // sign-in from a known device, or its hold ends (one statement fewer for every owner).
+    const strangers = strangersSeen ?? (await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy));
     if (strangers.locked && strangers.capped) await gate.lockouts.reset(usernameKey);
   } else {
     await gate.lockouts.reset(usernameKey);

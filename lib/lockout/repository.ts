@@ -23,7 +23,16 @@ export type LockoutSeen = { readonly usernameKey: string; readonly row: Row | nu
  * username as seen from untrusted clients, or one known device.
  */
 export interface LockoutRepository {
-  check(usernameKey: string, nowMs: number, policy: LockoutPolicy): Promise<LockoutCheck & { seen: LockoutSeen }>;
+  /**
+   * `alongside`: a second subject checked in the same statement (a known device's sign-in reads its
+   * username's strangers' lock with its own, for the cap its success lifts).
+   */
+  check(
+    usernameKey: string,
+    nowMs: number,
+    policy: LockoutPolicy,
+    alongside?: { usernameKey: string; policy: LockoutPolicy },
+  ): Promise<LockoutCheck & { seen: LockoutSeen; alongside?: LockoutCheck }>;
   /**
    * Atomically: refuses while locked, else counts the attempt as a failure (admitAttempt).
    * Concurrent attempts for one username are counted one after another, so none is missed and none slips past a lock.
@@ -61,10 +70,25 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
   const read = async (usernameKey: string): Promise<Row | null> =>
     (await sql.rows<Row>(`SELECT ${COLUMNS} FROM "SignInLockout" WHERE "usernameKey" = $1`, [usernameKey]))[0] ?? null;
 
+  const checked = (row: Row | null, nowMs: number, policy: LockoutPolicy) => checkLockout(row ? toState(row) : null, nowMs, policy);
+
   return {
-    async check(usernameKey, nowMs, policy) {
-      const row = await read(usernameKey);
-      return { ...checkLockout(row ? toState(row) : null, nowMs, policy), seen: { usernameKey, row } };
+    async check(usernameKey, nowMs, policy, alongside) {
+      if (!alongside) {
+        const row = await read(usernameKey);
+        return { ...checked(row, nowMs, policy), seen: { usernameKey, row } };
+      }
+      const rows = await sql.rows<Row & { usernameKey: string }>(
+        `SELECT "usernameKey", ${COLUMNS} FROM "SignInLockout" WHERE "usernameKey" IN ($1, $2)`,
+        [usernameKey, alongside.usernameKey],
+      );
+      const rowOf = (key: string): Row | null => rows.find((row) => row.usernameKey === key) ?? null;
+      const row = rowOf(usernameKey);
+      return {
+        ...checked(row, nowMs, policy),
+        seen: { usernameKey, row },
+        alongside: checked(rowOf(alongside.usernameKey), nowMs, alongside.policy),
+      };
     },
 
     async admitAttempt(usernameKey, nowMs, policy, seen) {

@@ -1,6 +1,7 @@
 import type { ClientAddress } from "@/lib/http/client-address";
 import type { KnownDevice } from "@/lib/devices/known-devices";
 import type { LockoutSeen } from "@/lib/lockout/repository";
+import type { LockoutCheck } from "@/lib/lockout/lockout-rules";
 import { newSessionId } from "@/lib/sessions/browser-sessions";
 import type { VerifiedUser } from "@/lib/users/accounts";
 
@@ -34,6 +35,11 @@ export type SignInAdmission = Readonly<{
   intent: Intent;
   /** The subject's lockout row as the check before the hash budget read it (null: none was read). */
   lockoutSeen: LockoutSeen | null;
+  /**
+   * A known device's username as strangers see it, read in the same statement as the device's own
+   * lock (null: not read); its success lifts NIST's cap from it (`completeSignIn`).
+   */
+  strangersSeen: LockoutCheck | null;
 }>;
 
 /**
@@ -79,8 +85,8 @@ export class AdmissionDesk {
   private readonly unused = new WeakSet<SignInAdmission>();
 
   issue(
-    fields: Omit<SignInAdmission, "sessionId" | "userAgent" | "locale" | "confirms" | "intent" | "lockoutSeen"> &
-      Partial<Pick<SignInAdmission, "userAgent" | "locale" | "confirms" | "intent" | "lockoutSeen">>,
+    fields: Omit<SignInAdmission, "sessionId" | "userAgent" | "locale" | "confirms" | "intent" | "lockoutSeen" | "strangersSeen"> &
+      Partial<Pick<SignInAdmission, "userAgent" | "locale" | "confirms" | "intent" | "lockoutSeen" | "strangersSeen">>,
   ): SignInAdmission {
     const admission = Object.freeze({
       ...fields,
@@ -89,6 +95,7 @@ export class AdmissionDesk {
       confirms: fields.confirms ?? null,
       intent: fields.intent ?? ({ kind: "sign_in", channel: "browser" } as const),
       lockoutSeen: fields.lockoutSeen ?? null,
+      strangersSeen: fields.strangersSeen ?? null,
       sessionId: newSessionId(),
     });
     this.unused.add(admission);

@@ -19,8 +19,9 @@ const DEVICE_COOKIE = "gatehouse-device";
 // signed in was replaced in the statement that issues the new one, and the first-sign-in mark was
 // read with the password hash instead of written on every sign-in; then 12 and 10, before the
 // lockout's count started from the check's read, the factor summary was read with the password
-// hash, and the known device's own lock was no longer reset just before the device is replaced.
-const KNOWN_DEVICE_MAX = 9;
+// hash, and the known device's own lock was no longer reset just before the device is replaced;
+// then 9 and 8, before a known device's lock check read the strangers' lock with its own.
+const KNOWN_DEVICE_MAX = 8;
 const NEW_DEVICE_MAX = 8;
 
 /**

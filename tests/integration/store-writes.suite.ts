@@ -173,6 +173,31 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
       expect((await gate.prisma.signInLockout.findUnique({ where: { usernameKey: key } }))?.failureCount).toBe(3);
     });
 
+    // A known device's sign-in reads its own lock and its username's strangers' lock in one statement.
+    it("a check alongside another key tells each key's lock under its own policy, and its read still counts", async () => {
+      const device = gate.deviceLockKey("paired-device");
+      const strangers = gate.usernameKey("paired@example.com");
+      const devicePolicy = gate.deviceLockoutPolicy;
+      const strangersPolicy = gate.lockoutPolicy;
+      const now = Date.now();
+      // Neither row exists yet.
+      const fresh = await gate.lockouts.check(device, now, devicePolicy, { usernameKey: strangers, policy: strangersPolicy });
+      expect(fresh).toMatchObject({ locked: false, seen: { usernameKey: device, row: null }, alongside: { locked: false } });
+      // The strangers locked, the device not: each read under its own policy.
+      for (let i = 0; i < strangersPolicy.threshold; i++) await gate.lockouts.admitAttempt(strangers, now, strangersPolicy);
+      await gate.lockouts.admitAttempt(device, now, devicePolicy);
+      const paired = await gate.lockouts.check(device, now, devicePolicy, { usernameKey: strangers, policy: strangersPolicy });
+      expect(paired.locked).toBe(false);
+      expect(paired.alongside).toMatchObject({ locked: true, capped: false });
+      expect(paired.seen.row?.failureCount).toBe(1);
+      // Its read of the device's row is the one a count starts from.
+      const counted = await gate.lockouts.admitAttempt(device, now, devicePolicy, paired.seen);
+      expect(counted.allowed && counted.state.failureCount).toBe(2);
+      expect((await gate.prisma.signInLockout.findUnique({ where: { usernameKey: strangers } }))?.failureCount).toBe(
+        strangersPolicy.threshold,
+      );
+    });
+
     it("a count from a check's read tells the failure marked since (under attack), and counts right from another key's read", async () => {
       const key = gate.usernameKey("stale-mark@example.com");
       const other = gate.usernameKey("stale-other@example.com");
