@@ -1,5 +1,5 @@
-import { verifyAltcha } from "@/lib/captcha/altcha";
-import { levelDue } from "@/lib/captcha/difficulty";
+import { verifyAltcha, type CaptchaOutcome } from "@/lib/captcha/altcha";
+import { levelDue, meetsLevel, type ChallengeTerms, type LevelDue } from "@/lib/captcha/difficulty";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { busy, captchaInvalid, deviceLocked, unavailable, untrustedLocked } from "@/lib/http/refusals";
 import { truncateAddress } from "@/lib/events/security-events";
@@ -68,26 +68,31 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
   const byUsername = await limits.limit("addressAndUsername", email);
   if (byUsername) return refused(byUsername);
 
-  // A forged, expired, revoked or another username's token is no token: an untrusted client.
-  // (The MAC is checked first, so only a token this server signed costs a database read.)
-  let device = await gate.devices.recognise(deviceToken, gate.usernameKey(email), gate.clock());
+  // A forged, expired or another username's token is no token: an untrusted client. This is the
+  // MAC alone, no read: whether a signed device is still live is what its claim finds, below.
+  const signed = gate.devices.signed(deviceToken, gate.usernameKey(email), gate.clock());
 
+  let solved: { due: LevelDue; terms: ChallengeTerms } | null = null;
   if ("altcha" in proof) {
     // As hard as this address's recent failures and the budget's pressure call for
     // (lib/captcha/difficulty.ts), unless the client is a known device of this very account.
-    const minLevel = levelDue({
+    const due = levelDue({
       budgetPressure: gate.hashBudget.recentPressure(),
       addressFailures: gate.addressFailures.get(client.key) ?? 0,
-      knownDevice: device !== null,
+      knownDevice: signed !== null,
     });
-    const captcha = await verifyAltcha(proof.altcha, gate.altcha, gate.replays, gate.clock(), minLevel);
-    if (!captcha.ok) {
-      logSecurity(gate, { route: limits.path, outcome: "captcha_invalid", client, email, detail: captcha.reason });
-      return refused(captchaInvalid(captcha));
-    }
+    const captcha = await verifyAltcha(proof.altcha, gate.altcha, gate.replays, gate.clock(), due);
+    if (!captcha.ok) return captchaRefused(limits, email, captcha);
+    solved = { due, terms: captcha.terms };
   }
 
-  if (device) device = await claimLane(limits, email, device);
+  const lane = signed ? await claimLane(limits, email, signed) : { device: null, gone: false };
+  // A revoked or replaced device's token owes what anyone else owes: the level it was let off
+  // is due after all (its solution is spent), so an old stolen cookie cheapens no guess.
+  if (lane.gone && solved && !meetsLevel({ ...solved.due, knownDevice: false }, solved.terms, gate.clock())) {
+    return captchaRefused(limits, email, { ok: false, reason: "too_easy" });
+  }
+  const device = lane.device;
   // Refuses a locked subject before it queues for the hash budget; checkPassword decides again.
   const subject = subjectOf(gate, { email, device });
   // A known device reads its username's strangers' lock in the same statement, for completeSignIn.
@@ -151,19 +156,33 @@ async function recordBreach(
 // Long enough for a queued check and Argon2id; a request that dies frees the device after it.
 const DEVICE_CLAIM_MS = 30_000;
 
+function captchaRefused(limits: RouteLimits, email: string, captcha: Extract<CaptchaOutcome, { ok: false }>): SignInOutcome {
+  logSecurity(limits.gate, { route: limits.path, outcome: "captcha_invalid", client: limits.client, email, detail: captcha.reason });
+  return refused(captchaInvalid(captcha));
+}
+
 /**
- * The owner's lane is for owners: a username gets it a few times an hour (knownDeviceLane), and
- * a device serves one sign-in at a time, so neither self-registered accounts nor a copied
- * token can fill the trusted slots. Declined, the attempt goes on as an untrusted client's.
+ * The owner's lane is for owners: a device serves one sign-in at a time, and a username gets the
+ * lane a few times an hour (knownDeviceLane, spent only by a live device's claim), so neither
+ * self-registered accounts nor a copied token can fill the trusted slots. Declined, the attempt
+ * goes on as an untrusted client's; "gone": the token's device was revoked or replaced.
  */
-async function claimLane(limits: RouteLimits, email: string, device: KnownDevice): Promise<KnownDevice | null> {
+async function claimLane(limits: RouteLimits, email: string, device: KnownDevice): Promise<{ device: KnownDevice | null; gone: boolean }> {
   const { gate } = limits;
-  const lane = await gate.limiter.consume("knownDeviceLane", [gate.usernameKey(email)]);
-  if (!lane.allowed || !(await gate.devices.claim(device.id, gate.clock(), DEVICE_CLAIM_MS))) {
-    gate.log.info({ event: "device_lane_declined", reason: lane.allowed ? "device_in_use" : "lane_limit" });
-    return null;
+  const usernameKey = gate.usernameKey(email);
+  const claim = await gate.devices.claim(device.id, usernameKey, gate.clock(), DEVICE_CLAIM_MS);
+  if (claim === "gone") return { device: null, gone: true };
+  if (claim === "claimed") {
+    // A claim the lane then declines (or a limiter that throws) holds the device no longer.
+    const lane = await gate.limiter.consume("knownDeviceLane", [usernameKey]).catch(async (error: unknown) => {
+      await gate.devices.release(device.id).catch(() => {});
+      throw error;
+    });
+    if (lane.allowed) return { device, gone: false };
+    await gate.devices.release(device.id);
   }
-  return device;
+  gate.log.info({ event: "device_lane_declined", reason: claim === "claimed" ? "lane_limit" : "device_in_use" });
+  return { device: null, gone: false };
 }
 
 /**

@@ -62,8 +62,10 @@ const payloadSchema = z.object({
     .loose(),
 });
 
+/** A spent solution comes back with the terms its challenge was signed with (its level). */
 export type CaptchaOutcome =
-  { ok: true } | { ok: false; reason: "missing" | "malformed" | "invalid" | "expired" | "too_easy" | "replayed" | "unavailable" };
+  | { ok: true; terms: ChallengeTerms }
+  | { ok: false; reason: "missing" | "malformed" | "invalid" | "expired" | "too_easy" | "replayed" | "unavailable" };
 
 /**
  * Verifies an ALTCHA payload (base64 JSON from the widget) and spends it: a solution is
@@ -113,7 +115,7 @@ export async function verifyAltcha(
     // Without the replay store a solution could be reused: refuse (fail closed) rather than guess.
     return { ok: false, reason: "unavailable" };
   }
-  return firstUse ? { ok: true } : { ok: false, reason: "replayed" };
+  return firstUse ? { ok: true, terms } : { ok: false, reason: "replayed" };
 }
 
 /** The signed terms; a challenge from before they were recorded gets no grace for pressure. */

@@ -14,6 +14,11 @@ const MAX_DEVICES_PER_USERNAME = 20;
  */
 export interface KnownDevices {
   recognise(token: string | null | undefined, usernameKey: string, nowMs: number): Promise<KnownDevice | null>;
+  /**
+   * The device a token names for the username, by its MAC and expiry alone, with no read: whether
+   * it is still live (not revoked, not replaced) is what its `claim` finds out.
+   */
+  signed(token: string | null | undefined, usernameKey: string, nowMs: number): KnownDevice | null;
   /** Whether a token is any live device at all (no username: the challenge size). */
   isKnown(token: string | null | undefined, nowMs: number): Promise<boolean>;
   /**
@@ -22,10 +27,11 @@ export interface KnownDevices {
    */
   issue(usernameKey: string, nowMs: number, replacing?: string): Promise<{ id: string; token: string; expiresAtMs: number }>;
   /**
-   * Takes the device for one sign-in, atomically; false while another sign-in holds it. The
+   * Takes a live device of the username for one sign-in, atomically: "in_use" while another
+   * sign-in holds it, "gone" once it is revoked, replaced, expired or not the username's. The
    * claim lapses after `forMs`, so a request that dies does not strand the device.
    */
-  claim(id: string, nowMs: number, forMs: number): Promise<boolean>;
+  claim(id: string, usernameKey: string, nowMs: number, forMs: number): Promise<"claimed" | "in_use" | "gone">;
   release(id: string): Promise<void>;
   forget(id: string): Promise<void>;
   /** Revokes every device of a username (password change or reset, sign out everywhere). */
@@ -42,12 +48,19 @@ export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs:
     return row ?? null;
   }
 
+  const signed: KnownDevices["signed"] = (token, usernameKey, nowMs) => {
+    const verified = verifyDeviceToken(options.secret, token, usernameKey, nowMs);
+    return verified ? { id: verified.id } : null;
+  };
+
   return {
+    signed,
+
     async recognise(token, usernameKey, nowMs) {
-      const verified = verifyDeviceToken(options.secret, token, usernameKey, nowMs);
-      if (!verified) return null;
-      const row = await live(verified.id, nowMs);
-      return row?.usernameKey === usernameKey ? { id: verified.id } : null;
+      const device = signed(token, usernameKey, nowMs);
+      if (!device) return null;
+      const row = await live(device.id, nowMs);
+      return row?.usernameKey === usernameKey ? device : null;
     },
 
     async isKnown(token, nowMs) {
@@ -80,13 +93,17 @@ export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs:
       return { id, token: signDeviceToken(options.secret, { id, expiresAtMs }, usernameKey), expiresAtMs };
     },
 
-    async claim(id, nowMs, forMs) {
+    async claim(id, usernameKey, nowMs, forMs) {
       const claimed = await sql.run(
         `UPDATE "KnownDevice" SET "claimedUntil" = ${msToUtc("$1")}
-         WHERE "id" = $2 AND "expiresAt" > ${msToUtc("$3")} AND ("claimedUntil" IS NULL OR "claimedUntil" <= ${msToUtc("$3")})`,
-        [nowMs + forMs, id, nowMs],
+         WHERE "id" = $2 AND "usernameKey" = $4 AND "expiresAt" > ${msToUtc("$3")}
+           AND ("claimedUntil" IS NULL OR "claimedUntil" <= ${msToUtc("$3")})`,
+        [nowMs + forMs, id, nowMs, usernameKey],
       );
-      return claimed === 1;
+      if (claimed === 1) return "claimed";
+      // Only a claim that missed reads again, to tell a device in use from one that is gone.
+      const row = await live(id, nowMs);
+      return row?.usernameKey === usernameKey ? "in_use" : "gone";
     },
 
     async release(id) {

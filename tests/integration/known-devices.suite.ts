@@ -43,6 +43,14 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       return verifyDeviceToken(gate.config.devices.cookieSecret, token, gate.usernameKey(email), Date.now())!.id;
     }
 
+    /** A solved ALTCHA challenge as the challenge route sizes it for `address` (and a device cookie, if any). */
+    async function solvedFor(address: string, device?: string): Promise<string> {
+      const { GET } = await import("@/app/api/altcha/challenge/route");
+      const { solve } = await import("../helpers/altcha");
+      const headers: Record<string, string> = { [PEER_HEADER]: address, ...(device ? { cookie: `${DEVICE_COOKIE}=${device}` } : {}) };
+      return solve(await (await GET(new Request("http://localhost/api/altcha/challenge", { headers }))).json());
+    }
+
     /** Signs in once from a fresh browser and returns its device cookie value. */
     async function knownBrowser(email: string): Promise<string> {
       const res = await browserSignIn(email, PASSWORD);
@@ -71,6 +79,7 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
         "victim",
         "thief",
         "stale",
+        "replaced",
       ]) {
         await register(`${name}@example.com`);
       }
@@ -220,7 +229,9 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
         fields: { csrfToken: "stale" },
       });
       expect(stale.status).toBe(403);
-      expect(await gate.devices.claim(verifiedId(device, "stale@example.com"), Date.now(), 1_000)).toBe(true);
+      expect(
+        await gate.devices.claim(verifiedId(device, "stale@example.com"), gate.usernameKey("stale@example.com"), Date.now(), 1_000),
+      ).toBe("claimed");
     });
 
     it("gives a username the owner's lane a few times an hour, then treats it as untrusted", async () => {
@@ -239,21 +250,12 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
     });
 
     it("refuses a proof of work easier than the address calls for, even with another account's device cookie", async () => {
-      const { GET } = await import("@/app/api/altcha/challenge/route");
-      const { solve } = await import("../helpers/altcha");
       const attackersDevice = await knownBrowser("pow@example.com");
       checks.reset();
       const address = freshAddress();
       gate.addressFailures.set(address, 30);
       // The attacker's own known device gets a base-size challenge…
-      const challenge = await (
-        await GET(
-          new Request("http://localhost/api/altcha/challenge", {
-            headers: { [PEER_HEADER]: address, cookie: `${DEVICE_COOKIE}=${attackersDevice}` },
-          }),
-        )
-      ).json();
-      const cheap = await solve(challenge);
+      const cheap = await solvedFor(address, attackersDevice);
       // …which does not pay for a guess at someone else's account from that address.
       const request = new Request("http://localhost/api/v1/authentication/token", {
         method: "POST",
@@ -264,6 +266,31 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       expect(res.status).toBe(400);
       expect(await res.json()).toMatchObject({ error: "captcha_invalid", reason: "too_easy" });
       expect(checks.verified()).toBe(0);
+    });
+
+    // The device is looked up only by its claim, after the proof of work: a token whose device is
+    // gone (replaced at its next sign-in, revoked) must not keep the base size it was let off with.
+    it("refuses a proof of work easier than the address calls for with the account's own replaced device token", async () => {
+      const old = await knownBrowser("replaced@example.com");
+      const current = deviceCookieOf(await browserSignIn("replaced@example.com", PASSWORD, { cookie: `${DEVICE_COOKIE}=${old}` }))!;
+      expect(await gate.devices.recognise(old, gate.usernameKey("replaced@example.com"), Date.now())).toBeNull();
+      checks.reset();
+      const address = freshAddress();
+      gate.addressFailures.set(address, 30);
+      const guess = (altcha: string) =>
+        new Request("http://localhost/api/v1/authentication/token", {
+          method: "POST",
+          headers: { "content-type": "application/json", [PEER_HEADER]: address },
+          body: JSON.stringify({ email: "replaced@example.com", password: "a guess", altcha, device_token: old }),
+        });
+      // A base-size challenge, from any live device's cookie.
+      const res = await (await tokenRoute()).POST(guess(await solvedFor(address, current)));
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error: "captcha_invalid", reason: "too_easy" });
+      expect(checks.verified()).toBe(0);
+      // The same old token with the level the address owes is a stranger's guess, counted as one.
+      expect((await (await tokenRoute()).POST(guess(await solvedFor(address)))).status).toBe(401);
+      expect(checks.verified()).toBe(1);
     });
 
     it("re-sets the cookie when a browser used it on the API, so the browser keeps its place", async () => {

@@ -58,17 +58,21 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
       expect(await gate.prisma.knownDevice.count({ where: { id: mine.id } })).toBe(0);
     });
 
-    it("a device is claimed by one sign-in at a time, and again once the claim lapses", async () => {
+    it("a device is claimed by one sign-in at a time, and again once the claim lapses; a gone one is told apart", async () => {
       const key = gate.usernameKey("claims@example.com");
       const now = Date.now();
       const { id } = await gate.devices.issue(key, now);
-      expect(await gate.devices.claim(id, now, 1_000)).toBe(true);
-      expect(await gate.devices.claim(id, now + 999, 1_000)).toBe(false);
-      expect(await gate.devices.claim(id, now + 1_000, 1_000)).toBe(true);
+      expect(await gate.devices.claim(id, key, now, 1_000)).toBe("claimed");
+      expect(await gate.devices.claim(id, key, now + 999, 1_000)).toBe("in_use");
+      expect(await gate.devices.claim(id, key, now + 1_000, 1_000)).toBe("claimed");
       await gate.devices.release(id);
-      expect(await gate.devices.claim(id, now + 1_001, 1_000)).toBe(true);
+      expect(await gate.devices.claim(id, key, now + 1_001, 1_000)).toBe("claimed");
+      // Another username's claim on it finds nothing of its own, and takes nothing.
+      await gate.devices.release(id);
+      expect(await gate.devices.claim(id, gate.usernameKey("other@example.com"), now + 1_002, 1_000)).toBe("gone");
+      expect(await gate.devices.claim(id, key, now + 1_003, 1_000)).toBe("claimed");
       await gate.devices.forget(id);
-      expect(await gate.devices.claim(id, now + 5_000, 1_000)).toBe(false);
+      expect(await gate.devices.claim(id, key, now + 5_000, 1_000)).toBe("gone");
     });
 
     it("a new session drops the user's sessions long over, and no one else's", async () => {
