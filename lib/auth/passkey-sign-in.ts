@@ -102,7 +102,7 @@ export async function signInWithPasskey(
   if (!user.emailVerifiedAt && gate.config.email.requireVerification) return refused("unconfirmed");
   const usernameKey = gate.usernameKey(user.email);
   const strangers = await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy);
-  if (strangers.locked && strangers.capped) await gate.lockouts.reset(usernameKey);
+  if (strangers.locked && strangers.capped) await gate.lockouts.resetAsSeen(strangers.seen);
   // This browser is a known device of the account from now on; a device token it held is replaced.
   const previous = await gate.devices.recognise(deviceToken, usernameKey, nowMs);
   const device = await gate.devices.issue(usernameKey, nowMs, previous?.id);

@@ -14,7 +14,7 @@ import { secondStepMethods } from "@/lib/factors/store";
 import type { Lane } from "@/lib/password/hash-budget";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { confirmAddress, markPasswordBreached, recordSignIn, signInToRecord, verifyCredentials } from "@/lib/users/accounts";
-import type { AdmittedAttempt } from "@/lib/lockout/repository";
+import type { AdmittedAttempt, LockoutSeen } from "@/lib/lockout/repository";
 import type { BreachVerdict } from "@/lib/password/breached";
 import type { Intent, SecondStepMethod, SignInOutcome, SignInAdmission } from "@/lib/password/admission";
 import type { Gatehouse } from "@/lib/app";
@@ -55,8 +55,8 @@ const refused = (response: Response): SignInOutcome => ({ ok: false, refusal: re
  * the token API, the address confirmation and the password change). The route has already applied
  * the per-address limit (before the body) and parsed the body once; the layers here run cheapest
  * first, each returning its refusal:
- *   per-username limit → known device → ALTCHA → the owner's lane → lockout → hash budget →
- *   lockout again, counted → Argon2id.
+ *   per-username limit → known device (its MAC) → ALTCHA → the owner's lane (the device's claim) →
+ *   the strangers' lockout → hash budget → lockout again (a known device's the first time), counted → Argon2id.
  * The outcome comes back as a value: a user and a new device token, or the refusal to send (null:
  * the route's generic "wrong email or password"). The route then starts the session its way.
  * A right password is then looked up in the breach corpus (afterBreachCheck).
@@ -86,23 +86,21 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
     solved = { due, terms: captcha.terms };
   }
 
-  const lane = signed ? await claimLane(limits, email, signed) : { device: null, gone: false };
-  // A revoked or replaced device's token owes what anyone else owes: the level it was let off
-  // is due after all (its solution is spent), so an old stolen cookie cheapens no guess.
-  if (lane.gone && solved && !meetsLevel({ ...solved.due, knownDevice: false }, solved.terms, gate.clock())) {
+  const device = signed ? await claimLane(limits, email, signed) : null;
+  // A device cookie that does not get the owner's lane (its device revoked or replaced, in use by
+  // another sign-in, or past the lane's allowance) owes what anyone else owes: the level it was let
+  // off is due after all (its solution is spent), so neither an old stolen cookie nor a copied
+  // one raced in parallel cheapens a guess.
+  if (signed && !device && solved && !meetsLevel({ ...solved.due, knownDevice: false }, solved.terms, gate.clock())) {
     return captchaRefused(limits, email, { ok: false, reason: "too_easy" });
   }
-  const device = lane.device;
-  // Refuses a locked subject before it queues for the hash budget; checkPassword decides again.
   const subject = subjectOf(gate, { email, device });
-  // A known device reads its username's strangers' lock in the same statement, for completeSignIn.
-  const strangers = device ? { usernameKey: gate.usernameKey(email), policy: gate.lockoutPolicy } : undefined;
-  const lockout = await gate.lockouts.check(subject.key, gate.clock(), subject.policy, strangers);
-  if (lockout.locked) {
-    if (device) await gate.devices.release(device.id);
-    logSecurity(gate, { route: limits.path, outcome: "locked", client, email, detail: subject.lane });
-    return refused(subject.refuse(lockout));
-  }
+  // Refuses a locked username before it queues for the hash budget; checkPassword decides again.
+  // A known device is not checked here: its claim lets one of its sign-ins through at a time, so
+  // a locked one takes a trusted slot for one statement, where its count presumes what a device
+  // issued at its last sign-in has, no lock row (the count's compare-and-set reads when it has).
+  const lockoutSeen = device ? { usernameKey: subject.key, row: null } : await checkStrangers(limits, email, subject);
+  if (lockoutSeen instanceof Response) return refused(lockoutSeen);
 
   const admission = gate.admissions.issue({
     email,
@@ -114,10 +112,18 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
     locale: limits.locale,
     confirms: "confirms" in proof ? proof.confirms : null,
     intent: "altcha" in proof ? proof.intent : { kind: "sign_in", channel: "browser" },
-    lockoutSeen: lockout.seen,
-    strangersSeen: lockout.alongside ?? null,
+    lockoutSeen,
   });
   return checkPassword(gate, admission);
+}
+
+/** The strangers' lock, before the hash budget: its refusal, or the row it read (the count starts from it). */
+async function checkStrangers(limits: RouteLimits, email: string, subject: Subject): Promise<LockoutSeen | Response> {
+  const { gate, client } = limits;
+  const lockout = await gate.lockouts.check(subject.key, gate.clock(), subject.policy);
+  if (!lockout.locked) return lockout.seen;
+  logSecurity(gate, { route: limits.path, outcome: "locked", client, email, detail: subject.lane });
+  return subject.refuse(lockout);
 }
 
 /**
@@ -164,25 +170,25 @@ function captchaRefused(limits: RouteLimits, email: string, captcha: Extract<Cap
 /**
  * The owner's lane is for owners: a device serves one sign-in at a time, and a username gets the
  * lane a few times an hour (knownDeviceLane, spent only by a live device's claim), so neither
- * self-registered accounts nor a copied token can fill the trusted slots. Declined, the attempt
- * goes on as an untrusted client's; "gone": the token's device was revoked or replaced.
+ * self-registered accounts nor a copied token can fill the trusted slots. Declined (or gone: its
+ * device revoked or replaced), the attempt goes on as an untrusted client's.
  */
-async function claimLane(limits: RouteLimits, email: string, device: KnownDevice): Promise<{ device: KnownDevice | null; gone: boolean }> {
+async function claimLane(limits: RouteLimits, email: string, device: KnownDevice): Promise<KnownDevice | null> {
   const { gate } = limits;
   const usernameKey = gate.usernameKey(email);
   const claim = await gate.devices.claim(device.id, usernameKey, gate.clock(), DEVICE_CLAIM_MS);
-  if (claim === "gone") return { device: null, gone: true };
+  if (claim === "gone") return null;
   if (claim === "claimed") {
     // A claim the lane then declines (or a limiter that throws) holds the device no longer.
     const lane = await gate.limiter.consume("knownDeviceLane", [usernameKey]).catch(async (error: unknown) => {
       await gate.devices.release(device.id).catch(() => {});
       throw error;
     });
-    if (lane.allowed) return { device, gone: false };
+    if (lane.allowed) return device;
     await gate.devices.release(device.id);
   }
   gate.log.info({ event: "device_lane_declined", reason: claim === "claimed" ? "lane_limit" : "device_in_use" });
-  return { device: null, gone: false };
+  return null;
 }
 
 /**
@@ -220,7 +226,15 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
   const checked = await gate.hashBudget.run(
     async (): Promise<Checked> => {
       // Counted from the check's read (its write compares): one statement fewer for every attempt.
-      const attempt = await gate.lockouts.admitAttempt(subject.key, gate.clock(), subject.policy, admission.lockoutSeen ?? undefined);
+      // A known device's count reads its username's strangers' lock too, whose cap its success lifts.
+      const strangers = device ? { usernameKey: gate.usernameKey(admission.email), policy: gate.lockoutPolicy } : undefined;
+      const attempt = await gate.lockouts.admitAttempt(
+        subject.key,
+        gate.clock(),
+        subject.policy,
+        admission.lockoutSeen ?? undefined,
+        strangers,
+      );
       if (!attempt.allowed) {
         logSecurity(gate, { route: admission.route, outcome: "locked", client, email: admission.email, detail: subject.lane });
         return { refusal: subject.refuse(attempt.check) };
@@ -325,7 +339,7 @@ async function decide(
     }
   }
   if (user.rehashed) gate.log.info({ event: "password_rehashed", userId: user.id });
-  if (intent.kind === "change_password") return completeSignIn(gate, passed, user, "password", admission.strangersSeen);
+  if (intent.kind === "change_password") return completeSignIn(gate, passed, user, "password", attempt.alongside);
 
   // Only a right password is marked as breached. Where the answer does not wait for the verdict,
   // it is found in the background, so a right password answers as soon as a wrong one.
@@ -362,7 +376,7 @@ async function decide(
     await countedWithoutSession(gate, admission, subject, attempt, "second_step", nowMs);
     return openPending(gate, passed, user, { step: "second_factor", methods: secondStepMethods(factors) });
   }
-  return completeSignIn(gate, passed, { ...user, passwordBreached: breached }, "password", admission.strangersSeen);
+  return completeSignIn(gate, passed, { ...user, passwordBreached: breached }, "password", attempt.alongside);
 }
 
 /**
@@ -470,7 +484,7 @@ export async function completeSignIn(
     lastLocale?: string | null;
   },
   via: "password" | "second_step" | "device_confirmation" = "password",
-  strangersSeen: LockoutCheck | null = null,
+  strangersSeen?: LockoutCheck & { seen: LockoutSeen },
 ): Promise<Extract<SignInOutcome, { ok: true }>> {
   const { email, client, device, route, intent } = passed;
   const browser = browserLabel(passed.userAgent);
@@ -481,10 +495,10 @@ export async function completeSignIn(
     // its id again (the row, its one counted attempt, goes with the retention pass).
     // Strangers stay locked out while the owner signs in, except NIST's cap, which lasts
     // only until the owner signs in from a known device. The password path read it with the
-    // device's own lock, before the hash: a cap reached in between stays until the owner's next
+    // device's count, before the hash: a cap reached in between stays until the owner's next
     // sign-in from a known device, or its hold ends (one statement fewer for every owner).
     const strangers = strangersSeen ?? (await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy));
-    if (strangers.locked && strangers.capped) await gate.lockouts.reset(usernameKey);
+    if (strangers.locked && strangers.capped) await gate.lockouts.resetAsSeen(strangers.seen);
   } else {
     await gate.lockouts.reset(usernameKey);
   }

@@ -8,9 +8,16 @@ import {
   type LockoutState,
 } from "./lockout-rules";
 
-/** An admitted attempt, with when the subject last failed for real (markFailed), which a success does not clear. */
+/**
+ * An admitted attempt, with when the subject last failed for real (markFailed), which a success does
+ * not clear, and the `alongside` subject's check where the count's statement read it.
+ */
 export type AdmittedAttempt =
-  (Extract<AttemptDecision, { allowed: true }> & { lastFailedAtMs: number | null }) | Extract<AttemptDecision, { allowed: false }>;
+  | (Extract<AttemptDecision, { allowed: true }> & { lastFailedAtMs: number | null; alongside?: LockoutCheck & { seen: LockoutSeen } })
+  | Extract<AttemptDecision, { allowed: false }>;
+
+/** A second subject, read in the statement that counts the first (its check only: nothing of it is written). */
+export type Alongside = { usernameKey: string; policy: LockoutPolicy };
 
 /**
  * A subject's row as a check read it. admitAttempt may start from it instead of reading again: its
@@ -23,26 +30,27 @@ export type LockoutSeen = { readonly usernameKey: string; readonly row: Row | nu
  * username as seen from untrusted clients, or one known device.
  */
 export interface LockoutRepository {
-  /**
-   * `alongside`: a second subject checked in the same statement (a known device's sign-in reads its
-   * username's strangers' lock with its own, for the cap its success lifts).
-   */
-  check(
-    usernameKey: string,
-    nowMs: number,
-    policy: LockoutPolicy,
-    alongside?: { usernameKey: string; policy: LockoutPolicy },
-  ): Promise<LockoutCheck & { seen: LockoutSeen; alongside?: LockoutCheck }>;
+  check(usernameKey: string, nowMs: number, policy: LockoutPolicy): Promise<LockoutCheck & { seen: LockoutSeen }>;
   /**
    * Atomically: refuses while locked, else counts the attempt as a failure (admitAttempt).
    * Concurrent attempts for one username are counted one after another, so none is missed and none slips past a lock.
-   * `seen` (the same key's check) saves the first read.
+   * `seen` (the same key's check, or a presumption its compare-and-set corrects) saves the first read.
+   * `alongside` is read in the statement of a first write from `seen` (a known device's count reads its
+   * username's strangers' lock, whose cap the owner's success lifts); after a missed write it is not.
    */
-  admitAttempt(usernameKey: string, nowMs: number, policy: LockoutPolicy, seen?: LockoutSeen): Promise<AdmittedAttempt>;
+  admitAttempt(
+    usernameKey: string,
+    nowMs: number,
+    policy: LockoutPolicy,
+    seen?: LockoutSeen,
+    alongside?: Alongside,
+  ): Promise<AdmittedAttempt>;
   /** Records that a check from an untrusted client failed, or waited for a mailed code (what "under attack" reads). */
   markFailed(usernameKey: string, nowMs: number): Promise<void>;
   /** Clears the streak and the lock; a row that records a real failure keeps that record. */
   reset(usernameKey: string): Promise<void>;
+  /** `reset`, only while the row is as `seen` read it: a streak counted since stays. */
+  resetAsSeen(seen: LockoutSeen): Promise<void>;
   /** Forgets the subject altogether, the record of its failures included (a password reset: the old password is dead). */
   forget(usernameKey: string): Promise<void>;
   /** Keys locked at `nowMs` (digests only: the table holds no usernames), longest lock first. */
@@ -65,33 +73,42 @@ function toState(row: Row): LockoutState | null {
   return { failureCount: row.failureCount, lastFailureAtMs: row.lastFailureAtMs, lockedUntilMs: row.lockedUntilMs };
 }
 
+type Written = Pick<Row, "lastFailedAtMs"> & {
+  alongFailureCount?: number | null;
+  alongLastFailureAtMs?: number | null;
+  alongLockedUntilMs?: number | null;
+};
+
+/** The `alongside` subject's row, read by the write's own statement (as the table was before the write). */
+const alongsideRead = (along: Alongside | undefined, parameter: number) =>
+  along ? `WITH alongside AS (SELECT * FROM "SignInLockout" WHERE "usernameKey" = $${parameter})` : "";
+
+const ALONGSIDE_RETURNING = `, (SELECT "failureCount" FROM alongside) AS "alongFailureCount",
+  (SELECT ${utcToMs(`"lastFailureAt"`)} FROM alongside) AS "alongLastFailureAtMs",
+  (SELECT ${utcToMs(`"lockedUntil"`)} FROM alongside) AS "alongLockedUntilMs"`;
+
+function alongsideRow(written: Written): Row | null {
+  if (written.alongFailureCount == null || written.alongLastFailureAtMs == null) return null;
+  return {
+    failureCount: written.alongFailureCount,
+    lastFailureAtMs: written.alongLastFailureAtMs,
+    lockedUntilMs: written.alongLockedUntilMs ?? null,
+    lastFailedAtMs: null,
+  };
+}
+
 /** The SignInLockout table, in SQL straight to the driver: every refused guess reads it. */
 export function sqlLockoutRepository(sql: Sql): LockoutRepository {
   const read = async (usernameKey: string): Promise<Row | null> =>
     (await sql.rows<Row>(`SELECT ${COLUMNS} FROM "SignInLockout" WHERE "usernameKey" = $1`, [usernameKey]))[0] ?? null;
 
-  const checked = (row: Row | null, nowMs: number, policy: LockoutPolicy) => checkLockout(row ? toState(row) : null, nowMs, policy);
-
   return {
-    async check(usernameKey, nowMs, policy, alongside) {
-      if (!alongside) {
-        const row = await read(usernameKey);
-        return { ...checked(row, nowMs, policy), seen: { usernameKey, row } };
-      }
-      const rows = await sql.rows<Row & { usernameKey: string }>(
-        `SELECT "usernameKey", ${COLUMNS} FROM "SignInLockout" WHERE "usernameKey" IN ($1, $2)`,
-        [usernameKey, alongside.usernameKey],
-      );
-      const rowOf = (key: string): Row | null => rows.find((row) => row.usernameKey === key) ?? null;
-      const row = rowOf(usernameKey);
-      return {
-        ...checked(row, nowMs, policy),
-        seen: { usernameKey, row },
-        alongside: checked(rowOf(alongside.usernameKey), nowMs, alongside.policy),
-      };
+    async check(usernameKey, nowMs, policy) {
+      const row = await read(usernameKey);
+      return { ...checkLockout(row ? toState(row) : null, nowMs, policy), seen: { usernameKey, row } };
     },
 
-    async admitAttempt(usernameKey, nowMs, policy, seen) {
+    async admitAttempt(usernameKey, nowMs, policy, seen, alongside) {
       // Check-and-count as compare-and-set, two statements and no transaction: read the row, let
       // the rule decide in TypeScript, then write only if the row is still what was read (or, with
       // no row, insert only if none appeared). A concurrent attempt that changed it first makes
@@ -106,14 +123,16 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
         if (!decision.allowed && fromSeen) continue;
         if (!decision.allowed) return decision;
         const next = decision.state;
+        const along = fromSeen ? alongside : undefined;
         // The columns are timestamp(3) and the times whole ms, so the comparison is exact.
         // The write returns lastFailedAt as it is now: the row read may be older than a markFailed.
         const [written] = row
-          ? await sql.rows<Pick<Row, "lastFailedAtMs">>(
-              `UPDATE "SignInLockout" SET "failureCount" = $1, "lastFailureAt" = ${msToUtc("$2")}, "lockedUntil" = ${msToUtc("$3")}
+          ? await sql.rows<Written>(
+              `${alongsideRead(along, 8)}
+               UPDATE "SignInLockout" SET "failureCount" = $1, "lastFailureAt" = ${msToUtc("$2")}, "lockedUntil" = ${msToUtc("$3")}
                WHERE "usernameKey" = $4 AND "failureCount" = $5 AND "lastFailureAt" = ${msToUtc("$6")}
                  AND "lockedUntil" IS NOT DISTINCT FROM ${msToUtc("$7")}
-               RETURNING ${utcToMs(`"lastFailedAt"`)} AS "lastFailedAtMs"`,
+               RETURNING ${utcToMs(`"lastFailedAt"`)} AS "lastFailedAtMs"${along ? ALONGSIDE_RETURNING : ""}`,
               [
                 next.failureCount,
                 next.lastFailureAtMs,
@@ -122,16 +141,24 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
                 row.failureCount,
                 row.lastFailureAtMs,
                 row.lockedUntilMs,
+                ...(along ? [along.usernameKey] : []),
               ],
             )
-          : await sql.rows<Pick<Row, "lastFailedAtMs">>(
-              `INSERT INTO "SignInLockout" ("usernameKey", "failureCount", "lastFailureAt", "lockedUntil")
+          : await sql.rows<Written>(
+              `${alongsideRead(along, 5)}
+               INSERT INTO "SignInLockout" ("usernameKey", "failureCount", "lastFailureAt", "lockedUntil")
                VALUES ($1, $2, ${msToUtc("$3")}, ${msToUtc("$4")}) ON CONFLICT ("usernameKey") DO NOTHING
-               RETURNING ${utcToMs(`"lastFailedAt"`)} AS "lastFailedAtMs"`,
-              [usernameKey, next.failureCount, next.lastFailureAtMs, next.lockedUntilMs],
+               RETURNING ${utcToMs(`"lastFailedAt"`)} AS "lastFailedAtMs"${along ? ALONGSIDE_RETURNING : ""}`,
+              [usernameKey, next.failureCount, next.lastFailureAtMs, next.lockedUntilMs, ...(along ? [along.usernameKey] : [])],
             );
         // lastFailedAt is not compared: markFailed may move it meanwhile, and it counts nothing.
-        if (written) return { ...decision, lastFailedAtMs: written.lastFailedAtMs };
+        if (written) {
+          const admitted = { ...decision, lastFailedAtMs: written.lastFailedAtMs };
+          if (!along) return admitted;
+          const alongRow = alongsideRow(written);
+          const alongCheck = checkLockout(alongRow ? toState(alongRow) : null, nowMs, along.policy);
+          return { ...admitted, alongside: { ...alongCheck, seen: { usernameKey: along.usernameKey, row: alongRow } } };
+        }
         // Bounded all the same: past this, the attempt fails (a 503 to the client), never counts wrong.
         if (attempt >= MAX_WRITE_ATTEMPTS) throw new Error(`lockout: ${attempt} concurrent writes to one key in a row`);
       }
@@ -156,6 +183,16 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
     async reset(usernameKey) {
       // The row stays (the retention pass removes it once idle): it may hold lastFailedAt.
       await sql.run(`UPDATE "SignInLockout" SET "failureCount" = 0, "lockedUntil" = NULL WHERE "usernameKey" = $1`, [usernameKey]);
+    },
+
+    async resetAsSeen({ usernameKey, row }) {
+      if (!row) return;
+      // Compared as admitAttempt's write compares: a count since changed both.
+      await sql.run(
+        `UPDATE "SignInLockout" SET "failureCount" = 0, "lockedUntil" = NULL
+         WHERE "usernameKey" = $1 AND "failureCount" = $2 AND "lastFailureAt" = ${msToUtc("$3")}`,
+        [usernameKey, row.failureCount, row.lastFailureAtMs],
+      );
     },
   };
 }

@@ -1,7 +1,6 @@
 import type { ClientAddress } from "@/lib/http/client-address";
 import type { KnownDevice } from "@/lib/devices/known-devices";
 import type { LockoutSeen } from "@/lib/lockout/repository";
-import type { LockoutCheck } from "@/lib/lockout/lockout-rules";
 import { newSessionId } from "@/lib/sessions/browser-sessions";
 import type { VerifiedUser } from "@/lib/users/accounts";
 
@@ -33,13 +32,11 @@ export type SignInAdmission = Readonly<{
   confirms: Readonly<{ linkId: string; userId: string }> | null;
   /** What a right password is for (below). */
   intent: Intent;
-  /** The subject's lockout row as the check before the hash budget read it (null: none was read). */
-  lockoutSeen: LockoutSeen | null;
   /**
-   * A known device's username as strangers see it, read in the same statement as the device's own
-   * lock (null: not read); its success lifts NIST's cap from it (`completeSignIn`).
+   * The subject's lockout row as the check before the hash budget read it, or as a known device's
+   * is presumed (no row); null: none was read.
    */
-  strangersSeen: LockoutCheck | null;
+  lockoutSeen: LockoutSeen | null;
 }>;
 
 /**
@@ -85,8 +82,8 @@ export class AdmissionDesk {
   private readonly unused = new WeakSet<SignInAdmission>();
 
   issue(
-    fields: Omit<SignInAdmission, "sessionId" | "userAgent" | "locale" | "confirms" | "intent" | "lockoutSeen" | "strangersSeen"> &
-      Partial<Pick<SignInAdmission, "userAgent" | "locale" | "confirms" | "intent" | "lockoutSeen" | "strangersSeen">>,
+    fields: Omit<SignInAdmission, "sessionId" | "userAgent" | "locale" | "confirms" | "intent" | "lockoutSeen"> &
+      Partial<Pick<SignInAdmission, "userAgent" | "locale" | "confirms" | "intent" | "lockoutSeen">>,
   ): SignInAdmission {
     const admission = Object.freeze({
       ...fields,
@@ -95,7 +92,6 @@ export class AdmissionDesk {
       confirms: fields.confirms ?? null,
       intent: fields.intent ?? ({ kind: "sign_in", channel: "browser" } as const),
       lockoutSeen: fields.lockoutSeen ?? null,
-      strangersSeen: fields.strangersSeen ?? null,
       sessionId: newSessionId(),
     });
     this.unused.add(admission);

@@ -80,6 +80,7 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
         "thief",
         "stale",
         "replaced",
+        "copied",
       ]) {
         await register(`${name}@example.com`);
       }
@@ -219,6 +220,21 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       // One got the device (and rotated it); the rest met the strangers' lock.
       expect(results.map((res) => res.status).sort()).toEqual([200, 429, 429, 429]);
       expect(results.filter((res) => deviceCookieOf(res) !== null)).toHaveLength(1);
+      expect(checks.verified()).toBe(1);
+    });
+
+    it("a copied token raced in parallel owes the proof of work a stranger owes, past its one sign-in", async () => {
+      const device = await knownBrowser("copied@example.com");
+      checks.reset();
+      const address = freshAddress();
+      gate.addressFailures.set(address, 30);
+      // Each solves a base-size challenge, which the device's one claim makes enough for one of them.
+      const results = await Promise.all(
+        Array.from({ length: 3 }, () => browserSignIn("copied@example.com", PASSWORD, { address, cookie: `${DEVICE_COOKIE}=${device}` })),
+      );
+      expect(results.map((res) => res.status).sort()).toEqual([200, 400, 400]);
+      for (const res of results.filter((res) => res.status === 400))
+        expect(await res.json()).toMatchObject({ error: "captcha_invalid", reason: "too_easy" });
       expect(checks.verified()).toBe(1);
     });
 

@@ -20,9 +20,9 @@ const DEVICE_COOKIE = "gatehouse-device";
 // read with the password hash instead of written on every sign-in; then 12 and 10, before the
 // lockout's count started from the check's read, the factor summary was read with the password
 // hash, and the known device's own lock was no longer reset just before the device is replaced;
-// then 9 and 8, before a known device's lock check read the strangers' lock with its own; then 8,
-// before the device was read only by its claim, after the ALTCHA.
-const KNOWN_DEVICE_MAX = 7;
+// then 9 and 8, before the device was read only by its claim, after the ALTCHA, and a known
+// device's lock was counted, with no check before, in the statement that reads the strangers' lock.
+const KNOWN_DEVICE_MAX = 6;
 const NEW_DEVICE_MAX = 8;
 
 /**

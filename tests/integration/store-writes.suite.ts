@@ -177,29 +177,44 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
       expect((await gate.prisma.signInLockout.findUnique({ where: { usernameKey: key } }))?.failureCount).toBe(3);
     });
 
-    // A known device's sign-in reads its own lock and its username's strangers' lock in one statement.
-    it("a check alongside another key tells each key's lock under its own policy, and its read still counts", async () => {
+    // A known device's count reads its username's strangers' lock in the same statement.
+    it("a count alongside another key tells that key's lock under its own policy, from a presumed row too", async () => {
       const device = gate.deviceLockKey("paired-device");
       const strangers = gate.usernameKey("paired@example.com");
       const devicePolicy = gate.deviceLockoutPolicy;
       const strangersPolicy = gate.lockoutPolicy;
+      const along = { usernameKey: strangers, policy: strangersPolicy };
       const now = Date.now();
+      const presumed = { usernameKey: device, row: null };
       // Neither row exists yet.
-      const fresh = await gate.lockouts.check(device, now, devicePolicy, { usernameKey: strangers, policy: strangersPolicy });
-      expect(fresh).toMatchObject({ locked: false, seen: { usernameKey: device, row: null }, alongside: { locked: false } });
-      // The strangers locked, the device not: each read under its own policy.
+      const fresh = await gate.lockouts.admitAttempt(device, now, devicePolicy, presumed, along);
+      expect(fresh).toMatchObject({ allowed: true, state: { failureCount: 1 }, alongside: { locked: false, seen: { row: null } } });
+      // The strangers locked: read under their own policy. The device's row exists now, so the
+      // presumption misses and its count reads again (without the other key: none is read then).
       for (let i = 0; i < strangersPolicy.threshold; i++) await gate.lockouts.admitAttempt(strangers, now, strangersPolicy);
-      await gate.lockouts.admitAttempt(device, now, devicePolicy);
-      const paired = await gate.lockouts.check(device, now, devicePolicy, { usernameKey: strangers, policy: strangersPolicy });
-      expect(paired.locked).toBe(false);
-      expect(paired.alongside).toMatchObject({ locked: true, capped: false });
-      expect(paired.seen.row?.failureCount).toBe(1);
-      // Its read of the device's row is the one a count starts from.
-      const counted = await gate.lockouts.admitAttempt(device, now, devicePolicy, paired.seen);
-      expect(counted.allowed && counted.state.failureCount).toBe(2);
+      const missed = await gate.lockouts.admitAttempt(device, now, devicePolicy, presumed, along);
+      expect(missed.allowed && missed.state.failureCount).toBe(2);
+      expect(missed.allowed && missed.alongside).toBeUndefined();
+      const seen = (await gate.lockouts.check(device, now, devicePolicy)).seen;
+      const paired = await gate.lockouts.admitAttempt(device, now, devicePolicy, seen, along);
+      expect(paired.allowed && paired.state.failureCount).toBe(3);
+      expect(paired.allowed && paired.alongside).toMatchObject({ locked: true, capped: false });
       expect((await gate.prisma.signInLockout.findUnique({ where: { usernameKey: strangers } }))?.failureCount).toBe(
         strangersPolicy.threshold,
       );
+    });
+
+    it("a reset as seen leaves a streak counted since the read", async () => {
+      const key = gate.usernameKey("reset-as-seen@example.com");
+      const policy = { ...gate.lockoutPolicy, threshold: 1_000, capFailures: 1_000 };
+      const now = Date.now();
+      await gate.lockouts.admitAttempt(key, now, policy);
+      const before = await gate.lockouts.check(key, now, policy);
+      await gate.lockouts.admitAttempt(key, now + 1, policy);
+      await gate.lockouts.resetAsSeen(before.seen);
+      expect((await gate.prisma.signInLockout.findUnique({ where: { usernameKey: key } }))?.failureCount).toBe(2);
+      await gate.lockouts.resetAsSeen((await gate.lockouts.check(key, now + 2, policy)).seen);
+      expect((await gate.prisma.signInLockout.findUnique({ where: { usernameKey: key } }))?.failureCount).toBe(0);
     });
 
     it("a count from a check's read tells the failure marked since (under attack), and counts right from another key's read", async () => {
