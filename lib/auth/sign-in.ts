@@ -86,14 +86,15 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
     solved = { due, terms: captcha.terms };
   }
 
-  const device = signed ? await claimLane(limits, email, signed) : null;
-  // A device cookie that does not get the owner's lane (its device revoked or replaced, in use by
-  // another sign-in, or past the lane's allowance) owes what anyone else owes: the level it was let
-  // off is due after all (its solution is spent), so neither an old stolen cookie nor a copied
-  // one raced in parallel cheapens a guess.
-  if (signed && !device && solved && !meetsLevel({ ...solved.due, knownDevice: false }, solved.terms, gate.clock())) {
+  const lane = signed ? await claimLane(limits, email, signed) : { device: null, gone: false };
+  // A revoked or replaced device's token owes what anyone else owes: the level it was let off is
+  // due after all (its solution is spent), so an old stolen cookie cheapens no guess. (The
+  // challenge route sized its challenge as a stranger's: no live device.) A live device the lane
+  // declines keeps its base size, as the challenge route gave it one: refused, it could not sign in.
+  if (lane.gone && solved && !meetsLevel({ ...solved.due, knownDevice: false }, solved.terms, gate.clock())) {
     return captchaRefused(limits, email, { ok: false, reason: "too_easy" });
   }
+  const device = lane.device;
   const subject = subjectOf(gate, { email, device });
   // Refuses a locked username before it queues for the hash budget; checkPassword decides again.
   // A known device is not checked here: its claim lets one of its sign-ins through at a time, so
@@ -170,25 +171,25 @@ function captchaRefused(limits: RouteLimits, email: string, captcha: Extract<Cap
 /**
  * The owner's lane is for owners: a device serves one sign-in at a time, and a username gets the
  * lane a few times an hour (knownDeviceLane, spent only by a live device's claim), so neither
- * self-registered accounts nor a copied token can fill the trusted slots. Declined (or gone: its
- * device revoked or replaced), the attempt goes on as an untrusted client's.
+ * self-registered accounts nor a copied token can fill the trusted slots. Declined, the attempt
+ * goes on as an untrusted client's; "gone": the token's device was revoked or replaced.
  */
-async function claimLane(limits: RouteLimits, email: string, device: KnownDevice): Promise<KnownDevice | null> {
+async function claimLane(limits: RouteLimits, email: string, device: KnownDevice): Promise<{ device: KnownDevice | null; gone: boolean }> {
   const { gate } = limits;
   const usernameKey = gate.usernameKey(email);
   const claim = await gate.devices.claim(device.id, usernameKey, gate.clock(), DEVICE_CLAIM_MS);
-  if (claim === "gone") return null;
+  if (claim === "gone") return { device: null, gone: true };
   if (claim === "claimed") {
     // A claim the lane then declines (or a limiter that throws) holds the device no longer.
     const lane = await gate.limiter.consume("knownDeviceLane", [usernameKey]).catch(async (error: unknown) => {
       await gate.devices.release(device.id).catch(() => {});
       throw error;
     });
-    if (lane.allowed) return device;
+    if (lane.allowed) return { device, gone: false };
     await gate.devices.release(device.id);
   }
   gate.log.info({ event: "device_lane_declined", reason: claim === "claimed" ? "lane_limit" : "device_in_use" });
-  return null;
+  return { device: null, gone: false };
 }
 
 /**
