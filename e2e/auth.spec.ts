@@ -30,6 +30,22 @@ test("register, confirm (which signs in), sign out, sign in again, see the accou
   await expect(page).toHaveURL(/\/sign-in\?callbackUrl=%2Faccount/);
 });
 
+test("Sign out pressed while the page's script still loads signs out, not nothing", async ({ page }) => {
+  const email = uniqueEmail();
+  await submitRegistration(page, email);
+  await confirmFromOutbox(page, email);
+  // A full page load whose script arrives late, as on a slow link or a busy server: the server's
+  // HTML shows "Sign out" before React can answer a click on it.
+  await page.route("**/_next/static/chunks/**", async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await route.continue();
+  });
+  await page.goto("/account", { waitUntil: "commit" });
+  // Playwright's click waits for the button to be enabled, not for the page's script.
+  await page.getByRole("button", { name: "Sign out", exact: true }).click();
+  await expect(page.getByTestId("who")).toContainText("You are not signed in");
+});
+
 test("a wrong password and an unknown account get the same generic error", async ({ page }) => {
   const email = uniqueEmail();
   await registerThroughUi(page, email);
