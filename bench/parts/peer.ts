@@ -307,10 +307,55 @@ async function measure(
   sizes: Sizes,
   round: number,
   cannon: FloodClient,
+  idle: IdleFigures,
 ): Promise<RoundFigures> {
   const drills = await measureDrills(context, contender, sizes, round, cannon);
   const flood = contender.floodSkipped ? NO_FLOOD : await measureFlood(context, contender, sizes, cannon);
-  return { ...drills, ...flood };
+  return { ...drills, ...idle, ...flood };
+}
+
+type IdleFigures = Pick<RoundFigures, "idleP50Ms" | "idleP99Ms">;
+
+/**
+ * Idle sign-ins, interleaved: every contender started side by side and warmed alike, then one
+ * sign-in to each in turn, so that the machine's drift over the minutes (other sessions on 2 shared
+ * cores) falls on all of them alike rather than on whichever ran in a slow minute. The owner alone,
+ * each sign-in from a new address, after 3 unmeasured ones (a server's first requests to a route
+ * compile it); the servers wait idle while another answers.
+ */
+async function measureIdle(
+  context: PartContext,
+  contenders: readonly Contender[],
+  sizes: Sizes,
+  round: number,
+): Promise<Map<string, IdleFigures>> {
+  const running: Running[] = [];
+  try {
+    for (const contender of contenders) {
+      const server = await contender.start(context);
+      running.push(server);
+      await warmUp(server);
+      await server.createOwner();
+      for (let i = 0; i < 3; i++) await server.ownerSignIn(`100.64.${round}.${200 + i}`);
+    }
+    const samples = running.map((): number[] => []);
+    for (let i = 0; i < sizes.idle; i++) {
+      // Each turn starts one contender further on, so none always follows the same one.
+      for (let k = 0; k < running.length; k++) {
+        const n = (i + k) % running.length;
+        const attempt = await running[n]!.ownerSignIn(`100.64.${round}.${i + 1}`);
+        if (attempt.ok) samples[n]!.push(attempt.ms);
+      }
+    }
+    return new Map(
+      contenders.map((contender, n) => {
+        const summary = summarize(samples[n]!);
+        return [contender.label, { idleP50Ms: summary.p50, idleP99Ms: summary.p99 }];
+      }),
+    );
+  } finally {
+    await Promise.all(running.map((server) => server.stop()));
+  }
 }
 
 type FloodFigures = Pick<
@@ -371,7 +416,7 @@ async function measureDrills(
   sizes: Sizes,
   round: number,
   cannon: FloodClient,
-): Promise<Omit<RoundFigures, keyof FloodFigures>> {
+): Promise<Omit<RoundFigures, keyof FloodFigures | keyof IdleFigures>> {
   const running = await contender.start(context);
   try {
     const rssStartBytes = rssBytes(running.pid);
@@ -379,15 +424,9 @@ async function measureDrills(
     const breakdown = (await running.memoryBreakdown?.()) ?? { heapUsedBytes: Number.NaN, databaseBytes: Number.NaN };
     await running.createOwner();
 
-    // Idle: the owner alone, one sign-in after another, each from a new address, after 3
-    // unmeasured ones (a server's first requests to a route compile it).
+    // 3 unmeasured sign-ins first (a server's first requests to a route compile it); the idle
+    // sign-ins were measured side by side (measureIdle).
     for (let i = 0; i < 3; i++) await running.ownerSignIn(`100.64.${round}.${200 + i}`);
-    const idle: number[] = [];
-    for (let i = 0; i < sizes.idle; i++) {
-      const attempt = await running.ownerSignIn(`100.64.${round}.${i + 1}`);
-      if (attempt.ok) idle.push(attempt.ms);
-    }
-    const idleSummary = summarize(idle);
 
     // A refusal's cost: one address past its allowance, flooded; server CPU per answer.
     const cpu = () => processTreeCpuMs(running.pid);
@@ -432,8 +471,6 @@ async function measureDrills(
       rssStartBytes,
       rssWarmBytes,
       rssAfterDrillsBytes: rssBytes(running.pid),
-      idleP50Ms: idleSummary.p50,
-      idleP99Ms: idleSummary.p99,
       refusalCpuMs: refusals.cpuMs / Math.max(1, answered(refusals)),
       refusalStatuses: Object.entries(refusals.statuses)
         .map(([status, n]) => `${status}: ${fmt.int(n)}`)
@@ -489,7 +526,7 @@ export const peerPart: Part = {
       ? { rounds: 1, idle: 3, attackers: 40, attackSeconds: 5, flood: 300, floodSeconds: 3, refusalSeconds: 1 }
       : // The flood goes on to all 100,000 addresses, as the goal is set: the door lets its strangers in at about
         // 160 a second on an AMD EPYC (about 630 s), where they went in at about 470 before it.
-        { rounds: 2, idle: 20, attackers: 10_000, attackSeconds: 40, flood: 100_000, floodSeconds: 720, refusalSeconds: 2 };
+        { rounds: 2, idle: 100, attackers: 10_000, attackSeconds: 40, flood: 100_000, floodSeconds: 720, refusalSeconds: 2 };
     const onPostgres = gatehouseOn("postgres");
     const peerArgon2id = peer("argon2id");
     // Without TEST_DATABASE_URL the part still runs and says that contender was not measured; in CI,
@@ -503,9 +540,11 @@ export const peerPart: Part = {
     try {
       for (let round = 0; round < sizes.rounds; round++) {
         const order = round % 2 === 0 ? contenders : [...contenders].reverse();
+        context.say(`round ${round + 1}/${sizes.rounds}: idle sign-ins, side by side`);
+        const idle = await measureIdle(context, order, sizes, round);
         for (const contender of order) {
           context.say(`round ${round + 1}/${sizes.rounds}: ${contender.label}`);
-          figures.get(contender.label)!.push(await measure(context, contender, sizes, round, cannon));
+          figures.get(contender.label)!.push(await measure(context, contender, sizes, round, cannon, idle.get(contender.label)!));
         }
       }
     } finally {
@@ -555,12 +594,12 @@ export const peerPart: Part = {
       `Contenders, each started fresh in every round (${sizes.rounds} round(s), the order flipped each round): Gatehouse's production server (started as \`npm start\`, the Dockerfile and the systemd unit start it: \`${leanStartCommand()}\`; a fresh PGlite folder, the drill settings of part 2), the same on PostgreSQL (${postgres.ok ? `${postgres.version}, ` : ""}a throwaway database per start on the server \`TEST_DATABASE_URL\` names; the limiter in memory, as one instance runs; its RSS and its server CPU are the Node process's alone, PostgreSQL's own processes are not counted${postgres.ok ? "" : `; **not measured in this run**: ${postgres.why}`}), and better-auth 1.7.25 (bench/peer/server.mjs: email and password, its default rate limiter in memory, SQLite through better-sqlite3 12.11.1, behind a plain Node HTTP server, started with the same variable and flag) with Argon2id at Gatehouse's parameters (m=19456 KiB, t=2, p=1, the same @node-rs/argon2) and with its default scrypt. Ranges are over the rounds. The machine is shared with other sessions (2 cores), so single figures move; compare within a round.`,
       "",
       "- RSS: VmRSS of the server process after it answers (start), after 20 page loads (Gatehouse GET /sign-in; the peer has no pages, GET /api/auth/get-session), and after the drills below. The distinct-address run has a server of its own, started fresh and warmed by the same 20 page loads, so that its peak (sampled every 250 ms) is over the RSS after start and warm-up, as the goal is set, not over what the drills left: addresses of 10.0.0.0/8 send one sign-in each that the limiter counts and a cheap check refuses (Gatehouse: no ALTCHA, 400; the peer: an invalid body, 400), 16 connections, bounded by count and time.",
-      `- Idle sign-in: the owner's sign-in POST, ${sizes.idle} one after another after 3 unmeasured ones, each from a new address (Gatehouse: with its known-device cookie; the ALTCHA solution is fetched and solved before the timed POST).`,
+      `- Idle sign-in: the owner's sign-in POST, ${sizes.idle} a round to each contender, side by side: every contender started fresh and warmed alike (the 20 page loads, the owner, 3 unmeasured sign-ins), then one sign-in to each in turn, each from a new address, so that the machine's drift falls on all alike (Gatehouse: with its known-device cookie; the ALTCHA solution is fetched and solved before the timed POST).`,
       "- Refusal: one address flooded with sign-ins (16 connections) after a 1 s warm-up that spends its allowance; the server's CPU (user + system from /proc) per answer.",
       "- 50 parallel wrong passwords for the owner from 50 addresses: the wall time until all are answered, and the answers.",
       `- Gatehouse runs with \`RATE_LIMIT_KNOWN_DEVICE_LANE=${LANE_SETTINGS.RATE_LIMIT_KNOWN_DEVICE_LANE}\`: by default a username may use the owner's lane 10 times an hour, and the owner here signs in about 50 times in a few minutes, so the drill measures the attack's effect rather than that limit (as part 3 does).`,
-      `- Attack on one account: up to ${fmt.int(sizes.attackers)} addresses (16 at a time, at most ${sizes.attackSeconds} s) each send one wrong password for the owner (Gatehouse: each solves its ALTCHA first, in the bench process), while the owner signs in every 300 ms; the owner's POST p50 / p99, and p50 ÷ the same round's idle p50.`,
-      "- Not timed here: the statements a successful browser sign-in sends to the database, 9 from a known device and 8 from a new one (27 and 22 before the stores merged theirs, then 17 and 14 before the factor summary became one statement, the device was replaced on issue and the first-sign-in mark was read instead of written, then 12 and 10 before the lockout's count started from the check's read and the factor summary rode on the password's), counted at the driver adapter through the real routes by tests/integration/round-trips.suite.ts on PGlite and PostgreSQL.",
+      `- Attack on one account: up to ${fmt.int(sizes.attackers)} addresses (16 at a time, at most ${sizes.attackSeconds} s) each send one wrong password for the owner (Gatehouse: each solves its ALTCHA first, in the bench process), while the owner signs in every 300 ms; the owner's POST p50 / p99, and p50 ÷ the same round's idle p50 (measured side by side, above).`,
+      "- Not timed here: the statements a successful browser sign-in sends to the database, 6 from a known device and 8 from a new one (27 and 22 before the stores merged theirs, then 17 and 14 before the factor summary became one statement, the device was replaced on issue and the first-sign-in mark was read instead of written, then 12 and 10 before the lockout's count started from the check's read and the factor summary rode on the password's, then 9 and 8 before a known device was found live by its claim and its lock counted with the strangers' read), counted at the driver adapter through the real routes by tests/integration/round-trips.suite.ts on PGlite and PostgreSQL.",
       "",
       table(
         [
