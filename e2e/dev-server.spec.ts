@@ -84,8 +84,8 @@ test("register, confirm from /dev/outbox, arrive signed in, see the account page
   await expect(page).toHaveURL(`${server.baseURL}/account`, { timeout: COMPILE_MS });
   await expect(page.getByTestId("account-email")).toHaveText(email);
 
-  // The header's button is a script's until the page has hydrated, which the dev server's first
-  // compile of /account can delay past the click; and signing out is the first use of
+  // The header's button is disabled until the page has hydrated, which the dev server's first
+  // compile of /account can delay past a click's timeout; and signing out is the first use of
   // /api/auth/csrf and /api/auth/signout, compiled then. So: click until the sign-out shows.
   const signOut = page.getByRole("button", { name: "Sign out", exact: true });
   await expect(async () => {
