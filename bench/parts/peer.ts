@@ -316,12 +316,17 @@ async function measure(
 
 type IdleFigures = Pick<RoundFigures, "idleP50Ms" | "idleP99Ms">;
 
+/** The owner's account, then 3 unmeasured sign-ins (a server's first requests to a route compile it). */
+async function ownerReady(running: Running, round: number): Promise<void> {
+  await running.createOwner();
+  for (let i = 0; i < 3; i++) await running.ownerSignIn(`100.64.${round}.${200 + i}`);
+}
+
 /**
  * Idle sign-ins, interleaved: every contender started side by side and warmed alike, then one
  * sign-in to each in turn, so that the machine's drift over the minutes (other sessions on 2 shared
  * cores) falls on all of them alike rather than on whichever ran in a slow minute. The owner alone,
- * each sign-in from a new address, after 3 unmeasured ones (a server's first requests to a route
- * compile it); the servers wait idle while another answers.
+ * each sign-in from a new address; the servers wait idle while another answers.
  */
 async function measureIdle(
   context: PartContext,
@@ -335,8 +340,7 @@ async function measureIdle(
       const server = await contender.start(context);
       running.push(server);
       await warmUp(server);
-      await server.createOwner();
-      for (let i = 0; i < 3; i++) await server.ownerSignIn(`100.64.${round}.${200 + i}`);
+      await ownerReady(server, round);
     }
     const samples = running.map((): number[] => []);
     for (let i = 0; i < sizes.idle; i++) {
@@ -422,11 +426,8 @@ async function measureDrills(
     const rssStartBytes = rssBytes(running.pid);
     const rssWarmBytes = await warmUp(running);
     const breakdown = (await running.memoryBreakdown?.()) ?? { heapUsedBytes: Number.NaN, databaseBytes: Number.NaN };
-    await running.createOwner();
-
-    // 3 unmeasured sign-ins first (a server's first requests to a route compile it); the idle
-    // sign-ins were measured side by side (measureIdle).
-    for (let i = 0; i < 3; i++) await running.ownerSignIn(`100.64.${round}.${200 + i}`);
+    // The idle sign-ins were measured side by side (measureIdle).
+    await ownerReady(running, round);
 
     // A refusal's cost: one address past its allowance, flooded; server CPU per answer.
     const cpu = () => processTreeCpuMs(running.pid);
