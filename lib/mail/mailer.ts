@@ -163,7 +163,7 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
       html: message.html,
       // RFC 3834: automatic mail, so vacation responders do not answer it.
       headers: { "Auto-Submitted": "auto-generated" },
-      signal: AbortSignal.any([abort, AbortSignal.timeout(options.sendTimeoutMs)]),
+      signal: abort,
     };
     const info = await transport.sendMail(mail);
     if (!options.smtpUrl) {
@@ -188,6 +188,14 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
     job.attempts += 1;
     const { kind } = job.message;
     job.abort = new AbortController();
+    // The deadline is a timer held here, not AbortSignal.timeout inside AbortSignal.any: Node 20
+    // may collect such a timeout before it fires (nodejs/node#57736), and the attempt then waits
+    // on a stalled relay for as long as the socket's own timeouts allow.
+    const deadline = setTimeout(
+      (abort: AbortController) => abort.abort(new DOMException("send timed out", "TimeoutError")),
+      options.sendTimeoutMs,
+      job.abort,
+    );
     try {
       await deliver(job.message, job.abort.signal);
       metrics?.mailSent.inc({ kind, outcome: "sent" });
@@ -222,6 +230,7 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
         backingOff.set(job, timer);
       }
     } finally {
+      clearTimeout(deadline);
       job.abort = undefined;
       active.delete(job);
       inFlight -= 1;
