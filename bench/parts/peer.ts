@@ -563,6 +563,12 @@ export const peerPart: Part = {
     }
 
     const of = (label: string) => figures.get(label) ?? [];
+    // The goal is each round's ratio: the contenders' idle sign-ins ran side by side in it.
+    const idleRatioToPeer = (runs: RoundFigures[]) =>
+      runs.flatMap((run, round) => {
+        const peerRun = of(peerArgon2id.label)[round];
+        return peerRun ? [run.idleP50Ms / peerRun.idleP50Ms] : [];
+      });
     const rows = contenders.map((contender) => {
       const runs = of(contender.label);
       const last = runs.at(-1)!;
@@ -581,7 +587,9 @@ export const peerPart: Part = {
             (s) => `${s.toFixed(0)} s`,
           )})`,
         range(pick("rssAfterDrillsBytes"), fmt.mib),
-        `${range(pick("idleP50Ms"), fmt.ms)} / ${range(pick("idleP99Ms"), fmt.ms)}`,
+        `${range(pick("idleP50Ms"), fmt.ms)} / ${range(pick("idleP99Ms"), fmt.ms)}${
+          contender === peerArgon2id ? "" : `; p50 ÷ the peer's (Argon2id) in the same round ${range(idleRatioToPeer(runs), fmt.ratio)}`
+        }`,
         `${range(pick("refusalCpuMs"), fmt.usFromMs)} (${last.refusalStatuses})`,
         `${range(pick("parallelWallMs"), fmt.ms)} (${last.parallelStatuses})`,
         `${range(pick("ownerP50Ms"), fmt.ms)} / ${range(pick("ownerP99Ms"), fmt.ms)}; p50 ÷ idle ${range(underAttack, fmt.ratio)}; signed in ${last.ownerSignedIn}`,
@@ -595,7 +603,7 @@ export const peerPart: Part = {
       `Contenders, each started fresh in every round (${sizes.rounds} round(s), the order flipped each round): Gatehouse's production server (started as \`npm start\`, the Dockerfile and the systemd unit start it: \`${leanStartCommand()}\`; a fresh PGlite folder, the drill settings of part 2), the same on PostgreSQL (${postgres.ok ? `${postgres.version}, ` : ""}a throwaway database per start on the server \`TEST_DATABASE_URL\` names; the limiter in memory, as one instance runs; its RSS and its server CPU are the Node process's alone, PostgreSQL's own processes are not counted${postgres.ok ? "" : `; **not measured in this run**: ${postgres.why}`}), and better-auth 1.7.25 (bench/peer/server.mjs: email and password, its default rate limiter in memory, SQLite through better-sqlite3 12.11.1, behind a plain Node HTTP server, started with the same variable and flag) with Argon2id at Gatehouse's parameters (m=19456 KiB, t=2, p=1, the same @node-rs/argon2) and with its default scrypt. Ranges are over the rounds. The machine is shared with other sessions (2 cores), so single figures move; compare within a round.`,
       "",
       "- RSS: VmRSS of the server process after it answers (start), after 20 page loads (Gatehouse GET /sign-in; the peer has no pages, GET /api/auth/get-session), and after the drills below. The distinct-address run has a server of its own, started fresh and warmed by the same 20 page loads, so that its peak (sampled every 250 ms) is over the RSS after start and warm-up, as the goal is set, not over what the drills left: addresses of 10.0.0.0/8 send one sign-in each that the limiter counts and a cheap check refuses (Gatehouse: no ALTCHA, 400; the peer: an invalid body, 400), 16 connections, bounded by count and time.",
-      `- Idle sign-in: the owner's sign-in POST, ${sizes.idle} a round to each contender, side by side: every contender started fresh and warmed alike (the 20 page loads, the owner, 3 unmeasured sign-ins), then one sign-in to each in turn, each from a new address, so that the machine's drift falls on all alike (Gatehouse: with its known-device cookie; the ALTCHA solution is fetched and solved before the timed POST).`,
+      `- Idle sign-in: the owner's sign-in POST, ${sizes.idle} a round to each contender, side by side: every contender started fresh and warmed alike (the 20 page loads, the owner, 3 unmeasured sign-ins), then one sign-in to each in turn, each from a new address, so that the machine's drift falls on all alike, and each round's p50 is divided by the peer's (Argon2id) of the same round (Gatehouse: with its known-device cookie; the ALTCHA solution is fetched and solved before the timed POST).`,
       "- Refusal: one address flooded with sign-ins (16 connections) after a 1 s warm-up that spends its allowance; the server's CPU (user + system from /proc) per answer.",
       "- 50 parallel wrong passwords for the owner from 50 addresses: the wall time until all are answered, and the answers.",
       `- Gatehouse runs with \`RATE_LIMIT_KNOWN_DEVICE_LANE=${LANE_SETTINGS.RATE_LIMIT_KNOWN_DEVICE_LANE}\`: by default a username may use the owner's lane 10 times an hour, and the owner here signs in about 50 times in a few minutes, so the drill measures the attack's effect rather than that limit (as part 3 does).`,
@@ -678,7 +686,7 @@ export const peerPart: Part = {
     )} vs ${range(
       gate.map((run) => run.idleP50Ms),
       fmt.ms,
-    )}; the owner's p50 under the attack on one account ÷ idle ${range(
+    )} (${range(idleRatioToPeer(gate), fmt.ratio)} the peer's, round by round); the owner's p50 under the attack on one account ÷ idle ${range(
       argon.map((run) => run.ownerP50Ms / run.idleP50Ms),
       fmt.ratio,
     )} vs ${range(
@@ -687,7 +695,7 @@ export const peerPart: Part = {
     )}; Gatehouse on PostgreSQL: idle p50 ${range(
       onPostgresRuns.map((run) => run.idleP50Ms),
       fmt.ms,
-    )}, the owner under the attack ÷ idle ${range(
+    )} (${range(idleRatioToPeer(onPostgresRuns), fmt.ratio)} the peer's), the owner under the attack ÷ idle ${range(
       onPostgresRuns.map((run) => run.ownerP50Ms / run.idleP50Ms),
       fmt.ratio,
     )}`;
