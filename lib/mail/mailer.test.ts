@@ -7,7 +7,15 @@ import { simpleParser } from "mailparser";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { freePort } from "@/tests/helpers/ports";
 import { startSmtp, type SmtpReply } from "@/tests/helpers/smtp";
-import { createMailer, describeMailError, retryDelayMs, type MailerOptions, type MailOutcome } from "./mailer";
+import {
+  createMailer,
+  describeMailError,
+  retryDelayMs,
+  type MailerOptions,
+  type MailOutcome,
+  type MailSpool,
+  type SpooledMail,
+} from "./mailer";
 import { readOutbox } from "./outbox";
 import type { MailMessage, Mailer } from "./types";
 
@@ -50,7 +58,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function mailer(options: Partial<MailerOptions>, deps: ReturnType<typeof capture>): Mailer {
+function mailer(options: Partial<MailerOptions>, deps: ReturnType<typeof capture>, spool?: MailSpool): Mailer {
   const created = createMailer(
     {
       from: "Gatehouse <no-reply@gatehouse.test>",
@@ -62,7 +70,7 @@ function mailer(options: Partial<MailerOptions>, deps: ReturnType<typeof capture
       sendTimeoutMs: 2_000,
       ...options,
     },
-    { log: deps.log, metrics: deps.metrics },
+    { log: deps.log, metrics: deps.metrics, spool },
   );
   cleanups.push(() => created.close(200));
   return created;
@@ -176,6 +184,58 @@ describe("createMailer over SMTP", () => {
     expect(log.events("mail_failed")).toMatchObject([{ level: "error", kind: "password_reset", attempt: 2, responseCode: 550 }]);
     expect(log.counts).toEqual({ "password_reset:failed": 1 });
     expectNoSecrets(log.entries);
+  });
+
+  it("deletes a resumed message's spool row once it is delivered, and once its last attempt fails", async () => {
+    const rows = new Map<string, SpooledMail>();
+    const spool: MailSpool = {
+      save: async (mail) => void mail.forEach((item) => rows.set(item.id, item)),
+      claim: async (limit) => [...rows.values()].slice(0, limit),
+      settled: async (id) => void rows.delete(id),
+    };
+    const accepting = await smtp();
+    await spool.save([{ id: "spooled-sent", message: message("Confirm your email"), attempts: 1 }]);
+    const sending = mailer({ smtpUrl: `smtp://127.0.0.1:${accepting.port}` }, capture(), spool);
+    expect(await sending.resume()).toBe(1);
+    await sending.idle();
+    expect(accepting.server.received).toHaveLength(1);
+    expect([...rows.keys()]).toEqual([]);
+
+    // One attempt left of MAIL_MAX_ATTEMPTS: a refusal spends it, and no later start sends it again.
+    const log = capture();
+    const refusing = await smtp(undefined, { rejectRecipients: true });
+    await spool.save([{ id: "spooled-failed", message: message("Reset your password", "password_reset"), attempts: 1 }]);
+    const failing = mailer({ smtpUrl: `smtp://127.0.0.1:${refusing.port}`, maxAttempts: 2 }, log, spool);
+    expect(await failing.resume()).toBe(1);
+    await failing.idle();
+    expect(log.events("mail_failed")).toMatchObject([{ kind: "password_reset", attempt: 2, responseCode: 550 }]);
+    expect([...rows.keys()]).toEqual([]);
+  });
+
+  it("does not spool again a delivered message whose row is still being deleted when close() comes", async () => {
+    const rows = new Map<string, SpooledMail>();
+    let acknowledge: (() => void) | undefined;
+    const spool: MailSpool = {
+      save: async (mail) => void mail.forEach((item) => rows.set(item.id, item)),
+      claim: async (limit) => [...rows.values()].slice(0, limit),
+      // The delete commits at once; its answer is slow (a busy database at shutdown).
+      settled: (id) => {
+        rows.delete(id);
+        return new Promise<void>((resolve) => (acknowledge = resolve));
+      },
+    };
+    const { port, server } = await smtp();
+    await spool.save([{ id: "spooled-sent", message: message(), attempts: 1 }]);
+    const mail = mailer({ smtpUrl: `smtp://127.0.0.1:${port}` }, capture(), spool);
+    expect(await mail.resume()).toBe(1);
+    await vi.waitFor(() => expect(acknowledge).toBeDefined());
+    const closed = mail.close(50);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    acknowledge!();
+    await closed;
+    expect(server.received).toHaveLength(1);
+    // Spooled again, the next start would send it twice.
+    expect([...rows.keys()]).toEqual([]);
   });
 
   it("close() delivers nothing more after its deadline, says how many were left, and drops later sends", async () => {

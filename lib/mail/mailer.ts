@@ -62,8 +62,8 @@ export type SpooledMail = { id: string; message: MailMessage; attempts: number }
 export type MailSpool = {
   save(mail: SpooledMail[]): Promise<void>;
   claim(limit: number): Promise<SpooledMail[]>;
-  /** The relay took it: the row goes. */
-  delivered(id: string): Promise<void>;
+  /** The relay took it, or it failed its last attempt: the row goes, so no start sends it again. */
+  settled(id: string): Promise<void>;
 };
 
 export type MailerDeps = {
@@ -136,6 +136,8 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
   const waiting: Job[] = [];
   const backingOff = new Map<Job, NodeJS.Timeout>();
   const active = new Set<Job>();
+  // Spool rows of settled messages being deleted.
+  const unspooling = new Set<Promise<void>>();
   let inFlight = 0;
   let accepting = true;
   let stopped = false;
@@ -184,6 +186,21 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
     }
   }
 
+  /**
+   * A resumed message is done with: its spool row goes (a failure to delete is logged, not retried).
+   * It leaves `active` first, so a close() meanwhile does not spool it again; close() waits for the delete.
+   */
+  async function unspool(job: Job): Promise<void> {
+    if (!job.spoolId || !deps.spool) return;
+    active.delete(job);
+    const deleting = deps.spool
+      .settled(job.spoolId)
+      .catch((error: unknown) => log.warn({ event: "mail_spool_delete_failed", kind: job.message.kind, err: String(error) }));
+    unspooling.add(deleting);
+    await deleting;
+    unspooling.delete(deleting);
+  }
+
   async function attempt(job: Job): Promise<void> {
     job.attempts += 1;
     const { kind } = job.message;
@@ -197,7 +214,7 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
       job.abort,
     );
     try {
-      await deliver(job.message, job.abort.signal);
+      await deliver(job.message, job.abort.signal).finally(() => clearTimeout(deadline));
       metrics?.mailSent.inc({ kind, outcome: "sent" });
       log.info({
         event: "mail_sent",
@@ -206,11 +223,7 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
         transport: options.smtpUrl ? "smtp" : "outbox",
         ...(job.spoolId ? { spooled: true } : {}),
       });
-      if (job.spoolId) {
-        await deps.spool
-          ?.delivered(job.spoolId)
-          .catch((error: unknown) => log.warn({ event: "mail_spool_delete_failed", kind, err: String(error) }));
-      }
+      await unspool(job);
     } catch (error) {
       const reason = describeMailError(error);
       // Cut off by close(): the job is spooled there, not counted as failed.
@@ -218,6 +231,8 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
       if (job.attempts >= options.maxAttempts || stopped) {
         metrics?.mailSent.inc({ kind, outcome: "failed" });
         log.error({ event: "mail_failed", kind, attempt: job.attempts, ...reason });
+        // Its attempts are spent: no later start sends it again. Stopped, close() spools it.
+        if (!stopped) await unspool(job);
       } else {
         const delayMs = retryDelayMs(job.attempts, policy, random());
         log.warn({ event: "mail_retry", kind, attempt: job.attempts, delayMs, ...reason });
@@ -230,7 +245,6 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
         backingOff.set(job, timer);
       }
     } finally {
-      clearTimeout(deadline);
       job.abort = undefined;
       active.delete(job);
       inFlight -= 1;
@@ -306,6 +320,8 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
             log.error({ event: "mail_spool_failed", undelivered: left.length, err: String(error) });
           }
         }
+        // A settled message's row must be gone before the next start claims what is spooled.
+        await Promise.all(unspooling);
         if (spooled === 0) for (const job of left) metrics?.mailSent.inc({ kind: job.message.kind, outcome: "failed" });
         changed();
         const undelivered = left.length - spooled;

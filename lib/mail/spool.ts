@@ -40,7 +40,7 @@ export function prismaMailSpool(prisma: PrismaClient, clock: () => number): Mail
         RETURNING "id", "message", "attempts"`;
       return rows.map((row) => ({ id: row.id, message: row.message as MailMessage, attempts: row.attempts }));
     },
-    async delivered(id: string) {
+    async settled(id: string) {
       await prisma.mailSpool.deleteMany({ where: { id } });
     },
   };
