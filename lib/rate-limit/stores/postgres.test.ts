@@ -336,6 +336,31 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
       expect(guard.health()).toBe("up");
     });
 
+    it("refuses after maxQueueWaitMs a consume waiting behind a statement that never ends", async () => {
+      // The first write hangs (a stalled database): its guard gives up, and the statement holds the key.
+      let unstall!: () => void;
+      const stalled = new Promise<void>((resolve) => (unstall = resolve));
+      let writes = 0;
+      const { prisma } = instrumented(a.prisma, () => (++writes === 1 ? stalled : Promise.resolve()));
+      const guard = createStoreGuard({ timeoutMs: 50, breakerFailures: 100, halfOpenAfterMs: 60_000 });
+      const policy = tokenBucket("stalled", "10/1d");
+      const s = store(prisma, { guardEach: (_policy, work) => guard.execute((signal) => work(signal)), maxQueueWaitMs: 100 });
+      try {
+        const first = s.consume("k", policy, Date.now());
+        // Checked from now: the guard gives up on it before the second is answered.
+        const firstGivenUp = expect(first).rejects.toThrow();
+        const startedMs = performance.now();
+        const second = await Promise.race([s.consume("k", policy, Date.now()), delay(3_000).then(() => "still waiting" as const)]);
+        expect(second).toMatchObject({ allowed: false, retryAfterMs: 1_000 });
+        expect(performance.now() - startedMs).toBeLessThan(1_000);
+        await firstGivenUp;
+      } finally {
+        unstall();
+      }
+      // Once the statement ends, the key's queue moves again.
+      await vi.waitFor(async () => expect((await s.consume("k", policy, Date.now())).allowed).toBe(true), { timeout: 5_000 });
+    });
+
     // Two stores are two app instances; ten (five per client) also race inside one connection pool.
     it.each([2, 10])("never admits more than the limit to 200 concurrent requests from %i store instances", async (storeCount) => {
       const stores = Array.from({ length: storeCount }, (_, i) =>

@@ -29,9 +29,9 @@ export type PostgresStoreOptions = {
    */
   guardEach?: (policy: Policy, work: (signal?: AbortSignal) => Promise<Decision>) => Promise<Decision>;
   /**
-   * Longest wait for a turn in the key's queue: a consume whose turn comes later is refused at
-   * once, as a full queue's is, and never counts against the guard. The app passes the store's
-   * timeout, so a caller waits at most about twice that.
+   * Longest wait for a turn in the key's queue: a consume still waiting then is refused, as a full
+   * queue's is, even if the statement ahead of it never ends, and never counts against the guard.
+   * The app passes the store's timeout, so a caller waits at most about twice that.
    */
   maxQueueWaitMs?: number;
 };
@@ -139,25 +139,44 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
       if (queue.tail === done) queues.delete(storageKey);
     });
     const enqueuedMs = performance.now();
-    return turn.then(() => {
-      // Too late to be useful: the caller has waited its share; a refusal is not a store failure.
-      if (performance.now() - enqueuedMs > maxQueueWaitMs) {
-        release();
-        return refusedInLine();
-      }
-      let started = false;
-      const answer = guardEach(policy, (signal) => {
-        started = true;
-        const running = work(signal);
-        void running.then(release, release);
-        return running;
+    // The turn comes when the earlier consume's statement ends, which its guard does not hasten:
+    // behind a statement that never ends (a stalled database, a half-open connection) it would
+    // never come. So the wait has a timer of its own; a caller it answered passes its turn on.
+    let answered = false;
+    return new Promise<Decision>((resolve, reject) => {
+      // Nobody ahead (the usual case): the turn comes at once, and no timer is needed.
+      const waitTimer =
+        queue.waiting > 1
+          ? setTimeout(() => {
+              answered = true;
+              resolve(refusedInLine());
+            }, maxQueueWaitMs)
+          : undefined;
+      void turn.then(() => {
+        clearTimeout(waitTimer);
+        // Too late to be useful: the caller has waited its share; a refusal is not a store failure.
+        if (answered || performance.now() - enqueuedMs > maxQueueWaitMs) {
+          release();
+          resolve(refusedInLine());
+          return;
+        }
+        let started = false;
+        // A guard that throws at once settles the caller too, and never strands the key's queue.
+        const answer = Promise.resolve().then(() =>
+          guardEach(policy, (signal) => {
+            started = true;
+            const running = work(signal);
+            void running.then(release, release);
+            return running;
+          }),
+        );
+        // Refused without running (an open circuit): the next one's turn comes now.
+        void answer.then(
+          () => started || release(),
+          () => started || release(),
+        );
+        answer.then(resolve, reject);
       });
-      // Refused without running (an open circuit): the next one's turn comes now.
-      void answer.then(
-        () => started || release(),
-        () => started || release(),
-      );
-      return answer;
     });
   }
 
