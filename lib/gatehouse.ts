@@ -360,7 +360,8 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     config.http.door === null
       ? null
       : new Door(doorPolicy(config.http.door), {
-          clock,
+          // Intervals only: on the wall clock, a step back would stop every refill and trickle.
+          clock: () => performance.now(),
           utilisation: options.utilisation ?? eventLoopUtilisation(),
           deviceToken: (headers) => {
             const token = deviceTokenOfHeader(headers.get("cookie"), config);

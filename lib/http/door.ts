@@ -20,6 +20,7 @@ export type DoorKeeper = {
 export type UtilisationMeter = () => number;
 
 export type DoorDeps = {
+  /** A monotonic clock in ms (performance.now): the door measures intervals, never dates. */
   clock: () => number;
   utilisation: UtilisationMeter;
   /**
