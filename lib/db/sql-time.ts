@@ -1,4 +1,4 @@
-import { NOW_UTC } from "@/lib/db/sql";
+import { msToUtc, NOW_UTC } from "@/lib/db/sql";
 import { Prisma } from "@/lib/generated/prisma/client";
 
 /**
@@ -7,7 +7,12 @@ import { Prisma } from "@/lib/generated/prisma/client";
  */
 export const SERVER_NOW_UTC = Prisma.raw(NOW_UTC);
 
+// msToUtc's text around its parameter, so that the Sql path and Prisma's write one expression.
+const MS_PARTS = msToUtc("\u0000").split("\u0000");
+if (MS_PARTS.length !== 2) throw new Error("msToUtc must name its parameter exactly once");
+const [BEFORE_MS, AFTER_MS] = MS_PARTS as [string, string];
+
 /** Whole ms since the epoch as a UTC `timestamp`, exact (integer interval arithmetic, no float seconds). */
 export function utcTimestamp(epochMs: number): Prisma.Sql {
-  return Prisma.sql`(TIMESTAMP 'epoch' + ${epochMs}::bigint * INTERVAL '1 millisecond')`;
+  return new Prisma.Sql([BEFORE_MS, AFTER_MS], [epochMs]);
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "@/lib/db/client";
 import { msToUtc, utcToMs } from "@/lib/db/sql";
+import { utcTimestamp } from "@/lib/db/sql-time";
 import { resolveDatabaseTarget } from "@/lib/db/target";
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "@/tests/helpers/databases";
 
@@ -56,6 +57,13 @@ function sqlSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
       // Prisma reads the column as the same instant, so the two paths agree on what was written.
       const read = await db.prisma.user.findUniqueOrThrow({ where: { id: user.id }, select: { emailVerifiedAt: true } });
       expect(read.emailVerifiedAt?.getTime()).toBe(AT_MS);
+      // Prisma's raw queries write the same expression (utcTimestamp), read back alike.
+      await db.prisma.$executeRaw`UPDATE "User" SET "passwordBreachedAt" = ${utcTimestamp(AT_MS + 1)} WHERE "id" = ${user.id}::uuid`;
+      const [breached] = await db.sql.rows<{ atMs: number }>(
+        `SELECT ${utcToMs(`"passwordBreachedAt"`)} AS "atMs" FROM "User" WHERE "id" = $1::uuid`,
+        [user.id],
+      );
+      expect(breached).toStrictEqual({ atMs: AT_MS + 1 });
     });
 
     it("refuses transaction control and session settings, which would outlive the statement", async () => {
