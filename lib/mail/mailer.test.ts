@@ -82,6 +82,20 @@ function expectNoSecrets(entries: object[]): void {
   expect(logged).not.toContain("SINGLE-USE-TOKEN");
 }
 
+/** The spool in memory: rows by id, none leased; `settled` deletes the row, then awaits `answer`. */
+function memorySpool(answer: () => Promise<void> = async () => {}) {
+  const rows = new Map<string, SpooledMail>();
+  const spool: MailSpool = {
+    save: async (mail) => void mail.forEach((item) => rows.set(item.id, item)),
+    claim: async (limit) => [...rows.values()].slice(0, limit),
+    settled: (id) => {
+      rows.delete(id);
+      return answer();
+    },
+  };
+  return { rows, spool };
+}
+
 async function smtp(reply?: (n: number) => SmtpReply, options?: { rejectRecipients?: boolean }) {
   const port = await freePort();
   const server = await startSmtp(port, reply, options);
@@ -187,12 +201,7 @@ describe("createMailer over SMTP", () => {
   });
 
   it("deletes a resumed message's spool row once it is delivered, and once its last attempt fails", async () => {
-    const rows = new Map<string, SpooledMail>();
-    const spool: MailSpool = {
-      save: async (mail) => void mail.forEach((item) => rows.set(item.id, item)),
-      claim: async (limit) => [...rows.values()].slice(0, limit),
-      settled: async (id) => void rows.delete(id),
-    };
+    const { rows, spool } = memorySpool();
     const accepting = await smtp();
     await spool.save([{ id: "spooled-sent", message: message("Confirm your email"), attempts: 1 }]);
     const sending = mailer({ smtpUrl: `smtp://127.0.0.1:${accepting.port}` }, capture(), spool);
@@ -213,17 +222,9 @@ describe("createMailer over SMTP", () => {
   });
 
   it("does not spool again a delivered message whose row is still being deleted when close() comes", async () => {
-    const rows = new Map<string, SpooledMail>();
     let acknowledge: (() => void) | undefined;
-    const spool: MailSpool = {
-      save: async (mail) => void mail.forEach((item) => rows.set(item.id, item)),
-      claim: async (limit) => [...rows.values()].slice(0, limit),
-      // The delete commits at once; its answer is slow (a busy database at shutdown).
-      settled: (id) => {
-        rows.delete(id);
-        return new Promise<void>((resolve) => (acknowledge = resolve));
-      },
-    };
+    // The delete commits at once; its answer is slow (a busy database at shutdown).
+    const { rows, spool } = memorySpool(() => new Promise<void>((resolve) => (acknowledge = resolve)));
     const { port, server } = await smtp();
     await spool.save([{ id: "spooled-sent", message: message(), attempts: 1 }]);
     const mail = mailer({ smtpUrl: `smtp://127.0.0.1:${port}` }, capture(), spool);
