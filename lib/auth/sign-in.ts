@@ -7,7 +7,7 @@ import type { NoticeOrigin } from "@/lib/recovery/mails";
 import { invalidLink } from "@/lib/auth/link-requests";
 import type { LockoutCheck, LockoutPolicy } from "@/lib/lockout/lockout-rules";
 import { logSecurity } from "@/lib/auth/security-log";
-import type { KnownDevice } from "@/lib/devices/known-devices";
+import type { ClaimedDevice, KnownDevice } from "@/lib/devices/known-devices";
 import type { ClientAddress } from "@/lib/http/client-address";
 import { confirmationDueBeforeCheck, deviceCodeDigest, newDeviceCode } from "@/lib/factors/device-confirmation";
 import { secondStepMethods } from "@/lib/factors/store";
@@ -174,19 +174,25 @@ function captchaRefused(limits: RouteLimits, email: string, captcha: Extract<Cap
  * self-registered accounts nor a copied token can fill the trusted slots. Declined, the attempt
  * goes on as an untrusted client's; "gone": the token's device was revoked or replaced.
  */
-async function claimLane(limits: RouteLimits, email: string, device: KnownDevice): Promise<{ device: KnownDevice | null; gone: boolean }> {
+async function claimLane(
+  limits: RouteLimits,
+  email: string,
+  signed: KnownDevice,
+): Promise<{ device: ClaimedDevice | null; gone: boolean }> {
   const { gate } = limits;
   const usernameKey = gate.usernameKey(email);
-  const claim = await gate.devices.claim(device.id, usernameKey, gate.clock(), DEVICE_CLAIM_MS);
+  const nowMs = gate.clock();
+  const claim = await gate.devices.claim(signed.id, usernameKey, nowMs, DEVICE_CLAIM_MS);
   if (claim === "gone") return { device: null, gone: true };
   if (claim === "claimed") {
+    const device: ClaimedDevice = { id: signed.id, claimedUntilMs: nowMs + DEVICE_CLAIM_MS };
     // A claim the lane then declines (or a limiter that throws) holds the device no longer.
     const lane = await gate.limiter.consume("knownDeviceLane", [usernameKey]).catch(async (error: unknown) => {
-      await gate.devices.release(device.id).catch(() => {});
+      await gate.devices.release(device.id, device.claimedUntilMs).catch(() => {});
       throw error;
     });
     if (lane.allowed) return { device, gone: false };
-    await gate.devices.release(device.id);
+    await gate.devices.release(device.id, device.claimedUntilMs);
   }
   gate.log.info({ event: "device_lane_declined", reason: claim === "claimed" ? "lane_limit" : "device_in_use" });
   return { device: null, gone: false };
@@ -213,7 +219,8 @@ export async function checkPassword(gate: Gatehouse, admission: SignInAdmission)
     outcome = { ok: false, refusal: unavailable() };
   }
   // Whatever happened short of a success (which replaced the device), the device is free again.
-  if (outcome.ok !== true && admission.device) await gate.devices.release(admission.device.id).catch(() => {});
+  if (outcome.ok !== true && admission.device)
+    await gate.devices.release(admission.device.id, admission.device.claimedUntilMs).catch(() => {});
   return outcome;
 }
 
@@ -407,12 +414,12 @@ async function countedWithoutSession(
 
 /**
  * A right password (or confirmation link), with what its admission chose: the client, its known
- * device, the session id, the intent. A pending sign-in keeps these for the second step.
+ * device (the one a success replaces; its claim is not needed past the check), the session id,
+ * the intent. A pending sign-in keeps these for the second step.
  */
-export type PassedPassword = Pick<
-  SignInAdmission,
-  "email" | "client" | "device" | "route" | "userAgent" | "locale" | "sessionId" | "intent"
->;
+export type PassedPassword = Pick<SignInAdmission, "email" | "client" | "route" | "userAgent" | "locale" | "sessionId" | "intent"> & {
+  device: KnownDevice | null;
+};
 
 /**
  * The pending sign-in a right password (or, for a device confirmation, any password) leaves: the

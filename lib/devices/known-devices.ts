@@ -4,6 +4,9 @@ import { deviceIdOf, newDeviceId, signDeviceToken, verifyDeviceToken } from "./d
 /** A device recognised for the username it signs in as. */
 export type KnownDevice = { id: string };
 
+/** A known device one sign-in holds: its claim's stamp is what releases it. */
+export type ClaimedDevice = KnownDevice & { claimedUntilMs: number };
+
 /** Devices kept per username; the oldest beyond this are forgotten when a new one is issued. */
 const MAX_DEVICES_PER_USERNAME = 20;
 
@@ -29,10 +32,15 @@ export interface KnownDevices {
   /**
    * Takes a live device of the username for one sign-in, atomically: "in_use" while another
    * sign-in holds it, "gone" once it is revoked, replaced, expired or not the username's. The
-   * claim lapses after `forMs`, so a request that dies does not strand the device.
+   * claim lapses after `forMs`, so a request that dies does not strand the device. Its stamp,
+   * `nowMs + forMs`, is what `release` takes.
    */
   claim(id: string, usernameKey: string, nowMs: number, forMs: number): Promise<"claimed" | "in_use" | "gone">;
-  release(id: string): Promise<void>;
+  /**
+   * Ends the claim stamped `claimedUntilMs`, and only that one: a sign-in that stalled past its
+   * claim must not free the device from the sign-in that claimed it after the lapse.
+   */
+  release(id: string, claimedUntilMs: number): Promise<void>;
   forget(id: string): Promise<void>;
   /** Revokes every device of a username (password change or reset, sign out everywhere). */
   forgetAll(usernameKey: string): Promise<number>;
@@ -106,8 +114,12 @@ export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs:
       return row?.usernameKey === usernameKey ? "in_use" : "gone";
     },
 
-    async release(id) {
-      await sql.run(`UPDATE "KnownDevice" SET "claimedUntil" = NULL WHERE "id" = $1`, [id]);
+    async release(id, claimedUntilMs) {
+      // Stamps are unique per device: a claim is only taken at or after the last one's stamp.
+      await sql.run(`UPDATE "KnownDevice" SET "claimedUntil" = NULL WHERE "id" = $1 AND "claimedUntil" = ${msToUtc("$2")}`, [
+        id,
+        claimedUntilMs,
+      ]);
     },
 
     async forget(id) {

@@ -1,5 +1,5 @@
 import type { ClientAddress } from "@/lib/http/client-address";
-import type { KnownDevice } from "@/lib/devices/known-devices";
+import type { ClaimedDevice } from "@/lib/devices/known-devices";
 import type { LockoutSeen } from "@/lib/lockout/repository";
 import { newSessionId } from "@/lib/sessions/browser-sessions";
 import type { VerifiedUser } from "@/lib/users/accounts";
@@ -13,7 +13,7 @@ export type SignInAdmission = Readonly<{
   email: string;
   password: string;
   client: ClientAddress;
-  device: KnownDevice | null;
+  device: ClaimedDevice | null;
   route: string;
   /** Only labels (the account page's list of sessions). */
   userAgent: string | null;

@@ -65,14 +65,29 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
       expect(await gate.devices.claim(id, key, now, 1_000)).toBe("claimed");
       expect(await gate.devices.claim(id, key, now + 999, 1_000)).toBe("in_use");
       expect(await gate.devices.claim(id, key, now + 1_000, 1_000)).toBe("claimed");
-      await gate.devices.release(id);
+      await gate.devices.release(id, now + 2_000);
       expect(await gate.devices.claim(id, key, now + 1_001, 1_000)).toBe("claimed");
       // Another username's claim on it finds nothing of its own, and takes nothing.
-      await gate.devices.release(id);
+      await gate.devices.release(id, now + 2_001);
       expect(await gate.devices.claim(id, gate.usernameKey("other@example.com"), now + 1_002, 1_000)).toBe("gone");
       expect(await gate.devices.claim(id, key, now + 1_003, 1_000)).toBe("claimed");
       await gate.devices.forget(id);
       expect(await gate.devices.claim(id, key, now + 5_000, 1_000)).toBe("gone");
+    });
+
+    it("a claim that lapsed releases only itself: the sign-in that claimed the device after it keeps it", async () => {
+      const key = gate.usernameKey("stalled-claim@example.com");
+      const now = Date.now();
+      const { id } = await gate.devices.issue(key, now);
+      // A sign-in stalls past its claim; another claims the device once it lapsed.
+      expect(await gate.devices.claim(id, key, now, 1_000)).toBe("claimed");
+      expect(await gate.devices.claim(id, key, now + 1_500, 1_000)).toBe("claimed");
+      // The stalled one finishes and lets go of its own claim, which is no longer there.
+      await gate.devices.release(id, now + 1_000);
+      expect(await gate.devices.claim(id, key, now + 1_600, 1_000)).toBe("in_use");
+      // The live claim's own release frees it.
+      await gate.devices.release(id, now + 2_500);
+      expect(await gate.devices.claim(id, key, now + 1_700, 1_000)).toBe("claimed");
     });
 
     it("a new session drops the user's sessions long over, and no one else's", async () => {
