@@ -23,6 +23,7 @@ import {
   PEER_HEADER_SYMBOL,
   STARTED_SYMBOL,
 } from "./lib/server-contract.mjs";
+import { leftSignal, whenDone } from "./lib/http/response-done.mjs";
 
 /** @typedef {{ get(name: string): string | null }} HeaderReader */
 /** @typedef {{ status: number; headers: Record<string, string>; body: string | Buffer }} FastAnswer */
@@ -136,48 +137,6 @@ async function serve(req, res) {
     whenDone(req, res, pass.leave);
   }
   await handle(req, res);
-}
-
-/**
- * Aborted once the client is gone, or the answer has been sent.
- * @param {import("node:http").IncomingMessage} req
- * @param {import("node:http").ServerResponse} res
- */
-function leftSignal(req, res) {
-  const left = new AbortController();
-  whenDone(req, res, () => left.abort());
-  return left.signal;
-}
-
-/** What each socket runs when it closes: one listener a socket, however many requests it carries. */
-/** @type {WeakMap<import("node:net").Socket, Set<() => void>>} */
-const onSocketClose = new WeakMap();
-
-/**
- * Runs `then` once, when the response closes or its socket does: Node 20 never closes a pipelined
- * response queued behind another when the socket dies, and the door's count must not leak.
- * @param {import("node:http").IncomingMessage} req
- * @param {import("node:http").ServerResponse} res
- * @param {() => void} then
- */
-function whenDone(req, res, then) {
-  const socket = req.socket;
-  let pending = onSocketClose.get(socket);
-  if (!pending) {
-    const callbacks = new Set();
-    socket.once("close", () => {
-      for (const callback of callbacks) callback();
-    });
-    onSocketClose.set(socket, (pending = callbacks));
-  }
-  const callbacks = pending;
-  const done = () => {
-    res.off("close", done);
-    callbacks.delete(done);
-    then();
-  };
-  callbacks.add(done);
-  res.once("close", done);
 }
 
 /**
