@@ -82,18 +82,27 @@ function expectNoSecrets(entries: object[]): void {
   expect(logged).not.toContain("SINGLE-USE-TOKEN");
 }
 
-/** The spool in memory: rows by id, none leased; `settled` deletes the row, then awaits `answer`. */
+/**
+ * The spool in memory: rows by id, none leased; `retrying` keeps the count (and says so in
+ * `renewals`); `settled` deletes the row, then awaits `answer`.
+ */
 function memorySpool(answer: () => Promise<void> = async () => {}) {
   const rows = new Map<string, SpooledMail>();
+  const renewals: Array<{ id: string; attempts: number }> = [];
   const spool: MailSpool = {
     save: async (mail) => void mail.forEach((item) => rows.set(item.id, item)),
     claim: async (limit) => [...rows.values()].slice(0, limit),
+    retrying: async (id, attempts) => {
+      renewals.push({ id, attempts });
+      const row = rows.get(id);
+      if (row) rows.set(id, { ...row, attempts });
+    },
     settled: (id) => {
       rows.delete(id);
       return answer();
     },
   };
-  return { rows, spool };
+  return { rows, renewals, spool };
 }
 
 async function smtp(reply?: (n: number) => SmtpReply, options?: { rejectRecipients?: boolean }) {
@@ -219,6 +228,17 @@ describe("createMailer over SMTP", () => {
     await failing.idle();
     expect(log.events("mail_failed")).toMatchObject([{ kind: "password_reset", attempt: 2, responseCode: 550 }]);
     expect([...rows.keys()]).toEqual([]);
+  });
+
+  it("keeps a resumed message's count and lease at each failed attempt, so a killed process hands them on", async () => {
+    const { rows, renewals, spool } = memorySpool();
+    const refusing = await smtp(undefined, { rejectRecipients: true });
+    await spool.save([{ id: "spooled-retrying", message: message(), attempts: 1 }]);
+    // A long backoff: the message waits for its next attempt, as it would through a relay outage.
+    const mail = mailer({ smtpUrl: `smtp://127.0.0.1:${refusing.port}`, retryBaseMs: 60_000, retryMaxMs: 60_000 }, capture(), spool);
+    expect(await mail.resume()).toBe(1);
+    await vi.waitFor(() => expect(renewals).toEqual([{ id: "spooled-retrying", attempts: 2 }]));
+    expect(rows.get("spooled-retrying")?.attempts).toBe(2);
   });
 
   it("does not spool again a delivered message whose row is still being deleted when close() comes", async () => {

@@ -62,6 +62,12 @@ export type SpooledMail = { id: string; message: MailMessage; attempts: number }
 export type MailSpool = {
   save(mail: SpooledMail[]): Promise<void>;
   claim(limit: number): Promise<SpooledMail[]>;
+  /**
+   * A resumed message failed an attempt and waits for its next: its count is kept (a process
+   * killed now hands it on) and its lease runs again from now, so no other start takes it while
+   * this process still retries it.
+   */
+  retrying(id: string, attempts: number): Promise<void>;
   /** The relay took it, or it failed its last attempt: the row goes, so no start sends it again. */
   settled(id: string): Promise<void>;
 };
@@ -136,8 +142,8 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
   const waiting: Job[] = [];
   const backingOff = new Map<Job, NodeJS.Timeout>();
   const active = new Set<Job>();
-  // Spool rows of settled messages being deleted.
-  const unspooling = new Set<Promise<void>>();
+  // Writes to resumed messages' spool rows in flight (a retry's count, a settled message's delete).
+  const spoolWrites = new Set<Promise<void>>();
   let inFlight = 0;
   let accepting = true;
   let stopped = false;
@@ -193,12 +199,15 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
   async function unspool(job: Job): Promise<void> {
     if (!job.spoolId || !deps.spool) return;
     active.delete(job);
-    const deleting = deps.spool
-      .settled(job.spoolId)
-      .catch((error: unknown) => log.warn({ event: "mail_spool_delete_failed", kind: job.message.kind, err: String(error) }));
-    unspooling.add(deleting);
-    await deleting;
-    unspooling.delete(deleting);
+    await spoolWrite(deps.spool.settled(job.spoolId), "mail_spool_delete_failed", job);
+  }
+
+  /** Tracked so that close() saves the spool after them: its save is the rows' last word. */
+  async function spoolWrite(write: Promise<void>, failure: string, job: Job): Promise<void> {
+    const tracked = write.catch((error: unknown) => log.warn({ event: failure, kind: job.message.kind, err: String(error) }));
+    spoolWrites.add(tracked);
+    await tracked;
+    spoolWrites.delete(tracked);
   }
 
   async function attempt(job: Job): Promise<void> {
@@ -236,6 +245,8 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
       } else {
         const delayMs = retryDelayMs(job.attempts, policy, random());
         log.warn({ event: "mail_retry", kind, attempt: job.attempts, delayMs, ...reason });
+        // Not awaited: the backoff starts now whatever the database does (a failed write is logged).
+        if (job.spoolId && deps.spool) void spoolWrite(deps.spool.retrying(job.spoolId, job.attempts), "mail_spool_update_failed", job);
         // unref: a waiting retry alone does not keep the process alive; close() is the orderly way out.
         const timer = setTimeout(() => {
           backingOff.delete(job);
@@ -311,6 +322,8 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
         waiting.length = 0;
         backingOff.clear();
         transport.close();
+        // A retry's lease written after the save would hold the row from the next start for the lease's length.
+        await Promise.all(spoolWrites);
         let spooled = 0;
         if (left.length > 0 && deps.spool) {
           try {
@@ -321,7 +334,7 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
           }
         }
         // A settled message's row must be gone before the next start claims what is spooled.
-        await Promise.all(unspooling);
+        await Promise.all(spoolWrites);
         if (spooled === 0) for (const job of left) metrics?.mailSent.inc({ kind: job.message.kind, outcome: "failed" });
         changed();
         const undelivered = left.length - spooled;

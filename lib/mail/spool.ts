@@ -3,10 +3,10 @@ import type { MailSpool, SpooledMail } from "./mailer";
 import type { MailMessage } from "./types";
 
 /**
- * How long a claimed message belongs to the process that claimed it. A clean shutdown hands its
- * messages back at once (save() clears the claim); a process that died holding some leaves them
- * to the first start after the lease: long enough that a live process, still retrying a relay
- * outage, is never raced by another instance's start.
+ * How long a claimed message belongs to the process that claimed it, from its claim or its last
+ * failed attempt (retrying() renews it; attempts are at most RETRY_MAX_MS apart). A clean
+ * shutdown hands its messages back at once (save() clears the claim); a process that died
+ * holding some leaves them to the first start after the lease, with the attempts they had.
  */
 const CLAIM_LEASE_MS = 60 * 60_000;
 
@@ -39,6 +39,10 @@ export function prismaMailSpool(prisma: PrismaClient, clock: () => number): Mail
             ORDER BY "createdAt" LIMIT ${limit} FOR UPDATE SKIP LOCKED)
         RETURNING "id", "message", "attempts"`;
       return rows.map((row) => ({ id: row.id, message: row.message as MailMessage, attempts: row.attempts }));
+    },
+    async retrying(id: string, attempts: number) {
+      // No row (settled meanwhile): nothing to keep.
+      await prisma.mailSpool.updateMany({ where: { id }, data: { attempts, claimedUntil: new Date(clock() + CLAIM_LEASE_MS) } });
     },
     async settled(id: string) {
       await prisma.mailSpool.deleteMany({ where: { id } });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestDatabase } from "../helpers/databases";
 import { testGatehouse } from "../helpers/instance";
+import type { MailMessage } from "@/lib/mail/types";
 
 type Gate = import("@/lib/gatehouse").Gatehouse;
 
@@ -88,6 +89,27 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
       // The live claim's own release frees it.
       await gate.devices.release(id, now + 2_500);
       expect(await gate.devices.claim(id, key, now + 1_700, 1_000)).toBe("claimed");
+    });
+
+    it("a spooled message's lease runs from its last failed attempt, and a later start gets its count", async () => {
+      const { prismaMailSpool } = await import("@/lib/mail/spool");
+      let nowMs = Date.now();
+      const spool = prismaMailSpool(gate.prisma, () => nowMs);
+      const message: MailMessage = { kind: "verify_email", to: "spool@example.com", subject: "s", text: "t", html: "h", links: [] };
+      await spool.save([{ id: "leased", message, attempts: 1 }]);
+      expect((await spool.claim(10)).map((row) => row.id)).toEqual(["leased"]);
+      // Still retrying near the end of its lease: the process renews it with its count.
+      nowMs += 59 * 60_000;
+      await spool.retrying("leased", 2);
+      nowMs += 30 * 60_000;
+      expect(await spool.claim(10)).toEqual([]);
+      // The process died: after the lease, the next start takes it with the attempts it had.
+      nowMs += 31 * 60_000;
+      expect(await spool.claim(10)).toMatchObject([{ id: "leased", attempts: 2 }]);
+      await spool.settled("leased");
+      // A renewal of a row settled meanwhile writes nothing.
+      await spool.retrying("leased", 3);
+      expect(await gate.prisma.mailSpool.count({ where: { id: "leased" } })).toBe(0);
     });
 
     it("a new session drops the user's sessions long over, and no one else's", async () => {
