@@ -28,11 +28,28 @@ function pgliteTransactional(db: PGlite): Transactional {
     );
 }
 
+/**
+ * The pool's answer to a database that stalls (a lock held, a failover, a half-open connection):
+ * a statement ends after 10 s on the server, and so does a transaction left idle; a request waits
+ * at most 5 s for a connection (a free one from the pool, or a new one); TCP keepalive finds a
+ * dead peer. Without them one stall held every connection, and every request queued behind it,
+ * for as long as the stall lasted. `statement_timeout` and `idle_in_transaction_session_timeout`
+ * in DATABASE_URL's query (milliseconds) win over these.
+ */
+export const POOL_TIMEOUTS = {
+  statement_timeout: 10_000,
+  idle_in_transaction_session_timeout: 10_000,
+  connectionTimeoutMillis: 5_000,
+  keepAlive: true,
+} as const;
+
+/** Migrations only: a migration may rewrite a big table, or wait for another instance's. */
 function poolTransactional(pool: pg.Pool): Transactional {
   return async (work) => {
     const client = await pool.connect();
     try {
       await client.query("BEGIN");
+      await client.query("SET LOCAL statement_timeout = 0");
       const result = await work({
         exec: async (sql) => void (await client.query(sql)),
         query: async <T>(sql: string, params: unknown[]) => (await client.query(sql, params)).rows as T[],
@@ -92,7 +109,7 @@ async function openUnwrapped(
       },
     };
   }
-  const pool = new pg.Pool({ connectionString: target.url, max: 10 });
+  const pool = new pg.Pool({ ...POOL_TIMEOUTS, connectionString: target.url, max: 10 });
   await applyMigrations(poolTransactional(pool));
   const prisma = new PrismaClient({ adapter: wrap(new PrismaPg(pool)) });
   return {

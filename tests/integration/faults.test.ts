@@ -1,8 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
+import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Gatehouse } from "@/lib/gatehouse";
 import { altchaPayload, browserSignIn } from "../helpers/browser";
+import { freshPostgres, postgresUrl, type TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse, testGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { freePort } from "../helpers/ports";
@@ -151,6 +153,38 @@ describe.skipIf(!CI && !hasRedis)("Redis paused and killed (a private redis-serv
       expect(await unavailableCount(gate, "rate_limit_store")).toBeGreaterThanOrEqual(6);
     },
   );
+});
+
+describe.skipIf(!postgresUrl())("PostgreSQL stalled: a lock held by another session (needs TEST_DATABASE_URL)", () => {
+  let database: TestDatabase;
+  let gate: Gatehouse;
+
+  beforeAll(async () => {
+    database = await freshPostgres(postgresUrl()!);
+    // The stall's bound shortened from its 10 s default through the URL, as an operator may.
+    const url = new URL(database.url);
+    url.searchParams.set("statement_timeout", "500");
+    gate = await servedGatehouse(url.toString(), { REQUIRE_EMAIL_VERIFICATION: "false" });
+  }, ONE_MINUTE);
+
+  afterAll(async () => {
+    await closeServed(gate);
+    await database?.dispose();
+  }, ONE_MINUTE);
+
+  it("answers a sign-in 503 unavailable once its statement's time is up, not when the lock goes", { timeout: ONE_MINUTE }, async () => {
+    expect((await register("stalled@example.com")).status).toBe(202);
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      await holder.query(`BEGIN; LOCK TABLE "User" IN ACCESS EXCLUSIVE MODE`);
+      for (let i = 0; i < 2; i++) await expectUnavailable(await browserSignIn("stalled@example.com", PASSWORD));
+      await holder.query("ROLLBACK");
+      expect((await browserSignIn("stalled@example.com", PASSWORD)).status).toBe(200);
+    } finally {
+      await holder.end().catch(() => {});
+    }
+  });
 });
 
 describe.skipIf(!CI && !asRoot)("a small tmpfs, filled (mount needs root)", () => {
