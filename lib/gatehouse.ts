@@ -246,6 +246,9 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
 }
 
 /** Routes whose first limit is keyed by the address alone, at a fixed path: the fast path's. */
+/** For intervals only (the door, the hash budget's recent pressure): never steps, unlike the wall clock. */
+const monotonicMs = () => performance.now();
+
 function fastRoutes(): FastRoute[] {
   return ROUTE_RULES.flatMap((rule) =>
     "limits" in rule && rule.limits[0]?.key === "address" && !rule.path.includes("[")
@@ -361,7 +364,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
       ? null
       : new Door(doorPolicy(config.http.door), {
           // Intervals only: on the wall clock, a step back would stop every refill and trickle.
-          clock: () => performance.now(),
+          clock: monotonicMs,
           utilisation: options.utilisation ?? eventLoopUtilisation(),
           deviceToken: (headers) => {
             const token = deviceTokenOfHeader(headers.get("cookie"), config);
@@ -376,7 +379,13 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
           },
           onKnownDevice: () => metrics.doorKnownDevices.inc(),
         });
-  const hashBudget = new HashBudget(config.passwords.hashConcurrency, config.passwords.hashQueue, config.passwords.hashTrustedSlots, clock);
+  // Its pressure is remembered per second of a monotonic clock: a wall clock stepped back would keep an old peak "recent" for the step's length.
+  const hashBudget = new HashBudget(
+    config.passwords.hashConcurrency,
+    config.passwords.hashQueue,
+    config.passwords.hashTrustedSlots,
+    monotonicMs,
+  );
   const background = new Background((task, error) =>
     log.error({ event: "background_task_failed", task, err: error instanceof Error ? error.message : String(error) }),
   );

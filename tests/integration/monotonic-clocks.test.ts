@@ -7,7 +7,7 @@ import { testConfig } from "@/tests/helpers/instance";
 
 const noCookie = { get: () => null };
 
-describe("the door built by the composition root", () => {
+describe("the clocks the composition root gives what measures intervals", () => {
   let database: TestDatabase | undefined;
   let gate: Gatehouse | undefined;
   afterEach(async () => {
@@ -35,5 +35,36 @@ describe("the door built by the composition root", () => {
     let entered: DoorPass | "waiting" = "waiting";
     void enter().then((pass) => (entered = pass));
     await vi.waitFor(() => expect(entered).toMatchObject({ kind: "in" }), { timeout: 2_000, interval: 20 });
+  });
+  it("lets the hash budget's pressure fade on time when the wall clock steps back", { timeout: 60_000 }, async () => {
+    database = await freshPglite();
+    // Both clocks faked and running on: the test moves them forward together, then steps the wall clock back.
+    vi.useFakeTimers({ toFake: ["Date", "performance"], shouldAdvanceTime: true });
+    const config = testConfig({ DATABASE_URL: database.url, HASH_CONCURRENCY: "1", HASH_QUEUE: "0" });
+    gate = await createGatehouse(config, await openDatabase(config.database.target));
+    const budget = gate.hashBudget;
+
+    // One hash running and one refused: the budget was full this second.
+    let finish!: () => void;
+    const running = budget.run(
+      () => new Promise<void>((resolve) => (finish = resolve)),
+      () => "full" as const,
+    );
+    expect(
+      await budget.run(
+        async () => "ran" as const,
+        () => "full" as const,
+      ),
+    ).toBe("full");
+    finish();
+    await running;
+    expect(budget.recentPressure()).toBe(1);
+
+    // The window passes; then the wall clock goes back a minute (an NTP step, a restored snapshot).
+    vi.advanceTimersByTime(11_000);
+    vi.setSystemTime(Date.now() - 60_000);
+    // On the wall clock the old peak would sit in the "future" for the step's length, and every
+    // stranger's proof of work would stay at the budget's hardest level meanwhile.
+    expect(budget.recentPressure()).toBe(0);
   });
 });
