@@ -132,8 +132,9 @@ async function serve(req, res) {
     const pass = await door.enter(req.method ?? "", req.url ?? "", headers, leftSignal(req, res));
     if (pass.kind === "gone") return;
     if (pass.kind === "busy") return answerEarly(req, res, pass.answer);
-    // The client may have left while the door looked its device up: its place is given back now.
-    if (res.destroyed || res.writableEnded) return pass.leave();
+    // The client may have left while the door looked its device up (a pipelined request's
+    // response may still look open then): its place is given back now, and Next.js is not run.
+    if (req.socket.destroyed || res.destroyed || res.writableEnded) return pass.leave();
     whenDone(req, res, pass.leave);
   }
   await handle(req, res);

@@ -245,10 +245,10 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
   };
 }
 
-/** Routes whose first limit is keyed by the address alone, at a fixed path: the fast path's. */
 /** For intervals only (the door, the hash budget's recent pressure): never steps, unlike the wall clock. */
 const monotonicMs = () => performance.now();
 
+/** Routes whose first limit is keyed by the address alone, at a fixed path: the fast path's. */
 function fastRoutes(): FastRoute[] {
   return ROUTE_RULES.flatMap((rule) =>
     "limits" in rule && rule.limits[0]?.key === "address" && !rule.path.includes("[")
