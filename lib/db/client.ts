@@ -29,24 +29,47 @@ function pgliteTransactional(db: PGlite): Transactional {
 }
 
 /**
- * The pool's answer to a database that stalls (a lock held, a failover, a half-open connection):
- * a statement ends after 10 s on the server, and so does a transaction left idle; a request waits
- * at most 5 s for a connection (a free one from the pool, or a new one); TCP keepalive finds a
- * dead peer. Without them one stall held every connection, and every request queued behind it,
- * for as long as the stall lasted. `statement_timeout` and `idle_in_transaction_session_timeout`
- * in DATABASE_URL's query (milliseconds) win over these.
+ * The pool's answer to a database that stalls (a lock held, a failover, a dead peer), so that one
+ * stall does not hold every connection, and every request queued behind it, for as long as it
+ * lasts: a request waits at most 5 s for a connection (a free one, or a new one); a statement
+ * the server never answers fails on the client after 30 s, and its connection is dropped; TCP
+ * keepalive probes an idle connection after 10 s. DATABASE_URL's query may set `query_timeout`.
  */
 export const POOL_TIMEOUTS = {
-  statement_timeout: 10_000,
-  idle_in_transaction_session_timeout: 10_000,
   connectionTimeoutMillis: 5_000,
+  query_timeout: 30_000,
   keepAlive: true,
+  keepAliveInitialDelayMillis: 10_000,
 } as const;
 
-/** Migrations only: a migration may rewrite a big table, or wait for another instance's. */
-function poolTransactional(pool: pg.Pool): Transactional {
+/**
+ * What the server ends on its own, on every new connection unless the role, the database or
+ * DATABASE_URL (`?statement_timeout=…`, `?options=-c …`) set it already: a statement after 10 s,
+ * a transaction left idle after 10 s. Set by a statement rather than in the startup packet, which
+ * would override those settings, and which PgBouncer refuses for parameters it does not know.
+ */
+export const SESSION_DEFAULTS = { statement_timeout: "10s", idle_in_transaction_session_timeout: "10s" } as const;
+
+const APPLY_SESSION_DEFAULTS = `SELECT ${Object.entries(SESSION_DEFAULTS)
+  .map(([name, value]) => `CASE WHEN current_setting('${name}') = '0' THEN set_config('${name}', '${value}', false) END`)
+  .join(", ")}`;
+
+/**
+ * Migrations, on a connection of their own with no time-out at all: a migration may rewrite a big
+ * table, or wait for another instance's to finish.
+ */
+async function migratePostgres(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, keepAlive: true });
+  await client.connect();
+  try {
+    await applyMigrations(clientTransactional(client));
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+function clientTransactional(client: pg.Client): Transactional {
   return async (work) => {
-    const client = await pool.connect();
     try {
       await client.query("BEGIN");
       await client.query("SET LOCAL statement_timeout = 0");
@@ -59,8 +82,6 @@ function poolTransactional(pool: pg.Pool): Transactional {
     } catch (error) {
       await client.query("ROLLBACK").catch(() => {});
       throw error;
-    } finally {
-      client.release();
     }
   };
 }
@@ -109,8 +130,11 @@ async function openUnwrapped(
       },
     };
   }
+  await migratePostgres(target.url);
   const pool = new pg.Pool({ ...POOL_TIMEOUTS, connectionString: target.url, max: 10 });
-  await applyMigrations(poolTransactional(pool));
+  // Queued on the new connection ahead of the statement it was opened for. A failure is that
+  // connection's: the statement behind it fails the same way.
+  pool.on("connect", (client) => void client.query(APPLY_SESSION_DEFAULTS).catch(() => {}));
   const prisma = new PrismaClient({ adapter: wrap(new PrismaPg(pool)) });
   return {
     prisma,

@@ -1,3 +1,4 @@
+import net from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "@/lib/db/client";
@@ -46,12 +47,62 @@ describe.skipIf(!url)("the PostgreSQL pool against a stalled database (needs TES
     expect(await db.sql.rows("SHOW idle_in_transaction_session_timeout")).toEqual([{ idle_in_transaction_session_timeout: "10s" }]);
   });
 
+  it("keeps a statement timeout the database was given: the defaults fill only what nobody set", async () => {
+    const other = await freshPostgres(url!);
+    const admin = new pg.Client({ connectionString: other.url });
+    try {
+      await admin.connect();
+      await admin.query(`ALTER DATABASE "${new URL(other.url).pathname.slice(1)}" SET statement_timeout = '60s'`);
+      const db = await openDatabase({ kind: "postgres", url: other.url });
+      expect(await db.sql.rows("SHOW statement_timeout")).toEqual([{ statement_timeout: "1min" }]);
+      expect(await db.sql.rows("SHOW idle_in_transaction_session_timeout")).toEqual([{ idle_in_transaction_session_timeout: "10s" }]);
+      await db.close();
+    } finally {
+      await admin.end().catch(() => {});
+      await other.dispose();
+    }
+  });
+
+  it("fails a statement whose server stopped answering (a dead peer), and serves again on a new connection", async () => {
+    // A relay between the pool and PostgreSQL that can go silent, as a peer gone mid-conversation does.
+    let silent = false;
+    const relay = net.createServer((inbound) => {
+      const outbound = net.connect(5432, "127.0.0.1");
+      inbound.on("data", (chunk) => void (silent || outbound.write(chunk)));
+      outbound.on("data", (chunk) => void (silent || inbound.write(chunk)));
+      inbound.on("error", () => outbound.destroy());
+      outbound.on("error", () => inbound.destroy());
+      inbound.on("close", () => outbound.destroy());
+      outbound.on("close", () => inbound.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+    try {
+      const relayed = new URL(database.url);
+      relayed.host = `127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
+      // The client's wait shortened from its 30 s default through the URL.
+      relayed.searchParams.set("query_timeout", "500");
+      const db = await openDatabase({ kind: "postgres", url: relayed.toString() });
+      opened.push(db);
+      expect(await db.sql.rows("SELECT 1 AS n")).toEqual([{ n: 1 }]);
+      silent = true;
+      await expect(db.sql.rows("SELECT 2 AS n")).rejects.toThrow(/Query read timeout/);
+      silent = false;
+      expect(await db.sql.rows("SELECT 3 AS n")).toEqual([{ n: 3 }]);
+    } finally {
+      relay.close();
+    }
+  });
+
   it("migrates under any statement timeout: a migration may run long", async () => {
     const other = await freshPostgres(url!);
     try {
       const db = await openDatabase({ kind: "postgres", url: withQuery(other.url, { statement_timeout: "1" }) });
-      expect(await db.sql.rows(`SELECT count(*)::int AS n FROM "User"`)).toEqual([{ n: 0 }]);
       await db.close();
+      const check = new pg.Client({ connectionString: other.url });
+      await check.connect();
+      const { rows } = await check.query(`SELECT count(*)::int AS n FROM "_prisma_migrations" WHERE finished_at IS NOT NULL`);
+      await check.end();
+      expect(rows[0].n).toBeGreaterThan(10);
     } finally {
       await other.dispose();
     }
