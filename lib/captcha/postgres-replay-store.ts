@@ -1,3 +1,4 @@
+import { deleteExpired } from "@/lib/db/expired-rows";
 import { SERVER_NOW_UTC, utcTimestamp } from "@/lib/db/sql-time";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { startPeriodic } from "@/lib/jobs/jobs";
@@ -19,12 +20,7 @@ export function postgresReplayStore(
   prisma: PrismaClient,
   options: { cleanupIntervalMs?: number; onCleanupError?: (error: unknown) => void } = {},
 ): PostgresReplayStore {
-  async function cleanupExpired(): Promise<number> {
-    const [row] = await prisma.$queryRaw<{ deleted: bigint }[]>`
-      WITH replays AS (DELETE FROM "AltchaReplay" WHERE "expiresAt" <= ${SERVER_NOW_UTC} RETURNING 1)
-      SELECT count(*) AS "deleted" FROM replays`;
-    return Number(row?.deleted ?? 0);
-  }
+  const cleanupExpired = () => deleteExpired(prisma, "AltchaReplay");
   const cleanup = startPeriodic(async () => void (await cleanupExpired()), {
     intervalMs: options.cleanupIntervalMs ?? 60_000,
     onError: options.onCleanupError ?? (() => {}),

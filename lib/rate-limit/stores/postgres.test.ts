@@ -3,6 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { postgresReplayStore } from "@/lib/captcha/postgres-replay-store";
 import { openDatabase, type Database } from "@/lib/db/client";
+import { deleteExpired } from "@/lib/db/expired-rows";
 import { resolveDatabaseTarget } from "@/lib/db/target";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { TokenBucketState } from "@/lib/rate-limit/algorithms";
@@ -464,6 +465,37 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
       expect(await storeB.cleanupExpired()).toBe(0);
       expect(await replays.cleanupExpired()).toBe(0);
       await replays.close();
+    });
+
+    it("deletes a backlog of expired rows in short statements, and stops a pass after its last statement", async () => {
+      await storeA.cleanupExpired();
+      await a.prisma.$executeRaw`INSERT INTO "RateLimitBucket" ("key", "state", "expiresAt")
+        SELECT 'backlog:' || n, '{}'::jsonb, (clock_timestamp() AT TIME ZONE 'UTC') - n * INTERVAL '1 second'
+          FROM generate_series(1, 7) AS n
+        UNION ALL SELECT 'backlog:live', '{}'::jsonb, (clock_timestamp() AT TIME ZONE 'UTC') + INTERVAL '1 minute'`;
+      const statements: string[] = [];
+      const counting = new Proxy(a.prisma, {
+        get: (target, property, receiver) =>
+          property === "$queryRaw"
+            ? (...args: Parameters<PrismaClient["$queryRaw"]>) => {
+                statements.push("delete");
+                return target.$queryRaw(...args);
+              }
+            : Reflect.get(target, property, receiver),
+      });
+      // Two statements of 3 rows: the pass ends with one row left, the oldest gone first.
+      expect(await deleteExpired(counting, "RateLimitBucket", { rows: 3, statements: 2 })).toBe(6);
+      expect(statements).toHaveLength(2);
+      const left = async () =>
+        (await a.prisma.rateLimitBucket.findMany({ where: { key: { startsWith: "backlog:" } }, orderBy: { key: "asc" } })).map(
+          (r) => r.key,
+        );
+      expect(await left()).toEqual(["backlog:1", "backlog:live"]);
+      // The next pass goes on, and stops at the first short batch.
+      statements.length = 0;
+      expect(await deleteExpired(counting, "RateLimitBucket", { rows: 3, statements: 2 })).toBe(1);
+      expect(statements).toHaveLength(1);
+      expect(await left()).toEqual(["backlog:live"]);
     });
 
     it("cleans up on a timer until closed, passing failures to onCleanupError", async () => {

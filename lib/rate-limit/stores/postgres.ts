@@ -1,5 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { SERVER_NOW_UTC, utcTimestamp } from "@/lib/db/sql-time";
+import { deleteExpired } from "@/lib/db/expired-rows";
+import { utcTimestamp } from "@/lib/db/sql-time";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { startPeriodic } from "@/lib/jobs/jobs";
 import { decide, type LimiterState } from "@/lib/rate-limit/algorithms";
@@ -218,12 +219,7 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
     throw new Error(`PostgreSQL rate-limit store: "${policy.name}" bucket still contended after ${maxRetries + 1} attempts`);
   }
 
-  async function cleanupExpired(): Promise<number> {
-    const [row] = await prisma.$queryRaw<{ deleted: bigint }[]>`
-      WITH buckets AS (DELETE FROM "RateLimitBucket" WHERE "expiresAt" <= ${SERVER_NOW_UTC} RETURNING 1)
-      SELECT count(*) AS "deleted" FROM buckets`;
-    return Number(row?.deleted ?? 0);
-  }
+  const cleanupExpired = () => deleteExpired(prisma, "RateLimitBucket");
 
   const cleanup = startPeriodic(async () => void (await cleanupExpired()), { intervalMs: cleanupIntervalMs, onError: onCleanupError });
 
