@@ -26,7 +26,9 @@ export function startRetention(prisma: PrismaClient, config: AppConfig, clock: (
   const policy = retentionPolicy(config);
   return startPeriodic(
     async () => {
-      const counts = await runRetention(prisma, retentionCutoffs(clock(), policy), config.retention.batchRows);
+      const counts = await runRetention(prisma, retentionCutoffs(clock(), policy), config.retention.batchRows, (table, error) =>
+        log.warn({ event: "retention_failed", table, err: error instanceof Error ? error.message : String(error) }),
+      );
       if (Object.values(counts).some((count) => count > 0)) log.info({ event: "retention_run", ...counts });
     },
     {

@@ -27,77 +27,105 @@ export type RetentionCounts = {
  * - emailed links past their expiry (a used one is dead already; it goes once it expires too);
  * - pending sign-ins past their expiry (5 minutes: used or not, none can finish).
  */
-export async function runRetention(prisma: PrismaClient, cutoffs: RetentionCutoffs, batchRows: number): Promise<RetentionCounts> {
+export async function runRetention(
+  prisma: PrismaClient,
+  cutoffs: RetentionCutoffs,
+  batchRows: number,
+  onTableFailed?: (table: keyof RetentionCounts, error: unknown) => void,
+): Promise<RetentionCounts> {
   const { now, endedBefore } = cutoffs;
 
-  const downloadIds = await prisma.downloadToken.findMany({
-    where: { expiresAt: { lt: now } },
-    orderBy: { expiresAt: "asc" },
-    take: batchRows,
-    select: { id: true },
-  });
-  const downloadTokens = (await prisma.downloadToken.deleteMany({ where: { id: { in: downloadIds.map((row) => row.id) } } })).count;
-
-  const refreshIds = await prisma.refreshToken.findMany({
-    where: { OR: [{ familyExpiresAt: { lt: now } }, { revokedAt: { lt: endedBefore } }] },
-    orderBy: { familyExpiresAt: "asc" },
-    take: batchRows,
-    select: { id: true },
-  });
-  const refreshTokens = (await prisma.refreshToken.deleteMany({ where: { id: { in: refreshIds.map((row) => row.id) } } })).count;
-
-  const sessionIds = await prisma.browserSession.findMany({
-    where: { OR: [{ expiresAt: { lt: now } }, { revokedAt: { lt: endedBefore } }, { lastSeenAt: { lt: endedBefore } }] },
-    orderBy: { lastSeenAt: "asc" },
-    take: batchRows,
-    select: { id: true },
-  });
-  const browserSessions = (await prisma.browserSession.deleteMany({ where: { id: { in: sessionIds.map((row) => row.id) } } })).count;
-
-  // A row that says the username was under attack in the last 24 hours stays for the device confirmation.
-  const idleLockout = {
-    lastFailureAt: { lt: cutoffs.lockoutsIdleBefore },
-    AND: [
-      { OR: [{ lockedUntil: null }, { lockedUntil: { lt: now } }] },
-      { OR: [{ lastFailedAt: null }, { lastFailedAt: { lt: new Date(now.getTime() - AT_RISK_WINDOW_MS) } }] },
-    ],
+  // A table whose step fails (a statement past the pool's time-out) counts 0 and the pass goes on:
+  // one table's backlog must not keep every later table from its clean-up.
+  const steps: Record<keyof RetentionCounts, () => Promise<number>> = {
+    downloadTokens: async () => {
+      const ids = await prisma.downloadToken.findMany({
+        where: { expiresAt: { lt: now } },
+        orderBy: { expiresAt: "asc" },
+        take: batchRows,
+        select: { id: true },
+      });
+      return (await prisma.downloadToken.deleteMany({ where: { id: { in: ids.map((row) => row.id) } } })).count;
+    },
+    refreshTokens: async () => {
+      const ids = await prisma.refreshToken.findMany({
+        where: { OR: [{ familyExpiresAt: { lt: now } }, { revokedAt: { lt: endedBefore } }] },
+        orderBy: { familyExpiresAt: "asc" },
+        take: batchRows,
+        select: { id: true },
+      });
+      return (await prisma.refreshToken.deleteMany({ where: { id: { in: ids.map((row) => row.id) } } })).count;
+    },
+    browserSessions: async () => {
+      const ids = await prisma.browserSession.findMany({
+        where: { OR: [{ expiresAt: { lt: now } }, { revokedAt: { lt: endedBefore } }, { lastSeenAt: { lt: endedBefore } }] },
+        orderBy: { lastSeenAt: "asc" },
+        take: batchRows,
+        select: { id: true },
+      });
+      return (await prisma.browserSession.deleteMany({ where: { id: { in: ids.map((row) => row.id) } } })).count;
+    },
+    lockouts: async () => {
+      // A row that says the username was under attack in the last 24 hours stays for the device confirmation.
+      const idleLockout = {
+        lastFailureAt: { lt: cutoffs.lockoutsIdleBefore },
+        AND: [
+          { OR: [{ lockedUntil: null }, { lockedUntil: { lt: now } }] },
+          { OR: [{ lastFailedAt: null }, { lastFailedAt: { lt: new Date(now.getTime() - AT_RISK_WINDOW_MS) } }] },
+        ],
+      };
+      const keys = await prisma.signInLockout.findMany({
+        where: idleLockout,
+        orderBy: { lastFailureAt: "asc" },
+        take: batchRows,
+        select: { usernameKey: true },
+      });
+      // The condition again in the DELETE: a failure counted since the read keeps its row.
+      return (await prisma.signInLockout.deleteMany({ where: { usernameKey: { in: keys.map((row) => row.usernameKey) }, ...idleLockout } }))
+        .count;
+    },
+    securityEvents: async () => {
+      const ids = await prisma.securityEvent.findMany({
+        where: { createdAt: { lt: cutoffs.securityEventsBefore } },
+        orderBy: { createdAt: "asc" },
+        take: batchRows,
+        select: { id: true },
+      });
+      return (await prisma.securityEvent.deleteMany({ where: { id: { in: ids.map((row) => row.id) } } })).count;
+    },
+    emailTokens: async () => {
+      const ids = await prisma.emailToken.findMany({
+        where: { expiresAt: { lt: now } },
+        orderBy: { expiresAt: "asc" },
+        take: batchRows,
+        select: { id: true },
+      });
+      return (await prisma.emailToken.deleteMany({ where: { id: { in: ids.map((row) => row.id) } } })).count;
+    },
+    pendingSignIns: async () => {
+      const ids = await prisma.pendingSignIn.findMany({
+        where: { expiresAt: { lt: now } },
+        orderBy: { expiresAt: "asc" },
+        take: batchRows,
+        select: { id: true },
+      });
+      return (await prisma.pendingSignIn.deleteMany({ where: { id: { in: ids.map((row) => row.id) } } })).count;
+    },
   };
-  const lockoutKeys = await prisma.signInLockout.findMany({
-    where: idleLockout,
-    orderBy: { lastFailureAt: "asc" },
-    take: batchRows,
-    select: { usernameKey: true },
-  });
-  // The condition again in the DELETE: a failure counted since the read keeps its row.
-  const lockouts = (
-    await prisma.signInLockout.deleteMany({ where: { usernameKey: { in: lockoutKeys.map((row) => row.usernameKey) }, ...idleLockout } })
-  ).count;
 
-  const eventIds = await prisma.securityEvent.findMany({
-    where: { createdAt: { lt: cutoffs.securityEventsBefore } },
-    orderBy: { createdAt: "asc" },
-    take: batchRows,
-    select: { id: true },
-  });
-  const securityEvents = (await prisma.securityEvent.deleteMany({ where: { id: { in: eventIds.map((row) => row.id) } } })).count;
-
-  const emailIds = await prisma.emailToken.findMany({
-    where: { expiresAt: { lt: now } },
-    orderBy: { expiresAt: "asc" },
-    take: batchRows,
-    select: { id: true },
-  });
-  const emailTokens = (await prisma.emailToken.deleteMany({ where: { id: { in: emailIds.map((row) => row.id) } } })).count;
-
-  const pendingIds = await prisma.pendingSignIn.findMany({
-    where: { expiresAt: { lt: now } },
-    orderBy: { expiresAt: "asc" },
-    take: batchRows,
-    select: { id: true },
-  });
-  const pendingSignIns = (await prisma.pendingSignIn.deleteMany({ where: { id: { in: pendingIds.map((row) => row.id) } } })).count;
-
-  return { downloadTokens, refreshTokens, browserSessions, lockouts, securityEvents, emailTokens, pendingSignIns };
+  const counts = {} as RetentionCounts;
+  const failed: unknown[] = [];
+  for (const [table, step] of Object.entries(steps) as [keyof RetentionCounts, () => Promise<number>][]) {
+    try {
+      counts[table] = await step();
+    } catch (error) {
+      counts[table] = 0;
+      if (onTableFailed) onTableFailed(table, error);
+      else failed.push(error);
+    }
+  }
+  if (failed.length > 0) throw new AggregateError(failed, `retention: ${failed.length} table(s) failed`);
+  return counts;
 }
 
 /** Keeps a user's newest `keep` reports and deletes the rest: the per-user bound on report storage. */

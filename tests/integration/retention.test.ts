@@ -155,6 +155,26 @@ describe("retention", () => {
     expect(await prisma.securityEvent.count()).toBe(1);
   });
 
+  it("goes on past a table whose step fails, and says which one failed", async () => {
+    await prisma.securityEvent.create({ data: { userId, kind: "sign_in_failed", address: "x", createdAt: at(-100 * DAY) } });
+    // The sessions' read fails as a statement past the pool's time-out would.
+    const timedOut = Object.assign(new Error("canceling statement due to statement timeout"), { code: "57014" });
+    const failing = new Proxy(prisma, {
+      get: (target, property, receiver) =>
+        property === "browserSession"
+          ? { findMany: () => Promise.reject(timedOut), deleteMany: target.browserSession.deleteMany.bind(target.browserSession) }
+          : Reflect.get(target, property, receiver),
+    });
+    const failed: Array<{ table: string; error: unknown }> = [];
+    const counts = await runRetention(failing, retentionCutoffs(NOW, POLICY), 10, (table, error) => failed.push({ table, error }));
+    expect(failed).toEqual([{ table: "browserSessions", error: timedOut }]);
+    expect(counts).toMatchObject({ browserSessions: 0, securityEvents: 1 });
+    // Without a handler, the pass still runs every table, then rejects with what failed.
+    await prisma.securityEvent.create({ data: { userId, kind: "sign_in_failed", address: "x", createdAt: at(-100 * DAY) } });
+    await expect(runRetention(failing, retentionCutoffs(NOW, POLICY), 10)).rejects.toMatchObject({ errors: [timedOut] });
+    expect(await prisma.securityEvent.count({ where: { createdAt: { lt: at(-90 * DAY) } } })).toBe(0);
+  });
+
   it("keeps a user's newest reports up to the bound", async () => {
     // Starts from none: the report the download tokens above name is not one of the 25.
     await prisma.report.deleteMany({ where: { userId } });
