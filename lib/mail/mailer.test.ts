@@ -84,11 +84,13 @@ function expectNoSecrets(entries: object[]): void {
 
 /**
  * The spool in memory: rows by id, none leased; `retrying` keeps the count (and says so in
- * `renewals`); `settled` deletes the row, then awaits `answer`.
+ * `renewals`); `renew` says which rows it was asked to keep in `leases`, every 50 ms; `settled`
+ * deletes the row, then awaits `answer`.
  */
 function memorySpool(answer: () => Promise<void> = async () => {}) {
   const rows = new Map<string, SpooledMail>();
   const renewals: Array<{ id: string; attempts: number }> = [];
+  const leases: string[][] = [];
   const spool: MailSpool = {
     save: async (mail) => void mail.forEach((item) => rows.set(item.id, item)),
     claim: async (limit) => [...rows.values()].slice(0, limit),
@@ -97,12 +99,14 @@ function memorySpool(answer: () => Promise<void> = async () => {}) {
       const row = rows.get(id);
       if (row) rows.set(id, { ...row, attempts });
     },
+    renew: async (ids) => void leases.push([...ids].sort()),
+    renewEveryMs: 50,
     settled: (id) => {
       rows.delete(id);
       return answer();
     },
   };
-  return { rows, renewals, spool };
+  return { rows, renewals, leases, spool };
 }
 
 async function smtp(reply?: (n: number) => SmtpReply, options?: { rejectRecipients?: boolean }) {
@@ -239,6 +243,21 @@ describe("createMailer over SMTP", () => {
     expect(await mail.resume()).toBe(1);
     await vi.waitFor(() => expect(renewals).toEqual([{ id: "spooled-retrying", attempts: 2 }]));
     expect(rows.get("spooled-retrying")?.attempts).toBe(2);
+  });
+
+  it("renews the leases of every spooled message it holds while they wait, and stops at close()", async () => {
+    const { leases, spool } = memorySpool();
+    // Nobody listens: every attempt fails at once, then waits out a long backoff.
+    const port = await freePort();
+    await spool.save(["one", "two", "three"].map((id) => ({ id, message: message(), attempts: 0 })));
+    const mail = mailer({ smtpUrl: `smtp://127.0.0.1:${port}`, retryBaseMs: 60_000, retryMaxMs: 60_000, concurrency: 1 }, capture(), spool);
+    expect(await mail.resume()).toBe(3);
+    await vi.waitFor(() => expect(leases.length).toBeGreaterThanOrEqual(2));
+    expect(leases.at(-1)).toEqual(["one", "three", "two"]);
+    await mail.close(50);
+    const renewed = leases.length;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(leases).toHaveLength(renewed);
   });
 
   it("does not spool again a delivered message whose row is still being deleted when close() comes", async () => {

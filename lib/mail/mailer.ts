@@ -68,6 +68,13 @@ export type MailSpool = {
    * this process still retries it.
    */
   retrying(id: string, attempts: number): Promise<void>;
+  /**
+   * The rows this process still holds (waiting their turn, backing off, being sent): their lease
+   * runs again from now. The mailer calls it every `renewEveryMs` while it holds any, since a
+   * long queue behind a slow relay can outlast one lease without a failed attempt of its own.
+   */
+  renew(ids: string[]): Promise<void>;
+  readonly renewEveryMs: number;
   /** The relay took it, or it failed its last attempt: the row goes, so no start sends it again. */
   settled(id: string): Promise<void>;
 };
@@ -144,6 +151,7 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
   const active = new Set<Job>();
   // Writes to resumed messages' spool rows in flight (a retry's count, a settled message's delete).
   const spoolWrites = new Set<Promise<void>>();
+  let renewTimer: NodeJS.Timeout | null = null;
   let inFlight = 0;
   let accepting = true;
   let stopped = false;
@@ -203,11 +211,28 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
   }
 
   /** Tracked so that close() saves the spool after them: its save is the rows' last word. */
-  async function spoolWrite(write: Promise<void>, failure: string, job: Job): Promise<void> {
-    const tracked = write.catch((error: unknown) => log.warn({ event: failure, kind: job.message.kind, err: String(error) }));
+  async function spoolWrite(write: Promise<void>, failure: string, job?: Job): Promise<void> {
+    const tracked = write.catch((error: unknown) =>
+      log.warn({ event: failure, ...(job ? { kind: job.message.kind } : {}), err: String(error) }),
+    );
     spoolWrites.add(tracked);
     await tracked;
     spoolWrites.delete(tracked);
+  }
+
+  /** While this process holds spooled rows, their leases are renewed on a timer (unref: it keeps nothing alive). */
+  function keepLeases(spool: MailSpool): void {
+    if (renewTimer !== null) return;
+    renewTimer = setInterval(() => {
+      const ids = [...waiting, ...backingOff.keys(), ...active].flatMap((job) => (job.spoolId ? [job.spoolId] : []));
+      if (ids.length === 0 || stopped) return stopRenewing();
+      void spoolWrite(spool.renew(ids), "mail_spool_update_failed");
+    }, spool.renewEveryMs).unref();
+  }
+
+  function stopRenewing(): void {
+    if (renewTimer !== null) clearInterval(renewTimer);
+    renewTimer = null;
   }
 
   async function attempt(job: Job): Promise<void> {
@@ -322,7 +347,8 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
         waiting.length = 0;
         backingOff.clear();
         transport.close();
-        // A retry's lease written after the save would hold the row from the next start for the lease's length.
+        stopRenewing();
+        // A lease written after the save would hold the row from the next start for the lease's length.
         await Promise.all(spoolWrites);
         let spooled = 0;
         if (left.length > 0 && deps.spool) {
@@ -350,7 +376,10 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
       if (room === 0) return 0;
       const claimed = await deps.spool.claim(room);
       for (const mail of claimed) waiting.push({ message: mail.message, attempts: mail.attempts, spoolId: mail.id });
-      if (claimed.length > 0) log.info({ event: "mail_resumed", messages: claimed.length });
+      if (claimed.length > 0) {
+        log.info({ event: "mail_resumed", messages: claimed.length });
+        keepLeases(deps.spool);
+      }
       pump();
       changed();
       return claimed.length;

@@ -3,10 +3,10 @@ import type { MailSpool, SpooledMail } from "./mailer";
 import type { MailMessage } from "./types";
 
 /**
- * How long a claimed message belongs to the process that claimed it, from its claim or its last
- * failed attempt (retrying() renews it; attempts are at most RETRY_MAX_MS apart). A clean
- * shutdown hands its messages back at once (save() clears the claim); a process that died
- * holding some leaves them to the first start after the lease, with the attempts they had.
+ * How long a claimed message belongs to the process that claimed it, from its claim, its last
+ * failed attempt or the mailer's last renewal (a quarter of the lease apart). A clean shutdown
+ * hands its messages back at once (save() clears the claim); a process that died holding some
+ * leaves them to the first start after the lease, with the attempts they had.
  */
 const CLAIM_LEASE_MS = 60 * 60_000;
 
@@ -44,6 +44,10 @@ export function prismaMailSpool(prisma: PrismaClient, clock: () => number): Mail
       // No row (settled meanwhile): nothing to keep.
       await prisma.mailSpool.updateMany({ where: { id }, data: { attempts, claimedUntil: new Date(clock() + CLAIM_LEASE_MS) } });
     },
+    async renew(ids: string[]) {
+      await prisma.mailSpool.updateMany({ where: { id: { in: ids } }, data: { claimedUntil: new Date(clock() + CLAIM_LEASE_MS) } });
+    },
+    renewEveryMs: CLAIM_LEASE_MS / 4,
     async settled(id: string) {
       await prisma.mailSpool.deleteMany({ where: { id } });
     },

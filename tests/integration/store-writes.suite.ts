@@ -106,9 +106,15 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
       // The process died: after the lease, the next start takes it with the attempts it had.
       nowMs += 31 * 60_000;
       expect(await spool.claim(10)).toMatchObject([{ id: "leased", attempts: 2 }]);
+      // The mailer's heartbeat keeps a row that waits its turn, without an attempt of its own.
+      nowMs += 50 * 60_000;
+      await spool.renew(["leased"]);
+      nowMs += 50 * 60_000;
+      expect(await spool.claim(10)).toEqual([]);
       await spool.settled("leased");
       // A renewal of a row settled meanwhile writes nothing.
       await spool.retrying("leased", 3);
+      await spool.renew(["leased"]);
       expect(await gate.prisma.mailSpool.count({ where: { id: "leased" } })).toBe(0);
     });
 
