@@ -379,7 +379,8 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
           },
           onKnownDevice: () => metrics.doorKnownDevices.inc(),
         });
-  // Its pressure is remembered per second of a monotonic clock: a wall clock stepped back would keep an old peak "recent" for the step's length.
+  // Its pressure is remembered per second of a monotonic clock: on the wall clock, a step back
+  // would keep an old peak "recent" for the step's length.
   const hashBudget = new HashBudget(
     config.passwords.hashConcurrency,
     config.passwords.hashQueue,
