@@ -13,6 +13,8 @@ import { appOrigin } from "@/lib/http/same-origin";
 import { unavailable } from "@/lib/http/refusals";
 import { json } from "@/lib/http/responses";
 import { revokeAllFamilies } from "@/lib/tokens/refresh-tokens";
+import type { NewSession } from "@/lib/sessions/browser-sessions";
+import { writeTogether, type Writes } from "@/lib/db/one-statement";
 import { sessionClaimsOfCookies, sessionCookie, cookieJar } from "./next-auth/cookies";
 
 /** A session cookie's claims as next-auth decoded them: nothing in them is trusted yet. */
@@ -47,6 +49,38 @@ export async function openSession(
 ): Promise<string> {
   const nowMs = gate.clock();
   const { id: sid } = await gate.sessions.create({
+    ...browserSessionFields(gate, user, client, userAgent, sessionId, nowMs),
+    ...(authenticatedAtMs === undefined ? {} : { authenticatedAtMs }),
+  });
+  return sessionCookie(gate.config, { sub: user.id, email: user.email, sid }, nowMs);
+}
+
+/**
+ * A finished sign-in's writes (its new device, its event and, for a browser, its session) in one
+ * statement (lib/db/one-statement.ts): one round trip, and all of them or none. When they fail,
+ * the refusal to send: the password was right, but nothing would recognise the session or the
+ * device, so no cookie at all.
+ */
+export async function writeSignIn(gate: Gatehouse, ...writes: Writes[]): Promise<Response | null> {
+  try {
+    await writeTogether(gate.sql, ...writes);
+    return null;
+  } catch (error) {
+    gate.log.error({ event: "session_start_failed", err: error instanceof Error ? error.message : String(error) });
+    return unavailable();
+  }
+}
+
+/** The record of a browser session signed in at `nowMs` (a new id unless `sessionId`). */
+export function browserSessionFields(
+  gate: Gatehouse,
+  user: { id: string; credentialGeneration: number },
+  client: ClientAddress,
+  userAgent: string | null,
+  sessionId: string | undefined,
+  nowMs: number,
+): NewSession {
+  return {
     ...(sessionId ? { id: sessionId } : {}),
     userId: user.id,
     credentialGeneration: user.credentialGeneration,
@@ -54,9 +88,7 @@ export async function openSession(
     address: truncateAddress(client.address),
     nowMs,
     expiresAtMs: sessionExpiresAtMs(nowMs, gate.sessionPolicy),
-    ...(authenticatedAtMs === undefined ? {} : { authenticatedAtMs }),
-  });
-  return sessionCookie(gate.config, { sub: user.id, email: user.email, sid }, nowMs);
+  };
 }
 
 /**
@@ -82,7 +114,10 @@ export async function signedInBrowser(
 ): Promise<Response> {
   let session: string;
   try {
-    session = await openSession(gate, outcome.user, client, userAgent, outcome.sessionId);
+    // A sign-in that wrote its session with its device and event (completeSignIn) needs only the cookie.
+    session = outcome.sessionOpen
+      ? await sessionCookie(gate.config, { sub: outcome.user.id, email: outcome.user.email, sid: outcome.sessionId }, gate.clock())
+      : await openSession(gate, outcome.user, client, userAgent, outcome.sessionId);
   } catch (error) {
     gate.log.error({ event: "session_start_failed", err: error instanceof Error ? error.message : String(error) });
     return unavailable();

@@ -1,5 +1,6 @@
 import type { SignInOutcome } from "@/lib/password/admission";
 import { noticeOrigin } from "@/lib/auth/sign-in";
+import { browserSessionFields, writeSignIn } from "@/lib/auth/browser-session";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { jsonError } from "@/lib/http/responses";
 import { logSecurity } from "@/lib/auth/security-log";
@@ -105,18 +106,26 @@ export async function signInWithPasskey(
   if (strangers.locked && strangers.capped) await gate.lockouts.resetAsSeen(strangers.seen);
   // This browser is a known device of the account from now on; a device token it held is replaced.
   const previous = await gate.devices.recognise(deviceToken, usernameKey, nowMs);
-  const device = await gate.devices.issue(usernameKey, nowMs, previous?.id);
   const first = await recordSignIn(gate.prisma, user.id, nowMs, limits.locale);
   const sessionId = newSessionId();
+  const { writes: deviceWrites, device } = gate.devices.issuing(usernameKey, nowMs, previous?.id);
+  // The device, the event and the session in one statement (lib/db/one-statement.ts): all or none.
+  const failed = await writeSignIn(
+    gate,
+    deviceWrites,
+    gate.events.signInSucceededWrites(user.id, client, { browser: `${browser}${PASSKEY_SUFFIX}`, sessionId }),
+    gate.sessions.creating(browserSessionFields(gate, user, client, limits.userAgent, sessionId, nowMs)).writes,
+  );
+  if (failed) return { ok: false, refusal: failed };
   gate.log.info({ event: "passkey_sign_in_succeeded", userId: user.id });
   logSecurity(gate, { route: limits.path, outcome: "sign_in_succeeded", client, email: user.email, detail: "passkey", userId: user.id });
-  await gate.events.signInSucceeded(user.id, client, { browser: `${browser}${PASSKEY_SUFFIX}`, sessionId });
   if (!previous && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, limits));
   return {
     ok: true,
     user: { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration },
     device: { token: device.token, expiresAtMs: device.expiresAtMs },
     sessionId,
+    sessionOpen: true,
     // The passkey proved the owner, but the password is still on a breach list: it is replaced first.
     passwordChangeRequired: user.passwordBreachedAt !== null,
   };

@@ -208,6 +208,7 @@ async function finish(
   via: "second_step" | "device_confirmation",
 ): Promise<Passed> {
   const finished = await completeSignIn(limits.gate, passedOf(limits, pending, user), user, via);
+  if (!finished.ok) return finished;
   return { ok: true, finished: { ...finished, purpose: pending.purpose } };
 }
 

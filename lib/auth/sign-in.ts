@@ -18,6 +18,8 @@ import type { AdmittedAttempt, LockoutSeen } from "@/lib/lockout/repository";
 import type { BreachVerdict } from "@/lib/password/breached";
 import type { Intent, SecondStepMethod, SignInOutcome, SignInAdmission } from "@/lib/password/admission";
 import type { Gatehouse } from "@/lib/app";
+import { writeTogether } from "@/lib/db/one-statement";
+import { browserSessionFields, writeSignIn } from "@/lib/auth/browser-session";
 
 /**
  * What a password sign-in read, once, from its request: the normalised email, the password and the
@@ -493,7 +495,7 @@ export async function completeSignIn(
   },
   via: "password" | "second_step" | "device_confirmation" = "password",
   strangersSeen?: LockoutCheck & { seen: LockoutSeen },
-): Promise<Extract<SignInOutcome, { ok: true }>> {
+): Promise<Extract<SignInOutcome, { ok: true }> | { ok: false; refusal: Response }> {
   const { email, client, device, route, intent } = passed;
   const browser = browserLabel(passed.userAgent);
   const nowMs = gate.clock();
@@ -510,28 +512,44 @@ export async function completeSignIn(
   } else {
     await gate.lockouts.reset(usernameKey);
   }
-  const issued = await gate.devices.issue(usernameKey, nowMs, device?.id);
+  const issuing = gate.devices.issuing(usernameKey, nowMs, device?.id);
   const lane = device ? "trusted" : "untrusted";
-  gate.log.info({ event: "sign_in_succeeded", lane, userId: user.id, via });
-  logSecurity(gate, { route, outcome: "sign_in_succeeded", client, email, detail: lane, userId: user.id });
-  if (intent.kind === "reauthenticate") {
-    // The owner of a live session proved it again: recorded as that, for that session; no sign-in happened.
-    await gate.events.accountChanged(user.id, "reauthenticated", client, { browser, sessionId: intent.sessionId });
-  } else if (intent.kind === "sign_in") {
+  let sessionOpen = false;
+  if (intent.kind === "sign_in") {
     // The owner's mails follow the language of a sign-in that proved more than a password typed on
     // a new device (a known device, the second step, the mailed code): whoever holds only the
     // password cannot make the owner's "new sign-in" warning, and later mails, unreadable to them.
     const locale = device || via !== "password" ? passed.locale : null;
     const first = signInToRecord(user, locale) ? await recordSignIn(gate.prisma, user.id, nowMs, locale) : false;
-    await gate.events.signInSucceeded(user.id, client, { browser, sessionId: passed.sessionId });
+    // A browser's session is written here, with its device and its event: one statement
+    // (lib/db/one-statement.ts), so one round trip, and all three or none.
+    sessionOpen = intent.channel === "browser";
+    const failed = await writeSignIn(
+      gate,
+      issuing.writes,
+      gate.events.signInSucceededWrites(user.id, client, { browser, sessionId: passed.sessionId }),
+      ...(sessionOpen
+        ? [gate.sessions.creating(browserSessionFields(gate, user, client, passed.userAgent, passed.sessionId, nowMs)).writes]
+        : []),
+    );
+    if (failed) return { ok: false, refusal: failed };
     // A new device of an account that has signed in before: its first device is no news.
     if (!device && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, passed));
+  } else {
+    await writeTogether(gate.sql, issuing.writes);
+    // The owner of a live session proved it again: recorded as that, for that session; no sign-in happened.
+    if (intent.kind === "reauthenticate") {
+      await gate.events.accountChanged(user.id, "reauthenticated", client, { browser, sessionId: intent.sessionId });
+    }
   }
+  gate.log.info({ event: "sign_in_succeeded", lane, userId: user.id, via });
+  logSecurity(gate, { route, outcome: "sign_in_succeeded", client, email, detail: lane, userId: user.id });
   return {
     ok: true,
     user: { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration },
-    device: { token: issued.token, expiresAtMs: issued.expiresAtMs },
+    device: { token: issuing.device.token, expiresAtMs: issuing.device.expiresAtMs },
     sessionId: passed.sessionId,
+    sessionOpen,
     passwordChangeRequired: user.passwordBreached,
   };
 }

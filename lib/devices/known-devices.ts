@@ -1,4 +1,5 @@
 import { msToUtc, type Sql } from "@/lib/db/sql";
+import { writeTogether, type Writes } from "@/lib/db/one-statement";
 import { deviceIdOf, newDeviceId, signDeviceToken, verifyDeviceToken } from "./device-token";
 
 /** A device recognised for the username it signs in as. */
@@ -6,6 +7,9 @@ export type KnownDevice = { id: string };
 
 /** A known device one sign-in holds: its claim's stamp is what releases it. */
 export type ClaimedDevice = KnownDevice & { claimedUntilMs: number };
+
+/** A device just issued: the token its client keeps. */
+export type IssuedDevice = { id: string; token: string; expiresAtMs: number };
 
 /** Devices kept per username; the oldest beyond this are forgotten when a new one is issued. */
 const MAX_DEVICES_PER_USERNAME = 20;
@@ -28,7 +32,12 @@ export interface KnownDevices {
    * A new device for the username, and the token to hand its client; `replacing` (the device
    * that just signed in) is forgotten in the same statement.
    */
-  issue(usernameKey: string, nowMs: number, replacing?: string): Promise<{ id: string; token: string; expiresAtMs: number }>;
+  issue(usernameKey: string, nowMs: number, replacing?: string): Promise<IssuedDevice>;
+  /**
+   * `issue`'s writes, for a caller that writes them with other tables' in one statement
+   * (lib/db/one-statement.ts): the device exists, and its token verifies, once they are written.
+   */
+  issuing(usernameKey: string, nowMs: number, replacing?: string): { writes: Writes; device: IssuedDevice };
   /**
    * Takes a live device of the username for one sign-in, atomically: "in_use" while another
    * sign-in holds it, "gone" once it is revoked, replaced, expired or not the username's. The
@@ -61,6 +70,29 @@ export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs:
     return verified ? { id: verified.id } : null;
   };
 
+  const issuing: KnownDevices["issuing"] = (usernameKey, nowMs, replacing) => {
+    const id = newDeviceId();
+    const expiresAtMs = nowMs + options.lifetimeMs;
+    // The new device, the one it replaces gone (only ever a device of this username), and this
+    // table cleaning up after itself (a username's expired devices and all but its newest). In
+    // one statement the DELETE sees the table as it was before the INSERT, so it keeps the
+    // newest MAX - 1 live ones besides the new device.
+    const writes: Writes = (param) => {
+      const key = param(usernameKey);
+      const now = msToUtc(param(nowMs));
+      // An id no device has: nothing is replaced.
+      const old = param(replacing ?? "");
+      return [
+        `INSERT INTO "KnownDevice" ("id", "usernameKey", "expiresAt", "createdAt") VALUES (${param(id)}, ${key}, ${msToUtc(param(expiresAtMs))}, ${now})`,
+        `DELETE FROM "KnownDevice" WHERE ("id" = ${old} AND "usernameKey" = ${key}) OR ("usernameKey" = ${key} AND "id" NOT IN (
+           SELECT "id" FROM "KnownDevice" WHERE "usernameKey" = ${key} AND "expiresAt" > ${now} AND "id" <> ${old}
+           ORDER BY "createdAt" DESC LIMIT ${param(MAX_DEVICES_PER_USERNAME - 1)}::int
+         ))`,
+      ];
+    };
+    return { writes, device: { id, token: signDeviceToken(options.secret, { id, expiresAtMs }, usernameKey), expiresAtMs } };
+  };
+
   return {
     signed,
 
@@ -79,26 +111,12 @@ export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs:
       return row !== null && verifyDeviceToken(options.secret, token, row.usernameKey, nowMs) !== null;
     },
 
+    issuing,
+
     async issue(usernameKey, nowMs, replacing) {
-      const id = newDeviceId();
-      const expiresAtMs = nowMs + options.lifetimeMs;
-      // An id no device has: nothing is replaced.
-      const old = replacing ?? "";
-      // One statement: the new device, the one it replaces gone (only ever a device of this username), and this
-      // table cleaning up after itself (a username's expired devices and all but its newest). The
-      // DELETE sees the table as it was before the INSERT, so it keeps the newest MAX - 1 live ones
-      // besides the new device.
-      await sql.run(
-        `WITH added AS (
-           INSERT INTO "KnownDevice" ("id", "usernameKey", "expiresAt", "createdAt") VALUES ($1, $2, ${msToUtc("$3")}, ${msToUtc("$4")})
-         )
-         DELETE FROM "KnownDevice" WHERE ("id" = $5 AND "usernameKey" = $2) OR ("usernameKey" = $2 AND "id" NOT IN (
-           SELECT "id" FROM "KnownDevice" WHERE "usernameKey" = $2 AND "expiresAt" > ${msToUtc("$4")} AND "id" <> $5
-           ORDER BY "createdAt" DESC LIMIT $6::int
-         ))`,
-        [id, usernameKey, expiresAtMs, nowMs, old, MAX_DEVICES_PER_USERNAME - 1],
-      );
-      return { id, token: signDeviceToken(options.secret, { id, expiresAtMs }, usernameKey), expiresAtMs };
+      const { writes, device } = issuing(usernameKey, nowMs, replacing);
+      await writeTogether(sql, writes);
+      return device;
     },
 
     async claim(id, usernameKey, nowMs, forMs) {

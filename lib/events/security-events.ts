@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import ipaddr from "ipaddr.js";
 import { msToUtc, type Sql } from "@/lib/db/sql";
+import { writeTogether, type Writes } from "@/lib/db/one-statement";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { ClientAddress } from "@/lib/http/client-address";
 import type { LockoutState } from "@/lib/lockout/lockout-rules";
@@ -80,6 +81,12 @@ export type SecurityEvents = {
     cause?: "wrong" | "unconfirmed",
   ): Promise<void>;
   signInSucceeded(userId: string, client: ClientAddress, origin?: EventOrigin): Promise<void>;
+  /**
+   * `signInSucceeded`'s write, for a caller that writes it with other tables' in one statement
+   * (lib/db/one-statement.ts): there a failure fails them all, where `signInSucceeded` alone only
+   * reports it.
+   */
+  signInSucceededWrites(userId: string, client: ClientAddress, origin?: EventOrigin): Writes;
   refreshFamilyCreated(userId: string, client: ClientAddress, origin?: EventOrigin): Promise<void>;
   accountChanged(userId: string, kind: AccountChangeKind, client: ClientAddress, origin?: EventOrigin): Promise<void>;
   recent(userId: string, limit?: number): Promise<SecurityEventView[]>;
@@ -95,13 +102,16 @@ export function prismaSecurityEvents(
   onError: (error: unknown) => void,
 ): SecurityEvents {
   // One clock (the app's) for every event, so their order is the order they happened in.
+  const writes =
+    (userId: string, kind: SecurityEventKind, client: ClientAddress, origin: EventOrigin = {}, atMs = clock()): Writes =>
+    (param) => [
+      `INSERT INTO "SecurityEvent" ("id", "userId", "kind", "address", "browser", "sessionId", "createdAt")
+       VALUES (${param(randomUUID())}::uuid, ${param(userId)}::uuid, ${param(kind)}, ${param(truncateAddress(client.address))}, ${param(origin.browser ?? null)}, ${param(origin.sessionId ?? null)}, ${msToUtc(param(atMs))})`,
+    ];
+
   async function record(userId: string, kind: SecurityEventKind, client: ClientAddress, origin: EventOrigin = {}, atMs = clock()) {
     try {
-      await sql.run(
-        `INSERT INTO "SecurityEvent" ("id", "userId", "kind", "address", "browser", "sessionId", "createdAt")
-         VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, ${msToUtc("$7")})`,
-        [randomUUID(), userId, kind, truncateAddress(client.address), origin.browser ?? null, origin.sessionId ?? null, atMs],
-      );
+      await writeTogether(sql, writes(userId, kind, client, origin, atMs));
     } catch (error) {
       // The sign-in itself stands; only the user's view of it is incomplete.
       onError(error);
@@ -119,6 +129,7 @@ export function prismaSecurityEvents(
       if (paused) await record(user.id, "untrusted_paused", client, origin, lockout.lastFailureAtMs + 2);
     },
     signInSucceeded: (userId, client, origin) => record(userId, "sign_in_succeeded", client, origin),
+    signInSucceededWrites: (userId, client, origin) => writes(userId, "sign_in_succeeded", client, origin),
     refreshFamilyCreated: (userId, client, origin) => record(userId, "refresh_family_created", client, origin),
     accountChanged: (userId, kind, client, origin) => record(userId, kind, client, origin),
     async recent(userId, limit = 20) {

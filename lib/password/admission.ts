@@ -65,7 +65,15 @@ export type SecondStepMethod = "totp" | "passkey" | "recovery_code" | "email_cod
  * without saying so).
  */
 export type SignInOutcome =
-  | { ok: true; user: VerifiedUser; device: { token: string; expiresAtMs: number }; sessionId: string; passwordChangeRequired: boolean }
+  | {
+      ok: true;
+      user: VerifiedUser;
+      device: { token: string; expiresAtMs: number };
+      sessionId: string;
+      /** The browser session `sessionId` is written already (with the device and the event); else the route opens it. */
+      sessionOpen: boolean;
+      passwordChangeRequired: boolean;
+    }
   | { ok: false; refusal: Response | null }
   | {
       ok: "second_step";

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { msToUtc, utcToMs, type Sql } from "@/lib/db/sql";
+import { writeTogether, type Writes } from "@/lib/db/one-statement";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { SESSION_ID_PATTERN, type SessionRecord } from "./session-rules";
 
@@ -16,17 +17,12 @@ export function newSessionId(): string {
  */
 export interface BrowserSessions {
   /** `id`: one chosen earlier (a sign-in's admission names its session before the check); else a new one. */
-  create(fields: {
-    id?: string;
-    userId: string;
-    credentialGeneration: number;
-    browser: string;
-    address: string;
-    nowMs: number;
-    expiresAtMs: number;
-    /** When the browser last proved who it is: now for a sign-in; the old session's for a renewal. */
-    authenticatedAtMs?: number;
-  }): Promise<{ id: string }>;
+  create(fields: NewSession): Promise<{ id: string }>;
+  /**
+   * `create`'s writes, for a caller that writes them with other tables' in one statement
+   * (lib/db/one-statement.ts): the session exists once they are written.
+   */
+  creating(fields: NewSession): { writes: Writes; id: string };
   /** The record of a well-formed id, with its user's credential generation, in one read (anything else is unknown without a lookup). */
   find(id: string): Promise<SessionRecord | null>;
   /** Sets lastSeenAt unless a concurrent request already moved it past `sinceMs`. */
@@ -50,6 +46,18 @@ export interface BrowserSessions {
   listLive(userId: string, nowMs: number, seenSinceMs: number): Promise<BrowserSessionView[]>;
 }
 
+export type NewSession = {
+  id?: string;
+  userId: string;
+  credentialGeneration: number;
+  browser: string;
+  address: string;
+  nowMs: number;
+  expiresAtMs: number;
+  /** When the browser last proved who it is: now for a sign-in; the old session's for a renewal. */
+  authenticatedAtMs?: number;
+};
+
 type SessionRow = {
   id: string;
   userId: string;
@@ -69,6 +77,32 @@ const KEEP_DEAD_MS = 30 * 86_400_000;
  * the account page's changes go through Prisma.
  */
 export function prismaBrowserSessions(prisma: PrismaClient, sql: Sql): BrowserSessions {
+  const creating: BrowserSessions["creating"] = ({
+    id = newSessionId(),
+    userId,
+    credentialGeneration,
+    browser,
+    address,
+    nowMs,
+    expiresAtMs,
+    authenticatedAtMs = nowMs,
+  }) => {
+    // The new session, and this table cleaning up after itself, one user at a time (sessions
+    // long over are dropped; the new one is not, being neither).
+    const writes: Writes = (param) => {
+      const user = `${param(userId)}::uuid`;
+      const now = msToUtc(param(nowMs));
+      const deadBefore = msToUtc(param(nowMs - KEEP_DEAD_MS));
+      return [
+        `INSERT INTO "BrowserSession" ("id", "userId", "credentialGeneration", "browser", "address", "createdAt", "lastSeenAt", "authenticatedAt", "expiresAt")
+         VALUES (${param(id)}, ${user}, ${param(credentialGeneration)}, ${param(browser)}, ${param(address)}, ${now}, ${now}, ${msToUtc(param(authenticatedAtMs))}, ${msToUtc(param(expiresAtMs))})`,
+        `DELETE FROM "BrowserSession"
+         WHERE "userId" = ${user} AND ("expiresAt" < ${deadBefore} OR "revokedAt" < ${deadBefore} OR "lastSeenAt" < ${deadBefore})`,
+      ];
+    };
+    return { writes, id };
+  };
+
   return {
     async authenticatedAt(userId, id) {
       const row = await prisma.browserSession.findFirst({ where: { id, userId, revokedAt: null }, select: { authenticatedAt: true } });
@@ -82,18 +116,11 @@ export function prismaBrowserSessions(prisma: PrismaClient, sql: Sql): BrowserSe
       });
       return count === 1;
     },
-    async create({ id = newSessionId(), userId, credentialGeneration, browser, address, nowMs, expiresAtMs, authenticatedAtMs = nowMs }) {
-      // One statement: the new session, and this table cleaning up after itself, one user at a
-      // time (sessions long over are dropped; the new one is not, being neither).
-      await sql.run(
-        `WITH added AS (
-           INSERT INTO "BrowserSession" ("id", "userId", "credentialGeneration", "browser", "address", "createdAt", "lastSeenAt", "authenticatedAt", "expiresAt")
-           VALUES ($1, $2::uuid, $3, $4, $5, ${msToUtc("$6")}, ${msToUtc("$6")}, ${msToUtc("$7")}, ${msToUtc("$8")})
-         )
-         DELETE FROM "BrowserSession"
-         WHERE "userId" = $2::uuid AND ("expiresAt" < ${msToUtc("$9")} OR "revokedAt" < ${msToUtc("$9")} OR "lastSeenAt" < ${msToUtc("$9")})`,
-        [id, userId, credentialGeneration, browser, address, nowMs, authenticatedAtMs, expiresAtMs, nowMs - KEEP_DEAD_MS],
-      );
+    creating,
+
+    async create(fields) {
+      const { writes, id } = creating(fields);
+      await writeTogether(sql, writes);
       return { id };
     },
 

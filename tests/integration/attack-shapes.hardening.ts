@@ -14,6 +14,7 @@ import {
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { freshAddress, PEER_HEADER } from "../helpers/peer";
+import { holdSignInWrites } from "../helpers/sign-in-writes";
 import { APP_GATEHOUSE, serve } from "@/lib/app";
 import { forget, remember } from "@/lib/remember";
 
@@ -106,25 +107,15 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
    * session or tokens, runs `meanwhile`, then lets it finish: the race the review found.
    */
   async function inFlight<T>(signIn: () => Promise<T>, meanwhile: () => Promise<unknown>): Promise<T> {
-    const events = gate().events;
-    const original = events.signInSucceeded.bind(events);
-    let reached!: () => void;
-    let release!: () => void;
-    const atCheck = new Promise<void>((resolve) => (reached = resolve));
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const spy = vi.spyOn(events, "signInSucceeded").mockImplementationOnce(async (...args) => {
-      reached();
-      await held;
-      return original(...args);
-    });
+    const held = holdSignInWrites(gate());
     try {
       const pending = signIn();
-      await atCheck;
+      await held.reached;
       await meanwhile();
-      release();
+      held.release();
       return await pending;
     } finally {
-      spy.mockRestore();
+      held.restore();
     }
   }
 

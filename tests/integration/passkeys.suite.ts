@@ -337,7 +337,7 @@ export function passkeysSuite(label: string, makeDatabase: () => Promise<TestDat
         await createAccount(gate, "reauth-noise@example.com", PASSWORD);
         const cookie = await signedInBrowser("reauth-noise@example.com", PASSWORD);
         const notice = vi.spyOn(gate.recovery, "notice");
-        const signedIn = vi.spyOn(gate.events, "signInSucceeded");
+        const signedIn = vi.spyOn(gate.events, "signInSucceededWrites");
         const { altchaPayload } = await import("../helpers/browser");
         const res = await accountPost("/api/account/reauthenticate", cookie, {
           password: PASSWORD,

@@ -14,19 +14,11 @@ import {
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader } from "../helpers/peer";
+import { holdSignInWrites } from "../helpers/sign-in-writes";
 
 type Gate = import("@/lib/app").Gatehouse;
 const OLD = "the right passphrase";
 const NEW = "a brand new passphrase";
-
-/** A door a test holds shut, to stop one request between two of its steps. */
-function door() {
-  let open!: () => void;
-  let reached!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  const wasReached = new Promise<void>((resolve) => (reached = resolve));
-  return { open, reached, opened, wasReached };
-}
 
 /**
  * A password change ends what the old password started, whenever it was written: a sign-in whose
@@ -60,19 +52,14 @@ describe("a password change against sign-ins in flight", () => {
 
   it("a browser sign-in with the old password, verified before the change and written after it, gets no live session", async () => {
     const owner = await signedInBrowser("victim@example.com", OLD);
-    const held = door();
-    const create = gate.sessions.create.bind(gate.sessions);
     // Stands for the natural gap between Argon2id (on the old hash) and the session write.
-    vi.spyOn(gate.sessions, "create").mockImplementationOnce(async (fields) => {
-      held.reached();
-      await held.opened;
-      return create(fields);
-    });
+    const held = holdSignInWrites(gate);
     const attacker = browserSignIn("victim@example.com", OLD);
-    await held.wasReached;
+    await held.reached;
     expect((await changePassword(owner)).status).toBe(303);
-    held.open();
+    held.release();
     const res = await attacker;
+    held.restore();
     // The cookie was set (the session row was written after the change), and it is dead.
     const cookie = sessionPairOf(res);
     expect(cookie).not.toBeNull();
@@ -82,18 +69,13 @@ describe("a password change against sign-ins in flight", () => {
 
   it("an API sign-in with the old password in flight gets a refresh family that dies at its first use", async () => {
     const owner = await signedInBrowser("victim2@example.com", OLD);
-    const held = door();
-    const succeeded = gate.events.signInSucceeded.bind(gate.events);
-    vi.spyOn(gate.events, "signInSucceeded").mockImplementationOnce(async (...args) => {
-      held.reached();
-      await held.opened;
-      return succeeded(...args);
-    });
+    const held = holdSignInWrites(gate);
     const attacker = tokenSignIn("victim2@example.com", OLD);
-    await held.wasReached;
+    await held.reached;
     expect((await changePassword(owner)).status).toBe(303);
-    held.open();
+    held.release();
     const { refresh_token } = (await (await attacker).json()) as { refresh_token: string };
+    held.restore();
     const refreshed = await refreshTokens(refresh_token);
     expect(refreshed.status).toBe(401);
     expect(await refreshed.json()).toMatchObject({ error: "invalid_token" });

@@ -128,13 +128,36 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
     });
 
     describe("when the session store fails, nothing is trusted unchecked and nothing answers 500", () => {
-      it("a sign-in whose session record cannot be written gets 503 and no cookie", async () => {
-        const { browserSignIn, sessionCookieOf } = await import("../helpers/browser");
-        vi.spyOn(gate.sessions, "create").mockRejectedValueOnce(new Error("database away"));
-        const res = await browserSignIn("touch@example.com", PASSWORD);
+      it("a sign-in whose session record cannot be written gets 503, no cookie, and no device or event either", async () => {
+        const { browserSignIn, deviceCookieOf, sessionCookieOf } = await import("../helpers/browser");
+        const user = await gate.prisma.user.findUniqueOrThrow({ where: { email: "touch@example.com" } });
+        const written = async () => ({
+          devices: await gate.prisma.knownDevice.count(),
+          sessions: await gate.prisma.browserSession.count({ where: { userId: user.id } }),
+          signIns: await gate.prisma.securityEvent.count({ where: { userId: user.id, kind: "sign_in_succeeded" } }),
+        });
+        const before = await written();
+        // The database itself refuses the row, in the statement that writes it (not a mock of the store).
+        await gate.prisma.$executeRawUnsafe(
+          `CREATE FUNCTION refuse_session() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no sessions today'; END $$`,
+        );
+        await gate.prisma.$executeRawUnsafe(
+          `CREATE TRIGGER refuse_session BEFORE INSERT ON "BrowserSession" FOR EACH ROW EXECUTE FUNCTION refuse_session()`,
+        );
+        let res: Response;
+        try {
+          res = await browserSignIn("touch@example.com", PASSWORD);
+        } finally {
+          await gate.prisma.$executeRawUnsafe(`DROP TRIGGER refuse_session ON "BrowserSession"`);
+          await gate.prisma.$executeRawUnsafe(`DROP FUNCTION refuse_session()`);
+        }
         expect(res.status).toBe(503);
         expect(await res.json()).toMatchObject({ error: "unavailable" });
         expect(sessionCookieOf(res)).toBeNull();
+        expect(deviceCookieOf(res)).toBeNull();
+        // All or none: the device and the "signed in" event went with the session that could not be written.
+        expect(await written()).toEqual(before);
+        expect((await browserSignIn("touch@example.com", PASSWORD)).status).toBe(200);
       });
 
       it("a session that cannot be checked is no session: empty on /api/auth/session, 503 from the API", async () => {
