@@ -61,12 +61,12 @@ export async function openSession(
  * the refusal to send: the password was right, but nothing would recognise the session or the
  * device, so no cookie at all.
  */
-export async function writeSignIn(gate: Gatehouse, ...writes: Writes[]): Promise<Response | null> {
+export async function writeSignIn(gate: Gatehouse, userId: string, ...writes: Writes[]): Promise<Response | null> {
   try {
     await writeTogether(gate.sql, ...writes);
     return null;
   } catch (error) {
-    gate.log.error({ event: "session_start_failed", err: error instanceof Error ? error.message : String(error) });
+    gate.log.error({ event: "session_start_failed", userId, err: error instanceof Error ? error.message : String(error) });
     return unavailable();
   }
 }

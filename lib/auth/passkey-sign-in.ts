@@ -106,17 +106,19 @@ export async function signInWithPasskey(
   if (strangers.locked && strangers.capped) await gate.lockouts.resetAsSeen(strangers.seen);
   // This browser is a known device of the account from now on; a device token it held is replaced.
   const previous = await gate.devices.recognise(deviceToken, usernameKey, nowMs);
-  const first = await recordSignIn(gate.prisma, user.id, nowMs, limits.locale);
   const sessionId = newSessionId();
   const { writes: deviceWrites, device } = gate.devices.issuing(usernameKey, nowMs, previous?.id);
   // The device, the event and the session in one statement (lib/db/one-statement.ts): all or none.
   const failed = await writeSignIn(
     gate,
+    user.id,
     deviceWrites,
     gate.events.signInSucceededWrites(user.id, client, { browser: `${browser}${PASSKEY_SUFFIX}`, sessionId }),
     gate.sessions.creating(browserSessionFields(gate, user, client, limits.userAgent, sessionId, nowMs)).writes,
   );
   if (failed) return { ok: false, refusal: failed };
+  // After the writes: a sign-in that could not be written is not the account's first.
+  const first = await recordSignIn(gate.prisma, user.id, nowMs, limits.locale);
   gate.log.info({ event: "passkey_sign_in_succeeded", userId: user.id });
   logSecurity(gate, { route: limits.path, outcome: "sign_in_succeeded", client, email: user.email, detail: "passkey", userId: user.id });
   if (!previous && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, limits));

@@ -520,12 +520,12 @@ export async function completeSignIn(
     // a new device (a known device, the second step, the mailed code): whoever holds only the
     // password cannot make the owner's "new sign-in" warning, and later mails, unreadable to them.
     const locale = device || via !== "password" ? passed.locale : null;
-    const first = signInToRecord(user, locale) ? await recordSignIn(gate.prisma, user.id, nowMs, locale) : false;
     // A browser's session is written here, with its device and its event: one statement
     // (lib/db/one-statement.ts), so one round trip, and all three or none.
     sessionOpen = intent.channel === "browser";
     const failed = await writeSignIn(
       gate,
+      user.id,
       issuing.writes,
       gate.events.signInSucceededWrites(user.id, client, { browser, sessionId: passed.sessionId }),
       ...(sessionOpen
@@ -533,6 +533,8 @@ export async function completeSignIn(
         : []),
     );
     if (failed) return { ok: false, refusal: failed };
+    // After the writes: a sign-in that could not be written is not the account's first.
+    const first = signInToRecord(user, locale) ? await recordSignIn(gate.prisma, user.id, nowMs, locale) : false;
     // A new device of an account that has signed in before: its first device is no news.
     if (!device && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, passed));
   } else {

@@ -1,4 +1,5 @@
 import { vi } from "vitest";
+import { sessionClaimsOfCookies } from "@/lib/auth/next-auth/cookies";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -27,4 +28,20 @@ export function holdSignInWrites(gate: Gate) {
     return run(text, values);
   });
   return { reached: atWrites, release, restore: () => spy.mockRestore() };
+}
+
+/**
+ * The row of the session a cookie (`name=value`) names, and its account's credential generation
+ * now: a sign-in held past a revocation must have written its row (a cookie for a row never
+ * written would read as dead too, proving nothing) under the generation it read before.
+ */
+export async function sessionRowOf(gate: Gate, cookiePair: string) {
+  const [name, value] = cookiePair.split("=") as [string, string];
+  const claims = await sessionClaimsOfCookies(gate.config, { [name]: value });
+  const sid = typeof claims?.sid === "string" ? claims.sid : "";
+  const row = await gate.prisma.browserSession.findUnique({
+    where: { id: sid },
+    select: { credentialGeneration: true, user: { select: { credentialGeneration: true } } },
+  });
+  return row ? { sessionGeneration: row.credentialGeneration, userGeneration: row.user.credentialGeneration } : null;
 }

@@ -14,7 +14,7 @@ import {
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { freshAddress, PEER_HEADER } from "../helpers/peer";
-import { holdSignInWrites } from "../helpers/sign-in-writes";
+import { holdSignInWrites, sessionRowOf } from "../helpers/sign-in-writes";
 import { APP_GATEHOUSE, serve } from "@/lib/app";
 import { forget, remember } from "@/lib/remember";
 
@@ -164,6 +164,10 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
       const late = sessionPairOf(res)!;
       expect(await isLive(late)).toBe(false);
       expect(await isLive(here)).toBe(true);
+      // Its row was written, after the revocation, under the generation it read before it.
+      const row = await sessionRowOf(gate(), late);
+      expect(row).not.toBeNull();
+      expect(row!.sessionGeneration).toBeLessThan(row!.userGeneration);
     });
 
     it("ends the tokens that a sign-in in flight gets after sign out everywhere else", async () => {
@@ -185,6 +189,10 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
       );
       expect(res.status).toBe(200);
       expect(await isLive(sessionPairOf(res)!)).toBe(false);
+      // Its row was written, after the revocation, under the generation it read before it.
+      const row = await sessionRowOf(gate(), sessionPairOf(res)!);
+      expect(row).not.toBeNull();
+      expect(row!.sessionGeneration).toBeLessThan(row!.userGeneration);
       // The race is closed, not the account: the next sign-in works.
       expect(await isLive(await signedIn("racea@example.com"))).toBe(true);
     });

@@ -14,7 +14,7 @@ import {
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader } from "../helpers/peer";
-import { holdSignInWrites } from "../helpers/sign-in-writes";
+import { holdSignInWrites, sessionRowOf } from "../helpers/sign-in-writes";
 
 type Gate = import("@/lib/app").Gatehouse;
 const OLD = "the right passphrase";
@@ -58,12 +58,15 @@ describe("a password change against sign-ins in flight", () => {
     await held.reached;
     expect((await changePassword(owner)).status).toBe(303);
     held.release();
-    const res = await attacker;
-    held.restore();
+    const res = await attacker.finally(held.restore);
     // The cookie was set (the session row was written after the change), and it is dead.
     const cookie = sessionPairOf(res);
     expect(cookie).not.toBeNull();
     expect((await sessionWith(cookie!)).body).toEqual({});
+    // Its row was written, after the change, under the generation it read before it.
+    const row = await sessionRowOf(gate, cookie!);
+    expect(row).not.toBeNull();
+    expect(row!.sessionGeneration).toBeLessThan(row!.userGeneration);
     expect((await browserSignIn("victim@example.com", OLD)).status).toBe(401);
   });
 
@@ -74,8 +77,7 @@ describe("a password change against sign-ins in flight", () => {
     await held.reached;
     expect((await changePassword(owner)).status).toBe(303);
     held.release();
-    const { refresh_token } = (await (await attacker).json()) as { refresh_token: string };
-    held.restore();
+    const { refresh_token } = (await (await attacker.finally(held.restore)).json()) as { refresh_token: string };
     const refreshed = await refreshTokens(refresh_token);
     expect(refreshed.status).toBe(401);
     expect(await refreshed.json()).toMatchObject({ error: "invalid_token" });
