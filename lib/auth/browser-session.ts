@@ -14,7 +14,8 @@ import { unavailable } from "@/lib/http/refusals";
 import { json } from "@/lib/http/responses";
 import { revokeAllFamilies } from "@/lib/tokens/refresh-tokens";
 import type { NewSession } from "@/lib/sessions/browser-sessions";
-import { writeTogether, type Writes } from "@/lib/db/one-statement";
+import { writeGuarded, type Writes } from "@/lib/db/one-statement";
+import { credentialsUnchanged } from "@/lib/users/accounts";
 import { sessionClaimsOfCookies, sessionCookie, cookieJar } from "./next-auth/cookies";
 
 /** A session cookie's claims as next-auth decoded them: nothing in them is trusted yet. */
@@ -57,17 +58,23 @@ export async function openSession(
 
 /**
  * A finished sign-in's writes (its new device, its event and, for a browser, its session) in one
- * statement (lib/db/one-statement.ts): one round trip, and all of them or none. When they fail,
- * the refusal to send: the password was right, but nothing would recognise the session or the
- * device, so no cookie at all.
+ * statement (lib/db/one-statement.ts): one round trip, and all of them or none, and none unless
+ * the account is still under the credentials its check read (`credentialsUnchanged`). When they
+ * are not written, no cookie at all: refused with the generic answer (null) when the credentials
+ * changed or the account went since the check, with 503 when the database failed.
  */
-export async function writeSignIn(gate: Gatehouse, userId: string, ...writes: Writes[]): Promise<Response | null> {
+export async function writeSignIn(
+  gate: Gatehouse,
+  user: { id: string; credentialGeneration: number },
+  ...writes: Writes[]
+): Promise<{ ok: true } | { ok: false; refusal: Response | null }> {
   try {
-    await writeTogether(gate.sql, ...writes);
-    return null;
+    if (await writeGuarded(gate.sql, credentialsUnchanged(user), ...writes)) return { ok: true };
+    gate.log.info({ event: "sign_in_superseded", userId: user.id });
+    return { ok: false, refusal: null };
   } catch (error) {
-    gate.log.error({ event: "session_start_failed", userId, err: error instanceof Error ? error.message : String(error) });
-    return unavailable();
+    gate.log.error({ event: "session_start_failed", userId: user.id, err: error instanceof Error ? error.message : String(error) });
+    return { ok: false, refusal: unavailable() };
   }
 }
 

@@ -109,14 +109,15 @@ export async function signInWithPasskey(
   const sessionId = newSessionId();
   const { writes: deviceWrites, device } = gate.devices.issuing(usernameKey, nowMs, previous?.id);
   // The device, the event and the session in one statement (lib/db/one-statement.ts): all or none.
-  const failed = await writeSignIn(
+  const written = await writeSignIn(
     gate,
-    user.id,
+    user,
     deviceWrites,
     gate.events.signInSucceededWrites(user.id, client, { browser: `${browser}${PASSKEY_SUFFIX}`, sessionId }),
     gate.sessions.creating(browserSessionFields(gate, user, client, limits.userAgent, sessionId, nowMs)).writes,
   );
-  if (failed) return { ok: false, refusal: failed };
+  // The account changed its credentials (or went) since it was read: as if it were never found.
+  if (!written.ok) return written.refusal ? { ok: false, refusal: written.refusal } : refused("unknown");
   // After the writes: a sign-in that could not be written is not the account's first.
   const first = await recordSignIn(gate.prisma, user.id, nowMs, limits.locale);
   gate.log.info({ event: "passkey_sign_in_succeeded", userId: user.id });

@@ -208,7 +208,8 @@ async function finish(
   via: "second_step" | "device_confirmation",
 ): Promise<Passed> {
   const finished = await completeSignIn(limits.gate, passedOf(limits, pending, user), user, via);
-  if (!finished.ok) return finished;
+  // No refusal of its own: the password was changed, or the account deleted, after it was read here.
+  if (!finished.ok) return refused(finished.refusal ?? pendingRefused(limits.gate, "used", pending.channel));
   return { ok: true, finished: { ...finished, purpose: pending.purpose } };
 }
 

@@ -18,7 +18,6 @@ import type { AdmittedAttempt, LockoutSeen } from "@/lib/lockout/repository";
 import type { BreachVerdict } from "@/lib/password/breached";
 import type { Intent, SecondStepMethod, SignInOutcome, SignInAdmission } from "@/lib/password/admission";
 import type { Gatehouse } from "@/lib/app";
-import { writeTogether } from "@/lib/db/one-statement";
 import { browserSessionFields, writeSignIn } from "@/lib/auth/browser-session";
 
 /**
@@ -495,7 +494,7 @@ export async function completeSignIn(
   },
   via: "password" | "second_step" | "device_confirmation" = "password",
   strangersSeen?: LockoutCheck & { seen: LockoutSeen },
-): Promise<Extract<SignInOutcome, { ok: true }> | { ok: false; refusal: Response }> {
+): Promise<Extract<SignInOutcome, { ok: true }> | { ok: false; refusal: Response | null }> {
   const { email, client, device, route, intent } = passed;
   const browser = browserLabel(passed.userAgent);
   const nowMs = gate.clock();
@@ -523,22 +522,23 @@ export async function completeSignIn(
     // A browser's session is written here, with its device and its event: one statement
     // (lib/db/one-statement.ts), so one round trip, and all three or none.
     sessionOpen = intent.channel === "browser";
-    const failed = await writeSignIn(
+    const written = await writeSignIn(
       gate,
-      user.id,
+      user,
       issuing.writes,
       gate.events.signInSucceededWrites(user.id, client, { browser, sessionId: passed.sessionId }),
       ...(sessionOpen
         ? [gate.sessions.creating(browserSessionFields(gate, user, client, passed.userAgent, passed.sessionId, nowMs)).writes]
         : []),
     );
-    if (failed) return { ok: false, refusal: failed };
+    if (!written.ok) return written;
     // After the writes: a sign-in that could not be written is not the account's first.
     const first = signInToRecord(user, locale) ? await recordSignIn(gate.prisma, user.id, nowMs, locale) : false;
     // A new device of an account that has signed in before: its first device is no news.
     if (!device && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, passed));
   } else {
-    await writeTogether(gate.sql, issuing.writes);
+    const written = await writeSignIn(gate, user, issuing.writes);
+    if (!written.ok) return written;
     // The owner of a live session proved it again: recorded as that, for that session; no sign-in happened.
     if (intent.kind === "reauthenticate") {
       await gate.events.accountChanged(user.id, "reauthenticated", client, { browser, sessionId: intent.sessionId });

@@ -77,17 +77,18 @@ export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs:
     // table cleaning up after itself (a username's expired devices and all but its newest). In
     // one statement the DELETE sees the table as it was before the INSERT, so it keeps the
     // newest MAX - 1 live ones besides the new device.
-    const writes: Writes = (param) => {
+    const writes: Writes = (param, when) => {
       const key = param(usernameKey);
       const now = msToUtc(param(nowMs));
       // An id no device has: nothing is replaced.
       const old = param(replacing ?? "");
       return [
-        `INSERT INTO "KnownDevice" ("id", "usernameKey", "expiresAt", "createdAt") VALUES (${param(id)}, ${key}, ${msToUtc(param(expiresAtMs))}, ${now})`,
-        `DELETE FROM "KnownDevice" WHERE ("id" = ${old} AND "usernameKey" = ${key}) OR ("usernameKey" = ${key} AND "id" NOT IN (
+        `INSERT INTO "KnownDevice" ("id", "usernameKey", "expiresAt", "createdAt")
+         SELECT ${param(id)}, ${key}, ${msToUtc(param(expiresAtMs))}, ${now} WHERE ${when}`,
+        `DELETE FROM "KnownDevice" WHERE (("id" = ${old} AND "usernameKey" = ${key}) OR ("usernameKey" = ${key} AND "id" NOT IN (
            SELECT "id" FROM "KnownDevice" WHERE "usernameKey" = ${key} AND "expiresAt" > ${now} AND "id" <> ${old}
            ORDER BY "createdAt" DESC LIMIT ${param(MAX_DEVICES_PER_USERNAME - 1)}::int
-         ))`,
+         ))) AND ${when}`,
       ];
     };
     return { writes, device: { id, token: signDeviceToken(options.secret, { id, expiresAtMs }, usernameKey), expiresAtMs } };

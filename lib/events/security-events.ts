@@ -104,9 +104,10 @@ export function prismaSecurityEvents(
   // One clock (the app's) for every event, so their order is the order they happened in.
   const writes =
     (userId: string, kind: SecurityEventKind, client: ClientAddress, origin: EventOrigin = {}, atMs = clock()): Writes =>
-    (param) => [
+    (param, when) => [
       `INSERT INTO "SecurityEvent" ("id", "userId", "kind", "address", "browser", "sessionId", "createdAt")
-       VALUES (${param(randomUUID())}::uuid, ${param(userId)}::uuid, ${param(kind)}, ${param(truncateAddress(client.address))}, ${param(origin.browser ?? null)}, ${param(origin.sessionId ?? null)}, ${msToUtc(param(atMs))})`,
+       SELECT ${param(randomUUID())}::uuid, ${param(userId)}::uuid, ${param(kind)}, ${param(truncateAddress(client.address))}, ${param(origin.browser ?? null)}, ${param(origin.sessionId ?? null)}, ${msToUtc(param(atMs))}
+       WHERE ${when}`,
     ];
 
   async function record(userId: string, kind: SecurityEventKind, client: ClientAddress, origin: EventOrigin = {}, atMs = clock()) {

@@ -89,15 +89,16 @@ export function prismaBrowserSessions(prisma: PrismaClient, sql: Sql): BrowserSe
   }) => {
     // The new session, and this table cleaning up after itself, one user at a time (sessions
     // long over are dropped; the new one is not, being neither).
-    const writes: Writes = (param) => {
+    const writes: Writes = (param, when) => {
       const user = `${param(userId)}::uuid`;
       const now = msToUtc(param(nowMs));
       const deadBefore = msToUtc(param(nowMs - KEEP_DEAD_MS));
       return [
         `INSERT INTO "BrowserSession" ("id", "userId", "credentialGeneration", "browser", "address", "createdAt", "lastSeenAt", "authenticatedAt", "expiresAt")
-         VALUES (${param(id)}, ${user}, ${param(credentialGeneration)}, ${param(browser)}, ${param(address)}, ${now}, ${now}, ${msToUtc(param(authenticatedAtMs))}, ${msToUtc(param(expiresAtMs))})`,
+         SELECT ${param(id)}, ${user}, ${param(credentialGeneration)}, ${param(browser)}, ${param(address)}, ${now}, ${now}, ${msToUtc(param(authenticatedAtMs))}, ${msToUtc(param(expiresAtMs))}
+         WHERE ${when}`,
         `DELETE FROM "BrowserSession"
-         WHERE "userId" = ${user} AND ("expiresAt" < ${deadBefore} OR "revokedAt" < ${deadBefore} OR "lastSeenAt" < ${deadBefore})`,
+         WHERE "userId" = ${user} AND ("expiresAt" < ${deadBefore} OR "revokedAt" < ${deadBefore} OR "lastSeenAt" < ${deadBefore}) AND ${when}`,
       ];
     };
     return { writes, id };

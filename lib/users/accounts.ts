@@ -1,6 +1,7 @@
 import type { PrismaClient } from "../generated/prisma/client";
 import type { PasswordHasher } from "@/lib/password/hash";
 import { NOW_UTC, type Sql } from "@/lib/db/sql";
+import type { Guard } from "@/lib/db/one-statement";
 import { FACTOR_SUMMARY_COLUMNS, factorSummaryOf, type FactorSummary, type FactorSummaryRow } from "@/lib/factors/store";
 
 export type Credentials = { email: string; password: string };
@@ -183,6 +184,19 @@ export async function storeNewPassword(
   });
   return user ? { userId: user.id, email: user.email, credentialGeneration: user.credentialGeneration } : null;
 }
+
+/**
+ * What a sign-in's writes hold to (lib/db/one-statement.ts): the account, still under the
+ * credential generation its check read. A password change or reset, "sign out everywhere" and the
+ * operator's revoke-sessions raise the generation before they revoke, so one that lands before
+ * the writes leaves them unwritten (no session, and no known device outliving the change), and one
+ * that lands after them waits for their commit and then ends what they wrote. A deleted account
+ * leaves them unwritten too.
+ */
+export const credentialsUnchanged =
+  (user: { id: string; credentialGeneration: number }): Guard =>
+  (param) =>
+    `SELECT 1 FROM "User" WHERE "id" = ${param(user.id)}::uuid AND "credentialGeneration" = ${param(user.credentialGeneration)} FOR SHARE`;
 
 /**
  * Marks the account's current password as found in a breach corpus, unless it was already

@@ -1,5 +1,6 @@
 import { vi } from "vitest";
-import { sessionClaimsOfCookies } from "@/lib/auth/next-auth/cookies";
+
+import type { SqlValue } from "@/lib/db/sql";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -13,35 +14,20 @@ const SIGN_IN_WRITES = /INSERT INTO "KnownDevice"/;
  * Only that statement waits; every other goes through as it is.
  */
 export function holdSignInWrites(gate: Gate) {
-  const run = gate.sql.run.bind(gate.sql);
+  // Guarded writes (lib/db/one-statement.ts) read back one row: whether the account was as checked.
+  const rows = gate.sql.rows.bind(gate.sql);
   let reached!: () => void;
   let release!: () => void;
   const atWrites = new Promise<void>((resolve) => (reached = resolve));
   const released = new Promise<void>((resolve) => (release = resolve));
   let held = false;
-  const spy = vi.spyOn(gate.sql, "run").mockImplementation(async (text, values) => {
+  const spy = vi.spyOn(gate.sql, "rows").mockImplementation(async <T>(text: string, values?: readonly SqlValue[]) => {
     if (!held && SIGN_IN_WRITES.test(text)) {
       held = true;
       reached();
       await released;
     }
-    return run(text, values);
+    return rows<T>(text, values);
   });
   return { reached: atWrites, release, restore: () => spy.mockRestore() };
-}
-
-/**
- * The row of the session a cookie (`name=value`) names, and its account's credential generation
- * now: a sign-in held past a revocation must have written its row (a cookie for a row never
- * written would read as dead too, proving nothing) under the generation it read before.
- */
-export async function sessionRowOf(gate: Gate, cookiePair: string) {
-  const [name, value] = cookiePair.split("=") as [string, string];
-  const claims = await sessionClaimsOfCookies(gate.config, { [name]: value });
-  const sid = typeof claims?.sid === "string" ? claims.sid : "";
-  const row = await gate.prisma.browserSession.findUnique({
-    where: { id: sid },
-    select: { credentialGeneration: true, user: { select: { credentialGeneration: true } } },
-  });
-  return row ? { sessionGeneration: row.credentialGeneration, userGeneration: row.user.credentialGeneration } : null;
 }

@@ -14,7 +14,7 @@ import {
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { freshAddress, PEER_HEADER } from "../helpers/peer";
-import { holdSignInWrites, sessionRowOf } from "../helpers/sign-in-writes";
+import { holdSignInWrites } from "../helpers/sign-in-writes";
 import { APP_GATEHOUSE, serve } from "@/lib/app";
 import { forget, remember } from "@/lib/remember";
 
@@ -121,7 +121,7 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
 
   describe("access tokens die with what they came from (issue 25, item 1)", () => {
     beforeAll(async () => {
-      for (const name of ["family", "generation", "admin", "everywhere", "raceb", "racet", "racea"])
+      for (const name of ["family", "generation", "admin", "everywhere", "raceb", "racek", "racet", "racea"])
         await createAccount(gate(), `${name}@example.com`, PASSWORD);
     });
 
@@ -154,47 +154,82 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
       expect(await isLive(here)).toBe(true);
     });
 
-    it("ends a browser session that a sign-in in flight writes after sign out everywhere else", async () => {
+    /** Known devices of the username: each is a lane past the strangers' lock, so a late one outlives the revocation. */
+    const devicesOf = (email: string) => gate().prisma.knownDevice.count({ where: { usernameKey: gate().usernameKey(email) } });
+    const succeededEvents = async (email: string) => {
+      const { id } = await gate().prisma.user.findUniqueOrThrow({ where: { email } });
+      return gate().prisma.securityEvent.count({ where: { userId: id, kind: "sign_in_succeeded" } });
+    };
+
+    it("a browser sign-in in flight across sign out everywhere else writes nothing and gets the generic answer", async () => {
       const here = await signedIn("raceb@example.com");
+      const before = { devices: await devicesOf("raceb@example.com"), events: await succeededEvents("raceb@example.com") };
       const res = await inFlight(
         () => browserSignIn("raceb@example.com", PASSWORD),
         () => signOutEverywhereElse(here),
       );
-      expect(res.status).toBe(200);
-      const late = sessionPairOf(res)!;
-      expect(await isLive(late)).toBe(false);
+      // Its password was checked under the generation the revocation left: no session, no device, no event.
+      expect(res.status).toBe(401);
+      expect(sessionPairOf(res)).toBeNull();
+      expect(deviceCookieOf(res)).toBeNull();
+      expect(await devicesOf("raceb@example.com")).toBe(before.devices);
+      expect(await succeededEvents("raceb@example.com")).toBe(before.events);
       expect(await isLive(here)).toBe(true);
-      // Its row was written, after the revocation, under the generation it read before it.
-      const row = await sessionRowOf(gate(), late);
-      expect(row).not.toBeNull();
-      expect(row!.sessionGeneration).toBeLessThan(row!.userGeneration);
+      // The race is closed, not the account: the next sign-in works.
+      expect(await isLive(await signedIn("raceb@example.com"))).toBe(true);
     });
 
-    it("ends the tokens that a sign-in in flight gets after sign out everywhere else", async () => {
+    it("a known device's sign-in in flight across sign out everywhere else keeps the device it would have replaced", async () => {
+      const first = await browserSignIn("racek@example.com", PASSWORD);
+      const here = sessionPairOf(first)!;
+      const device = deviceCookieOf(first)!;
+      const res = await inFlight(
+        () => browserSignIn("racek@example.com", PASSWORD, { cookie: `${DEVICE_COOKIE}=${device}` }),
+        () => signOutEverywhereElse(here),
+      );
+      expect(res.status).toBe(401);
+      // No write of the statement happened, its DELETE of the device it replaces neither: the
+      // owner's device is still known, and free for its next sign-in.
+      const usernameKey = gate().usernameKey("racek@example.com");
+      expect(await gate().devices.recognise(device, usernameKey, Date.now())).not.toBeNull();
+      expect(await gate().devices.claim(gate().devices.signed(device, usernameKey, Date.now())!.id, usernameKey, Date.now(), 1_000)).toBe(
+        "claimed",
+      );
+    });
+
+    it("an API sign-in in flight across sign out everywhere else gets no tokens and no device", async () => {
       const here = await signedIn("racet@example.com");
+      const devices = await devicesOf("racet@example.com");
       const res = await inFlight(
         () => tokenSignIn("racet@example.com", PASSWORD),
         () => signOutEverywhereElse(here),
       );
-      expect(res.status).toBe(200);
-      const late = (await res.json()) as Tokens;
-      await expectTokenDead(late.access_token);
-      expect((await refreshTokens(late.refresh_token)).status).toBe(401);
+      expect(res.status).toBe(401);
+      expect(await res.json()).not.toHaveProperty("access_token");
+      expect(await devicesOf("racet@example.com")).toBe(devices);
     });
 
-    it("ends a browser session that a sign-in in flight writes after the operator's revoke-sessions", async () => {
+    it("a sign-in in flight across the operator's revoke-sessions leaves no known device behind", async () => {
       const res = await inFlight(
         () => browserSignIn("racea@example.com", PASSWORD),
         () => adminRevokeSessions("racea@example.com"),
       );
-      expect(res.status).toBe(200);
-      expect(await isLive(sessionPairOf(res)!)).toBe(false);
-      // Its row was written, after the revocation, under the generation it read before it.
-      const row = await sessionRowOf(gate(), sessionPairOf(res)!);
-      expect(row).not.toBeNull();
-      expect(row!.sessionGeneration).toBeLessThan(row!.userGeneration);
-      // The race is closed, not the account: the next sign-in works.
+      expect(res.status).toBe(401);
+      expect(sessionPairOf(res)).toBeNull();
+      // revoke-sessions forgot every device; one written after it would be the attacker's lane.
+      expect(await devicesOf("racea@example.com")).toBe(0);
       expect(await isLive(await signedIn("racea@example.com"))).toBe(true);
+    });
+
+    it("a sign-in in flight when the account is deleted writes nothing and gets the generic answer", async () => {
+      await createAccount(gate(), "raced@example.com", PASSWORD);
+      const res = await inFlight(
+        () => browserSignIn("raced@example.com", PASSWORD),
+        () => gate().prisma.user.delete({ where: { email: "raced@example.com" } }),
+      );
+      expect(res.status).toBe(401);
+      expect(deviceCookieOf(res)).toBeNull();
+      expect(await devicesOf("raced@example.com")).toBe(0);
     });
   });
 
