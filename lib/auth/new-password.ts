@@ -44,13 +44,15 @@ export async function newPasswordProblem(
 /**
  * Why the password is replaced, which decides what else goes with the old one:
  * - `change`: the signed-in owner, from the account page; `sessionId` is the renewed session the
- *   route opens next, which the event names.
+ *   route opens next, which the event names; `checkedGeneration` the credential generation the
+ *   current password was checked under (the change is stored only while it holds).
  * - `reset`: an emailed reset link (spent in the same statement as the hash). The mailbox proved
  *   the owner, so the attack on the old password is over (its lock and "under attack" go), every
  *   other emailed link dies, and `removePasskeys` takes every passkey too.
  */
 export type Replacement =
-  { kind: "change"; userId: string; sessionId: string } | { kind: "reset"; resetLinkId: string; removePasskeys: boolean };
+  | { kind: "change"; userId: string; sessionId: string; checkedGeneration: number }
+  | { kind: "reset"; resetLinkId: string; removePasskeys: boolean };
 
 /** The event on the account page and in the log, and the mail to the owner. */
 const SAID = {
@@ -81,7 +83,7 @@ export async function replacePassword(limits: RouteLimits, password: string, how
   const stored =
     how.kind === "reset"
       ? await gate.emailTokens.resetPassword(how.resetLinkId, passwordHash, gate.clock())
-      : await storeNewPassword(gate.prisma, how.userId, passwordHash);
+      : await storeNewPassword(gate.prisma, { id: how.userId, credentialGeneration: how.checkedGeneration }, passwordHash);
   if (!stored) return { ok: false, refusal: null };
   const { userId, email } = stored;
   const nowMs = gate.clock();

@@ -170,19 +170,22 @@ export async function hasOtherFactor(prisma: PrismaClient, userId: string): Prom
 /**
  * Stores a new password hash and a new credential generation in one UPDATE (every session and
  * refresh family made under the old password is dead from its commit, including one a sign-in in
- * flight writes afterwards), and clears the breached mark. Null when the account is gone.
+ * flight writes afterwards), and clears the breached mark; only if the account is still under
+ * `credentialGeneration`, the one its current password was checked under: a reset, another change
+ * or "sign out everywhere" that landed since wins, and this change is not stored. Null then, or
+ * when the account is gone.
  */
 export async function storeNewPassword(
   prisma: PrismaClient,
-  userId: string,
+  user: { id: string; credentialGeneration: number },
   passwordHash: string,
 ): Promise<{ userId: string; email: string; credentialGeneration: number } | null> {
-  const [user] = await prisma.user.updateManyAndReturn({
-    where: { id: userId },
+  const [stored] = await prisma.user.updateManyAndReturn({
+    where: { id: user.id, credentialGeneration: user.credentialGeneration },
     data: { passwordHash, credentialGeneration: { increment: 1 }, passwordBreachedAt: null },
     select: { id: true, email: true, credentialGeneration: true },
   });
-  return user ? { userId: user.id, email: user.email, credentialGeneration: user.credentialGeneration } : null;
+  return stored ? { userId: stored.id, email: stored.email, credentialGeneration: stored.credentialGeneration } : null;
 }
 
 /**

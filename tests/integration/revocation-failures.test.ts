@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { NextRequest } from "next/server";
 import {
   accountFormPost,
   altchaPayload,
@@ -13,7 +14,7 @@ import {
 } from "../helpers/browser";
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
-import { announcePeerHeader } from "../helpers/peer";
+import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { holdSignInWrites } from "../helpers/sign-in-writes";
 
 type Gate = import("@/lib/app").Gatehouse;
@@ -34,7 +35,8 @@ describe("a password change against sign-ins in flight", () => {
     const url = postgresUrl();
     database = url ? await freshPostgres(url) : await freshPglite();
     gate = await servedGatehouse(database.url, { HASH_QUEUE: "100", HASH_CONCURRENCY: "4" });
-    for (const name of ["victim", "victim2", "victim3", "victim4", "leaver"]) await createAccount(gate, `${name}@example.com`, OLD);
+    for (const name of ["victim", "victim2", "victim3", "victim4", "victim5", "leaver"])
+      await createAccount(gate, `${name}@example.com`, OLD);
   });
 
   afterAll(async () => {
@@ -87,6 +89,35 @@ describe("a password change against sign-ins in flight", () => {
     expect(res.status).toBe(401);
     expect(await res.json()).not.toHaveProperty("refresh_token");
     expect(await devicesOf("victim2@example.com")).toBe(1);
+  });
+
+  it("a change in flight when the owner resets the password is not stored: the reset stands", async () => {
+    const intruder = await signedInBrowser("victim5@example.com", OLD);
+    const { id } = await gate.prisma.user.findUniqueOrThrow({ where: { email: "victim5@example.com" } });
+    const RESET = "the owner's reset passphrase";
+    const { POST: reset } = await import("@/app/api/password/reset/route");
+    // The owner's reset lands while the intruder's change hashes its new password: after the
+    // change's check read the account, before it stores.
+    const hash = gate.hasher.hash.bind(gate.hasher);
+    vi.spyOn(gate.hasher, "hash").mockImplementationOnce(async (password) => {
+      const { credentialGeneration } = await gate.prisma.user.findUniqueOrThrow({ where: { id } });
+      const token = await gate.emailTokens.issue(id, "reset_password", credentialGeneration, Date.now(), 3_600_000);
+      const res = await reset(
+        new NextRequest("http://localhost/api/password/reset", {
+          method: "POST",
+          headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
+          body: JSON.stringify({ token, password: RESET }),
+        }),
+      );
+      expect(res.status).toBe(200);
+      return hash(password);
+    });
+    const res = await changePassword(intruder);
+    expect(res.status).toBe(401);
+    expect(sessionPairOf(res)).toBeNull();
+    // (The reset's password first: a wrong one would make the next new device wait for a mailed code.)
+    expect((await browserSignIn("victim5@example.com", RESET)).status).toBe(200);
+    expect((await browserSignIn("victim5@example.com", NEW)).status).toBe(401);
   });
 
   it("when the tidy-up after the new hash fails, every other session is dead anyway", async () => {

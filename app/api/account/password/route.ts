@@ -54,7 +54,12 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   const authenticatedAtMs = (await gate.sessions.authenticatedAt(userId, form.session.sid)) ?? 0;
   // The new session takes the id the password check chose, which the "signed in" event already names.
   const sessionId = checked.sessionId;
-  const replaced = await replacePassword(limits, newPassword, { kind: "change", userId, sessionId });
+  const replaced = await replacePassword(limits, newPassword, {
+    kind: "change",
+    userId,
+    sessionId,
+    checkedGeneration: checked.user.credentialGeneration,
+  });
   if (!replaced.ok) return replaced.refusal ?? jsonError(401, "unauthenticated", SESSION_ENDED);
   // This browser's session ended with the others: it is renewed under the new id.
   const sessionCookie = await openSession(
