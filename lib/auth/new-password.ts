@@ -91,8 +91,12 @@ export async function replacePassword(limits: RouteLimits, password: string, how
 
   const ended = await endOtherSessions(gate, userId, null, nowMs);
   let reset = {};
+  let credentialGeneration = stored.credentialGeneration;
   if (how.kind === "reset") {
     const passkeysRemoved = how.removePasskeys ? await gate.passkeys.removeAll(userId) : 0;
+    // A passkey sign-in that found its key between the new hash and its removal holds to the
+    // generation the hash raised: raised once more, its session is dead too (its device goes below).
+    if (passkeysRemoved > 0) credentialGeneration = (await gate.sessions.raiseGeneration(userId, null)) ?? credentialGeneration;
     if (passkeysRemoved > 0) await gate.events.accountChanged(userId, "passkeys_removed_by_reset", client, { browser });
     reset = { linksRevoked: await gate.emailTokens.revokeAll(userId), passkeysRemoved };
   }
@@ -106,5 +110,5 @@ export async function replacePassword(limits: RouteLimits, password: string, how
   await gate.events.accountChanged(userId, said.event, client, how.kind === "change" ? { browser, sessionId: how.sessionId } : { browser });
   gate.recovery.notice(said.notice, { id: userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
   gate.log.info({ event: said.event, userId, ...ended, devicesForgotten, ...reset });
-  return { ok: true, ...stored, device, nowMs };
+  return { ok: true, ...stored, credentialGeneration, device, nowMs };
 }

@@ -45,7 +45,7 @@ export async function spendAssertion(
   limits: RouteLimits,
   response: ParsedAuthentication,
   ceremony: { purpose: "sign_in" | "reauthenticate" | "second_step"; boundTo: string; owner?: string },
-): Promise<{ ok: true; passkey: { id: string; userId: string } } | { ok: false; reason: Refusable }> {
+): Promise<{ ok: true; passkey: { id: string; userId: string; credentialGeneration: number } } | { ok: false; reason: Refusable }> {
   const { gate, client } = limits;
   const nowMs = gate.clock();
   const passkey = await gate.passkeys.find(response.id);
@@ -98,7 +98,9 @@ export async function signInWithPasskey(
     where: { id: passkey.userId },
     select: { id: true, email: true, credentialGeneration: true, emailVerifiedAt: true, passwordBreachedAt: true },
   });
-  if (!user) return refused("unknown");
+  // Held to the credentials as the passkey was found, before its signature was checked: a sign
+  // out everywhere, a reset or a change since then (or a deleted account) leaves it no session.
+  if (!user || user.credentialGeneration !== passkey.credentialGeneration) return refused("unknown");
   // The same rule as the password's: no session for an address not confirmed yet.
   if (!user.emailVerifiedAt && gate.config.email.requireVerification) return refused("unconfirmed");
   const usernameKey = gate.usernameKey(user.email);

@@ -7,6 +7,8 @@ const isId = (id: string) => uuidSchema.safeParse(id).success;
 export type PasskeyRecord = {
   id: string;
   userId: string;
+  /** The account's credential generation as the passkey was found: what a sign-in with it holds to. */
+  credentialGeneration: number;
   credentialId: string;
   publicKey: Uint8Array;
   signCount: number;
@@ -26,8 +28,8 @@ export type NewPasskey = {
 export type PasskeyView = { id: string; name: string; createdAt: Date; lastUsedAt: Date | null; synced: boolean };
 
 /**
- * The Passkey table and nothing else: what a passkey is for and when it may be used are the
- * routes' and passkey-rules.ts's. Every write is scoped by userId, so no one renames or removes another's.
+ * The Passkey table and nothing else (but the account's credential generation, read with a passkey
+ * found): what a passkey is for and when it may be used are the routes' and passkey-rules.ts's. Every write is scoped by userId, so no one renames or removes another's.
  */
 export interface Passkeys {
   add(fields: NewPasskey & { userId: string; name: string; nowMs: number }): Promise<{ id: string } | { taken: true }>;
@@ -65,9 +67,24 @@ export function prismaPasskeys(prisma: PrismaClient): Passkeys {
     async find(credentialId) {
       const row = await prisma.passkey.findUnique({
         where: { credentialId },
-        select: { id: true, userId: true, credentialId: true, publicKey: true, signCount: true, transports: true },
+        select: {
+          id: true,
+          userId: true,
+          credentialId: true,
+          publicKey: true,
+          signCount: true,
+          transports: true,
+          user: { select: { credentialGeneration: true } },
+        },
       });
-      return row ? { ...row, publicKey: new Uint8Array(Buffer.from(row.publicKey, "base64url")), signCount: Number(row.signCount) } : null;
+      if (!row) return null;
+      const { user, ...passkey } = row;
+      return {
+        ...passkey,
+        credentialGeneration: user.credentialGeneration,
+        publicKey: new Uint8Array(Buffer.from(row.publicKey, "base64url")),
+        signCount: Number(row.signCount),
+      };
     },
     async list(userId) {
       const rows = await prisma.passkey.findMany({

@@ -192,3 +192,21 @@ export function comparableAnswer(body: Record<string, unknown>): Record<string, 
   const differing = new Set(["confirmation_token", "mfa_token", "expires_in", "expiresInSeconds"]);
   return Object.fromEntries(Object.entries(body).filter(([key]) => !differing.has(key)));
 }
+
+/**
+ * The owner's password reset through its route, with a fresh link for the account's current
+ * credential generation, as the mailed one would carry; `fields` adds to the form (removePasskeys).
+ */
+export async function resetByLink(gate: Gate, userId: string, password: string, fields: Record<string, unknown> = {}): Promise<Response> {
+  const { NextRequest } = await import("next/server");
+  const { POST } = await import("@/app/api/password/reset/route");
+  const { credentialGeneration } = await gate.prisma.user.findUniqueOrThrow({ where: { id: userId } });
+  const token = await gate.emailTokens.issue(userId, "reset_password", credentialGeneration, Date.now(), 3_600_000);
+  return POST(
+    new NextRequest("http://localhost/api/password/reset", {
+      method: "POST",
+      headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
+      body: JSON.stringify({ token, password, ...fields }),
+    }),
+  );
+}

@@ -4,6 +4,7 @@ import {
   accountFormPost,
   createAccount,
   deviceCookieOf,
+  resetByLink,
   sessionIdOf,
   sessionPairOf,
   sessionWith,
@@ -263,25 +264,8 @@ export function passkeysSuite(label: string, makeDatabase: () => Promise<TestDat
       it("a password reset can take every passkey with it, so a key an intruder added does not outlive the reset", async () => {
         const { passkey: intrudersKey } = await ownerWithPasskey("persist@example.com");
         const id = await userIdOf("persist@example.com");
-        const { POST } = await import("@/app/api/password/reset/route");
-        const reset = async (removePasskeys?: boolean) =>
-          POST(
-            new NextRequest("http://localhost/api/password/reset", {
-              method: "POST",
-              headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
-              body: JSON.stringify({
-                token: await gate.emailTokens.issue(
-                  id,
-                  "reset_password",
-                  (await gate.prisma.user.findUniqueOrThrow({ where: { id } })).credentialGeneration,
-                  Date.now(),
-                  3_600_000,
-                ),
-                password: `a brand new long passphrase ${Math.random()}`,
-                ...(removePasskeys === undefined ? {} : { removePasskeys }),
-              }),
-            }),
-          );
+        const reset = (removePasskeys?: boolean) =>
+          resetByLink(gate, id, `a brand new long passphrase ${Math.random()}`, removePasskeys === undefined ? {} : { removePasskeys });
         // Without the box ticked the passkeys stay (the owner's own are not taken by a forgotten password) ...
         expect((await reset()).status).toBe(200);
         expect((await passkeySignIn(await authenticator.authenticate(intrudersKey, await signInOptions()))).status).toBe(200);
@@ -291,6 +275,46 @@ export function passkeysSuite(label: string, makeDatabase: () => Promise<TestDat
         expect(sessionPairOf(back)).toBeNull();
         expect(await back.json()).toMatchObject({ reason: "unknown" });
         expect(await kindsOf("persist@example.com")).toContain("passkeys_removed_by_reset");
+      });
+
+      it("a passkey sign-in whose key was found before sign out everywhere else gets no session", async () => {
+        const { cookie: owner, passkey: key } = await ownerWithPasskey("outrun@example.com");
+        const credential = await authenticator.authenticate(key, await signInOptions());
+        // The owner signs out everywhere else while the assertion is being checked: after the
+        // key was found, before the account is read for the session.
+        const recordUse = gate.passkeys.recordUse.bind(gate.passkeys);
+        vi.spyOn(gate.passkeys, "recordUse").mockImplementationOnce(async (...args) => {
+          const res = await accountPost("/api/account/sessions/revoke-others", owner, {});
+          expect(res.headers.get("location")).toBe("/account?notice=signed_out_everywhere_else");
+          return recordUse(...args);
+        });
+        const res = await passkeySignIn(credential);
+        expect(sessionPairOf(res)).toBeNull();
+        expect(deviceCookieOf(res)).toBeNull();
+        expect(await res.json()).toMatchObject({ error: "passkey_invalid" });
+        // The race is closed, not the key: it signs in again.
+        expect((await passkeySignIn(await authenticator.authenticate(key, await signInOptions()))).status).toBe(200);
+      });
+
+      it("a passkey sign-in that lands between a reset's new password and its removal of the passkeys is ended", async () => {
+        const { passkey: intrudersKey } = await ownerWithPasskey("between@example.com");
+        const id = await userIdOf("between@example.com");
+        const credential = await authenticator.authenticate(intrudersKey, await signInOptions());
+        let intruder: Response | undefined;
+        // The intruder's whole sign-in runs after the reset stored its hash and ended the sessions,
+        // just before it removes the passkeys: it finds the key and the raised generation.
+        const removeAll = gate.passkeys.removeAll.bind(gate.passkeys);
+        vi.spyOn(gate.passkeys, "removeAll").mockImplementationOnce(async (userId) => {
+          intruder = await passkeySignIn(credential);
+          return removeAll(userId);
+        });
+        const res = await resetByLink(gate, id, "quite another long passphrase, all new", { removePasskeys: true });
+        expect(res.status).toBe(200);
+        expect(intruder!.status).toBe(200);
+        // Its session was written, and is dead; its device is forgotten.
+        expect((await sessionWith(sessionPairOf(intruder!)!)).body).toEqual({});
+        const usernameKey = gate.usernameKey("between@example.com");
+        expect(await gate.devices.recognise(deviceCookieOf(intruder!), usernameKey, Date.now())).toBeNull();
       });
 
       it("one session cannot spend another session's allowance: the owner still removes the intruder's passkey", async () => {

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { NextRequest } from "next/server";
 import {
   accountFormPost,
   altchaPayload,
@@ -7,6 +6,7 @@ import {
   browserSignOut,
   createAccount,
   deviceCookieOf,
+  resetByLink,
   sessionPairOf,
   sessionWith,
   signedInBrowser,
@@ -14,7 +14,7 @@ import {
 } from "../helpers/browser";
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
-import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+import { announcePeerHeader } from "../helpers/peer";
 import { holdSignInWrites } from "../helpers/sign-in-writes";
 
 type Gate = import("@/lib/app").Gatehouse;
@@ -95,20 +95,11 @@ describe("a password change against sign-ins in flight", () => {
     const intruder = await signedInBrowser("victim5@example.com", OLD);
     const { id } = await gate.prisma.user.findUniqueOrThrow({ where: { email: "victim5@example.com" } });
     const RESET = "the owner's reset passphrase";
-    const { POST: reset } = await import("@/app/api/password/reset/route");
     // The owner's reset lands while the intruder's change hashes its new password: after the
     // change's check read the account, before it stores.
     const hash = gate.hasher.hash.bind(gate.hasher);
     vi.spyOn(gate.hasher, "hash").mockImplementationOnce(async (password) => {
-      const { credentialGeneration } = await gate.prisma.user.findUniqueOrThrow({ where: { id } });
-      const token = await gate.emailTokens.issue(id, "reset_password", credentialGeneration, Date.now(), 3_600_000);
-      const res = await reset(
-        new NextRequest("http://localhost/api/password/reset", {
-          method: "POST",
-          headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
-          body: JSON.stringify({ token, password: RESET }),
-        }),
-      );
+      const res = await resetByLink(gate, id, RESET);
       expect(res.status).toBe(200);
       return hash(password);
     });

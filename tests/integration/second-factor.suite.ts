@@ -9,6 +9,7 @@ import {
   createAccount,
   deviceCookieOf,
   refreshTokens,
+  resetByLink,
   sessionIdOf,
   sessionPairOf,
   signedInBrowser,
@@ -322,18 +323,7 @@ export function secondFactorSuite(label: string, makeDatabase: () => Promise<Tes
       const { secret } = await ownerWithApp("reset@example.com");
       const before = (await passwordStep("reset@example.com")).pending;
       const id = await userIdOf("reset@example.com");
-      const { POST } = await import("@/app/api/password/reset/route");
-      const generation = (await gate.prisma.user.findUniqueOrThrow({ where: { id } })).credentialGeneration;
-      const reset = await POST(
-        new NextRequest("http://localhost/api/password/reset", {
-          method: "POST",
-          headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
-          body: JSON.stringify({
-            token: await gate.emailTokens.issue(id, "reset_password", generation, Date.now(), 3_600_000),
-            password: PASSWORD,
-          }),
-        }),
-      );
+      const reset = await resetByLink(gate, id, PASSWORD);
       expect(reset.status, await reset.clone().text()).toBe(200);
       expect(sessionPairOf(reset)).toBeNull();
       const stale = await secondStep(before, { code: totpCodeAt(secret, Date.now()) });
