@@ -499,18 +499,6 @@ export async function completeSignIn(
   const browser = browserLabel(passed.userAgent);
   const nowMs = gate.clock();
   const usernameKey = gate.usernameKey(email);
-  if (device) {
-    // The device's own lock needs no reset: issue, below, replaces the device, and no token names
-    // its id again (the row, its one counted attempt, goes with the retention pass).
-    // Strangers stay locked out while the owner signs in, except NIST's cap, which lasts
-    // only until the owner signs in from a known device. The password path read it with the
-    // device's count, before the hash: a cap reached in between stays until the owner's next
-    // sign-in from a known device, or its hold ends (one statement fewer for every owner).
-    const strangers = strangersSeen ?? (await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy));
-    if (strangers.locked && strangers.capped) await gate.lockouts.resetAsSeen(strangers.seen);
-  } else {
-    await gate.lockouts.reset(usernameKey);
-  }
   const issuing = gate.devices.issuing(usernameKey, nowMs, device?.id);
   const lane = device ? "trusted" : "untrusted";
   let sessionOpen = false;
@@ -544,6 +532,11 @@ export async function completeSignIn(
       await gate.events.accountChanged(user.id, "reauthenticated", client, { browser, sessionId: intent.sessionId });
     }
   }
+  // The locks this success clears, once it is written (a sign-in that was not clears none). The
+  // sign-in stands if this fails: a lock left on refuses strangers, and the owner is in.
+  await clearLocks(gate, usernameKey, device, strangersSeen, nowMs).catch((error: unknown) =>
+    gate.log.error({ event: "lockout_reset_failed", userId: user.id, err: error instanceof Error ? error.message : String(error) }),
+  );
   gate.log.info({ event: "sign_in_succeeded", lane, userId: user.id, via });
   logSecurity(gate, { route, outcome: "sign_in_succeeded", client, email, detail: lane, userId: user.id });
   return {
@@ -554,6 +547,27 @@ export async function completeSignIn(
     sessionOpen,
     passwordChangeRequired: user.passwordBreached,
   };
+}
+
+/**
+ * The locks a written sign-in clears. From a known device, its own lock needs no reset: the device
+ * was replaced, and no token names its id again (the row, its one counted attempt, goes with the
+ * retention pass); strangers stay locked out while the owner signs in, except NIST's cap, which
+ * lasts only until the owner signs in from a known device. The password path read it with the
+ * device's count, before the hash: a cap reached in between stays until the owner's next sign-in
+ * from a known device, or its hold ends (one statement fewer for every owner). From a new device
+ * (a right password, or its second step), the username's lock goes.
+ */
+async function clearLocks(
+  gate: Gatehouse,
+  usernameKey: string,
+  device: KnownDevice | null,
+  strangersSeen: (LockoutCheck & { seen: LockoutSeen }) | undefined,
+  nowMs: number,
+): Promise<void> {
+  if (!device) return gate.lockouts.reset(usernameKey);
+  const strangers = strangersSeen ?? (await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy));
+  if (strangers.locked && strangers.capped) await gate.lockouts.resetAsSeen(strangers.seen);
 }
 
 /** Where a sign-in came from, as an email to the owner tells it (the account page's words). */

@@ -150,9 +150,11 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
             },
           },
         });
+        // The account first: its row lock makes a sign-in's guarded writes (which lock it first too)
+        // wait and then find no account, so no device of theirs lands after the devices go below.
+        const users = (await tx.user.deleteMany({ where: { id: user.id } })).count;
         const knownDevices = (await tx.knownDevice.deleteMany({ where: { usernameKey } })).count;
         const lockouts = (await tx.signInLockout.deleteMany({ where: { usernameKey } })).count;
-        const users = (await tx.user.deleteMany({ where: { id: user.id } })).count;
         return { ...owned, knownDevices, lockouts, users };
       });
       // No account is left to hold a security event: the log line is the record.

@@ -6,7 +6,6 @@ import {
   browserSignIn,
   createAccount,
   deviceCookieOf,
-  refreshTokens,
   sessionPairOf,
   sessionWith,
   tokenSignIn,
@@ -121,7 +120,7 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
 
   describe("access tokens die with what they came from (issue 25, item 1)", () => {
     beforeAll(async () => {
-      for (const name of ["family", "generation", "admin", "everywhere", "raceb", "racek", "racet", "racea"])
+      for (const name of ["family", "generation", "admin", "everywhere", "raceb", "racek", "racet", "racea", "racel"])
         await createAccount(gate(), `${name}@example.com`, PASSWORD);
     });
 
@@ -219,6 +218,25 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
       // revoke-sessions forgot every device; one written after it would be the attacker's lane.
       expect(await devicesOf("racea@example.com")).toBe(0);
       expect(await isLive(await signedIn("racea@example.com"))).toBe(true);
+    });
+
+    it("a sign-in in flight that was superseded clears no lock: its counted attempt stays counted", async () => {
+      const usernameKey = gate().usernameKey("racel@example.com");
+      const failures = async () =>
+        (await gate().prisma.signInLockout.findUnique({ where: { usernameKey }, select: { failureCount: true } }))?.failureCount;
+      const res = await inFlight(
+        () => browserSignIn("racel@example.com", PASSWORD),
+        async () => {
+          // Counted before Argon2id, as every attempt is; a written sign-in would reset it.
+          expect(await failures()).toBe(1);
+          await adminRevokeSessions("racel@example.com");
+        },
+      );
+      expect(res.status).toBe(401);
+      expect(await failures()).toBe(1);
+      // A sign-in that is written clears it.
+      expect(await isLive(await signedIn("racel@example.com"))).toBe(true);
+      expect(await failures()).toBe(0);
     });
 
     it("a sign-in in flight when the account is deleted writes nothing and gets the generic answer", async () => {

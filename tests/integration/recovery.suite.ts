@@ -1,6 +1,6 @@
 import type { ParsedMail } from "mailparser";
 import { NextRequest } from "next/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   altchaPayload,
   browserSignIn,
@@ -458,6 +458,25 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         const unlocked = await routes.unlock({ token: linkTokenOf(mail)! });
         expect(unlocked.status).toBe(200);
         expect(deviceCookieOf(unlocked)).not.toBeNull();
+      });
+
+      it("an unlock link whose account was signed out everywhere while it was being used makes no device", async () => {
+        await createAccount(gate, "unlock-race@example.com", PASSWORD);
+        const { id, credentialGeneration } = await gate.prisma.user.findUniqueOrThrow({ where: { email: "unlock-race@example.com" } });
+        const token = await gate.emailTokens.issue(id, "unlock", credentialGeneration, Date.now(), 3_600_000);
+        // The operator's revoke-sessions lands after the link was checked, as it is spent.
+        const use = gate.emailTokens.use.bind(gate.emailTokens);
+        const spy = vi.spyOn(gate.emailTokens, "use").mockImplementationOnce(async (...args) => {
+          const { ADMIN_COMMANDS } = await import("@/lib/ops/admin");
+          await ADMIN_COMMANDS.find((command) => command.name === "revoke-sessions")!.run({ gate, prisma: gate.prisma }, [
+            "unlock-race@example.com",
+          ]);
+          return use(...args);
+        });
+        const res = await routes.unlock({ token }).finally(() => spy.mockRestore());
+        expect(res.status).toBe(400);
+        expect(deviceCookieOf(res)).toBeNull();
+        expect(await gate.prisma.knownDevice.count({ where: { usernameKey: gate.usernameKey("unlock-race@example.com") } })).toBe(0);
       });
 
       it("sends nothing for a username without an account", async () => {

@@ -3,6 +3,8 @@ import { limited } from "@/lib/auth/limited";
 import { json } from "@/lib/http/responses";
 import { invalidLink, linkSchema, readLinkRequest } from "@/lib/auth/link-requests";
 import { browserLabel } from "@/lib/sessions/browser-label";
+import { writeGuarded } from "@/lib/db/one-statement";
+import { credentialsUnchanged } from "@/lib/users/accounts";
 
 export const dynamic = "force-dynamic";
 
@@ -11,7 +13,8 @@ const unlockSchema = linkSchema({});
 /**
  * The owner's way past a lock that strangers caused: the emailed link makes this browser a known
  * device of the account (an OWASP device cookie), which the strangers' lock does not refuse. It
- * signs nobody in: the password is still typed, and checked, on the sign-in page.
+ * signs nobody in: the password is still typed, and checked, on the sign-in page. The device is
+ * written only while the account is under the credentials the link was issued for.
  */
 export const POST = limited("/api/unlock", async (request, limits) => {
   const { gate, client } = limits;
@@ -19,7 +22,11 @@ export const POST = limited("/api/unlock", async (request, limits) => {
   if (!link.ok) return link.response;
   const nowMs = gate.clock();
   if (!(await gate.emailTokens.use(link.token.id, nowMs))) return invalidLink();
-  const device = await gate.devices.issue(gate.usernameKey(link.token.email), nowMs);
+  const { writes, device } = gate.devices.issuing(gate.usernameKey(link.token.email), nowMs);
+  // Only under the credentials the link was issued for: a reset or revocation since it was checked
+  // forgets every device, and this one must not come after it.
+  const account = { id: link.token.userId, credentialGeneration: link.token.credentialGeneration };
+  if (!(await writeGuarded(gate.sql, credentialsUnchanged(account), writes))) return invalidLink();
   await gate.events.accountChanged(link.token.userId, "unlock_link_used", client, { browser: browserLabel(limits.userAgent) });
   gate.log.info({ event: "unlock_link_used", userId: link.token.userId });
   const response = json(200, {
