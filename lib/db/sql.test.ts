@@ -128,4 +128,20 @@ function sqlSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
 sqlSuite("embedded PGlite", freshPglite);
 describe.skipIf(!url)("on PostgreSQL (needs TEST_DATABASE_URL)", () => {
   sqlSuite("PostgreSQL", () => freshPostgres(url!));
+
+  it("prepares each statement once on a connection, and later runs only bind it", async () => {
+    const database = await freshPostgres(url!);
+    const db = await openDatabase(resolveDatabaseTarget(database.url));
+    try {
+      // How often this very statement has been planned on its connection, as a prepared one.
+      const text = `SELECT COALESCE(max(generic_plans + custom_plans), 0)::int AS "runs" FROM pg_prepared_statements WHERE statement = current_query()`;
+      const runs: number[] = [];
+      // One at a time: the pool hands back the connection that was last released.
+      for (let i = 0; i < 3; i++) runs.push((await db.sql.rows<{ runs: number }>(text))[0]!.runs);
+      expect(runs).toEqual([1, 2, 3]);
+    } finally {
+      await db.close();
+      await database.dispose();
+    }
+  });
 });

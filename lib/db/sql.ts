@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { PGlite } from "@electric-sql/pglite";
 import type pg from "pg";
 
@@ -67,9 +68,28 @@ export function pgliteSql(db: PGlite): Sql {
   };
 }
 
+/** More distinct texts than the code has statements would mean one is built with a value in it. */
+const PREPARED_MAX = 200;
+
+/**
+ * On PostgreSQL each text is a named statement, prepared once on each pooled connection and then
+ * only bound and run: PostgreSQL's parse and plan were most of a sign-in statement's time (issue 28:
+ * 150–530 µs unnamed, 50–190 µs named, the four of a known device's sign-in). The texts are the
+ * code's own, values always parameters, so they are few; past PREPARED_MAX, a text goes unnamed.
+ * A pooler in front of PostgreSQL must keep named statements (PgBouncer 1.21 and later with
+ * `max_prepared_statements`; docs/deployment.md).
+ */
 export function poolSql(pool: pg.Pool): Sql {
+  const names = new Map<string, string>();
+  const query = (text: string, values: readonly SqlValue[]) => {
+    let name = names.get(statement(text));
+    // Named by the text itself, so that whatever else names statements on the pool agrees.
+    if (name === undefined && names.size < PREPARED_MAX)
+      names.set(text, (name = `gatehouse_${createHash("sha256").update(text).digest("hex").slice(0, 32)}`));
+    return pool.query({ name, text, values: [...values] });
+  };
   return {
-    rows: async <T>(text: string, values: readonly SqlValue[] = []) => (await pool.query(statement(text), [...values])).rows as T[],
-    run: async (text, values = []) => (await pool.query(statement(text), [...values])).rowCount ?? 0,
+    rows: async <T>(text: string, values: readonly SqlValue[] = []) => (await query(text, values)).rows as T[],
+    run: async (text, values = []) => (await query(text, values)).rowCount ?? 0,
   };
 }
