@@ -144,7 +144,11 @@ async function markIfBreached(
   password: string,
 ): Promise<boolean> {
   if ((await gate.breachedPasswords.check(password)) !== "breached") return false;
-  await recordBreach(gate, from, user);
+  // Found, even if the mark is not kept: this runs after the sign-in was written, so a failure here
+  // must not turn a session that exists into a 503 (the mark is made at the next sign-in).
+  await recordBreach(gate, from, user).catch((error: unknown) =>
+    gate.log.error({ event: "password_breach_mark_failed", userId: user.id, err: error instanceof Error ? error.message : String(error) }),
+  );
   return true;
 }
 

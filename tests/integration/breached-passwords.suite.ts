@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Gatehouse } from "@/lib/gatehouse";
 import { passwordSha1, rangeBreachCheck } from "@/lib/password/breached";
 import { startRangeServer } from "../helpers/range-server";
@@ -125,6 +125,22 @@ export function breachedPasswordsSuite(label: string, makeDatabase: () => Promis
       const next = ((await second.json()) as { device_token?: string }).device_token;
       expect(await gate.devices.recognise(device, key, Date.now())).toBeNull();
       expect(await gate.devices.recognise(next, key, Date.now())).not.toBeNull();
+    });
+
+    it("a sign-in already written stands when its breach mark fails: 200, sent to choose a new password", async () => {
+      const userId = await createAccount(gate, "mark-fails@example.com", LEAKED_OLD);
+      const accountChanged = gate.events.accountChanged.bind(gate.events);
+      const spy = vi.spyOn(gate.events, "accountChanged").mockImplementation(async (id, kind, ...rest) => {
+        if (kind === "password_found_breached") throw new Error("the database went away");
+        return accountChanged(id, kind, ...rest);
+      });
+      const res = await browserSignIn("mark-fails@example.com", LEAKED_OLD).finally(() => spy.mockRestore());
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ url: expect.stringMatching(/\/account\/new-password$/) });
+      // The session it answers with is the one that was written.
+      const sessions = await gate.prisma.browserSession.findMany({ where: { userId }, select: { id: true } });
+      expect(sessions).toHaveLength(1);
+      expect(sessionPairOf(res)).not.toBeNull();
     });
 
     it("signs in a right breached password but marks the account: API 403, pages sent to choose, owner mailed once", async () => {
