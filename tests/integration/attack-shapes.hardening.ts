@@ -1,15 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { NextRequest } from "next/server";
 import { solve } from "../helpers/altcha";
-import {
-  accountFormPost,
-  browserSignIn,
-  createAccount,
-  deviceCookieOf,
-  sessionPairOf,
-  sessionWith,
-  tokenSignIn,
-} from "../helpers/browser";
+import { accountFormPost, browserSignIn, createAccount, deviceCookieOf, sessionPairOf, sessionWith, tokenSignIn } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { freshAddress, PEER_HEADER } from "../helpers/peer";
