@@ -74,7 +74,7 @@ const PREPARED_MAX = 200;
 /**
  * On PostgreSQL each text is a named statement, prepared once on each pooled connection and then
  * only bound and run: PostgreSQL's parse and plan were most of a sign-in statement's time (issue 28:
- * 150–530 µs unnamed, 50–190 µs named, the four of a known device's sign-in). The texts are the
+ * 128–530 µs unnamed, 51–194 µs named, the four of a known device's sign-in). The texts are the
  * code's own, values always parameters, so they are few; past PREPARED_MAX, a text goes unnamed.
  * A pooler in front of PostgreSQL must keep named statements (PgBouncer 1.21 and later with
  * `max_prepared_statements`; docs/deployment.md).

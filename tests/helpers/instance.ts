@@ -59,3 +59,11 @@ export async function closeServed(gate: Gatehouse | undefined): Promise<void> {
   forget(APP_GATEHOUSE);
   await gate?.close();
 }
+
+/** Runs the operator's `npm run admin -- <name> <args>` command in this process, on `gate`: what it prints. */
+export async function runAdminCommand(gate: Gatehouse, name: string, ...args: string[]): Promise<string> {
+  const { ADMIN_COMMANDS } = await import("@/lib/ops/admin");
+  const command = ADMIN_COMMANDS.find((candidate) => candidate.name === name);
+  if (!command) throw new Error(`no admin command ${name}`);
+  return command.run({ gate, prisma: gate.prisma }, args);
+}

@@ -3,7 +3,7 @@ import { NextRequest } from "next/server";
 import { solve } from "../helpers/altcha";
 import { accountFormPost, browserSignIn, createAccount, deviceCookieOf, sessionPairOf, sessionWith, tokenSignIn } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
-import { closeServed, servedGatehouse } from "../helpers/instance";
+import { closeServed, runAdminCommand, servedGatehouse } from "../helpers/instance";
 import { freshAddress, PEER_HEADER } from "../helpers/peer";
 import { holdSignInWrites } from "../helpers/sign-in-writes";
 import { APP_GATEHOUSE, serve } from "@/lib/app";
@@ -78,11 +78,7 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
     expect(res.headers.get("location")).toBe("/account?notice=signed_out_everywhere_else");
   }
 
-  async function adminRevokeSessions(email: string) {
-    const { ADMIN_COMMANDS } = await import("@/lib/ops/admin");
-    const command = ADMIN_COMMANDS.find((candidate) => candidate.name === "revoke-sessions")!;
-    return command.run({ gate: gate(), prisma: gate().prisma }, [email]);
-  }
+  const adminRevokeSessions = (email: string) => runAdminCommand(gate(), "revoke-sessions", email);
 
   async function signedIn(email: string) {
     const res = await browserSignIn(email, PASSWORD);

@@ -13,7 +13,7 @@ import {
   comparableAnswer,
 } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
-import { closeServed, servedGatehouse } from "../helpers/instance";
+import { closeServed, runAdminCommand, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { linkTokenOf, recipientOf, startMailbox } from "../helpers/smtp";
 
@@ -467,10 +467,7 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         // The operator's revoke-sessions lands after the link was checked, as it is spent.
         const use = gate.emailTokens.use.bind(gate.emailTokens);
         const spy = vi.spyOn(gate.emailTokens, "use").mockImplementationOnce(async (...args) => {
-          const { ADMIN_COMMANDS } = await import("@/lib/ops/admin");
-          await ADMIN_COMMANDS.find((command) => command.name === "revoke-sessions")!.run({ gate, prisma: gate.prisma }, [
-            "unlock-race@example.com",
-          ]);
+          await runAdminCommand(gate, "revoke-sessions", "unlock-race@example.com");
           return use(...args);
         });
         const res = await routes.unlock({ token }).finally(() => spy.mockRestore());

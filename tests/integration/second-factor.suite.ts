@@ -16,7 +16,7 @@ import {
   tokenSignIn,
 } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
-import { closeServed, servedGatehouse } from "../helpers/instance";
+import { closeServed, runAdminCommand, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { softAuthenticator } from "../helpers/webauthn";
 
@@ -457,9 +457,7 @@ export function secondFactorSuite(label: string, makeDatabase: () => Promise<Tes
       const { secret } = await ownerWithApp("lost@example.com");
       const { pending } = await passwordStep("lost@example.com");
       const notice = vi.spyOn(gate.recovery, "notice");
-      const { ADMIN_COMMANDS } = await import("@/lib/ops/admin");
-      const command = ADMIN_COMMANDS.find((candidate) => candidate.name === "remove-factors")!;
-      const output = await command.run({ gate, prisma: gate.prisma }, ["lost@example.com"]);
+      const output = await runAdminCommand(gate, "remove-factors", "lost@example.com");
       expect(output).toMatch(/Removed the second step of lost@example.com: 1 authenticator app, 10 recovery codes/);
       expect(notice).toHaveBeenCalledWith("factors_removed_by_operator", expect.anything(), expect.anything());
       expect(await kindsOf("lost@example.com")).toContain("admin_factors_removed");
