@@ -1,6 +1,7 @@
+import { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "@/lib/db/client";
-import { msToUtc, utcToMs } from "@/lib/db/sql";
+import { msToUtc, pgliteSql, utcToMs } from "@/lib/db/sql";
 import { utcTimestamp } from "@/lib/db/sql-time";
 import { resolveDatabaseTarget } from "@/lib/db/target";
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "@/tests/helpers/databases";
@@ -125,23 +126,90 @@ function sqlSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
   });
 }
 
-sqlSuite("embedded PGlite", freshPglite);
-describe.skipIf(!url)("on PostgreSQL (needs TEST_DATABASE_URL)", () => {
-  sqlSuite("PostgreSQL", () => freshPostgres(url!));
+/** Each text is prepared once and later only bound and run (lib/db/sql.ts), on either driver. */
+function preparedSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
+  describe(`Sql's prepared statements on ${label}`, () => {
+    let database: TestDatabase;
+    let db: Database;
 
-  it("prepares each statement once on a connection, and later runs only bind it", async () => {
-    const database = await freshPostgres(url!);
-    const db = await openDatabase(resolveDatabaseTarget(database.url));
-    try {
-      // How often this very statement has been planned on its connection, as a prepared one.
-      const text = `SELECT COALESCE(max(generic_plans + custom_plans), 0)::int AS "runs" FROM pg_prepared_statements WHERE statement = current_query()`;
+    beforeAll(async () => {
+      database = await makeDatabase();
+      db = await openDatabase(resolveDatabaseTarget(database.url));
+    });
+
+    afterAll(async () => {
+      await db?.close();
+      await database?.dispose();
+    });
+
+    // How often this very statement has been planned on its connection, as a prepared one.
+    const RUNS = `SELECT COALESCE(max(generic_plans + custom_plans), 0)::int AS "runs" FROM pg_prepared_statements WHERE statement = current_query()`;
+
+    it("prepares each statement once on a connection, and later runs only bind it", async () => {
       const runs: number[] = [];
       // One at a time: the pool hands back the connection that was last released.
-      for (let i = 0; i < 3; i++) runs.push((await db.sql.rows<{ runs: number }>(text))[0]!.runs);
+      for (let i = 0; i < 3; i++) runs.push((await db.sql.rows<{ runs: number }>(RUNS))[0]!.runs);
       expect(runs).toEqual([1, 2, 3]);
+    });
+
+    it("binds each value as the type the statement gives it, and many at once each get their own rows", async () => {
+      const text = `SELECT $1::int + 1 AS "next", $2::bool AS "flag", $3::bigint::float8 AS "ms", $4 || '!' AS "said"`;
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => db.sql.rows<Record<string, unknown>>(text, [i, i % 2 === 0, AT_MS + i, `n${i}`])),
+      );
+      expect(answers.map(([row]) => row)).toStrictEqual(
+        Array.from({ length: 12 }, (_, i) => ({ next: i + 1, flag: i % 2 === 0, ms: AT_MS + i, said: `n${i}!` })),
+      );
+    });
+
+    it("keeps no more than PREPARED_MAX statements, and still answers the texts beyond", async () => {
+      const answers = [];
+      for (let i = 0; i < 210; i++) answers.push((await db.sql.rows<{ n: number }>(`SELECT ${i}::int AS "n"`))[0]?.n);
+      expect(answers).toEqual(Array.from({ length: 210 }, (_, i) => i));
+      const [kept] = await db.sql.rows<{ count: number }>(`SELECT count(*)::int AS "count" FROM pg_prepared_statements`);
+      expect(kept!.count).toBeLessThanOrEqual(200);
+    });
+  });
+}
+
+sqlSuite("embedded PGlite", freshPglite);
+preparedSuite("embedded PGlite", freshPglite);
+
+describe("Sql's prepared statements on PGlite, when something else drops or makes them", () => {
+  it("prepares a statement again after DEALLOCATE ALL, and forgets one that failed to prepare", async () => {
+    const database = await freshPglite();
+    const db = await openDatabase(resolveDatabaseTarget(database.url));
+    try {
+      const text = `SELECT $1::int * 2 AS "twice"`;
+      expect(await db.sql.rows(text, [2])).toEqual([{ twice: 4 }]);
+      await db.prisma.$executeRawUnsafe("DEALLOCATE ALL");
+      expect(await db.sql.rows(text, [3])).toEqual([{ twice: 6 }]);
+      // A statement that does not prepare fails each time with the database's own code.
+      for (let i = 0; i < 2; i++) await expect(db.sql.rows(`SELECT "nope" FROM "User"`)).rejects.toMatchObject({ code: "42703" });
+      await db.prisma.$executeRawUnsafe(`ALTER TABLE "User" ADD COLUMN "nope" int`);
+      await db.prisma.$executeRawUnsafe(`UPDATE "User" SET "nope" = 1`);
+      expect(await db.sql.rows(`SELECT count("nope")::int AS "n" FROM "User"`)).toEqual([{ n: 0 }]);
+      expect(await db.sql.rows(`SELECT "nope" FROM "User"`)).toEqual([]);
     } finally {
       await db.close();
       await database.dispose();
     }
   });
+
+  it("prepares a text that another Sql on the same PGlite already prepared under its name", async () => {
+    const pglite = await PGlite.create();
+    try {
+      const [first, second] = [pgliteSql(pglite), pgliteSql(pglite)];
+      expect(await first.rows(`SELECT $1::int AS "n"`, [1])).toEqual([{ n: 1 }]);
+      expect(await second.rows(`SELECT $1::int AS "n"`, [2])).toEqual([{ n: 2 }]);
+      expect(await first.rows(`SELECT $1::int AS "n"`, [3])).toEqual([{ n: 3 }]);
+    } finally {
+      await pglite.close();
+    }
+  });
+});
+
+describe.skipIf(!url)("on PostgreSQL (needs TEST_DATABASE_URL)", () => {
+  sqlSuite("PostgreSQL", () => freshPostgres(url!));
+  preparedSuite("PostgreSQL", () => freshPostgres(url!));
 });
