@@ -1,7 +1,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "@/lib/db/client";
-import { msToUtc, pgliteSql, utcToMs } from "@/lib/db/sql";
+import { msToUtc, pgliteSql, utcToMs, type SqlValue } from "@/lib/db/sql";
 import { utcTimestamp } from "@/lib/db/sql-time";
 import { resolveDatabaseTarget } from "@/lib/db/target";
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "@/tests/helpers/databases";
@@ -203,6 +203,45 @@ describe("Sql's prepared statements on PGlite, when something else drops or make
       expect(await first.rows(`SELECT $1::int AS "n"`, [1])).toEqual([{ n: 1 }]);
       expect(await second.rows(`SELECT $1::int AS "n"`, [2])).toEqual([{ n: 2 }]);
       expect(await first.rows(`SELECT $1::int AS "n"`, [3])).toEqual([{ n: 3 }]);
+    } finally {
+      await pglite.close();
+    }
+  });
+
+  it("prepares again a statement whose result type changed under it", async () => {
+    const pglite = await PGlite.create();
+    try {
+      const sql = pgliteSql(pglite);
+      await pglite.exec(`CREATE TABLE "t" ("n" int); INSERT INTO "t" VALUES (1)`);
+      expect(await sql.rows(`SELECT "n" FROM "t"`)).toEqual([{ n: 1 }]);
+      await pglite.exec(`ALTER TABLE "t" ALTER COLUMN "n" TYPE text`);
+      expect(await sql.rows(`SELECT "n" FROM "t"`)).toEqual([{ n: "1" }]);
+    } finally {
+      await pglite.close();
+    }
+  });
+
+  it("runs a new statement asked for before close() whole, before PGlite shuts down", async () => {
+    const pglite = await PGlite.create();
+    const seen: string[] = [];
+    const stream = pglite.execProtocolStream.bind(pglite);
+    pglite.execProtocolStream = (...args) => (seen.push("statement"), stream(...args));
+    const deactivate = pglite.Module._pgl_setPGliteActive.bind(pglite.Module);
+    pglite.Module._pgl_setPGliteActive = (active: number) => (seen.push(`active ${active}`), deactivate(active));
+    const running = pgliteSql(pglite).rows(`SELECT $1::int + 1 AS "n"`, [1]);
+    await pglite.close();
+    expect(await running).toEqual([{ n: 2 }]);
+    // Its prepare and its run, then the shutdown; never a statement after it.
+    expect(seen.slice(0, 3)).toEqual(["statement", "statement", "active 0"]);
+  });
+
+  it("sends null for a value that is undefined, as PGlite.query does", async () => {
+    const pglite = await PGlite.create();
+    try {
+      const values = [undefined, undefined] as unknown as SqlValue[];
+      const text = `SELECT $1::bigint AS "big", $2::bool AS "flag"`;
+      expect(await pgliteSql(pglite).rows(text, values)).toEqual((await pglite.query(text, values)).rows);
+      expect(await pgliteSql(pglite).rows(text, values)).toEqual([{ big: null, flag: null }]);
     } finally {
       await pglite.close();
     }

@@ -66,8 +66,15 @@ const PREPARED_MAX = 200;
 /** Named by the text itself, so that whatever else names statements on a connection agrees. */
 const statementName = (text: string) => `gatehouse_${createHash("sha256").update(text).digest("hex").slice(0, 32)}`;
 
-/** PostgreSQL's "prepared statement does not exist" (something ran DEALLOCATE). */
-const NO_SUCH_STATEMENT = "26000";
+/**
+ * What a statement run again after being prepared again may answer: "prepared statement does not
+ * exist" (something ran DEALLOCATE) and "cached plan must not change result type" (a column's type
+ * changed under it). Both come at Bind, before anything runs.
+ */
+const worthPreparingAgain = (error: unknown) => {
+  const { code, message } = error as { code?: string; message?: string };
+  return code === "26000" || (code === "0A000" && /cached plan/.test(message ?? ""));
+};
 
 function joined(messages: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(messages.reduce((length, message) => length + message.length, 0));
@@ -79,66 +86,76 @@ function joined(messages: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
+type Prepared = { name: string; parameterTypes: number[] };
+
 /**
  * On PGlite each text is a named statement, parsed, planned and described once; a run is then
  * one call into the WebAssembly (Bind, Describe, Execute, Sync together). `PGlite.query` parses
  * and plans every time and calls in six times: 400–530 µs against 70–95 µs a statement here, on
- * the thread every request shares (issue 28). Each run holds PGlite's two locks as `query` does,
- * so it never lands inside another caller's statement or transaction. Past PREPARED_MAX, a text
- * goes through `query`.
+ * the thread every request shares (issue 28). A statement, with its prepare when it is new, runs
+ * in one hold of PGlite's two locks, taken as `query` takes them: it never lands inside another
+ * caller's statement or transaction, and a `close()` asked for after it waits for all of it.
+ * Past PREPARED_MAX texts, a new text goes through `query`.
  */
 export function pgliteSql(db: PGlite): Sql {
   const { serialize } = protocol;
-  // The parameter types PostgreSQL inferred, by text; a failed prepare is forgotten.
-  const prepared = new Map<string, Promise<{ name: string; parameterTypes: number[] }>>();
+  // By text; null while its first run waits for the locks. A failed prepare is forgotten.
+  const known = new Map<string, Prepared | null>();
 
-  const exclusive = (messages: readonly Uint8Array[]) =>
-    db._runExclusiveTransaction(() => db._runExclusiveQuery(() => db.execProtocolStream(joined(messages))));
+  const send = (messages: readonly Uint8Array[]) => db.execProtocolStream(joined(messages));
 
-  const prepare = (text: string) => {
-    let statement = prepared.get(text);
-    if (statement === undefined) {
-      const name = statementName(text);
-      // Closing first makes it idempotent: a statement of that name left by an earlier prepare goes.
-      const messages = [serialize.close({ type: "S", name }), serialize.parse({ name, text }), serialize.describe({ type: "S", name })];
-      statement = exclusive([...messages, serialize.sync()]).then((described) => ({
-        name,
-        parameterTypes: parse.parseDescribeStatementResults(described),
-      }));
-      statement.catch(() => prepared.delete(text));
-      prepared.set(text, statement);
-    }
+  const prepare = async (text: string): Promise<Prepared> => {
+    const name = statementName(text);
+    // Closing first makes it idempotent: a statement of that name left by an earlier prepare goes.
+    const described = await send([
+      serialize.close({ type: "S", name }),
+      serialize.parse({ name, text }),
+      serialize.describe({ type: "S", name }),
+      serialize.sync(),
+    ]).catch((error: unknown) => {
+      known.delete(text);
+      throw error;
+    });
+    const statement = { name, parameterTypes: parse.parseDescribeStatementResults(described) };
+    known.set(text, statement);
     return statement;
   };
 
-  const run = async (text: string, values: readonly SqlValue[], again = true): Promise<Results> => {
-    const { name, parameterTypes } = await prepare(text);
-    // As `query` does: each value through the serializer of the type PostgreSQL inferred for it.
+  const execute = async ({ name, parameterTypes }: Prepared, values: readonly SqlValue[]): Promise<Results> => {
+    // As `query` does: null and undefined as NULL, each value through the serializer of the type
+    // PostgreSQL inferred for it.
     const bound = values.map((value, index) => {
+      if (value === null || value === undefined) return null;
       const type = parameterTypes[index];
-      if (value === null) return null;
       const serializer = type === undefined ? undefined : db.serializers[type];
       return serializer ? serializer(value) : value.toString();
     });
-    try {
-      const messages = await exclusive([
-        serialize.bind({ statement: name, values: bound }),
-        serialize.describe({ type: "P" }),
-        serialize.execute({}),
-        serialize.sync(),
-      ]);
-      return parse.parseResults(messages, db.parsers)[0]!;
-    } catch (error) {
-      if (!again || (error as { code?: string }).code !== NO_SUCH_STATEMENT) throw error;
-      prepared.delete(text);
-      return run(text, values, false);
-    }
+    const messages = await send([
+      serialize.bind({ statement: name, values: bound }),
+      serialize.describe({ type: "P" }),
+      serialize.execute({}),
+      serialize.sync(),
+    ]);
+    return parse.parseResults(messages, db.parsers)[0]!;
   };
 
   const query = async (text: string, values: readonly SqlValue[]): Promise<Results> => {
     await db._checkReady();
-    if (prepared.has(statement(text)) || prepared.size < PREPARED_MAX) return run(text, values);
-    return db.query(text, [...values]);
+    if (!known.has(statement(text))) {
+      if (known.size >= PREPARED_MAX) return db.query(text, [...values]);
+      known.set(text, null);
+    }
+    return db._runExclusiveTransaction(() =>
+      db._runExclusiveQuery(async () => {
+        const prepared = known.get(text) ?? (await prepare(text));
+        try {
+          return await execute(prepared, values);
+        } catch (error) {
+          if (!worthPreparingAgain(error)) throw error;
+          return execute(await prepare(text), values);
+        }
+      }),
+    );
   };
 
   return {
