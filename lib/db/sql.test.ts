@@ -123,24 +123,6 @@ function sqlSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
       expect(await db.sql.run(`UPDATE "User" SET "lastLocale" = $1 WHERE "email" = $2`, ["en", "nobody@example.com"])).toBe(0);
       expect(await db.sql.run(`UPDATE "User" SET "lastLocale" = $1 WHERE "email" = $2`, ["en", "sql-time@example.com"])).toBe(1);
     });
-  });
-}
-
-/** Each text is prepared once and later only bound and run (lib/db/sql.ts), on either driver. */
-function preparedSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
-  describe(`Sql's prepared statements on ${label}`, () => {
-    let database: TestDatabase;
-    let db: Database;
-
-    beforeAll(async () => {
-      database = await makeDatabase();
-      db = await openDatabase(resolveDatabaseTarget(database.url));
-    });
-
-    afterAll(async () => {
-      await db?.close();
-      await database?.dispose();
-    });
 
     // How often this very statement has been planned on its connection, as a prepared one.
     const RUNS = `SELECT COALESCE(max(generic_plans + custom_plans), 0)::int AS "runs" FROM pg_prepared_statements WHERE statement = current_query()`;
@@ -173,7 +155,16 @@ function preparedSuite(label: string, makeDatabase: () => Promise<TestDatabase>)
 }
 
 sqlSuite("embedded PGlite", freshPglite);
-preparedSuite("embedded PGlite", freshPglite);
+
+/** A bare in-memory PGlite for `work`, closed after it. */
+async function onBarePglite(work: (pglite: PGlite) => Promise<void>): Promise<void> {
+  const pglite = await PGlite.create();
+  try {
+    await work(pglite);
+  } finally {
+    if (!pglite.closed) await pglite.close();
+  }
+}
 
 describe("Sql's prepared statements on PGlite, when something else drops or makes them", () => {
   it("prepares a statement again after DEALLOCATE ALL, and forgets one that failed to prepare", async () => {
@@ -196,59 +187,46 @@ describe("Sql's prepared statements on PGlite, when something else drops or make
     }
   });
 
-  it("prepares a text that another Sql on the same PGlite already prepared under its name", async () => {
-    const pglite = await PGlite.create();
-    try {
+  it("prepares a text that another Sql on the same PGlite already prepared under its name", () =>
+    onBarePglite(async (pglite) => {
       const [first, second] = [pgliteSql(pglite), pgliteSql(pglite)];
       expect(await first.rows(`SELECT $1::int AS "n"`, [1])).toEqual([{ n: 1 }]);
       expect(await second.rows(`SELECT $1::int AS "n"`, [2])).toEqual([{ n: 2 }]);
       expect(await first.rows(`SELECT $1::int AS "n"`, [3])).toEqual([{ n: 3 }]);
-    } finally {
-      await pglite.close();
-    }
-  });
+    }));
 
-  it("prepares again a statement whose result type changed under it", async () => {
-    const pglite = await PGlite.create();
-    try {
+  it("prepares again a statement whose result type changed under it", () =>
+    onBarePglite(async (pglite) => {
       const sql = pgliteSql(pglite);
       await pglite.exec(`CREATE TABLE "t" ("n" int); INSERT INTO "t" VALUES (1)`);
       expect(await sql.rows(`SELECT "n" FROM "t"`)).toEqual([{ n: 1 }]);
       await pglite.exec(`ALTER TABLE "t" ALTER COLUMN "n" TYPE text`);
       expect(await sql.rows(`SELECT "n" FROM "t"`)).toEqual([{ n: "1" }]);
-    } finally {
+    }));
+
+  it("runs a new statement asked for before close() whole, before PGlite shuts down", () =>
+    onBarePglite(async (pglite) => {
+      const seen: string[] = [];
+      const stream = pglite.execProtocolStream.bind(pglite);
+      pglite.execProtocolStream = (...args) => (seen.push("statement"), stream(...args));
+      const deactivate = pglite.Module._pgl_setPGliteActive.bind(pglite.Module);
+      pglite.Module._pgl_setPGliteActive = (active: number) => (seen.push(`active ${active}`), deactivate(active));
+      const running = pgliteSql(pglite).rows(`SELECT $1::int + 1 AS "n"`, [1]);
       await pglite.close();
-    }
-  });
+      expect(await running).toEqual([{ n: 2 }]);
+      // Its prepare and its run, then the shutdown; never a statement after it.
+      expect(seen.slice(0, 3)).toEqual(["statement", "statement", "active 0"]);
+    }));
 
-  it("runs a new statement asked for before close() whole, before PGlite shuts down", async () => {
-    const pglite = await PGlite.create();
-    const seen: string[] = [];
-    const stream = pglite.execProtocolStream.bind(pglite);
-    pglite.execProtocolStream = (...args) => (seen.push("statement"), stream(...args));
-    const deactivate = pglite.Module._pgl_setPGliteActive.bind(pglite.Module);
-    pglite.Module._pgl_setPGliteActive = (active: number) => (seen.push(`active ${active}`), deactivate(active));
-    const running = pgliteSql(pglite).rows(`SELECT $1::int + 1 AS "n"`, [1]);
-    await pglite.close();
-    expect(await running).toEqual([{ n: 2 }]);
-    // Its prepare and its run, then the shutdown; never a statement after it.
-    expect(seen.slice(0, 3)).toEqual(["statement", "statement", "active 0"]);
-  });
-
-  it("sends null for a value that is undefined, as PGlite.query does", async () => {
-    const pglite = await PGlite.create();
-    try {
+  it("sends null for a value that is undefined, as PGlite.query does", () =>
+    onBarePglite(async (pglite) => {
       const values = [undefined, undefined] as unknown as SqlValue[];
       const text = `SELECT $1::bigint AS "big", $2::bool AS "flag"`;
       expect(await pgliteSql(pglite).rows(text, values)).toEqual((await pglite.query(text, values)).rows);
       expect(await pgliteSql(pglite).rows(text, values)).toEqual([{ big: null, flag: null }]);
-    } finally {
-      await pglite.close();
-    }
-  });
+    }));
 });
 
 describe.skipIf(!url)("on PostgreSQL (needs TEST_DATABASE_URL)", () => {
   sqlSuite("PostgreSQL", () => freshPostgres(url!));
-  preparedSuite("PostgreSQL", () => freshPostgres(url!));
 });

@@ -76,16 +76,6 @@ const worthPreparingAgain = (error: unknown) => {
   return code === "26000" || (code === "0A000" && /cached plan/.test(message ?? ""));
 };
 
-function joined(messages: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(messages.reduce((length, message) => length + message.length, 0));
-  let at = 0;
-  for (const message of messages) {
-    out.set(message, at);
-    at += message.length;
-  }
-  return out;
-}
-
 type Prepared = { name: string; parameterTypes: number[] };
 
 /**
@@ -102,7 +92,7 @@ export function pgliteSql(db: PGlite): Sql {
   // By text; null while its first run waits for the locks. A failed prepare is forgotten.
   const known = new Map<string, Prepared | null>();
 
-  const send = (messages: readonly Uint8Array[]) => db.execProtocolStream(joined(messages));
+  const send = (messages: readonly Uint8Array[]) => db.execProtocolStream(Buffer.concat(messages));
 
   const prepare = async (text: string): Promise<Prepared> => {
     const name = statementName(text);
