@@ -144,6 +144,30 @@ function sqlSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
       );
     });
 
+    // Sequential calls share one connection: the pool hands back the one last released.
+    it("prepares a statement again after something dropped it, and forgets one that failed to prepare", async () => {
+      const text = `SELECT $1::int * 2 AS "twice"`;
+      expect(await db.sql.rows(text, [2])).toEqual([{ twice: 4 }]);
+      await db.prisma.$executeRawUnsafe("DEALLOCATE ALL");
+      expect(await db.sql.rows(text, [3])).toEqual([{ twice: 6 }]);
+      expect(await db.sql.rows(text, [4])).toEqual([{ twice: 8 }]);
+      // A statement that does not prepare fails each time with the database's own code, and
+      // prepares once what it names exists.
+      await db.prisma.$executeRawUnsafe(`CREATE TABLE "later" ("n" int)`);
+      for (let i = 0; i < 2; i++) await expect(db.sql.rows(`SELECT "m" FROM "later"`)).rejects.toMatchObject({ code: "42703" });
+      await db.prisma.$executeRawUnsafe(`ALTER TABLE "later" ADD COLUMN "m" int`);
+      expect(await db.sql.rows(`SELECT "m" FROM "later"`)).toEqual([]);
+    });
+
+    it("prepares again a statement whose result type changed under it, as a migration may do", async () => {
+      await db.prisma.$executeRawUnsafe(`CREATE TABLE "retyped" ("n" int)`);
+      await db.prisma.$executeRawUnsafe(`INSERT INTO "retyped" VALUES (1)`);
+      expect(await db.sql.rows(`SELECT "n" FROM "retyped"`)).toEqual([{ n: 1 }]);
+      await db.prisma.$executeRawUnsafe(`ALTER TABLE "retyped" ALTER COLUMN "n" TYPE text`);
+      expect(await db.sql.rows(`SELECT "n" FROM "retyped"`)).toEqual([{ n: "1" }]);
+      expect(await db.sql.rows(`SELECT "n" FROM "retyped"`)).toEqual([{ n: "1" }]);
+    });
+
     it("keeps no more than PREPARED_MAX statements, and still answers the texts beyond", async () => {
       const answers = [];
       for (let i = 0; i < 210; i++) answers.push((await db.sql.rows<{ n: number }>(`SELECT ${i}::int AS "n"`))[0]?.n);
@@ -167,41 +191,12 @@ async function onBarePglite(work: (pglite: PGlite) => Promise<void>): Promise<vo
 }
 
 describe("Sql's prepared statements on PGlite, when something else drops or makes them", () => {
-  it("prepares a statement again after DEALLOCATE ALL, and forgets one that failed to prepare", async () => {
-    const database = await freshPglite();
-    const db = await openDatabase(resolveDatabaseTarget(database.url));
-    try {
-      const text = `SELECT $1::int * 2 AS "twice"`;
-      expect(await db.sql.rows(text, [2])).toEqual([{ twice: 4 }]);
-      await db.prisma.$executeRawUnsafe("DEALLOCATE ALL");
-      expect(await db.sql.rows(text, [3])).toEqual([{ twice: 6 }]);
-      // A statement that does not prepare fails each time with the database's own code.
-      for (let i = 0; i < 2; i++) await expect(db.sql.rows(`SELECT "nope" FROM "User"`)).rejects.toMatchObject({ code: "42703" });
-      await db.prisma.$executeRawUnsafe(`ALTER TABLE "User" ADD COLUMN "nope" int`);
-      await db.prisma.$executeRawUnsafe(`UPDATE "User" SET "nope" = 1`);
-      expect(await db.sql.rows(`SELECT count("nope")::int AS "n" FROM "User"`)).toEqual([{ n: 0 }]);
-      expect(await db.sql.rows(`SELECT "nope" FROM "User"`)).toEqual([]);
-    } finally {
-      await db.close();
-      await database.dispose();
-    }
-  });
-
   it("prepares a text that another Sql on the same PGlite already prepared under its name", () =>
     onBarePglite(async (pglite) => {
       const [first, second] = [pgliteSql(pglite), pgliteSql(pglite)];
       expect(await first.rows(`SELECT $1::int AS "n"`, [1])).toEqual([{ n: 1 }]);
       expect(await second.rows(`SELECT $1::int AS "n"`, [2])).toEqual([{ n: 2 }]);
       expect(await first.rows(`SELECT $1::int AS "n"`, [3])).toEqual([{ n: 3 }]);
-    }));
-
-  it("prepares again a statement whose result type changed under it", () =>
-    onBarePglite(async (pglite) => {
-      const sql = pgliteSql(pglite);
-      await pglite.exec(`CREATE TABLE "t" ("n" int); INSERT INTO "t" VALUES (1)`);
-      expect(await sql.rows(`SELECT "n" FROM "t"`)).toEqual([{ n: 1 }]);
-      await pglite.exec(`ALTER TABLE "t" ALTER COLUMN "n" TYPE text`);
-      expect(await sql.rows(`SELECT "n" FROM "t"`)).toEqual([{ n: "1" }]);
     }));
 
   it("runs a new statement asked for before close() whole, before PGlite shuts down", () =>

@@ -160,14 +160,29 @@ export function pgliteSql(db: PGlite): Sql {
  * 128–530 µs unnamed, 51–194 µs named, the four of a known device's sign-in). The texts are the
  * code's own, values always parameters, so they are few; past PREPARED_MAX, a text goes unnamed.
  * A pooler in front of PostgreSQL must keep named statements (PgBouncer 1.21 and later with
- * `max_prepared_statements`; docs/deployment.md).
+ * `max_prepared_statements`; docs/deployment.md). A statement that fails as worthPreparingAgain
+ * says runs once more under a new name.
  */
 export function poolSql(pool: pg.Pool): Sql {
+  // By text. pg's client remembers which names each connection has parsed and only binds those
+  // again, so a name the database stopped answering to is replaced, never prepared again: the
+  // replacement is named by the text too, so that every Sql on the pool picks the same one.
   const names = new Map<string, string>();
-  const query = (text: string, values: readonly SqlValue[]) => {
+  let replaced = 0;
+  const nameOf = (text: string) => {
     let name = names.get(statement(text));
     if (name === undefined && names.size < PREPARED_MAX) names.set(text, (name = statementName(text)));
-    return pool.query({ name, text, values: [...values] });
+    return name;
+  };
+  const query = async (text: string, values: readonly SqlValue[]) => {
+    const name = nameOf(text);
+    try {
+      return await pool.query({ name, text, values: [...values] });
+    } catch (error) {
+      if (name === undefined || !worthPreparingAgain(error)) throw error;
+      if (names.get(text) === name) names.set(text, `${statementName(text)}_${++replaced}`);
+      return pool.query({ name: names.get(text), text, values: [...values] });
+    }
   };
   return {
     rows: async <T>(text: string, values: readonly SqlValue[] = []) => (await query(text, values)).rows as T[],
