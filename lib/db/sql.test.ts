@@ -144,7 +144,8 @@ function sqlSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
       );
     });
 
-    // Sequential calls share one connection: the pool hands back the one last released.
+    // Sequential calls that succeed share one connection: the pool hands back the one last
+    // released (pg-pool drops a connection whose statement failed).
     it("prepares a statement again after something dropped it, and forgets one that failed to prepare", async () => {
       const text = `SELECT $1::int * 2 AS "twice"`;
       expect(await db.sql.rows(text, [2])).toEqual([{ twice: 4 }]);

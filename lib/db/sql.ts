@@ -165,8 +165,10 @@ export function pgliteSql(db: PGlite): Sql {
  */
 export function poolSql(pool: pg.Pool): Sql {
   // By text. pg's client remembers which names each connection has parsed and only binds those
-  // again, so a name the database stopped answering to is replaced, never prepared again: the
-  // replacement is named by the text too, so that every Sql on the pool picks the same one.
+  // again, so a name the database stopped answering to is replaced, never prepared again. pg-pool
+  // drops the connection that failed; the others still hold the old name (0A000 would fail each of
+  // them once more without the replacement). The replacement starts with the text's own hash, so
+  // one name is only ever one text.
   const names = new Map<string, string>();
   let replaced = 0;
   const nameOf = (text: string) => {
