@@ -225,4 +225,58 @@ describe("Sql's prepared statements on PGlite, when something else drops or make
 
 describe.skipIf(!url)("on PostgreSQL (needs TEST_DATABASE_URL)", () => {
   sqlSuite("PostgreSQL", () => freshPostgres(url!));
+
+  describe("Sql's prepared statements on a pool of several connections", () => {
+    let database: TestDatabase;
+    let db: Database;
+
+    beforeAll(async () => {
+      database = await freshPostgres(url!);
+      db = await openDatabase(resolveDatabaseTarget(database.url));
+    });
+
+    afterAll(async () => {
+      await db?.close();
+      await database?.dispose();
+    });
+
+    /** The names this connection holds for `text`'s statement: the pool's last released one. */
+    const namesOnLastConnection = async (text: string) =>
+      (await db.sql.rows<{ name: string }>(`SELECT "name" FROM pg_prepared_statements WHERE "statement" = $1 ORDER BY "name"`, [text])).map(
+        ({ name }) => name,
+      );
+
+    /** Enough runs at once that `text` is prepared on several pooled connections. */
+    const prepareOnSeveralConnections = async (text: string, values: SqlValue[] = []) => {
+      await Promise.all(Array.from({ length: 6 }, () => db.sql.rows(`SELECT pg_sleep(0.05)`)));
+      await Promise.all(Array.from({ length: 6 }, () => db.sql.rows(text, values)));
+    };
+
+    // pg-pool drops the connection that failed and hands out the one released last: each other
+    // connection still holds the statement under the old name with the old result type.
+    it("runs a retyped statement on every connection that had prepared it, not only the first", async () => {
+      await db.prisma.$executeRawUnsafe(`CREATE TABLE "retyped_pool" ("n" int)`);
+      await db.prisma.$executeRawUnsafe(`INSERT INTO "retyped_pool" VALUES (1)`);
+      const text = `SELECT "n" FROM "retyped_pool"`;
+      await prepareOnSeveralConnections(text);
+      const [open] = await db.sql.rows<{ count: number }>(
+        `SELECT count(*)::int AS "count" FROM pg_stat_activity WHERE "datname" = current_database() AND "pid" <> pg_backend_pid()`,
+      );
+      expect(open!.count).toBeGreaterThanOrEqual(2);
+      await db.prisma.$executeRawUnsafe(`ALTER TABLE "retyped_pool" ALTER COLUMN "n" TYPE text`);
+      for (let i = 0; i < 6; i++) expect(await db.sql.rows(text)).toEqual([{ n: "1" }]);
+    });
+
+    // DEALLOCATE empties one session: the other connections still answer to the name, and a
+    // connection without it prepares it under that name. A new name there would only add
+    // statements, and behind a pooler that keeps none it would hide the error behind new names.
+    it("runs a statement dropped by DEALLOCATE again under its own name", async () => {
+      const text = `SELECT $1::int * 3 AS "thrice"`;
+      await prepareOnSeveralConnections(text, [1]);
+      const [name] = await namesOnLastConnection(text);
+      await db.prisma.$executeRawUnsafe("DEALLOCATE ALL");
+      for (let i = 0; i < 3; i++) expect(await db.sql.rows(text, [i])).toEqual([{ thrice: i * 3 }]);
+      expect(await namesOnLastConnection(text)).toEqual([name]);
+    });
+  });
 });

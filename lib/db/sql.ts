@@ -67,14 +67,17 @@ const PREPARED_MAX = 200;
 const statementName = (text: string) => `gatehouse_${createHash("sha256").update(text).digest("hex").slice(0, 32)}`;
 
 /**
- * What a statement run again after being prepared again may answer: "prepared statement does not
- * exist" (something ran DEALLOCATE) and "cached plan must not change result type" (a column's type
- * changed under it). Both come at Bind, before anything runs.
+ * Failures that come at Bind, before anything runs, and that a statement prepared again answers:
+ * "prepared statement does not exist" (something ran DEALLOCATE), and "cached plan must not change
+ * result type" (a column's type changed under it). The latter is told by the server function that
+ * raises it, not by its message, which lc_messages may translate.
  */
-const worthPreparingAgain = (error: unknown) => {
-  const { code, message } = error as { code?: string; message?: string };
-  return code === "26000" || (code === "0A000" && /cached plan/.test(message ?? ""));
+const droppedStatement = (error: unknown) => (error as { code?: string }).code === "26000";
+const retypedStatement = (error: unknown) => {
+  const { code, routine } = error as { code?: string; routine?: string };
+  return code === "0A000" && routine === "RevalidateCachedQuery";
 };
+const worthPreparingAgain = (error: unknown) => droppedStatement(error) || retypedStatement(error);
 
 type Prepared = { name: string; parameterTypes: number[] };
 
@@ -161,16 +164,18 @@ export function pgliteSql(db: PGlite): Sql {
  * code's own, values always parameters, so they are few; past PREPARED_MAX, a text goes unnamed.
  * A pooler in front of PostgreSQL must keep named statements (PgBouncer 1.21 and later with
  * `max_prepared_statements`; docs/deployment.md). A statement that fails as worthPreparingAgain
- * says runs once more under a new name.
+ * says runs once more; a second failure is the caller's.
  */
 export function poolSql(pool: pg.Pool): Sql {
   // By text. pg's client remembers which names each connection has parsed and only binds those
-  // again, so a name the database stopped answering to is replaced, never prepared again. pg-pool
-  // drops the connection that failed; the others still hold the old name (0A000 would fail each of
-  // them once more without the replacement). The replacement starts with the text's own hash, so
-  // one name is only ever one text.
+  // again; pg-pool drops the connection that failed, and the retry takes another.
+  // - 26000: DEALLOCATE emptied one session. The others still answer to the name, and a new
+  //   connection prepares it, so the retry keeps the name.
+  // - 0A000: every connection that prepared the text holds the old result type, and the retry would
+  //   fail on each of them, so the text takes a new name. It starts with the text's own hash, so one
+  //   name is only ever one text.
   const names = new Map<string, string>();
-  let replaced = 0;
+  let renamed = 0;
   const nameOf = (text: string) => {
     let name = names.get(statement(text));
     if (name === undefined && names.size < PREPARED_MAX) names.set(text, (name = statementName(text)));
@@ -182,7 +187,7 @@ export function poolSql(pool: pg.Pool): Sql {
       return await pool.query({ name, text, values: [...values] });
     } catch (error) {
       if (name === undefined || !worthPreparingAgain(error)) throw error;
-      if (names.get(text) === name) names.set(text, `${statementName(text)}_${++replaced}`);
+      if (retypedStatement(error) && names.get(text) === name) names.set(text, `${statementName(text)}_${++renamed}`);
       return pool.query({ name: names.get(text), text, values: [...values] });
     }
   };
