@@ -302,6 +302,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     }),
     circuits: () => backend.circuits(),
     databaseMemoryBytes: () => database.memoryBytes(),
+    unpreparedStatements: () => database.unpreparedStatements(),
     doorWaiting: () => door?.waiting ?? 0,
   });
   const backend = await openBackend(config, prisma, clock, metrics, log);

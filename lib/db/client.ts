@@ -15,6 +15,8 @@ export type Database = {
   target: DatabaseTarget;
   /** Memory the database holds inside this process (PGlite's WebAssembly memory); null when it runs elsewhere. */
   memoryBytes(): number | null;
+  /** Statements run unprepared past the prepared texts' limit (PreparingSql, lib/db/sql.ts). */
+  unpreparedStatements(): number;
   close(): Promise<void>;
 };
 
@@ -119,11 +121,13 @@ async function openUnwrapped(
     const db = await openPglite(target.dataDir, undefined, minFreeBytes);
     await applyMigrations(pgliteTransactional(db));
     const prisma = new PrismaClient({ adapter: wrap(new PrismaPGlite(db)) });
+    const sql = pgliteSql(db);
     return {
       prisma,
-      sql: pgliteSql(db),
+      sql,
       target,
       memoryBytes: () => (db.closed ? null : db.Module.wasmMemory.buffer.byteLength),
+      unpreparedStatements: sql.unpreparedStatements,
       close: async () => {
         await prisma.$disconnect();
         await closePglite(db, target.dataDir);
@@ -136,11 +140,13 @@ async function openUnwrapped(
   // connection's: the statement behind it fails the same way.
   pool.on("connect", (client) => void client.query(APPLY_SESSION_DEFAULTS).catch(() => {}));
   const prisma = new PrismaClient({ adapter: wrap(new PrismaPg(pool)) });
+  const sql = poolSql(pool);
   return {
     prisma,
-    sql: poolSql(pool),
+    sql,
     target,
     memoryBytes: () => null,
+    unpreparedStatements: sql.unpreparedStatements,
     close: async () => {
       await prisma.$disconnect();
       await pool.end();

@@ -169,12 +169,20 @@ function sqlSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
       expect(await db.sql.rows(`SELECT "n" FROM "retyped"`)).toEqual([{ n: "1" }]);
     });
 
-    it("keeps no more than PREPARED_MAX statements, and still answers the texts beyond", async () => {
+    it("keeps no more than PREPARED_MAX statements, and still answers and counts the texts beyond", async () => {
+      const before = db.unpreparedStatements();
       const answers = [];
       for (let i = 0; i < 210; i++) answers.push((await db.sql.rows<{ n: number }>(`SELECT ${i}::int AS "n"`))[0]?.n);
       expect(answers).toEqual(Array.from({ length: 210 }, (_, i) => i));
       const [kept] = await db.sql.rows<{ count: number }>(`SELECT count(*)::int AS "count" FROM pg_prepared_statements`);
       expect(kept!.count).toBeLessThanOrEqual(200);
+      // Each run of a text beyond is counted (the operator's alert), a prepared one's is not.
+      const after = db.unpreparedStatements();
+      expect(after - before).toBeGreaterThanOrEqual(10);
+      await db.sql.rows(`SELECT 209::int AS "n"`);
+      expect(db.unpreparedStatements()).toBe(after + 1);
+      await db.sql.rows(`SELECT 0::int AS "n"`);
+      expect(db.unpreparedStatements()).toBe(after + 1);
     });
   });
 }

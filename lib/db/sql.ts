@@ -63,6 +63,13 @@ function withoutParameters(error: unknown): never {
 /** More distinct texts than the code has statements would mean one is built with a value in it. */
 const PREPARED_MAX = 200;
 
+/**
+ * Sql as the drivers make it: also counts the statements run unprepared because PREPARED_MAX texts
+ * were already known, which an operator alerts on (gatehouse_sql_unprepared_statements_total). The
+ * count, never the text: a text past the limit may hold a value.
+ */
+export type PreparingSql = Sql & { unpreparedStatements(): number };
+
 /** Named by the text itself, so that whatever else names statements on a connection agrees. */
 const statementName = (text: string) => `gatehouse_${createHash("sha256").update(text).digest("hex").slice(0, 32)}`;
 
@@ -90,10 +97,11 @@ type Prepared = { name: string; parameterTypes: number[] };
  * caller's statement or transaction, and a `close()` asked for after it waits for all of it.
  * Past PREPARED_MAX texts, a new text goes through `query`.
  */
-export function pgliteSql(db: PGlite): Sql {
+export function pgliteSql(db: PGlite): PreparingSql {
   const { serialize } = protocol;
   // By text; null while its first run waits for the locks. A failed prepare is forgotten.
   const known = new Map<string, Prepared | null>();
+  let unprepared = 0;
 
   const send = (messages: readonly Uint8Array[]) => db.execProtocolStream(Buffer.concat(messages));
 
@@ -135,7 +143,7 @@ export function pgliteSql(db: PGlite): Sql {
   const query = async (text: string, values: readonly SqlValue[]): Promise<Results> => {
     await db._checkReady();
     if (!known.has(statement(text))) {
-      if (known.size >= PREPARED_MAX) return db.query(text, [...values]);
+      if (known.size >= PREPARED_MAX) return (unprepared++, db.query(text, [...values]));
       known.set(text, null);
     }
     return db._runExclusiveTransaction(() =>
@@ -154,6 +162,7 @@ export function pgliteSql(db: PGlite): Sql {
   return {
     rows: async <T>(text: string, values: readonly SqlValue[] = []) => (await query(text, values).catch(withoutParameters)).rows as T[],
     run: async (text, values = []) => (await query(text, values).catch(withoutParameters)).affectedRows ?? 0,
+    unpreparedStatements: () => unprepared,
   };
 }
 
@@ -166,7 +175,7 @@ export function pgliteSql(db: PGlite): Sql {
  * `max_prepared_statements`; docs/deployment.md). A statement that fails as worthPreparingAgain
  * says runs once more; a second failure is the caller's.
  */
-export function poolSql(pool: pg.Pool): Sql {
+export function poolSql(pool: pg.Pool): PreparingSql {
   // By text. pg's client remembers which names each connection has parsed and only binds those
   // again; pg-pool drops the connection that failed, and the retry takes another.
   // - 26000: DEALLOCATE emptied one session. The others still answer to the name, and a new
@@ -176,9 +185,11 @@ export function poolSql(pool: pg.Pool): Sql {
   //   name is only ever one text.
   const names = new Map<string, string>();
   let renamed = 0;
+  let unprepared = 0;
   const nameOf = (text: string) => {
     let name = names.get(statement(text));
     if (name === undefined && names.size < PREPARED_MAX) names.set(text, (name = statementName(text)));
+    if (name === undefined) unprepared++;
     return name;
   };
   const query = async (text: string, values: readonly SqlValue[]) => {
@@ -194,5 +205,6 @@ export function poolSql(pool: pg.Pool): Sql {
   return {
     rows: async <T>(text: string, values: readonly SqlValue[] = []) => (await query(text, values)).rows as T[],
     run: async (text, values = []) => (await query(text, values)).rowCount ?? 0,
+    unpreparedStatements: () => unprepared,
   };
 }

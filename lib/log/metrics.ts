@@ -7,6 +7,8 @@ export type MetricSources = {
   circuits(): { name: string; state: StoreHealth }[];
   /** The embedded database's WebAssembly memory in bytes; null on PostgreSQL (its memory is another process's). */
   databaseMemoryBytes(): number | null;
+  /** Statements run unprepared because the code's prepared texts were too many (lib/db/sql.ts). */
+  unpreparedStatements(): number;
   /** Strangers waiting at the door (lib/http/door.ts) now. */
   doorWaiting(): number;
 };
@@ -155,6 +157,17 @@ export class Metrics {
         const bytes = sources.databaseMemoryBytes();
         if (bytes === null) this.reset();
         else this.set(bytes);
+      },
+    });
+    // The code has a few dozen statement texts, values always parameters; past 200 distinct texts
+    // one is likely built with a value in it (lib/db/sql.ts).
+    new Counter({
+      name: "gatehouse_sql_unprepared_statements_total",
+      help: "Statements run unprepared because more distinct statement texts came than the code has: one may be built with a value in it",
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(sources.unpreparedStatements());
       },
     });
   }

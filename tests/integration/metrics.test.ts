@@ -64,6 +64,8 @@ describe("metrics", () => {
     expect(value(/gatehouse_process_nodejs_heap_size_used_bytes (\d+)/)).toBeGreaterThan(0);
     expect(databaseBytes).toBeGreaterThanOrEqual(16 * 1024 * 1024);
     expect(databaseBytes).toBeLessThan(rssBytes);
+    // Every statement of these sign-ins was prepared: the code's texts are few (lib/db/sql.ts).
+    expect(value(/gatehouse_sql_unprepared_statements_total (\d+)/)).toBe(0);
     // No address or email ever becomes a label.
     expect(text).not.toContain("counted@example.com");
     expect(text).not.toMatch(/198\.51\./);
