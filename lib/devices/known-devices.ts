@@ -1,4 +1,4 @@
-import { msToUtc, type Sql } from "@/lib/db/sql";
+import { LEASE_COMMIT, msToUtc, type Sql } from "@/lib/db/sql";
 import { writeTogether, type Writes } from "@/lib/db/one-statement";
 import { deviceIdOf, newDeviceId, signDeviceToken, verifyDeviceToken } from "./device-token";
 
@@ -121,8 +121,9 @@ export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs:
     },
 
     async claim(id, usernameKey, nowMs, forMs) {
+      // A lease: lost in a crash of the database, it lets one more sign-in beside its holder (record 18).
       const claimed = await sql.run(
-        `UPDATE "KnownDevice" SET "claimedUntil" = ${msToUtc("$1")}
+        `UPDATE "KnownDevice" SET "claimedUntil" = ${msToUtc("$1")} FROM ${LEASE_COMMIT}
          WHERE "id" = $2 AND "usernameKey" = $4 AND "expiresAt" > ${msToUtc("$3")}
            AND ("claimedUntil" IS NULL OR "claimedUntil" <= ${msToUtc("$3")})`,
         [nowMs + forMs, id, nowMs, usernameKey],
