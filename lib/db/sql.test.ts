@@ -1,7 +1,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "@/lib/db/client";
-import { msToUtc, pgliteSql, utcToMs, type SqlValue } from "@/lib/db/sql";
+import { LEASE_COMMIT, msToUtc, pgliteSql, utcToMs, type SqlValue } from "@/lib/db/sql";
 import { utcTimestamp } from "@/lib/db/sql-time";
 import { resolveDatabaseTarget } from "@/lib/db/target";
 import { freshPglite, freshPostgres, postgresUrl, type TestDatabase } from "@/tests/helpers/databases";
@@ -183,6 +183,28 @@ function sqlSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
       expect(db.unpreparedStatements()).toBe(after + 1);
       await db.sql.rows(`SELECT 0::int AS "n"`);
       expect(db.unpreparedStatements()).toBe(after + 1);
+    });
+
+    // Past PREPARED_MAX, an unnamed text must not go by PostgreSQL's simple protocol,
+    // which runs statements stacked after a `;` (an injected `SET` would stay on the connection).
+    // Refused at Parse, before anything runs.
+    it("runs one statement a text, also past PREPARED_MAX", async () => {
+      for (let i = 0; i < 210; i++) await db.sql.rows(`SELECT ${i}::int AS "filled"`);
+      for (const text of [`SELECT 1 AS "a"; SELECT 2 AS "b"`, `SELECT 1 AS "a"; SET statement_timeout = 0`]) {
+        await expect(db.sql.rows(text)).rejects.toMatchObject({ code: "42601" });
+        await expect(db.sql.run(text)).rejects.toMatchObject({ code: "42601" });
+      }
+    });
+
+    it("makes no setting in a statement but LEASE_COMMIT's", async () => {
+      for (const text of [
+        `SELECT set_config('synchronous_commit', 'off', false)`,
+        `SELECT pg_catalog.SET_CONFIG ('statement_timeout', '0', true)`,
+        `SELECT 1 AS "n" FROM ${LEASE_COMMIT}, (SELECT "set_config"('work_mem', '1GB', true)) AS "more"`,
+      ]) {
+        await expect(db.sql.rows(text)).rejects.toThrow("Sql: a statement sets nothing but LEASE_COMMIT's");
+      }
+      expect(await db.sql.rows(`SELECT 1 AS "n" FROM ${LEASE_COMMIT}`)).toEqual([{ n: 1 }]);
     });
   });
 }

@@ -31,11 +31,11 @@ export interface Sql {
 
 /**
  * A row source, for `FROM`, that makes the statement's own commit skip the wait for the WAL flush
- * (`synchronous_commit` off, local to the statement's transaction): about 0.5–1 ms a commit on
- * PostgreSQL (issue 28). Only for a write that a crash of the database may lose with little harm:
- * a lease that lapses by itself (record 18), never a count or a session. The row is formed
- * before any row is written, so a statement that writes commits so; one that writes nothing has
- * nothing to flush.
+ * (`synchronous_commit` off, local to the statement's transaction, which a statement of Sql's is
+ * alone): about 0.5–1 ms a commit on PostgreSQL (issue 28). Everything the statement writes commits
+ * so, so it writes only a lease: a row that lapses by itself, whose loss in a crash of the database
+ * does little harm (record 18); never a count, a session or an event, and never in `writeTogether`
+ * or a transaction. The function is volatile, so its one row is made before the join can write.
  */
 export const LEASE_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) AS "leaseCommit"`;
 
@@ -53,9 +53,14 @@ export const utcToMs = (column: string) => `round(extract(epoch FROM ${column}) 
 
 // Transaction control and session settings (see Sql).
 const SESSION_STATEMENT = /^\s*(begin|start|commit|end|rollback|abort|savepoint|release|prepare|set|reset|discard)\b/i;
+// A setting made inside a statement: only LEASE_COMMIT's, local to that statement's transaction.
+const SETTING_IN_STATEMENT = /set_config"?\s*\(/i;
 
 function statement(text: string): string {
   if (SESSION_STATEMENT.test(text)) throw new Error("Sql: transaction control and session settings belong to Prisma, not to Sql");
+  if (SETTING_IN_STATEMENT.test(text) && SETTING_IN_STATEMENT.test(text.replace(LEASE_COMMIT, ""))) {
+    throw new Error("Sql: a statement sets nothing but LEASE_COMMIT's");
+  }
   return text;
 }
 
@@ -206,7 +211,10 @@ export function poolSql(pool: pg.Pool): PreparingSql {
   const query = async (text: string, values: readonly SqlValue[]) => {
     const name = nameOf(text);
     try {
-      return await pool.query({ name, text, values: [...values] });
+      // Unnamed (past PREPARED_MAX) still by the extended protocol: one statement a text, never
+      // several stacked after a `;`, as the simple protocol would run them.
+      const config = { name, text, values: [...values], queryMode: "extended" };
+      return await pool.query(config);
     } catch (error) {
       if (name === undefined || !worthPreparingAgain(error)) throw error;
       if (retypedStatement(error) && names.get(text) === name) names.set(text, `${statementName(text)}_${++renamed}`);
