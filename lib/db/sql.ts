@@ -158,7 +158,9 @@ export function pgliteSql(db: PGlite): PreparingSql {
 
   const query = async (text: string, values: readonly SqlValue[]): Promise<Results> => {
     await db._checkReady();
-    if (!known.has(statement(text))) {
+    // A text is checked when it is new: one known has passed.
+    if (!known.has(text)) {
+      statement(text);
       if (known.size >= PREPARED_MAX) return (unprepared++, db.query(text, [...values]));
       known.set(text, null);
     }
@@ -203,8 +205,12 @@ export function poolSql(pool: pg.Pool): PreparingSql {
   let renamed = 0;
   let unprepared = 0;
   const nameOf = (text: string) => {
-    let name = names.get(statement(text));
-    if (name === undefined && names.size < PREPARED_MAX) names.set(text, (name = statementName(text)));
+    let name = names.get(text);
+    // A text is checked when it is new: one named has passed.
+    if (name === undefined) {
+      statement(text);
+      if (names.size < PREPARED_MAX) names.set(text, (name = statementName(text)));
+    }
     if (name === undefined) unprepared++;
     return name;
   };
