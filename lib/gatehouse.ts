@@ -359,6 +359,14 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   const reportDoorBusy = throttled(10_000, () =>
     log.warn({ event: "door_busy", effect: "requests without a known device waited their longest and were answered 503" }),
   );
+  // Its pressure is remembered per second of a monotonic clock: on the wall clock, a step back
+  // would keep an old peak "recent" for the step's length.
+  const hashBudget = new HashBudget(
+    config.passwords.hashConcurrency,
+    config.passwords.hashQueue,
+    config.passwords.hashTrustedSlots,
+    monotonicMs,
+  );
   const devices = sqlKnownDevices(database.sql, { secret: config.devices.cookieSecret, lifetimeMs: config.devices.cookieLifetimeMs });
   const door =
     config.http.door === null
@@ -379,15 +387,8 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
             if (outcome === "busy") reportDoorBusy(undefined);
           },
           onKnownDevice: () => metrics.doorKnownDevices.inc(),
+          ownerCheckRunning: () => hashBudget.trustedExecuting > 0,
         });
-  // Its pressure is remembered per second of a monotonic clock: on the wall clock, a step back
-  // would keep an old peak "recent" for the step's length.
-  const hashBudget = new HashBudget(
-    config.passwords.hashConcurrency,
-    config.passwords.hashQueue,
-    config.passwords.hashTrustedSlots,
-    monotonicMs,
-  );
   const background = new Background((task, error) =>
     log.error({ event: "background_task_failed", task, err: error instanceof Error ? error.message : String(error) }),
   );

@@ -140,6 +140,41 @@ describe("the door", () => {
     expect((await Promise.all(waiting)).map((pass) => pass.kind)).toEqual(["in", "in"]);
   });
 
+  it("lets no stranger in on the allowance while a known device's password check runs, and counts its windows busy", async () => {
+    let checking = true;
+    const { door, enter } = setUp({ ownerCheckRunning: () => checking });
+    // At rest, with the whole burst saved: the stranger still waits for the check.
+    const stranger = enter();
+    await vi.advanceTimersByTimeAsync(3 * POLICY.windowMs);
+    expect(await settled(stranger)).toBe("waiting");
+    expect(door.waiting).toBe(1);
+    checking = false;
+    // The windows of the check saved nothing (no burst after it): two a quiet window again.
+    const after = [enter(), enter(), enter()];
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    expect((await stranger).kind).toBe("in");
+    expect(await settled(after[0]!)).toMatchObject({ kind: "in" });
+    expect(await settled(after[2]!)).toBe("waiting");
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    expect((await Promise.all(after)).map((pass) => pass.kind)).toEqual(["in", "in", "in"]);
+  });
+
+  it("lets a stranger in every floorMs while known devices' checks run without pause", async () => {
+    const { enter } = setUp({ ownerCheckRunning: () => true }, { ...POLICY, floorMs: 100 });
+    const order: number[] = [];
+    const waiting = [0, 1].map((n) => enter().then((pass) => (order.push(n), pass)));
+    await vi.advanceTimersByTimeAsync(100 + POLICY.windowMs);
+    expect(order).toEqual([0]);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(order).toEqual([0, 1]);
+    expect((await Promise.all(waiting)).map((pass) => pass.kind)).toEqual(["in", "in"]);
+  });
+
+  it("lets a live known device past while its own check holds strangers", async () => {
+    const { enter } = setUp({ ownerCheckRunning: () => true });
+    expect((await enter(LIVE)).kind).toBe("in");
+  });
+
   it("answers 503 at once when the queue is full, and a fixed 503 when the refusal cannot be rendered", async () => {
     const busyAnswer = vi.fn(async (): Promise<FastAnswer> => Promise.reject(new Error("no catalogue")));
     const { door, enter, setBusy } = setUp({ busyAnswer });

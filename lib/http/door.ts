@@ -36,6 +36,14 @@ export type DoorDeps = {
   busyAnswer(retryAfterMs: number, headers: HeaderReader): Promise<FastAnswer>;
   onWait?: (outcome: "entered" | "busy" | "gone", waitedMs: number) => void;
   onKnownDevice?: () => void;
+  /**
+   * Whether a known device's password check runs now (the hash budget's trusted lane, which
+   * only a claimed known device enters, within its lane's hourly allowance). Meanwhile no
+   * stranger gets in on the allowance and the window counts as busy: Argon2id is bound by
+   * memory, and strangers' work on the event loop beside it made it run up to twice as long.
+   * The floor still lets one in each `floorMs`.
+   */
+  ownerCheckRunning?: () => boolean;
 };
 
 /** Health and metrics do not wait: a probe or a scrape must see the instance as it is, busy or not. */
@@ -106,7 +114,7 @@ export class Door implements DoorKeeper {
     if (this.deps.exempt.has(url.split("?", 1)[0] ?? "") && this.exemptAllowed()) return IN;
     this.refill();
     // First come, first served among strangers: nobody overtakes the queue on a fresh allowance.
-    if (this.queue.length === 0 && this.allowance.strangers >= 1) {
+    if (this.queue.length === 0 && this.allowanceOpen()) {
       this.allowance = { ...this.allowance, strangers: this.allowance.strangers - 1 };
       this.lastStrangerInMs = this.deps.clock();
       return IN;
@@ -143,7 +151,7 @@ export class Door implements DoorKeeper {
     while (this.queue.length > 0) {
       const head = this.queue[0]!;
       if (nowMs - head.since >= this.policy.maxWaitMs) this.sendAway(head);
-      else if (this.allowance.strangers >= 1) {
+      else if (this.allowanceOpen()) {
         this.allowance = { ...this.allowance, strangers: this.allowance.strangers - 1 };
         this.letIn(head, nowMs);
       } else if (nowMs - this.lastStrangerInMs >= this.policy.floorMs) {
@@ -163,8 +171,21 @@ export class Door implements DoorKeeper {
 
   private refill() {
     const nowMs = this.deps.clock();
-    // The meter is read once per window, so it always covers a whole one.
-    if (windowDue(this.allowance, nowMs, this.policy)) this.allowance = refill(this.allowance, nowMs, this.deps.utilisation(), this.policy);
+    // The meter is read once per window, so it always covers a whole one. A window that ends
+    // during an owner's check counts as busy: nothing saved in it bursts in on the check's end.
+    if (windowDue(this.allowance, nowMs, this.policy)) {
+      const utilisation = this.deps.utilisation();
+      this.allowance = refill(this.allowance, nowMs, this.ownerChecking() ? 1 : utilisation, this.policy);
+    }
+  }
+
+  /** Whether a stranger may go in on the allowance now (the floor is apart). */
+  private allowanceOpen(): boolean {
+    return this.allowance.strangers >= 1 && !this.ownerChecking();
+  }
+
+  private ownerChecking(): boolean {
+    return this.deps.ownerCheckRunning?.() === true;
   }
 
   private letIn(waiter: Waiter, nowMs: number) {

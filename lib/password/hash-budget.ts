@@ -31,6 +31,11 @@ export class HashBudget {
     if (trustedSlots > 0 && trustedSlots >= concurrency) throw new RangeError("trustedSlots must be less than concurrency");
   }
 
+  /** Known devices' checks running now (the door holds strangers meanwhile, lib/http/door.ts). */
+  get trustedExecuting(): number {
+    return this.running.trusted;
+  }
+
   get executing(): number {
     return this.running.trusted + this.running.untrusted;
   }

@@ -270,6 +270,40 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       });
     });
 
+    describe("the door's hold for an owner's password check (docs/decisions/0016)", () => {
+      it("is not the attacker's to take: a known device past its lane's allowance is checked as a stranger, holding nobody", async () => {
+        await register("laneholder@example.com");
+        // The lane of each check, read while its Argon2id runs: the door holds strangers for "trusted" only.
+        const lanes: string[] = [];
+        const inner = gate.hasher;
+        gate.hasher = {
+          ...inner,
+          verify: (storedHash, password) => {
+            lanes.push(gate.hashBudget.trustedExecuting > 0 ? "trusted" : "untrusted");
+            return inner.verify(storedHash, password);
+          },
+        };
+        try {
+          const deviceOf = (res: Response) =>
+            res.headers
+              .getSetCookie()
+              .find((cookie) => /gatehouse-device=/.test(cookie))!
+              .split(";")[0]!;
+          let device = deviceOf(await browserSignIn("laneholder@example.com", PASSWORD));
+          // An attacker with an account of their own signs in from their known device again and again
+          // (RATE_LIMIT_KNOWN_DEVICE_LANE's default: 10 an hour per username).
+          for (let i = 0; i < 11; i++) {
+            const res = await browserSignIn("laneholder@example.com", PASSWORD, { cookie: device });
+            expect(res.status).toBe(200);
+            device = deviceOf(res);
+          }
+          expect(lanes).toEqual(["untrusted", ...Array(10).fill("trusted"), "untrusted"]);
+        } finally {
+          gate.hasher = inner;
+        }
+      });
+    });
+
     describe("redirects after sign-in stay on the origin", () => {
       it.each([
         "/\t/evil.example",
