@@ -1,6 +1,6 @@
 import net from "node:net";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { openDatabase, type Database } from "@/lib/db/client";
 import { freshPostgres, postgresUrl, type TestDatabase } from "../helpers/databases";
 
@@ -45,6 +45,30 @@ describe.skipIf(!url)("the PostgreSQL pool against a stalled database (needs TES
     const db = await open();
     expect(await db.sql.rows("SHOW statement_timeout")).toEqual([{ statement_timeout: "10s" }]);
     expect(await db.sql.rows("SHOW idle_in_transaction_session_timeout")).toEqual([{ idle_in_transaction_session_timeout: "10s" }]);
+  });
+
+  it("sends a new connection's defaults before its first statement, never queued behind another on one client", async () => {
+    // pg 8 warns (DeprecationWarning) and pg 9 will fail when a statement is queued on a client
+    // that has one pending: a statement sent from the pool's "connect" event did that on every new
+    // connection. `_queryQueue` is pg 8.23's own queue (pinned in package.json).
+    const queuedBehind: number[] = [];
+    const send = pg.Client.prototype.query;
+    // query() has callback overloads that return void; this one passes every call through unchanged.
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises
+    const spy = vi.spyOn(pg.Client.prototype, "query").mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+      queuedBehind.push((this as unknown as { _queryQueue: unknown[] })._queryQueue.length);
+      return (send as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof send);
+    try {
+      const db = await open();
+      // Ten at once: each needs a connection of its own, opened for it.
+      const timeouts = await Promise.all(Array.from({ length: 10 }, () => db.sql.rows("SHOW statement_timeout")));
+      expect(timeouts).toEqual(Array.from({ length: 10 }, () => [{ statement_timeout: "10s" }]));
+    } finally {
+      spy.mockRestore();
+    }
+    expect(queuedBehind.length).toBeGreaterThanOrEqual(20);
+    expect(queuedBehind.filter((length) => length > 0)).toEqual([]);
   });
 
   it("keeps a statement timeout the database was given: the defaults fill only what nobody set", async () => {
