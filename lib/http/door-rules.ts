@@ -20,6 +20,13 @@ export type DoorPolicy = {
   maxWaitMs: number;
   /** Requests of one known device that go past the queue at once; more wait as strangers do. */
   perDeviceInFlight: number;
+  /**
+   * Most of each `holdPeriodMs` that known devices' password checks may hold strangers at the
+   * floor: checks one after another (many accounts' devices, or a busy instance's owners) cannot
+   * keep the door shut.
+   */
+  holdShare: number;
+  holdPeriodMs: number;
 };
 
 /** What the configuration sets (DOOR_BUSY_SHARE, DOOR_MAX_WAIT_MS); the rest is fixed below. */
@@ -38,6 +45,9 @@ export function doorPolicy(settings: DoorSettings): DoorPolicy {
     // A browser opens at most 6 connections to a host over HTTP/1.1, so a page load of the owner's
     // (its document, scripts and styles at once) goes past the queue whole.
     perDeviceInFlight: 6,
+    // A sign-in's check takes 15-30 ms: a quarter of each second is some ten owners' checks in a row.
+    holdShare: 0.25,
+    holdPeriodMs: 1_000,
   };
 }
 
@@ -67,4 +77,31 @@ export function refill(allowance: Allowance, nowMs: number, utilisation: number,
 /** A stranger's wait that ran out: try again in about as long again. */
 export function retryAfterMsOf(policy: Pick<DoorPolicy, "maxWaitMs">): number {
   return Math.max(1_000, policy.maxWaitMs);
+}
+
+/** How long known devices' checks have held the door in the current period. */
+export type HoldLedger = { periodStartMs: number; heldMs: number; lastSampleMs: number };
+
+export function freshHoldLedger(nowMs: number): HoldLedger {
+  return { periodStartMs: nowMs, heldMs: 0, lastSampleMs: nowMs };
+}
+
+/**
+ * The ledger once the hold was seen `holding` now: the time since the last sample counts held, up
+ * to one window (the door samples each window while anyone waits; a longer gap had nobody to hold).
+ */
+export function sampleHold(
+  ledger: HoldLedger,
+  nowMs: number,
+  holding: boolean,
+  policy: Pick<DoorPolicy, "windowMs" | "holdPeriodMs">,
+): HoldLedger {
+  const current = nowMs - ledger.periodStartMs >= policy.holdPeriodMs ? freshHoldLedger(nowMs) : ledger;
+  const heldMs = holding ? Math.min(Math.max(0, nowMs - current.lastSampleMs), policy.windowMs) : 0;
+  return { ...current, heldMs: current.heldMs + heldMs, lastSampleMs: nowMs };
+}
+
+/** Whether a check may still hold strangers this period. */
+export function holdInForce(ledger: HoldLedger, policy: Pick<DoorPolicy, "holdShare" | "holdPeriodMs">): boolean {
+  return ledger.heldMs < policy.holdShare * policy.holdPeriodMs;
 }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Door, type DoorDeps, type DoorPass } from "./door";
-import { freshAllowance, refill, type DoorPolicy } from "./door-rules";
+import { freshAllowance, freshHoldLedger, holdInForce, refill, sampleHold, type DoorPolicy } from "./door-rules";
 import type { FastAnswer, HeaderReader } from "./fast-path";
 
 // The floor is past the longest wait here; its own test sets it.
@@ -12,6 +12,8 @@ const POLICY: DoorPolicy = {
   floorMs: 5_000,
   maxWaitMs: 1_000,
   perDeviceInFlight: 2,
+  holdShare: 0.25,
+  holdPeriodMs: 1_000,
 };
 const LIVE = "live-token";
 const LIVE_DEVICE = "device-1";
@@ -26,6 +28,24 @@ describe("door rules", () => {
 
   it("takes away what was saved after a busy window", () => {
     expect(refill(freshAllowance(0, POLICY), 10, 0.71, POLICY)).toEqual({ strangers: 0, refilledAtMs: 10 });
+  });
+
+  it("counts a hold's time a window at a most between samples, and starts again each period", () => {
+    let ledger = freshHoldLedger(0);
+    ledger = sampleHold(ledger, 10, true, POLICY);
+    ledger = sampleHold(ledger, 10, true, POLICY);
+    expect(ledger.heldMs).toBe(10);
+    // A gap with no sample counts one window: the door samples each window while anyone waits.
+    ledger = sampleHold(ledger, 500, true, POLICY);
+    expect(ledger.heldMs).toBe(20);
+    ledger = sampleHold(ledger, 510, false, POLICY);
+    expect(ledger.heldMs).toBe(20);
+    for (let at = 520; at <= 760; at += 10) ledger = sampleHold(ledger, at, true, POLICY);
+    expect(ledger.heldMs).toBe(270);
+    expect(holdInForce(ledger, POLICY)).toBe(false);
+    ledger = sampleHold(ledger, 1_000, true, POLICY);
+    expect(ledger).toEqual({ periodStartMs: 1_000, heldMs: 0, lastSampleMs: 1_000 });
+    expect(holdInForce(ledger, POLICY)).toBe(true);
   });
 
   it("changes nothing before a whole window has passed", () => {
@@ -168,6 +188,25 @@ describe("the door", () => {
     await vi.advanceTimersByTimeAsync(100);
     expect(order).toEqual([0, 1]);
     expect((await Promise.all(waiting)).map((pass) => pass.kind)).toEqual(["in", "in"]);
+  });
+
+  it("holds strangers for at most holdShare of each period, however many checks follow one another", async () => {
+    // Known devices' checks back to back (an attacker's many accounts, or a busy instance's owners).
+    const { enter } = setUp({ ownerCheckRunning: () => true });
+    const order: number[] = [];
+    const first = Array.from({ length: 10 }, (_, n) => enter().then((pass) => (order.push(n), pass)));
+    await vi.advanceTimersByTimeAsync(200);
+    expect(order).toEqual([]);
+    // A quarter of the second held: the allowance opens again, two a quiet window.
+    await vi.advanceTimersByTimeAsync(100);
+    expect(order.length).toBeGreaterThanOrEqual(6);
+    await vi.advanceTimersByTimeAsync(50);
+    expect((await Promise.all(first)).map((pass) => pass.kind)).toEqual(Array.from({ length: 10 }, () => "in"));
+    // The next period holds again.
+    await vi.advanceTimersByTimeAsync(1_000 - 350);
+    const next = enter();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await settled(next)).toBe("waiting");
   });
 
   it("lets a live known device past while its own check holds strangers", async () => {

@@ -1,6 +1,17 @@
 import { performance, type EventLoopUtilization } from "node:perf_hooks";
 import { LRUCache } from "lru-cache";
-import { freshAllowance, refill, retryAfterMsOf, windowDue, type Allowance, type DoorPolicy } from "./door-rules";
+import {
+  freshAllowance,
+  freshHoldLedger,
+  holdInForce,
+  refill,
+  retryAfterMsOf,
+  sampleHold,
+  windowDue,
+  type Allowance,
+  type DoorPolicy,
+  type HoldLedger,
+} from "./door-rules";
 import type { FastAnswer, HeaderReader } from "./fast-path";
 
 /** What server.mjs does with a request at the door. */
@@ -40,8 +51,9 @@ export type DoorDeps = {
    * Whether a known device's password check runs now (the hash budget's trusted lane, which
    * only a claimed known device enters, within its lane's hourly allowance). Meanwhile no
    * stranger gets in on the allowance and the window counts as busy: Argon2id is bound by
-   * memory, and strangers' work on the event loop beside it made it run up to twice as long.
-   * The floor still lets one in each `floorMs`.
+   * memory, and strangers' work on the event loop beside it slowed it (about 40% under part 11's
+   * attack). The floor still lets one in each `floorMs`, and checks hold the door for at most
+   * `holdShare` of each `holdPeriodMs`.
    */
   ownerCheckRunning?: () => boolean;
 };
@@ -95,6 +107,7 @@ export class Door implements DoorKeeper {
   private lookups = { windowStartMs: 0, used: 0 };
   private exempted = { secondStartMs: 0, used: 0 };
   private lastStrangerInMs: number;
+  private hold: HoldLedger;
 
   constructor(
     private readonly policy: DoorPolicy,
@@ -102,6 +115,7 @@ export class Door implements DoorKeeper {
   ) {
     this.allowance = freshAllowance(deps.clock(), policy);
     this.lastStrangerInMs = deps.clock();
+    this.hold = freshHoldLedger(deps.clock());
     this.verdicts = new LRUCache({ max: VERDICTS_MAX, ttl: VERDICT_TTL_MS, ttlResolution: 0, perf: { now: deps.clock } });
   }
 
@@ -184,8 +198,11 @@ export class Door implements DoorKeeper {
     return this.allowance.strangers >= 1 && !this.ownerChecking();
   }
 
+  /** Whether a known device's check holds strangers now (within the hold's share of the period). */
   private ownerChecking(): boolean {
-    return this.deps.ownerCheckRunning?.() === true;
+    const holding = this.deps.ownerCheckRunning?.() === true;
+    this.hold = sampleHold(this.hold, this.deps.clock(), holding, this.policy);
+    return holding && holdInForce(this.hold, this.policy);
   }
 
   private letIn(waiter: Waiter, nowMs: number) {
