@@ -3,6 +3,7 @@ import { getConfig } from "@/lib/config/env";
 import { openDatabase } from "@/lib/db/client";
 import { createGatehouse, type Gatehouse } from "@/lib/gatehouse";
 import { FAST_PATH_SYMBOL } from "@/lib/http/fast-path";
+import { createLogger } from "@/lib/log/logger";
 import { DEV_SERVER_SYMBOL, DOOR_SYMBOL } from "@/lib/server-contract.mjs";
 import { remember } from "@/lib/remember";
 import type { Brand } from "@/lib/brand/brand";
@@ -17,9 +18,13 @@ export const APP_GATEHOUSE = "gatehouse";
 export function gatehouse(): Promise<Gatehouse> {
   return remember(APP_GATEHOUSE, async () => {
     const config = getConfig();
-    const database = await openDatabase(config.database.target, { minFreeBytes: config.database.minFreeBytes });
+    const log = createLogger(config.log.level);
+    const database = await openDatabase(config.database.target, {
+      minFreeBytes: config.database.minFreeBytes,
+      onConnectionLost: (error) => log.warn({ event: "database_connection_lost", err: error.message }),
+    });
     try {
-      return serve(await createGatehouse(config, database));
+      return serve(await createGatehouse(config, database, { log }));
     } catch (error) {
       await database.close();
       throw error;

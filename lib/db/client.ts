@@ -33,7 +33,8 @@ function pgliteTransactional(db: PGlite): Transactional {
 /**
  * The pool's answer to a database that stalls (a lock held, a failover, a dead peer), so that one
  * stall does not hold every connection, and every request queued behind it, for as long as it
- * lasts: a request waits at most 5 s for a connection (a free one, or a new one); a statement
+ * lasts: a request waits at most 5 s for a free connection or a new one's login (and a new one's
+ * session defaults, below, then count as a statement); a statement
  * the server never answers fails on the client after 30 s, and its connection is dropped; TCP
  * keepalive probes an idle connection after 10 s. DATABASE_URL's query may set `query_timeout`.
  */
@@ -104,11 +105,18 @@ export type OpenOptions = {
   wrapAdapter?: (adapter: DriverAdapter) => DriverAdapter;
   /** Wraps the statements sent without Prisma (the same test counts them). */
   wrapSql?: (sql: Sql) => Sql;
+  /** PostgreSQL: an idle pooled connection failed (the server restarted or ended it); the pool has dropped it. */
+  onConnectionLost?: (error: Error) => void;
 };
 
 /** Opens the database, applies pending migrations, and returns a Prisma client on it. */
 export async function openDatabase(target: DatabaseTarget, options: OpenOptions = {}): Promise<Database> {
-  const opened = await openUnwrapped(target, options.minFreeBytes ?? 0, options.wrapAdapter ?? ((adapter) => adapter));
+  const opened = await openUnwrapped(
+    target,
+    options.minFreeBytes ?? 0,
+    options.wrapAdapter ?? ((adapter) => adapter),
+    options.onConnectionLost ?? (() => {}),
+  );
   return closeOnce(options.wrapSql ? { ...opened, sql: options.wrapSql(opened.sql) } : opened);
 }
 
@@ -116,6 +124,7 @@ async function openUnwrapped(
   target: DatabaseTarget,
   minFreeBytes: number,
   wrap: (adapter: DriverAdapter) => DriverAdapter,
+  onConnectionLost: (error: Error) => void,
 ): Promise<Database> {
   if (target.kind === "pglite") {
     const db = await openPglite(target.dataDir, undefined, minFreeBytes);
@@ -145,6 +154,9 @@ async function openUnwrapped(
     // eslint-disable-next-line @typescript-eslint/no-misused-promises
     onConnect: async (client) => void (await client.query(APPLY_SESSION_DEFAULTS)),
   });
+  // An idle connection's error (a restart, a failover, the server ending it) is emitted by the pool,
+  // which drops that connection: with no listener it would be thrown, uncaught, from its socket.
+  pool.on("error", onConnectionLost);
   const prisma = new PrismaClient({ adapter: wrap(new PrismaPg(pool)) });
   const sql = poolSql(pool);
   return {
