@@ -179,8 +179,8 @@ export const variableDocs = {
     description:
       "The door in front of Next.js: while the event loop was busier than this share (0 to 1) over the last 10 ms, requests " +
       "without a live known-device cookie wait (2 let in per 10 ms otherwise, up to 20 at once after a quiet spell); a known " +
-      "device's requests go past them, and while a known device's password check runs, strangers wait for it (at most a quarter " +
-      "of each second; one let in each 100 ms however busy). `1` turns the door off. Health and metrics go straight in (20 a second).",
+      "device's requests go past them, and while a known device's password check runs, strangers wait for it (a quarter of the " +
+      "time at most, about 130 ms at a stretch; one let in each 100 ms however busy). `1` turns the door off. Health and metrics go straight in (20 a second).",
   },
   DOOR_MAX_WAIT_MS: {
     group: "HTTP and the server process",

@@ -21,12 +21,13 @@ export type DoorPolicy = {
   /** Requests of one known device that go past the queue at once; more wait as strangers do. */
   perDeviceInFlight: number;
   /**
-   * Most of each `holdPeriodMs` that known devices' password checks may hold strangers at the
-   * floor: checks one after another (many accounts' devices, or a busy instance's owners) cannot
-   * keep the door shut.
+   * The share of the time known devices' password checks may hold strangers at the floor, and the
+   * most saved up at rest: checks one after another (many accounts' devices, or a busy instance's
+   * owners) cannot keep the door shut. A token bucket: a hold in force spends its time, and
+   * `holdShare` of all time comes back, up to `holdBurstMs` (a stretch lasts burst / (1 - share)).
    */
   holdShare: number;
-  holdPeriodMs: number;
+  holdBurstMs: number;
 };
 
 /** What the configuration sets (DOOR_BUSY_SHARE, DOOR_MAX_WAIT_MS); the rest is fixed below. */
@@ -45,9 +46,10 @@ export function doorPolicy(settings: DoorSettings): DoorPolicy {
     // A browser opens at most 6 connections to a host over HTTP/1.1, so a page load of the owner's
     // (its document, scripts and styles at once) goes past the queue whole.
     perDeviceInFlight: 6,
-    // A sign-in's check takes 15-30 ms: a quarter of each second is some ten owners' checks in a row.
+    // A sign-in's check takes 15-30 ms: an owner's fits the burst several times over, and back to back
+    // checks hold strangers about 133 ms at a stretch and a quarter of the time (350 ms in any second).
     holdShare: 0.25,
-    holdPeriodMs: 1_000,
+    holdBurstMs: 100,
   };
 }
 
@@ -79,29 +81,34 @@ export function retryAfterMsOf(policy: Pick<DoorPolicy, "maxWaitMs">): number {
   return Math.max(1_000, policy.maxWaitMs);
 }
 
-/** How long known devices' checks have held the door in the current period. */
-export type HoldLedger = { periodStartMs: number; heldMs: number; lastSampleMs: number };
+/** The hold's credit (ms it may still hold), when it was last sampled and whether it was in force then. */
+export type HoldLedger = { creditMs: number; lastSampleMs: number; inForce: boolean };
 
-export function freshHoldLedger(nowMs: number): HoldLedger {
-  return { periodStartMs: nowMs, heldMs: 0, lastSampleMs: nowMs };
+export function freshHoldLedger(nowMs: number, policy: Pick<DoorPolicy, "holdBurstMs">): HoldLedger {
+  return { creditMs: policy.holdBurstMs, lastSampleMs: nowMs, inForce: false };
 }
 
+// The door samples each window while anyone waits; a longer gap between two samples that both held
+// counts up to this much: a late turn of the loop, not the time nobody waited at all.
+const HOLD_GAP_COUNTED_MS = 100;
+
 /**
- * The ledger once the hold was seen `holding` now: the time since the last sample counts held, up
- * to one window (the door samples each window while anyone waits; a longer gap had nobody to hold).
+ * The ledger once a check was seen running (`holding`) or not, now: the time since the last sample
+ * counts as held when the hold was in force then and a check runs still.
  */
 export function sampleHold(
   ledger: HoldLedger,
   nowMs: number,
   holding: boolean,
-  policy: Pick<DoorPolicy, "windowMs" | "holdPeriodMs">,
+  policy: Pick<DoorPolicy, "holdShare" | "holdBurstMs">,
 ): HoldLedger {
-  const current = nowMs - ledger.periodStartMs >= policy.holdPeriodMs ? freshHoldLedger(nowMs) : ledger;
-  const heldMs = holding ? Math.min(Math.max(0, nowMs - current.lastSampleMs), policy.windowMs) : 0;
-  return { ...current, heldMs: current.heldMs + heldMs, lastSampleMs: nowMs };
+  const elapsedMs = Math.max(0, nowMs - ledger.lastSampleMs);
+  const heldMs = ledger.inForce && holding ? Math.min(elapsedMs, HOLD_GAP_COUNTED_MS) : 0;
+  const creditMs = Math.min(policy.holdBurstMs, ledger.creditMs + elapsedMs * policy.holdShare - heldMs);
+  return { creditMs, lastSampleMs: nowMs, inForce: holding && creditMs > 0 };
 }
 
-/** Whether a check may still hold strangers this period. */
-export function holdInForce(ledger: HoldLedger, policy: Pick<DoorPolicy, "holdShare" | "holdPeriodMs">): boolean {
-  return ledger.heldMs < policy.holdShare * policy.holdPeriodMs;
+/** Whether a running check holds strangers now (as of the last sample). */
+export function holdInForce(ledger: HoldLedger): boolean {
+  return ledger.inForce;
 }

@@ -13,7 +13,7 @@ const POLICY: DoorPolicy = {
   maxWaitMs: 1_000,
   perDeviceInFlight: 2,
   holdShare: 0.25,
-  holdPeriodMs: 1_000,
+  holdBurstMs: 100,
 };
 const LIVE = "live-token";
 const LIVE_DEVICE = "device-1";
@@ -30,22 +30,43 @@ describe("door rules", () => {
     expect(refill(freshAllowance(0, POLICY), 10, 0.71, POLICY)).toEqual({ strangers: 0, refilledAtMs: 10 });
   });
 
-  it("counts a hold's time a window at a most between samples, and starts again each period", () => {
-    let ledger = freshHoldLedger(0);
-    ledger = sampleHold(ledger, 10, true, POLICY);
-    ledger = sampleHold(ledger, 10, true, POLICY);
-    expect(ledger.heldMs).toBe(10);
-    // A gap with no sample counts one window: the door samples each window while anyone waits.
-    ledger = sampleHold(ledger, 500, true, POLICY);
-    expect(ledger.heldMs).toBe(20);
-    ledger = sampleHold(ledger, 510, false, POLICY);
-    expect(ledger.heldMs).toBe(20);
-    for (let at = 520; at <= 760; at += 10) ledger = sampleHold(ledger, at, true, POLICY);
-    expect(ledger.heldMs).toBe(270);
-    expect(holdInForce(ledger, POLICY)).toBe(false);
-    ledger = sampleHold(ledger, 1_000, true, POLICY);
-    expect(ledger).toEqual({ periodStartMs: 1_000, heldMs: 0, lastSampleMs: 1_000 });
-    expect(holdInForce(ledger, POLICY)).toBe(true);
+  it("spends the hold's credit by the time held, late samples included, and earns it back at holdShare", () => {
+    let ledger = freshHoldLedger(0, POLICY);
+    expect(ledger.creditMs).toBe(100);
+    ledger = sampleHold(ledger, 0, true, POLICY);
+    expect(holdInForce(ledger)).toBe(true);
+    // Samples 40 ms apart (a loop that turns late) count all 40 ms: 100 + 0.25 × 80 - 80.
+    ledger = sampleHold(ledger, 40, true, POLICY);
+    ledger = sampleHold(ledger, 80, true, POLICY);
+    expect(ledger.creditMs).toBe(40);
+    // Continuous checks: the hold lifts after burst / (1 - share), about 133 ms, not a period's quarter later.
+    for (let at = 90; at <= 130; at += 10) ledger = sampleHold(ledger, at, true, POLICY);
+    expect(holdInForce(ledger)).toBe(true);
+    ledger = sampleHold(ledger, 140, true, POLICY);
+    expect(holdInForce(ledger)).toBe(false);
+    // Over a long run of checks it is in force a quarter of the time.
+    let inForce = 0;
+    for (let at = 150; at < 10_150; at += 10) {
+      ledger = sampleHold(ledger, at, true, POLICY);
+      if (holdInForce(ledger)) inForce++;
+    }
+    expect(inForce / 1_000).toBeGreaterThan(0.2);
+    expect(inForce / 1_000).toBeLessThanOrEqual(0.26);
+  });
+
+  it("counts no more than 100 ms of a gap between samples, and never time it did not hold", () => {
+    // Nobody waited for 10 s (no samples) between two checks: that is not 10 s held.
+    let ledger = sampleHold(freshHoldLedger(0, POLICY), 0, true, POLICY);
+    ledger = sampleHold(ledger, 10_000, true, POLICY);
+    expect(ledger.creditMs).toBe(100);
+    expect(holdInForce(ledger)).toBe(true);
+    // Late turns of a loop that holds without pause still count whole, up to 100 ms each: 100 + 37.5 - 100.
+    ledger = sampleHold(ledger, 10_150, true, POLICY);
+    expect(ledger.creditMs).toBe(37.5);
+    ledger = sampleHold(freshHoldLedger(0, POLICY), 0, false, POLICY);
+    ledger = sampleHold(ledger, 50, true, POLICY);
+    expect(ledger.creditMs).toBe(100);
+    expect(holdInForce(ledger)).toBe(true);
   });
 
   it("changes nothing before a whole window has passed", () => {
@@ -190,22 +211,22 @@ describe("the door", () => {
     expect((await Promise.all(waiting)).map((pass) => pass.kind)).toEqual(["in", "in"]);
   });
 
-  it("holds strangers for at most holdShare of each period, however many checks follow one another", async () => {
+  it("holds strangers about 133 ms at a stretch and a quarter of the time, however many checks follow one another", async () => {
     // Known devices' checks back to back (an attacker's many accounts, or a busy instance's owners).
     const { enter } = setUp({ ownerCheckRunning: () => true });
     const order: number[] = [];
     const first = Array.from({ length: 10 }, (_, n) => enter().then((pass) => (order.push(n), pass)));
-    await vi.advanceTimersByTimeAsync(200);
+    await vi.advanceTimersByTimeAsync(120);
     expect(order).toEqual([]);
-    // A quarter of the second held: the allowance opens again, two a quiet window.
-    await vi.advanceTimersByTimeAsync(100);
+    // The credit spent, the allowance opens in three windows of four, two a quiet window.
+    await vi.advanceTimersByTimeAsync(130);
     expect(order.length).toBeGreaterThanOrEqual(6);
-    await vi.advanceTimersByTimeAsync(50);
-    expect((await Promise.all(first)).map((pass) => pass.kind)).toEqual(Array.from({ length: 10 }, () => "in"));
-    // The next period holds again.
-    await vi.advanceTimersByTimeAsync(1_000 - 350);
-    const next = enter();
     await vi.advanceTimersByTimeAsync(100);
+    expect((await Promise.all(first)).map((pass) => pass.kind)).toEqual(Array.from({ length: 10 }, () => "in"));
+    // Back at rest for long enough to earn the credit again, the next stranger is held.
+    await vi.advanceTimersByTimeAsync(1_000);
+    const next = enter();
+    await vi.advanceTimersByTimeAsync(50);
     expect(await settled(next)).toBe("waiting");
   });
 

@@ -53,7 +53,7 @@ export type DoorDeps = {
    * stranger gets in on the allowance and the window counts as busy: Argon2id is bound by
    * memory, and strangers' work on the event loop beside it slowed it (about 40% under part 11's
    * attack). The floor still lets one in each `floorMs`, and checks hold the door for at most
-   * `holdShare` of each `holdPeriodMs`.
+   * `holdShare` of the time (lib/http/door-rules.ts).
    */
   ownerCheckRunning?: () => boolean;
 };
@@ -115,7 +115,7 @@ export class Door implements DoorKeeper {
   ) {
     this.allowance = freshAllowance(deps.clock(), policy);
     this.lastStrangerInMs = deps.clock();
-    this.hold = freshHoldLedger(deps.clock());
+    this.hold = freshHoldLedger(deps.clock(), policy);
     this.verdicts = new LRUCache({ max: VERDICTS_MAX, ttl: VERDICT_TTL_MS, ttlResolution: 0, perf: { now: deps.clock } });
   }
 
@@ -202,7 +202,7 @@ export class Door implements DoorKeeper {
   private ownerChecking(): boolean {
     const holding = this.deps.ownerCheckRunning?.() === true;
     this.hold = sampleHold(this.hold, this.deps.clock(), holding, this.policy);
-    return holding && holdInForce(this.hold, this.policy);
+    return holdInForce(this.hold);
   }
 
   private letIn(waiter: Waiter, nowMs: number) {
