@@ -198,7 +198,7 @@ export class Door implements DoorKeeper {
     return this.allowance.strangers >= 1 && !this.ownerChecking();
   }
 
-  /** Whether a known device's check holds strangers now (within the hold's share of the period). */
+  /** Whether a known device's check holds strangers now (while the hold has credit, door-rules.ts). */
   private ownerChecking(): boolean {
     const holding = this.deps.ownerCheckRunning?.() === true;
     this.hold = sampleHold(this.hold, this.deps.clock(), holding, this.policy);

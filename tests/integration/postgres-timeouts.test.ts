@@ -1,7 +1,7 @@
 import net from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { openDatabase, type Database } from "@/lib/db/client";
+import { openDatabase, type Database, type OpenOptions } from "@/lib/db/client";
 import { freshPostgres, postgresUrl, type TestDatabase } from "../helpers/databases";
 
 const url = postgresUrl();
@@ -26,8 +26,8 @@ async function lockUsers(databaseUrl: string) {
 describe.skipIf(!url)("the PostgreSQL pool against a stalled database (needs TEST_DATABASE_URL)", () => {
   let database: TestDatabase;
   const opened: Database[] = [];
-  const open = async (query: Record<string, string> = {}) => {
-    const db = await openDatabase({ kind: "postgres", url: withQuery(database.url, query) });
+  const open = async (query: Record<string, string> = {}, options: OpenOptions = {}) => {
+    const db = await openDatabase({ kind: "postgres", url: withQuery(database.url, query) }, options);
     opened.push(db);
     return db;
   };
@@ -75,8 +75,7 @@ describe.skipIf(!url)("the PostgreSQL pool against a stalled database (needs TES
     // With no "error" listener on the pool, an idle connection's error is thrown from its socket's
     // event (an uncaught exception: vitest fails the run); with one, pg-pool drops that connection.
     const lost: string[] = [];
-    const db = await openDatabase({ kind: "postgres", url: database.url }, { onConnectionLost: (error) => lost.push(error.message) });
-    opened.push(db);
+    const db = await open({}, { onConnectionLost: (error) => lost.push(error.message) });
     await Promise.all(Array.from({ length: 3 }, () => db.sql.rows("SELECT pg_sleep(0.05)")));
     const admin = new pg.Client({ connectionString: database.url });
     await admin.connect();
