@@ -47,7 +47,7 @@ export function doorPolicy(settings: DoorSettings): DoorPolicy {
     // (its document, scripts and styles at once) goes past the queue whole.
     perDeviceInFlight: 6,
     // A sign-in's check takes 15-30 ms: an owner's fits the burst several times over, and back to back
-    // checks hold strangers about 133 ms at a stretch and a quarter of the time (350 ms in any second).
+    // checks hold strangers about 133 ms at a stretch and a quarter of the time (about 350 ms in any second).
     holdShare: 0.25,
     holdBurstMs: 100,
   };
@@ -81,31 +81,35 @@ export function retryAfterMsOf(policy: Pick<DoorPolicy, "maxWaitMs">): number {
   return Math.max(1_000, policy.maxWaitMs);
 }
 
-/** The hold's credit (ms it may still hold), when it was last sampled and whether it was in force then. */
-export type HoldLedger = { creditMs: number; lastSampleMs: number; inForce: boolean };
+/**
+ * The hold's credit (ms it may still hold), when it was last sampled, whether it was in force then
+ * and whether anyone waited at the door then (only then does the hold cost strangers anything).
+ */
+export type HoldLedger = { creditMs: number; lastSampleMs: number; inForce: boolean; waiting: boolean };
 
 export function freshHoldLedger(nowMs: number, policy: Pick<DoorPolicy, "holdBurstMs">): HoldLedger {
-  return { creditMs: policy.holdBurstMs, lastSampleMs: nowMs, inForce: false };
+  return { creditMs: policy.holdBurstMs, lastSampleMs: nowMs, inForce: false, waiting: false };
 }
 
-// The door samples each window while anyone waits; a longer gap between two samples that both held
-// counts up to this much: a late turn of the loop, not the time nobody waited at all.
-const HOLD_GAP_COUNTED_MS = 100;
-
 /**
- * The ledger once a check was seen running (`holding`) or not, now: the time since the last sample
- * counts as held when the hold was in force then and a check runs still.
+ * The ledger once a check was seen running (`holding`) or not, and strangers `waiting` or not, now.
+ * The time since the last sample counts as held, all of it, when the hold was in force then and
+ * strangers waited: a loop that turns late kept them out that long (1 a turn, on the floor), so a
+ * slow loop cannot stretch the hold past its share; a gap when nobody waited costs nothing.
  */
 export function sampleHold(
   ledger: HoldLedger,
   nowMs: number,
   holding: boolean,
+  waiting: boolean,
   policy: Pick<DoorPolicy, "holdShare" | "holdBurstMs">,
 ): HoldLedger {
-  const elapsedMs = Math.max(0, nowMs - ledger.lastSampleMs);
-  const heldMs = ledger.inForce && holding ? Math.min(elapsedMs, HOLD_GAP_COUNTED_MS) : 0;
+  // A clock reading that is not a number counts no time and is not kept.
+  const sampledMs = Number.isFinite(nowMs) ? nowMs : ledger.lastSampleMs;
+  const elapsedMs = Math.max(0, sampledMs - ledger.lastSampleMs);
+  const heldMs = ledger.inForce && ledger.waiting ? elapsedMs : 0;
   const creditMs = Math.min(policy.holdBurstMs, ledger.creditMs + elapsedMs * policy.holdShare - heldMs);
-  return { creditMs, lastSampleMs: nowMs, inForce: holding && creditMs > 0 };
+  return { creditMs, lastSampleMs: sampledMs, inForce: holding && creditMs > 0, waiting };
 }
 
 /** Whether a running check holds strangers now (as of the last sample). */

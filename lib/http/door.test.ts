@@ -33,39 +33,70 @@ describe("door rules", () => {
   it("spends the hold's credit by the time held, late samples included, and earns it back at holdShare", () => {
     let ledger = freshHoldLedger(0, POLICY);
     expect(ledger.creditMs).toBe(100);
-    ledger = sampleHold(ledger, 0, true, POLICY);
+    ledger = sampleHold(ledger, 0, true, true, POLICY);
     expect(holdInForce(ledger)).toBe(true);
     // Samples 40 ms apart (a loop that turns late) count all 40 ms: 100 + 0.25 × 80 - 80.
-    ledger = sampleHold(ledger, 40, true, POLICY);
-    ledger = sampleHold(ledger, 80, true, POLICY);
+    ledger = sampleHold(ledger, 40, true, true, POLICY);
+    ledger = sampleHold(ledger, 80, true, true, POLICY);
     expect(ledger.creditMs).toBe(40);
     // Continuous checks: the hold lifts after burst / (1 - share), about 133 ms, not a period's quarter later.
-    for (let at = 90; at <= 130; at += 10) ledger = sampleHold(ledger, at, true, POLICY);
+    for (let at = 90; at <= 130; at += 10) ledger = sampleHold(ledger, at, true, true, POLICY);
     expect(holdInForce(ledger)).toBe(true);
-    ledger = sampleHold(ledger, 140, true, POLICY);
+    ledger = sampleHold(ledger, 140, true, true, POLICY);
     expect(holdInForce(ledger)).toBe(false);
     // Over a long run of checks it is in force a quarter of the time.
     let inForce = 0;
     for (let at = 150; at < 10_150; at += 10) {
-      ledger = sampleHold(ledger, at, true, POLICY);
+      ledger = sampleHold(ledger, at, true, true, POLICY);
       if (holdInForce(ledger)) inForce++;
     }
     expect(inForce / 1_000).toBeGreaterThan(0.2);
     expect(inForce / 1_000).toBeLessThanOrEqual(0.26);
   });
 
-  it("counts no more than 100 ms of a gap between samples, and never time it did not hold", () => {
-    // Nobody waited for 10 s (no samples) between two checks: that is not 10 s held.
-    let ledger = sampleHold(freshHoldLedger(0, POLICY), 0, true, POLICY);
-    ledger = sampleHold(ledger, 10_000, true, POLICY);
-    expect(ledger.creditMs).toBe(100);
+  it.each([150, 400, 2_000])("counts a late turn of %i ms whole while strangers waited: the hold still lifts", (gapMs) => {
+    // Back-to-back checks and a loop that turns late, strangers waiting all along.
+    let ledger = sampleHold(freshHoldLedger(0, POLICY), 0, true, true, POLICY);
+    let heldMs = 0;
+    let longestMs = 0;
+    let stretchMs = 0;
+    for (let at = gapMs; at <= 60_000; at += gapMs) {
+      const wasInForce = holdInForce(ledger);
+      ledger = sampleHold(ledger, at, true, true, POLICY);
+      stretchMs = wasInForce ? stretchMs + gapMs : 0;
+      heldMs += wasInForce ? gapMs : 0;
+      longestMs = Math.max(longestMs, stretchMs);
+    }
+    // A quarter of the time and one burst, and the turn that spent the last of the credit.
+    expect(heldMs).toBeLessThanOrEqual(0.25 * 60_000 + POLICY.holdBurstMs + gapMs);
+    expect(longestMs).toBeLessThanOrEqual(Math.ceil(POLICY.holdBurstMs / gapMs) * gapMs);
+  });
+
+  it("counts nothing of a gap when nobody waited, however long", () => {
+    // The credit spent by back-to-back checks while strangers waited ...
+    let ledger = sampleHold(freshHoldLedger(0, POLICY), 0, true, true, POLICY);
+    for (let at = 10; at <= 120; at += 10) ledger = sampleHold(ledger, at, true, true, POLICY);
+    const spentMs = ledger.creditMs;
+    // ... until the queue empties at 125 ms while a check still runs: those 5 ms were held, and the
+    // 100 ms after, when nobody waited, earn and do not spend.
+    ledger = sampleHold(ledger, 125, true, false, POLICY);
+    ledger = sampleHold(ledger, 225, true, false, POLICY);
+    expect(ledger.creditMs).toBeCloseTo(spentMs - 5 + 0.25 * 105, 9);
+    // And 10 s of no samples between two checks is not 10 s held.
+    ledger = sampleHold(ledger, 10_225, true, true, POLICY);
+    expect(ledger.creditMs).toBe(POLICY.holdBurstMs);
     expect(holdInForce(ledger)).toBe(true);
-    // Late turns of a loop that holds without pause still count whole, up to 100 ms each: 100 + 37.5 - 100.
-    ledger = sampleHold(ledger, 10_150, true, POLICY);
-    expect(ledger.creditMs).toBe(37.5);
-    ledger = sampleHold(freshHoldLedger(0, POLICY), 0, false, POLICY);
-    ledger = sampleHold(ledger, 50, true, POLICY);
-    expect(ledger.creditMs).toBe(100);
+  });
+
+  it("keeps counting after a clock reading that is not a number", () => {
+    let ledger = sampleHold(freshHoldLedger(0, POLICY), 0, true, true, POLICY);
+    ledger = sampleHold(ledger, Number.NaN, true, true, POLICY);
+    ledger = sampleHold(ledger, Number.POSITIVE_INFINITY, true, true, POLICY);
+    expect(Number.isFinite(ledger.creditMs)).toBe(true);
+    expect(Number.isFinite(ledger.lastSampleMs)).toBe(true);
+    for (let at = 10; at <= 200; at += 10) ledger = sampleHold(ledger, at, true, true, POLICY);
+    expect(holdInForce(ledger)).toBe(false);
+    ledger = sampleHold(ledger, 2_000, true, true, POLICY);
     expect(holdInForce(ledger)).toBe(true);
   });
 
@@ -227,6 +258,28 @@ describe("the door", () => {
     await vi.advanceTimersByTimeAsync(1_000);
     const next = enter();
     await vi.advanceTimersByTimeAsync(50);
+    expect(await settled(next)).toBe("waiting");
+  });
+
+  it("counts a loop's late turns whole: checks that never end do not keep a stranger out past the credit", async () => {
+    // Each 10 ms tick of the door's timer is 400 ms on its clock: a loop that turns 40 times late.
+    const startMs = Date.now();
+    const { enter } = setUp({ ownerCheckRunning: () => true, clock: () => startMs + (Date.now() - startMs) * 40 });
+    const stranger = enter().then((pass) => pass.kind);
+    // Its longest wait (1 s) is two and a half such turns; the credit (100 ms) is spent in the first.
+    await vi.advanceTimersByTimeAsync(3 * POLICY.windowMs);
+    expect(await settled(stranger)).toBe("in");
+  });
+
+  it("does not spend the hold while nobody waits, after the queue empties", async () => {
+    const { enter } = setUp({ ownerCheckRunning: () => true }, { ...POLICY, maxWaitMs: 50 });
+    // A stranger held 50 ms is sent away; the credit is partly spent, and nobody waits after.
+    const first = enter().then((pass) => pass.kind);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(await settled(first)).toBe("busy");
+    // Half a second later the credit is whole again (nobody was held meanwhile): the next one is held.
+    await vi.advanceTimersByTimeAsync(500);
+    const next = enter();
     expect(await settled(next)).toBe("waiting");
   });
 

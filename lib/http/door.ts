@@ -173,6 +173,8 @@ export class Door implements DoorKeeper {
         this.letIn(head, nowMs);
       } else break;
     }
+    // The hold is charged only while strangers wait: note whether any still do.
+    this.ownerChecking();
     // A timer only while someone waits: at rest the door costs nothing.
     if (this.queue.length > 0 && this.timer === null) {
       this.timer = setInterval(() => this.tick(), this.policy.windowMs);
@@ -201,7 +203,7 @@ export class Door implements DoorKeeper {
   /** Whether a known device's check holds strangers now (while the hold has credit, door-rules.ts). */
   private ownerChecking(): boolean {
     const holding = this.deps.ownerCheckRunning?.() === true;
-    this.hold = sampleHold(this.hold, this.deps.clock(), holding, this.policy);
+    this.hold = sampleHold(this.hold, this.deps.clock(), holding, this.queue.length > 0, this.policy);
     return holdInForce(this.hold);
   }
 
