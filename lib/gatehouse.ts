@@ -53,6 +53,7 @@ import { relyingParty, type PasskeySettings } from "@/lib/passkeys/webauthn";
 import { OutageLog } from "@/lib/rate-limit/outage";
 import { loadBrand, mailBrandOf, type Brand } from "@/lib/brand/brand";
 import { createI18n, type I18n } from "@/lib/i18n/i18n";
+import { messageOf } from "@/lib/log/message";
 
 /** Every protection layer and the database they share, built from one configuration. */
 export type Gatehouse = {
@@ -389,9 +390,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
           onKnownDevice: () => metrics.doorKnownDevices.inc(),
           ownerCheckRunning: () => hashBudget.trustedExecuting > 0,
         });
-  const background = new Background((task, error) =>
-    log.error({ event: "background_task_failed", task, err: error instanceof Error ? error.message : String(error) }),
-  );
+  const background = new Background((task, error) => log.error({ event: "background_task_failed", task, err: messageOf(error) }));
   const mailer = createMailer(mailerOptions(config), { log, metrics, spool: prismaMailSpool(prisma, clock) });
   // What the last process could not deliver before it stopped: sent now, each message once.
   background.run("mail_resume", () => mailer.resume().then(() => {}));

@@ -1,3 +1,5 @@
+import { messageOf } from "@/lib/log/message";
+
 /**
  * Runs an operator's command: its message on stdout and exit 0, or the refusal on stderr and exit
  * 1. `Expected` errors are the command's own refusals, shown as they are; anything else is prefixed.
@@ -9,7 +11,7 @@ export function runCommand(main: () => Promise<string>, expected: new (...args: 
       process.exit(0);
     },
     (error: unknown) => {
-      console.error(error instanceof expected ? error.message : `Failed: ${error instanceof Error ? error.message : String(error)}`);
+      console.error(error instanceof expected ? error.message : `Failed: ${messageOf(error)}`);
       process.exit(1);
     },
   );

@@ -17,6 +17,7 @@ import {
 } from "@/lib/ops/instance";
 import { leanStartCommand } from "@/lib/server-contract.mjs";
 import { runCommand } from "./command";
+import { messageOf } from "@/lib/log/message";
 
 const USAGE = [
   "usage: npm run instance -- new <client> [options]",
@@ -80,7 +81,7 @@ async function main(): Promise<string> {
       },
     });
   } catch (error) {
-    throw new InstanceError(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+    throw new InstanceError(`${messageOf(error)}\n${USAGE}`);
   }
   const [command, client, ...rest] = parsed.positionals;
   if (command !== "new" || rest.length > 0) throw new InstanceError(USAGE);

@@ -9,6 +9,7 @@ import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 import { liveSessionOfCookies, type LiveSession } from "./browser-session";
 import type { Gatehouse } from "@/lib/app";
 import { SESSION_ENDED } from "@/lib/ui/messages";
+import { messageOf } from "@/lib/log/message";
 
 export type AccountForm = OrRefused<{ session: LiveSession; fields: Record<string, string> }>;
 
@@ -29,7 +30,7 @@ export async function readAccountForm(
   try {
     session = await liveSessionOfCookies(gate, cookieJar(request.cookies));
   } catch (error) {
-    gate.log.error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
+    gate.log.error({ event: "session_check_failed", err: messageOf(error) });
     return refuse(unavailable());
   }
   if (!session) return refuse(jsonError(401, "unauthenticated", SESSION_ENDED));

@@ -8,6 +8,7 @@ import { jsonError } from "@/lib/http/responses";
 import { accessTokenStanding, verifyAccessToken } from "@/lib/tokens/access-token";
 import { liveSessionOfCookies } from "./browser-session";
 import type { Gatehouse } from "@/lib/app";
+import { messageOf } from "@/lib/log/message";
 
 export type ApiCaller = { userId: string; via: "bearer"; familyId: string } | { userId: string; via: "session"; sid: string };
 
@@ -44,7 +45,7 @@ export async function apiCaller(
     try {
       ended = await accessTokenStanding(gate.prisma, check);
     } catch (error) {
-      gate.log.error({ event: "access_token_check_failed", err: error instanceof Error ? error.message : String(error) });
+      gate.log.error({ event: "access_token_check_failed", err: messageOf(error) });
       return refuse(unavailable());
     }
     if (ended === "password_change_required") return refuse(passwordChangeRequired());
@@ -69,7 +70,7 @@ export async function apiCaller(
   try {
     session = await liveSessionOfCookies(gate, cookieJar(request.cookies));
   } catch (error) {
-    gate.log.error({ event: "session_check_failed", err: error instanceof Error ? error.message : String(error) });
+    gate.log.error({ event: "session_check_failed", err: messageOf(error) });
     return refuse(unavailable());
   }
   if (session?.passwordChangeRequired) return refuse(passwordChangeRequired());

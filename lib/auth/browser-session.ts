@@ -17,6 +17,7 @@ import type { NewSession } from "@/lib/sessions/browser-sessions";
 import { writeGuarded, type Writes } from "@/lib/db/one-statement";
 import { credentialsUnchanged } from "@/lib/users/accounts";
 import { sessionClaimsOfCookies, sessionCookie, cookieJar } from "./next-auth/cookies";
+import { messageOf } from "@/lib/log/message";
 
 /** A session cookie's claims as next-auth decoded them: nothing in them is trusted yet. */
 export type SessionClaims = { sub?: unknown; sid?: unknown };
@@ -73,7 +74,7 @@ export async function writeSignIn(
     gate.log.info({ event: "sign_in_superseded", userId: user.id });
     return { ok: false, refusal: null };
   } catch (error) {
-    gate.log.error({ event: "session_start_failed", userId: user.id, err: error instanceof Error ? error.message : String(error) });
+    gate.log.error({ event: "session_start_failed", userId: user.id, err: messageOf(error) });
     return { ok: false, refusal: unavailable() };
   }
 }
@@ -126,7 +127,7 @@ export async function signedInBrowser(
       ? await sessionCookie(gate.config, { sub: outcome.user.id, email: outcome.user.email, sid: outcome.sessionId }, gate.clock())
       : await openSession(gate, outcome.user, client, userAgent, outcome.sessionId);
   } catch (error) {
-    gate.log.error({ event: "session_start_failed", err: error instanceof Error ? error.message : String(error) });
+    gate.log.error({ event: "session_start_failed", err: messageOf(error) });
     return unavailable();
   }
   const response = json(200, body);
@@ -159,9 +160,7 @@ export async function liveSession(gate: Gatehouse, claims: SessionClaims | null)
     // Only housekeeping: a failed touch costs the session a minute of idle time at worst.
     await gate.sessions
       .touch(sid, nowMs, nowMs - gate.sessionPolicy.touchEveryMs)
-      .catch((error: unknown) =>
-        gate.log.warn({ event: "session_touch_failed", err: error instanceof Error ? error.message : String(error) }),
-      );
+      .catch((error: unknown) => gate.log.warn({ event: "session_touch_failed", err: messageOf(error) }));
   }
   return { userId, sid, passwordChangeRequired: record?.passwordBreached === true };
 }

@@ -8,6 +8,7 @@ import { limitStoreUnavailable, noClientAddress, REFUSE, serviceUnavailable } fr
 import { jsonError, localized } from "@/lib/http/responses";
 import { sentence } from "@/lib/i18n/sentence";
 import { ruleAt, type LimitKey, type RefusalStyle, type RouteLimit, type RoutePath } from "@/lib/http/route-policies";
+import { messageOf } from "@/lib/log/message";
 
 /**
  * One request's walk through its route's limits. Rows apply strictly in table order: the wrapper
@@ -144,6 +145,6 @@ function failed(gate: Gatehouse, path: RoutePath, error: unknown): Response {
     gate.outages.failed(cause, path, error);
     return serviceUnavailable();
   }
-  gate.log.error({ event: "route_failed", path, err: error instanceof Error ? error.message : String(error) });
+  gate.log.error({ event: "route_failed", path, err: messageOf(error) });
   return jsonError(500, "internal", sentence("refusals.internal"));
 }

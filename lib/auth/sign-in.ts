@@ -19,6 +19,7 @@ import type { BreachVerdict } from "@/lib/password/breached";
 import type { Intent, SecondStepMethod, SignInOutcome, SignInAdmission } from "@/lib/password/admission";
 import type { Gatehouse } from "@/lib/app";
 import { browserSessionFields, writeSignIn } from "@/lib/auth/browser-session";
+import { messageOf } from "@/lib/log/message";
 
 /**
  * What a password sign-in read, once, from its request: the normalised email, the password and the
@@ -147,7 +148,7 @@ async function markIfBreached(
   // Found, even if the mark is not kept: this runs after the sign-in was written, so a failure here
   // must not turn a session that exists into a 503 (the mark is made at the next sign-in).
   await recordBreach(gate, from, user).catch((error: unknown) =>
-    gate.log.error({ event: "password_breach_mark_failed", userId: user.id, err: error instanceof Error ? error.message : String(error) }),
+    gate.log.error({ event: "password_breach_mark_failed", userId: user.id, err: messageOf(error) }),
   );
   return true;
 }
@@ -219,7 +220,7 @@ export async function checkPassword(gate: Gatehouse, admission: SignInAdmission)
   try {
     outcome = await checkAdmitted(gate, admission);
   } catch (error) {
-    gate.log.error({ event: "password_check_failed", err: error instanceof Error ? error.message : String(error) });
+    gate.log.error({ event: "password_check_failed", err: messageOf(error) });
     logSecurity(gate, { route: admission.route, outcome: "unavailable", client: admission.client, email: admission.email });
     outcome = { ok: false, refusal: unavailable() };
   }
@@ -258,7 +259,7 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
       const verdict = confirmable ? gate.breachedPasswords.check(password).catch(() => "unknown" as const) : null;
       const endTimer = gate.metrics.passwordCheckSeconds.startTimer();
       const user = await verifyCredentials(gate.sql, { email: admission.email, password }, gate.hasher, (error) =>
-        gate.log.warn({ event: "password_rehash_failed", err: error instanceof Error ? error.message : String(error) }),
+        gate.log.warn({ event: "password_rehash_failed", err: messageOf(error) }),
       );
       endTimer();
       return { attempt, user, verdict };
@@ -539,7 +540,7 @@ export async function completeSignIn(
   // The locks this success clears, once it is written (a sign-in that was not clears none). The
   // sign-in stands if this fails: a lock left on refuses strangers, and the owner is in.
   await clearLocks(gate, usernameKey, device, strangersSeen, nowMs).catch((error: unknown) =>
-    gate.log.error({ event: "lockout_reset_failed", userId: user.id, err: error instanceof Error ? error.message : String(error) }),
+    gate.log.error({ event: "lockout_reset_failed", userId: user.id, err: messageOf(error) }),
   );
   gate.log.info({ event: "sign_in_succeeded", lane, userId: user.id, via });
   logSecurity(gate, { route, outcome: "sign_in_succeeded", client, email, detail: lane, userId: user.id });

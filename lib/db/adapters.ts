@@ -8,6 +8,7 @@ import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import lockfile from "proper-lockfile";
 // Relative, not "@/": prisma.config.ts loads this file without the app's path aliases.
+import { messageOf } from "../log/message";
 import { forget, remember } from "../remember";
 import type { DatabaseTarget } from "./target";
 
@@ -131,7 +132,7 @@ async function lockAndOpen(dataDir: string, lockWaitMs: number, minFreeBytes: nu
     await lockfile.unlock(dataDir, { lockfilePath: `${dataDir}.lock` }).catch(() => {});
     const free = freeBytesOf(dataDir);
     throw new Error(
-      `The embedded database in ${dataDir} could not open (${error instanceof Error ? error.message.split("\n")[0] : String(error)}); ` +
+      `The embedded database in ${dataDir} could not open (${messageOf(error).split("\n")[0]}); ` +
         `${free === null ? "its free space is unknown" : `${mib(free)} free on its disk`}. A full disk ends PGlite this way: free some space and start again.`,
     );
   }

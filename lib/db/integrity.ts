@@ -1,5 +1,6 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { amcheck } from "@electric-sql/pglite/contrib/amcheck";
+import { messageOf } from "@/lib/log/message";
 
 /**
  * PostgreSQL's amcheck on a PGlite database: `bt_index_check` on every B-tree index and
@@ -34,7 +35,7 @@ export async function checkIntegrity(db: PGlite): Promise<IntegrityProblem[]> {
         ]);
         for (const row of rows) problems.push({ relation: table.name, kind: "table", detail: `block ${row.blkno}: ${row.msg}` });
       } catch (error) {
-        problems.push({ relation: table.name, kind: "table", detail: messageOf(error) });
+        problems.push({ relation: table.name, kind: "table", detail: firstLineOf(error) });
       }
     }
     const indexes = await db.query<Relation>(
@@ -48,7 +49,7 @@ export async function checkIntegrity(db: PGlite): Promise<IntegrityProblem[]> {
         // heapallindexed: every table row has its index entry, not only that the pages are sane.
         await db.query(`SELECT bt_index_check($1::oid::regclass, true)`, [index.oid]);
       } catch (error) {
-        problems.push({ relation: index.name, kind: "index", detail: messageOf(error) });
+        problems.push({ relation: index.name, kind: "index", detail: firstLineOf(error) });
       }
     }
   } finally {
@@ -58,8 +59,8 @@ export async function checkIntegrity(db: PGlite): Promise<IntegrityProblem[]> {
   return problems;
 }
 
-function messageOf(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split("\n")[0]!.slice(0, 200);
+function firstLineOf(error: unknown): string {
+  return messageOf(error).split("\n")[0]!.slice(0, 200);
 }
 
 /** One line per damaged relation, for a refusal message. */

@@ -1,6 +1,7 @@
 import { LIFECYCLE_SYMBOL, STARTED_SYMBOL } from "@/lib/server-contract.mjs";
 import { gatehouse } from "@/lib/app";
 import { startRetention } from "@/lib/retention/job";
+import { messageOf } from "@/lib/log/message";
 
 /**
  * The process's life after start: server.mjs (which cannot import app code) and every Next.js
@@ -51,7 +52,7 @@ export async function startGatehouse(): Promise<void> {
       },
     );
   } catch (error) {
-    console.error(`Gatehouse cannot start: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`Gatehouse cannot start: ${messageOf(error)}`);
     process.exit(1);
   }
 }

@@ -4,6 +4,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { closePglite, lockMissingFolder, openPglite } from "@/lib/db/adapters";
 import { checkIntegrity, describeProblems, INTEGRITY_EXTENSIONS } from "@/lib/db/integrity";
 import { listMigrations, MIGRATIONS_DIR } from "@/lib/db/migrate";
+import { messageOf } from "@/lib/log/message";
 
 /**
  * Backups of the embedded database: PGlite's own dump of its data folder (a gzipped tar).
@@ -28,7 +29,7 @@ async function lockedOpen(dataDir: string): Promise<PGlite> {
   try {
     return await openPglite(dataDir, LOCK_WAIT_MS);
   } catch (error) {
-    throw new BackupError(`${error instanceof Error ? error.message : String(error)} A backup or restore needs the instance stopped.`);
+    throw new BackupError(`${messageOf(error)} A backup or restore needs the instance stopped.`);
   }
 }
 
@@ -129,9 +130,7 @@ async function checkBackup(blob: Blob, damaged = "The backup is damaged; nothing
     return applied.length;
   } catch (error) {
     if (error instanceof BackupError) throw error;
-    throw new BackupError(
-      `Not a readable Gatehouse backup (truncated, or not a PGlite dump): ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw new BackupError(`Not a readable Gatehouse backup (truncated, or not a PGlite dump): ${messageOf(error)}`);
   } finally {
     await db?.close().catch(() => {});
   }

@@ -4,6 +4,7 @@ import { startPeriodic } from "@/lib/jobs/jobs";
 import type { Logger } from "@/lib/log/logger";
 import { retentionCutoffs, type RetentionPolicy } from "./policy";
 import { runRetention } from "./retention";
+import { messageOf } from "@/lib/log/message";
 
 // Ended sessions and revoked families stay this long for the account page, then go.
 const ENDED_SESSION_KEEP_MS = 30 * 86_400_000;
@@ -27,14 +28,14 @@ export function startRetention(prisma: PrismaClient, config: AppConfig, clock: (
   return startPeriodic(
     async () => {
       const counts = await runRetention(prisma, retentionCutoffs(clock(), policy), config.retention.batchRows, (table, error) =>
-        log.warn({ event: "retention_failed", table, err: error instanceof Error ? error.message : String(error) }),
+        log.warn({ event: "retention_failed", table, err: messageOf(error) }),
       );
       if (Object.values(counts).some((count) => count > 0)) log.info({ event: "retention_run", ...counts });
     },
     {
       intervalMs: config.retention.intervalMs,
       firstAfterMs: 60_000,
-      onError: (error) => log.warn({ event: "retention_failed", err: error instanceof Error ? error.message : String(error) }),
+      onError: (error) => log.warn({ event: "retention_failed", err: messageOf(error) }),
     },
   );
 }

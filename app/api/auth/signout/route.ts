@@ -5,6 +5,7 @@ import { safeCallbackPath } from "@/lib/http/callback-url";
 import { limited } from "@/lib/auth/limited";
 import { csrfRefused, signOutUnavailable } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
+import { messageOf } from "@/lib/log/message";
 
 export const dynamic = "force-dynamic";
 
@@ -29,7 +30,7 @@ export const POST = limited("/api/auth/signout", async (request, { gate }) => {
     try {
       await gate.sessions.revoke(claims.sub, claims.sid, gate.clock());
     } catch (error) {
-      gate.log.error({ event: "session_revoke_failed", err: error instanceof Error ? error.message : String(error) });
+      gate.log.error({ event: "session_revoke_failed", err: messageOf(error) });
       return signOutUnavailable();
     }
   }
