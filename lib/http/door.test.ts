@@ -272,13 +272,13 @@ describe("the door", () => {
   });
 
   it("does not spend the hold while nobody waits, after the queue empties", async () => {
-    const { enter } = setUp({ ownerCheckRunning: () => true }, { ...POLICY, maxWaitMs: 50 });
-    // A stranger held 50 ms is sent away; the credit is partly spent, and nobody waits after.
+    const { enter } = setUp({ ownerCheckRunning: () => true }, { ...POLICY, maxWaitMs: 120 });
+    // A stranger held 120 ms is sent away: the credit is nearly spent (100 - 0.75 × 120), and nobody waits after.
     const first = enter().then((pass) => pass.kind);
-    await vi.advanceTimersByTimeAsync(50);
+    await vi.advanceTimersByTimeAsync(120);
     expect(await settled(first)).toBe("busy");
-    // Half a second later the credit is whole again (nobody was held meanwhile): the next one is held.
-    await vi.advanceTimersByTimeAsync(500);
+    // 200 ms later the credit has grown by a quarter of them (nobody was held meanwhile): the next one is held.
+    await vi.advanceTimersByTimeAsync(200);
     const next = enter();
     expect(await settled(next)).toBe("waiting");
   });

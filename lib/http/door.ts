@@ -173,8 +173,6 @@ export class Door implements DoorKeeper {
         this.letIn(head, nowMs);
       } else break;
     }
-    // The hold is charged only while strangers wait: note whether any still do.
-    this.ownerChecking();
     // A timer only while someone waits: at rest the door costs nothing.
     if (this.queue.length > 0 && this.timer === null) {
       this.timer = setInterval(() => this.tick(), this.policy.windowMs);
@@ -233,6 +231,8 @@ export class Door implements DoorKeeper {
     this.queue.splice(at, 1);
     waiter.left.removeEventListener("abort", waiter.onLeft);
     this.deps.onWait?.(pass === null ? "busy" : pass.kind === "in" ? "entered" : "gone", this.deps.clock() - waiter.since);
+    // The hold is charged only while strangers wait: the ledger notes the moment none is left.
+    if (this.queue.length === 0) this.ownerChecking();
     if (pass !== null) waiter.resolve(pass);
   }
 
