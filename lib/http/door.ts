@@ -200,9 +200,14 @@ export class Door implements DoorKeeper {
 
   /** Whether a known device's check holds strangers now (while the hold has credit, door-rules.ts). */
   private ownerChecking(): boolean {
+    this.sampleHold();
+    return holdInForce(this.hold);
+  }
+
+  /** Brings the hold's ledger up to now: whether a check runs, and whether strangers wait. */
+  private sampleHold() {
     const holding = this.deps.ownerCheckRunning?.() === true;
     this.hold = sampleHold(this.hold, this.deps.clock(), holding, this.queue.length > 0, this.policy);
-    return holdInForce(this.hold);
   }
 
   private letIn(waiter: Waiter, nowMs: number) {
@@ -232,7 +237,7 @@ export class Door implements DoorKeeper {
     waiter.left.removeEventListener("abort", waiter.onLeft);
     this.deps.onWait?.(pass === null ? "busy" : pass.kind === "in" ? "entered" : "gone", this.deps.clock() - waiter.since);
     // The hold is charged only while strangers wait: the ledger notes the moment none is left.
-    if (this.queue.length === 0) this.ownerChecking();
+    if (this.queue.length === 0) this.sampleHold();
     if (pass !== null) waiter.resolve(pass);
   }
 
