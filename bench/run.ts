@@ -52,7 +52,7 @@ const PARTS: readonly Part[] = [
 ];
 const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed", "lockout", "answers", "passkeys", "peer", "stuffing"]);
 // Hard stops, whatever a part does: the bench must end by itself. The other parts' last runs add up
-// to about 45–50 minutes on 2 vCPUs, and part 11 (3 rounds) to about 95 on a Xeon (its floods go on
+// to about 45–50 minutes on 2 vCPUs, and part 11 (3 rounds) to about 95 (94 on an AMD EPYC; its floods go on
 // to 100,000 addresses, which the door lets in at about 160 a second), so a full run gets 190.
 const FULL_RUN_LIMIT_MS = 190 * 60_000;
 // Part 11 starts seven servers of its own (four contenders, and three of them again for the flood)

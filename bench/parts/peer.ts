@@ -532,7 +532,7 @@ export const peerPart: Part = {
       ? { rounds: 1, idle: 3, attackers: 40, attackSeconds: 5, flood: 300, floodSeconds: 3, refusalSeconds: 1 }
       : // The flood goes on to all 100,000 addresses, as the goal is set: the door lets its strangers in at about
         // 160 a second on an AMD EPYC (about 630 s), where they went in at about 470 before it. 200 idle
-        // sign-ins and 80 s of attack (about 230 of the owner's) so that a round's p99 is not one outlier; 3 rounds
+        // sign-ins and 80 s of attack (about 240 of the owner's) so that a round's p99 is not one outlier; 3 rounds
         // (about 95 minutes) so that a goal met in two rounds of two is not a coin's luck.
         { rounds: 3, idle: 200, attackers: 10_000, attackSeconds: 80, flood: 100_000, floodSeconds: 720, refusalSeconds: 2 };
     const onPostgres = gatehouseOn("postgres");
