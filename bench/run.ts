@@ -18,6 +18,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { messageOf } from "@/lib/log/message";
 import { closeConnections } from "./lib/http";
 import { describeMachine, machineMarkdown } from "./lib/machine";
 import { COMPARING_PARTS, reproduce, type Part, type PartId } from "./lib/part";
@@ -238,6 +239,6 @@ main()
     process.exit(code);
   })
   .catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : String(error));
+    console.error(messageOf(error));
     process.exit(1);
   });

@@ -7,6 +7,7 @@ import { policiesFromSpecs, type Policy } from "@/lib/rate-limit/policies";
 import type { RateLimitStore } from "@/lib/rate-limit/store";
 import { MemoryRateLimitStore } from "@/lib/rate-limit/stores/memory";
 import { connectRedis, RedisRateLimitStore } from "@/lib/rate-limit/stores/redis";
+import { messageOf } from "@/lib/log/message";
 import { PART_TITLES, type Part, type PartContext, type PartReport } from "../lib/part";
 import { collectGarbage, fmt, median, seededRandom, sleep, summarize, table } from "../lib/stats";
 
@@ -290,7 +291,7 @@ async function redisSection(context: PartContext): Promise<{ markdown: string; h
     await stats.ping();
   } catch (error) {
     stats.disconnect();
-    const why = error instanceof Error ? error.message : String(error);
+    const why = messageOf(error);
     context.say(`redis: skipped (${why})`);
     return { markdown: `Skipped: Redis did not answer at ${url} (${why}).`, headlines: [] };
   }
@@ -398,7 +399,7 @@ async function redisSection(context: PartContext): Promise<{ markdown: string; h
           `  ${contender.name}: ${fmt.fixed(roundTrips / countedChecks)} round trips/check, ${fmt.fixed(fewest!.total / checks)} commands/check, p50 ${fmt.usFromMs(summary.p50)}`,
         );
       } catch (error) {
-        rows.push({ name: contender.name, skipped: `failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}` });
+        rows.push({ name: contender.name, skipped: `failed: ${messageOf(error).split("\n")[0]}` });
         context.say(`  ${contender.name}: failed (${String(error)})`);
       } finally {
         if ("keyPattern" in contender) await deleteKeys(stats, contender.keyPattern);
