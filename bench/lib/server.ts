@@ -85,12 +85,14 @@ export function buildFreshness(root: string): { builtAt: Date; newerFiles: strin
   return { builtAt: new Date(builtAtMs), newerFiles };
 }
 
+// The bench sends nothing off the machine: Next.js's telemetry is off for its build and its servers.
+const NO_TELEMETRY = { NEXT_TELEMETRY_DISABLED: "1" } as const;
+
 /** Runs `next build` when there is no production build yet (or when asked to). */
 export function ensureBuild(root: string, say: (line: string) => void, force = false): void {
   if (hasBuild(root) && !force) return;
   say(force ? "building (--build): next build" : "no production build (.next/BUILD_ID): running next build");
-  // The bench sends nothing off the machine: Next.js's telemetry is off for its build, as for its servers.
-  const env = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
+  const env = { ...process.env, ...NO_TELEMETRY };
   execFileSync(path.join(root, "node_modules", ".bin", "next"), ["build"], { cwd: root, env, stdio: "inherit", timeout: 15 * 60_000 });
 }
 
@@ -221,7 +223,7 @@ export async function startServer(
     LOG_LEVEL: "info",
     // The bench client is the proxy: it names each simulated client in X-Forwarded-For.
     TRUSTED_PROXIES: "127.0.0.1,::1",
-    NEXT_TELEMETRY_DISABLED: "1",
+    ...NO_TELEMETRY,
     // The drills sign in right after registering (201 before email verification existed, 202 since).
     REQUIRE_EMAIL_VERIFICATION: "false",
     MAIL_OUTBOX_DIR: ownOutbox,
