@@ -309,8 +309,8 @@ describe("the shared decision table (tests/fixtures/decision-cases.ts), which ev
   for (const decisionCase of DECISION_CASES) {
     it(decisionCase.name, async () => {
       let state: Parameters<typeof decide>[1];
-      const { actual, expected } = await runDecisionCase(decisionCase, (nowMs) => {
-        const { nextState, ...decision } = decide(decisionCase.algorithm, state, nowMs);
+      const { actual, expected } = await runDecisionCase(decisionCase, (nowMs, cost) => {
+        const { nextState, ...decision } = decide(decisionCase.algorithm, state, nowMs, cost);
         state = nextState;
         return decision;
       });

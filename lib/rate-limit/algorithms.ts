@@ -54,10 +54,18 @@ function msToRefill(deficitTokens: number, msPerToken: number): number {
   return deficitTokens <= 0 ? 0 : Math.ceil((deficitTokens - TOLERANCE / 2) * msPerToken);
 }
 
+/**
+ * What one request costs: 1 to spend a token, or -1 to give back one spent on a request that
+ * turned out to be no attacker's (a right password, for a budget that counts failures only). A
+ * refund is always "allowed" and never raises a count above its capacity.
+ */
+export type Cost = 1 | -1;
+
 export function consumeTokenBucket(
   state: TokenBucketState | undefined,
   nowMs: number,
   algorithm: TokenBucketAlgorithm,
+  cost: Cost = 1,
 ): AlgorithmDecision<TokenBucketState> {
   const { bandwidths } = algorithm;
   if (bandwidths.length === 0) throw new Error("A token bucket needs at least one bandwidth");
@@ -74,8 +82,8 @@ export function consumeTokenBucket(
     const gained = (elapsedMs * bandwidth.capacity) / bandwidth.periodMs;
     return snapToWhole(Math.min(bandwidth.capacity, previous + gained));
   });
-  const allowed = refilled.every((tokens) => tokens >= 1);
-  const tokens = allowed ? refilled.map((count) => snapToWhole(count - 1)) : refilled;
+  const allowed = cost < 0 || refilled.every((tokens) => tokens >= 1);
+  const tokens = allowed ? refilled.map((count, i) => snapToWhole(Math.min(bandwidths[i]!.capacity, count - cost))) : refilled;
 
   const msPerToken = bandwidths.map((bandwidth) => bandwidth.periodMs / bandwidth.capacity);
   const retryMs = allowed ? 0 : Math.max(...tokens.map((count, i) => msToRefill(1 - count, msPerToken[i]!)));
@@ -94,6 +102,7 @@ export function consumeSlidingWindow(
   state: SlidingWindowState | undefined,
   nowMs: number,
   algorithm: SlidingWindowAlgorithm,
+  cost: Cost = 1,
 ): AlgorithmDecision<SlidingWindowState> {
   const { limit, windowMs } = algorithm;
   if (!(limit >= 1 && windowMs > 0)) throw new Error("A sliding window needs limit >= 1 and windowMs > 0");
@@ -114,10 +123,12 @@ export function consumeSlidingWindow(
     previousCount = state.currentCount;
   }
 
+  // A refund takes back a request of the current window (one of an earlier window has faded in part already).
+  if (cost < 0) currentCount = Math.max(0, currentCount - 1);
   const weightedCount = (previousCount * (windowEndMs - effectiveNowMs)) / windowMs + currentCount;
-  const allowed = weightedCount + 1 <= limit + TOLERANCE;
+  const allowed = cost < 0 || weightedCount + 1 <= limit + TOLERANCE;
   // Refused requests are not counted, like the token bucket: hammering does not extend the wait.
-  if (allowed) currentCount += 1;
+  if (allowed && cost > 0) currentCount += 1;
 
   let retryMs = 0;
   if (!allowed) {
@@ -131,7 +142,7 @@ export function consumeSlidingWindow(
 
   // The weighted count reaches 0 when the current window has become the previous one and passed too.
   const zeroAtMs = currentCount > 0 ? windowEndMs + windowMs : previousCount > 0 ? windowEndMs : effectiveNowMs;
-  const weightedAfter = allowed ? weightedCount + 1 : weightedCount;
+  const weightedAfter = allowed && cost > 0 ? weightedCount + 1 : weightedCount;
 
   return {
     allowed,
@@ -143,16 +154,21 @@ export function consumeSlidingWindow(
 }
 
 /**
- * Consumes one request for `policy`. A state of another kind (the policy's algorithm was changed)
- * is ignored and the key starts fresh.
+ * Consumes one request for `policy` (or gives one back: `cost` -1). A state of another kind (the
+ * policy's algorithm was changed) is ignored and the key starts fresh.
  */
-export function decide(policy: AlgorithmPolicy, state: LimiterState | undefined, nowMs: number): AlgorithmDecision<LimiterState> {
+export function decide(
+  policy: AlgorithmPolicy,
+  state: LimiterState | undefined,
+  nowMs: number,
+  cost: Cost = 1,
+): AlgorithmDecision<LimiterState> {
   // A NaN or infinite time would be written into the state and poison every later decision.
   if (!Number.isFinite(nowMs)) throw new Error(`Rate limiter got a non-finite time: ${nowMs}`);
   switch (policy.kind) {
     case "token-bucket":
-      return consumeTokenBucket(state?.kind === "token-bucket" ? state : undefined, nowMs, policy);
+      return consumeTokenBucket(state?.kind === "token-bucket" ? state : undefined, nowMs, policy, cost);
     case "sliding-window":
-      return consumeSlidingWindow(state?.kind === "sliding-window" ? state : undefined, nowMs, policy);
+      return consumeSlidingWindow(state?.kind === "sliding-window" ? state : undefined, nowMs, policy, cost);
   }
 }

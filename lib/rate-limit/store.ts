@@ -1,4 +1,4 @@
-import type { Decision } from "@/lib/rate-limit/algorithms";
+import type { Cost, Decision } from "@/lib/rate-limit/algorithms";
 import type { Policy } from "@/lib/rate-limit/policies";
 
 export type { Decision };
@@ -10,9 +10,10 @@ export type RateLimitStoreKind = "memory" | "redis" | "postgres";
  * `set` would let concurrent requests both see the last token. Each store keys state by
  * `scopedKey(policy.name, key)` and may forget a key after the decision's `resetAfterMs`.
  * `nowMs` must come from the same clock the store uses for expiry (whole ms since the epoch).
+ * `cost` -1 gives back a token spent earlier (algorithms.ts), in the same one atomic step.
  */
 export interface RateLimitStore {
-  consume(key: string, policy: Policy, nowMs: number): Promise<Decision>;
+  consume(key: string, policy: Policy, nowMs: number, cost?: Cost): Promise<Decision>;
   readonly kind: RateLimitStoreKind;
 }
 
@@ -41,10 +42,11 @@ export function scopedKey(policyName: string, key: string): string {
 export function preLimited(local: RateLimitStore, shared: RateLimitStore): RateLimitStore {
   return {
     kind: shared.kind,
-    async consume(key, policy, nowMs) {
-      const first = await local.consume(key, policy, nowMs);
+    async consume(key, policy, nowMs, cost = 1) {
+      const first = await local.consume(key, policy, nowMs, cost);
+      // A refund is given back to both, as the request was counted by both.
       if (!first.allowed) return first;
-      return shared.consume(key, policy, nowMs);
+      return shared.consume(key, policy, nowMs, cost);
     },
   };
 }

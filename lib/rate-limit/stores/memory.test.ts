@@ -153,7 +153,7 @@ describe("MemoryRateLimitStore", () => {
   it("works with the default policies", async () => {
     const { consume } = storeWithFakeClock(T0_MS);
     const decisions = [];
-    for (let i = 0; i < 11; i++) decisions.push(await consume("203.0.113.7", defaultPolicies.altchaChallenge));
+    for (let i = 0; i < 11; i++) decisions.push(await consume("203.0.113.7", defaultPolicies.altchaChallengeDevice));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(10);
     expect(decisions[10]!.retryAfterMs).toBe(1_000);
   });
@@ -190,7 +190,7 @@ describe("MemoryRateLimitStore against the shared decision table", () => {
       let now = 0;
       const store = new MemoryRateLimitStore({ clock: () => now });
       const policy = { name: `case${i}`, algorithm: decisionCase.algorithm, failMode: "closed" as const, description: decisionCase.name };
-      const { actual, expected } = await runDecisionCase(decisionCase, (nowMs) => store.consume("k", policy, (now = nowMs)));
+      const { actual, expected } = await runDecisionCase(decisionCase, (nowMs, cost) => store.consume("k", policy, (now = nowMs), cost));
       expect(actual).toEqual(expected);
     });
   }

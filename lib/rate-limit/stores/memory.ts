@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
-import { decide, type LimiterState } from "@/lib/rate-limit/algorithms";
+import { decide, type Cost, type LimiterState } from "@/lib/rate-limit/algorithms";
 import type { Policies, Policy } from "@/lib/rate-limit/policies";
 import { keepForMs, scopedKey, type Decision, type RateLimitStore } from "@/lib/rate-limit/store";
 
@@ -98,12 +98,12 @@ export class MemoryRateLimitStore implements RateLimitStore {
     });
   }
 
-  async consume(key: string, policy: Policy, nowMs: number): Promise<Decision> {
+  async consume(key: string, policy: Policy, nowMs: number, cost: Cost = 1): Promise<Decision> {
     const id = this.#keyId(policy.name, key);
     // A stale key is dropped here (its slot freed) and reads as absent.
     const slot = this.#entries.get(id);
     const state = slot === undefined ? undefined : this.#read(slot);
-    const { allowed, remaining, retryAfterMs, resetAfterMs, nextState } = decide(policy.algorithm, state, nowMs);
+    const { allowed, remaining, retryAfterMs, resetAfterMs, nextState } = decide(policy.algorithm, state, nowMs, cost);
     // The TTL is renewed on every write to when the state would be fresh again, so an idle key is
     // forgotten without changing any decision and an active one is never reset early.
     const ttlMs = keepForMs(resetAfterMs, policy);

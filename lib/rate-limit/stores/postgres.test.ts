@@ -123,7 +123,7 @@ function sharedStoreSuite(label: string, makeDatabase: () => Promise<TestDatabas
             failMode: "closed",
             description: decisionCase.name,
           };
-          const { actual, expected } = await runDecisionCase(decisionCase, (nowMs) => atCallerTime.consume("k", policy, nowMs));
+          const { actual, expected } = await runDecisionCase(decisionCase, (nowMs, cost) => atCallerTime.consume("k", policy, nowMs, cost));
           expect(actual).toEqual(expected);
         });
       }

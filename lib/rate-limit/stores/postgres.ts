@@ -3,7 +3,7 @@ import { deleteExpired } from "@/lib/db/expired-rows";
 import { utcTimestamp } from "@/lib/db/sql-time";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { startPeriodic } from "@/lib/jobs/jobs";
-import { decide, type LimiterState } from "@/lib/rate-limit/algorithms";
+import { decide, type Cost, type LimiterState } from "@/lib/rate-limit/algorithms";
 import type { Policy } from "@/lib/rate-limit/policies";
 import { keepForMs, scopedKey, type Decision, type RateLimitStore } from "@/lib/rate-limit/store";
 
@@ -181,7 +181,7 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
     });
   }
 
-  async function consume(storageKey: string, policy: Policy, callerNowMs: number, signal?: AbortSignal): Promise<Decision> {
+  async function consume(storageKey: string, policy: Policy, callerNowMs: number, cost: Cost, signal?: AbortSignal): Promise<Decision> {
     for (let attempt = 0; attempt <= maxRetries; attempt++) {
       // The guard gave up on this call: a retry would only hold the key's queue longer.
       if (attempt > 0 && signal?.aborted) throw new Error(`PostgreSQL rate-limit store: "${policy.name}" abandoned by its guard`);
@@ -196,7 +196,7 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
       // Past its expiry a state equals a fresh one (resetAfterMs), so the row counts as absent.
       const state = exists && readExpiresAtMs > nowMs ? (row.state ?? undefined) : undefined;
 
-      const { nextState, ...decision } = decide(policy.algorithm, state, nowMs);
+      const { nextState, ...decision } = decide(policy.algorithm, state, nowMs, cost);
       if (!decision.allowed) return decision;
 
       const stateJson = JSON.stringify(nextState);
@@ -225,9 +225,9 @@ export function createPostgresRateLimitStore(prisma: PrismaClient, options: Post
 
   return {
     kind: "postgres",
-    async consume(key, policy, nowMs) {
+    async consume(key, policy, nowMs, cost = 1) {
       const storageKey = scopedKey(policy.name, key);
-      return queued(storageKey, policy, (signal) => consume(storageKey, policy, nowMs, signal));
+      return queued(storageKey, policy, (signal) => consume(storageKey, policy, nowMs, cost, signal));
     },
     cleanupExpired,
     close: () => cleanup.stop(),

@@ -7,8 +7,9 @@
  *
  * KEYS[1]: the bucket key. ARGV[1]: "tb" (token bucket) or "sw" (sliding window).
  * ARGV[2]: the policy's idle TTL in ms (0 for none): the key is kept at least this long.
- * Token bucket: ARGV[3] = n, then n pairs of capacity, periodMs.
- * Sliding window: ARGV[3] = limit, ARGV[4] = windowMs.
+ * ARGV[3]: the cost, 1 to spend or -1 to give one back (algorithms.ts `Cost`).
+ * Token bucket: ARGV[4] = n, then n pairs of capacity, periodMs.
+ * Sliding window: ARGV[4] = limit, ARGV[5] = windowMs.
  * Returns { allowed (0|1), remaining, retryAfterMs, resetAfterMs }.
  */
 const SERVER_CLOCK = `
@@ -22,6 +23,7 @@ local now = tonumber(ARGV[#ARGV])`;
 const DECIDE_AND_STORE = `
 local TOL = 1e-9
 local kind = ARGV[1]
+local cost = tonumber(ARGV[3])
 local raw = redis.call('GET', KEYS[1])
 local state = nil
 if raw then
@@ -42,7 +44,7 @@ end
 local allowed, remaining, retry, reset, next_state
 
 if kind == 'tb' then
-  local n = tonumber(ARGV[3])
+  local n = tonumber(ARGV[4])
   if state and #state.t ~= n then state = nil end
   local from = now
   if state then from = math.max(state.l, now) end
@@ -52,19 +54,19 @@ if kind == 'tb' then
   local tokens = {}
   allowed = true
   for i = 1, n do
-    local cap = tonumber(ARGV[2 + 2 * i])
-    local period = tonumber(ARGV[3 + 2 * i])
+    local cap = tonumber(ARGV[3 + 2 * i])
+    local period = tonumber(ARGV[4 + 2 * i])
     local prev = cap
     if state then prev = tonumber(state.t[i]) end
     tokens[i] = snap(math.min(cap, prev + elapsed * cap / period))
-    if tokens[i] < 1 then allowed = false end
+    if tokens[i] < 1 and cost > 0 then allowed = false end
   end
   local min_tokens = math.huge
   retry, reset = 0, 0
   for i = 1, n do
-    local cap = tonumber(ARGV[2 + 2 * i])
-    local ms_per_token = tonumber(ARGV[3 + 2 * i]) / cap
-    if allowed then tokens[i] = snap(tokens[i] - 1) end
+    local cap = tonumber(ARGV[3 + 2 * i])
+    local ms_per_token = tonumber(ARGV[4 + 2 * i]) / cap
+    if allowed then tokens[i] = snap(math.min(cap, tokens[i] - cost)) end
     if tokens[i] < min_tokens then min_tokens = tokens[i] end
     if not allowed then retry = math.max(retry, ms_to_refill(1 - tokens[i], ms_per_token)) end
     reset = math.max(reset, ms_to_refill(cap - tokens[i], ms_per_token))
@@ -74,8 +76,8 @@ if kind == 'tb' then
   if reset > 0 then reset = offset + reset end
   next_state = { k = 'tb', t = tokens, l = from }
 else
-  local limit = tonumber(ARGV[3])
-  local window = tonumber(ARGV[4])
+  local limit = tonumber(ARGV[4])
+  local window = tonumber(ARGV[5])
   local eff = now
   if state then eff = math.max(now, state.s) end
   local offset = eff - now
@@ -84,9 +86,10 @@ else
   local prev, cur = 0, 0
   if state and state.s == start then prev = state.p; cur = state.c
   elseif state and state.s == start - window then prev = state.c end
+  if cost < 0 then cur = math.max(0, cur - 1) end
   local weighted = prev * (finish - eff) / window + cur
-  allowed = weighted + 1 <= limit + TOL
-  if allowed then cur = cur + 1 end
+  allowed = cost < 0 or weighted + 1 <= limit + TOL
+  if allowed and cost > 0 then cur = cur + 1 end
   retry = 0
   if not allowed then
     local at
@@ -97,7 +100,7 @@ else
   local zero_at = eff
   if cur > 0 then zero_at = finish + window elseif prev > 0 then zero_at = finish end
   local after = weighted
-  if allowed then after = weighted + 1 end
+  if allowed and cost > 0 then after = weighted + 1 end
   remaining = math.max(0, math.floor(limit - after + TOL))
   reset = 0
   if zero_at ~= eff then reset = offset + math.ceil(zero_at - eff) end

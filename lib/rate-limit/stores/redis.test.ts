@@ -156,7 +156,7 @@ describe.skipIf(!url)("the Lua script against the shared decision table (real Re
   for (const [i, decisionCase] of DECISION_CASES.entries()) {
     it(decisionCase.name, async () => {
       const policy: Policy = { name: `case${i}`, algorithm: decisionCase.algorithm, failMode: "closed", description: decisionCase.name };
-      const { actual, expected } = await runDecisionCase(decisionCase, (nowMs) => store.consume("k", policy, nowMs));
+      const { actual, expected } = await runDecisionCase(decisionCase, (nowMs, cost) => store.consume("k", policy, nowMs, cost));
       expect(actual).toEqual(expected);
     });
   }

@@ -1,5 +1,6 @@
 import { Redis } from "ioredis";
 import type { Policy } from "../policies";
+import type { Cost } from "../algorithms";
 import { scopedKey, type Decision, type RateLimitStore } from "../store";
 import { CONSUME_SCRIPT, CONSUME_SCRIPT_AT_CALLER_TIME } from "./redis.lua";
 
@@ -18,13 +19,13 @@ type RedisWithConsume = Redis & {
   gatehouseConsumeAt(key: string, ...args: (string | number)[]): Promise<[number, number, number, number]>;
 };
 
-function scriptArgs(policy: Policy): (string | number)[] {
+function scriptArgs(policy: Policy, cost: Cost): (string | number)[] {
   const { algorithm } = policy;
   const idleTtlMs = policy.idleTtlMs ?? 0;
   if (algorithm.kind === "token-bucket") {
-    return ["tb", idleTtlMs, algorithm.bandwidths.length, ...algorithm.bandwidths.flatMap((b) => [b.capacity, b.periodMs])];
+    return ["tb", idleTtlMs, cost, algorithm.bandwidths.length, ...algorithm.bandwidths.flatMap((b) => [b.capacity, b.periodMs])];
   }
-  return ["sw", idleTtlMs, algorithm.limit, algorithm.windowMs];
+  return ["sw", idleTtlMs, cost, algorithm.limit, algorithm.windowMs];
 }
 
 /**
@@ -46,12 +47,12 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   // The contract's nowMs is not taken (unless clock is "caller"): the script reads the Redis server's clock.
-  async consume(key: string, policy: Policy, nowMs: number): Promise<Decision> {
+  async consume(key: string, policy: Policy, nowMs: number, cost: Cost = 1): Promise<Decision> {
     const storageKey = this.options.keyPrefix + scopedKey(policy.name, key);
     const [allowed, remaining, retryAfterMs, resetAfterMs] =
       this.options.clock === "caller"
-        ? await this.redis.gatehouseConsumeAt(storageKey, ...scriptArgs(policy), nowMs)
-        : await this.redis.gatehouseConsume(storageKey, ...scriptArgs(policy));
+        ? await this.redis.gatehouseConsumeAt(storageKey, ...scriptArgs(policy, cost), nowMs)
+        : await this.redis.gatehouseConsume(storageKey, ...scriptArgs(policy, cost));
     return { allowed: allowed === 1, remaining, retryAfterMs, resetAfterMs };
   }
 }
