@@ -214,7 +214,8 @@ async function openBackend(config: AppConfig, prisma: PrismaClient, clock: () =>
     const store = new RedisRateLimitStore(redis, { keyPrefix: config.rateLimit.keyPrefix });
     shared = {
       kind: store.kind,
-      consume: (key, policy, nowMs) => guardFor(policy.name).execute(timed(store.kind, () => store.consume(key, policy, nowMs))),
+      consume: (key, policy, nowMs, cost) =>
+        guardFor(policy.name).execute(timed(store.kind, () => store.consume(key, policy, nowMs, cost))),
     };
     replays = redisReplayStore(redis, config.rateLimit.keyPrefix);
     // Disconnected counts as down before the breaker has seen enough failures to open.
@@ -253,7 +254,7 @@ const monotonicMs = () => performance.now();
 function fastRoutes(): FastRoute[] {
   return ROUTE_RULES.flatMap((rule) =>
     "limits" in rule && rule.limits[0]?.key === "address" && !rule.path.includes("[")
-      ? [{ method: rule.method, path: rule.path, style: rule.refusal }]
+      ? [{ method: rule.method, path: rule.path, style: rule.refusal, deviceLane: rule.deviceLane !== undefined }]
       : [],
   );
 }
@@ -293,6 +294,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   );
   if (linkProblem) throw new Error(linkProblem);
   const trustedProxies = parseTrustedProxies(config.http.trustedProxies);
+  const trustedNetworks = parseTrustedProxies(config.http.trustedNetworks, "TRUSTED_NETWORKS");
   // The gauges read the hash budget and the circuits at scrape time, after both are built below.
   const metrics = new Metrics({
     hashBudget: () => ({
@@ -308,20 +310,32 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   });
   const backend = await openBackend(config, prisma, clock, metrics, log);
   const failureLogs = new Map<string, (error: unknown) => void>();
-  const limiter = new RateLimiter(backend.store, config.rateLimit.policies, config.rateLimit.keySecret, clock, (policy, error) => {
-    // Protection is weakened (fail open) or traffic refused (fail closed): error, once per 10 s per policy.
-    let report = failureLogs.get(policy.name);
-    if (!report) {
-      report = throttled(10_000, (err: unknown) =>
-        log.error({ event: "rate_limit_store_failed", policy: policy.name, failMode: policy.failMode, err: String(err) }),
-      );
-      failureLogs.set(policy.name, report);
-    }
-    report(error);
-  });
+  const limiter = new RateLimiter(
+    backend.store,
+    config.rateLimit.policies,
+    config.rateLimit.keySecret,
+    clock,
+    (policy, error) => {
+      // Protection is weakened (fail open) or traffic refused (fail closed): error, once per 10 s per policy.
+      let report = failureLogs.get(policy.name);
+      if (!report) {
+        report = throttled(10_000, (err: unknown) =>
+          log.error({ event: "rate_limit_store_failed", policy: policy.name, failMode: policy.failMode, err: String(err) }),
+        );
+        failureLogs.set(policy.name, report);
+      }
+      report(error);
+    },
+    config.rateLimit.trustedNetworkAllowance,
+  );
   let warnedUnknownPeer = false;
   const resolveClient = (headers: HeaderReader): ClientAddress =>
-    resolveClientAddress(headers, { trustedProxies, ipv6PrefixLength: config.http.ipv6PrefixLength, peerHeader: peerHeaderFromServer() });
+    resolveClientAddress(headers, {
+      trustedProxies,
+      trustedNetworks,
+      ipv6PrefixLength: config.http.ipv6PrefixLength,
+      peerHeader: peerHeaderFromServer(),
+    });
   // Protection is weakened (these requests escape the per-address limits): error, once per 10 s.
   const reportMalformedHop = throttled(10_000, (hop: string) =>
     log.error({ event: "forwarded_for_malformed", hop, hint: "a trusted proxy wrote an X-Forwarded-For hop that is no address" }),
@@ -355,6 +369,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
         i18n.localeOf(new Headers({ cookie: headers.get("cookie") ?? "", "accept-language": headers.get("accept-language") ?? "" })),
       say: (response, locale) => localized(response, locale, i18n.translator(locale)),
     },
+    (headers) => doorCheckedDeviceId(config.devices.cookieSecret, deviceTokenOfHeader(headers.get("cookie"), config), clock()) !== null,
   );
   // A stranger sent away is service refused: said once per 10 s, counted every time.
   const reportDoorBusy = throttled(10_000, () =>
@@ -420,7 +435,12 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
       unlockLifetimeMs: config.email.unlockLinkLifetimeMs,
     },
     i18n,
-    isLocked: async (email) => (await lockouts.check(usernameKey(email), clock(), config.lockout)).locked,
+    isPaused: async (email) => {
+      const nowMs = clock();
+      const check = await lockouts.check(usernameKey(email), nowMs, config.lockout);
+      const row = check.seen.row;
+      return check.locked || (row !== null && row.failureCount > 0 && nowMs - row.lastFailureAtMs < config.lockout.quietPeriodMs);
+    },
     onSkipped: (kind, reason) => log.info({ event: "mail_skipped", kind, reason }),
   });
   // Only weakened, never refused: warn (the metric counts each), once per 10 s.

@@ -126,8 +126,10 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
         </p>
       ) : null}
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={submit.nowMs} testId="sign-in-error" />
-      {refusal?.error === "locked" && refusal.approximate && attempted ? (
-        // The account-wide lock (a stranger's client): its owner was emailed a way past it when it locked.
+      {((refusal?.error === "locked" && refusal.approximate) || (refusal?.error === "rate_limited" && refusal.scope === "username")) &&
+      attempted ? (
+        // The account-wide lock (a stranger's client), or this address's limit for the account (which
+        // only failures fill, so the lock's threshold came first): its owner was emailed a way past it.
         <div className="lock-way-out" data-testid="lock-way-out">
           <p>{t("signIn.lockWayOut")}</p>
           <EmailMeALink endpoint="/api/unlock/request" email={attempted} action={t("signIn.emailNewLink")} testId="unlock-requested" />

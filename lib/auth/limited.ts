@@ -7,16 +7,32 @@ import { outageCause } from "@/lib/rate-limit/outage";
 import { limitStoreUnavailable, noClientAddress, REFUSE, serviceUnavailable } from "@/lib/http/refusals";
 import { jsonError, localized } from "@/lib/http/responses";
 import { sentence } from "@/lib/i18n/sentence";
-import { ruleAt, type LimitKey, type RefusalStyle, type RouteLimit, type RoutePath } from "@/lib/http/route-policies";
+import { ruleAt, type DeviceLane, type LimitKey, type RefusalStyle, type RouteLimit, type RoutePath } from "@/lib/http/route-policies";
+import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { messageOf } from "@/lib/log/message";
 
 /**
  * One request's walk through its route's limits. Rows apply strictly in table order: the wrapper
  * applies the leading rows that need only the address, and the handler applies the rest as soon as
  * it knows their key (`limit("addressAndUsername", email)`, `limit("user", id)`).
+ *
+ * Two things keep a crowd of owners from being taken for the attacker (design invariant 11):
+ * - a budget that counts failures only is given back by a success (`succeeded`), and by the
+ *   per-username limit's refusal, which counted the request on its own key;
+ * - a request with a server-signed device cookie passes the rows strangers share in the route's
+ *   device lane, counted per device. Where the lane needs the account ("account" proof), those
+ *   address rows wait for the body: its username's signature waives them, anything else pays
+ *   them then, and a request that ends before (a malformed body) pays them on its way out.
  */
 export class RouteLimits {
   private next = 0;
+  /** Rows counted and allowed: what a success may give back. */
+  private readonly counted: { row: RouteLimit; parts: string[] }[] = [];
+  /** Address rows a device cookie put off until the account is known. */
+  private deferred: RouteLimit[] = [];
+  /** Rows the device lane passed, with their keys (a device later found gone pays them after all). */
+  private waived: { row: RouteLimit; key: LimitKey; value: string }[] = [];
+  private given = false;
 
   constructor(
     readonly gate: Gatehouse,
@@ -28,53 +44,141 @@ export class RouteLimits {
     readonly userAgent: string | null = null,
     /** The request's language (its cookie, else Accept-Language, else the default). */
     readonly locale: string | null = null,
+    /** The route's device lane, and the id of the device cookie whose signature holds (no account checked yet). */
+    private readonly lane: { policy: DeviceLane; deviceId: string } | null = null,
   ) {}
 
-  /** Applies the next rows keyed by `key`; a refusal to send, or null to go on. */
-  async limit(key: LimitKey, value = ""): Promise<Response | null> {
+  /**
+   * Applies the next rows keyed by `key`; a refusal to send, or null to go on. `accountDevice` is
+   * the id of the request's device cookie when it verified for the account `value` names.
+   */
+  async limit(key: LimitKey, value = "", accountDevice: string | null = null): Promise<Response | null> {
     if (this.rows[this.next]?.key !== key) throw new Error(`${this.path}: no ${key} limit is next in ROUTE_RULES`);
+    const owner = this.lane !== null && accountDevice === this.lane.deviceId;
+    if (key === "addressAndUsername" && this.deferred.length > 0) {
+      const waiting = this.deferred;
+      this.deferred = [];
+      if (owner) this.waived.push(...waiting.map((row) => ({ row, key: "address" as const, value: "" })));
+      else
+        for (const row of waiting) {
+          const refused = await this.apply(row, "address", "");
+          if (refused) return refused;
+        }
+    }
     while (this.rows[this.next]?.key === key) {
       const row = this.rows[this.next++]!;
-      const result = await this.gate.limiter.consume(row.policy, this.keyParts(key, value));
-      this.gate.metrics.limitDecisions.inc({ policy: row.policy, result: result.allowed ? "allowed" : "refused" });
-      // A fail-closed limit whose store is down refused nobody in particular: 503, not "too many
-      // attempts", and nothing for the fast path to remember (the breaker already logged the outage).
-      if (!result.allowed && result.storeFailed) {
-        this.gate.metrics.unavailable.inc({ route: this.path, cause: "rate_limit_store" });
-        return limitStoreUnavailable(result);
+      if (owner && row.strangers) {
+        this.waived.push({ row, key, value });
+        continue;
       }
-      if (!result.allowed) {
-        logSecurity(this.gate, {
-          route: this.path,
-          outcome: "rate_limited",
-          client: this.client,
-          policy: row.policy,
-          ...(key === "addressAndUsername" ? { email: value } : key === "user" ? { userId: value } : {}),
-        });
-        // The first limit, by address alone: the fast path in server.mjs answers the next ones.
-        if (this.next === 1 && key === "address") this.gate.fastPath.remember(this.path, this.client, result);
-        return REFUSE[this.style](result);
-      }
+      const refused = await this.apply(row, key, value);
+      if (refused) return refused;
     }
     return null;
   }
 
   /** The rows not applied yet (a handler that answered 2xx with one left skipped a limit). */
   get pending(): readonly RouteLimit[] {
-    return this.rows.slice(this.next);
+    return [...this.deferred, ...this.rows.slice(this.next)];
   }
 
-  /** Applies the leading rows that need nothing but the client address. */
+  /** Applies the leading rows that need nothing but the client address (or the device lane in their place). */
   async leading(): Promise<Response | null> {
     for (;;) {
-      const key = this.rows[this.next]?.key;
-      if (key !== "address" && key !== "addressAndRoute") return null;
+      const row = this.rows[this.next];
+      const key = row?.key;
+      if (key !== "address" && key !== "addressAndRoute") break;
+      if (this.lane && row?.strangers) {
+        this.next++;
+        this.deferred.push(row);
+        continue;
+      }
       const refused = await this.limit(key);
       if (refused) return refused;
     }
+    if (!this.lane || this.deferred.length === 0) return null;
+    const refused = await this.apply({ policy: this.lane.policy.policy, key: "address" }, "device", this.lane.deviceId);
+    if (refused) return refused;
+    // The signature is the whole proof where the route names no account.
+    if (this.lane.policy.proof === "cookie")
+      this.waived.push(...this.deferred.splice(0).map((row) => ({ row, key: "address" as const, value: "" })));
+    return null;
   }
 
-  private keyParts(key: LimitKey, value: string): string[] {
+  /**
+   * The device the lane let past the address rows is not the account's after all (revoked or
+   * replaced since it was signed): it pays them now.
+   */
+  async deviceGone(): Promise<Response | null> {
+    const waived = this.waived;
+    this.waived = [];
+    for (const { row, key, value } of waived) {
+      const refused = await this.apply(row, key, value);
+      if (refused) return refused;
+    }
+    return null;
+  }
+
+  /** A request that ended before its account was known (a malformed body, say) pays the rows it put off. */
+  async settle(): Promise<void> {
+    const waiting = this.deferred;
+    this.deferred = [];
+    for (const row of waiting) await this.apply(row, "address", "");
+  }
+
+  /** The request ended in a success: the budgets that count failures only get it back (once). */
+  async succeeded(): Promise<void> {
+    if (this.given) return;
+    this.given = true;
+    await this.giveBack((row) => this.gate.config.rateLimit.policies[row.policy].countsFailuresOnly === true);
+  }
+
+  private async giveBack(which: (row: RouteLimit) => boolean): Promise<void> {
+    const returning = this.counted.filter(({ row }) => which(row));
+    for (const entry of returning) this.counted.splice(this.counted.indexOf(entry), 1);
+    // A refund that fails leaves the request counted: the stricter reading, never an error to the owner.
+    await Promise.all(
+      returning.map(({ row, parts }) =>
+        this.gate.limiter.consume(row.policy, parts, { cost: -1, trustedNetwork: this.trusted(row.key) }).catch(() => {}),
+      ),
+    );
+  }
+
+  private async apply(row: RouteLimit, key: LimitKey | "device", value: string): Promise<Response | null> {
+    const parts = this.keyParts(key, value);
+    const result = await this.gate.limiter.consume(row.policy, parts, { trustedNetwork: this.trusted(key) });
+    this.gate.metrics.limitDecisions.inc({ policy: row.policy, result: result.allowed ? "allowed" : "refused" });
+    // A fail-closed limit whose store is down refused nobody in particular: 503, not "too many
+    // attempts", and nothing for the fast path to remember (the breaker already logged the outage).
+    if (!result.allowed && result.storeFailed) {
+      this.gate.metrics.unavailable.inc({ route: this.path, cause: "rate_limit_store" });
+      return limitStoreUnavailable(result);
+    }
+    if (result.allowed) {
+      this.counted.push({ row, parts });
+      return null;
+    }
+    logSecurity(this.gate, {
+      route: this.path,
+      outcome: "rate_limited",
+      client: this.client,
+      policy: row.policy,
+      ...(key === "addressAndUsername" ? { email: value } : key === "user" ? { userId: value } : {}),
+    });
+    // The per-username limit counted this request on its own key: the address's budget, which a
+    // crowd shares, gets it back, so one guest guessing one account cannot spend everybody's.
+    if (key === "addressAndUsername") await this.giveBack(({ key: counted }) => counted === "address");
+    // The first limit, by address alone: the fast path in server.mjs answers the next ones.
+    if (this.next === 1 && key === "address") this.gate.fastPath.remember(this.path, this.client, result);
+    return REFUSE[this.style](result);
+  }
+
+  /** Only the address's own limits take the larger allowance of TRUSTED_NETWORKS, never a username's. */
+  private trusted(key: LimitKey | "device"): boolean {
+    return this.client.trustedNetwork === true && (key === "address" || key === "addressAndRoute");
+  }
+
+  private keyParts(key: LimitKey | "device", value: string): string[] {
     switch (key) {
       case "address":
         return [this.client.key];
@@ -87,6 +191,8 @@ export class RouteLimits {
         return [value];
       case "session":
         return ["session", value];
+      case "device":
+        return ["device", value];
     }
   }
 }
@@ -102,6 +208,7 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
   const rule = ruleAt(path);
   const rows = "limits" in rule ? rule.limits : [];
   const style = "limits" in rule ? rule.refusal : "browser";
+  const deviceLane = "limits" in rule ? (rule.deviceLane ?? null) : null;
   const needsAddress = rows.some((row) => row.key !== "user");
   return async (incoming, context) => {
     const request = incoming instanceof NextRequest ? incoming : new NextRequest(incoming);
@@ -117,17 +224,23 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
     // The language a sign-in records for the account's mails: only one the request stated (a
     // client that says none, like most API clients, leaves the account's as it is).
     const stated = request.headers.has("accept-language") || localeCookie(request.headers.get("cookie")) !== undefined;
-    const limits = new RouteLimits(gate, client, path, rows, style, request.headers.get("user-agent"), stated ? locale : null);
+    // The signature alone, no read: whether the device is live, and whose, is for the corridor.
+    const deviceId = deviceLane ? gate.devices.doorChecked(deviceTokenOf(request, gate.config), gate.clock()) : null;
+    const lane = deviceLane && deviceId ? { policy: deviceLane, deviceId } : null;
+    const limits = new RouteLimits(gate, client, path, rows, style, request.headers.get("user-agent"), stated ? locale : null, lane);
     try {
       const refused = await limits.leading();
       if (refused) return refused;
       // Next.js always passes the context; a route with params is only ever called with it.
       const response = await handler(request, limits, context as C);
+      // Rows a device cookie put off and the handler never reached: a failure of the address's.
+      await limits.settle();
       if (response.status < 400 && limits.pending.length > 0) {
         gate.log.error({ event: "route_limit_skipped", path, policies: limits.pending.map((row) => row.policy) });
       }
       return response;
     } catch (error) {
+      await limits.settle().catch(() => {});
       return failed(gate, path, error);
     }
   }

@@ -67,12 +67,13 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
   const { gate, client } = limits;
   const { email, password, deviceToken } = attempt;
 
-  const byUsername = await limits.limit("addressAndUsername", email);
-  if (byUsername) return refused(byUsername);
-
   // A forged, expired or another username's token is no token: an untrusted client. This is the
   // MAC alone, no read: whether a signed device is still live is what its claim finds, below.
   const signed = gate.devices.signed(deviceToken, gate.usernameKey(email), gate.clock());
+
+  // The account's own device passes the limits strangers share in its own lane (lib/auth/limited.ts).
+  const byUsername = await limits.limit("addressAndUsername", email, signed?.id ?? null);
+  if (byUsername) return refused(byUsername);
 
   let solved: { due: LevelDue; terms: ChallengeTerms } | null = null;
   if ("altcha" in proof) {
@@ -89,6 +90,9 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
   }
 
   const lane = signed ? await claimLane(limits, email, signed) : { device: null, gone: false };
+  // A revoked or replaced device was no owner's lane: it pays the address's limit after all.
+  const byAddress = lane.gone ? await limits.deviceGone() : null;
+  if (byAddress) return refused(byAddress);
   // A revoked or replaced device's token owes what anyone else owes: the level it was let off is
   // due after all (its solution is spent), so an old stolen cookie cheapens no guess. (The
   // challenge route sized its challenge as a stranger's: no live device.) A live device the lane
@@ -117,7 +121,11 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
     intent: "altcha" in proof ? proof.intent : { kind: "sign_in", channel: "browser" },
     lockoutSeen,
   });
-  return checkPassword(gate, admission);
+  const outcome = await checkPassword(gate, admission);
+  // Budgets a crowd of owners shares count failures only: a right password gives its attempt back.
+  // Never for a device confirmation, which answers a right password and a wrong one alike.
+  if (outcome.ok === true || (outcome.ok === "second_step" && outcome.pending.step === "second_factor")) await limits.succeeded();
+  return outcome;
 }
 
 /** The strangers' lock, before the hash budget: its refusal, or the row it read (the count starts from it). */

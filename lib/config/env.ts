@@ -163,6 +163,10 @@ export const envSchema = z
     // Client address: IPs or CIDRs of reverse proxies whose X-Forwarded-For is believed.
     TRUSTED_PROXIES: z.string().default(""),
     IPV6_PREFIX_LENGTH: z.coerce.number().int().min(32).max(128).default(64),
+    // The client's own networks (its offices' egress addresses): a larger allowance per address
+    // there. Parsed, like TRUSTED_PROXIES, by the client-address resolver when the instance is built.
+    TRUSTED_NETWORKS: z.string().default(""),
+    TRUSTED_NETWORK_ALLOWANCE: z.coerce.number().int().min(1).max(100).default(10),
 
     // Keys of rate-limit and lockout records are HMAC digests under this secret (derived from
     // NEXTAUTH_SECRET when unset), so no username or address is stored or logged in clear.
@@ -428,6 +432,8 @@ export type AppConfig = {
     maxBodyBytes: number;
     /** TRUSTED_PROXIES as written: IPs or CIDRs, parsed by the client-address resolver. */
     trustedProxies: string;
+    /** TRUSTED_NETWORKS as written: the client's own networks, parsed (and refused) as TRUSTED_PROXIES is. */
+    trustedNetworks: string;
     ipv6PrefixLength: number;
     cspMode: EnvValues["CSP_MODE"];
     allowInsecureCookies: boolean;
@@ -479,6 +485,8 @@ export type AppConfig = {
     memoryMaxEntries: number;
     /** The rate-limit policies table with the RATE_LIMIT_* overrides applied. */
     policies: Policies;
+    /** TRUSTED_NETWORK_ALLOWANCE: the address limits of an address in TRUSTED_NETWORKS, times this. */
+    trustedNetworkAllowance: number;
   };
   altcha: {
     hmacSecret: string;
@@ -617,6 +625,7 @@ function grouped(env: EnvValues, databaseTarget: DatabaseTarget, devServer: bool
       publicUrl: env.NEXTAUTH_URL,
       maxBodyBytes: env.MAX_BODY_BYTES,
       trustedProxies: env.TRUSTED_PROXIES,
+      trustedNetworks: env.TRUSTED_NETWORKS,
       ipv6PrefixLength: env.IPV6_PREFIX_LENGTH,
       cspMode: env.CSP_MODE,
       allowInsecureCookies: env.ALLOW_INSECURE_COOKIES === "true",
@@ -661,6 +670,7 @@ function grouped(env: EnvValues, databaseTarget: DatabaseTarget, devServer: bool
       breakerHalfOpenMs: env.RATE_LIMIT_BREAKER_HALF_OPEN_MS,
       memoryMaxEntries: env.RATE_LIMIT_MEMORY_MAX_ENTRIES,
       policies: policiesFromSpecs(specs),
+      trustedNetworkAllowance: env.TRUSTED_NETWORK_ALLOWANCE,
     },
     altcha: {
       hmacSecret: env.ALTCHA_HMAC_SECRET ?? derive(sessionSecret, "altcha"),

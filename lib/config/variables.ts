@@ -154,6 +154,17 @@ export const variableDocs = {
     group: "HTTP and the server process",
     description: "IPv6 clients share a limit per network of this size.",
   },
+  TRUSTED_NETWORKS: {
+    group: "HTTP and the server process",
+    description:
+      "IPs/CIDRs of the client's own networks (its offices' egress addresses, e.g. `198.51.100.0/24`): an address there gets " +
+      "`TRUSTED_NETWORK_ALLOWANCE` times every per-address limit. Never an exemption from the per-username limit, the " +
+      "lockout or the hash budget. A value that is no IP or CIDR stops the start.",
+  },
+  TRUSTED_NETWORK_ALLOWANCE: {
+    group: "HTTP and the server process",
+    description: "How many times the per-address limits an address in `TRUSTED_NETWORKS` gets (1 to 100).",
+  },
   CSP_MODE: {
     group: "HTTP and the server process",
     description:

@@ -1,6 +1,6 @@
 import { LEASE_COMMIT, msToUtc, type Sql } from "@/lib/db/sql";
 import { writeTogether, type Writes } from "@/lib/db/one-statement";
-import { deviceIdOf, newDeviceId, signDeviceToken, verifyDeviceToken } from "./device-token";
+import { deviceIdOf, doorCheckedDeviceId, newDeviceId, signDeviceToken, verifyDeviceToken } from "./device-token";
 
 /** A device recognised for the username it signs in as. */
 export type KnownDevice = { id: string };
@@ -26,6 +26,11 @@ export interface KnownDevices {
    * it is still live (not revoked, not replaced) is what its `claim` finds out.
    */
   signed(token: string | null | undefined, usernameKey: string, nowMs: number): KnownDevice | null;
+  /**
+   * The id a token names when its username-free signature holds and it has not expired: a device
+   * this server issued, to some account, some time (the owner's lane before the body names one).
+   */
+  doorChecked(token: string | null | undefined, nowMs: number): string | null;
   /** Whether a token is any live device at all (no username: the challenge size). */
   isKnown(token: string | null | undefined, nowMs: number): Promise<boolean>;
   /**
@@ -96,6 +101,8 @@ export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs:
 
   return {
     signed,
+
+    doorChecked: (token, nowMs) => doorCheckedDeviceId(options.secret, token, nowMs),
 
     async recognise(token, usernameKey, nowMs) {
       const device = signed(token, usernameKey, nowMs);

@@ -18,12 +18,16 @@ export interface ClientAddress {
   key: string;
   /** "malformed": a trusted proxy forwarded a hop that is no address; the key is this request's own. */
   source: "socket" | "forwarded" | "unknown" | "malformed";
+  /** In the operator's TRUSTED_NETWORKS (the client's own offices): a larger allowance per address. */
+  trustedNetwork?: true;
   /** The hop that could not be read (at most 64 characters), for the misconfiguration's log line. */
   malformedHop?: string;
 }
 
 export interface ResolveOptions {
   trustedProxies: TrustedProxies;
+  /** TRUSTED_NETWORKS: client networks whose addresses are marked `trustedNetwork`. */
+  trustedNetworks?: TrustedProxies;
   /** IPv6 addresses sharing this prefix share one key; default 64. */
   ipv6PrefixLength?: number;
   /** Name of the header carrying the TCP peer, as announced by server.mjs; absent under plain `next start`. */
@@ -110,8 +114,8 @@ function format(ip: IP): string {
   return ip.kind() === "ipv6" ? (ip as ipaddr.IPv6).toRFC5952String() : ip.toString();
 }
 
-function parseTrustedEntry(entry: string): TrustedRange {
-  const fail = (why: string) => new Error(`TRUSTED_PROXIES: ${JSON.stringify(entry)} ${why}`);
+function parseTrustedEntry(entry: string, variable: string): TrustedRange {
+  const fail = (why: string) => new Error(`${variable}: ${JSON.stringify(entry)} ${why}`);
   const [addressPart = "", prefixPart, ...rest] = entry.split("/");
   if (rest.length > 0) throw fail("is not an IP address or CIDR range");
   const raw = parseRawAddress(addressPart);
@@ -134,24 +138,29 @@ function parseTrustedEntry(entry: string): TrustedRange {
   return { network, prefixLength };
 }
 
-/** Parses TRUSTED_PROXIES: comma-separated IPv4/IPv6 addresses or CIDR ranges; empty means none. */
-export function parseTrustedProxies(value: string | undefined): TrustedProxies {
+/**
+ * Parses TRUSTED_PROXIES (or, named by `variable`, TRUSTED_NETWORKS): comma-separated IPv4/IPv6
+ * addresses or CIDR ranges; empty means none. Throws with a message naming the variable.
+ */
+export function parseTrustedProxies(value: string | undefined, variable = "TRUSTED_PROXIES"): TrustedProxies {
   if (value === undefined) return [];
   return value
     .split(",")
     .map((entry) => entry.trim())
     .filter((entry) => entry !== "")
-    .map(parseTrustedEntry);
+    .map((entry) => parseTrustedEntry(entry, variable));
 }
 
 function isTrusted(ip: IP, trustedProxies: TrustedProxies): boolean {
   return trustedProxies.some((range) => range.network.kind() === ip.kind() && ip.match(range.network, range.prefixLength));
 }
 
-function toResult(ip: IP, source: "socket" | "forwarded", ipv6PrefixLength: number): ClientAddress {
+function toResult(ip: IP, source: "socket" | "forwarded", options: ResolveOptions, ipv6PrefixLength: number): ClientAddress {
   const address = format(ip);
   const key = ip.kind() === "ipv4" ? address : `${format(networkOf(ip, ipv6PrefixLength))}/${ipv6PrefixLength}`;
-  return { address, key, source };
+  return options.trustedNetworks && isTrusted(ip, options.trustedNetworks)
+    ? { address, key, source, trustedNetwork: true }
+    : { address, key, source };
 }
 
 /**
@@ -168,11 +177,11 @@ export function resolveClientAddress(headers: { get(name: string): string | null
   if (!options.peerHeader) return { ...UNKNOWN };
   const peer = parseAddress(headers.get(options.peerHeader) ?? "");
   if (peer === null) return { ...UNKNOWN };
-  if (!isTrusted(peer, options.trustedProxies)) return toResult(peer, "socket", ipv6PrefixLength);
+  if (!isTrusted(peer, options.trustedProxies)) return toResult(peer, "socket", options, ipv6PrefixLength);
 
   // Headers.get joins repeated X-Forwarded-For headers with ", " in arrival order.
   const forwarded = headers.get("x-forwarded-for");
-  if (forwarded === null || forwarded.trim() === "") return toResult(peer, "socket", ipv6PrefixLength);
+  if (forwarded === null || forwarded.trim() === "") return toResult(peer, "socket", options, ipv6PrefixLength);
 
   let client = peer;
   let source: "socket" | "forwarded" = "socket";
@@ -185,5 +194,5 @@ export function resolveClientAddress(headers: { get(name: string): string | null
     source = "forwarded";
     if (!isTrusted(hop, options.trustedProxies)) break;
   }
-  return toResult(client, source, ipv6PrefixLength);
+  return toResult(client, source, options, ipv6PrefixLength);
 }

@@ -22,8 +22,12 @@ export type FastPath = {
   answer(method: string, url: string, headers: HeaderReader): Promise<FastAnswer | null>;
 };
 
-/** A route whose first limit is keyed by the client address alone. */
-export type FastRoute = { method: string; path: RoutePath; style: RefusalStyle };
+/**
+ * A route whose first limit is keyed by the client address alone. `deviceLane`: a known device
+ * passes that limit in a lane of its own, so a request with a signed device cookie is never
+ * answered here for its address.
+ */
+export type FastRoute = { method: string; path: RoutePath; style: RefusalStyle; deviceLane?: boolean };
 
 // A refusal's bytes change only when its Retry-After second does: each entry keeps the answer it
 // last rendered (and its gzip, made when first asked for), so a flood pays for a lookup, not a render.
@@ -63,6 +67,8 @@ export class FastPathCache implements FastPath {
       of(headers: HeaderReader): string;
       say(response: Response, locale: string): Response;
     } = { of: () => "", say: (response) => response },
+    /** Whether the request carries a device cookie whose signature holds (an HMAC, no read). */
+    private readonly signedDevice: (headers: HeaderReader) => boolean = () => false,
   ) {
     this.routes = new Map(routes.map((route) => [`${route.method} ${route.path}`, route]));
     this.styles = new Map(routes.map((route) => [route.path, route.style]));
@@ -93,6 +99,8 @@ export class FastPathCache implements FastPath {
     if (this.entries.size === 0) return null;
     const route = this.routes.get(`${method} ${url.split("?", 1)[0]}`);
     if (!route) return null;
+    // The address's refusal is not the owner's: a known device goes on to its own lane.
+    if (route.deviceLane && this.signedDevice(headers)) return null;
     const client = this.clientAddress(headers);
     if (client.source === "unknown" || client.source === "malformed") return null;
     const entry = this.entries.get(key(route.path, client));

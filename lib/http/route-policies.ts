@@ -5,7 +5,18 @@ import type { PolicyName } from "@/lib/rate-limit/policies";
  * `addressAndUsername` needs the parsed username, `user` the authenticated caller.
  */
 export type LimitKey = "address" | "addressAndRoute" | "addressAndUsername" | "user" | "session";
-export type RouteLimit = { policy: PolicyName; key: LimitKey };
+/** `strangers`: a budget strangers share, which a known device of the account passes in its own lane instead. */
+export type RouteLimit = { policy: PolicyName; key: LimitKey; strangers?: true };
+
+/**
+ * The owner's lane past the limits strangers share (design invariant 11): a request with a
+ * server-signed device cookie is counted on `policy`, per device, in place of the rows marked
+ * `strangers`. `proof` says what makes it the owner's: the cookie's signature alone ("cookie":
+ * the route names no account), or its signature for the account the body names ("account":
+ * until the body is read the address rows wait, and a device of another account, or none, pays
+ * them then).
+ */
+export type DeviceLane = { policy: PolicyName; proof: "cookie" | "account" };
 
 /** How a refusal is answered: plain 429, 429 with RateLimit fields for API clients, or a quiet 204. */
 export type RefusalStyle = "browser" | "api" | "drop";
@@ -19,13 +30,16 @@ export type RefusalStyle = "browser" | "api" | "drop";
  * claim; tests/integration/route-limits.test.ts proves through the handlers that each row holds.
  */
 export type RouteRule = { path: string; file: string } & (
-  { method: "GET" | "POST"; limits: readonly RouteLimit[]; refusal: RefusalStyle } | { unlimited: string }
+  { method: "GET" | "POST"; limits: readonly RouteLimit[]; refusal: RefusalStyle; deviceLane?: DeviceLane } | { unlimited: string }
 );
 
 const SIGN_IN: readonly RouteLimit[] = [
   { policy: "signInAddress", key: "address" },
   { policy: "signInUsername", key: "addressAndUsername" },
 ];
+
+/** The browser's sign-in: a known device of the account passes both in its own lane. */
+const BROWSER_SIGN_IN: readonly RouteLimit[] = SIGN_IN.map((row) => ({ ...row, strangers: true }));
 
 /** "Email me a link" (a reset, a new confirmation or unlock link): one budget per client for all three. */
 const LINK_REQUEST: readonly RouteLimit[] = [
@@ -39,8 +53,9 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/auth/callback/credentials",
     method: "POST",
     file: "app/api/auth/callback/credentials/route.ts",
-    limits: SIGN_IN,
+    limits: BROWSER_SIGN_IN,
     refusal: "browser",
+    deviceLane: { policy: "signInDevice", proof: "account" },
   },
   // The passkey: the owner's door. The sign-in's address limit and its own; no lockout, no hashing.
   {
@@ -111,8 +126,9 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/altcha/challenge",
     method: "GET",
     file: "app/api/altcha/challenge/route.ts",
-    limits: [{ policy: "altchaChallenge", key: "address" }],
+    limits: [{ policy: "altchaChallenge", key: "address", strangers: true }],
     refusal: "browser",
+    deviceLane: { policy: "altchaChallengeDevice", proof: "cookie" },
   },
   {
     path: "/api/csp-report",

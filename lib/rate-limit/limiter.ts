@@ -1,5 +1,6 @@
 import { createHmac } from "node:crypto";
-import type { Policies, Policy, PolicyName } from "./policies";
+import type { Cost } from "./algorithms";
+import { scaledPolicy, type Policies, type Policy, type PolicyName } from "./policies";
 import type { Decision, RateLimitStore } from "./store";
 
 export type LimitResult = Decision & {
@@ -24,25 +25,50 @@ export function digestKey(secret: string, parts: readonly string[]): string {
 
 export type StoreFailureHandler = (policy: Policy, error: unknown) => void;
 
+/**
+ * How one check is counted: `cost` -1 gives back a request counted earlier (a budget that counts
+ * failures only, after a success); `trustedNetwork` applies the larger allowance of an address
+ * in the operator's TRUSTED_NETWORKS (only ever asked for a limit keyed by the address).
+ */
+export type Consumption = { cost?: Cost; trustedNetwork?: boolean };
+
 /** Applies the policies table to a store: one atomic consume per check. */
 export class RateLimiter {
+  private readonly trustedNetworkPolicies = new Map<PolicyName, Policy>();
+
   constructor(
     private readonly store: RateLimitStore,
     private readonly policies: Policies,
     private readonly keySecret: string,
     private readonly clock: () => number = Date.now,
     private readonly onStoreFailure: StoreFailureHandler = () => {},
+    /** TRUSTED_NETWORK_ALLOWANCE: how many times an address limit an address in TRUSTED_NETWORKS gets. */
+    private readonly trustedNetworkAllowance = 1,
   ) {}
 
-  async consume(policyName: PolicyName, keyParts: readonly string[]): Promise<LimitResult> {
-    const policy = this.policies[policyName];
+  async consume(
+    policyName: PolicyName,
+    keyParts: readonly string[],
+    { cost = 1, trustedNetwork = false }: Consumption = {},
+  ): Promise<LimitResult> {
+    const policy = trustedNetwork ? this.trustedNetworkPolicy(policyName) : this.policies[policyName];
     const key = digestKey(this.keySecret, keyParts);
     try {
-      return { ...(await this.store.consume(key, policy, this.clock())), policy, storeFailed: false };
+      return { ...(await this.store.consume(key, policy, this.clock(), cost)), policy, storeFailed: false };
     } catch (error) {
       this.onStoreFailure(policy, error);
       const allowed = policy.failMode === "open";
       return { allowed, remaining: 0, retryAfterMs: allowed ? 0 : FAIL_CLOSED_RETRY_MS, resetAfterMs: 0, policy, storeFailed: true };
     }
+  }
+
+  /** The policy with its capacities multiplied: the same name (an address is always in or out), so the same state. */
+  private trustedNetworkPolicy(name: PolicyName): Policy {
+    let policy = this.trustedNetworkPolicies.get(name);
+    if (!policy) {
+      policy = scaledPolicy(this.policies[name], this.trustedNetworkAllowance);
+      this.trustedNetworkPolicies.set(name, policy);
+    }
+    return policy;
   }
 }

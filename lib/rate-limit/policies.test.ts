@@ -63,8 +63,10 @@ describe("defaultPolicies", () => {
     expect(summary).toEqual([
       { name: "signInUsername", kind: "token-bucket", spec: "5/15m", failMode: "closed" },
       { name: "signInAddress", kind: "token-bucket", spec: "30/15m", failMode: "closed" },
-      { name: "register", kind: "token-bucket", spec: "10/1h", failMode: "closed" },
-      { name: "altchaChallenge", kind: "token-bucket", spec: "30/1m,10/10s", failMode: "open" },
+      { name: "signInDevice", kind: "token-bucket", spec: "20/15m", failMode: "closed" },
+      { name: "register", kind: "token-bucket", spec: "20/1h", failMode: "closed" },
+      { name: "altchaChallenge", kind: "token-bucket", spec: "120/1m,30/10s", failMode: "open" },
+      { name: "altchaChallengeDevice", kind: "token-bucket", spec: "30/1m,10/10s", failMode: "open" },
       { name: "apiToken", kind: "sliding-window", spec: "10/1m", failMode: "closed" },
       { name: "apiReports", kind: "token-bucket", spec: "6/10s", failMode: "closed" },
       { name: "apiReportDownload", kind: "token-bucket", spec: "30/1m", failMode: "open" },
@@ -73,18 +75,24 @@ describe("defaultPolicies", () => {
       { name: "accountChanges", kind: "token-bucket", spec: "10/1m", failMode: "closed" },
       { name: "cspReport", kind: "token-bucket", spec: "60/1m", failMode: "open" },
       { name: "knownDeviceLane", kind: "token-bucket", spec: "10/1h", failMode: "closed" },
-      { name: "passwordForgot", kind: "token-bucket", spec: "10/1h", failMode: "closed" },
+      { name: "passwordForgot", kind: "token-bucket", spec: "20/1h", failMode: "closed" },
       { name: "passwordForgotUsername", kind: "token-bucket", spec: "3/1h", failMode: "closed" },
       { name: "emailLinks", kind: "token-bucket", spec: "20/15m", failMode: "closed" },
       { name: "recoveryMail", kind: "token-bucket", spec: "3/1h", failMode: "open" },
       { name: "securityNotice", kind: "token-bucket", spec: "1/15m,4/1d", failMode: "open" },
-      { name: "passkeyOptions", kind: "token-bucket", spec: "30/1m,10/10s", failMode: "open" },
+      { name: "passkeyOptions", kind: "token-bucket", spec: "120/1m,30/10s", failMode: "open" },
       { name: "passkeySignIn", kind: "token-bucket", spec: "20/15m", failMode: "closed" },
       { name: "secondStep", kind: "token-bucket", spec: "30/15m", failMode: "closed" },
       { name: "secondStepAccount", kind: "token-bucket", spec: "10/15m", failMode: "closed" },
       { name: "deviceCodeMail", kind: "token-bucket", spec: "5/1h", failMode: "open" },
     ]);
     expect(defaultPolicies.apiToken.idleTtlMs).toBe(600_000);
+    // Budgets a crowd of owners shares count failures only (design invariant 11).
+    expect(Object.values(defaultPolicies).flatMap((policy) => (policy.countsFailuresOnly ? [policy.name] : []))).toEqual([
+      "signInUsername",
+      "signInAddress",
+      "passkeySignIn",
+    ]);
     for (const policy of Object.values(defaultPolicies)) expect(policy.description.length).toBeGreaterThan(20);
   });
 

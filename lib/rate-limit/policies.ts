@@ -15,6 +15,11 @@ export type Policy = {
   failMode: FailMode;
   description: string;
   /**
+   * A budget that many owners share counts only what an attacker produces (design invariant 11):
+   * the route gives a request back once it ends in a success (RouteLimits.succeeded).
+   */
+  countsFailuresOnly?: boolean;
+  /**
    * Keep an idle key at least this long (renewed on every access, so expire-after-access, never
    * after write). Longer than the state needs changes no decision; it only bounds memory less.
    */
@@ -24,8 +29,10 @@ export type Policy = {
 export type PolicyName =
   | "signInUsername"
   | "signInAddress"
+  | "signInDevice"
   | "register"
   | "altchaChallenge"
+  | "altchaChallengeDevice"
   | "apiToken"
   | "apiReports"
   | "apiReportDownload"
@@ -84,42 +91,68 @@ export function formatLimitSpec(bandwidths: readonly Bandwidth[]): string {
     .join(",");
 }
 
-function tokenBucketPolicy(name: PolicyName, spec: string, failMode: FailMode, description: string): Policy {
+type Described = { failMode: FailMode; description: string; countsFailuresOnly?: boolean };
+
+function tokenBucketPolicy(name: PolicyName, spec: string, described: Described): Policy {
   const bandwidths = parseLimitSpec(spec).map((bandwidth) => Object.freeze(bandwidth));
   return Object.freeze({
     name,
     algorithm: Object.freeze({ kind: "token-bucket" as const, bandwidths: Object.freeze(bandwidths) }),
-    failMode,
-    description,
+    ...described,
   });
 }
 
 /** A sliding window from a one-bandwidth spec (`10/1m`: 10 per minute), kept 10 windows after its last use. */
-function slidingWindowPolicy(name: PolicyName, spec: string, failMode: FailMode, description: string): Policy {
+function slidingWindowPolicy(name: PolicyName, spec: string, described: Described): Policy {
   const bandwidths = parseLimitSpec(spec);
   if (bandwidths.length !== 1) throw new Error(`Invalid rate limit spec "${spec}": a sliding window takes one count/period`);
   const [{ capacity, periodMs }] = bandwidths as [Bandwidth];
   return Object.freeze({
     name,
     algorithm: Object.freeze({ kind: "sliding-window" as const, limit: capacity, windowMs: periodMs }),
-    failMode,
-    description,
+    ...described,
     idleTtlMs: 10 * periodMs,
   });
 }
 
-const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string; algorithm?: "sliding-window" }> = {
+/**
+ * `policy` with every count multiplied by `factor` over the same periods (so it also refills
+ * `factor` times faster): the allowance of an address in TRUSTED_NETWORKS.
+ */
+export function scaledPolicy(policy: Policy, factor: number): Policy {
+  const { algorithm } = policy;
+  const scaled: AlgorithmPolicy =
+    algorithm.kind === "token-bucket"
+      ? { kind: "token-bucket", bandwidths: algorithm.bandwidths.map((b) => ({ capacity: b.capacity * factor, periodMs: b.periodMs })) }
+      : { ...algorithm, limit: algorithm.limit * factor };
+  return Object.freeze({ ...policy, algorithm: scaled });
+}
+
+const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window" }> = {
   signInUsername: {
     failMode: "closed",
+    countsFailuresOnly: true,
     description:
-      "Sign-in attempts per normalised username and client address: slows guessing one account's password. " +
+      "Failed sign-in attempts per normalised username and client address: slows guessing one account's password. " +
+      "A success gives its attempt back; a known device of the account has its own lane (signInDevice). " +
       "Fails closed: a store outage must not reopen unlimited guessing.",
   },
   signInAddress: {
     failMode: "closed",
+    countsFailuresOnly: true,
     description:
-      "Sign-in attempts per client address across all usernames: blunts password spraying, " +
-      "where one address tries a common password against many accounts. Fails closed.",
+      "Failed sign-in attempts per client address across all usernames: blunts password spraying, where one " +
+      "address tries a common password against many accounts. Counted before the body and given back by a " +
+      "success (or by the per-username limit's refusal, which counted it on its own key), so an office of owners " +
+      "behind one address never spends it; wrong passwords and malformed or body-less requests do. A known " +
+      "device of the account has its own lane (signInDevice). Fails closed.",
+  },
+  signInDevice: {
+    failMode: "closed",
+    description:
+      "Sign-in attempts per known device (a live device cookie), in place of the address limits that strangers " +
+      "share: the owner's lane past an office's busy address. A success replaces the device, so only its failures " +
+      "add up; its own lock (the device lockout) bounds its password checks. Fails closed.",
   },
   register: {
     failMode: "closed",
@@ -131,7 +164,14 @@ const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string
     failMode: "open",
     description:
       "ALTCHA challenge requests per client address: protects server capacity only, since each solution is " +
-      "verified and spent later. Fails open so a store outage does not block every sign-in.",
+      "verified and spent later; sized for an office of 200 signing in within a few minutes. Fails open so a " +
+      "store outage does not block every sign-in.",
+  },
+  altchaChallengeDevice: {
+    failMode: "open",
+    description:
+      "ALTCHA challenge requests per known device (a server-signed device cookie), in place of the address's: " +
+      "strangers at the owner's address cannot spend it. Fails open, as the address's does.",
   },
   apiToken: {
     failMode: "closed",
@@ -216,9 +256,11 @@ const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string
   },
   passkeySignIn: {
     failMode: "closed",
+    countsFailuresOnly: true,
     description:
       "Passkey sign-ins per client address, beside the sign-in address limit: a signature check costs little, but " +
-      "each try is counted. No lockout applies (a stranger cannot sign for the owner's passkey). Fails closed.",
+      "each failed try is counted (a success gives its try back). No lockout applies (a stranger cannot sign for " +
+      "the owner's passkey). Fails closed.",
   },
   secondStep: {
     failMode: "closed",
@@ -244,8 +286,10 @@ const DESCRIPTIONS: Record<PolicyName, { failMode: FailMode; description: string
 const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   signInUsername: "5/15m",
   signInAddress: "30/15m",
-  register: "10/1h",
-  altchaChallenge: "30/1m,10/10s",
+  signInDevice: "20/15m",
+  register: "20/1h",
+  altchaChallenge: "120/1m,30/10s",
+  altchaChallengeDevice: "30/1m,10/10s",
   apiToken: "10/1m",
   apiReports: "6/10s",
   apiReportDownload: "30/1m",
@@ -254,12 +298,12 @@ const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   accountChanges: "10/1m",
   cspReport: "60/1m",
   knownDeviceLane: "10/1h",
-  passwordForgot: "10/1h",
+  passwordForgot: "20/1h",
   passwordForgotUsername: "3/1h",
   emailLinks: "20/15m",
   recoveryMail: "3/1h",
   securityNotice: "1/15m,4/1d",
-  passkeyOptions: "30/1m,10/10s",
+  passkeyOptions: "120/1m,30/10s",
   passkeySignIn: "20/15m",
   secondStep: "30/15m",
   secondStepAccount: "10/15m",
@@ -270,8 +314,10 @@ const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
 export const policyEnvVars = Object.freeze({
   signInUsername: "RATE_LIMIT_SIGN_IN_USERNAME",
   signInAddress: "RATE_LIMIT_SIGN_IN_ADDRESS",
+  signInDevice: "RATE_LIMIT_SIGN_IN_DEVICE",
   register: "RATE_LIMIT_REGISTER",
   altchaChallenge: "RATE_LIMIT_ALTCHA_CHALLENGE",
+  altchaChallengeDevice: "RATE_LIMIT_ALTCHA_CHALLENGE_DEVICE",
   apiToken: "RATE_LIMIT_API_TOKEN",
   apiReports: "RATE_LIMIT_API_REPORTS",
   apiReportDownload: "RATE_LIMIT_API_REPORT_DOWNLOAD",
@@ -296,9 +342,9 @@ export const POLICY_NAMES = Object.keys(defaultLimitSpecs) as PolicyName[];
 
 function buildPolicies(specs: Record<PolicyName, string>): Policies {
   const entries = POLICY_NAMES.map((name) => {
-    const { failMode, description, algorithm } = DESCRIPTIONS[name];
+    const { algorithm, ...described } = DESCRIPTIONS[name];
     const build = algorithm === "sliding-window" ? slidingWindowPolicy : tokenBucketPolicy;
-    return [name, build(name, specs[name], failMode, description)] as const;
+    return [name, build(name, specs[name], described)] as const;
   });
   return Object.freeze(Object.fromEntries(entries) as Record<PolicyName, Policy>);
 }
@@ -308,7 +354,7 @@ export const defaultPolicies: Policies = buildPolicies(defaultLimitSpecs);
 /** Why `spec` cannot be `name`'s limit, or null when it can (lib/config/env.ts reports it under the variable's name). */
 export function checkLimitSpec(name: PolicyName, spec: string): string | null {
   try {
-    if (DESCRIPTIONS[name].algorithm === "sliding-window") slidingWindowPolicy(name, spec, "closed", "");
+    if (DESCRIPTIONS[name].algorithm === "sliding-window") slidingWindowPolicy(name, spec, DESCRIPTIONS[name]);
     else parseLimitSpec(spec);
     return null;
   } catch (error) {

@@ -58,8 +58,12 @@ export class Recovery {
       background: Background;
       clock: () => number;
       settings: RecoverySettings;
-      /** Whether untrusted clients are locked out of this username now (lib/lockout). */
-      isLocked: (email: string) => Promise<boolean>;
+      /**
+       * Whether sign-in to this username is paused for its owner's browser: untrusted clients are
+       * locked out now, or failures are counted toward a lock (the per-username limit, which only
+       * failures fill, may then refuse the owner's browser after the lock itself has ended).
+       */
+      isPaused: (email: string) => Promise<boolean>;
       /** The catalogues mails are rendered from, in each account's own language. */
       i18n: I18n;
       /** A message not sent (logged by kind: the account is never named). */
@@ -147,18 +151,20 @@ export class Recovery {
   }
 
   /**
-   * "Email me a new link": the same unlock email, for an account that is locked now, under the
-   * same per-account quota as the lock's own (kind locked_out), so asking adds no mail beyond it.
+   * "Email me a new link": the same unlock email, for an account whose sign-in is paused now,
+   * under the recovery mails' per-account quota (as many a period as the route lets one address
+   * ask for one), not the lock notice's one-per-episode: a request the route answers is a link
+   * sent, so the page can say so, and its refusal says when the next can be asked for.
    */
   unlockRequested(email: string, origin: NoticeOrigin): void {
-    this.deps.background.run("locked_out", async () => {
+    this.deps.background.run("unlock_requested", async () => {
       const account = await this.find(email);
-      if (account && (await this.deps.isLocked(account.email))) await this.sendUnlock(account, origin);
+      if (account && (await this.deps.isPaused(account.email))) await this.sendUnlock(account, origin, "recoveryMail");
     });
   }
 
-  private sendUnlock(account: Account, origin: NoticeOrigin): Promise<void> {
-    return this.send("securityNotice", account, "locked_out", async () => {
+  private sendUnlock(account: Account, origin: NoticeOrigin, quota: "securityNotice" | "recoveryMail" = "securityNotice"): Promise<void> {
+    return this.send(quota, account, quota === "securityNotice" ? "locked_out" : "unlock_requested", async () => {
       const token = await this.issue(account, "unlock", this.deps.settings.unlockLifetimeMs);
       return this.messagesFor(account).lockedOut(
         account.email,

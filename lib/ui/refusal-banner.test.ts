@@ -48,7 +48,7 @@ describe("describeRefusal", () => {
 
   it("names the email address when the per-address-and-email limit refused, and registration by its name", () => {
     expect(describeRefusal({ ...limited, scope: "username" }, "sign-in", T0).reason).toBe(
-      "Too many sign-in attempts for this email address have come from your network.",
+      "Too many sign-in attempts for this email address have come from your network. If we emailed you that sign-in is paused, its link lets this browser sign in at once.",
     );
     expect(describeRefusal(limited, "register", T0).reason).toBe("Too many registration attempts have come from your network.");
   });

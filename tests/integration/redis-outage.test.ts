@@ -78,9 +78,9 @@ describe.skipIf(!redisUrl())("a hung Redis (SIGSTOP) under the real composition"
     // A capacity-only policy has a circuit of its own, still closed: it waits for the timeout,
     // then lets traffic through (fail open), but only up to this instance's own count.
     for (let i = 0; i < 10; i++) {
-      expect(await gate.limiter.consume("altchaChallenge", ["198.51.100.7"])).toMatchObject({ allowed: true, storeFailed: true });
+      expect(await gate.limiter.consume("altchaChallengeDevice", ["198.51.100.7"])).toMatchObject({ allowed: true, storeFailed: true });
     }
-    expect(await gate.limiter.consume("altchaChallenge", ["198.51.100.7"])).toMatchObject({ allowed: false, storeFailed: false });
+    expect(await gate.limiter.consume("altchaChallengeDevice", ["198.51.100.7"])).toMatchObject({ allowed: false, storeFailed: false });
 
     redis.kill("SIGCONT");
     // After the half-open delay one trial call goes through, the circuit closes, the limit is back.
@@ -88,7 +88,7 @@ describe.skipIf(!redisUrl())("a hung Redis (SIGSTOP) under the real composition"
     await expect.poll(async () => (await signIn(`erin${poll++}`)).storeFailed, { timeout: 5_000, interval: 250 }).toBe(false);
     // Each circuit closes on its own policy's next call after the delay: the challenge's too.
     await expect
-      .poll(async () => (await gate.limiter.consume("altchaChallenge", [`198.51.100.${poll++}`])).storeFailed, {
+      .poll(async () => (await gate.limiter.consume("altchaChallengeDevice", [`198.51.100.${poll++}`])).storeFailed, {
         timeout: 5_000,
         interval: 250,
       })

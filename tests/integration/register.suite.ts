@@ -145,19 +145,19 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
       expect(await gate.prisma.user.count({ where: { email: { in: ["bot@example.com", "twice@example.com"] } } })).toBe(0);
     });
 
-    it("limits registrations per address (10 per hour): the 11th gets 429 with Retry-After", async () => {
+    it("limits registrations per address (20 per hour): the 21st gets 429 with Retry-After", async () => {
       const address = freshAddress();
       const statuses: number[] = [];
-      for (let i = 0; i < 10; i++) {
+      for (let i = 0; i < 20; i++) {
         // Invalid bodies still spend the address's allowance: the limiter runs before parsing.
         statuses.push((await post("{}", "application/json", address)).status);
       }
       expect(statuses.every((status) => status === 400)).toBe(true);
       const refused = await post("{}", "application/json", address);
       expect(refused.status).toBe(429);
-      // One token every 6 minutes: Retry-After is whole seconds, rounded up.
-      expect(refused.headers.get("Retry-After")).toBe("360");
-      expect(await refused.json()).toMatchObject({ error: "rate_limited", retryAfterSeconds: 360 });
+      // One token every 3 minutes: Retry-After is whole seconds, rounded up.
+      expect(refused.headers.get("Retry-After")).toBe("180");
+      expect(await refused.json()).toMatchObject({ error: "rate_limited", retryAfterSeconds: 180 });
       expect((await post("{}", "application/json", freshAddress())).status).toBe(400);
     });
 
