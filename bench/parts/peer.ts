@@ -8,7 +8,7 @@ import { getCsrf, register, request, signIn, signInBody, signInHeaders, SIGN_IN_
 import { tally } from "../lib/legit";
 import { PART_TITLES, type Part, type PartContext, type PartReport } from "../lib/part";
 import { DRILL_SETTINGS, processTreeCpuMs, startServer } from "../lib/server";
-import { fmt, pool, sleep, summarize, table } from "../lib/stats";
+import { fmt, pool, range, sleep, summarize, table } from "../lib/stats";
 import { startPeer } from "../peer/start";
 import { freshPostgres } from "../../tests/helpers/databases";
 import type { PgliteMemoryInput, PgliteMemoryOutput } from "./pglite-memory-child";
@@ -478,14 +478,6 @@ const LEVERS: readonly { label: string; input: Omit<PgliteMemoryInput, "queries"
 
 const runLever = (root: string, input: PgliteMemoryInput) =>
   runJsonChild<PgliteMemoryInput, PgliteMemoryOutput>(root, "pglite-memory-child.ts", input, "PGlite memory child");
-
-/** "a–b" over the rounds (one value when they agree or there was one round). */
-function range(values: readonly number[], format: (value: number) => string): string {
-  const finite = values.filter(Number.isFinite);
-  if (finite.length === 0) return "n/a";
-  const [low, high] = [Math.min(...finite), Math.max(...finite)];
-  return format(low) === format(high) ? format(low) : `${format(low)}–${format(high)}`;
-}
 
 export const peerPart: Part = {
   id: "peer",

@@ -16,7 +16,7 @@ import { tally } from "../lib/legit";
 import { PART_TITLES, type Part, type PartContext, type PartReport } from "../lib/part";
 import { Outbox } from "../lib/outbox";
 import { DRILL_SETTINGS, startServer, type BenchServer } from "../lib/server";
-import { fmt, pool, sleep, summarize, table } from "../lib/stats";
+import { fmt, pool, range, sleep, summarize, table } from "../lib/stats";
 
 /**
  * Part 12: credential stuffing. The attacker holds a combo list for the site's accounts: for each
@@ -355,15 +355,6 @@ async function attackRound(context: PartContext, prepared: Prepared, size: Sizes
     breachOutages: server.eventCount("breach_check_unavailable") - outagesBefore,
     ownersAfterAttack: owners.filter((run) => run.endedMs > attackEndedMs).length,
   };
-}
-
-/** "a" when every round gave the same, else "min–max". */
-function range(values: readonly number[], format: (value: number) => string): string {
-  const finite = values.filter(Number.isFinite);
-  if (finite.length === 0) return "n/a";
-  const low = Math.min(...finite);
-  const high = Math.max(...finite);
-  return format(low) === format(high) ? format(low) : `${format(low)}–${format(high)}`;
 }
 
 function setupRow(setup: string, results: readonly RoundResult[], size: Sizes): string[] {
