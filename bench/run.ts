@@ -5,11 +5,11 @@
  *   npm run bench -- --part limiter        one part (repeat --part, or a comma list, for several)
  *   npm run bench -- --smoke               tiny sizes, a few minutes, writes nothing (CI runs this after npm test)
  *   npm run bench -- --build               run `next build` first even if a build exists
- *   npm run bench -- --compare DIR         part 2 also measures the production build in DIR (another
+ *   npm run bench -- --compare DIR         parts 2 and 13 also measure the production build in DIR (another
  *                                          checkout, e.g. the commit before a change) side by side
  *
- * Parts: limiter, flood, distributed, memory, argon2, lockout, pow, retention, answers, passkeys, peer, stuffing.
- * flood, distributed, lockout, answers, passkeys, peer and stuffing start the production server (`node server.mjs`) from .next; a full run builds it when
+ * Parts: limiter, flood, distributed, memory, argon2, lockout, pow, retention, answers, passkeys, peer, stuffing, precision.
+ * flood, distributed, lockout, answers, passkeys, peer, stuffing and precision start the production server (`node server.mjs`) from .next; a full run builds it when
  * .next/BUILD_ID is missing, a smoke run skips those parts instead. pow runs the proof of work in
  * Node and in Chromium (CHROMIUM_PATH, else /usr/bin/chromium; skipped with a note when there is
  * none). All load goes to 127.0.0.1 and every loop is bounded.
@@ -35,6 +35,7 @@ import { retentionPart } from "./parts/retention";
 import { answersPart } from "./parts/answers";
 import { passkeysPart } from "./parts/passkeys";
 import { peerPart } from "./parts/peer";
+import { precisionPart } from "./parts/precision";
 import { stuffingPart } from "./parts/stuffing";
 
 const PARTS: readonly Part[] = [
@@ -50,12 +51,24 @@ const PARTS: readonly Part[] = [
   passkeysPart,
   peerPart,
   stuffingPart,
+  precisionPart,
 ];
-const SERVER_PARTS: ReadonlySet<PartId> = new Set(["flood", "distributed", "lockout", "answers", "passkeys", "peer", "stuffing"]);
+const SERVER_PARTS: ReadonlySet<PartId> = new Set([
+  "flood",
+  "distributed",
+  "lockout",
+  "answers",
+  "passkeys",
+  "peer",
+  "stuffing",
+  "precision",
+]);
 // Hard stops, whatever a part does: the bench must end by itself. The other parts' last runs add up
 // to about 45–50 minutes on 2 vCPUs, and part 11 (3 rounds) to about 95 (94 on an AMD EPYC; its floods go on
-// to 100,000 addresses, which the door lets in at about 160 a second), so a full run gets 190.
-const FULL_RUN_LIMIT_MS = 190 * 60_000;
+// to 100,000 addresses, which the door lets in at about 160 a second), so a full run gets 190. Part 13 has
+// not run at full size yet; its bounds allow it about 40 minutes (3 rounds × 2 contenders, each a setup,
+// a 120 s window and at most 3 waits of 60 s), so a run with it gets 40 more.
+const FULL_RUN_LIMIT_MS = 230 * 60_000;
 // Part 11 starts seven servers of its own (four contenders, and three of them again for the flood)
 // even at smoke size.
 const SMOKE_RUN_LIMIT_MS = 15 * 60_000;
@@ -215,7 +228,7 @@ async function main(): Promise<number> {
     const header = [
       "# Gatehouse: benchmark results",
       "",
-      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on a 2-core machine of the kind below (the last run's); parts run on different days may have run on different CPUs, so each section names its commit, its CPU (since 2026-12-02) and the command that reproduces it. The HTTP drills (parts 2, 3, 6, 9, 10, 11 and 12) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing), and part 2's before column a second checkout with its own build (`--compare DIR`); part 7 needs Chromium (`CHROMIUM_PATH`, else `/usr/bin/chromium`). What each part measures, and how to run one: [README.md](README.md). The machine is shared with other sessions (its load average is written beside each part): the parts that compare run their contenders in alternating rounds within one run and give ranges over the rounds.",
+      "Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Every figure comes from a run on a 2-core machine of the kind below (the last run's); parts run on different days may have run on different CPUs, so each section names its commit, its CPU (since 2026-12-02) and the command that reproduces it. The HTTP drills (parts 2, 3, 6, 9, 10, 11, 12 and 13) need a production build (`npm run build`; the bench runs it when `.next/BUILD_ID` is missing), and part 2's before column (and part 13's compared build) a second checkout with its own build (`--compare DIR`); part 7 needs Chromium (`CHROMIUM_PATH`, else `/usr/bin/chromium`). What each part measures, and how to run one: [README.md](README.md). The machine is shared with other sessions (its load average is written beside each part): the parts that compare run their contenders in alternating rounds within one run and give ranges over the rounds.",
       "",
       "## Machine of the last run",
       "",

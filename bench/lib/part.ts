@@ -14,7 +14,8 @@ export type PartId =
   | "answers"
   | "passkeys"
   | "peer"
-  | "stuffing";
+  | "stuffing"
+  | "precision";
 
 /** Each part prints its title as a heading; the smoke test looks for them. */
 export const PART_TITLES: Readonly<Record<PartId, string>> = {
@@ -30,6 +31,7 @@ export const PART_TITLES: Readonly<Record<PartId, string>> = {
   passkeys: "10. Passkeys: server CPU beside a password, and the owner's sign-in during an attack",
   peer: "11. Beside a peer: better-auth 1.7 with SQLite, memory and latency",
   stuffing: "12. Credential stuffing: accounts taken over, with and without the new-device confirmation",
+  precision: "13. Precision: the office, the carrier, the typist and the owner after a reset, beside the attackers",
 };
 
 export type PartContext = {
@@ -74,4 +76,4 @@ export const reproduce = (id: PartId, compareRoot?: string): string =>
   `npm run bench -- --part ${id}${compareRoot ? ` --compare ${compareRoot}` : ""}`;
 
 /** Parts that measure the `--compare` checkout too. */
-export const COMPARING_PARTS: ReadonlySet<PartId> = new Set(["flood"]);
+export const COMPARING_PARTS: ReadonlySet<PartId> = new Set(["flood", "precision"]);

@@ -82,6 +82,14 @@ export const fmt = {
   mib: (bytes: number): string => (Number.isFinite(bytes) ? `${(bytes / 1_048_576).toFixed(1)} MiB` : "n/a"),
 };
 
+/** Over the rounds: "a" when every round gave the same (or there was one), else "min–max". */
+export function range(values: readonly number[], format: (value: number) => string): string {
+  const finite = values.filter(Number.isFinite);
+  if (finite.length === 0) return "n/a";
+  const [low, high] = [Math.min(...finite), Math.max(...finite)];
+  return format(low) === format(high) ? format(low) : `${format(low)}–${format(high)}`;
+}
+
 /** A Markdown table; cells are written as given. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
   const line = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;

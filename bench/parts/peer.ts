@@ -1,19 +1,15 @@
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import readline from "node:readline";
 import pg from "pg";
-import { LEAN_START, leanStartCommand } from "../../lib/server-contract.mjs";
+import { leanStartCommand } from "../../lib/server-contract.mjs";
 import { runJsonChild } from "../lib/child";
 import { answered, FloodClient, type CannonLoad } from "../lib/cannon";
 import { getCsrf, register, request, signIn, signInBody, signInHeaders, SIGN_IN_PATH, solvedPayload, type Csrf } from "../lib/http";
 import { tally } from "../lib/legit";
 import { PART_TITLES, type Part, type PartContext, type PartReport } from "../lib/part";
-import { DRILL_SETTINGS, freePort, killOnExit, processTreeCpuMs, startServer } from "../lib/server";
-import { fmt, pool, sleep, summarize, table } from "../lib/stats";
-import { ensureSqliteBinding } from "../peer/native";
+import { DRILL_SETTINGS, processTreeCpuMs, startServer } from "../lib/server";
+import { fmt, pool, range, sleep, summarize, table } from "../lib/stats";
+import { startPeer } from "../peer/start";
 import { freshPostgres } from "../../tests/helpers/databases";
 import type { PgliteMemoryInput, PgliteMemoryOutput } from "./pglite-memory-child";
 
@@ -29,7 +25,6 @@ import type { PgliteMemoryInput, PgliteMemoryOutput } from "./pglite-memory-chil
 const OWNER_EMAIL = "owner@example.com";
 const OWNER_PASSWORD = "correct horse battery staple 11";
 const WRONG_PASSWORD = "wrong-password-123";
-const PEER_START_TIMEOUT_MS = 60_000;
 // The owner signs in some 50 times in a few minutes here; by default a username may use the
 // owner's lane 10 times an hour (past it a known device is served as a stranger), as in part 3.
 const LANE_SETTINGS = { RATE_LIMIT_KNOWN_DEVICE_LANE: "1000/1h" };
@@ -185,34 +180,7 @@ function peer(hashing: "argon2id" | "scrypt"): Contender {
     // Its flood is refused before any hash, by the same server as the Argon2id row's.
     ...(hashing === "scrypt" ? { floodSkipped: "not run: the same server as the row above, and the flood never hashes" } : {}),
     async start(context) {
-      ensureSqliteBinding(context.say);
-      const port = await freePort();
-      const baseUrl = `http://127.0.0.1:${port}`;
-      const folder = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-peer-"));
-      // Started lean as Gatehouse is (lib/server-contract.mjs), so that neither gets a start the other lacks.
-      const child = spawn(process.execPath, [...LEAN_START.nodeFlags, path.join(context.root, "bench", "peer", "server.mjs")], {
-        cwd: path.join(context.root, "bench"),
-        env: {
-          ...LEAN_START.environment,
-          PATH: process.env.PATH ?? "/usr/bin:/bin",
-          NODE_ENV: "production",
-          PEER_PORT: String(port),
-          PEER_DB: path.join(folder, "peer.sqlite"),
-          PEER_SECRET: randomBytes(32).toString("hex"),
-          PEER_HASH: hashing,
-        },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      killOnExit(child);
-      let stderr = "";
-      child.stderr!.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-      const ready = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), PEER_START_TIMEOUT_MS);
-        readline.createInterface({ input: child.stdout! }).on("line", (line) => line === "ready" && (clearTimeout(timer), resolve(true)));
-        child.once("exit", () => (clearTimeout(timer), resolve(false)));
-      });
-      if (!ready) throw new Error(`the peer did not start:\n${stderr}`);
-      context.say(`peer (${hashing}) pid ${child.pid} ready at ${baseUrl}`);
+      const { pid, baseUrl, stop } = await startPeer(context.root, context.say, hashing);
       const json = async (address: string, route: string, body: object): Promise<Attempt> => {
         const reply = await request(baseUrl, {
           method: "POST",
@@ -225,7 +193,7 @@ function peer(hashing: "argon2id" | "scrypt"): Contender {
       const signInPath = "/api/auth/sign-in/email";
       const headers = { "content-type": "application/json", origin: baseUrl };
       return {
-        pid: child.pid!,
+        pid,
         baseUrl,
         pageLoad: async () => void (await request(baseUrl, { method: "GET", path: "/api/auth/get-session" })),
         createOwner: async () => {
@@ -247,12 +215,7 @@ function peer(hashing: "argon2id" | "scrypt"): Contender {
           headers: { ...headers, "x-forwarded-for": "203.0.113.9" },
           body: JSON.stringify({ email: "nobody@example.com", password: WRONG_PASSWORD }),
         },
-        stop: async () => {
-          child.kill("SIGTERM");
-          await Promise.race([new Promise((resolve) => child.once("exit", resolve)), sleep(5_000)]);
-          if (child.exitCode === null) child.kill("SIGKILL");
-          fs.rmSync(folder, { recursive: true, force: true });
-        },
+        stop,
       };
     },
   };
@@ -515,14 +478,6 @@ const LEVERS: readonly { label: string; input: Omit<PgliteMemoryInput, "queries"
 
 const runLever = (root: string, input: PgliteMemoryInput) =>
   runJsonChild<PgliteMemoryInput, PgliteMemoryOutput>(root, "pglite-memory-child.ts", input, "PGlite memory child");
-
-/** "a–b" over the rounds (one value when they agree or there was one round). */
-function range(values: readonly number[], format: (value: number) => string): string {
-  const finite = values.filter(Number.isFinite);
-  if (finite.length === 0) return "n/a";
-  const [low, high] = [Math.min(...finite), Math.max(...finite)];
-  return format(low) === format(high) ? format(low) : `${format(low)}–${format(high)}`;
-}
 
 export const peerPart: Part = {
   id: "peer",

@@ -1,6 +1,4 @@
 import { randomBytes } from "node:crypto";
-import fs from "node:fs";
-import path from "node:path";
 import { solve } from "@/tests/helpers/altcha";
 import { startRangeServer } from "@/tests/helpers/range-server";
 import {
@@ -16,8 +14,9 @@ import {
 } from "../lib/http";
 import { tally } from "../lib/legit";
 import { PART_TITLES, type Part, type PartContext, type PartReport } from "../lib/part";
+import { Outbox } from "../lib/outbox";
 import { DRILL_SETTINGS, startServer, type BenchServer } from "../lib/server";
-import { fmt, pool, sleep, summarize, table } from "../lib/stats";
+import { fmt, pool, range, sleep, summarize, table } from "../lib/stats";
 
 /**
  * Part 12: credential stuffing. The attacker holds a combo list for the site's accounts: for each
@@ -67,7 +66,6 @@ function sizes(smoke: boolean): Sizes {
 }
 
 const MAX_TRIES_PER_SIGN_IN = 5;
-const CODE_WAIT_MS = 20_000;
 
 type Channel = "browser" | "api";
 
@@ -133,70 +131,6 @@ type RoundResult = {
   breachOutages: number;
   ownersAfterAttack: number;
 };
-
-/** Mail sidecars (lib/mail/outbox.ts) in the server's outbox, read once each. */
-class Outbox {
-  private readonly seen = new Map<string, { to: string; kind: string; text: string }>();
-  constructor(private readonly dir: string) {}
-
-  read(): { to: string; kind: string; text: string }[] {
-    let names: string[] = [];
-    try {
-      names = fs.readdirSync(this.dir).filter((name) => name.endsWith(".json") && !name.startsWith("."));
-    } catch {
-      // No mail yet: the folder is made with the first one.
-    }
-    for (const name of names) {
-      if (this.seen.has(name)) continue;
-      try {
-        const entry = JSON.parse(fs.readFileSync(path.join(this.dir, name), "utf8")) as { to: string; kind: string; text: string };
-        this.seen.set(name, entry);
-      } catch {
-        // Written through a rename, so whole or absent; skipped if unreadable.
-      }
-    }
-    return [...this.seen.values()];
-  }
-
-  /** The newest device code mailed to `email` that is not in `used`, waiting for it (mail goes out after the answer). */
-  async code(email: string, used: Set<string>): Promise<string> {
-    const deadline = Date.now() + CODE_WAIT_MS;
-    for (;;) {
-      const codes = this.read()
-        .filter((mail) => mail.to.includes(email) && mail.kind === "device_code")
-        .map((mail) => /enter this code: (\d{6})/.exec(mail.text)?.[1])
-        .filter((code): code is string => code !== undefined && !used.has(code));
-      if (codes.length > 0) {
-        used.add(codes.at(-1)!);
-        return codes.at(-1)!;
-      }
-      if (Date.now() > deadline) throw new Error(`no device code mailed to ${email} within ${CODE_WAIT_MS / 1000} s`);
-      await sleep(100);
-    }
-  }
-
-  /** Mails by kind, waiting until no new one has come for `quietMs` (they go out after the answers). */
-  async settled(quietMs: number, maxMs: number): Promise<number> {
-    const deadline = Date.now() + maxMs;
-    let count = this.read().length;
-    let quietSince = Date.now();
-    while (Date.now() < deadline && Date.now() - quietSince < quietMs) {
-      await sleep(100);
-      const now = this.read().length;
-      if (now !== count) {
-        count = now;
-        quietSince = Date.now();
-      }
-    }
-    return count;
-  }
-
-  kinds(): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const mail of this.read()) counts.set(mail.kind, (counts.get(mail.kind) ?? 0) + 1);
-    return counts;
-  }
-}
 
 function minusKinds(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
   const out = new Map<string, number>();
@@ -421,15 +355,6 @@ async function attackRound(context: PartContext, prepared: Prepared, size: Sizes
     breachOutages: server.eventCount("breach_check_unavailable") - outagesBefore,
     ownersAfterAttack: owners.filter((run) => run.endedMs > attackEndedMs).length,
   };
-}
-
-/** "a" when every round gave the same, else "min–max". */
-function range(values: readonly number[], format: (value: number) => string): string {
-  const finite = values.filter(Number.isFinite);
-  if (finite.length === 0) return "n/a";
-  const low = Math.min(...finite);
-  const high = Math.max(...finite);
-  return format(low) === format(high) ? format(low) : `${format(low)}–${format(high)}`;
 }
 
 function setupRow(setup: string, results: readonly RoundResult[], size: Sizes): string[] {
