@@ -362,6 +362,10 @@ async function decide(
   if (confirming) {
     // The link is spent only by its right password, once: of two racing confirmations one wins.
     if (!(await gate.emailTokens.use(confirms.linkId, nowMs))) return { ok: false, refusal: invalidLink() };
+    // Proof of the mailbox: what marked the username under attack (a stranger, or the owner's own
+    // sign-in before confirming, marked as a wrong password is so the next answer tells nothing)
+    // makes the owner's new devices wait for no code now (invariant 11).
+    await gate.lockouts.clearUnderAttack(gate.usernameKey(email));
     if (await confirmAddress(gate.prisma, user.id, nowMs)) {
       await gate.events.accountChanged(user.id, "email_verified", client, { browser });
       gate.log.info({ event: "email_verified", userId: user.id });
@@ -415,7 +419,8 @@ async function decide(
  * confirmation that stands in for one, also counts toward the address's failures (the ALTCHA
  * level), leaves its password's fingerprint on the subject's lock (right or wrong alike, so a
  * repeat is answered the same either way), and, from an untrusted client, marks the username
- * under attack for the next 24 hours, which a success does not clear; a right password waiting for its second factor does none of these. A repeat admitted
+ * under attack for the next 24 hours, which a success does not clear (proof of the mailbox
+ * does); a right password waiting for its second factor does none of these. A repeat admitted
  * uncounted starts no episode.
  */
 async function countedWithoutSession(

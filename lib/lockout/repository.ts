@@ -62,6 +62,8 @@ export interface LockoutRepository {
    * statement whatever it records, so its time tells nothing.
    */
   markFailed(usernameKey: string, nowMs: number, mark?: FailureMark): Promise<void>;
+  /** Ends "under attack" (the owner proved the mailbox); the streak and the lock stay. */
+  clearUnderAttack(usernameKey: string): Promise<void>;
   /** Forgets the wrong passwords' fingerprints (a password change: what was wrong may be right now). */
   forgetWrongPasswords(usernameKey: string): Promise<void>;
   /** Clears the streak, its fingerprints and the lock; a row that records a real failure keeps that record. */
@@ -217,6 +219,10 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
          WHERE "usernameKey" = $2`,
         [nowMs, usernameKey, mark.underAttack, mark.fingerprint ?? null, REMEMBERED_WRONG_PASSWORDS],
       );
+    },
+
+    async clearUnderAttack(usernameKey) {
+      await sql.run(`UPDATE "SignInLockout" SET "lastFailedAt" = NULL WHERE "usernameKey" = $1`, [usernameKey]);
     },
 
     async forgetWrongPasswords(usernameKey) {

@@ -251,5 +251,77 @@ export function ownerShapes(current: () => { gate: Gate }, makeDatabase: () => P
         expect(await usernameRow("changes@example.com")).toBeNull();
       });
     });
+
+    describe("proof of the mailbox ends 'under attack' for the owner (item 3)", () => {
+      /** A sign-in from a browser the account has never seen, at an address of its own. */
+      const newDevice = (email: string, password = PASSWORD) => browserSignIn(email, password, { address: freshAddress() });
+
+      async function expectSession(res: Response) {
+        expect(res.status, await res.clone().text()).toBe(200);
+        expect(res.headers.getSetCookie().some((value) => /session-token=[^;]+/.test(value))).toBe(true);
+      }
+
+      it("a stranger's wrong password still marks the username under attack: a new device then waits for a code", async () => {
+        await createAccount(gate, "attacked@example.com", PASSWORD);
+        expect((await newDevice("attacked@example.com", "a stuffed password")).status).toBe(401);
+        expect((await usernameRow("attacked@example.com"))!.lastFailedAt).not.toBeNull();
+        const res = await newDevice("attacked@example.com");
+        expect(res.status).toBe(401);
+        expect(await res.json()).toMatchObject({ error: "device_confirmation_required" });
+      });
+
+      it("the unconfirmed owner's right password: refused like a wrong one, now and at the next try; confirming ends 'under attack'", async () => {
+        for (const email of ["early@example.com", "early-twin@example.com"]) {
+          await createAccount(gate, email, PASSWORD);
+          await gate.prisma.user.update({ where: { email }, data: { emailVerifiedAt: null } });
+        }
+        // The twin is whoever registered an address that had an account: their password is wrong.
+        // Neither this answer nor the next may tell the two apart, so both mark the username alike.
+        for (let attempt = 0; attempt < 2; attempt++) {
+          const right = await newDevice("early@example.com");
+          const wrong = await newDevice("early-twin@example.com", "not the password");
+          expect(right.status).toBe(wrong.status);
+          expect(comparableAnswer((await right.json()) as Record<string, unknown>)).toEqual(
+            comparableAnswer((await wrong.json()) as Record<string, unknown>),
+          );
+        }
+        expect((await usernameRow("early@example.com"))!.lastFailedAt).not.toBeNull();
+
+        // Confirmed, the owner's next new device signs straight in.
+        const token = await emailLink("early@example.com", "verify_email");
+        const confirmed = await post("/api/email/verify", { token, password: PASSWORD }, { "sec-fetch-site": "same-origin" });
+        expect(confirmed.status, await confirmed.clone().text()).toBe(200);
+        expect(await usernameRow("early@example.com")).toMatchObject({ failureCount: 0, lastFailedAt: null });
+        await expectSession(await newDevice("early@example.com"));
+      });
+
+      it("confirming the address after a stranger's failure ends 'under attack'", async () => {
+        await createAccount(gate, "confirms@example.com", PASSWORD);
+        await gate.prisma.user.update({ where: { email: "confirms@example.com" }, data: { emailVerifiedAt: null } });
+        await newDevice("confirms@example.com", "a stranger's guess");
+        expect((await usernameRow("confirms@example.com"))!.lastFailedAt).not.toBeNull();
+        const token = await emailLink("confirms@example.com", "verify_email");
+        expect((await post("/api/email/verify", { token, password: PASSWORD }, { "sec-fetch-site": "same-origin" })).status).toBe(200);
+        expect(await usernameRow("confirms@example.com")).toMatchObject({ failureCount: 0, lastFailedAt: null });
+        await expectSession(await newDevice("confirms@example.com"));
+      });
+
+      it("a completed reset ends 'under attack'", async () => {
+        await createAccount(gate, "resets@example.com", PASSWORD);
+        await newDevice("resets@example.com", "a stranger's guess");
+        expect((await resetByLink(gate, (await userOf("resets@example.com")).id, NEW_PASSWORD)).status).toBe(200);
+        await expectSession(await newDevice("resets@example.com", NEW_PASSWORD));
+      });
+
+      it("a used unlock link ends 'under attack' (the strangers' count stays: the link signs nobody in)", async () => {
+        await createAccount(gate, "unlocks@example.com", PASSWORD);
+        for (const guess of ["guess one", "guess two"]) await newDevice("unlocks@example.com", guess);
+        expect((await usernameRow("unlocks@example.com"))!.lastFailedAt).not.toBeNull();
+        const token = await emailLink("unlocks@example.com", "unlock");
+        expect((await post("/api/unlock", { token })).status).toBe(200);
+        expect(await usernameRow("unlocks@example.com")).toMatchObject({ failureCount: 2, lastFailedAt: null });
+        await expectSession(await newDevice("unlocks@example.com"));
+      });
+    });
   });
 }
