@@ -6,6 +6,7 @@ import { truncateAddress } from "@/lib/events/security-events";
 import type { NoticeOrigin } from "@/lib/recovery/mails";
 import { invalidLink } from "@/lib/auth/link-requests";
 import type { LockoutCheck, LockoutPolicy } from "@/lib/lockout/lockout-rules";
+import { wrongPasswordFingerprint } from "@/lib/lockout/wrong-passwords";
 import { logSecurity } from "@/lib/auth/security-log";
 import type { ClaimedDevice, KnownDevice } from "@/lib/devices/known-devices";
 import type { ClientAddress } from "@/lib/http/client-address";
@@ -51,6 +52,17 @@ function subjectOf(gate: Gatehouse, admission: Pick<SignInAdmission, "email" | "
 }
 
 const refused = (response: Response): SignInOutcome => ({ ok: false, refusal: response });
+
+/**
+ * The attempt's password as its subject's lock remembers a wrong one: keyed, truncated, and scoped
+ * to the client that sent it (a stranger's address; a known device's own lock), so a repeat from
+ * elsewhere is counted and tells nobody what this client sent (docs/decisions/0019).
+ */
+function fingerprintOf(gate: Gatehouse, admission: SignInAdmission, subject: Subject): string {
+  const clientKey = subject.lane === "trusted" ? subject.key : admission.client.key;
+  const scope = { usernameKey: gate.usernameKey(admission.email), clientKey };
+  return wrongPasswordFingerprint(gate.config.passwords.wrongPasswordSecret, scope, admission.password);
+}
 
 /**
  * A password sign-in, top to bottom, for every route that takes a password (the browser sign-in,
@@ -250,12 +262,15 @@ async function checkAdmitted(gate: Gatehouse, admission: SignInAdmission): Promi
       // Counted from the check's read (its write compares): one statement fewer for every attempt.
       // A known device's count reads its username's strangers' lock too, whose cap its success lifts.
       const strangers = device ? { usernameKey: gate.usernameKey(admission.email), policy: gate.lockoutPolicy } : undefined;
+      // A wrong password this client already sent in the streak is admitted uncounted; it is
+      // still verified (Argon2id, so its time tells nothing) and answered as any wrong password.
       const attempt = await gate.lockouts.admitAttempt(
         subject.key,
         gate.clock(),
         subject.policy,
         admission.lockoutSeen ?? undefined,
         strangers,
+        fingerprintOf(gate, admission, subject),
       );
       if (!attempt.allowed) {
         logSecurity(gate, { route: admission.route, outcome: "locked", client, email: admission.email, detail: subject.lane });
@@ -355,6 +370,10 @@ async function decide(
   if (confirming) {
     // The link is spent only by its right password, once: of two racing confirmations one wins.
     if (!(await gate.emailTokens.use(confirms.linkId, nowMs))) return { ok: false, refusal: invalidLink() };
+    // Proof of the mailbox: what marked the username under attack (a stranger, or the owner's own
+    // sign-in before confirming, marked as a wrong password is so the next answer tells nothing)
+    // makes the owner's new devices wait for no code now (invariant 11).
+    await gate.lockouts.clearUnderAttack(gate.usernameKey(email));
     if (await confirmAddress(gate.prisma, user.id, nowMs)) {
       await gate.events.accountChanged(user.id, "email_verified", client, { browser });
       gate.log.info({ event: "email_verified", userId: user.id });
@@ -406,8 +425,11 @@ async function decide(
  * start (a metric, and one mail to the owner, by the failure that starts the strangers' episode,
  * offering a way past it; later failures of the episode send none). A failure, or the device
  * confirmation that stands in for one, also counts toward the address's failures (the ALTCHA
- * level) and marks the username under attack for the next 24 hours, which a success does not
- * clear; a right password waiting for its second factor does neither.
+ * level), leaves its password's fingerprint on the subject's lock (right or wrong alike, so a
+ * repeat is answered the same either way), and, from an untrusted client, marks the username
+ * under attack for the next 24 hours, which a success does not clear (proof of the mailbox
+ * does); a right password waiting for its second factor does none of these. A repeat admitted
+ * uncounted starts no episode.
  */
 async function countedWithoutSession(
   gate: Gatehouse,
@@ -417,12 +439,13 @@ async function countedWithoutSession(
   as: "failure" | "second_step",
   nowMs: number,
 ): Promise<void> {
-  if (attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
+  if (attempt.counted && attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
   if (as === "failure") {
     gate.addressFailures.set(admission.client.key, (gate.addressFailures.get(admission.client.key) ?? 0) + 1);
-    if (subject.lane === "untrusted") await gate.lockouts.markFailed(subject.key, nowMs);
+    const mark = { underAttack: subject.lane === "untrusted", fingerprint: fingerprintOf(gate, admission, subject) };
+    await gate.lockouts.markFailed(subject.key, nowMs, mark);
   }
-  if (!admission.device && attempt.state.failureCount === subject.policy.threshold)
+  if (!admission.device && attempt.counted && attempt.state.failureCount === subject.policy.threshold)
     gate.recovery.lockedOut(admission.email, noticeOrigin(gate, admission));
 }
 

@@ -472,6 +472,8 @@ export type AppConfig = {
     breachedTimeoutMs: number;
     /** How long a fetched range is kept. */
     breachedCacheMs: number;
+    /** The key of wrong passwords' fingerprints in the lockout (derived from NEXTAUTH_SECRET for this purpose only). */
+    wrongPasswordSecret: string;
   };
   rateLimit: {
     /** RATE_LIMIT_KEY_SECRET (derived from NEXTAUTH_SECRET when unset): keys are HMAC digests under it. */
@@ -659,6 +661,7 @@ function grouped(env: EnvValues, databaseTarget: DatabaseTarget, devServer: bool
       breachedUrl: env.BREACHED_PASSWORDS_URL,
       breachedTimeoutMs: env.BREACHED_PASSWORDS_TIMEOUT_MS,
       breachedCacheMs: env.BREACHED_PASSWORDS_CACHE_SECONDS * 1000,
+      wrongPasswordSecret: derive(sessionSecret, "wrong-password-fingerprints"),
     },
     rateLimit: {
       keySecret: env.RATE_LIMIT_KEY_SECRET ?? derive(sessionSecret, "rate-limit-keys"),

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { admitAttempt, checkLockout, lockDurationMs, recordFailure, type LockoutPolicy, type LockoutState } from "./lockout-rules";
+import {
+  admitAttempt,
+  checkLockout,
+  lockDurationMs,
+  recordFailure,
+  streakLive,
+  type LockoutPolicy,
+  type LockoutState,
+} from "./lockout-rules";
 
 // The shipped schedule (lib/config/env.ts's defaults) without NIST's cap, which has tests of its own below.
 const policy: LockoutPolicy = { threshold: 5, baseLockMs: 60_000, maxLockMs: 3_600_000, quietPeriodMs: 12 * 3_600_000 };
@@ -37,7 +45,7 @@ describe("lockout rules", () => {
 
   it("counts an admitted attempt as a failure before it is checked, and refuses while locked", () => {
     const first = admitAttempt(null, 0, policy);
-    expect(first).toEqual({ allowed: true, state: { failureCount: 1, lastFailureAtMs: 0, lockedUntilMs: null } });
+    expect(first).toEqual({ allowed: true, state: { failureCount: 1, lastFailureAtMs: 0, lockedUntilMs: null }, counted: true });
     const locked = failTimes(5, 0);
     expect(admitAttempt(locked, 5_000, policy)).toMatchObject({ allowed: false, check: { locked: true, capped: false } });
   });
@@ -62,5 +70,27 @@ describe("lockout rules", () => {
     expect(checkLockout(state, 24 * 3_600_000, held)).toEqual({ locked: false });
     // …and the next failure starts a new streak (the quiet period has long passed).
     expect(recordFailure(state, 24 * 3_600_000, held).failureCount).toBe(1);
+  });
+
+  describe("a repeat of a wrong password the client already sent", () => {
+    it("is admitted without counting while the streak lives", () => {
+      const state = failTimes(2, 0);
+      expect(admitAttempt(state, 2_000, policy, true)).toEqual({ allowed: true, state, counted: false });
+      expect(admitAttempt(state, 2_000, policy, false)).toMatchObject({ allowed: true, state: { failureCount: 3 }, counted: true });
+    });
+
+    it("is still refused while locked", () => {
+      expect(admitAttempt(failTimes(5, 0), 5_000, policy, true)).toMatchObject({ allowed: false, check: { locked: true } });
+    });
+
+    it("counts once the streak has gone quiet: its fingerprints went with it", () => {
+      const state = failTimes(2, 0);
+      const quiet = 1_000 + policy.quietPeriodMs;
+      expect(streakLive(state, quiet - 1, policy)).toBe(true);
+      expect(streakLive(state, quiet, policy)).toBe(false);
+      expect(admitAttempt(state, quiet, policy, true)).toMatchObject({ allowed: true, state: { failureCount: 1 }, counted: true });
+      // With no streak at all there is nothing to repeat.
+      expect(admitAttempt(null, 0, policy, true)).toMatchObject({ counted: true, state: { failureCount: 1 } });
+    });
   });
 });

@@ -50,23 +50,43 @@ export function lockDurationMs(failureCount: number, policy: LockoutPolicy): num
   return Math.min(policy.maxLockMs, policy.baseLockMs * 2 ** Math.min(doublings, 52));
 }
 
-export type AttemptDecision = { allowed: true; state: LockoutState } | { allowed: false; check: Extract<LockoutCheck, { locked: true }> };
+/**
+ * `counted`: whether this attempt added to the streak (false for the repeat of a wrong password,
+ * whose state is the streak as it was).
+ */
+export type AttemptDecision =
+  { allowed: true; state: LockoutState; counted: boolean } | { allowed: false; check: Extract<LockoutCheck, { locked: true }> };
+
+/** How many of a subject's last wrong passwords (per client) are remembered, so that a repeat of one is not counted again. */
+export const REMEMBERED_WRONG_PASSWORDS = 3;
+
+/**
+ * Whether a failure now would add to the streak in `state` rather than start a new one: what the
+ * streak's fingerprints of wrong passwords live as long as. A capped streak does not fade with the
+ * quiet period, only when its hold ends.
+ */
+export function streakLive(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): boolean {
+  return state !== null && (isCapped(state, nowMs, policy) || nowMs - state.lastFailureAtMs < policy.quietPeriodMs);
+}
 
 /**
  * Admits one password check, counting it as a failure before the password is known. Counting
  * first is what bounds parallel guesses: N concurrent checks of a username take turns here, and
  * once the count reaches the threshold the next one is refused, however many were in flight.
  * A success then clears the count (the caller resets).
+ * `repeat`: the password is one this client already failed with in the streak (its fingerprint
+ * is remembered). It tells nothing new, so it is admitted without counting (Entra's smart lockout:
+ * a phone with the old password must not lock the owner out); a lock still refuses it.
  */
-export function admitAttempt(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): AttemptDecision {
+export function admitAttempt(state: LockoutState | null, nowMs: number, policy: LockoutPolicy, repeat = false): AttemptDecision {
   const check = checkLockout(state, nowMs, policy);
   if (check.locked) return { allowed: false, check };
-  return { allowed: true, state: recordFailure(state, nowMs, policy) };
+  if (repeat && state && streakLive(state, nowMs, policy)) return { allowed: true, state, counted: false };
+  return { allowed: true, state: recordFailure(state, nowMs, policy), counted: true };
 }
 
 export function recordFailure(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): LockoutState {
-  // A capped streak does not fade with the quiet period, only when its hold ends.
-  const quiet = !state || (!isCapped(state, nowMs, policy) && nowMs - state.lastFailureAtMs >= policy.quietPeriodMs);
+  const quiet = !state || !streakLive(state, nowMs, policy);
   const failureCount = (quiet ? 0 : state.failureCount) + 1;
   const lockMs = lockDurationMs(failureCount, policy);
   return {

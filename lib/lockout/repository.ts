@@ -2,6 +2,8 @@ import { msToUtc, utcToMs, type Sql } from "@/lib/db/sql";
 import {
   admitAttempt,
   checkLockout,
+  REMEMBERED_WRONG_PASSWORDS,
+  streakLive,
   type AttemptDecision,
   type LockoutCheck,
   type LockoutPolicy,
@@ -26,6 +28,13 @@ export type Alongside = { usernameKey: string; policy: LockoutPolicy };
 export type LockoutSeen = { readonly usernameKey: string; readonly row: Row | null };
 
 /**
+ * What a check that ended without a session leaves: the fingerprint of its password among the
+ * subject's last wrong ones (lib/lockout/wrong-passwords.ts), and whether it marks the username
+ * under attack (an untrusted client's failure does; a known device's own lock has no such mark).
+ */
+export type FailureMark = { underAttack: boolean; fingerprint?: string };
+
+/**
  * Persists lockout state; the decisions stay in lockout-rules.ts. A key is a subject's digest: a
  * username as seen from untrusted clients, or one known device.
  */
@@ -37,6 +46,7 @@ export interface LockoutRepository {
    * `seen` (the same key's check, or a presumption its compare-and-set corrects) saves the first read.
    * `alongside` is read in the statement of a first write from `seen` (a known device's count reads its
    * username's strangers' lock, whose cap the owner's success lifts); after a missed write it is not.
+   * `fingerprint`: the password's, for this client; one the streak remembers is admitted uncounted.
    */
   admitAttempt(
     usernameKey: string,
@@ -44,10 +54,19 @@ export interface LockoutRepository {
     policy: LockoutPolicy,
     seen?: LockoutSeen,
     alongside?: Alongside,
+    fingerprint?: string,
   ): Promise<AdmittedAttempt>;
-  /** Records that a check from an untrusted client failed, or waited for a mailed code (what "under attack" reads). */
-  markFailed(usernameKey: string, nowMs: number): Promise<void>;
-  /** Clears the streak and the lock; a row that records a real failure keeps that record. */
+  /**
+   * Records that a check failed, or waited for a mailed code: "under attack" (what the device
+   * confirmation reads) and the password's fingerprint, newest first, the last few kept. One
+   * statement whatever it records, so its time tells nothing.
+   */
+  markFailed(usernameKey: string, nowMs: number, mark?: FailureMark): Promise<void>;
+  /** Ends "under attack" (the owner proved the mailbox); the streak and the lock stay. */
+  clearUnderAttack(usernameKey: string): Promise<void>;
+  /** Forgets the wrong passwords' fingerprints (a password change: what was wrong may be right now). */
+  forgetWrongPasswords(usernameKey: string): Promise<void>;
+  /** Clears the streak, its fingerprints and the lock; a row that records a real failure keeps that record. */
   reset(usernameKey: string): Promise<void>;
   /** `reset`, only while the row is as `seen` read it: a streak counted since stays. */
   resetAsSeen(seen: LockoutSeen): Promise<void>;
@@ -63,9 +82,15 @@ const MAX_WRITE_ATTEMPTS = 100;
 
 // Times as ms since the epoch (lib/db/sql.ts): both drivers read them alike.
 const COLUMNS = `"failureCount", ${utcToMs(`"lastFailureAt"`)} AS "lastFailureAtMs", ${utcToMs(`"lockedUntil"`)} AS "lockedUntilMs",
-  ${utcToMs(`"lastFailedAt"`)} AS "lastFailedAtMs"`;
+  ${utcToMs(`"lastFailedAt"`)} AS "lastFailedAtMs", "wrongPasswords"`;
 
-type Row = { failureCount: number; lastFailureAtMs: number; lockedUntilMs: number | null; lastFailedAtMs: number | null };
+type Row = {
+  failureCount: number;
+  lastFailureAtMs: number;
+  lockedUntilMs: number | null;
+  lastFailedAtMs: number | null;
+  wrongPasswords: string[];
+};
 
 function toState(row: Row): LockoutState | null {
   // A placeholder row (earlier versions inserted one before counting) has no failures yet.
@@ -94,6 +119,7 @@ function alongsideRow(written: Written): Row | null {
     lastFailureAtMs: written.alongLastFailureAtMs,
     lockedUntilMs: written.alongLockedUntilMs ?? null,
     lastFailedAtMs: null,
+    wrongPasswords: [],
   };
 }
 
@@ -108,7 +134,7 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
       return { ...checkLockout(row ? toState(row) : null, nowMs, policy), seen: { usernameKey, row } };
     },
 
-    async admitAttempt(usernameKey, nowMs, policy, seen, alongside) {
+    async admitAttempt(usernameKey, nowMs, policy, seen, alongside, fingerprint) {
       // Check-and-count as compare-and-set, two statements and no transaction: read the row, let
       // the rule decide in TypeScript, then write only if the row is still what was read (or, with
       // no row, insert only if none appeared). A concurrent attempt that changed it first makes
@@ -118,18 +144,24 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
       for (let attempt = 1; ; attempt++) {
         const fromSeen = attempt === 1 && seen?.usernameKey === usernameKey;
         const row = fromSeen ? seen.row : await read(usernameKey);
-        const decision = admitAttempt(row ? toState(row) : null, nowMs, policy);
+        const repeat = fingerprint !== undefined && row !== null && row.wrongPasswords.includes(fingerprint);
+        const decision = admitAttempt(row ? toState(row) : null, nowMs, policy, repeat);
         // A refusal is never taken from a copy: a success or an unlock since may have cleared it.
         if (!decision.allowed && fromSeen) continue;
         if (!decision.allowed) return decision;
         const next = decision.state;
         const along = fromSeen ? alongside : undefined;
+        // A failure that starts a new streak forgets the old one's fingerprints. A repeat writes its
+        // unchanged state all the same: the same statements as a counted attempt, and its
+        // compare-and-set still sees a count that raced it.
+        const startsStreak = row !== null && !streakLive(toState(row), nowMs, policy);
         // The columns are timestamp(3) and the times whole ms, so the comparison is exact.
         // The write returns lastFailedAt as it is now: the row read may be older than a markFailed.
         const [written] = row
           ? await sql.rows<Written>(
-              `${alongsideRead(along, 8)}
-               UPDATE "SignInLockout" SET "failureCount" = $1, "lastFailureAt" = ${msToUtc("$2")}, "lockedUntil" = ${msToUtc("$3")}
+              `${alongsideRead(along, 9)}
+               UPDATE "SignInLockout" SET "failureCount" = $1, "lastFailureAt" = ${msToUtc("$2")}, "lockedUntil" = ${msToUtc("$3")},
+                 "wrongPasswords" = CASE WHEN $8::boolean THEN '{}'::text[] ELSE "wrongPasswords" END
                WHERE "usernameKey" = $4 AND "failureCount" = $5 AND "lastFailureAt" = ${msToUtc("$6")}
                  AND "lockedUntil" IS NOT DISTINCT FROM ${msToUtc("$7")}
                RETURNING ${utcToMs(`"lastFailedAt"`)} AS "lastFailedAtMs"${along ? ALONGSIDE_RETURNING : ""}`,
@@ -141,6 +173,7 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
                 row.failureCount,
                 row.lastFailureAtMs,
                 row.lockedUntilMs,
+                startsStreak,
                 ...(along ? [along.usernameKey] : []),
               ],
             )
@@ -176,20 +209,39 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
       await sql.run(`DELETE FROM "SignInLockout" WHERE "usernameKey" = $1`, [usernameKey]);
     },
 
-    async markFailed(usernameKey, nowMs) {
-      await sql.run(`UPDATE "SignInLockout" SET "lastFailedAt" = ${msToUtc("$1")} WHERE "usernameKey" = $2`, [nowMs, usernameKey]);
+    async markFailed(usernameKey, nowMs, mark = { underAttack: true }) {
+      // The fingerprint goes first and the list is cut to the last few; one already there moves to
+      // the front. Written after the check, so only a password that failed is remembered.
+      await sql.run(
+        `UPDATE "SignInLockout" SET "lastFailedAt" = CASE WHEN $3::boolean THEN ${msToUtc("$1")} ELSE "lastFailedAt" END,
+           "wrongPasswords" = CASE WHEN $4::text IS NULL THEN "wrongPasswords"
+             ELSE (ARRAY[$4::text] || array_remove("wrongPasswords", $4::text))[1:$5::int] END
+         WHERE "usernameKey" = $2`,
+        [nowMs, usernameKey, mark.underAttack, mark.fingerprint ?? null, REMEMBERED_WRONG_PASSWORDS],
+      );
+    },
+
+    async clearUnderAttack(usernameKey) {
+      await sql.run(`UPDATE "SignInLockout" SET "lastFailedAt" = NULL WHERE "usernameKey" = $1`, [usernameKey]);
+    },
+
+    async forgetWrongPasswords(usernameKey) {
+      await sql.run(`UPDATE "SignInLockout" SET "wrongPasswords" = '{}' WHERE "usernameKey" = $1`, [usernameKey]);
     },
 
     async reset(usernameKey) {
       // The row stays (the retention pass removes it once idle): it may hold lastFailedAt.
-      await sql.run(`UPDATE "SignInLockout" SET "failureCount" = 0, "lockedUntil" = NULL WHERE "usernameKey" = $1`, [usernameKey]);
+      await sql.run(
+        `UPDATE "SignInLockout" SET "failureCount" = 0, "lockedUntil" = NULL, "wrongPasswords" = '{}' WHERE "usernameKey" = $1`,
+        [usernameKey],
+      );
     },
 
     async resetAsSeen({ usernameKey, row }) {
       if (!row) return;
       // Compared as admitAttempt's write compares: a count since changed both.
       await sql.run(
-        `UPDATE "SignInLockout" SET "failureCount" = 0, "lockedUntil" = NULL
+        `UPDATE "SignInLockout" SET "failureCount" = 0, "lockedUntil" = NULL, "wrongPasswords" = '{}'
          WHERE "usernameKey" = $1 AND "failureCount" = $2 AND "lastFailureAt" = ${msToUtc("$3")}`,
         [usernameKey, row.failureCount, row.lastFailureAtMs],
       );

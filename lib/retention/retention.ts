@@ -7,6 +7,7 @@ export type RetentionCounts = {
   refreshTokens: number;
   browserSessions: number;
   lockouts: number;
+  wrongPasswords: number;
   securityEvents: number;
   emailTokens: number;
   pendingSignIns: number;
@@ -23,6 +24,8 @@ export type RetentionCounts = {
  * - browser sessions past their end, or revoked or idle since before `endedBefore`;
  * - lockout rows that lock nothing now and whose last failure is older than the quiet period and
  *   NIST's cap hold (so no streak or cap they record still counts);
+ * - the wrong passwords' fingerprints of a lockout row kept past that (for "under attack"): they
+ *   live only as long as their streak;
  * - security events older than their retention;
  * - emailed links past their expiry (a used one is dead already; it goes once it expires too);
  * - pending sign-ins past their expiry (5 minutes: used or not, none can finish).
@@ -83,6 +86,22 @@ export async function runRetention(
       // The condition again in the DELETE: a failure counted since the read keeps its row.
       return (await prisma.signInLockout.deleteMany({ where: { usernameKey: { in: keys.map((row) => row.usernameKey) }, ...idleLockout } }))
         .count;
+    },
+    wrongPasswords: async () => {
+      const stale = { lastFailureAt: { lt: cutoffs.lockoutsIdleBefore }, NOT: { wrongPasswords: { isEmpty: true } } };
+      const keys = await prisma.signInLockout.findMany({
+        where: stale,
+        orderBy: { lastFailureAt: "asc" },
+        take: batchRows,
+        select: { usernameKey: true },
+      });
+      // The condition again in the UPDATE: a failure counted since the read keeps its fingerprints.
+      return (
+        await prisma.signInLockout.updateMany({
+          where: { usernameKey: { in: keys.map((row) => row.usernameKey) }, ...stale },
+          data: { wrongPasswords: [] },
+        })
+      ).count;
     },
     securityEvents: async () => {
       const ids = await prisma.securityEvent.findMany({

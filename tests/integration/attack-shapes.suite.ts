@@ -17,6 +17,7 @@ import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
 import { hardeningShapes } from "./attack-shapes.hardening";
+import { ownerShapes } from "./attack-shapes.owner";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -383,6 +384,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     });
 
     hardeningShapes(() => ({ gate, checks }), makeDatabase);
+    ownerShapes(() => ({ gate }), makeDatabase);
 
     describe("'email me a link' routes (a new confirmation link, a new unlock link) tell nobody anything", () => {
       const LINK_ROUTES = {

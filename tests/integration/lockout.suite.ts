@@ -65,7 +65,7 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
     });
 
     it("counts failures for usernames that do not exist, the same way", async () => {
-      for (let i = 0; i < 3; i++) await check("ghost@example.com", "wrong guess");
+      for (let i = 0; i < 3; i++) await check("ghost@example.com", `wrong guess ${i}`);
       expect(await failureCount("ghost@example.com")).toBe(3);
     });
 
@@ -77,7 +77,7 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
     });
 
     it("keeps a lockout across an app restart", async () => {
-      for (let i = 0; i < 5; i++) await check("restart@example.com", "wrong guess");
+      for (let i = 0; i < 5; i++) await check("restart@example.com", `wrong guess ${i}`);
       const before = gate;
       expect((await before.lockouts.check(before.usernameKey("restart@example.com"), Date.now(), before.lockoutPolicy)).locked).toBe(true);
 

@@ -90,7 +90,15 @@ describe("retention", () => {
         { usernameKey: "idle-2", failureCount: 100, lastFailureAt: at(-3 * DAY), lockedUntil: at(-2 * DAY) },
         // Locked now, whatever its age: kept.
         { usernameKey: "locked", failureCount: 9, lastFailureAt: at(-2 * DAY), lockedUntil: at(DAY) },
-        { usernameKey: "recent", failureCount: 2, lastFailureAt: at(-1000) },
+        { usernameKey: "recent", failureCount: 2, lastFailureAt: at(-1000), wrongPasswords: ["live-streak"] },
+        // Kept for "under attack"; the fingerprints of its quiet streak go.
+        {
+          usernameKey: "attacked",
+          failureCount: 2,
+          lastFailureAt: at(-2 * DAY),
+          lastFailedAt: at(-1000),
+          wrongPasswords: ["quiet-streak"],
+        },
       ],
     });
     await prisma.securityEvent.createMany({
@@ -126,6 +134,7 @@ describe("retention", () => {
       refreshTokens: 2,
       browserSessions: 1,
       lockouts: 2,
+      wrongPasswords: 1,
       securityEvents: 1,
       emailTokens: 0,
       pendingSignIns: 2,
@@ -136,6 +145,7 @@ describe("retention", () => {
       refreshTokens: 0,
       browserSessions: 0,
       lockouts: 0,
+      wrongPasswords: 0,
       securityEvents: 0,
       emailTokens: 0,
       pendingSignIns: 1,
@@ -151,7 +161,12 @@ describe("retention", () => {
       (await prisma.signInLockout.findMany({ select: { usernameKey: true }, orderBy: { usernameKey: "asc" } })).map(
         (row) => row.usernameKey,
       ),
-    ).toEqual(["locked", "recent"]);
+    ).toEqual(["attacked", "locked", "recent"]);
+    expect(
+      (await prisma.signInLockout.findMany({ select: { wrongPasswords: true }, orderBy: { usernameKey: "asc" } })).map(
+        (row) => row.wrongPasswords,
+      ),
+    ).toEqual([[], [], ["live-streak"]]);
     expect(await prisma.securityEvent.count()).toBe(1);
   });
 

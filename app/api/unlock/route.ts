@@ -12,9 +12,10 @@ const unlockSchema = linkSchema({});
 
 /**
  * The owner's way past a lock that strangers caused: the emailed link makes this browser a known
- * device of the account (an OWASP device cookie), which the strangers' lock does not refuse. It
- * signs nobody in: the password is still typed, and checked, on the sign-in page. The device is
- * written only while the account is under the credentials the link was issued for.
+ * device of the account (an OWASP device cookie), which the strangers' lock does not refuse, and
+ * ends "under attack", so the owner's other new devices need no mailed code. It signs nobody in:
+ * the password is still typed, and checked, on the sign-in page. The device is written only while
+ * the account is under the credentials the link was issued for.
  */
 export const POST = limited("/api/unlock", async (request, limits) => {
   const { gate, client } = limits;
@@ -27,6 +28,9 @@ export const POST = limited("/api/unlock", async (request, limits) => {
   // forgets every device, and this one must not come after it.
   const account = { id: link.token.userId, credentialGeneration: link.token.credentialGeneration };
   if (!(await writeGuarded(gate.sql, credentialsUnchanged(account), writes))) return invalidLink();
+  // Proof of the mailbox ends "under attack" for the owner's next new device (invariant 11). The
+  // strangers' count and lock stay: this browser has its own lane, and the link signs nobody in.
+  await gate.lockouts.clearUnderAttack(gate.usernameKey(link.token.email));
   await gate.events.accountChanged(link.token.userId, "unlock_link_used", client, { browser: browserLabel(limits.userAgent) });
   gate.log.info({ event: "unlock_link_used", userId: link.token.userId });
   const response = json(200, {
