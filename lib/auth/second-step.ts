@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { SecondStepMethod, SignInOutcome } from "@/lib/password/admission";
 import type { Gatehouse } from "@/lib/app";
-import { completeSignIn, noticeOrigin, openPending, type PassedPassword } from "@/lib/auth/sign-in";
+import { completeSignIn, countWrongCode, noticeOrigin, openPending, type PassedPassword } from "@/lib/auth/sign-in";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { clearPendingSignInCookie, setPendingSignInCookie } from "@/lib/http/device-cookie";
 import { secondFactorLocked } from "@/lib/http/refusals";
@@ -231,15 +231,16 @@ function passedOf(limits: RouteLimits, pending: PendingSignIn, user: Account): P
 }
 
 /**
- * A new device's mailed code, after the pending sign-in was found and counted: the username's own
- * lock on wrong codes, counted before the check (a stand-in has the username too, so the lock
- * runs out alike) → the code compared in constant time (before anything that a stand-in could
- * answer differently) → its account still on the password it passed → the pending sign-in spent
- * once → the sign-in finished, and the browser or app it finished on becomes a known device; or,
- * for an account with a second factor, its factor's pending sign-in (401 `mfa_required`): the
- * password step answered it as it answers a wrong password, so the factor is asked only now, and
- * the mailbox never stands in for it. No per-account limit: it would tell a right password's
- * pending sign-in from a stand-in.
+ * A new device's mailed code, after the pending sign-in was found and its try counted (its 5 tries
+ * are what bound guesses at its code) → the code compared in constant time (before anything that
+ * a stand-in could answer differently) → a wrong one counted on the username's lock for strangers,
+ * a stand-in's alike (countWrongCode: never a refusal here, so strangers' codes elsewhere cannot
+ * refuse the owner's own pending sign-in) → its account still on the password it passed → the
+ * pending sign-in spent once → the sign-in finished, and the browser or app it finished on becomes
+ * a known device; or, for an account with a second factor, its factor's pending sign-in (401
+ * `mfa_required`): the password step answered it as it answers a wrong password, so the factor is
+ * asked only now, and the mailbox never stands in for it. No per-account limit: it would tell a
+ * right password's pending sign-in from a stand-in.
  */
 async function confirmDevice(
   limits: RouteLimits,
@@ -249,12 +250,6 @@ async function confirmDevice(
 ): Promise<Passed> {
   const { gate, client } = limits;
   if (!("code" in answer)) return refused(jsonError(400, "invalid_input", "Enter the 6-digit code we emailed you.", { fields: {} }));
-  const lockKey = gate.secondFactorLockKey({ usernameKey: pending.usernameKey ?? pending.id });
-  const admitted = await gate.lockouts.admitAttempt(lockKey, gate.clock(), gate.secondFactorLockoutPolicy);
-  if (!admitted.allowed) {
-    logSecurity(gate, { route: limits.path, outcome: "locked", client, detail: "device_code" });
-    return refused(secondFactorLocked(admitted.check));
-  }
   const user = deviceCodeMatches(gate.config.devices.codeSecret, pending.codeDigest, answer.code)
     ? await accountOf(gate, pending.userId)
     : null;
@@ -269,15 +264,12 @@ async function confirmDevice(
         gate.events.accountChanged(userId, "device_confirmation_failed", client, { browser }),
       );
     }
-    const lockedUntilMs = admitted.state.lockedUntilMs;
-    return refused(
-      wrongCode("emailCode", pending.attempts, lockedUntilMs === null ? undefined : Math.ceil((lockedUntilMs - gate.clock()) / 1000)),
-    );
+    await countWrongCode(gate, limits, pending);
+    return refused(wrongCode("emailCode", pending.attempts));
   }
   // A password reset or change since the password step: that password no longer signs in.
   if (user.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
   if (!(await gate.pendingSignIns.spend(pending.id, gate.clock()))) return refused(pendingRefused(gate, "used", channel));
-  await gate.lockouts.reset(lockKey);
   const factors = await gate.factors.summary(user.id);
   if (factors.due) {
     await gate.events.accountChanged(user.id, "second_step_due", client, { browser: browserLabel(limits.userAgent) });

@@ -90,14 +90,15 @@ describe("every route applies its rows of ROUTE_RULES", () => {
       nowMs: Date.now(),
     });
 
-  const deviceConfirmationFor = () =>
+  const deviceConfirmationFor = (channel: "browser" | "api" = "api") =>
     gate.pendingSignIns.open({
       userId,
       purpose: "sign_in",
-      channel: "api",
+      channel,
       step: "device_confirmation",
       codeDigest: null,
       usernameKey: null,
+      sealedEmail: null,
       sessionId: "s",
       deviceId: null,
       credentialGeneration: 0,
