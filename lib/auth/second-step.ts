@@ -12,7 +12,7 @@ import { passkeyRefused, spendAssertion } from "@/lib/auth/passkey-sign-in";
 import type { ParsedAuthentication } from "@/lib/passkeys/webauthn";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { RECOVERY_CODE_PATTERN } from "@/lib/factors/recovery-codes";
-import { deviceCodeMatches } from "@/lib/factors/device-confirmation";
+import { deviceCodeDigest, deviceCodeMatches, newDeviceCode } from "@/lib/factors/device-confirmation";
 import { secondStepMethods } from "@/lib/factors/store";
 import {
   PENDING_SIGN_IN_TRIES,
@@ -33,6 +33,9 @@ const ASK: Record<SecondStepMethod, string> = {
   email_code:
     "This device is new to the account. If the password was right, we emailed a 6-digit code to the account's address: enter it to finish signing in. No email? Check the password and sign in again.",
 };
+
+// Said alike whether a code went out or not (a stand-in, the quota spent): only the mailbox tells.
+const RESENT = "If the password was right, a new code is on its way to the account's address. Enter the newest one you receive.";
 
 /**
  * The answer to a right password that has a second step to pass: 401 `mfa_required` (or
@@ -281,6 +284,33 @@ async function confirmDevice(
     return refused(secondStepRequired(gate, next.pending, channel));
   }
   return finish(limits, pending, user, "device_confirmation");
+}
+
+/**
+ * "Resend code" for this browser's device confirmation: a new code in place of the last, mailed
+ * within the account's code quota (`deviceCodeMail`, shared with the codes the password step
+ * mails); a stand-in's is answered alike and sends nothing. It guesses nothing, so it spends no
+ * try and counts on no lock; the quota bounds the mail and the route's per-address limit the work.
+ * The same work is done before the answer for both (a code is made and digested either way), and
+ * the answer never says whether a mail went out: only the owner's mailbox does.
+ */
+export async function resendDeviceCode(limits: RouteLimits, token: string | undefined): Promise<Response> {
+  const { gate, client } = limits;
+  const nowMs = gate.clock();
+  const found = await gate.pendingSignIns.live(token ?? "", "browser", ["device_confirmation"], nowMs);
+  if (!found.ok) return pendingRefused(gate, found.reason, "browser");
+  const { pending } = found;
+  const code = newDeviceCode();
+  const codeDigest = deviceCodeDigest(gate.config.devices.codeSecret, code);
+  if (pending.step === "device_confirmation" && pending.userId !== null) {
+    const lifetimeMinutes = Math.max(1, Math.floor((pending.expiresAtMs - nowMs) / 60_000));
+    gate.recovery.deviceCode({ id: pending.userId }, code, lifetimeMinutes, noticeOrigin(gate, limits), () =>
+      gate.pendingSignIns.replaceCode(pending.id, codeDigest, gate.clock()),
+    );
+  }
+  gate.log.info({ event: "device_code_resend", ...(pending.userId ? { userId: pending.userId } : { standIn: true }) });
+  logSecurity(gate, { route: limits.path, outcome: "device_confirmation_due", client, detail: "resend" });
+  return json(202, { status: "code_resent", message: RESENT });
 }
 
 const CODE_SHAPE = "Enter the 6 digits your authenticator app shows.";

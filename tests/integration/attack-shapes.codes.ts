@@ -14,6 +14,7 @@ type Gate = import("@/lib/app").Gatehouse;
 
 const PASSWORD = "the owner's own passphrase";
 const WRONG = "a stuffed password from elsewhere";
+const CODE_MAIL = /sign in to .* on a new device/i;
 const UNLOCK_MAIL = /paused/i;
 
 /**
@@ -21,7 +22,7 @@ const UNLOCK_MAIL = /paused/i;
  * password at all, wrong passwords (each answered with a stand-in pending sign-in) and wrong codes
  * on them. Wrong codes count where wrong passwords count, on the username's lock for strangers,
  * which mails the owner the unlock link; the owner's own pending sign-in is never refused for
- * them.
+ * them; "Resend code" answers a stand-in as it answers a real one.
  */
 export function codeShapes(current: () => { gate: Gate }, makeDatabase: () => Promise<TestDatabase>) {
   describe("nobody spends the owner's code tries (issue 55, item 4)", () => {
@@ -62,6 +63,8 @@ export function codeShapes(current: () => { gate: Gate }, makeDatabase: () => Pr
     const browserPost = (path: string, pendingCookie: string | null, body: unknown, headers: Record<string, string> = {}) =>
       secondStepPost(pendingCookie, body, path, headers);
     const browserStep = (pendingCookie: string | null, code: string) => secondStepPost(pendingCookie, { code });
+    const resend = (pendingCookie: string | null, headers: Record<string, string> = {}) =>
+      secondStepPost(pendingCookie, {}, "/api/auth/second-step/resend", headers);
     const confirmDevice = (confirmationToken: string, code: string) =>
       import("@/app/api/v1/authentication/token/confirm-device/route").then(({ POST }) =>
         POST(
@@ -187,6 +190,64 @@ export function codeShapes(current: () => { gate: Gate }, makeDatabase: () => Pr
       // The owners of both accounts are told, as the threshold of wrong passwords tells them.
       expect(await mailsTo(real, UNLOCK_MAIL)).toHaveLength(1);
       expect(await mailsTo(wrong, UNLOCK_MAIL)).toHaveLength(1);
+    });
+
+    describe("Resend code", () => {
+      /** Status, body and the headers a client could tell apart (Date aside). */
+      async function answerOf(res: Response) {
+        const headers = Object.fromEntries([...res.headers].filter(([name]) => name !== "date"));
+        return { status: res.status, headers, body: await res.text() };
+      }
+
+      it("mails a new code for a right password's pending sign-in, which replaces the last; a stand-in's answers alike and mails nothing", async () => {
+        const email = "resend@example.com";
+        await createAccount(gate, email, PASSWORD);
+        for (const address of [email, "resend-nobody@example.com"]) expect((await tokenSignIn(address, WRONG)).status).toBe(401);
+        const real = pendingOf(await browserSignIn(email, PASSWORD));
+        const standIn = pendingOf(await browserSignIn(email, WRONG));
+        const nobody = pendingOf(await browserSignIn("resend-nobody@example.com", PASSWORD));
+        const first = await newestCode(email);
+
+        const answers = [await answerOf(await resend(real)), await answerOf(await resend(standIn)), await answerOf(await resend(nobody))];
+        expect(answers[0]!.status).toBe(202);
+        expect(answers[1]).toEqual(answers[0]);
+        expect(answers[2]).toEqual(answers[0]);
+        expect(await mailsTo(email, CODE_MAIL)).toHaveLength(2);
+        expect(smtp.received.filter((mail) => recipientOf(mail) === "resend-nobody@example.com")).toHaveLength(0);
+        const second = await newestCode(email);
+
+        // The newest code is the one that works; a resend spends no try.
+        const old = await browserStep(real, first);
+        if (first !== second) expect(old.status).toBe(401);
+        const done = await browserStep(real, second);
+        expect(done.status, await done.clone().text()).toBe(200);
+        // Finished: nothing more to resend for.
+        expect(await resend(real)).toMatchObject({ status: 401 });
+      });
+
+      it("is bounded per account by the code mail quota; past it the answer is the same and the last code still works", async () => {
+        await serveWith({ RATE_LIMIT_DEVICE_CODE_MAIL: "2/1h" });
+        try {
+          const email = "resend-quota@example.com";
+          const { pending } = await ownerWaitingForCode(email);
+          const answers = [];
+          for (let i = 0; i < 4; i++) answers.push(await answerOf(await resend(pending)));
+          expect(new Set(answers.map((answer) => JSON.stringify(answer))).size).toBe(1);
+          expect(await mailsTo(email, CODE_MAIL)).toHaveLength(2);
+          expect((await browserStep(pending, await newestCode(email))).status).toBe(200);
+        } finally {
+          await serveWith();
+        }
+      });
+
+      it("refuses another site, a missing or spent pending sign-in, and the second factor's step", async () => {
+        expect((await resend(null)).status).toBe(401);
+        expect((await resend("gatehouse-pending-sign-in=" + "A".repeat(43))).status).toBe(401);
+        const email = "resend-shapes@example.com";
+        const { pending } = await ownerWaitingForCode(email);
+        expect((await resend(pending, { "sec-fetch-site": "cross-site" })).status).toBe(403);
+        expect(await mailsTo(email, CODE_MAIL)).toHaveLength(1);
+      });
     });
   });
 }
