@@ -29,9 +29,10 @@ const ASK: Record<SecondStepMethod, string> = {
   totp: "Enter the 6-digit code from your authenticator app.",
   passkey: "Use your passkey to finish signing in.",
   recovery_code: "Enter one of your recovery codes.",
-  // Said alike after a wrong password (whose stand-in mails nothing), so it promises no mail.
+  // Said alike after a wrong password (whose stand-in mails nothing), so it promises no mail; the
+  // owner's mailbox, not this answer, tells the owner which it was.
   email_code:
-    "This device is new to the account. If the password was right, we emailed a 6-digit code to the account's address: enter it to finish signing in. No email? Check the password and sign in again.",
+    "This device is new to the account. If the password was right, we emailed a 6-digit code to the account's address; it arrives within a minute. Enter it to finish signing in. No email after two minutes? Then the address or the password was not right: sign in again.",
 };
 
 // Said alike whether a code went out or not (a stand-in, the quota spent): only the mailbox tells.
