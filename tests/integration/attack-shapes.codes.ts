@@ -6,6 +6,7 @@ import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { freshAddress, PEER_HEADER } from "../helpers/peer";
 import { deviceCodeMails, otherCode, pendingCookieOf, secondStepPost } from "../helpers/pending";
+import { redisUrl, testKeyPrefix } from "../helpers/redis";
 import { linkTokenOf, recipientOf, startMailbox } from "../helpers/smtp";
 import { APP_GATEHOUSE, serve } from "@/lib/app";
 import { forget, remember } from "@/lib/remember";
@@ -25,14 +26,18 @@ const UNLOCK_MAIL = /paused/i;
  * them; "Resend code" answers a stand-in as it answers a real one.
  */
 export function codeShapes(current: () => { gate: Gate }, makeDatabase: () => Promise<TestDatabase>) {
-  describe("nobody spends the owner's code tries (issue 55, item 4)", () => {
+  // With each limiter store the mail quota and the route limits may live in (Redis where the machine has it).
+  const stores: [name: string, settings: Record<string, string>][] = [["memory", {}]];
+  const redis = redisUrl();
+  if (redis) stores.push(["Redis", { RATE_LIMIT_STORE: "redis", REDIS_URL: redis, RATE_LIMIT_KEY_PREFIX: testKeyPrefix() }]);
+  describe.each(stores)("nobody spends the owner's code tries (issue 55, item 4), limiter store: %s", (_store, storeSettings) => {
     let database: TestDatabase;
     let gate: Gate;
     let smtp: Awaited<ReturnType<typeof startMailbox>>;
 
     const serveWith = async (settings: Record<string, string> = {}) => {
       await closeServed(gate);
-      gate = await servedGatehouse(database.url, { ...smtp.settings, HASH_QUEUE: "100", ...settings });
+      gate = await servedGatehouse(database.url, { ...smtp.settings, ...storeSettings, HASH_QUEUE: "100", ...settings });
     };
 
     beforeAll(async () => {
