@@ -1,8 +1,22 @@
-import { PASSWORD, registerThroughUi, signInThroughUi, uniqueEmail } from "./helpers/accounts";
+import { confirmDeviceFromOutbox, PASSWORD, registerThroughUi, signInThroughUi, uniqueEmail } from "./helpers/accounts";
 import { mailTo, mailsTo } from "./helpers/outbox";
+import type { Browser, Page } from "@playwright/test";
 import { expect, test } from "./helpers/serverGrid";
 
 const CODE_MAIL = /sign in to .* on a new device/i;
+
+/** A new account, and a stranger's wrong password on it from a browser of their own: it is under attack from now on. */
+async function attackedAccount(page: Page, browser: Browser, prefix: string): Promise<string> {
+  const email = uniqueEmail(prefix);
+  await registerThroughUi(page, email);
+  const stranger = await browser.newPage();
+  await stranger.goto("/sign-in");
+  await signInThroughUi(stranger, email, "a password stuffed from another site");
+  // The username's first failure: the generic answer.
+  await expect(stranger.getByTestId("sign-in-error")).toHaveAttribute("data-error", "invalid_credentials");
+  await stranger.close();
+  return email;
+}
 
 /**
  * A new device of an account under attack, in Chromium: after a stranger's wrong password, the
@@ -12,16 +26,8 @@ const CODE_MAIL = /sign in to .* on a new device/i;
  */
 test("a new device after a stranger's failure: the emailed code signs in, and the device is known after", async ({ page, browser }) => {
   test.setTimeout(120_000);
-  const email = uniqueEmail("device-code");
-  await registerThroughUi(page, email);
-
   // A stranger, in a browser of their own, tries a wrong password.
-  const stranger = await browser.newPage();
-  await stranger.goto("/sign-in");
-  await signInThroughUi(stranger, email, "a password stuffed from another site");
-  // The username's first failure: the generic answer. From now on it is under attack.
-  await expect(stranger.getByTestId("sign-in-error")).toHaveAttribute("data-error", "invalid_credentials");
-  await stranger.close();
+  const email = await attackedAccount(page, browser, "device-code");
   expect((await mailsTo(email)).filter((mail) => CODE_MAIL.test(mail.subject ?? ""))).toHaveLength(0);
 
   await page.goto("/sign-in?callbackUrl=%2Faccount");
@@ -55,4 +61,43 @@ test("a new device after a stranger's failure: the emailed code signs in, and th
   await signInThroughUi(page, email, PASSWORD);
   await expect(page).toHaveURL(/\/account$/);
   expect((await mailsTo(email)).filter((item) => CODE_MAIL.test(item.subject ?? ""))).toHaveLength(1);
+});
+
+/**
+ * The device step after a typo (issue 55, item 4): it says how soon the code comes and what no
+ * mail means; "Resend code" answers a wrong password's step as it answers a right one's (and mails
+ * only for the right one, a new code that replaces the last); "Sign in again" keeps the email and
+ * puts the cursor in the password.
+ */
+test("the device step: how soon the code comes, Resend code, and Sign in again keeping the email", async ({ page, browser }) => {
+  test.setTimeout(120_000);
+  const email = await attackedAccount(page, browser, "device-resend");
+
+  // The owner's typo on a new browser: the step, which says when the code comes and what no mail means.
+  await page.goto("/sign-in?callbackUrl=%2Faccount");
+  await signInThroughUi(page, email, "the owner's typo");
+  await expect(page.getByRole("heading", { name: "Confirm this device" })).toBeVisible();
+  await expect(page.getByText(/within a minute/)).toBeVisible();
+  await expect(page.getByText(/No email after two minutes\? Then the email address or the password was not right/)).toBeVisible();
+  await page.getByRole("button", { name: "Resend code", exact: true }).click();
+  await expect(page.getByTestId("code-resent")).toContainText("If the password was right, a new code is on its way");
+  // "Sign in again": the email stays, the cursor is in the password.
+  await page.getByRole("button", { name: "Sign in again" }).click();
+  await expect(page.getByLabel("Email")).toHaveValue(email);
+  await expect(page.getByLabel("Password")).toBeFocused();
+  expect((await mailsTo(email)).filter((mail) => CODE_MAIL.test(mail.subject ?? ""))).toHaveLength(0);
+
+  // The right password this time: a code, then a new one on "Resend code"; the newest signs in.
+  await page.getByLabel("Password").fill(PASSWORD);
+  await Promise.all([
+    page.waitForResponse((response) => response.url().includes("/api/auth/callback/credentials")),
+    page.getByRole("button", { name: "Sign in", exact: true }).click(),
+  ]);
+  await expect(page.getByRole("heading", { name: "Confirm this device" })).toBeVisible();
+  await mailTo(email, CODE_MAIL);
+  await page.getByRole("button", { name: "Resend code", exact: true }).click();
+  await expect(page.getByTestId("code-resent")).toBeVisible();
+  await expect.poll(async () => (await mailsTo(email)).filter((mail) => CODE_MAIL.test(mail.subject ?? "")).length).toBe(2);
+  await confirmDeviceFromOutbox(page, email);
+  await expect(page).toHaveURL(/\/account$/);
 });

@@ -117,8 +117,8 @@ export type Gatehouse = {
   pendingSignIns: PendingSignIns;
   /** The second step's own lock, per account or known device (a passkey does not meet it). */
   secondFactorLockoutPolicy: LockoutPolicy;
-  /** The second step's lock: an account's, a known device's, or (for mailed device codes) a username's. */
-  secondFactorLockKey(subject: { userId: string } | { deviceId: string } | { usernameKey: string }): string;
+  /** The second step's lock: an account's, or a known device's (wrong mailed device codes count on the strangers' lock). */
+  secondFactorLockKey(subject: { userId: string } | { deviceId: string }): string;
   /** Pwned Passwords range checks of new and signing-in passwords (off without BREACHED_PASSWORDS_URL); fail open. */
   breachedPasswords: BreachedPasswords;
   /** The relying party and the challenges of every WebAuthn ceremony (single-use through `replays`). */
@@ -501,11 +501,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     secondFactorLockKey: (subject) =>
       digestKey(
         config.rateLimit.keySecret,
-        "userId" in subject
-          ? ["second-factor", subject.userId]
-          : "deviceId" in subject
-            ? ["second-factor-device", subject.deviceId]
-            : ["device-code", subject.usernameKey],
+        "userId" in subject ? ["second-factor", subject.userId] : ["second-factor-device", subject.deviceId],
       ),
     breachedPasswords,
     passkeySettings: {

@@ -38,8 +38,8 @@ const post = (path: string, body: unknown) =>
 /**
  * The second step after a right password: the code of the authenticator app (a field labelled
  * "Code"), with "Use your passkey" and "Use a recovery code" as the alternatives the account has;
- * or, for a new device of an account under attack, the code emailed to the owner (also "Code").
- * No session exists until the server accepts one of them.
+ * or, for a new device of an account under attack, the code emailed to the owner (also "Code"),
+ * with "Resend code" and "Sign in again". No session exists until the server accepts one of them.
  */
 export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: Props) {
   // A confirmed new device of an account with a second factor is asked the factor next.
@@ -50,6 +50,8 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
   const [pending, setPending] = useState(false);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [expired, setExpired] = useState(false);
+  // "Resend code" answered: said alike whether a code went out (only the owner's mailbox tells).
+  const [resent, setResent] = useState(false);
   const input = useRef<HTMLInputElement>(null);
   const nowMs = useRefusalClock(refusal);
   const waiting = secondsLeft(refusal, nowMs) > 0;
@@ -79,6 +81,28 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
     }
   }
 
+  async function resendCode() {
+    if (pending) return;
+    setRefusal(null);
+    setResent(false);
+    setPending(true);
+    try {
+      const res = await post("/api/auth/second-step/resend", {});
+      if (res.status === 202) {
+        setResent(true);
+        input.current?.focus();
+        return;
+      }
+      const refused = await refusalFrom(res);
+      if (refused.error === "second_step_invalid") setExpired(true);
+      setRefusal(refused);
+    } catch {
+      setRefusal(localRefusal("unavailable", t("secondStep.unavailable")));
+    } finally {
+      setPending(false);
+    }
+  }
+
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     if (pending || waiting) return;
@@ -89,6 +113,7 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
       return;
     }
     setRefusal(null);
+    setResent(false);
     setPending(true);
     try {
       await answered(
@@ -127,6 +152,11 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
       <h2>{t(mode === "email_code" ? "secondStep.headingDevice" : "secondStep.headingFactor")}</h2>
       <p className="hint">{t(`secondStep.${HINTS[mode]}`)}</p>
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="second-step-error" />
+      {resent && !refusal ? (
+        <p className="banner ok" role="status" data-testid="code-resent">
+          {t("secondStep.resent")}
+        </p>
+      ) : null}
       {expired ? (
         <button type="button" className="primary" onClick={onRestart}>
           {t("secondStep.signInAgain")}
@@ -169,9 +199,14 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
               </button>
             ) : null}
             {mode === "email_code" ? (
-              <button type="button" className="link" onClick={onRestart}>
-                {t("secondStep.signInAgain")}
-              </button>
+              <>
+                <button type="button" className="secondary" onClick={() => handled(resendCode())}>
+                  {t("secondStep.resend")}
+                </button>
+                <button type="button" className="link" onClick={onRestart}>
+                  {t("secondStep.signInAgain")}
+                </button>
+              </>
             ) : null}
           </div>
         </>

@@ -3,7 +3,7 @@
 import { useRich, useT } from "../components/Messages";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { Suspense, lazy, useRef, useState } from "react";
+import { Suspense, lazy, useEffect, useRef, useState } from "react";
 import { useHydrated } from "../components/hydrated";
 import { clearWhenCorrected, useFocusFirstEmpty } from "../components/form-helpers";
 import { flushSync } from "react-dom";
@@ -41,6 +41,12 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
   const [secondStep, setSecondStep] = useState<SecondStepMethod[] | null>(null);
   // A prefilled email (after confirming, from a link) leaves the cursor in the password.
   useFocusFirstEmpty(formRef, hydrated);
+  // "Sign in again" from the second step: the form comes back with the email kept, the cursor in
+  // the password (the likeliest thing to retype: no code came because it was wrong).
+  const [restarts, setRestarts] = useState(0);
+  useEffect(() => {
+    if (restarts > 0) passwordInput.current?.focus();
+  }, [restarts]);
 
   // An error goes as soon as its field is corrected (it never appears while typing).
   const onInput = clearWhenCorrected(fields, setFields, (value) => checkSignIn(value("email"), value("password"), t));
@@ -111,6 +117,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
           onDone={() => window.location.assign(callbackPath)}
           onRestart={() => {
             setSecondStep(null);
+            setRestarts((n) => n + 1);
             altcha.current?.reset();
           }}
         />
@@ -155,7 +162,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
               // "webauthn": the browser may offer the account's passkeys here (conditional mediation).
               autoComplete="username webauthn"
               required
-              defaultValue={initialEmail}
+              defaultValue={attempted || initialEmail}
               {...aria}
             />
           )}

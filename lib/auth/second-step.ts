@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { SecondStepMethod, SignInOutcome } from "@/lib/password/admission";
 import type { Gatehouse } from "@/lib/app";
-import { completeSignIn, noticeOrigin, openPending, type PassedPassword } from "@/lib/auth/sign-in";
+import { completeSignIn, countWrongCode, noticeOrigin, openPending, type PassedPassword } from "@/lib/auth/sign-in";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { clearPendingSignInCookie, setPendingSignInCookie } from "@/lib/http/device-cookie";
 import { secondFactorLocked } from "@/lib/http/refusals";
@@ -12,7 +12,7 @@ import { passkeyRefused, spendAssertion } from "@/lib/auth/passkey-sign-in";
 import type { ParsedAuthentication } from "@/lib/passkeys/webauthn";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { RECOVERY_CODE_PATTERN } from "@/lib/factors/recovery-codes";
-import { deviceCodeMatches } from "@/lib/factors/device-confirmation";
+import { deviceCodeDigest, deviceCodeMatches, newDeviceCode } from "@/lib/factors/device-confirmation";
 import { secondStepMethods } from "@/lib/factors/store";
 import {
   PENDING_SIGN_IN_TRIES,
@@ -29,10 +29,14 @@ const ASK: Record<SecondStepMethod, string> = {
   totp: "Enter the 6-digit code from your authenticator app.",
   passkey: "Use your passkey to finish signing in.",
   recovery_code: "Enter one of your recovery codes.",
-  // Said alike after a wrong password (whose stand-in mails nothing), so it promises no mail.
+  // Said alike after a wrong password (whose stand-in mails nothing), so it promises no mail; the
+  // owner's mailbox, not this answer, tells the owner which it was.
   email_code:
-    "This device is new to the account. If the password was right, we emailed a 6-digit code to the account's address: enter it to finish signing in. No email? Check the password and sign in again.",
+    "This device is new to the account. If the password was right, we emailed a 6-digit code to the account's address; it arrives within a minute. Enter it to finish signing in. No email after two minutes? Then the address or the password was not right: sign in again.",
 };
+
+// Said alike whether a code went out or not (a stand-in, the quota spent): only the mailbox tells.
+const RESENT = "If the password was right, a new code is on its way to the account's address. Enter the newest one you receive.";
 
 /**
  * The answer to a right password that has a second step to pass: 401 `mfa_required` (or
@@ -231,15 +235,16 @@ function passedOf(limits: RouteLimits, pending: PendingSignIn, user: Account): P
 }
 
 /**
- * A new device's mailed code, after the pending sign-in was found and counted: the username's own
- * lock on wrong codes, counted before the check (a stand-in has the username too, so the lock
- * runs out alike) → the code compared in constant time (before anything that a stand-in could
- * answer differently) → its account still on the password it passed → the pending sign-in spent
- * once → the sign-in finished, and the browser or app it finished on becomes a known device; or,
- * for an account with a second factor, its factor's pending sign-in (401 `mfa_required`): the
- * password step answered it as it answers a wrong password, so the factor is asked only now, and
- * the mailbox never stands in for it. No per-account limit: it would tell a right password's
- * pending sign-in from a stand-in.
+ * A new device's mailed code, after the pending sign-in was found and its try counted (its 5 tries
+ * are what bound guesses at its code) → the code compared in constant time (before anything that
+ * a stand-in could answer differently) → a wrong one counted on the username's lock for strangers,
+ * a stand-in's alike (countWrongCode: never a refusal here, so strangers' codes elsewhere cannot
+ * refuse the owner's own pending sign-in) → its account still on the password it passed → the
+ * pending sign-in spent once → the sign-in finished, and the browser or app it finished on becomes
+ * a known device; or, for an account with a second factor, its factor's pending sign-in (401
+ * `mfa_required`): the password step answered it as it answers a wrong password, so the factor is
+ * asked only now, and the mailbox never stands in for it. No per-account limit: it would tell a
+ * right password's pending sign-in from a stand-in.
  */
 async function confirmDevice(
   limits: RouteLimits,
@@ -249,12 +254,6 @@ async function confirmDevice(
 ): Promise<Passed> {
   const { gate, client } = limits;
   if (!("code" in answer)) return refused(jsonError(400, "invalid_input", "Enter the 6-digit code we emailed you.", { fields: {} }));
-  const lockKey = gate.secondFactorLockKey({ usernameKey: pending.usernameKey ?? pending.id });
-  const admitted = await gate.lockouts.admitAttempt(lockKey, gate.clock(), gate.secondFactorLockoutPolicy);
-  if (!admitted.allowed) {
-    logSecurity(gate, { route: limits.path, outcome: "locked", client, detail: "device_code" });
-    return refused(secondFactorLocked(admitted.check));
-  }
   const user = deviceCodeMatches(gate.config.devices.codeSecret, pending.codeDigest, answer.code)
     ? await accountOf(gate, pending.userId)
     : null;
@@ -269,15 +268,12 @@ async function confirmDevice(
         gate.events.accountChanged(userId, "device_confirmation_failed", client, { browser }),
       );
     }
-    const lockedUntilMs = admitted.state.lockedUntilMs;
-    return refused(
-      wrongCode("emailCode", pending.attempts, lockedUntilMs === null ? undefined : Math.ceil((lockedUntilMs - gate.clock()) / 1000)),
-    );
+    await countWrongCode(gate, limits, pending);
+    return refused(wrongCode("emailCode", pending.attempts));
   }
   // A password reset or change since the password step: that password no longer signs in.
   if (user.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
   if (!(await gate.pendingSignIns.spend(pending.id, gate.clock()))) return refused(pendingRefused(gate, "used", channel));
-  await gate.lockouts.reset(lockKey);
   const factors = await gate.factors.summary(user.id);
   if (factors.due) {
     await gate.events.accountChanged(user.id, "second_step_due", client, { browser: browserLabel(limits.userAgent) });
@@ -289,6 +285,33 @@ async function confirmDevice(
     return refused(secondStepRequired(gate, next.pending, channel));
   }
   return finish(limits, pending, user, "device_confirmation");
+}
+
+/**
+ * "Resend code" for this browser's device confirmation: a new code in place of the last, mailed
+ * within the account's code quota (`deviceCodeMail`, shared with the codes the password step
+ * mails); a stand-in's is answered alike and sends nothing. It guesses nothing, so it spends no
+ * try and counts on no lock; the quota bounds the mail and the route's per-address limit the work.
+ * The same work is done before the answer for both (a code is made and digested either way), and
+ * the answer never says whether a mail went out: only the owner's mailbox does.
+ */
+export async function resendDeviceCode(limits: RouteLimits, token: string | undefined): Promise<Response> {
+  const { gate, client } = limits;
+  const nowMs = gate.clock();
+  const found = await gate.pendingSignIns.live(token ?? "", "browser", ["device_confirmation"], nowMs);
+  if (!found.ok) return pendingRefused(gate, found.reason, "browser");
+  const { pending } = found;
+  const code = newDeviceCode();
+  const codeDigest = deviceCodeDigest(gate.config.devices.codeSecret, code);
+  if (pending.step === "device_confirmation" && pending.userId !== null) {
+    const lifetimeMinutes = Math.max(1, Math.floor((pending.expiresAtMs - nowMs) / 60_000));
+    gate.recovery.deviceCode({ id: pending.userId }, code, lifetimeMinutes, noticeOrigin(gate, limits), () =>
+      gate.pendingSignIns.replaceCode(pending.id, codeDigest, gate.clock()),
+    );
+  }
+  gate.log.info({ event: "device_code_resend", ...(pending.userId ? { userId: pending.userId } : { standIn: true }) });
+  logSecurity(gate, { route: limits.path, outcome: "device_confirmation_due", client, detail: "resend" });
+  return json(202, { status: "code_resent", message: RESENT });
 }
 
 const CODE_SHAPE = "Enter the 6 digits your authenticator app shows.";

@@ -10,7 +10,7 @@ import { wrongPasswordFingerprint } from "@/lib/lockout/wrong-passwords";
 import { logSecurity } from "@/lib/auth/security-log";
 import type { ClaimedDevice, KnownDevice } from "@/lib/devices/known-devices";
 import type { ClientAddress } from "@/lib/http/client-address";
-import { confirmationDueBeforeCheck, deviceCodeDigest, newDeviceCode } from "@/lib/factors/device-confirmation";
+import { confirmationDueBeforeCheck, deviceCodeDigest, newDeviceCode, openAddress, sealAddress } from "@/lib/factors/device-confirmation";
 import { secondStepMethods } from "@/lib/factors/store";
 import type { Lane } from "@/lib/password/hash-budget";
 import { browserLabel } from "@/lib/sessions/browser-label";
@@ -48,7 +48,12 @@ function subjectOf(gate: Gatehouse, admission: Pick<SignInAdmission, "email" | "
   if (admission.device) {
     return { lane: "trusted", key: gate.deviceLockKey(admission.device.id), policy: gate.deviceLockoutPolicy, refuse: deviceLocked };
   }
-  return { lane: "untrusted", key: gate.usernameKey(admission.email), policy: gate.lockoutPolicy, refuse: untrustedLocked };
+  return strangersOf(gate, gate.usernameKey(admission.email));
+}
+
+/** The username's lock that every client with no known device shares. */
+function strangersOf(gate: Gatehouse, usernameKey: string): Subject {
+  return { lane: "untrusted", key: usernameKey, policy: gate.lockoutPolicy, refuse: untrustedLocked };
 }
 
 const refused = (response: Response): SignInOutcome => ({ ok: false, refusal: response });
@@ -346,7 +351,7 @@ async function decide(
     // Its owner gets the link again (within the recovery-mail quota).
     if (user && unconfirmed) gate.recovery.verificationNeeded(user);
     // Already counted by admitAttempt, whether or not the account exists.
-    await countedWithoutSession(gate, admission, subject, attempt, "failure", nowMs);
+    await countedWithoutSession(gate, admission, subject, attempt, "failure", nowMs, fingerprintOf(gate, admission, subject));
     gate.log.info({
       event: "sign_in_failed",
       lane: subject.lane,
@@ -398,7 +403,7 @@ async function decide(
     // An account with a second factor waits for the code too, and is asked its factor after it
     // (lib/auth/second-step.ts): answering it mfa_required here would tell a right password
     // from the wrong ones that this step answers alike.
-    await countedWithoutSession(gate, admission, subject, attempt, "failure", nowMs);
+    await countedWithoutSession(gate, admission, subject, attempt, "failure", nowMs, fingerprintOf(gate, admission, subject));
     gate.background.run("device_confirmation_due", () =>
       gate.events.accountChanged(user.id, "device_confirmation_due", client, { browser }),
     );
@@ -433,20 +438,47 @@ async function decide(
  */
 async function countedWithoutSession(
   gate: Gatehouse,
-  admission: SignInAdmission,
+  from: Pick<SignInAdmission, "client" | "device" | "userAgent"> & { email: string | null },
   subject: Subject,
   attempt: Admitted,
   as: "failure" | "second_step",
   nowMs: number,
+  /** The password's fingerprint (a wrong code has none). */
+  fingerprint: string | null = null,
 ): Promise<void> {
   if (attempt.counted && attempt.state.lockedUntilMs !== null) gate.metrics.lockoutsStarted.inc({ lane: subject.lane });
   if (as === "failure") {
-    gate.addressFailures.set(admission.client.key, (gate.addressFailures.get(admission.client.key) ?? 0) + 1);
-    const mark = { underAttack: subject.lane === "untrusted", fingerprint: fingerprintOf(gate, admission, subject) };
-    await gate.lockouts.markFailed(subject.key, nowMs, mark);
+    gate.addressFailures.set(from.client.key, (gate.addressFailures.get(from.client.key) ?? 0) + 1);
+    await gate.lockouts.markFailed(subject.key, nowMs, {
+      underAttack: subject.lane === "untrusted",
+      ...(fingerprint ? { fingerprint } : {}),
+    });
   }
-  if (!admission.device && attempt.counted && attempt.state.failureCount === subject.policy.threshold)
-    gate.recovery.lockedOut(admission.email, noticeOrigin(gate, admission));
+  if (!from.device && from.email !== null && attempt.counted && attempt.state.failureCount === subject.policy.threshold)
+    gate.recovery.lockedOut(from.email, noticeOrigin(gate, from));
+}
+
+/**
+ * A wrong mailed code for a new device, on a stand-in or on a right password's pending sign-in
+ * alike: counted where a stranger's wrong password is, on the username's lock for strangers, with
+ * what such a failure brings (the address's failures, "under attack", and at the threshold the
+ * unlock link to the owner, who is found by the address the pending sign-in sealed). That lock does
+ * not gate codes, so it counts them even while it holds: each pending sign-in's own 5 tries do, and
+ * the owner's is never refused for codes strangers sent on theirs (docs/decisions/0020).
+ */
+export async function countWrongCode(
+  gate: Gatehouse,
+  from: Pick<SignInAdmission, "client" | "userAgent">,
+  pending: { usernameKey: string | null; sealedEmail: string | null },
+): Promise<void> {
+  if (pending.usernameKey === null) return;
+  const subject = strangersOf(gate, pending.usernameKey);
+  const nowMs = gate.clock();
+  const attempt = await gate.lockouts.admitAttempt(subject.key, nowMs, { ...subject.policy, countWhileLocked: true });
+  // Never refused (counted while locked); the type allows it.
+  if (!attempt.allowed) return;
+  const email = openAddress(gate.config.devices.codeSecret, subject.key, pending.sealedEmail);
+  await countedWithoutSession(gate, { ...from, device: null, email }, subject, attempt, "failure", nowMs);
 }
 
 /**
@@ -471,6 +503,7 @@ export async function openPending(
 ): Promise<Extract<SignInOutcome, { ok: "second_step" }>> {
   const { intent } = passed;
   const code = next.step === "device_confirmation" && user ? newDeviceCode() : null;
+  const usernameKey = gate.usernameKey(passed.email);
   const common = {
     purpose: intent.kind === "reauthenticate" ? ("reauthenticate" as const) : ("sign_in" as const),
     channel: intent.kind === "sign_in" ? intent.channel : ("browser" as const),
@@ -490,7 +523,8 @@ export async function openPending(
           step: "device_confirmation",
           userId: user?.id ?? null,
           codeDigest: code === null ? null : deviceCodeDigest(gate.config.devices.codeSecret, code),
-          usernameKey: gate.usernameKey(passed.email),
+          usernameKey,
+          sealedEmail: sealAddress(gate.config.devices.codeSecret, usernameKey, passed.email),
         });
   const methods: SecondStepMethod[] = next.step === "second_factor" ? next.methods : ["email_code"];
   if (user && code !== null)

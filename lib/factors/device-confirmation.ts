@@ -1,4 +1,5 @@
 import { createHmac, randomInt, timingSafeEqual } from "node:crypto";
+import { openSecret, sealKeyOf, sealSecret } from "./sealed-secret";
 
 /** NEW_DEVICE_CONFIRMATION: when a right password from a new device waits for a mailed code. */
 export type DeviceConfirmationMode = "at-risk" | "always" | "off";
@@ -34,4 +35,22 @@ export function deviceCodeMatches(secret: string, codeDigest: string | null, cod
   const given = Buffer.from(deviceCodeDigest(secret, code));
   const stored = Buffer.from(codeDigest ?? deviceCodeDigest(secret, "stand-in"));
   return timingSafeEqual(given, stored) && codeDigest !== null;
+}
+
+const ADDRESS_PURPOSE = "gatehouse pending address v1";
+
+/**
+ * The address a device confirmation was asked for, sealed for its row (AES-256-GCM, the username's
+ * key as associated data): wrong codes on a stand-in lock the username, and its owner, if it has
+ * one, is mailed the unlock link, so the row must name the address; a copy of the table alone does
+ * not tell which addresses strangers tried.
+ */
+export function sealAddress(secret: string, usernameKey: string, email: string): string {
+  return sealSecret(sealKeyOf(secret, ADDRESS_PURPOSE), Buffer.from(email), usernameKey);
+}
+
+/** The sealed address, or null for one this secret did not seal for this username. */
+export function openAddress(secret: string, usernameKey: string, sealed: string | null): string | null {
+  const opened = sealed === null ? null : openSecret(sealKeyOf(secret, ADDRESS_PURPOSE), sealed, usernameKey);
+  return opened === null ? null : Buffer.from(opened).toString();
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { openAddress, sealAddress } from "./device-confirmation";
 import { canonicalRecoveryCode, newRecoveryCodes, recoveryCodeDigest, RECOVERY_CODE_COUNT } from "./recovery-codes";
 import { openSecret, sealKeyOf, sealSecret } from "./sealed-secret";
 import { newTotpSecret } from "./totp";
@@ -22,6 +23,19 @@ describe("sealed TOTP secrets", () => {
     expect(openSecret(key, bytes.toString("base64url"), "user-a")).toBeNull();
     expect(openSecret(key, "", "user-a")).toBeNull();
     expect(openSecret(key, "short", "user-a")).toBeNull();
+  });
+});
+
+describe("a device confirmation's sealed address", () => {
+  it("opens for its username under its secret, and for nothing else", () => {
+    const sealed = sealAddress("code-secret", "key-a", "owner@example.com");
+    expect(sealed).not.toContain("owner");
+    expect(openAddress("code-secret", "key-a", sealed)).toBe("owner@example.com");
+    expect(openAddress("code-secret", "key-b", sealed)).toBeNull();
+    expect(openAddress("another-secret", "key-a", sealed)).toBeNull();
+    expect(openAddress("code-secret", "key-a", null)).toBeNull();
+    // A key of the authenticator apps' purpose does not open it, though derived from the same secret.
+    expect(openSecret(sealKeyOf("code-secret"), sealed, "key-a")).toBeNull();
   });
 });
 

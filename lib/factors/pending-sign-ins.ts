@@ -17,6 +17,7 @@ type PendingFields = {
   browser: string | null;
   address: string;
   attempts: number;
+  expiresAtMs: number;
 };
 
 /**
@@ -27,7 +28,14 @@ type PendingFields = {
 export type PendingSignIn = PendingFields &
   (
     | { step: "second_factor"; userId: string }
-    | { step: "device_confirmation"; userId: string | null; codeDigest: string | null; usernameKey: string | null }
+    | {
+        step: "device_confirmation";
+        userId: string | null;
+        codeDigest: string | null;
+        usernameKey: string | null;
+        /** The address typed, sealed (lib/factors/device-confirmation.ts); null on rows from before it was kept. */
+        sealedEmail: string | null;
+      }
   );
 
 /** A pending sign-in lives this long: enough to open an authenticator app, not to wander off. */
@@ -47,7 +55,9 @@ export type PendingTry = { ok: true; pending: PendingSignIn } | { ok: false; rea
  * Rows past their end are deleted by the retention pass (lib/retention).
  */
 export interface PendingSignIns {
-  open(fields: DistributiveOmit<PendingSignIn, "id" | "attempts"> & { nowMs: number }): Promise<{ token: string; expiresAtMs: number }>;
+  open(
+    fields: DistributiveOmit<PendingSignIn, "id" | "attempts" | "expiresAtMs"> & { nowMs: number },
+  ): Promise<{ token: string; expiresAtMs: number }>;
   /** A live second-factor pending sign-in of this channel, read without counting a try (to offer its passkeys). */
   peek(token: string, channel: PendingChannel, nowMs: number): Promise<{ id: string; userId: string } | null>;
   /**
@@ -55,6 +65,13 @@ export interface PendingSignIns {
    * before its answer is checked.
    */
   try(token: string, channel: PendingChannel, steps: readonly PendingStep[], nowMs: number): Promise<PendingTry>;
+  /** `try` without counting one: for what guesses nothing ("Resend code"), answered as a try is when it finds none. */
+  live(token: string, channel: PendingChannel, steps: readonly PendingStep[], nowMs: number): Promise<PendingTry>;
+  /**
+   * A device confirmation's new code in place of its last, while it is live and has a code (a
+   * stand-in has none); true when replaced.
+   */
+  replaceCode(id: string, codeDigest: string, nowMs: number): Promise<boolean>;
   /** Spends it; true for exactly one caller. */
   spend(id: string, nowMs: number): Promise<boolean>;
   /** Ends every pending sign-in of the account (a factor removed, a password reset). */
@@ -65,13 +82,15 @@ const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-type Row = Omit<PendingFields, "purpose" | "channel"> & {
+type Row = Omit<PendingFields, "purpose" | "channel" | "expiresAtMs"> & {
   purpose: string;
   channel: string;
   step: string;
   userId: string | null;
   codeDigest: string | null;
   usernameKey: string | null;
+  sealedEmail: string | null;
+  expiresAt: Date;
 };
 
 /** A row as its step's type; a second-factor row always has its user (a stand-in is never one). */
@@ -87,14 +106,52 @@ function pendingOf(row: Row): PendingSignIn | null {
     browser: row.browser,
     address: row.address,
     attempts: row.attempts,
+    expiresAtMs: row.expiresAt.getTime(),
   };
-  if (row.step === "device_confirmation")
-    return { ...fields, step: "device_confirmation", userId: row.userId, codeDigest: row.codeDigest, usernameKey: row.usernameKey };
+  if (row.step === "device_confirmation") {
+    const { userId, codeDigest, usernameKey, sealedEmail } = row;
+    return { ...fields, step: "device_confirmation", userId, codeDigest, usernameKey, sealedEmail };
+  }
   if (row.step === "second_factor" && row.userId !== null) return { ...fields, step: "second_factor", userId: row.userId };
   return null;
 }
 
 export function prismaPendingSignIns(prisma: PrismaClient): PendingSignIns {
+  /** A live pending sign-in of this channel and one of these steps, its tries counted by `count`; else why none. */
+  async function find(
+    token: string,
+    channel: PendingChannel,
+    steps: readonly PendingStep[],
+    nowMs: number,
+    count: 0 | 1,
+  ): Promise<PendingTry> {
+    if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: "unknown" };
+    const digest = tokenDigest(token);
+    // The count (none for `live`) moves first, in the statement that checks it is live: parallel
+    // tries each take one.
+    const rows = await prisma.pendingSignIn.updateManyAndReturn({
+      where: {
+        digest,
+        channel,
+        step: { in: [...steps] },
+        usedAt: null,
+        expiresAt: { gt: new Date(nowMs) },
+        attempts: { lt: PENDING_SIGN_IN_TRIES },
+      },
+      data: { attempts: { increment: count } },
+    });
+    const pending = rows[0] ? pendingOf(rows[0]) : null;
+    if (pending) return { ok: true, pending };
+    const dead = await prisma.pendingSignIn.findUnique({
+      where: { digest },
+      select: { channel: true, step: true, usedAt: true, expiresAt: true },
+    });
+    if (!dead || dead.channel !== channel || !steps.includes(dead.step as PendingStep)) return { ok: false, reason: "unknown" };
+    if (dead.usedAt) return { ok: false, reason: "used" };
+    if (dead.expiresAt.getTime() <= nowMs) return { ok: false, reason: "expired" };
+    return { ok: false, reason: "tries" };
+  }
+
   return {
     async open({ nowMs, ...fields }) {
       const token = randomBytes(32).toString("base64url");
@@ -121,31 +178,22 @@ export function prismaPendingSignIns(prisma: PrismaClient): PendingSignIns {
       return row?.userId ? { id: row.id, userId: row.userId } : null;
     },
 
-    async try(token, channel, steps, nowMs) {
-      if (!TOKEN_PATTERN.test(token)) return { ok: false, reason: "unknown" };
-      const digest = tokenDigest(token);
-      // The count moves first, in the statement that checks it is live: parallel tries each take one.
-      const rows = await prisma.pendingSignIn.updateManyAndReturn({
+    try: (token, channel, steps, nowMs) => find(token, channel, steps, nowMs, 1),
+    live: (token, channel, steps, nowMs) => find(token, channel, steps, nowMs, 0),
+
+    async replaceCode(id, codeDigest, nowMs) {
+      const { count } = await prisma.pendingSignIn.updateMany({
         where: {
-          digest,
-          channel,
-          step: { in: [...steps] },
+          id,
+          step: "device_confirmation",
+          codeDigest: { not: null },
           usedAt: null,
           expiresAt: { gt: new Date(nowMs) },
           attempts: { lt: PENDING_SIGN_IN_TRIES },
         },
-        data: { attempts: { increment: 1 } },
+        data: { codeDigest },
       });
-      const pending = rows[0] ? pendingOf(rows[0]) : null;
-      if (pending) return { ok: true, pending };
-      const dead = await prisma.pendingSignIn.findUnique({
-        where: { digest },
-        select: { channel: true, step: true, usedAt: true, expiresAt: true },
-      });
-      if (!dead || dead.channel !== channel || !steps.includes(dead.step as PendingStep)) return { ok: false, reason: "unknown" };
-      if (dead.usedAt) return { ok: false, reason: "used" };
-      if (dead.expiresAt.getTime() <= nowMs) return { ok: false, reason: "expired" };
-      return { ok: false, reason: "tries" };
+      return count === 1;
     },
 
     async spend(id, nowMs) {

@@ -11,8 +11,9 @@ const TAG_BYTES = 16;
 
 export type SealKey = Buffer;
 
-export function sealKeyOf(factorSecret: string): SealKey {
-  return Buffer.from(hkdfSync("sha256", factorSecret, Buffer.alloc(0), "gatehouse totp secret v1", 32));
+/** The key for one purpose (HKDF's info): an app's secret by default; a key of one purpose opens nothing of another's. */
+export function sealKeyOf(factorSecret: string, purpose = "gatehouse totp secret v1"): SealKey {
+  return Buffer.from(hkdfSync("sha256", factorSecret, Buffer.alloc(0), purpose, 32));
 }
 
 /** `base64url(iv ‖ ciphertext ‖ tag)`. */

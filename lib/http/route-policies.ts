@@ -87,6 +87,15 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     ],
     refusal: "browser",
   })),
+  // "Resend code": mail is bounded per account by the code quota (deviceCodeMail) behind this; no
+  // per-account limit, which would tell a right password's pending sign-in from a stand-in.
+  {
+    path: "/api/auth/second-step/resend",
+    method: "POST",
+    file: "app/api/auth/second-step/resend/route.ts",
+    limits: [{ policy: "secondStep", key: "address" }],
+    refusal: "browser",
+  },
   {
     path: "/api/auth/second-step/passkey/options",
     method: "POST",

@@ -50,6 +50,16 @@ describe("lockout rules", () => {
     expect(admitAttempt(locked, 5_000, policy)).toMatchObject({ allowed: false, check: { locked: true, capped: false } });
   });
 
+  it("counts a wrong answer the lock does not gate even while locked, and the lock grows with it", () => {
+    const counting = { ...policy, countWhileLocked: true };
+    const locked = failTimes(5, 0);
+    expect(checkLockout(locked, 5_000, counting)).toMatchObject({ locked: true });
+    const counted = admitAttempt(locked, 5_000, counting);
+    expect(counted).toEqual({ allowed: true, state: { failureCount: 6, lastFailureAtMs: 5_000, lockedUntilMs: 125_000 } });
+    // Below the threshold it counts as any attempt does.
+    expect(admitAttempt(null, 0, counting)).toEqual(admitAttempt(null, 0, policy));
+  });
+
   it("caps consecutive failures (NIST SP 800-63B): locked at the cap until a success, quiet period or not", () => {
     const capped = { ...policy, capFailures: 100 };
     const state: LockoutState = { failureCount: 99, lastFailureAtMs: 0, lockedUntilMs: null };

@@ -19,6 +19,12 @@ export type LockoutPolicy = {
    */
   capFailures?: number;
   capHoldMs?: number;
+  /**
+   * Counts an attempt even while the subject is locked (the lock grows as a failure after it would
+   * grow it), instead of refusing it: for wrong answers the lock does not gate, such as a mailed
+   * code sent on a pending sign-in its password step already admitted, which must count all the same.
+   */
+  countWhileLocked?: boolean;
 };
 
 export type LockoutState = {
@@ -80,7 +86,7 @@ export function streakLive(state: LockoutState | null, nowMs: number, policy: Lo
  */
 export function admitAttempt(state: LockoutState | null, nowMs: number, policy: LockoutPolicy, repeat = false): AttemptDecision {
   const check = checkLockout(state, nowMs, policy);
-  if (check.locked) return { allowed: false, check };
+  if (check.locked && !policy.countWhileLocked) return { allowed: false, check };
   if (repeat && state && streakLive(state, nowMs, policy)) return { allowed: true, state, counted: false };
   return { allowed: true, state: recordFailure(state, nowMs, policy), counted: true };
 }

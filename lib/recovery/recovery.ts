@@ -179,14 +179,18 @@ export class Recovery {
    * A right password from a new device of an account under attack: the code that lets that one
    * browser or app finish, within its own per-account quota (past it nothing is sent, and the
    * sign-in that asked waits for a code that does not come: the owner's known devices still go in).
+   * `replacing` ("Resend code") puts the code in place of the last one first, only once the quota
+   * allows a mail, so a code that is never sent never kills the one in the owner's mailbox; false:
+   * the pending sign-in ended meanwhile, and nothing is sent.
    */
-  deviceCode(user: { id: string }, code: string, lifetimeMinutes: number, origin: NoticeOrigin): void {
+  deviceCode(user: { id: string }, code: string, lifetimeMinutes: number, origin: NoticeOrigin, replacing?: () => Promise<boolean>): void {
     this.deps.background.run("device_code", async () => {
       const account = await this.byId(user.id);
       if (!account) return;
-      await this.send("deviceCodeMail", account, "device_code", async () =>
-        this.messagesFor(account).deviceCode(account.email, code, lifetimeMinutes, origin, this.url("/forgot-password")),
-      );
+      await this.send("deviceCodeMail", account, "device_code", async () => {
+        if (replacing && !(await replacing())) return null;
+        return this.messagesFor(account).deviceCode(account.email, code, lifetimeMinutes, origin, this.url("/forgot-password"));
+      });
     });
   }
 
@@ -217,15 +221,16 @@ export class Recovery {
   }
 
   /**
-   * Renders and queues one message if the account's quota for its kind allows. A full mail queue
-   * is checked first: rendering issues a link that replaces the previous one, and a link that is
-   * never sent must not kill the one already in the owner's mailbox (nor spend the quota).
+   * Renders and queues one message if the account's quota for its kind allows (null from `render`:
+   * nothing to send after all). A full mail queue is checked first: rendering issues a link that
+   * replaces the previous one, and a link that is never sent must not kill the one already in the
+   * owner's mailbox (nor spend the quota).
    */
   private async send(
     policy: "recoveryMail" | "securityNotice" | "deviceCodeMail",
     account: Account,
     kind: string,
-    render: () => Promise<MailMessage>,
+    render: () => Promise<MailMessage | null>,
   ) {
     if (this.deps.mailer.full()) {
       this.deps.onSkipped(kind, "mail_queue_full");
@@ -236,7 +241,8 @@ export class Recovery {
       this.deps.onSkipped(kind, "quota");
       return;
     }
-    this.deps.mailer.send(await render());
+    const message = await render();
+    if (message) this.deps.mailer.send(message);
   }
 
   private issue(account: Account, purpose: EmailTokenPurpose, lifetimeMs: number): Promise<string> {

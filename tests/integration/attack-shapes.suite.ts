@@ -16,6 +16,7 @@ import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
+import { codeShapes } from "./attack-shapes.codes";
 import { hardeningShapes } from "./attack-shapes.hardening";
 import { ownerShapes } from "./attack-shapes.owner";
 
@@ -385,6 +386,8 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
 
     hardeningShapes(() => ({ gate, checks }), makeDatabase);
     ownerShapes(() => ({ gate }), makeDatabase);
+
+    codeShapes(() => ({ gate }), makeDatabase);
 
     describe("'email me a link' routes (a new confirmation link, a new unlock link) tell nobody anything", () => {
       const LINK_ROUTES = {

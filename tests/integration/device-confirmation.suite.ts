@@ -1,4 +1,3 @@
-import type { ParsedMail } from "mailparser";
 import { NextRequest } from "next/server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { totpCodeAt } from "@/lib/factors/totp";
@@ -16,13 +15,13 @@ import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { startRangeServer } from "../helpers/range-server";
+import { deviceCodeMails, otherCode, pendingCookieOf, secondStepPost } from "../helpers/pending";
 import { recipientOf, startMailbox } from "../helpers/smtp";
 
 type Gate = import("@/lib/app").Gatehouse;
 
 const PASSWORD = "the owner's own passphrase";
 const WRONG = "a stuffed password from elsewhere";
-const PENDING = /gatehouse-pending-sign-in=[A-Za-z0-9_-]{43}/;
 
 /**
  * A right password from a new device of an account under attack is not enough: through the real
@@ -54,45 +53,12 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
       await database?.dispose();
     });
 
-    async function settled() {
-      await gate.background.idle();
-      await gate.mailer.idle();
-    }
-    async function codeMails(email: string): Promise<ParsedMail[]> {
-      await settled();
-      return smtp.received.filter((mail) => recipientOf(mail) === email && /sign in to .* on a new device/i.test(mail.subject ?? ""));
-    }
-    /** The code in the newest code mail to `email`. */
-    async function mailedCode(email: string): Promise<string> {
-      const mails = await codeMails(email);
-      expect(mails.length, `a code mail to ${email}`).toBeGreaterThan(0);
-      const code = /enter this code: (\d{6})/.exec(mails.at(-1)!.text ?? "")?.[1];
-      expect(code).toMatch(/^\d{6}$/);
-      return code!;
-    }
-    const pendingOf = (res: Response) =>
-      res.headers
-        .getSetCookie()
-        .find((cookie) => PENDING.test(cookie))
-        ?.split(";")[0] ?? null;
-    const otherCode = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, "0");
-
-    function browserStep(pendingCookie: string | null, body: unknown) {
-      return import("@/app/api/auth/second-step/route").then(({ POST }) =>
-        POST(
-          new NextRequest("http://localhost/api/auth/second-step", {
-            method: "POST",
-            headers: {
-              "content-type": "application/json",
-              "sec-fetch-site": "same-origin",
-              [PEER_HEADER]: freshAddress(),
-              ...(pendingCookie ? { cookie: pendingCookie } : {}),
-            },
-            body: JSON.stringify(body),
-          }),
-        ),
-      );
-    }
+    const { codeMails, mailedCode } = deviceCodeMails(
+      () => gate,
+      () => smtp.received,
+    );
+    const pendingOf = pendingCookieOf;
+    const browserStep = (pendingCookie: string | null, body: unknown) => secondStepPost(pendingCookie, body);
     async function apiPost(path: string, body: unknown) {
       const route = (await import(`@/app${path}/route`)) as { POST: (request: NextRequest) => Promise<Response> };
       return route.POST(
@@ -337,12 +303,17 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
         expect(await probe("probed@example.com")).toEqual(await probe("probed-nobody@example.com"));
       });
 
-      it("wrong codes meet a lock of the username's, across its pending sign-ins, and a stand-in's alike", async () => {
+      it("wrong codes count on the username's lock for strangers, across its pending sign-ins, and a stand-in's alike", async () => {
         await createAccount(gate, "guess@example.com", PASSWORD);
         await strangerFails("guess@example.com");
+        const usernameKey = gate.usernameKey("guess@example.com");
+        const failures = async () => (await gate.prisma.signInLockout.findUnique({ where: { usernameKey } }))?.failureCount ?? 0;
         const statuses: Record<string, number[]> = {};
+        const counted: Record<string, number> = {};
         for (const password of [PASSWORD, WRONG]) {
-          // Two pending sign-ins (counted password checks), five wrong codes each.
+          await gate.lockouts.reset(usernameKey);
+          // Two pending sign-ins (counted password checks), four wrong codes each: past the threshold,
+          // and none refused, since each pending sign-in's own tries bound its guesses.
           const tokens = [];
           for (let i = 0; i < 2; i++)
             tokens.push(
@@ -352,11 +323,12 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
           for (const token of tokens)
             for (let i = 0; i < 4; i++)
               statuses[password].push((await confirmDevice({ confirmation_token: token, code: "000000" })).status);
-          await gate.lockouts.reset(gate.secondFactorLockKey({ usernameKey: gate.usernameKey("guess@example.com") }));
-          await gate.lockouts.reset(gate.usernameKey("guess@example.com"));
+          counted[password] = await failures();
         }
-        expect(statuses[PASSWORD]).toContain(429);
+        expect(statuses[PASSWORD]).toEqual(Array(8).fill(401));
         expect(statuses[PASSWORD]).toEqual(statuses[WRONG]);
+        expect(counted).toEqual({ [PASSWORD]: 10, [WRONG]: 10 });
+        expect((await gate.lockouts.check(usernameKey, Date.now(), gate.lockoutPolicy)).locked).toBe(true);
       });
 
       it("a real pending sign-in and a stand-in answer alike after the owner signs out everywhere", async () => {

@@ -90,14 +90,15 @@ describe("every route applies its rows of ROUTE_RULES", () => {
       nowMs: Date.now(),
     });
 
-  const deviceConfirmationFor = () =>
+  const deviceConfirmationFor = (channel: "browser" | "api" = "api") =>
     gate.pendingSignIns.open({
       userId,
       purpose: "sign_in",
-      channel: "api",
+      channel,
       step: "device_confirmation",
       codeDigest: null,
       usernameKey: null,
+      sealedEmail: null,
       sessionId: "s",
       deviceId: null,
       credentialGeneration: 0,
@@ -225,6 +226,14 @@ describe("every route applies its rows of ROUTE_RULES", () => {
         },
       ]),
     ),
+    "/api/auth/second-step/resend": {
+      handler: async () => (await import("@/app/api/auth/second-step/resend/route")).POST,
+      request: async (address) =>
+        post("/api/auth/second-step/resend", address, "application/json", "{}", {
+          "sec-fetch-site": "same-origin",
+          cookie: `gatehouse-pending-sign-in=${(await deviceConfirmationFor("browser")).token}`,
+        }),
+    },
     "/api/v1/authentication/token/mfa": {
       handler: async () => (await import("@/app/api/v1/authentication/token/mfa/route")).POST,
       request: async (address) =>

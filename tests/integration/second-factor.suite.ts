@@ -18,6 +18,7 @@ import {
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, runAdminCommand, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+import { otherCode, pendingCookieOf, secondStepPost } from "../helpers/pending";
 import { softAuthenticator } from "../helpers/webauthn";
 
 type Gate = import("@/lib/app").Gatehouse;
@@ -74,37 +75,15 @@ export function secondFactorSuite(label: string, makeDatabase: () => Promise<Tes
       return { cookie, secret, recoveryCodes };
     }
 
-    const otherCode = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, "0");
-
     /** The browser's password step: the answer and the pending cookie it set (`name=value`). */
     async function passwordStep(email: string, extra: { cookie?: string; address?: string } = {}) {
       const res = await browserSignIn(email, PASSWORD, extra);
       // A store that did not answer (a loaded machine) would read as a missing pending sign-in below.
       expect(res.status, await res.clone().text()).not.toBe(503);
-      const pending = res.headers
-        .getSetCookie()
-        .find((cookie) => /gatehouse-pending-sign-in=[^;]+/.test(cookie))
-        ?.split(";")[0];
-      return { res, pending: pending ?? null };
+      return { res, pending: pendingCookieOf(res) };
     }
 
-    function secondStep(pendingCookie: string | null, body: unknown, path = "/api/auth/second-step", headers: Record<string, string> = {}) {
-      return import(`@/app${path}/route`).then((route: { POST: (request: Request) => Promise<Response> }) =>
-        route.POST(
-          new NextRequest(`http://localhost${path}`, {
-            method: "POST",
-            headers: {
-              "content-type": "application/json",
-              "sec-fetch-site": "same-origin",
-              [PEER_HEADER]: freshAddress(),
-              ...(pendingCookie ? { cookie: pendingCookie } : {}),
-              ...headers,
-            },
-            body: typeof body === "string" ? body : JSON.stringify(body),
-          }),
-        ),
-      );
-    }
+    const secondStep = secondStepPost;
 
     async function apiSecondStep(body: unknown) {
       const { POST } = await import("@/app/api/v1/authentication/token/mfa/route");

@@ -1,0 +1,258 @@
+import type { ParsedMail } from "mailparser";
+import { NextRequest } from "next/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { browserSignIn, comparableAnswer, createAccount, deviceCookieOf, sessionPairOf, tokenSignIn } from "../helpers/browser";
+import type { TestDatabase } from "../helpers/databases";
+import { closeServed, servedGatehouse } from "../helpers/instance";
+import { freshAddress, PEER_HEADER } from "../helpers/peer";
+import { deviceCodeMails, otherCode, pendingCookieOf, secondStepPost } from "../helpers/pending";
+import { redisUrl, testKeyPrefix } from "../helpers/redis";
+import { linkTokenOf, recipientOf, startMailbox } from "../helpers/smtp";
+import { APP_GATEHOUSE, serve } from "@/lib/app";
+import { forget, remember } from "@/lib/remember";
+
+type Gate = import("@/lib/app").Gatehouse;
+
+const PASSWORD = "the owner's own passphrase";
+const WRONG = "a stuffed password from elsewhere";
+const CODE_MAIL = /sign in to .* on a new device/i;
+const UNLOCK_MAIL = /paused/i;
+
+/**
+ * A stranger spending the owner's code tries (issue 55, item 4), as the attacker ran it: with no
+ * password at all, wrong passwords (each answered with a stand-in pending sign-in) and wrong codes
+ * on them. Wrong codes count where wrong passwords count, on the username's lock for strangers,
+ * which mails the owner the unlock link; the owner's own pending sign-in is never refused for
+ * them; "Resend code" answers a stand-in as it answers a real one.
+ */
+export function codeShapes(current: () => { gate: Gate }, makeDatabase: () => Promise<TestDatabase>) {
+  // With each limiter store the mail quota and the route limits may live in (Redis where the machine has it).
+  const stores: [name: string, settings: Record<string, string>][] = [["memory", {}]];
+  const redis = redisUrl();
+  if (redis) stores.push(["Redis", { RATE_LIMIT_STORE: "redis", REDIS_URL: redis, RATE_LIMIT_KEY_PREFIX: testKeyPrefix() }]);
+  describe.each(stores)("nobody spends the owner's code tries (issue 55, item 4), limiter store: %s", (_store, storeSettings) => {
+    let database: TestDatabase;
+    let gate: Gate;
+    let smtp: Awaited<ReturnType<typeof startMailbox>>;
+
+    const serveWith = async (settings: Record<string, string> = {}) => {
+      await closeServed(gate);
+      gate = await servedGatehouse(database.url, { ...smtp.settings, ...storeSettings, HASH_QUEUE: "100", ...settings });
+    };
+
+    beforeAll(async () => {
+      database = await makeDatabase();
+      smtp = await startMailbox();
+      await serveWith();
+    });
+
+    afterAll(async () => {
+      await closeServed(gate);
+      await smtp?.close();
+      await database?.dispose();
+      // The suite's own instance serves the routes again.
+      forget(APP_GATEHOUSE);
+      await remember(APP_GATEHOUSE, async () => serve(current().gate));
+    });
+
+    async function mailsTo(email: string, subject: RegExp): Promise<ParsedMail[]> {
+      await gate.background.idle();
+      await gate.mailer.idle();
+      return smtp.received.filter((mail) => recipientOf(mail) === email && subject.test(mail.subject ?? ""));
+    }
+    const { mailedCode: newestCode } = deviceCodeMails(
+      () => gate,
+      () => smtp.received,
+    );
+    const pendingOf = pendingCookieOf;
+    const browserPost = (path: string, pendingCookie: string | null, body: unknown, headers: Record<string, string> = {}) =>
+      secondStepPost(pendingCookie, body, path, headers);
+    const browserStep = (pendingCookie: string | null, code: string) => secondStepPost(pendingCookie, { code });
+    const resend = (pendingCookie: string | null, headers: Record<string, string> = {}) =>
+      secondStepPost(pendingCookie, {}, "/api/auth/second-step/resend", headers);
+    const confirmDevice = (confirmationToken: string, code: string) =>
+      import("@/app/api/v1/authentication/token/confirm-device/route").then(({ POST }) =>
+        POST(
+          new NextRequest("http://localhost/api/v1/authentication/token/confirm-device", {
+            method: "POST",
+            headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
+            body: JSON.stringify({ confirmation_token: confirmationToken, code }),
+          }),
+        ),
+      );
+    const confirmationTokenOf = async (res: Response) => ((await res.json()) as { confirmation_token: string }).confirmation_token;
+
+    /** A new account under attack, and its owner's right password on a new browser: that pending sign-in and its mailed code. */
+    async function ownerWaitingForCode(email: string) {
+      await createAccount(gate, email, PASSWORD);
+      expect((await tokenSignIn(email, WRONG)).status).toBe(401);
+      const owner = await browserSignIn(email, PASSWORD);
+      expect(await owner.json()).toMatchObject({ error: "device_confirmation_required" });
+      return { pending: pendingOf(owner), code: await newestCode(email) };
+    }
+
+    const strangers = async (email: string) => (await gate.lockouts.check(gate.usernameKey(email), Date.now(), gate.lockoutPolicy)).locked;
+    const failuresOf = async (email: string) =>
+      (await gate.prisma.signInLockout.findUnique({ where: { usernameKey: gate.usernameKey(email) } }))?.failureCount ?? 0;
+
+    it("a stranger with no password: wrong codes on stand-ins lock the username for strangers and mail the unlock link", async () => {
+      const email = "spent@example.com";
+      await createAccount(gate, email, PASSWORD);
+      // The owner's browser from before the attack: a known device.
+      const known = deviceCookieOf(await browserSignIn(email, PASSWORD));
+      expect(known).not.toBeNull();
+
+      // The attack the issue describes: three wrong passwords (the second and third answered with
+      // a stand-in pending sign-in, the first making the username "under attack"), then six wrong codes.
+      const standIns = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await tokenSignIn(email, `${WRONG} ${i}`);
+        expect(res.status).toBe(401);
+        const body = (await res.json()) as { error: string; confirmation_token?: string };
+        if (body.confirmation_token) standIns.push(body.confirmation_token);
+      }
+      expect(standIns).toHaveLength(2);
+      expect(await mailsTo(email, UNLOCK_MAIL)).toHaveLength(0);
+      const codeAnswers = [];
+      for (let i = 0; i < 6; i++) codeAnswers.push((await confirmDevice(standIns[i % 2]!, "000000")).status);
+      // Each was a wrong code, answered as one: the stand-ins' own tries, no lock in between.
+      expect(codeAnswers).toEqual([401, 401, 401, 401, 401, 401]);
+
+      // Counted where the wrong passwords are: the strangers' lock, with its mail, as five wrong passwords would.
+      expect(await failuresOf(email)).toBe(9);
+      expect(await strangers(email)).toBe(true);
+      expect(await mailsTo(email, UNLOCK_MAIL)).toHaveLength(1);
+      const refused = await tokenSignIn(email, `${WRONG} again`);
+      expect(refused.status).toBe(429);
+      expect(await refused.json()).toMatchObject({ error: "locked" });
+
+      // The owner's lane is spared: the known device signs in at once.
+      const byKnownDevice = await browserSignIn(email, PASSWORD, { cookie: `gatehouse-device=${known}` });
+      expect(byKnownDevice.status, await byKnownDevice.clone().text()).toBe(200);
+      // And the mailed link lets a new browser past the lock.
+      const token = linkTokenOf((await mailsTo(email, UNLOCK_MAIL))[0]!);
+      expect(token).not.toBeNull();
+      const unlocked = await browserPost("/api/unlock", null, { token });
+      expect(unlocked.status, await unlocked.clone().text()).toBe(200);
+      const fresh = await browserSignIn(email, PASSWORD, { cookie: `gatehouse-device=${deviceCookieOf(unlocked)}` });
+      expect(fresh.status, await fresh.clone().text()).toBe(200);
+      expect(sessionPairOf(fresh)).not.toBeNull();
+    });
+
+    it("the owner's pending sign-in from a new device is not refused because strangers guessed codes", async () => {
+      const email = "pending-owner@example.com";
+      const owner = await ownerWaitingForCode(email);
+
+      // Meanwhile strangers guess codes on stand-ins of their own, well past every threshold.
+      for (let round = 0; round < 2; round++) {
+        const token = await confirmationTokenOf(await tokenSignIn(email, `${WRONG} ${round}`));
+        for (let i = 0; i < 5; i++) expect((await confirmDevice(token, "000000")).status).toBe(401);
+        if (await strangers(email)) break;
+      }
+      expect(await strangers(email)).toBe(true);
+
+      // The owner's own code on the owner's own pending sign-in: in.
+      const done = await browserStep(owner.pending, owner.code);
+      expect(done.status, await done.clone().text()).toBe(200);
+      expect(sessionPairOf(done)).not.toBeNull();
+      expect(deviceCookieOf(done)).not.toBeNull();
+    });
+
+    it("the owner's typo on the code costs the owner nothing but that try", async () => {
+      const email = "typo-code@example.com";
+      const { pending, code } = await ownerWaitingForCode(email);
+      const typo = await browserStep(pending, otherCode(code));
+      expect(typo.status).toBe(401);
+      expect(await typo.json()).toMatchObject({ error: "invalid_code", triesLeft: 4 });
+      expect((await browserStep(pending, code)).status).toBe(200);
+      // The owner's success ends the streak: the next stranger starts from nothing.
+      expect(await failuresOf(email)).toBe(0);
+    });
+
+    it("wrong codes on a stand-in and on a right password's pending sign-in answer and count alike", async () => {
+      const real = "counted-real@example.com";
+      const wrong = "counted-wrong@example.com";
+      await createAccount(gate, real, PASSWORD);
+      await createAccount(gate, wrong, PASSWORD);
+      for (const email of [real, wrong, "counted-nobody@example.com"]) expect((await tokenSignIn(email, WRONG)).status).toBe(401);
+      const tokens = {
+        real: await confirmationTokenOf(await tokenSignIn(real, PASSWORD)),
+        wrong: await confirmationTokenOf(await tokenSignIn(wrong, WRONG)),
+        nobody: await confirmationTokenOf(await tokenSignIn("counted-nobody@example.com", PASSWORD)),
+      };
+      const code = await newestCode(real);
+      for (let n = 1; n <= 5; n++) {
+        const answers = [];
+        for (const token of Object.values(tokens)) {
+          const res = await confirmDevice(token, otherCode(code));
+          answers.push([res.status, comparableAnswer((await res.json()) as Record<string, unknown>)]);
+        }
+        expect(new Set(answers.map((answer) => JSON.stringify(answer))).size, JSON.stringify(answers)).toBe(1);
+        expect(answers[0]).toEqual([401, expect.objectContaining({ error: "invalid_code", triesLeft: 5 - n })]);
+      }
+      // Each username: a failure, a counted password, five wrong codes.
+      expect([await failuresOf(real), await failuresOf(wrong), await failuresOf("counted-nobody@example.com")]).toEqual([7, 7, 7]);
+      // The owners of both accounts are told, as the threshold of wrong passwords tells them.
+      expect(await mailsTo(real, UNLOCK_MAIL)).toHaveLength(1);
+      expect(await mailsTo(wrong, UNLOCK_MAIL)).toHaveLength(1);
+    });
+
+    describe("Resend code", () => {
+      /** Status, body and the headers a client could tell apart (Date aside). */
+      async function answerOf(res: Response) {
+        const headers = Object.fromEntries([...res.headers].filter(([name]) => name !== "date"));
+        return { status: res.status, headers, body: await res.text() };
+      }
+
+      it("mails a new code for a right password's pending sign-in, which replaces the last; a stand-in's answers alike and mails nothing", async () => {
+        const email = "resend@example.com";
+        await createAccount(gate, email, PASSWORD);
+        for (const address of [email, "resend-nobody@example.com"]) expect((await tokenSignIn(address, WRONG)).status).toBe(401);
+        const real = pendingOf(await browserSignIn(email, PASSWORD));
+        const standIn = pendingOf(await browserSignIn(email, WRONG));
+        const nobody = pendingOf(await browserSignIn("resend-nobody@example.com", PASSWORD));
+        const first = await newestCode(email);
+
+        const answers = [await answerOf(await resend(real)), await answerOf(await resend(standIn)), await answerOf(await resend(nobody))];
+        expect(answers[0]!.status).toBe(202);
+        expect(answers[1]).toEqual(answers[0]);
+        expect(answers[2]).toEqual(answers[0]);
+        expect(await mailsTo(email, CODE_MAIL)).toHaveLength(2);
+        expect(smtp.received.filter((mail) => recipientOf(mail) === "resend-nobody@example.com")).toHaveLength(0);
+        const second = await newestCode(email);
+
+        // The newest code is the one that works; a resend spends no try.
+        const old = await browserStep(real, first);
+        if (first !== second) expect(old.status).toBe(401);
+        const done = await browserStep(real, second);
+        expect(done.status, await done.clone().text()).toBe(200);
+        // Finished: nothing more to resend for.
+        expect(await resend(real)).toMatchObject({ status: 401 });
+      });
+
+      it("is bounded per account by the code mail quota; past it the answer is the same and the last code still works", async () => {
+        await serveWith({ RATE_LIMIT_DEVICE_CODE_MAIL: "2/1h" });
+        try {
+          const email = "resend-quota@example.com";
+          const { pending } = await ownerWaitingForCode(email);
+          const answers = [];
+          for (let i = 0; i < 4; i++) answers.push(await answerOf(await resend(pending)));
+          expect(new Set(answers.map((answer) => JSON.stringify(answer))).size).toBe(1);
+          expect(await mailsTo(email, CODE_MAIL)).toHaveLength(2);
+          expect((await browserStep(pending, await newestCode(email))).status).toBe(200);
+        } finally {
+          await serveWith();
+        }
+      });
+
+      it("refuses another site, a missing or spent pending sign-in, and the second factor's step", async () => {
+        expect((await resend(null)).status).toBe(401);
+        expect((await resend("gatehouse-pending-sign-in=" + "A".repeat(43))).status).toBe(401);
+        const email = "resend-shapes@example.com";
+        const { pending } = await ownerWaitingForCode(email);
+        expect((await resend(pending, { "sec-fetch-site": "cross-site" })).status).toBe(403);
+        expect(await mailsTo(email, CODE_MAIL)).toHaveLength(1);
+      });
+    });
+  });
+}
