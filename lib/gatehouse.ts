@@ -295,6 +295,9 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   if (linkProblem) throw new Error(linkProblem);
   const trustedProxies = parseTrustedProxies(config.http.trustedProxies);
   const trustedNetworks = parseTrustedProxies(config.http.trustedNetworks, "TRUSTED_NETWORKS");
+  const usernameLimit = config.rateLimit.policies.signInUsername.algorithm;
+  const usernameLimitMs =
+    usernameLimit.kind === "token-bucket" ? Math.max(...usernameLimit.bandwidths.map((b) => b.periodMs)) : usernameLimit.windowMs;
   // The gauges read the hash budget and the circuits at scrape time, after both are built below.
   const metrics = new Metrics({
     hashBudget: () => ({
@@ -439,7 +442,10 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
       const nowMs = clock();
       const check = await lockouts.check(usernameKey(email), nowMs, config.lockout);
       const row = check.seen.row;
-      return check.locked || (row !== null && row.failureCount > 0 && nowMs - row.lastFailureAtMs < config.lockout.quietPeriodMs);
+      // Failures as recent as the per-username limit still counts them: the owner's browser may be
+      // refused by it after the lock itself ended. Older ones would let a stranger keep a link
+      // coming with one wrong password every 12 hours.
+      return check.locked || (row !== null && row.failureCount > 0 && nowMs - row.lastFailureAtMs < usernameLimitMs);
     },
     onSkipped: (kind, reason) => log.info({ event: "mail_skipped", kind, reason }),
   });

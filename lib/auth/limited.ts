@@ -7,6 +7,7 @@ import { outageCause } from "@/lib/rate-limit/outage";
 import { limitStoreUnavailable, noClientAddress, REFUSE, serviceUnavailable } from "@/lib/http/refusals";
 import { jsonError, localized } from "@/lib/http/responses";
 import { sentence } from "@/lib/i18n/sentence";
+import type { PolicyName } from "@/lib/rate-limit/policies";
 import { ruleAt, type DeviceLane, type LimitKey, type RefusalStyle, type RouteLimit, type RoutePath } from "@/lib/http/route-policies";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { messageOf } from "@/lib/log/message";
@@ -27,7 +28,7 @@ import { messageOf } from "@/lib/log/message";
 export class RouteLimits {
   private next = 0;
   /** Rows counted and allowed: what a success may give back. */
-  private readonly counted: { row: RouteLimit; parts: string[] }[] = [];
+  private readonly counted: Counted[] = [];
   /** Address rows a device cookie put off until the account is known. */
   private deferred: RouteLimit[] = [];
   /** Rows the device lane passed, with their keys (a device later found gone pays them after all). */
@@ -126,27 +127,43 @@ export class RouteLimits {
     for (const row of waiting) await this.apply(row, "address", "");
   }
 
-  /** The request ended in a success: the budgets that count failures only get it back (once). */
-  async succeeded(): Promise<void> {
+  /**
+   * The request ended in a success of `account` (its user id): the budgets that count failures
+   * only get it back, once, while the account's own refunds last (`successRefunds`): one account's
+   * right password sent in a loop is not free, an office of different people is.
+   */
+  async succeeded(account: string): Promise<void> {
     if (this.given) return;
     this.given = true;
-    await this.giveBack((row) => this.gate.config.rateLimit.policies[row.policy].countsFailuresOnly === true);
+    await this.giveBack(({ row }) => this.countsFailuresOnly(row), "successRefunds", ["account", account]);
   }
 
-  private async giveBack(which: (row: RouteLimit) => boolean): Promise<void> {
-    const returning = this.counted.filter(({ row }) => which(row));
+  /**
+   * Gives back the counted rows `which` picks, if `allowance` (a policy keyed by `allowanceKey`)
+   * has one left. A refund that fails leaves the request counted: the stricter reading, never an
+   * error to the owner.
+   */
+  private async giveBack(which: (entry: Counted) => boolean, allowance: PolicyName, allowanceKey: string[]): Promise<void> {
+    const returning = this.counted.filter(which);
+    if (returning.length === 0) return;
+    const allowed = await this.gate.limiter.consume(allowance, allowanceKey).catch(() => null);
+    if (!allowed?.allowed) return;
     for (const entry of returning) this.counted.splice(this.counted.indexOf(entry), 1);
-    // A refund that fails leaves the request counted: the stricter reading, never an error to the owner.
     await Promise.all(
-      returning.map(({ row, parts }) =>
-        this.gate.limiter.consume(row.policy, parts, { cost: -1, trustedNetwork: this.trusted(row.key) }).catch(() => {}),
+      returning.map(({ row, parts, trustedNetwork }) =>
+        this.gate.limiter.consume(row.policy, parts, { cost: -1, trustedNetwork }).catch(() => {}),
       ),
     );
   }
 
+  private countsFailuresOnly(row: RouteLimit): boolean {
+    return this.gate.config.rateLimit.policies[row.policy].countsFailuresOnly === true;
+  }
+
   private async apply(row: RouteLimit, key: LimitKey | "device", value: string): Promise<Response | null> {
     const parts = this.keyParts(key, value);
-    const result = await this.gate.limiter.consume(row.policy, parts, { trustedNetwork: this.trusted(key) });
+    const trustedNetwork = this.trusted(key);
+    const result = await this.gate.limiter.consume(row.policy, parts, { trustedNetwork });
     this.gate.metrics.limitDecisions.inc({ policy: row.policy, result: result.allowed ? "allowed" : "refused" });
     // A fail-closed limit whose store is down refused nobody in particular: 503, not "too many
     // attempts", and nothing for the fast path to remember (the breaker already logged the outage).
@@ -155,7 +172,7 @@ export class RouteLimits {
       return limitStoreUnavailable(result);
     }
     if (result.allowed) {
-      this.counted.push({ row, parts });
+      this.counted.push({ row, key, parts, trustedNetwork });
       return null;
     }
     logSecurity(this.gate, {
@@ -166,10 +183,17 @@ export class RouteLimits {
       ...(key === "addressAndUsername" ? { email: value } : key === "user" ? { userId: value } : {}),
     });
     // The per-username limit counted this request on its own key: the address's budget, which a
-    // crowd shares, gets it back, so one guest guessing one account cannot spend everybody's.
-    if (key === "addressAndUsername") await this.giveBack(({ key: counted }) => counted === "address");
-    // The first limit, by address alone: the fast path in server.mjs answers the next ones.
-    if (this.next === 1 && key === "address") this.gate.fastPath.remember(this.path, this.client, result);
+    // crowd shares, gets it back, so one guest guessing one account cannot spend everybody's. Up
+    // to `refusalRefunds` a quarter hour: past it they spend the address, whose refusal the fast
+    // path then answers, so a flood of them stays cheap.
+    if (key === "addressAndUsername")
+      await this.giveBack((entry) => entry.key === "address" && this.countsFailuresOnly(entry.row), "refusalRefunds", [
+        "refusal",
+        this.client.key,
+      ]);
+    // A limit by address alone: the fast path in server.mjs answers the next ones (never a known
+    // device's, which it lets through to its lane).
+    if (key === "address") this.gate.fastPath.remember(this.path, this.client, result);
     return REFUSE[this.style](result);
   }
 
@@ -196,6 +220,9 @@ export class RouteLimits {
     }
   }
 }
+
+/** A row counted and allowed, as it was counted: what a refund gives back exactly there. */
+type Counted = { row: RouteLimit; key: LimitKey | "device"; parts: string[]; trustedNetwork: boolean };
 
 type Handler<C> = (request: NextRequest, limits: RouteLimits, context: C) => Promise<Response>;
 

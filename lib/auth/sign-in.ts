@@ -141,7 +141,9 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
   const outcome = await checkPassword(gate, admission);
   // Budgets a crowd of owners shares count failures only: a right password gives its attempt back.
   // Never for a device confirmation, which answers a right password and a wrong one alike.
-  if (outcome.ok === true || (outcome.ok === "second_step" && outcome.pending.step === "second_factor")) await limits.succeeded();
+  if (outcome.ok === true) await limits.succeeded(outcome.user.id);
+  else if (outcome.ok === "second_step" && outcome.pending.step === "second_factor" && outcome.user)
+    await limits.succeeded(outcome.user.id);
   return outcome;
 }
 
@@ -464,14 +466,16 @@ async function countedWithoutSession(
  * what such a failure brings (the address's failures, "under attack", and at the threshold the
  * unlock link to the owner, who is found by the address the pending sign-in sealed). That lock does
  * not gate codes, so it counts them even while it holds: each pending sign-in's own 5 tries do, and
- * the owner's is never refused for codes strangers sent on theirs (docs/decisions/0020).
+ * the owner's is never refused for codes strangers sent on theirs (docs/decisions/0020). Only a
+ * pending sign-in's first wrong code counts: codes need no proof of work, and counting all five
+ * would let a stranger double the lock five times for each password it sends (an attacker's review).
  */
 export async function countWrongCode(
   gate: Gatehouse,
   from: Pick<SignInAdmission, "client" | "userAgent">,
-  pending: { usernameKey: string | null; sealedEmail: string | null },
+  pending: { usernameKey: string | null; sealedEmail: string | null; attempts: number },
 ): Promise<void> {
-  if (pending.usernameKey === null) return;
+  if (pending.usernameKey === null || pending.attempts > 1) return;
   const subject = strangersOf(gate, pending.usernameKey);
   const nowMs = gate.clock();
   const attempt = await gate.lockouts.admitAttempt(subject.key, nowMs, { ...subject.policy, countWhileLocked: true });

@@ -55,7 +55,7 @@ describe("lockout rules", () => {
     const locked = failTimes(5, 0);
     expect(checkLockout(locked, 5_000, counting)).toMatchObject({ locked: true });
     const counted = admitAttempt(locked, 5_000, counting);
-    expect(counted).toEqual({ allowed: true, state: { failureCount: 6, lastFailureAtMs: 5_000, lockedUntilMs: 125_000 } });
+    expect(counted).toEqual({ allowed: true, state: { failureCount: 6, lastFailureAtMs: 5_000, lockedUntilMs: 125_000 }, counted: true });
     // Below the threshold it counts as any attempt does.
     expect(admitAttempt(null, 0, counting)).toEqual(admitAttempt(null, 0, policy));
   });

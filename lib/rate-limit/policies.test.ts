@@ -64,6 +64,8 @@ describe("defaultPolicies", () => {
       { name: "signInUsername", kind: "token-bucket", spec: "5/15m", failMode: "closed" },
       { name: "signInAddress", kind: "token-bucket", spec: "30/15m", failMode: "closed" },
       { name: "signInDevice", kind: "token-bucket", spec: "20/15m", failMode: "closed" },
+      { name: "successRefunds", kind: "token-bucket", spec: "5/15m", failMode: "closed" },
+      { name: "refusalRefunds", kind: "token-bucket", spec: "60/15m", failMode: "closed" },
       { name: "register", kind: "token-bucket", spec: "20/1h", failMode: "closed" },
       { name: "altchaChallenge", kind: "token-bucket", spec: "120/1m,30/10s", failMode: "open" },
       { name: "altchaChallengeDevice", kind: "token-bucket", spec: "30/1m,10/10s", failMode: "open" },
@@ -92,6 +94,7 @@ describe("defaultPolicies", () => {
       "signInUsername",
       "signInAddress",
       "passkeySignIn",
+      "secondStep",
     ]);
     for (const policy of Object.values(defaultPolicies)) expect(policy.description.length).toBeGreaterThan(20);
   });

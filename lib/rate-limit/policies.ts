@@ -30,6 +30,8 @@ export type PolicyName =
   | "signInUsername"
   | "signInAddress"
   | "signInDevice"
+  | "successRefunds"
+  | "refusalRefunds"
   | "register"
   | "altchaChallenge"
   | "altchaChallengeDevice"
@@ -146,6 +148,20 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
       "success (or by the per-username limit's refusal, which counted it on its own key), so an office of owners " +
       "behind one address never spends it; wrong passwords and malformed or body-less requests do. A known " +
       "device of the account has its own lane (signInDevice). Fails closed.",
+  },
+  successRefunds: {
+    failMode: "closed",
+    description:
+      "Refunds per account of the budgets that count failures only (a right password, a passkey, a passed second " +
+      "step gives its attempt back): a person signs in a few times a quarter hour, so one account's right password " +
+      "sent in a loop is not free Argon2id for its address. Fails closed: no refund.",
+  },
+  refusalRefunds: {
+    failMode: "closed",
+    description:
+      "Refunds per client address of its sign-in budget for attempts the per-username limit refused (counted on " +
+      "that key already), so one guest guessing one account does not spend an office's budget; past it they spend " +
+      "the address, whose refusal the fast path then answers cheaply. Fails closed: no refund.",
   },
   signInDevice: {
     failMode: "closed",
@@ -264,8 +280,10 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
   },
   secondStep: {
     failMode: "closed",
+    countsFailuresOnly: true,
     description:
-      "Second-step answers (authenticator-app codes, recovery codes, passkeys after a password) per client address. " +
+      "Wrong second-step answers (authenticator-app codes, recovery codes, mailed device codes, passkeys after a " +
+      "password) per client address: a passed step gives its answer back, so an office's staff never spend it. " +
       "Each pending sign-in takes 5 tries and each account has its own code lock behind this. Fails closed.",
   },
   secondStepAccount: {
@@ -287,6 +305,8 @@ const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   signInUsername: "5/15m",
   signInAddress: "30/15m",
   signInDevice: "20/15m",
+  successRefunds: "5/15m",
+  refusalRefunds: "60/15m",
   register: "20/1h",
   altchaChallenge: "120/1m,30/10s",
   altchaChallengeDevice: "30/1m,10/10s",
@@ -315,6 +335,8 @@ export const policyEnvVars = Object.freeze({
   signInUsername: "RATE_LIMIT_SIGN_IN_USERNAME",
   signInAddress: "RATE_LIMIT_SIGN_IN_ADDRESS",
   signInDevice: "RATE_LIMIT_SIGN_IN_DEVICE",
+  successRefunds: "RATE_LIMIT_SUCCESS_REFUNDS",
+  refusalRefunds: "RATE_LIMIT_REFUSAL_REFUNDS",
   register: "RATE_LIMIT_REGISTER",
   altchaChallenge: "RATE_LIMIT_ALTCHA_CHALLENGE",
   altchaChallengeDevice: "RATE_LIMIT_ALTCHA_CHALLENGE_DEVICE",

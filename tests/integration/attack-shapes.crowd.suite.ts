@@ -194,6 +194,40 @@ export function crowdShapes(label: string, makeDatabase: () => Promise<TestDatab
         expect((await challenge(office, cookie)).status).toBe(200);
       });
 
+      it("does not make one account's right password, sent in a loop, free for its address", async () => {
+        const address = freshAddress();
+        const [owner] = await staff(1);
+        const statuses = [];
+        for (let i = 0; i < 12; i++) statuses.push((await browserSignIn(owner!, PASSWORD, { address })).status);
+        // 5 successes are given back (successRefunds), then each spends the per-username limit's 5.
+        expect(statuses.slice(0, 10)).toEqual(Array(10).fill(200));
+        expect(statuses.slice(10)).toEqual([429, 429]);
+      });
+
+      it("lets a flood the per-username limit refuses spend the address after its refunds, so the fast path takes it", async () => {
+        const address = freshAddress();
+        const [victim] = await staff(1);
+        const bodies = [];
+        for (let i = 0; i < 100; i++) bodies.push(await (await browserSignIn(victim!, `guess ${i}`, { address })).json());
+        const scopes = bodies.slice(5).map((body: { error?: string; scope?: string }) => body.scope ?? body.error);
+        // 5 checked; 60 refusals by the username limit given back (refusalRefunds), then 30 spend the
+        // address, whose own refusal (no scope) follows, and the fast path may answer it.
+        expect(scopes.slice(0, 60).every((scope) => scope === "username")).toBe(true);
+        expect(scopes.at(-1)).toBe("rate_limited");
+        expect(checks.verified()).toBe(5);
+      });
+
+      it("charges a replaced device cookie's challenge to the address", async () => {
+        const office = freshAddress();
+        const [owner] = await staff(1);
+        const stale = await knownDevice(owner!, freshAddress());
+        // Signing in again replaces the device: the old cookie's signature still holds, its device is gone.
+        await browserSignIn(owner!, PASSWORD, { address: freshAddress(), cookie: stale });
+        let refused = 0;
+        for (let i = 0; i < 200 && refused === 0; i++) if ((await challenge(office, stale)).status === 429) refused++;
+        expect(refused).toBe(1);
+      });
+
       it("gives an address in TRUSTED_NETWORKS a larger allowance, never past the per-username limit or the lockout", async () => {
         const office = "203.0.113.9";
         const people = await staff(40);

@@ -73,7 +73,7 @@ describe("the composition root", () => {
           for (let i = 0; i < 2; i++) {
             const admission = gate.admissions.issue({
               email: "owner@example.com",
-              password: "a guess",
+              password: `guess ${i}`,
               client,
               device: null,
               route: "/test",

@@ -12,13 +12,17 @@ export const dynamic = "force-dynamic";
  * the base size (lib/captcha/difficulty.ts). The budget's level is signed in too: the discount
  * holds at use only for the device's own account, and only while no pressure calls for more.
  */
-export const GET = limited("/api/altcha/challenge", async (request, { gate, client }) => {
+export const GET = limited("/api/altcha/challenge", async (request, limits) => {
+  const { gate, client } = limits;
   const nowMs = gate.clock();
   const pressure = {
     budgetPressure: gate.hashBudget.recentPressure(),
     addressFailures: gate.addressFailures.get(client.key) ?? 0,
     knownDevice: await gate.devices.isKnown(deviceTokenOf(request, gate.config), nowMs),
   };
+  // A signed cookie whose device is gone (replaced at its sign-in, or revoked) had no lane: it pays the address's limit.
+  const byAddress = pressure.knownDevice ? null : await limits.deviceGone();
+  if (byAddress) return byAddress;
   const level = challengeLevel(pressure);
   gate.metrics.challengesIssued.inc({ level: String(level) });
   const settings = { ...gate.altcha, maxCounter: maxCounterAt(gate.altcha.maxCounter, level) };

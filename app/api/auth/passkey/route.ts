@@ -20,6 +20,6 @@ export const POST = limited("/api/auth/passkey", async (request, limits) => {
   const outcome = await signInWithPasskey(limits, answer.credential, deviceTokenOf(request, gate.config));
   if (!outcome.ok) return outcome.refusal ?? passkeyRefused("invalid_response");
   // The address's budgets count failed passkeys only: an office of owners never spends them.
-  await limits.succeeded();
+  await limits.succeeded(outcome.user.id);
   return signedInBrowser(gate, outcome, limits.client, limits.userAgent, { url: landingUrl(gate, outcome, answer.callbackUrl) });
 });
