@@ -356,6 +356,12 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     }
     return client;
   };
+  // A device cookie whose username-free signature holds, from a raw Cookie header: an HMAC, no
+  // read. The door schedules by it, and the fast path lets it through to its device lane.
+  const signedDeviceToken = (headers: HeaderReader): string | null => {
+    const token = deviceTokenOfHeader(headers.get("cookie"), config);
+    return doorCheckedDeviceId(config.devices.cookieSecret, token, clock()) === null ? null : token!;
+  };
   // The fast path resolves again what the route will resolve: counted and logged there, once.
   const fastPath = new FastPathCache(
     fastRoutes(),
@@ -372,7 +378,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
         i18n.localeOf(new Headers({ cookie: headers.get("cookie") ?? "", "accept-language": headers.get("accept-language") ?? "" })),
       say: (response, locale) => localized(response, locale, i18n.translator(locale)),
     },
-    (headers) => doorCheckedDeviceId(config.devices.cookieSecret, deviceTokenOfHeader(headers.get("cookie"), config), clock()) !== null,
+    (headers) => signedDeviceToken(headers) !== null,
   );
   // A stranger sent away is service refused: said once per 10 s, counted every time.
   const reportDoorBusy = throttled(10_000, () =>
@@ -394,10 +400,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
           // Intervals only: on the wall clock, a step back would stop every refill and trickle.
           clock: monotonicMs,
           utilisation: options.utilisation ?? eventLoopUtilisation(),
-          deviceToken: (headers) => {
-            const token = deviceTokenOfHeader(headers.get("cookie"), config);
-            return doorCheckedDeviceId(config.devices.cookieSecret, token, clock()) === null ? null : token!;
-          },
+          deviceToken: signedDeviceToken,
           recognise: async (token) => ((await devices.isKnown(token, clock())) ? deviceIdOf(token) : null),
           busyAnswer: (retryAfterMs, headers) => fastPath.refusal(busy(retryAfterMs), headers),
           exempt: DOOR_EXEMPT_PATHS,

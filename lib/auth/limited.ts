@@ -59,7 +59,7 @@ export class RouteLimits {
     if (key === "addressAndUsername" && this.deferred.length > 0) {
       const waiting = this.deferred;
       this.deferred = [];
-      if (owner) this.waived.push(...waiting.map((row) => ({ row, key: "address" as const, value: "" })));
+      if (owner) this.waived.push(...waiting.map(waivedAddressRow));
       else
         for (const row of waiting) {
           const refused = await this.apply(row, "address", "");
@@ -101,8 +101,7 @@ export class RouteLimits {
     const refused = await this.apply({ policy: this.lane.policy.policy, key: "address" }, "device", this.lane.deviceId);
     if (refused) return refused;
     // The signature is the whole proof where the route names no account.
-    if (this.lane.policy.proof === "cookie")
-      this.waived.push(...this.deferred.splice(0).map((row) => ({ row, key: "address" as const, value: "" })));
+    if (this.lane.policy.proof === "cookie") this.waived.push(...this.deferred.splice(0).map(waivedAddressRow));
     return null;
   }
 
@@ -220,6 +219,9 @@ export class RouteLimits {
     }
   }
 }
+
+/** An address row the device lane passed, as `deviceGone` would apply it after all. */
+const waivedAddressRow = (row: RouteLimit) => ({ row, key: "address" as const, value: "" });
 
 /** A row counted and allowed, as it was counted: what a refund gives back exactly there. */
 type Counted = { row: RouteLimit; key: LimitKey | "device"; parts: string[]; trustedNetwork: boolean };
