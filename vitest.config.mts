@@ -7,7 +7,6 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   resolve: { alias: { "@": fileURLToPath(new URL(".", import.meta.url)) } },
   test: {
-    include: ["lib/**/*.test.ts", "tests/**/*.test.ts"],
     environment: "node",
     // Integration tests open real databases; give them room on a 2-core machine.
     testTimeout: 30_000,
@@ -20,5 +19,15 @@ export default defineConfig({
       // Mail from tests without an SMTP server of their own goes to a throwaway outbox, not the repository's .data/.
       MAIL_OUTBOX_DIR: path.join(os.tmpdir(), `gatehouse-test-outbox-${randomBytes(4).toString("hex")}`),
     },
+    // One project per database for the integration suites (`*.suite.ts` register themselves through
+    // tests/helpers/each-database.ts), so a suite is written once and runs on both; every project
+    // takes the settings above (`extends`) and adds only its own.
+    projects: [
+      { extends: true, test: { name: "unit", include: ["lib/**/*.test.ts", "tests/**/*.test.ts"] } },
+      ...(["pglite", "postgres"] as const).map((kind) => ({
+        extends: true as const,
+        test: { name: kind, include: ["tests/integration/*.suite.ts"], env: { TEST_DATABASE_KIND: kind } },
+      })),
+    ],
   },
 });

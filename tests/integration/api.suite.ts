@@ -7,6 +7,7 @@ import { registerAccount } from "@/lib/users/accounts";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+import { onEachDatabase } from "../helpers/each-database";
 
 /** The authenticated API, its buckets, telemetry isolation and security events, through the real route handlers. */
 export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
@@ -221,3 +222,5 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
     });
   });
 }
+
+onEachDatabase("the API", ({ label, makeDatabase }) => apiSuite(label, makeDatabase));

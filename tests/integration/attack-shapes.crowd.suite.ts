@@ -8,6 +8,8 @@ import { closeServed, servedGatehouse, testGatehouse } from "../helpers/instance
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { linkTokenOf, recipientOf, startMailbox } from "../helpers/smtp";
 import { watchPasswordChecks } from "../helpers/verifications";
+import { onEachDatabase } from "../helpers/each-database";
+import { testKeyPrefix } from "../helpers/redis";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -308,3 +310,17 @@ export function crowdShapes(label: string, makeDatabase: () => Promise<TestDatab
     });
   });
 }
+
+// The memory limiter on PGlite (one instance); Redis beside PostgreSQL, as several instances share it.
+onEachDatabase(
+  "the owner and the crowd",
+  ({ label, makeDatabase, redisUrl }) =>
+    redisUrl
+      ? crowdShapes(`${label}, Redis limiter`, makeDatabase, () => ({
+          RATE_LIMIT_STORE: "redis",
+          REDIS_URL: redisUrl,
+          RATE_LIMIT_KEY_PREFIX: testKeyPrefix(),
+        }))
+      : crowdShapes(`${label}, memory limiter`, makeDatabase),
+  { needs: ["redis"] },
+);

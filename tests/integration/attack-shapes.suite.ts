@@ -19,6 +19,7 @@ import { watchPasswordChecks } from "../helpers/verifications";
 import { codeShapes } from "./attack-shapes.codes";
 import { hardeningShapes } from "./attack-shapes.hardening";
 import { ownerShapes } from "./attack-shapes.owner";
+import { onEachDatabase } from "../helpers/each-database";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -825,3 +826,5 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     });
   });
 }
+
+onEachDatabase("attack shapes", ({ label, makeDatabase }) => attackShapeSuite(label, makeDatabase));

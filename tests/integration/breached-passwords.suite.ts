@@ -7,6 +7,7 @@ import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { freePort } from "../helpers/ports";
+import { onEachDatabase } from "../helpers/each-database";
 
 /** Long enough, past zxcvbn-ts's threshold, on no list: only the corpus below can refuse them. */
 const LEAKED = "velvet harbour quince 1931";
@@ -176,3 +177,5 @@ export function breachedPasswordsSuite(label: string, makeDatabase: () => Promis
     });
   });
 }
+
+onEachDatabase("breached passwords", ({ label, makeDatabase }) => breachedPasswordsSuite(label, makeDatabase));

@@ -15,6 +15,7 @@ import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
+import { onEachDatabase } from "../helpers/each-database";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -184,3 +185,5 @@ export function changePasswordSuite(label: string, makeDatabase: () => Promise<T
     });
   });
 }
+
+onEachDatabase("change password", ({ label, makeDatabase }) => changePasswordSuite(label, makeDatabase));

@@ -17,6 +17,7 @@ import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { startRangeServer } from "../helpers/range-server";
 import { deviceCodeMails, otherCode, pendingCookieOf, secondStepPost } from "../helpers/pending";
 import { recipientOf, startMailbox } from "../helpers/smtp";
+import { onEachDatabase } from "../helpers/each-database";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -445,3 +446,5 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
     });
   });
 }
+
+onEachDatabase("device confirmation", ({ label, makeDatabase }) => deviceConfirmationSuite(label, makeDatabase));

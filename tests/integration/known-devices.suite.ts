@@ -12,6 +12,7 @@ import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
+import { onEachDatabase } from "../helpers/each-database";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -361,3 +362,5 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
     });
   });
 }
+
+onEachDatabase("known devices", ({ label, makeDatabase }) => knownDevicesSuite(label, makeDatabase));

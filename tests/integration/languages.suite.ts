@@ -5,6 +5,7 @@ import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { altchaPayload, browserSignIn, createAccount, tokenSignIn } from "../helpers/browser";
 import { recipientOf, startMailbox } from "../helpers/smtp";
+import { onEachDatabase } from "../helpers/each-database";
 
 type Gatehouse = import("@/lib/app").Gatehouse;
 type RegisterRoute = typeof import("@/app/api/register/route");
@@ -220,3 +221,5 @@ export function languageSuite(label: string, makeDatabase: () => Promise<TestDat
     });
   });
 }
+
+onEachDatabase("languages", ({ label, makeDatabase }) => languageSuite(label, makeDatabase));

@@ -5,6 +5,7 @@ import { registerAccount } from "@/lib/users/accounts";
 import type { TestDatabase } from "../helpers/databases";
 import { testGatehouse } from "../helpers/instance";
 import { watchPasswordChecks } from "../helpers/verifications";
+import { onEachDatabase } from "../helpers/each-database";
 
 /**
  * The account lockout at the password check (checkPassword) on a real database. The HTTP shapes
@@ -92,3 +93,5 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
     });
   });
 }
+
+onEachDatabase("account lockout", ({ label, makeDatabase }) => lockoutSuite(label, makeDatabase));

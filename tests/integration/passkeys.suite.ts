@@ -16,6 +16,7 @@ import { closeServed, servedGatehouse, testGatehouse } from "../helpers/instance
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
 import { softAuthenticator, type SoftPasskey } from "../helpers/webauthn";
+import { onEachDatabase } from "../helpers/each-database";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -424,3 +425,6 @@ export function passkeysSuite(label: string, makeDatabase: () => Promise<TestDat
     }
   });
 }
+
+// On PostgreSQL the limiter and the replay store are there too, as instances share them.
+onEachDatabase("passkeys", ({ label, makeDatabase, kind }) => passkeysSuite(label, makeDatabase, { shared: kind === "postgres" }));

@@ -16,6 +16,7 @@ import type { TestDatabase } from "../helpers/databases";
 import { closeServed, runAdminCommand, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { linkTokenOf, recipientOf, startMailbox } from "../helpers/smtp";
+import { onEachDatabase } from "../helpers/each-database";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -572,3 +573,5 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
     }
   });
 }
+
+onEachDatabase("recovery by email", ({ label, makeDatabase }) => recoverySuite(label, makeDatabase));

@@ -5,6 +5,7 @@ import type { Gatehouse } from "@/lib/gatehouse";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+import { onEachDatabase } from "../helpers/each-database";
 
 type RouteModule = typeof import("@/app/api/register/route");
 type ChallengeModule = typeof import("@/app/api/altcha/challenge/route");
@@ -238,3 +239,5 @@ export function registrationSuite(label: string, makeDatabase: () => Promise<Tes
     });
   });
 }
+
+onEachDatabase("registration", ({ label, makeDatabase }) => registrationSuite(label, makeDatabase));

@@ -4,6 +4,7 @@ import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader } from "../helpers/peer";
 import { RoundTrips } from "../helpers/round-trips";
+import { onEachDatabase } from "../helpers/each-database";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -77,3 +78,5 @@ export function roundTripsSuite(label: string, makeDatabase: () => Promise<TestD
     });
   });
 }
+
+onEachDatabase("round trips", ({ label, makeDatabase }) => roundTripsSuite(label, makeDatabase));

@@ -20,6 +20,7 @@ import { closeServed, runAdminCommand, servedGatehouse } from "../helpers/instan
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { otherCode, pendingCookieOf, secondStepPost } from "../helpers/pending";
 import { softAuthenticator } from "../helpers/webauthn";
+import { onEachDatabase } from "../helpers/each-database";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -541,3 +542,8 @@ export function secondFactorSuite(label: string, makeDatabase: () => Promise<Tes
     });
   });
 }
+
+// On PostgreSQL the limiter and the replay store are there too, as instances share them.
+onEachDatabase("the second step", ({ label, makeDatabase, kind }) =>
+  secondFactorSuite(label, makeDatabase, { shared: kind === "postgres" }),
+);

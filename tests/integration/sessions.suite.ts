@@ -4,6 +4,7 @@ import { browserSignOut, createAccount, refreshTokens, sessionWith, signedInBrow
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
+import { onEachDatabase } from "../helpers/each-database";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -386,3 +387,5 @@ export function sessionsSuite(label: string, makeDatabase: () => Promise<TestDat
     });
   });
 }
+
+onEachDatabase("browser sessions", ({ label, makeDatabase }) => sessionsSuite(label, makeDatabase));

@@ -4,6 +4,7 @@ import { testGatehouse } from "../helpers/instance";
 import type { MailMessage } from "@/lib/mail/types";
 import { sqlKnownDevices } from "@/lib/devices/known-devices";
 import type { Sql } from "@/lib/db/sql";
+import { onEachDatabase } from "../helpers/each-database";
 
 type Gate = import("@/lib/gatehouse").Gatehouse;
 
@@ -306,3 +307,5 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
     });
   });
 }
+
+onEachDatabase("store writes", ({ label, makeDatabase }) => storeWritesSuite(label, makeDatabase));

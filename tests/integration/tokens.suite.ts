@@ -7,6 +7,7 @@ import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { apiTokenFor } from "../helpers/tokens";
+import { onEachDatabase } from "../helpers/each-database";
 
 type TokenRoute = typeof import("@/app/api/v1/authentication/token/route");
 type RefreshRoute = typeof import("@/app/api/v1/authentication/token/refresh/route");
@@ -514,3 +515,5 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
     });
   });
 }
+
+onEachDatabase("token API", ({ label, makeDatabase }) => tokenSuite(label, makeDatabase));

@@ -1,4 +1,0 @@
-import { freshPglite } from "../helpers/databases";
-import { apiSuite } from "./api.suite";
-
-apiSuite("embedded PGlite", freshPglite);

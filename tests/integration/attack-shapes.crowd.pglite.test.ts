@@ -1,4 +1,0 @@
-import { freshPglite } from "../helpers/databases";
-import { crowdShapes } from "./attack-shapes.crowd.suite";
-
-crowdShapes("embedded PGlite, memory limiter", freshPglite);

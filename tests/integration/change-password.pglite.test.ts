@@ -1,4 +1,0 @@
-import { freshPglite } from "../helpers/databases";
-import { changePasswordSuite } from "./change-password.suite";
-
-changePasswordSuite("embedded PGlite", freshPglite);

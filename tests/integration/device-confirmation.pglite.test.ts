@@ -1,4 +1,0 @@
-import { freshPglite } from "../helpers/databases";
-import { deviceConfirmationSuite } from "./device-confirmation.suite";
-
-deviceConfirmationSuite("embedded PGlite", freshPglite);

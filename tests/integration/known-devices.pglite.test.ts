@@ -1,4 +1,0 @@
-import { freshPglite } from "../helpers/databases";
-import { knownDevicesSuite } from "./known-devices.suite";
-
-knownDevicesSuite("embedded PGlite", freshPglite);

@@ -1,4 +1,0 @@
-import { freshPglite } from "../helpers/databases";
-import { lockoutSuite } from "./lockout.suite";
-
-lockoutSuite("embedded PGlite", freshPglite);

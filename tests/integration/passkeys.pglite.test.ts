@@ -1,4 +1,0 @@
-import { freshPglite } from "../helpers/databases";
-import { passkeysSuite } from "./passkeys.suite";
-
-passkeysSuite("embedded PGlite", freshPglite);

@@ -1,4 +1,0 @@
-import { freshPglite } from "../helpers/databases";
-import { recoverySuite } from "./recovery.suite";
-
-recoverySuite("embedded PGlite", freshPglite);

@@ -1,4 +1,0 @@
-import { freshPglite } from "../helpers/databases";
-import { registrationSuite } from "./register.suite";
-
-registrationSuite("embedded PGlite", freshPglite);

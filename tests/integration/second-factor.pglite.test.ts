@@ -1,4 +1,0 @@
-import { freshPglite } from "../helpers/databases";
-import { secondFactorSuite } from "./second-factor.suite";
-
-secondFactorSuite("embedded PGlite", freshPglite);

@@ -1,4 +1,0 @@
-import { freshPglite } from "../helpers/databases";
-import { sessionsSuite } from "./sessions.suite";
-
-sessionsSuite("embedded PGlite", freshPglite);
