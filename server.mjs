@@ -17,13 +17,16 @@ import {
   inheritedListener,
   LIFECYCLE_SYMBOL,
   listenAddress,
+  CONNECTIONS_SYMBOL,
   maxConnections,
+  maxConnectionsPerAddress,
   localUrl,
   PEER_HEADER,
   PEER_HEADER_SYMBOL,
   STARTED_SYMBOL,
 } from "./lib/server-contract.mjs";
 import { leftSignal, whenDone } from "./lib/http/response-done.mjs";
+import { connectionGuard, effectiveCap, openFilesSoftLimit } from "./lib/http/connections.mjs";
 
 /** @typedef {{ get(name: string): string | null }} HeaderReader */
 /** @typedef {{ status: number; headers: Record<string, string>; body: string | Buffer }} FastAnswer */
@@ -33,7 +36,7 @@ import { leftSignal, whenDone } from "./lib/http/response-done.mjs";
 /** @typedef {import("./lib/lifecycle/lifecycle").Lifecycle} Lifecycle */
 /** The slots this server reads and writes on globalThis (lib/server-contract.mjs names them). */
 const shared =
-  /** @type {typeof globalThis & { [FAST_PATH_SYMBOL]?: FastPath; [DOOR_SYMBOL]?: Door | null; [LIFECYCLE_SYMBOL]?: Lifecycle; [PEER_HEADER_SYMBOL]?: string; [DEV_SERVER_SYMBOL]?: boolean; [STARTED_SYMBOL]?: (value?: unknown) => void }} */ (
+  /** @type {typeof globalThis & { [FAST_PATH_SYMBOL]?: FastPath; [DOOR_SYMBOL]?: Door | null; [LIFECYCLE_SYMBOL]?: Lifecycle; [PEER_HEADER_SYMBOL]?: string; [DEV_SERVER_SYMBOL]?: boolean; [STARTED_SYMBOL]?: (value?: unknown) => void; [CONNECTIONS_SYMBOL]?: unknown }} */ (
     globalThis
   );
 
@@ -110,10 +113,11 @@ function headerReader(incoming) {
  * @param {import("node:http").ServerResponse} res
  */
 async function serve(req, res) {
-  // A request began: the first-byte deadline (below) no longer applies to this socket.
+  // A request began: the first-byte deadline (below) no longer applies to this socket, and the
+  // guard does not close it for another until it is answered.
   req.socket.setTimeout(0);
-  busySockets.add(req.socket);
-  res.once("close", () => busySockets.delete(req.socket));
+  connections.busy(req.socket);
+  res.once("close", () => connections.idle(req.socket));
   req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
   // While draining, each answer closes its connection, so the server can close once they are done.
   if (stopping) res.setHeader("Connection", "close");
@@ -171,9 +175,39 @@ const server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) =
 server.headersTimeout = 10_000;
 server.requestTimeout = 30_000;
 server.keepAliveTimeout = 5_000;
-// MAX_CONNECTIONS (default 1024): past it, a new socket is closed at once, so a connection flood
-// costs new connections, not the memory and file descriptors every client needs.
-server.maxConnections = connectionCap;
+// MAX_CONNECTIONS (default 1024, lowered to what the open-files limit leaves) and a share of it
+// per client address: past either, idle connections are closed first (the holder's own, then the
+// biggest holder's), so a client holding and reopening connections cannot shut new visitors out.
+const limitsText = (() => {
+  try {
+    return fs.readFileSync("/proc/self/limits", "utf8");
+  } catch {
+    return null;
+  }
+})();
+const heldCap = effectiveCap(connectionCap, openFilesSoftLimit(limitsText));
+if (heldCap < connectionCap)
+  console.warn(`MAX_CONNECTIONS ${connectionCap} is more than the open-files limit leaves: holding at most ${heldCap} connections`);
+// A quarter of what the process can hold, unless MAX_CONNECTIONS_PER_ADDRESS says otherwise.
+const perAddressCap = maxConnectionsPerAddress(process.env, heldCap);
+const connections = connectionGuard({
+  cap: heldCap,
+  perAddress: perAddressCap,
+  onFull: (stats) =>
+    console.error(
+      JSON.stringify({
+        level: "error",
+        event: "connection_limit_reached",
+        open: stats.open,
+        cap: stats.cap,
+        perAddress: stats.perAddress,
+        addresses: stats.addresses,
+        reclaimed: stats.reclaimed,
+        refused: stats.refused,
+      }),
+    ),
+});
+shared[CONNECTIONS_SYMBOL] = connections;
 // headersTimeout starts at the first byte, so a connection that never sends one would stay open
 // for ever, holding a file descriptor: enough of them and nobody can connect. Each socket gets a
 // short deadline for its first request; the "timeout" handler above closes it when it passes.
@@ -181,16 +215,21 @@ const firstByteTimeoutMs = shared[LIFECYCLE_SYMBOL]?.firstByteTimeoutMs ?? 5_000
 // A socket's timeout (the first-byte deadline, or Node's keep-alive timeout) closes it unless a
 // request is under way. Decided in the check phase, after a poll phase: on a loop busy for longer
 // than the deadline, the timer runs before the poll that would read a request already waiting.
-/** @type {WeakSet<import("node:net").Socket>} */
-const busySockets = new WeakSet();
 server.on("timeout", (socket) =>
   setImmediate(() => {
-    if (!busySockets.has(socket)) socket.destroy();
+    if (!connections.isBusy(socket)) socket.destroy();
   }),
 );
 let lastAcceptAt = 0;
 server.on("connection", (socket) => {
   lastAcceptAt = Date.now();
+  // Counted under its client's key once the app has said which peers are trusted proxies.
+  const counted = shared[LIFECYCLE_SYMBOL]?.connectionKey(socket.remoteAddress ?? "");
+  if (!connections.admit(socket, counted?.key, counted?.allowance)) {
+    socket.destroy();
+    return;
+  }
+  socket.once("close", () => connections.closed(socket));
   socket.setTimeout(firstByteTimeoutMs);
 });
 // Too many open files: log it (once a second at most) rather than let the error end the process.

@@ -262,13 +262,20 @@ test("a callback URL with a tab cannot send a signed-in browser off the site", a
 });
 
 test.describe("a connection flood", () => {
+  // One server, whose places both tests fill: one at a time.
+  test.describe.configure({ mode: "serial" });
   let instance: Instance;
   let dataDir: string;
 
   test.beforeAll(async () => {
     test.setTimeout(90_000);
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-e2e-connections-"));
-    instance = await startInstance({ ...sharedSecrets(), DATABASE_URL: `pglite:${dataDir}`, MAX_CONNECTIONS: "4" });
+    instance = await startInstance({
+      ...sharedSecrets(),
+      DATABASE_URL: `pglite:${dataDir}`,
+      MAX_CONNECTIONS: "12",
+      MAX_CONNECTIONS_PER_ADDRESS: "4",
+    });
   });
 
   test.afterAll(async () => {
@@ -276,27 +283,48 @@ test.describe("a connection flood", () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  /** A raw socket that connects and then says nothing; resolves once connected. */
-  async function idleSocket(): Promise<import("node:net").Socket> {
+  /** A raw socket from `from` (any 127/8 address is this machine) that connects, then says nothing. */
+  async function idleSocket(from: string): Promise<import("node:net").Socket> {
     const net = await import("node:net");
     const { port } = new URL(instance.baseURL);
     return new Promise((resolve, reject) => {
-      const socket = net.connect(Number(port), "127.0.0.1", () => resolve(socket));
+      const socket = net.connect({ port: Number(port), host: "127.0.0.1", localAddress: from }, () => resolve(socket));
       socket.once("error", reject);
     });
   }
 
-  test("holds at most MAX_CONNECTIONS sockets: the rest are closed at once, and freed places serve again", async () => {
-    const sockets = [];
-    for (let i = 0; i < 8; i++) sockets.push((await idleSocket()).on("error", () => {}));
-    // Well within headersTimeout (10 s): only the cap closes a socket this early.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const open = sockets.filter((socket) => !socket.destroyed).length;
-    // At most 4 (a keep-alive socket left from the start-up health check may hold one place).
-    expect(open).toBeLessThanOrEqual(4);
-    expect(open).toBeGreaterThanOrEqual(3);
-    for (const socket of sockets) socket.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect((await fetch(`${instance.baseURL}/api/health`, { headers: { connection: "close" } })).status).toBe(200);
+  /** One request from `from` on a connection of its own: its status, or the error that ended it. */
+  async function visit(from: string): Promise<number | string> {
+    const socket = (await idleSocket(from)).on("error", () => {});
+    return new Promise((resolve) => {
+      let text = "";
+      socket.on("data", (chunk) => (text += chunk.toString("latin1")));
+      socket.on("close", () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? NaN) || "closed"));
+      socket.write("GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    });
+  }
+
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 500));
+
+  test("one address holding idle connections keeps only its share; a new visitor still gets in", async () => {
+    const held = [];
+    for (let i = 0; i < 20; i++) held.push((await idleSocket("127.0.0.2")).on("error", () => {}));
+    // Well within the first-byte deadline (5 s): only the guard closes a socket this early.
+    await settle();
+    expect(held.filter((socket) => !socket.destroyed).length).toBeLessThanOrEqual(4);
+    // Its newest were refused: a client that reopens what it loses would otherwise loop through requests.
+    expect(held.slice(0, 4).every((socket) => !socket.destroyed)).toBe(true);
+    expect(await visit("127.0.0.3")).toBe(200);
+    for (const socket of held) socket.destroy();
+  });
+
+  test("at the cap, idle connections of the biggest holders give way to a new visitor", async () => {
+    const held = [];
+    // 4 addresses × their share of 4 fill every place (12) and more.
+    for (let a = 10; a < 14; a++) for (let i = 0; i < 4; i++) held.push((await idleSocket(`127.0.0.${a}`)).on("error", () => {}));
+    await settle();
+    expect(held.filter((socket) => !socket.destroyed).length).toBeLessThanOrEqual(12);
+    for (let v = 50; v < 53; v++) expect(await visit(`127.0.0.${v}`)).toBe(200);
+    for (const socket of held) socket.destroy();
   });
 });

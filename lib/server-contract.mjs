@@ -14,6 +14,28 @@ export const DOOR_SYMBOL = Symbol.for("gatehouse.door");
 export const LIFECYCLE_SYMBOL = Symbol.for("gatehouse.lifecycle");
 /** server.mjs puts a resolve function here and listens only once lib/lifecycle calls it (the app started). */
 export const STARTED_SYMBOL = Symbol.for("gatehouse.started");
+/** server.mjs's connection guard (lib/http/connections.mjs), whose counts the metrics read. */
+export const CONNECTIONS_SYMBOL = Symbol.for("gatehouse.connections");
+
+/**
+ * What the connection guard counts: open connections, its bounds, and those it closed to make room
+ * (reclaimed: an idle one; refused: a new one), by the limit reached.
+ * @typedef {{
+ *   open: number; cap: number; perAddress: number; addresses: number;
+ *   reclaimed: { share: number; cap: number }; refused: { share: number; cap: number }; full: boolean;
+ * }} ConnectionStats
+ */
+
+/**
+ * What the connection guard counts now, or null outside server.mjs (tests, `next dev` alone).
+ * @returns {ConnectionStats | null}
+ */
+export function connectionStats() {
+  const guard = /** @type {{ stats(): ConnectionStats } | undefined} */ (
+    /** @type {Record<symbol, unknown>} */ (globalThis)[CONNECTIONS_SYMBOL]
+  );
+  return guard ? guard.stats() : null;
+}
 
 /**
  * PORT and HOST, the two settings read before the app (and lib/config/env.ts) can load. The
@@ -34,10 +56,10 @@ export const DEFAULT_MAX_CONNECTIONS = 1024;
 export const MAX_CONNECTIONS_LIMIT = 1_000_000;
 
 /**
- * The cap on open connections (Node's server.maxConnections; past it a new socket is closed at
- * once). Without one, a flood of idle or slow connections costs memory and file descriptors
- * until the process fails for everyone; with one, it costs only new connections. Read here, not
- * from lib/config, because the server is set up before the app loads.
+ * The cap on open connections (server.mjs's connection guard, lib/http/connections.mjs: idle ones
+ * give way first). Without one, a flood of idle or slow connections costs memory and file
+ * descriptors until the process fails for everyone. Read here, not from lib/config, because the
+ * server is set up before the app loads.
  * @param {Record<string, string | undefined>} env
  * @returns {number}
  */
@@ -48,6 +70,23 @@ export function maxConnections(env) {
   if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < 1 || value > MAX_CONNECTIONS_LIMIT)
     throw new Error(`MAX_CONNECTIONS: expected a whole number from 1 to ${MAX_CONNECTIONS_LIMIT}, got ${JSON.stringify(raw)}`);
   return value;
+}
+
+/**
+ * MAX_CONNECTIONS_PER_ADDRESS: the open connections one client address may hold before its own
+ * oldest idle one is closed for its next; by default a quarter of the cap, so one client holding
+ * and reopening its connections leaves three quarters to everyone else.
+ * @param {Record<string, string | undefined>} env
+ * @param {number} cap
+ * @returns {number}
+ */
+export function maxConnectionsPerAddress(env, cap) {
+  const raw = env.MAX_CONNECTIONS_PER_ADDRESS;
+  if (raw === undefined || raw === "") return Math.max(1, Math.floor(cap / 4));
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < 1 || value > MAX_CONNECTIONS_LIMIT)
+    throw new Error(`MAX_CONNECTIONS_PER_ADDRESS: expected a whole number from 1 to ${MAX_CONNECTIONS_LIMIT}, got ${JSON.stringify(raw)}`);
+  return Math.min(value, cap);
 }
 
 /**

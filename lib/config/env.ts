@@ -224,6 +224,8 @@ export const envSchema = z
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
     // server.mjs applies it (maxConnections in lib/server-contract.mjs); validated here too, so a bad value stops the start.
     MAX_CONNECTIONS: z.coerce.number().int().min(1).max(MAX_CONNECTIONS_LIMIT).default(DEFAULT_MAX_CONNECTIONS),
+    // The share of MAX_CONNECTIONS one client address may hold (maxConnectionsPerAddress in lib/server-contract.mjs).
+    MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(MAX_CONNECTIONS_LIMIT).optional(),
     // On SIGTERM/SIGINT: how long the listener keeps accepting (readiness already 503) before it closes,
     // so connections a load balancer or the kernel's backlog still hands over get an answer.
     SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),

@@ -200,8 +200,17 @@ export const variableDocs = {
   MAX_CONNECTIONS: {
     group: "HTTP and the server process",
     description:
-      "Open connections `server.mjs` holds at once (Node's `maxConnections`, 1 to 1000000); past it a new socket is closed at " +
-      "once. Keep it above the proxy's upstream keep-alives plus the peak's clients.",
+      "Open connections `server.mjs` holds at once (1 to 1000000), lowered to the open-files limit less 128. Near it, idle " +
+      "connections are closed first (the biggest holder's oldest), and a new one is refused only when every open one is busy; " +
+      "the log says `connection_limit_reached`. Keep it above the proxy's upstream keep-alives plus the peak's clients.",
+  },
+  MAX_CONNECTIONS_PER_ADDRESS: {
+    group: "HTTP and the server process",
+    description:
+      "Open connections one client address (an IPv6 client's /64) may hold (`TRUSTED_NETWORK_ALLOWANCE` times as many in " +
+      "`TRUSTED_NETWORKS`); past it, its new connection is refused unless its stalest one has been idle 2 s, which is closed " +
+      "instead. A trusted proxy's connections count only toward `MAX_CONNECTIONS`.",
+    defaultText: "a quarter of `MAX_CONNECTIONS`",
   },
   RATE_LIMIT_KEY_SECRET: {
     group: "Limiter store",

@@ -196,3 +196,19 @@ export function resolveClientAddress(headers: { get(name: string): string | null
   }
   return toResult(client, source, options, ipv6PrefixLength);
 }
+
+/**
+ * What a socket's own connections count under (server.mjs's connection share): the limiter's key
+ * for that peer (an IPv6 client's /64) and whether it is in TRUSTED_NETWORKS; a trusted proxy's
+ * key is null, as its connections carry many clients and are bounded only by the server's cap.
+ */
+export function connectionKey(
+  socketAddress: string,
+  options: Pick<ResolveOptions, "trustedProxies" | "trustedNetworks" | "ipv6PrefixLength">,
+): { key: string | null; trustedNetwork: boolean } {
+  const peer = parseAddress(socketAddress);
+  if (peer === null) return { key: socketAddress, trustedNetwork: false };
+  if (isTrusted(peer, options.trustedProxies)) return { key: null, trustedNetwork: false };
+  const client = toResult(peer, "socket", options, options.ipv6PrefixLength ?? DEFAULT_IPV6_PREFIX_LENGTH);
+  return { key: client.key, trustedNetwork: client.trustedNetwork === true };
+}

@@ -2,6 +2,8 @@ import { LIFECYCLE_SYMBOL, STARTED_SYMBOL } from "@/lib/server-contract.mjs";
 import { gatehouse } from "@/lib/app";
 import { startRetention } from "@/lib/retention/job";
 import { messageOf } from "@/lib/log/message";
+import { connectionKey, parseTrustedProxies } from "@/lib/http/client-address";
+import type { AppConfig } from "@/lib/config/env";
 
 /**
  * The process's life after start: server.mjs (which cannot import app code) and every Next.js
@@ -16,11 +18,17 @@ export type Lifecycle = {
   shutdownDelayMs: number;
   /** A connection that sends no byte within this long is closed. */
   firstByteTimeoutMs: number;
+  /**
+   * What a socket's connections count under for MAX_CONNECTIONS_PER_ADDRESS: the limiter's key for
+   * its address (null for a trusted proxy, which carries many clients), and how many shares that
+   * key may hold (TRUSTED_NETWORK_ALLOWANCE in the client's own networks, else 1).
+   */
+  connectionKey(socketAddress: string): { key: string | null; allowance: number };
   /** Closes what the app opened (limiter and replay stores, then the database), once. */
   close(): Promise<void>;
 };
 
-export type LifecycleTimings = Pick<Lifecycle, "shutdownGraceMs" | "shutdownDelayMs" | "firstByteTimeoutMs">;
+export type LifecycleTimings = Pick<Lifecycle, "shutdownGraceMs" | "shutdownDelayMs" | "firstByteTimeoutMs" | "connectionKey">;
 
 export function publishLifecycle(timings: LifecycleTimings, close: () => Promise<void>): Lifecycle {
   let closing: Promise<void> | undefined;
@@ -45,6 +53,7 @@ export async function startGatehouse(): Promise<void> {
         shutdownGraceMs: gate.config.http.shutdownGraceMs,
         shutdownDelayMs: gate.config.http.shutdownDelayMs,
         firstByteTimeoutMs: gate.config.http.socketFirstByteTimeoutMs,
+        connectionKey: connectionKeys(gate.config),
       },
       async () => {
         await retention.stop();
@@ -55,4 +64,18 @@ export async function startGatehouse(): Promise<void> {
     console.error(`Gatehouse cannot start: ${messageOf(error)}`);
     process.exit(1);
   }
+}
+
+/** Counts a socket's connections under its client's key (trusted proxies under none). */
+function connectionKeys(config: Pick<AppConfig, "http" | "rateLimit">): Lifecycle["connectionKey"] {
+  const options = {
+    trustedProxies: parseTrustedProxies(config.http.trustedProxies),
+    trustedNetworks: parseTrustedProxies(config.http.trustedNetworks, "TRUSTED_NETWORKS"),
+    ipv6PrefixLength: config.http.ipv6PrefixLength,
+  };
+  const allowance = config.rateLimit.trustedNetworkAllowance;
+  return (socketAddress) => {
+    const { key, trustedNetwork } = connectionKey(socketAddress, options);
+    return { key, allowance: trustedNetwork ? allowance : 1 };
+  };
 }

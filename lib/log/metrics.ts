@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { StoreHealth } from "@/lib/rate-limit/store-guard";
+import { connectionStats } from "@/lib/server-contract.mjs";
 
 /** What the metrics read at scrape time (gauges): the hash budget and the shared store's circuits. */
 export type MetricSources = {
@@ -157,6 +158,35 @@ export class Metrics {
         const bytes = sources.databaseMemoryBytes();
         if (bytes === null) this.reset();
         else this.set(bytes);
+      },
+    });
+    // server.mjs's connection guard (lib/http/connections.mjs): absent where it does not run.
+    new Gauge({
+      name: "gatehouse_connections",
+      help: "Open connections, the cap server.mjs holds them to, and the share one client address may hold",
+      labelNames: ["state"] as const,
+      registers: [this.registry],
+      collect() {
+        const stats = connectionStats();
+        if (!stats) return this.reset();
+        this.set({ state: "open" }, stats.open);
+        this.set({ state: "cap" }, stats.cap);
+        this.set({ state: "per_address" }, stats.perAddress);
+      },
+    });
+    new Counter({
+      name: "gatehouse_connections_closed_total",
+      help: "Connections the guard closed to make room (reclaimed: an idle one; refused: a new one, every open one busy), by the limit reached (share, cap)",
+      labelNames: ["action", "limit"] as const,
+      registers: [this.registry],
+      collect() {
+        const stats = connectionStats();
+        this.reset();
+        if (!stats) return;
+        for (const limit of ["share", "cap"] as const) {
+          this.inc({ action: "reclaimed", limit }, stats.reclaimed[limit]);
+          this.inc({ action: "refused", limit }, stats.refused[limit]);
+        }
       },
     });
     // The code has a few dozen statement texts, values always parameters; past 200 distinct texts
