@@ -15,7 +15,8 @@ export type PartId =
   | "passkeys"
   | "peer"
   | "stuffing"
-  | "precision";
+  | "precision"
+  | "connections";
 
 /** Each part prints its title as a heading; the smoke test looks for them. */
 export const PART_TITLES: Readonly<Record<PartId, string>> = {
@@ -32,6 +33,7 @@ export const PART_TITLES: Readonly<Record<PartId, string>> = {
   peer: "11. Beside a peer: better-auth 1.7 with SQLite, memory and latency",
   stuffing: "12. Credential stuffing: accounts taken over, with and without the new-device confirmation",
   precision: "13. Precision: the office, the carrier, the typist and the owner after a reset, beside the attackers",
+  connections: "14. Idle connections: one client holding and reopening them, beside new visitors",
 };
 
 export type PartContext = {

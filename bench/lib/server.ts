@@ -198,6 +198,8 @@ export async function startServer(
   settings: Record<string, string>,
   say: (line: string) => void,
   publicHost: PublicHost = "127.0.0.1",
+  /** A lower open-files limit than the bench's (`ulimit -n`, set by the shell that then becomes node). */
+  openFilesLimit?: number,
 ): Promise<BenchServer> {
   installExitHook();
   const port = await freePort();
@@ -231,7 +233,11 @@ export async function startServer(
   } as NodeJS.ProcessEnv;
 
   // Started as every deployment starts it: lean (lib/server-contract.mjs).
-  const child = spawn(process.execPath, [...LEAN_START.nodeFlags, "server.mjs"], {
+  const args = [...LEAN_START.nodeFlags, "server.mjs"];
+  const [command, commandArgs] = openFilesLimit
+    ? ["bash", ["-c", `ulimit -n ${openFilesLimit} && exec "$0" "$@"`, process.execPath, ...args]]
+    : [process.execPath, args];
+  const child = spawn(command, commandArgs, {
     cwd: root,
     env: { ...LEAN_START.environment, ...env },
     stdio: ["ignore", "pipe", "pipe"],
