@@ -1,6 +1,5 @@
 import { localized } from "@/lib/http/responses";
 import type { AppConfig } from "@/lib/config/env";
-import { AdmissionDesk } from "@/lib/password/admission";
 import type { Database } from "@/lib/db/client";
 import { postgresReplayStore } from "@/lib/captcha/postgres-replay-store";
 import { redisReplayStore } from "@/lib/captcha/replay-store";
@@ -87,8 +86,6 @@ export type Gatehouse = {
   addressFailures: LRUCache<string, number>;
   events: SecurityEvents;
   hashBudget: HashBudget;
-  /** Issues and takes back the admissions without which no sign-in reaches Argon2id. */
-  admissions: AdmissionDesk;
   /** The counters, histograms and gauges GET /api/metrics exposes. */
   metrics: Metrics;
   /** Refusals by address that server.mjs answers without entering Next.js, until their retry time. */
@@ -491,7 +488,6 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     addressFailures: new LRUCache<string, number>({ max: config.rateLimit.memoryMaxEntries, ttl: 15 * 60_000, noUpdateTTL: true }),
     hashBudget,
     metrics,
-    admissions: new AdmissionDesk(),
     hasher: options.hasher ?? argon2Hasher(argon2Params(config.passwords.argon2Profile)),
     fastPath,
     door,

@@ -1,7 +1,9 @@
 import { z } from "zod";
-import type { SecondStepMethod, SignInOutcome } from "@/lib/password/admission";
+import type { SecondStepMethod } from "@/lib/factors/store";
+import type { SignInOutcome } from "@/lib/auth/sign-in-outcome";
 import type { Gatehouse } from "@/lib/app";
-import { completeSignIn, countWrongCode, noticeOrigin, openPending, type PassedPassword } from "@/lib/auth/sign-in";
+import { completeSignIn, noticeOrigin, openPending, type PassedPassword } from "@/lib/auth/complete-sign-in";
+import { countWrongCode } from "@/lib/auth/sign-in";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { clearPendingSignInCookie, setPendingSignInCookie } from "@/lib/http/device-cookie";
 import { secondFactorLocked } from "@/lib/http/refusals";
