@@ -2,6 +2,7 @@ import { getLocale } from "next-intl/server";
 import { getConfig } from "@/lib/config/env";
 import { openDatabase } from "@/lib/db/client";
 import { createGatehouse, type Gatehouse } from "@/lib/gatehouse";
+import { peerHeaderFromServer } from "@/lib/http/client-address";
 import { FAST_PATH_SYMBOL } from "@/lib/http/fast-path";
 import { createLogger } from "@/lib/log/logger";
 import { DEV_SERVER_SYMBOL, DOOR_SYMBOL } from "@/lib/server-contract.mjs";
@@ -24,7 +25,8 @@ export function gatehouse(): Promise<Gatehouse> {
       onConnectionLost: (error) => log.warn({ event: "database_connection_lost", err: error.message }),
     });
     try {
-      return serve(await createGatehouse(config, database, { log }));
+      // The server that serves this process (server.mjs) announces its peer header; the root reads no globals.
+      return serve(await createGatehouse(config, database, { log, peerHeader: peerHeaderFromServer }));
     } catch (error) {
       await database.close();
       throw error;

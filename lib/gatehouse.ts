@@ -1,12 +1,11 @@
 import { localized } from "@/lib/http/responses";
 import type { AppConfig } from "@/lib/config/env";
-import { AdmissionDesk } from "@/lib/password/admission";
 import type { Database } from "@/lib/db/client";
 import { postgresReplayStore } from "@/lib/captcha/postgres-replay-store";
 import { redisReplayStore } from "@/lib/captcha/replay-store";
 import { memoryReplayStore, type ReplayStore } from "@/lib/captcha/replay-store";
 import type { AltchaSettings } from "@/lib/captcha/altcha";
-import { parseTrustedProxies, peerHeaderFromServer, resolveClientAddress, type ClientAddress } from "@/lib/http/client-address";
+import { parseTrustedProxies, resolveClientAddress, type ClientAddress } from "@/lib/http/client-address";
 import { FastPathCache, type FastRoute, type HeaderReader } from "@/lib/http/fast-path";
 import { ROUTE_RULES } from "@/lib/http/route-policies";
 import { prismaSecurityEvents, type SecurityEvents } from "@/lib/events/security-events";
@@ -87,8 +86,6 @@ export type Gatehouse = {
   addressFailures: LRUCache<string, number>;
   events: SecurityEvents;
   hashBudget: HashBudget;
-  /** Issues and takes back the admissions without which no sign-in reaches Argon2id. */
-  admissions: AdmissionDesk;
   /** The counters, histograms and gauges GET /api/metrics exposes. */
   metrics: Metrics;
   /** Refusals by address that server.mjs answers without entering Next.js, until their retry time. */
@@ -271,7 +268,17 @@ function throttled<T>(intervalMs: number, fn: (value: T) => void): (value: T) =>
 }
 
 /** What a caller may build a Gatehouse with besides its configuration and database (tests inject a counting hasher). */
-export type GatehouseOptions = { hasher?: PasswordHasher; log?: Logger; utilisation?: UtilisationMeter };
+export type GatehouseOptions = {
+  hasher?: PasswordHasher;
+  log?: Logger;
+  utilisation?: UtilisationMeter;
+  /**
+   * The header server.mjs writes each socket's address into, as the server that serves this
+   * instance announced it (lib/app.ts passes `peerHeaderFromServer`); none: every client's address
+   * is unknown, and the routes that need one answer 503 naming server.mjs.
+   */
+  peerHeader?: () => string | undefined;
+};
 
 /**
  * The composition root: every layer built from a parsed configuration and an open database,
@@ -332,12 +339,13 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     config.rateLimit.trustedNetworkAllowance,
   );
   let warnedUnknownPeer = false;
+  const peerHeader = options.peerHeader ?? (() => undefined);
   const resolveClient = (headers: HeaderReader): ClientAddress =>
     resolveClientAddress(headers, {
       trustedProxies,
       trustedNetworks,
       ipv6PrefixLength: config.http.ipv6PrefixLength,
-      peerHeader: peerHeaderFromServer(),
+      peerHeader: peerHeader(),
     });
   // Protection is weakened (these requests escape the per-address limits): error, once per 10 s.
   const reportMalformedHop = throttled(10_000, (hop: string) =>
@@ -491,7 +499,6 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     addressFailures: new LRUCache<string, number>({ max: config.rateLimit.memoryMaxEntries, ttl: 15 * 60_000, noUpdateTTL: true }),
     hashBudget,
     metrics,
-    admissions: new AdmissionDesk(),
     hasher: options.hasher ?? argon2Hasher(argon2Params(config.passwords.argon2Profile)),
     fastPath,
     door,

@@ -85,3 +85,32 @@ describe("lib/'s layers (docs/architecture.md)", () => {
     expect(upward).toEqual([]);
   });
 });
+
+describe("lib/'s import cycles (scripts/import-cycles.mjs, run by npm run lint)", () => {
+  it("finds a cycle, type-only imports included, and names each once", async () => {
+    const { cyclesOf } = await import("../scripts/import-cycles.mjs");
+    const graph = new Map([
+      ["lib/a.ts", ["lib/b.ts"]],
+      ["lib/b.ts", ["lib/c.ts"]],
+      ["lib/c.ts", ["lib/a.ts", "lib/d.ts"]],
+      ["lib/d.ts", []],
+    ]);
+    expect(cyclesOf(graph)).toEqual([["lib/a.ts", "lib/b.ts", "lib/c.ts"]]);
+    expect(
+      cyclesOf(
+        new Map([
+          ["lib/a.ts", ["lib/b.ts"]],
+          ["lib/b.ts", []],
+        ]),
+      ),
+    ).toEqual([]);
+  });
+
+  it("has none in lib/", async () => {
+    const { cyclesOf, importGraph } = await import("../scripts/import-cycles.mjs");
+    const graph = importGraph();
+    // The graph has the edges the files name (accounts.ts reads the factor summary with the password hash).
+    expect(graph.get("lib/users/accounts.ts")).toContain("lib/factors/store.ts");
+    expect(cyclesOf(graph)).toEqual([]);
+  });
+});

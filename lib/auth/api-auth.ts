@@ -23,49 +23,56 @@ export async function apiCaller(
   options: { changesState?: boolean } = {},
 ): Promise<OrRefused<{ caller: ApiCaller }>> {
   const authorization = request.headers.get("authorization");
-  if (authorization !== null) {
-    const match = /^Bearer ([A-Za-z0-9_\-.]{1,4096})$/.exec(authorization);
-    const check = match
-      ? await verifyAccessToken(match[1]!, gate.config.tokens.secret, gate.clock())
-      : { ok: false as const, reason: "invalid" as const };
-    if (!check.ok) {
-      const message = check.reason === "expired" ? "The access token has expired. Refresh it." : "The access token is not valid.";
-      return refuse(
-        jsonError(
-          401,
-          "invalid_token",
-          message,
-          {},
-          { "WWW-Authenticate": `Bearer error="invalid_token", error_description="${check.reason}"` },
-        ),
-      );
-    }
-    // A signature proves who was issued the token, not that nothing has ended it since.
-    let ended;
-    try {
-      ended = await accessTokenStanding(gate.prisma, check);
-    } catch (error) {
-      gate.log.error({ event: "access_token_check_failed", err: messageOf(error) });
-      return refuse(unavailable());
-    }
-    if (ended === "password_change_required") return refuse(passwordChangeRequired());
-    if (ended) {
-      gate.log.info({ event: "access_token_refused", reason: ended, familyId: check.familyId });
-      return refuse(
-        jsonError(
-          401,
-          "invalid_token",
-          ended === "account_gone"
-            ? "The account for this access token no longer exists."
-            : "The access token has been revoked. Sign in again.",
-          {},
-          { "WWW-Authenticate": 'Bearer error="invalid_token", error_description="revoked"' },
-        ),
-      );
-    }
-    return accept({ caller: { userId: check.userId, via: "bearer", familyId: check.familyId } });
+  if (authorization !== null) return bearerCaller(gate, authorization);
+  return sessionCaller(request, gate, options.changesState === true);
+}
+
+/** A Bearer access token: its signature, then its standing (family, credentials, account). */
+async function bearerCaller(gate: Gatehouse, authorization: string): Promise<OrRefused<{ caller: ApiCaller }>> {
+  const match = /^Bearer ([A-Za-z0-9_\-.]{1,4096})$/.exec(authorization);
+  const check = match
+    ? await verifyAccessToken(match[1]!, gate.config.tokens.secret, gate.clock())
+    : { ok: false as const, reason: "invalid" as const };
+  if (!check.ok) {
+    const message = check.reason === "expired" ? "The access token has expired. Refresh it." : "The access token is not valid.";
+    return refuse(
+      jsonError(
+        401,
+        "invalid_token",
+        message,
+        {},
+        { "WWW-Authenticate": `Bearer error="invalid_token", error_description="${check.reason}"` },
+      ),
+    );
   }
-  // The cookie is only as good as its server record: signed out, revoked, idle or expired is no session.
+  // A signature proves who was issued the token, not that nothing has ended it since.
+  let ended;
+  try {
+    ended = await accessTokenStanding(gate.prisma, check);
+  } catch (error) {
+    gate.log.error({ event: "access_token_check_failed", err: messageOf(error) });
+    return refuse(unavailable());
+  }
+  if (ended === "password_change_required") return refuse(passwordChangeRequired());
+  if (ended) {
+    gate.log.info({ event: "access_token_refused", reason: ended, familyId: check.familyId });
+    return refuse(
+      jsonError(
+        401,
+        "invalid_token",
+        ended === "account_gone"
+          ? "The account for this access token no longer exists."
+          : "The access token has been revoked. Sign in again.",
+        {},
+        { "WWW-Authenticate": 'Bearer error="invalid_token", error_description="revoked"' },
+      ),
+    );
+  }
+  return accept({ caller: { userId: check.userId, via: "bearer", familyId: check.familyId } });
+}
+
+/** The browser's session cookie, only as good as its server record: signed out, revoked, idle or expired is no session. */
+async function sessionCaller(request: NextRequest, gate: Gatehouse, changesState: boolean): Promise<OrRefused<{ caller: ApiCaller }>> {
   let session;
   try {
     session = await liveSessionOfCookies(gate, cookieJar(request.cookies));
@@ -74,22 +81,22 @@ export async function apiCaller(
     return refuse(unavailable());
   }
   if (session?.passwordChangeRequired) return refuse(passwordChangeRequired());
-  if (session) {
-    // A cookie rides along on any request the browser makes, a Bearer token only on the ones its
-    // holder writes: cookie-authenticated writes must show they come from the app's own pages.
-    if (options.changesState) {
-      if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) {
-        gate.log.info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
-        return refuse(
-          jsonError(403, "csrf_invalid", "This request did not come from this site's pages. Send it from the app, or use a Bearer token."),
-        );
-      }
-      // JSON cannot be sent cross-site without a CORS preflight; a form or text/plain body can.
-      if (!isMediaType(request.headers.get("content-type"), "application/json")) {
-        return refuse(jsonError(415, "unsupported_media_type", "Send Content-Type: application/json."));
-      }
-    }
-    return accept({ caller: { userId: session.userId, via: "session", sid: session.sid } });
+  if (!session) {
+    return refuse(jsonError(401, "unauthenticated", "Sign in or send a Bearer access token.", {}, { "WWW-Authenticate": "Bearer" }));
   }
-  return refuse(jsonError(401, "unauthenticated", "Sign in or send a Bearer access token.", {}, { "WWW-Authenticate": "Bearer" }));
+  // A cookie rides along on any request the browser makes, a Bearer token only on the ones its
+  // holder writes: cookie-authenticated writes must show they come from the app's own pages.
+  if (changesState) {
+    if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) {
+      gate.log.info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
+      return refuse(
+        jsonError(403, "csrf_invalid", "This request did not come from this site's pages. Send it from the app, or use a Bearer token."),
+      );
+    }
+    // JSON cannot be sent cross-site without a CORS preflight; a form or text/plain body can.
+    if (!isMediaType(request.headers.get("content-type"), "application/json")) {
+      return refuse(jsonError(415, "unsupported_media_type", "Send Content-Type: application/json."));
+    }
+  }
+  return accept({ caller: { userId: session.userId, via: "session", sid: session.sid } });
 }

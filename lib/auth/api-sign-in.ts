@@ -1,5 +1,5 @@
 import type { NextRequest } from "next/server";
-import type { SignInOutcome } from "@/lib/password/admission";
+import type { SignInOutcome } from "@/lib/auth/sign-in-outcome";
 import type { Gatehouse } from "@/lib/app";
 import { truncateAddress } from "@/lib/events/security-events";
 import type { ClientAddress } from "@/lib/http/client-address";

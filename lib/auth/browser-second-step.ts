@@ -1,11 +1,9 @@
 import type { NextRequest } from "next/server";
-import { liveSessionOfCookies, signedInBrowser } from "@/lib/auth/browser-session";
+import { landingUrl, liveSessionOfCookies, signedInBrowser } from "@/lib/auth/browser-session";
 import { cookieJar } from "@/lib/auth/next-auth/cookies";
-import { safeCallbackPath } from "@/lib/http/callback-url";
 import { clearPendingSignInCookie, setDeviceCookie } from "@/lib/http/device-cookie";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
-import { appOrigin } from "@/lib/http/same-origin";
 import { SESSION_ENDED } from "@/lib/ui/messages";
 import type { passSecondStep } from "./second-step";
 
@@ -17,6 +15,7 @@ export async function liveSessionIdOf(request: NextRequest, gate: RouteLimits["g
 /**
  * A browser's finished second step: a sign-in gets its session; "Confirm it's you" marks the
  * session that asked (and only that one) freshly authenticated. Either way the pending cookie goes.
+ * A sign-in lands where every way in lands (landingUrl): a breached password's owner on the new-password page.
  */
 export async function finishBrowserSecondStep(
   request: NextRequest,
@@ -35,7 +34,7 @@ export async function finishBrowserSecondStep(
     return clearPendingSignInCookie(response, gate.config);
   }
   const response = await signedInBrowser(gate, finished, limits.client, limits.userAgent, {
-    url: new URL(safeCallbackPath(callbackUrl), appOrigin(gate.config.http.publicUrl)).toString(),
+    url: landingUrl(gate, finished, callbackUrl),
   });
   return clearPendingSignInCookie(response, gate.config);
 }

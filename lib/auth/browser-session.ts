@@ -5,7 +5,7 @@ import { truncateAddress } from "@/lib/events/security-events";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { judgeSession, sessionExpiresAtMs } from "@/lib/sessions/session-rules";
 import { type Gatehouse, gatehouse } from "@/lib/app";
-import type { SignInOutcome } from "@/lib/password/admission";
+import type { SignInOutcome } from "@/lib/auth/sign-in-outcome";
 import { safeCallbackPath } from "@/lib/http/callback-url";
 import { setDeviceCookie } from "@/lib/http/device-cookie";
 import { NEW_PASSWORD_PATH } from "@/lib/http/page-paths";
@@ -100,12 +100,17 @@ export function browserSessionFields(
 }
 
 /**
- * Where a browser that has just signed in goes: the callback it asked for, on this site, unless
- * its password is breached; then, by password or by passkey alike, only choosing a new one.
+ * Where a browser that has just signed in goes, by every way in alike (a password, a passkey, a
+ * second step, an emailed link): the callback it asked for, on this site (else `fallback`), unless
+ * its password is breached; then only choosing a new one.
  */
+export function landingPath(outcome: Extract<SignInOutcome, { ok: true }>, callbackUrl: string | undefined, fallback = "/"): string {
+  return outcome.passwordChangeRequired ? NEW_PASSWORD_PATH : safeCallbackPath(callbackUrl, fallback);
+}
+
+/** `landingPath` as the absolute URL the sign-in page's script goes to. */
 export function landingUrl(gate: Gatehouse, outcome: Extract<SignInOutcome, { ok: true }>, callbackUrl: string | undefined): string {
-  const path = outcome.passwordChangeRequired ? NEW_PASSWORD_PATH : safeCallbackPath(callbackUrl);
-  return new URL(path, appOrigin(gate.config.http.publicUrl)).toString();
+  return new URL(landingPath(outcome, callbackUrl), appOrigin(gate.config.http.publicUrl)).toString();
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { LiveSession } from "@/lib/auth/browser-session";
-import { noticeOrigin } from "@/lib/auth/sign-in";
+import { noticeOrigin } from "@/lib/auth/complete-sign-in";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { browserLabel } from "@/lib/sessions/browser-label";
 

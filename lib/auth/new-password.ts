@@ -6,7 +6,7 @@ import type { RouteLimits } from "@/lib/auth/limited";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { endOtherSessions } from "./browser-session";
 import type { Gatehouse } from "@/lib/app";
-import { noticeOrigin } from "./sign-in";
+import { noticeOrigin } from "./complete-sign-in";
 
 export const BREACHED_PASSWORD =
   "This password has appeared in a data breach, so attackers try it on every site first. Choose another one, used nowhere else.";

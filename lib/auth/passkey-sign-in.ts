@@ -1,12 +1,11 @@
-import type { SignInOutcome } from "@/lib/password/admission";
-import { noticeOrigin } from "@/lib/auth/sign-in";
-import { browserSessionFields, writeSignIn } from "@/lib/auth/browser-session";
+import type { SignInOutcome } from "@/lib/auth/sign-in-outcome";
+import { completeSignIn, noticeOrigin } from "@/lib/auth/complete-sign-in";
+import { liftsStrangersCap } from "@/lib/lockout/attempt";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { jsonError } from "@/lib/http/responses";
 import { logSecurity } from "@/lib/auth/security-log";
-import { browserLabel, PASSKEY_SUFFIX } from "@/lib/sessions/browser-label";
+import { browserLabel } from "@/lib/sessions/browser-label";
 import { newSessionId } from "@/lib/sessions/browser-sessions";
-import { recordSignIn } from "@/lib/users/accounts";
 import { counterVerdict } from "@/lib/passkeys/passkey-rules";
 import type { CeremonyFailure, ParsedAuthentication } from "@/lib/passkeys/webauthn";
 import { parseAuthentication, verifyAuthentication } from "@/lib/passkeys/webauthn";
@@ -84,7 +83,6 @@ export async function signInWithPasskey(
 ): Promise<Exclude<SignInOutcome, { ok: "second_step" }>> {
   const { gate, client } = limits;
   const nowMs = gate.clock();
-  const browser = browserLabel(limits.userAgent);
   const refused = (reason: Refusable): Extract<SignInOutcome, { ok: false }> => {
     logSecurity(gate, { route: limits.path, outcome: "sign_in_failed", client, detail: `passkey_${reason}` });
     return { ok: false, refusal: passkeyRefused(reason) };
@@ -104,36 +102,25 @@ export async function signInWithPasskey(
   // The same rule as the password's: no session for an address not confirmed yet.
   if (!user.emailVerifiedAt && gate.config.email.requireVerification) return refused("unconfirmed");
   const usernameKey = gate.usernameKey(user.email);
-  const strangers = await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy);
-  if (strangers.locked && strangers.capped) await gate.lockouts.resetAsSeen(strangers.seen);
   // This browser is a known device of the account from now on; a device token it held is replaced.
   const previous = await gate.devices.recognise(deviceToken, usernameKey, nowMs);
-  const sessionId = newSessionId();
-  const { writes: deviceWrites, device } = gate.devices.issuing(usernameKey, nowMs, previous?.id);
-  // The device, the event and the session in one statement (lib/db/one-statement.ts): all or none.
-  const written = await writeSignIn(
-    gate,
-    user,
-    deviceWrites,
-    gate.events.signInSucceededWrites(user.id, client, { browser: `${browser}${PASSKEY_SUFFIX}`, sessionId }),
-    gate.sessions.creating(browserSessionFields(gate, user, client, limits.userAgent, sessionId, nowMs)).writes,
-  );
-  // The account changed its credentials (or went) since it was read: as if it were never found.
-  if (!written.ok) return written.refusal ? { ok: false, refusal: written.refusal } : refused("unknown");
-  // After the writes: a sign-in that could not be written is not the account's first.
-  const first = await recordSignIn(gate.prisma, user.id, nowMs, limits.locale);
-  gate.log.info({ event: "passkey_sign_in_succeeded", userId: user.id });
-  logSecurity(gate, { route: limits.path, outcome: "sign_in_succeeded", client, email: user.email, detail: "passkey", userId: user.id });
-  if (!previous && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, limits));
-  return {
-    ok: true,
-    user: { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration },
-    device: { token: device.token, expiresAtMs: device.expiresAtMs },
-    sessionId,
-    sessionOpen: true,
-    // The passkey proved the owner, but the password is still on a breach list: it is replaced first.
-    passwordChangeRequired: user.passwordBreachedAt !== null,
+  const passed = {
+    email: user.email,
+    client,
+    device: previous,
+    route: limits.path,
+    userAgent: limits.userAgent,
+    locale: limits.locale,
+    sessionId: newSessionId(),
+    intent: { kind: "sign_in", channel: "browser" } as const,
   };
+  // The passkey proved the owner, but the password is still on a breach list: it is replaced first.
+  const account = { ...user, passwordBreached: user.passwordBreachedAt !== null };
+  const strangers = { key: usernameKey, policy: gate.lockoutPolicy };
+  const finished = await completeSignIn(gate, passed, account, "passkey", liftsStrangersCap(gate.lockouts, strangers));
+  // The account changed its credentials (or went) since it was read: as if it were never found.
+  if (!finished.ok) return finished.refusal ? finished : refused("unknown");
+  return finished;
 }
 
 const answerSchema = z.object({ credential: z.unknown(), callbackUrl: z.string().max(2048).optional() });

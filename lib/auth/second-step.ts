@@ -1,7 +1,9 @@
 import { z } from "zod";
-import type { SecondStepMethod, SignInOutcome } from "@/lib/password/admission";
+import type { SecondStepMethod } from "@/lib/factors/store";
+import type { SignInOutcome } from "@/lib/auth/sign-in-outcome";
 import type { Gatehouse } from "@/lib/app";
-import { completeSignIn, countWrongCode, noticeOrigin, openPending, type PassedPassword } from "@/lib/auth/sign-in";
+import { completeSignIn, noticeOrigin, openPending, type PassedPassword } from "@/lib/auth/complete-sign-in";
+import { countWrongCode } from "@/lib/auth/sign-in";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { clearPendingSignInCookie, setPendingSignInCookie } from "@/lib/http/device-cookie";
 import { secondFactorLocked } from "@/lib/http/refusals";
@@ -139,61 +141,72 @@ async function answerStep(
   const user = await accountOf(gate, pending.userId);
   if (!user || user.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
 
-  const browser = browserLabel(limits.userAgent);
-  let spendAnswer: () => Promise<boolean> = async () => true;
-  let lockKey: string | null = null;
-  if ("passkey" in answer) {
-    const used = await spendAssertion(limits, answer.passkey, { purpose: "second_step", boundTo: pending.id, owner: pending.userId });
-    if (!used.ok) return refused(passkeyRefused(used.reason));
-  } else {
-    lockKey = gate.secondFactorLockKey(pending.deviceId ? { deviceId: pending.deviceId } : { userId: pending.userId });
-    const admitted = await gate.lockouts.admitAttempt(lockKey, gate.clock(), gate.secondFactorLockoutPolicy);
-    if (!admitted.allowed) {
-      logSecurity(gate, { route: limits.path, outcome: "locked", client, userId: pending.userId, detail: "second_factor" });
-      return refused(secondFactorLocked(admitted.check));
-    }
-    const kind = "code" in answer ? "code" : "recoveryCode";
-    const checked =
-      "code" in answer
-        ? await gate.factors.checkTotp(pending.userId, answer.code, gate.clock())
-        : await gate.factors.checkRecoveryCode(pending.userId, answer.recoveryCode, gate.clock());
-    if (!checked.ok) {
-      if (checked.reason === "unreadable") {
-        gate.log.error({
-          event: "factor_secret_unreadable",
-          userId: pending.userId,
-          hint: "FACTOR_SECRET (or NEXTAUTH_SECRET it derives from) changed",
-        });
-      }
-      gate.log.info({
-        event: "second_step_failed",
-        userId: pending.userId,
-        kind,
-        reason: checked.reason,
-        failures: admitted.state.failureCount,
-      });
-      logSecurity(gate, { route: limits.path, outcome: "sign_in_failed", client, userId: pending.userId, detail: `second_factor_${kind}` });
-      await gate.events.accountChanged(pending.userId, "second_step_failed", client, { browser });
-      const lockedUntilMs = admitted.state.lockedUntilMs;
-      return refused(
-        wrongCode(kind, pending.attempts, lockedUntilMs === null ? undefined : Math.ceil((lockedUntilMs - gate.clock()) / 1000)),
-      );
-    }
-    spendAnswer = checked.spend;
-  }
+  const checked = await checkAnswer(limits, pending, answer);
+  if (!checked.ok) return refused(checked.refusal);
 
   // The pending sign-in first, then the answer: of two answers racing on one pending sign-in one
   // finishes it and the other's code stays unspent; of two pending sign-ins racing with one code,
   // one spends it and the other ends with nothing.
   if (!(await gate.pendingSignIns.spend(pending.id, gate.clock()))) return refused(pendingRefused(gate, "used", channel));
-  if (!(await spendAnswer())) return refused(wrongCode("code" in answer ? "code" : "recoveryCode", PENDING_SIGN_IN_TRIES));
-  if (lockKey) await gate.lockouts.reset(lockKey);
+  if (!(await checked.spend())) return refused(wrongCode("code" in answer ? "code" : "recoveryCode", PENDING_SIGN_IN_TRIES));
+  if (checked.lockKey) await gate.lockouts.reset(checked.lockKey);
   if ("recoveryCode" in answer) {
+    const browser = browserLabel(limits.userAgent);
     const left = String(await gate.factors.recoveryCodesLeft(pending.userId));
     await gate.events.accountChanged(pending.userId, "recovery_code_used", client, { browser, sessionId: pending.sessionId });
     gate.recovery.notice("recovery_code_used", { id: pending.userId }, noticeOrigin(gate, limits), left);
   }
   return finish(limits, pending, user, "second_step");
+}
+
+type CheckedAnswer = { ok: true; spend: () => Promise<boolean>; lockKey: string | null } | { ok: false; refusal: Response };
+
+/**
+ * The answer checked, not yet spent: a passkey's assertion (spent as it is checked; nobody can
+ * guess a signature, so no lock), or a code counted on the second step's own lock (the account's,
+ * or the known device's that passed the password) before it is compared.
+ */
+async function checkAnswer(
+  limits: RouteLimits,
+  pending: PendingSignIn & { userId: string },
+  answer: SecondStepAnswer,
+): Promise<CheckedAnswer> {
+  const { gate, client } = limits;
+  if ("passkey" in answer) {
+    const used = await spendAssertion(limits, answer.passkey, { purpose: "second_step", boundTo: pending.id, owner: pending.userId });
+    return used.ok ? { ok: true, spend: async () => true, lockKey: null } : { ok: false, refusal: passkeyRefused(used.reason) };
+  }
+  const lockKey = gate.secondFactorLockKey(pending.deviceId ? { deviceId: pending.deviceId } : { userId: pending.userId });
+  const admitted = await gate.lockouts.admitAttempt(lockKey, gate.clock(), gate.secondFactorLockoutPolicy);
+  if (!admitted.allowed) {
+    logSecurity(gate, { route: limits.path, outcome: "locked", client, userId: pending.userId, detail: "second_factor" });
+    return { ok: false, refusal: secondFactorLocked(admitted.check) };
+  }
+  const kind = "code" in answer ? "code" : "recoveryCode";
+  const checked =
+    "code" in answer
+      ? await gate.factors.checkTotp(pending.userId, answer.code, gate.clock())
+      : await gate.factors.checkRecoveryCode(pending.userId, answer.recoveryCode, gate.clock());
+  if (checked.ok) return { ok: true, spend: checked.spend, lockKey };
+  if (checked.reason === "unreadable") {
+    gate.log.error({
+      event: "factor_secret_unreadable",
+      userId: pending.userId,
+      hint: "FACTOR_SECRET (or NEXTAUTH_SECRET it derives from) changed",
+    });
+  }
+  gate.log.info({
+    event: "second_step_failed",
+    userId: pending.userId,
+    kind,
+    reason: checked.reason,
+    failures: admitted.state.failureCount,
+  });
+  logSecurity(gate, { route: limits.path, outcome: "sign_in_failed", client, userId: pending.userId, detail: `second_factor_${kind}` });
+  await gate.events.accountChanged(pending.userId, "second_step_failed", client, { browser: browserLabel(limits.userAgent) });
+  const lockedUntilMs = admitted.state.lockedUntilMs;
+  const retryAfterSeconds = lockedUntilMs === null ? undefined : Math.ceil((lockedUntilMs - gate.clock()) / 1000);
+  return { ok: false, refusal: wrongCode(kind, pending.attempts, retryAfterSeconds) };
 }
 
 // The nil UUID: a stand-in's read finds nobody, in the same query a real one makes.

@@ -1,6 +1,5 @@
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { Sql } from "@/lib/db/sql";
-import type { SecondStepMethod } from "@/lib/password/admission";
 import { canonicalRecoveryCode, newRecoveryCodes, recoveryCodeDigest } from "./recovery-codes";
 import { openSecret, sealSecret, type SealKey } from "./sealed-secret";
 import { matchingStep, newTotpSecret } from "./totp";
@@ -214,6 +213,12 @@ export function prismaFactors(prisma: PrismaClient, sql: Sql, keys: { seal: Seal
     },
   };
 }
+
+/**
+ * How a sign-in may be finished at its next step: a second factor, or for a new device of an
+ * account under attack, the code mailed to its owner.
+ */
+export type SecondStepMethod = "totp" | "passkey" | "recovery_code" | "email_code";
 
 /** What the page offers at the second step: the app, a passkey where the account has one, and the codes left. */
 export function secondStepMethods(factors: FactorSummary): SecondStepMethod[] {

@@ -5,6 +5,7 @@ import { APP_GATEHOUSE, serve } from "@/lib/app";
 import { parseConfig, type AppConfig } from "@/lib/config/env";
 import { openDatabase, type OpenOptions } from "@/lib/db/client";
 import { createGatehouse, type Gatehouse } from "@/lib/gatehouse";
+import { peerHeaderFromServer } from "@/lib/http/client-address";
 import { forget, remember } from "@/lib/remember";
 
 /** What every test instance starts from: its own secret, fast Argon2id, small proofs of work, no logs. */
@@ -31,7 +32,8 @@ export async function testGatehouse(
   const config = testConfig({ ...settings, DATABASE_URL: databaseUrl });
   const database = await openDatabase(config.database.target, open);
   try {
-    return await createGatehouse(config, database);
+    // The peer header as the app reads it: announcePeerHeader() (tests/helpers/peer.ts) plays server.mjs.
+    return await createGatehouse(config, database, { peerHeader: peerHeaderFromServer });
   } catch (error) {
     await database.close();
     throw error;

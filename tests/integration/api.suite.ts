@@ -1,8 +1,8 @@
 import { NextRequest } from "next/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkPassword } from "@/lib/auth/sign-in";
 import type { Gatehouse } from "@/lib/gatehouse";
 import { apiTokenFor } from "../helpers/tokens";
+import { passwordCheck } from "../helpers/password-check";
 import { registerAccount } from "@/lib/users/accounts";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
@@ -181,18 +181,9 @@ export function apiSuite(label: string, makeDatabase: () => Promise<TestDatabase
 
     it("records failed sign-ins, lockouts and successes for the account, with truncated addresses", async () => {
       const client = (address: string) => ({ address, key: address, source: "socket" as const });
-      // The password check with an admission, as the sign-in routes issue one after their cheap layers.
+      // The password check, through the corridor the sign-in routes run after their route limits.
       const authenticate = async (g: typeof gate, input: { email: string; password: string }, from: ReturnType<typeof client>) => {
-        const outcome = await checkPassword(
-          g,
-          g.admissions.issue({
-            ...input,
-            client: from,
-            device: null,
-            route: "/api/auth/callback/credentials",
-            intent: { kind: "sign_in", channel: "browser" },
-          }),
-        );
+        const outcome = await passwordCheck(g, { ...input, client: from });
         return outcome.ok === true ? outcome.user : null;
       };
       for (let i = 0; i < 5; i++)

@@ -89,24 +89,24 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
         expect(await failureCount("owner@example.com")).toBe(before);
       });
 
-      it("opens the password check once per admission", async () => {
-        const { checkPassword } = await import("@/lib/auth/sign-in");
-        const admission = gate.admissions.issue({
-          email: "owner@example.com",
-          password: "wrong",
-          client: { address: "203.0.113.2", key: "203.0.113.2", source: "socket" },
-          device: null,
-          route: "/api/auth/callback/credentials",
-        });
-        expect(await checkPassword(gate, admission)).toEqual({ ok: false, refusal: null });
-        expect(await checkPassword(gate, admission)).toEqual({ ok: false, refusal: null });
-        expect(checks.verified()).toBe(1);
-        expect(checks.refusedWithoutAdmission()).toBe(1);
-        // A look-alike object is not an admission.
-        expect(await checkPassword(gate, { ...admission })).toEqual({ ok: false, refusal: null });
-        expect(checks.verified()).toBe(1);
-        // Clean up all of it, the mark "under attack" included (a reset keeps that), for the tests below.
-        await gate.prisma.signInLockout.deleteMany({ where: { usernameKey: gate.usernameKey("owner@example.com") } });
+      it("reaches Argon2id for a sign-in only through the password corridor", async () => {
+        // The password check is private to lib/auth/sign-in.ts, whose one entry runs every cheap
+        // layer first (docs/decisions/0022): no other module can import a way around them.
+        const corridor = await import("@/lib/auth/sign-in");
+        expect(Object.keys(corridor).sort()).toEqual(["countWrongCode", "signInWithPassword"]);
+        const { readdirSync, readFileSync, statSync } = await import("node:fs");
+        const path = await import("node:path");
+        const sources = (dir: string): string[] =>
+          readdirSync(dir).flatMap((name) => {
+            const file = path.join(dir, name);
+            if (file === path.join("lib", "generated")) return [];
+            if (statSync(file).isDirectory()) return sources(file);
+            return /\.(ts|tsx|mjs)$/.test(name) && !/\.test\.ts$/.test(name) ? [file] : [];
+          });
+        const callers = [...sources("lib"), ...sources("app")].filter((file) =>
+          /\bverifyCredentials\b|hasher\.verify\(/.test(readFileSync(file, "utf8")),
+        );
+        expect(callers.sort()).toEqual(["lib/auth/sign-in.ts", "lib/users/accounts.ts"]);
       });
     });
 
@@ -629,16 +629,13 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       });
 
       it("the password check itself answers a pending step, never a user, whatever the intent", async () => {
-        const { checkPassword } = await import("@/lib/auth/sign-in");
+        const { passwordCheck } = await import("../helpers/password-check");
         const client = { address: "203.0.113.77", key: "203.0.113.77", source: "socket" as const };
         for (const intent of [
           { kind: "sign_in", channel: "browser" },
           { kind: "sign_in", channel: "api" },
         ] as const) {
-          const outcome = await checkPassword(
-            gate,
-            gate.admissions.issue({ email, password: PASSWORD, client, device: null, route: "/api/auth/callback/credentials", intent }),
-          );
+          const outcome = await passwordCheck(gate, { email, password: PASSWORD, client, intent });
           expect(outcome.ok).toBe("second_step");
           // Nothing a session or a token is made of: no device token, no session id.
           expect(outcome).not.toHaveProperty("device");
@@ -782,13 +779,10 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       });
 
       it("the password check answers a pending step, never a user, for a right password and a wrong one alike", async () => {
-        const { checkPassword } = await import("@/lib/auth/sign-in");
+        const { passwordCheck } = await import("../helpers/password-check");
         const client = { address: "203.0.113.78", key: "203.0.113.78", source: "socket" as const };
         for (const password of [PASSWORD, "a stuffed password"]) {
-          const outcome = await checkPassword(
-            gate,
-            gate.admissions.issue({ email, password, client, device: null, route: "/api/auth/callback/credentials" }),
-          );
+          const outcome = await passwordCheck(gate, { email, password, client });
           expect(outcome.ok, password).toBe("second_step");
           expect(outcome).not.toHaveProperty("device");
           expect(outcome).not.toHaveProperty("sessionId");

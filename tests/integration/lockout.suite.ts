@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkPassword } from "@/lib/auth/sign-in";
 import type { Gatehouse } from "@/lib/gatehouse";
 import { registerAccount } from "@/lib/users/accounts";
 import type { TestDatabase } from "../helpers/databases";
 import { testGatehouse } from "../helpers/instance";
+import { passwordCheck } from "../helpers/password-check";
 import { watchPasswordChecks } from "../helpers/verifications";
 import { onEachDatabase } from "../helpers/each-database";
 
 /**
- * The account lockout at the password check (checkPassword) on a real database. The HTTP shapes
+ * The account lockout at the password check (through its corridor, signInWithPassword) on a real database. The HTTP shapes
  * that lead there are in attack-shapes.suite.ts and e2e/attack-shapes.spec.ts.
  */
 export function lockoutSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
@@ -23,12 +23,9 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
 
     const client = (n: number) => ({ address: `203.0.113.${n % 250}`, key: `203.0.113.${n % 250}`, source: "socket" as const });
 
-    /** The password check with an admission, as a sign-in route issues one after its cheap layers. */
+    /** The password check, through the corridor a sign-in route runs after its route limits. */
     async function check(email: string, password: string, n = 1) {
-      return checkPassword(
-        gate,
-        gate.admissions.issue({ email, password, client: client(n), device: null, route: "/api/auth/callback/credentials" }),
-      );
+      return passwordCheck(gate, { email, password, client: client(n) });
     }
 
     async function failureCount(email: string) {

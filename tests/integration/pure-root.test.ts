@@ -40,7 +40,7 @@ describe("the composition root", () => {
       const { argon2Hasher } = await import("@/lib/password/hash");
       const { argon2Params } = await import("@/lib/password/hash");
       const { registerAccount } = await import("@/lib/users/accounts");
-      const { checkPassword } = await import("@/lib/auth/sign-in");
+      const { passwordCheck } = await import("../helpers/password-check");
 
       const saved = process.env;
       process.env = {} as NodeJS.ProcessEnv;
@@ -71,14 +71,8 @@ describe("the composition root", () => {
         for (const { gate } of [a, b]) {
           await registerAccount(gate.prisma, { email: "owner@example.com", password: "the right passphrase" }, gate.hasher, Date.now());
           for (let i = 0; i < 2; i++) {
-            const admission = gate.admissions.issue({
-              email: "owner@example.com",
-              password: `guess ${i}`,
-              client,
-              device: null,
-              route: "/test",
-            });
-            expect(await checkPassword(gate, admission)).toEqual({ ok: false, refusal: null });
+            const outcome = await passwordCheck(gate, { email: "owner@example.com", password: `guess ${i}`, client, route: "/test" });
+            expect(outcome).toEqual({ ok: false, refusal: null });
           }
         }
         // Two verifications each, counted by each instance's own hasher; only A's rule locks at two.

@@ -130,6 +130,22 @@ export function secondFactorSuite(label: string, makeDatabase: () => Promise<Tes
       expect((await kindsOf("browser@example.com")).filter((kind) => kind === "sign_in_succeeded")).toHaveLength(2);
     });
 
+    it("lands a breached password's owner on the new-password page after the step, as every way in does", async () => {
+      const { secret, recoveryCodes } = await ownerWithApp("breached-step@example.com");
+      const first = await secondStep((await passwordStep("breached-step@example.com")).pending, { code: totpCodeAt(secret, Date.now()) });
+      expect(first.status, await first.clone().text()).toBe(200);
+      // From the known device it just became: no mailed code first, the factor's step only.
+      const device = `gatehouse-device=${deviceCookieOf(first)}`;
+      await gate.prisma.user.update({ where: { email: "breached-step@example.com" }, data: { passwordBreachedAt: new Date() } });
+      const { res, pending } = await passwordStep("breached-step@example.com", { cookie: device });
+      expect(await res.json()).toMatchObject({ error: "mfa_required" });
+      // The app's code was spent by the first sign-in: a recovery code finishes this one.
+      const passed = await secondStep(pending, { recoveryCode: recoveryCodes[0], callbackUrl: "/account" });
+      expect(passed.status, await passed.clone().text()).toBe(200);
+      expect(sessionPairOf(passed)).not.toBeNull();
+      expect(await passed.json()).toMatchObject({ url: expect.stringMatching(/\/account\/new-password$/) });
+    });
+
     it("takes a code once: the same code for a second sign-in fails, and so does a code from two steps ago", async () => {
       const { secret } = await ownerWithApp("once@example.com");
       const code = totpCodeAt(secret, Date.now());

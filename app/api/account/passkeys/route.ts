@@ -1,6 +1,6 @@
 import { readAccountForm } from "@/lib/auth/account-form";
 import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
-import { noticeOrigin } from "@/lib/auth/sign-in";
+import { noticeOrigin } from "@/lib/auth/complete-sign-in";
 import { limited } from "@/lib/auth/limited";
 import { json } from "@/lib/http/responses";
 import { passkeyRefused } from "@/lib/auth/passkey-sign-in";

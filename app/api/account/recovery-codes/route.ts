@@ -1,5 +1,5 @@
 import { readFreshAccountForm } from "@/lib/auth/fresh-authentication";
-import { noticeOrigin } from "@/lib/auth/sign-in";
+import { noticeOrigin } from "@/lib/auth/complete-sign-in";
 import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { browserLabel } from "@/lib/sessions/browser-label";

@@ -1,9 +1,8 @@
 import { z } from "zod";
-import { signedInBrowser } from "@/lib/auth/browser-session";
+import { landingPath, signedInBrowser } from "@/lib/auth/browser-session";
 import { typedPasswordField } from "@/lib/auth/credentials";
 import { secondStepRequired } from "@/lib/auth/second-step";
 import { signInWithPassword } from "@/lib/auth/sign-in";
-import { safeCallbackPath } from "@/lib/http/callback-url";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/auth/limited";
 import { csrfRefused } from "@/lib/http/refusals";
@@ -51,6 +50,6 @@ export const POST = limited("/api/email/verify", async (request, limits) => {
     status: "email_verified",
     message: "Your email address is confirmed, and you are signed in.",
     email: token.email,
-    redirectTo: safeCallbackPath(link.fields.callbackUrl, "/account"),
+    redirectTo: landingPath(outcome, link.fields.callbackUrl, "/account"),
   });
 });

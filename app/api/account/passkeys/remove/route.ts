@@ -1,6 +1,6 @@
 import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
-import { noticeOrigin } from "@/lib/auth/sign-in";
+import { noticeOrigin } from "@/lib/auth/complete-sign-in";
 import { factorTurnedOff } from "@/lib/auth/factor-changes";
 import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";

@@ -3,7 +3,7 @@ import { fieldErrors } from "@/lib/auth/credentials";
 import { readJson } from "@/lib/http/body";
 import { limited } from "@/lib/auth/limited";
 import { jsonError } from "@/lib/http/responses";
-import { noticeOrigin } from "@/lib/auth/sign-in";
+import { noticeOrigin } from "@/lib/auth/complete-sign-in";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { tokenPair } from "@/lib/http/responses";
 import { issueAccessToken } from "@/lib/tokens/access-token";
