@@ -2,6 +2,8 @@ import { LIFECYCLE_SYMBOL, STARTED_SYMBOL } from "@/lib/server-contract.mjs";
 import { gatehouse } from "@/lib/app";
 import { startRetention } from "@/lib/retention/job";
 import { messageOf } from "@/lib/log/message";
+import { openAdminChannel } from "@/lib/ops/admin-channel";
+import { runAdminRequest } from "@/lib/ops/admin-request";
 
 /**
  * The process's life after start: server.mjs (which cannot import app code) and every Next.js
@@ -39,6 +41,17 @@ export async function startGatehouse(): Promise<void> {
   try {
     const gate = await gatehouse();
     const retention = startRetention(gate.prisma, gate.config, gate.clock, gate.log);
+    // PGlite is this process's alone: `npm run admin` asks it through this socket instead of
+    // opening the folder (docs/decisions/0022). PostgreSQL takes the command's own connection.
+    const target = gate.config.database.target;
+    const admin =
+      target.kind === "pglite"
+        ? await openAdminChannel(
+            target.dataDir,
+            (request) => runAdminRequest(gate, request, "live"),
+            (message) => gate.log.warn({ event: "admin_channel_unavailable", reason: message }),
+          )
+        : null;
     // server.mjs calls close() once the last in-flight request has been answered.
     publishLifecycle(
       {
@@ -47,6 +60,7 @@ export async function startGatehouse(): Promise<void> {
         firstByteTimeoutMs: gate.config.http.socketFirstByteTimeoutMs,
       },
       async () => {
+        await admin?.close();
         await retention.stop();
         await gate.close();
       },
