@@ -382,6 +382,18 @@ export const variableDocs = {
     description: "32+ characters: `GET /api/metrics` answers Prometheus text to `Authorization: Bearer <token>` (401 otherwise).",
     defaultText: "unset: `/api/metrics` answers 404",
   },
+  SECURITY_WEBHOOK_URL: {
+    group: "Metrics and retention",
+    description:
+      "Where security events are POSTed, signed by the Standard Webhooks convention (docs/webhooks.md): https://, or http:// to localhost. Set with `SECURITY_WEBHOOK_SECRET`.",
+    defaultText: "unset: no webhooks",
+  },
+  SECURITY_WEBHOOK_SECRET: {
+    group: "Metrics and retention",
+    description:
+      "The signing secret, `whsec_` and the base64 of 24 to 64 random bytes (`whsec_$(openssl rand -base64 32)`); the receiver verifies with it.",
+    defaultText: "unset: no webhooks",
+  },
   SECURITY_EVENT_RETENTION_DAYS: {
     group: "Metrics and retention",
     description: "Security events older than this are deleted by the retention job.",

@@ -4,6 +4,7 @@ import { startRetention } from "@/lib/retention/job";
 import { messageOf } from "@/lib/log/message";
 import { openAdminChannel } from "@/lib/ops/admin-channel";
 import { runAdminRequest } from "@/lib/ops/admin-request";
+import { startWebhookDispatcher } from "@/lib/webhooks/dispatcher";
 
 /**
  * The process's life after start: server.mjs (which cannot import app code) and every Next.js
@@ -41,6 +42,15 @@ export async function startGatehouse(): Promise<void> {
   try {
     const gate = await gatehouse();
     const retention = startRetention(gate.prisma, gate.config, gate.clock, gate.log);
+    const webhooks = gate.config.webhooks
+      ? startWebhookDispatcher({
+          prisma: gate.prisma,
+          settings: gate.config.webhooks,
+          clock: gate.clock,
+          log: gate.log,
+          metrics: gate.metrics,
+        })
+      : null;
     // PGlite is this process's alone: `npm run admin` asks it through this socket instead of
     // opening the folder (docs/decisions/0022). PostgreSQL takes the command's own connection.
     const target = gate.config.database.target;
@@ -61,6 +71,7 @@ export async function startGatehouse(): Promise<void> {
       },
       async () => {
         await admin?.close();
+        await webhooks?.stop();
         await retention.stop();
         await gate.close();
       },

@@ -4,6 +4,7 @@ import type { Gatehouse } from "@/lib/app";
 import { normalizeEmail } from "@/lib/auth/credentials";
 import { messageOf } from "@/lib/log/message";
 import { ADMIN_COMMANDS, AdminError, usage } from "@/lib/ops/admin";
+import { queueWebhook } from "@/lib/webhooks/events";
 
 /** One operator command, as the command line sends it to the running instance or runs it itself. */
 export type AdminRequest = { command: string; args: string[]; operator: string };
@@ -77,9 +78,17 @@ export async function runAdminRequest(gate: Gatehouse, request: AdminRequest, ch
   }
   if (!command.unrecorded) {
     try {
+      const atMs = gate.clock();
       await gate.prisma.adminAction.create({
-        data: { operator: request.operator, command: command.name, subjectKey, channel, outcome, createdAt: new Date(gate.clock()) },
+        data: { operator: request.operator, command: command.name, subjectKey, channel, outcome, createdAt: new Date(atMs) },
       });
+      if (gate.config.webhooks) {
+        await queueWebhook(gate.sql, {
+          type: "admin.action",
+          atMs,
+          data: { operator: request.operator, command: command.name, accountKey: subjectKey, channel, outcome },
+        });
+      }
     } catch (error) {
       // The command's effect stands; the missing entry must not go unnoticed.
       gate.log.error({ event: "admin_trail_failed", command: command.name, err: messageOf(error) });

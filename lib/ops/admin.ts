@@ -3,6 +3,7 @@ import { signOutEverywhere } from "@/lib/auth/browser-session";
 import { normalizeEmail } from "@/lib/auth/credentials";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { ClientAddress } from "@/lib/http/client-address";
+import { queueWebhook } from "@/lib/webhooks/events";
 
 /** What an operator's action is recorded as: no network address, a label of its own. */
 const OPERATOR: ClientAddress = { address: "operator", key: "operator", source: "unknown" };
@@ -173,7 +174,10 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
         const lockouts = (await tx.signInLockout.deleteMany({ where: { usernameKey } })).count;
         return { ...owned, knownDevices, lockouts, users };
       });
-      // No account is left to hold a security event: the log line is the record.
+      // No account is left to hold a security event: the log line is the record (and the webhook).
+      if (gate.config.webhooks) {
+        await queueWebhook(gate.sql, { type: "account.deleted", atMs: gate.clock(), data: { account: user.id, change: "admin_deleted" } });
+      }
       context.gate.log.info({ event: "admin_action", action: "delete_user", userId: user.id, usernameKey, ...counts });
       return `Deleted ${user.email} and its data: ${JSON.stringify(counts)}.`;
     },
