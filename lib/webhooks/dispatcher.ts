@@ -11,8 +11,11 @@ export type WebhookSettings = { url: string; secret: string };
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 /** After this many failed attempts (about two days of backoff) an event is dropped, logged at error level. */
 export const MAX_ATTEMPTS = 12;
-/** A claimed row is this process's for this long: longer than a batch's attempts take. */
-const CLAIM_LEASE_MS = 5 * 60_000;
+/**
+ * A claimed row is this process's for this long: twice what a batch's attempts can take (3 rounds
+ * of 10 s). A process killed mid-attempt delays those events by this much at most.
+ */
+const CLAIM_LEASE_MS = 60_000;
 const BATCH = 10;
 const CONCURRENCY = 4;
 
