@@ -327,6 +327,13 @@ export const envSchema = z
         "must be whsec_ followed by the base64 of 24 to 64 random bytes (for example whsec_$(openssl rand -base64 32))",
       ),
 
+    // Traces over OTLP/HTTP (lib/tracing/): the collector's base URL, spans going to <url>/v1/traces.
+    OTEL_EXPORTER_OTLP_ENDPOINT: z
+      .string()
+      .optional()
+      .refine((value) => value === undefined || /^https?:\/\/[^\s]+$/.test(value), "must be an http(s) URL, e.g. http://localhost:4318"),
+    OTEL_SERVICE_NAME: z.string().min(1).max(100).default("gatehouse"),
+
     // Known-device cookies (OWASP): how long one lasts, and the key that signs it.
     DEVICE_COOKIE_DAYS: z.coerce.number().int().min(1).max(400).default(180),
     DEVICE_COOKIE_SECRET: z.string().min(32).optional(),
@@ -580,6 +587,8 @@ export type AppConfig = {
     /** GET /api/metrics's bearer token; undefined: the endpoint is off. */
     token: string | undefined;
   };
+  /** Traces over OTLP/HTTP (lib/tracing/), or null when OTEL_EXPORTER_OTLP_ENDPOINT is unset. */
+  tracing: { endpoint: string; serviceName: string } | null;
   /** Security webhooks (lib/webhooks/), or null when SECURITY_WEBHOOK_URL is unset. */
   webhooks: { url: string; secret: string } | null;
   retention: {
@@ -771,6 +780,10 @@ function grouped(env: EnvValues, databaseTarget: DatabaseTarget, devServer: bool
     },
     i18n: { defaultLocale: env.DEFAULT_LOCALE, pseudoLocale: env.I18N_PSEUDO_LOCALE === "true" },
     metrics: { token: env.METRICS_TOKEN },
+    tracing:
+      env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+        ? null
+        : { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME },
     webhooks:
       env.SECURITY_WEBHOOK_URL !== undefined && env.SECURITY_WEBHOOK_SECRET !== undefined
         ? { url: env.SECURITY_WEBHOOK_URL, secret: env.SECURITY_WEBHOOK_SECRET }

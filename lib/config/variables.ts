@@ -382,6 +382,16 @@ export const variableDocs = {
     description: "32+ characters: `GET /api/metrics` answers Prometheus text to `Authorization: Bearer <token>` (401 otherwise).",
     defaultText: "unset: `/api/metrics` answers 404",
   },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    group: "Metrics and retention",
+    description:
+      "An OpenTelemetry collector's OTLP/HTTP base URL: every sign-in, registration, passkey and second step is then a trace with a span per layer (docs/operations.md, Traces).",
+    defaultText: "unset: no traces, and no cost",
+  },
+  OTEL_SERVICE_NAME: {
+    group: "Metrics and retention",
+    description: "The traces' `service.name` (one per client instance, say `gatehouse-acme`).",
+  },
   SECURITY_WEBHOOK_URL: {
     group: "Metrics and retention",
     description:

@@ -5,6 +5,7 @@ import { messageOf } from "@/lib/log/message";
 import { openAdminChannel } from "@/lib/ops/admin-channel";
 import { runAdminRequest } from "@/lib/ops/admin-request";
 import { startWebhookDispatcher } from "@/lib/webhooks/dispatcher";
+import { startTracing } from "@/lib/tracing/setup";
 
 /**
  * The process's life after start: server.mjs (which cannot import app code) and every Next.js
@@ -41,6 +42,8 @@ export function isDraining(): boolean {
 export async function startGatehouse(): Promise<void> {
   try {
     const gate = await gatehouse();
+    // Before the listener opens (server.mjs waits for publishLifecycle), so every request is traced.
+    const tracing = gate.config.tracing ? startTracing(gate.config.tracing) : null;
     const retention = startRetention(gate.prisma, gate.config, gate.clock, gate.log);
     const webhooks = gate.config.webhooks
       ? startWebhookDispatcher({
@@ -74,6 +77,7 @@ export async function startGatehouse(): Promise<void> {
         await webhooks?.stop();
         await retention.stop();
         await gate.close();
+        await tracing?.shutdown();
       },
     );
   } catch (error) {
