@@ -51,15 +51,21 @@ export async function openAdminChannel(
     return null;
   }
   const server = net.createServer((socket) => serveConnection(socket, handle));
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(socketPath, () => {
-      server.off("error", reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(socketPath, () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
-  });
-  // The folder already keeps everyone else out; the socket's own mode says the same to a reader.
-  fs.chmodSync(socketPath, 0o600);
+    // The folder already keeps everyone else out; the socket's own mode says the same to a reader.
+    fs.chmodSync(socketPath, 0o600);
+  } catch (error) {
+    server.close();
+    warn(`the admin socket ${socketPath} could not be opened (${(error as Error).message}): npm run admin needs the instance stopped`);
+    return null;
+  }
   return {
     path: socketPath,
     close: () =>
