@@ -258,6 +258,7 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
       `gatehouse ${path}`,
       () => answer(gate, request, locale, context),
       (sent) => String(sent.status),
+      true,
     );
     return localized(response, locale, gate.i18n.translator(locale));
   };

@@ -1,8 +1,29 @@
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import type { Context } from "@opentelemetry/api";
+import { BatchSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
-import { setTracingEnabled } from "./spans";
+import { setTracingEnabled, TRACER_NAME } from "./spans";
+
+/**
+ * Passes on Gatehouse's own spans only. Next.js traces itself once a provider is registered, and
+ * its spans carry URLs, whose query strings may hold an emailed link's token: they stay here.
+ */
+class GatehouseSpansOnly implements SpanProcessor {
+  constructor(private readonly next: SpanProcessor) {}
+  onStart(span: Span, context: Context): void {
+    if (span.instrumentationScope.name === TRACER_NAME) this.next.onStart(span, context);
+  }
+  onEnd(span: ReadableSpan): void {
+    if (span.instrumentationScope.name === TRACER_NAME) this.next.onEnd(span);
+  }
+  forceFlush(): Promise<void> {
+    return this.next.forceFlush();
+  }
+  shutdown(): Promise<void> {
+    return this.next.shutdown();
+  }
+}
 
 export type TracingSettings = { endpoint: string; serviceName: string };
 
@@ -16,7 +37,7 @@ export function startTracing(settings: TracingSettings): { shutdown(): Promise<v
   const exporter = new OTLPTraceExporter({ url: `${settings.endpoint.replace(/\/+$/, "")}/v1/traces`, timeoutMillis: 5_000 });
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ "service.name": settings.serviceName }),
-    spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1_000 })],
+    spanProcessors: [new GatehouseSpansOnly(new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1_000 }))],
   });
   provider.register();
   setTracingEnabled(true);

@@ -19,7 +19,7 @@ describe("inSpan", () => {
   it("records the outcome, or an error's class (never its message), once on", async () => {
     setTracingEnabled(true);
     const span = { setAttribute: vi.fn(), setStatus: vi.fn(), end: vi.fn() };
-    const tracer = { startActiveSpan: (_name: string, run: (s: typeof span) => unknown) => run(span) };
+    const tracer = { startActiveSpan: (_name: string, _options: unknown, run: (s: typeof span) => unknown) => run(span) };
     vi.spyOn(trace, "getTracer").mockReturnValue(tracer as never);
     await inSpan(
       "layer",

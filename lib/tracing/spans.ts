@@ -20,10 +20,16 @@ export function setTracingEnabled(enabled: boolean): void {
   (globalThis as Record<symbol, unknown>)[ENABLED] = enabled;
 }
 
-/** Runs `work` in a span named `name` (a child of the request's), recording `outcome(result)`, or an error's class. */
-export async function inSpan<T>(name: string, work: () => Promise<T>, outcome: (result: T) => string): Promise<T> {
+/** The instrumentation scope of every Gatehouse span: the only one exported (lib/tracing/setup.ts). */
+export const TRACER_NAME = "gatehouse";
+
+/**
+ * Runs `work` in a span named `name` (a child of the request's), recording `outcome(result)`, or an
+ * error's class. `root`: the request's own span, a trace of its own rather than a child of Next.js's.
+ */
+export async function inSpan<T>(name: string, work: () => Promise<T>, outcome: (result: T) => string, root = false): Promise<T> {
   if (!tracingEnabled()) return work();
-  return trace.getTracer("gatehouse").startActiveSpan(name, async (span: Span) => {
+  return trace.getTracer(TRACER_NAME).startActiveSpan(name, { root }, async (span: Span) => {
     try {
       const result = await work();
       span.setAttribute("gatehouse.outcome", outcome(result));

@@ -90,6 +90,9 @@ describe("traces over OTLP/HTTP", () => {
     // Every layer's span is the request's child or grandchild: one trace, not loose spans.
     expect(spans.filter((span) => span.traceId === roots[0]!.traceId).every((span) => span === roots[0] || span.parentSpanId)).toBe(true);
 
+    // The request's span is its trace's root, not a child of a framework's span.
+    expect(roots.every((root) => !root.parentSpanId)).toBe(true);
+
     const everything = bodies.join("\n");
     for (const secret of ["traced@example.com", "203.0.113.77", "203.0.113.78", userId, "the right passphrase", "a wrong passphrase"]) {
       expect(everything).not.toContain(secret);
