@@ -53,6 +53,7 @@ import { OutageLog } from "@/lib/rate-limit/outage";
 import { loadBrand, mailBrandOf, type Brand } from "@/lib/brand/brand";
 import { createI18n, type I18n } from "@/lib/i18n/i18n";
 import { messageOf } from "@/lib/log/message";
+import { noticeWebhook } from "@/lib/webhooks/notices";
 
 /** Every protection layer and the database they share, built from one configuration. */
 export type Gatehouse = {
@@ -459,6 +460,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
       return check.locked || (row !== null && row.failureCount > 0 && nowMs - row.lastFailureAtMs < usernameLimitMs);
     },
     onSkipped: (kind, reason) => log.info({ event: "mail_skipped", kind, reason }),
+    onNotice: config.webhooks ? noticeWebhook(database.sql) : undefined,
   });
   // Only weakened, never refused: warn (the metric counts each), once per 10 s.
   const reportBreachOutage = throttled(10_000, (reason: string) =>
@@ -486,8 +488,12 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     replays: backend.replays,
     altcha: { hmacSecret: config.altcha.hmacSecret, expiresSeconds: config.altcha.expiresSeconds, maxCounter: config.altcha.maxCounter },
     lockouts,
-    events: prismaSecurityEvents(prisma, database.sql, clock, (error) =>
-      log.warn({ event: "security_event_not_recorded", err: String(error) }),
+    events: prismaSecurityEvents(
+      prisma,
+      database.sql,
+      clock,
+      (error) => log.warn({ event: "security_event_not_recorded", err: String(error) }),
+      config.webhooks !== null,
     ),
     lockoutPolicy: config.lockout,
     deviceLockoutPolicy: config.devices.lockout,

@@ -1,3 +1,4 @@
+import { inSpan } from "@/lib/tracing/spans";
 import { cookies } from "next/headers";
 import { cache } from "react";
 import type { ClientAddress } from "@/lib/http/client-address";
@@ -68,6 +69,18 @@ export async function writeSignIn(
   gate: Gatehouse,
   user: { id: string; credentialGeneration: number },
   ...writes: Writes[]
+): Promise<{ ok: true } | { ok: false; refusal: Response | null }> {
+  return inSpan(
+    "session write",
+    () => writeSignInUntraced(gate, user, writes),
+    (written) => (written.ok ? "written" : written.refusal ? "failed" : "superseded"),
+  );
+}
+
+async function writeSignInUntraced(
+  gate: Gatehouse,
+  user: { id: string; credentialGeneration: number },
+  writes: Writes[],
 ): Promise<{ ok: true } | { ok: false; refusal: Response | null }> {
   try {
     if (await writeGuarded(gate.sql, credentialsUnchanged(user), ...writes)) return { ok: true };

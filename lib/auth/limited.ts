@@ -11,6 +11,7 @@ import type { PolicyName } from "@/lib/rate-limit/policies";
 import { ruleAt, type DeviceLane, type LimitKey, type RefusalStyle, type RouteLimit, type RoutePath } from "@/lib/http/route-policies";
 import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { messageOf } from "@/lib/log/message";
+import { inSpan } from "@/lib/tracing/spans";
 
 /**
  * One request's walk through its route's limits. Rows apply strictly in table order: the wrapper
@@ -53,7 +54,15 @@ export class RouteLimits {
    * Applies the next rows keyed by `key`; a refusal to send, or null to go on. `accountDevice` is
    * the id of the request's device cookie when it verified for the account `value` names.
    */
-  async limit(key: LimitKey, value = "", accountDevice: string | null = null): Promise<Response | null> {
+  limit(key: LimitKey, value = "", accountDevice: string | null = null): Promise<Response | null> {
+    return inSpan(
+      "limit",
+      () => this.limitUntraced(key, value, accountDevice),
+      (refused) => (refused ? "refused" : "allowed"),
+    );
+  }
+
+  private async limitUntraced(key: LimitKey, value: string, accountDevice: string | null): Promise<Response | null> {
     if (this.rows[this.next]?.key !== key) throw new Error(`${this.path}: no ${key} limit is next in ROUTE_RULES`);
     const owner = this.lane !== null && accountDevice === this.lane.deviceId;
     if (key === "addressAndUsername" && this.deferred.length > 0) {
@@ -244,7 +253,14 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
     const gate = await gatehouse();
     // Every refusal's sentences in the request's language; its `error` code stays as it is.
     const locale = gate.i18n.localeOf(request.headers);
-    return localized(await answer(gate, request, locale, context), locale, gate.i18n.translator(locale));
+    // The request's trace (lib/tracing/spans.ts): one span named by the route, its status the outcome.
+    const response = await inSpan(
+      `gatehouse ${path}`,
+      () => answer(gate, request, locale, context),
+      (sent) => String(sent.status),
+      true,
+    );
+    return localized(response, locale, gate.i18n.translator(locale));
   };
 
   async function answer(gate: Gatehouse, request: NextRequest, locale: string, context: C | undefined): Promise<Response> {

@@ -1,3 +1,4 @@
+import { inSpan } from "@/lib/tracing/spans";
 import { createChallenge, verifySolution, type Challenge } from "altcha-lib";
 import { deriveKey } from "altcha-lib/algorithms/sha";
 import { z } from "zod";
@@ -71,12 +72,26 @@ export type CaptchaOutcome =
  * Verifies an ALTCHA payload (base64 JSON from the widget) and spends it: a solution is
  * accepted once, and only before its challenge expires.
  */
-export async function verifyAltcha(
+export function verifyAltcha(
   payload: unknown,
   settings: AltchaSettings,
   replays: ReplayStore,
   nowMs: number,
   minLevel: number | LevelDue = 0,
+): Promise<CaptchaOutcome> {
+  return inSpan(
+    "altcha",
+    () => verifyUntraced(payload, settings, replays, nowMs, minLevel),
+    (outcome) => (outcome.ok ? "ok" : outcome.reason),
+  );
+}
+
+async function verifyUntraced(
+  payload: unknown,
+  settings: AltchaSettings,
+  replays: ReplayStore,
+  nowMs: number,
+  minLevel: number | LevelDue,
 ): Promise<CaptchaOutcome> {
   if (typeof payload !== "string" || payload === "") return { ok: false, reason: "missing" };
   if (payload.length > MAX_PAYLOAD_CHARS) return { ok: false, reason: "malformed" };

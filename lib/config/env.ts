@@ -313,6 +313,29 @@ export const envSchema = z
       .max(7 * 86_400)
       .default(86_400),
 
+    // Security events pushed to the client's own systems (lib/webhooks/), signed by the Standard
+    // Webhooks convention with the whsec_ secret. Both set, or neither (off).
+    SECURITY_WEBHOOK_URL: z
+      .string()
+      .optional()
+      .refine((value) => value === undefined || webhookUrlProblem(value) === null, {
+        error: (issue) => webhookUrlProblem(String(issue.input)) ?? "invalid",
+      }),
+    SECURITY_WEBHOOK_SECRET: z
+      .string()
+      .optional()
+      .refine(
+        (value) => value === undefined || webhookSecretBytes(value) !== null,
+        "must be whsec_ followed by the base64 of 24 to 64 random bytes (for example whsec_$(openssl rand -base64 32))",
+      ),
+
+    // Traces over OTLP/HTTP (lib/tracing/): the collector's base URL, spans going to <url>/v1/traces.
+    OTEL_EXPORTER_OTLP_ENDPOINT: z
+      .string()
+      .optional()
+      .refine((value) => value === undefined || /^https?:\/\/[^\s]+$/.test(value), "must be an http(s) URL, e.g. http://localhost:4318"),
+    OTEL_SERVICE_NAME: z.string().min(1).max(100).default("gatehouse"),
+
     // Known-device cookies (OWASP): how long one lasts, and the key that signs it.
     DEVICE_COOKIE_DAYS: z.coerce.number().int().min(1).max(400).default(180),
     DEVICE_COOKIE_SECRET: z.string().min(32).optional(),
@@ -385,6 +408,13 @@ export const envSchema = z
       });
     }
     checkBrand(env, ctx);
+    if ((env.SECURITY_WEBHOOK_URL === undefined) !== (env.SECURITY_WEBHOOK_SECRET === undefined)) {
+      ctx.addIssue({
+        code: "custom",
+        path: [env.SECURITY_WEBHOOK_URL === undefined ? "SECURITY_WEBHOOK_URL" : "SECURITY_WEBHOOK_SECRET"],
+        message: "must be set together with SECURITY_WEBHOOK_URL and SECURITY_WEBHOOK_SECRET (or neither: no webhooks)",
+      });
+    }
     if (env.NODE_ENV === "production") {
       if (env.SMTP_URL !== undefined && env.MAIL_FROM === undefined) {
         ctx.addIssue({
@@ -559,6 +589,10 @@ export type AppConfig = {
     /** GET /api/metrics's bearer token; undefined: the endpoint is off. */
     token: string | undefined;
   };
+  /** Traces over OTLP/HTTP (lib/tracing/), or null when OTEL_EXPORTER_OTLP_ENDPOINT is unset. */
+  tracing: { endpoint: string; serviceName: string } | null;
+  /** Security webhooks (lib/webhooks/), or null when SECURITY_WEBHOOK_URL is unset. */
+  webhooks: { url: string; secret: string } | null;
   retention: {
     securityEventMs: number;
     reportsKeepPerUser: number;
@@ -566,6 +600,32 @@ export type AppConfig = {
     batchRows: number;
   };
 };
+
+/**
+ * A webhook receiver's URL: https://, or http:// to this machine (a local relay or a test). No
+ * credentials in it (they would be logged with every failure) and no fragment.
+ */
+export function webhookUrlProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return "must be an https:// URL";
+  }
+  const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) return "must be an https:// URL (http:// only to localhost)";
+  if (url.username || url.password) return "must not carry a user name or password (the secret signs each request)";
+  if (url.hash) return "must not have a #fragment";
+  return null;
+}
+
+/** The signing key's bytes of a whsec_ secret, or null when it is not one (Standard Webhooks: 24 to 64 bytes). */
+export function webhookSecretBytes(value: string): Buffer | null {
+  const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(value);
+  if (!match) return null;
+  const bytes = Buffer.from(match[1]!, "base64");
+  return bytes.length >= 24 && bytes.length <= 64 ? bytes : null;
+}
 
 /** `npm run dev`'s From: fine for the outbox it writes to, never a default anywhere else. */
 export const DEV_MAIL_FROM = "Gatehouse <no-reply@localhost>";
@@ -722,6 +782,14 @@ function grouped(env: EnvValues, databaseTarget: DatabaseTarget, devServer: bool
     },
     i18n: { defaultLocale: env.DEFAULT_LOCALE, pseudoLocale: env.I18N_PSEUDO_LOCALE === "true" },
     metrics: { token: env.METRICS_TOKEN },
+    tracing:
+      env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+        ? null
+        : { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME },
+    webhooks:
+      env.SECURITY_WEBHOOK_URL !== undefined && env.SECURITY_WEBHOOK_SECRET !== undefined
+        ? { url: env.SECURITY_WEBHOOK_URL, secret: env.SECURITY_WEBHOOK_SECRET }
+        : null,
     retention: {
       securityEventMs: env.SECURITY_EVENT_RETENTION_DAYS * DAY_MS,
       reportsKeepPerUser: env.REPORTS_KEEP_PER_USER,

@@ -391,6 +391,28 @@ export const variableDocs = {
     description: "32+ characters: `GET /api/metrics` answers Prometheus text to `Authorization: Bearer <token>` (401 otherwise).",
     defaultText: "unset: `/api/metrics` answers 404",
   },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    group: "Metrics and retention",
+    description:
+      "An OpenTelemetry collector's OTLP/HTTP base URL: every sign-in, registration, passkey and second step is then a trace with a span per layer (docs/operations.md, Traces).",
+    defaultText: "unset: no traces, and no cost",
+  },
+  OTEL_SERVICE_NAME: {
+    group: "Metrics and retention",
+    description: "The traces' `service.name` (one per client instance, say `gatehouse-acme`).",
+  },
+  SECURITY_WEBHOOK_URL: {
+    group: "Metrics and retention",
+    description:
+      "Where security events are POSTed, signed by the Standard Webhooks convention (docs/webhooks.md): https://, or http:// to localhost. Set with `SECURITY_WEBHOOK_SECRET`.",
+    defaultText: "unset: no webhooks",
+  },
+  SECURITY_WEBHOOK_SECRET: {
+    group: "Metrics and retention",
+    description:
+      "The signing secret, `whsec_` and the base64 of 24 to 64 random bytes (`whsec_$(openssl rand -base64 32)`); the receiver verifies with it.",
+    defaultText: "unset: no webhooks",
+  },
   SECURITY_EVENT_RETENTION_DAYS: {
     group: "Metrics and retention",
     description: "Security events older than this are deleted by the retention job.",

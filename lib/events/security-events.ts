@@ -5,6 +5,7 @@ import { writeTogether, type Writes } from "@/lib/db/one-statement";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { ClientAddress } from "@/lib/http/client-address";
 import type { LockoutState } from "@/lib/lockout/lockout-rules";
+import { webhookOfSecurityEvent, webhookWrites } from "@/lib/webhooks/events";
 
 /** What the owner did to their own sessions and password from the account page. */
 export type AccountChangeKind =
@@ -94,21 +95,31 @@ export type SecurityEvents = {
   failuresBeforeLatestSignIn(userId: string): Promise<number>;
 };
 
-/** `sql` writes the events and finds a failure's account, on every sign-in (lib/db/sql.ts); the reads go through Prisma. */
+/**
+ * `sql` writes the events and finds a failure's account, on every sign-in (lib/db/sql.ts); the reads go through Prisma.
+ * `webhooks`: an event the client's systems are told of (lib/webhooks/events.ts) is queued for them
+ * in the same statement that records it.
+ */
 export function prismaSecurityEvents(
   prisma: PrismaClient,
   sql: Sql,
   clock: () => number,
   onError: (error: unknown) => void,
+  webhooks = false,
 ): SecurityEvents {
   // One clock (the app's) for every event, so their order is the order they happened in.
   const writes =
     (userId: string, kind: SecurityEventKind, client: ClientAddress, origin: EventOrigin = {}, atMs = clock()): Writes =>
-    (param, when) => [
-      `INSERT INTO "SecurityEvent" ("id", "userId", "kind", "address", "browser", "sessionId", "createdAt")
-       SELECT ${param(randomUUID())}::uuid, ${param(userId)}::uuid, ${param(kind)}, ${param(truncateAddress(client.address))}, ${param(origin.browser ?? null)}, ${param(origin.sessionId ?? null)}, ${msToUtc(param(atMs))}
-       WHERE ${when}`,
-    ];
+    (param, when) => {
+      const network = truncateAddress(client.address);
+      const webhook = webhooks ? webhookOfSecurityEvent(kind, userId, network, origin.browser ?? null, atMs) : null;
+      return [
+        `INSERT INTO "SecurityEvent" ("id", "userId", "kind", "address", "browser", "sessionId", "createdAt")
+         SELECT ${param(randomUUID())}::uuid, ${param(userId)}::uuid, ${param(kind)}, ${param(network)}, ${param(origin.browser ?? null)}, ${param(origin.sessionId ?? null)}, ${msToUtc(param(atMs))}
+         WHERE ${when}`,
+        ...(webhook ? webhookWrites(webhook)(param, when) : []),
+      ];
+    };
 
   async function record(userId: string, kind: SecurityEventKind, client: ClientAddress, origin: EventOrigin = {}, atMs = clock()) {
     try {

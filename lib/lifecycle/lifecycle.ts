@@ -4,6 +4,10 @@ import { startRetention } from "@/lib/retention/job";
 import { messageOf } from "@/lib/log/message";
 import { connectionKey, parseTrustedProxies } from "@/lib/http/client-address";
 import type { AppConfig } from "@/lib/config/env";
+import { openAdminChannel } from "@/lib/ops/admin-channel";
+import { runAdminRequest } from "@/lib/ops/admin-request";
+import { startWebhookDispatcher } from "@/lib/webhooks/dispatcher";
+import { startTracing } from "@/lib/tracing/setup";
 
 /**
  * The process's life after start: server.mjs (which cannot import app code) and every Next.js
@@ -46,7 +50,29 @@ export function isDraining(): boolean {
 export async function startGatehouse(): Promise<void> {
   try {
     const gate = await gatehouse();
+    // Before the listener opens (server.mjs waits for publishLifecycle), so every request is traced.
+    const tracing = gate.config.tracing ? startTracing(gate.config.tracing) : null;
     const retention = startRetention(gate.prisma, gate.config, gate.clock, gate.log);
+    const webhooks = gate.config.webhooks
+      ? startWebhookDispatcher({
+          prisma: gate.prisma,
+          settings: gate.config.webhooks,
+          clock: gate.clock,
+          log: gate.log,
+          metrics: gate.metrics,
+        })
+      : null;
+    // PGlite is this process's alone: `npm run admin` asks it through this socket instead of
+    // opening the folder (docs/decisions/0024). PostgreSQL takes the command's own connection.
+    const target = gate.config.database.target;
+    const admin =
+      target.kind === "pglite"
+        ? await openAdminChannel(
+            target.dataDir,
+            (request) => runAdminRequest(gate, request, "live"),
+            (message) => gate.log.warn({ event: "admin_channel_unavailable", reason: message }),
+          )
+        : null;
     // server.mjs calls close() once the last in-flight request has been answered.
     publishLifecycle(
       {
@@ -56,8 +82,11 @@ export async function startGatehouse(): Promise<void> {
         connectionKey: connectionKeys(gate.config),
       },
       async () => {
+        await admin?.close();
+        await webhooks?.stop();
         await retention.stop();
         await gate.close();
+        await tracing?.shutdown();
       },
     );
   } catch (error) {

@@ -1,3 +1,4 @@
+import { inSpan } from "@/lib/tracing/spans";
 import { msToUtc, utcToMs, type Sql } from "@/lib/db/sql";
 import {
   admitAttempt,
@@ -128,7 +129,7 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
   const read = async (usernameKey: string): Promise<Row | null> =>
     (await sql.rows<Row>(`SELECT ${COLUMNS} FROM "SignInLockout" WHERE "usernameKey" = $1`, [usernameKey]))[0] ?? null;
 
-  return {
+  const repository: LockoutRepository = {
     async check(usernameKey, nowMs, policy) {
       const row = await read(usernameKey);
       return { ...checkLockout(row ? toState(row) : null, nowMs, policy), seen: { usernameKey, row } };
@@ -246,5 +247,21 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
         [usernameKey, row.failureCount, row.lastFailureAtMs],
       );
     },
+  };
+  // The lockout layer of a sign-in's trace (lib/tracing/spans.ts): its verdict, never the key.
+  return {
+    ...repository,
+    check: (...args) =>
+      inSpan(
+        "lockout",
+        () => repository.check(...args),
+        (check) => (check.locked ? "locked" : "open"),
+      ),
+    admitAttempt: (...args) =>
+      inSpan(
+        "lockout",
+        () => repository.admitAttempt(...args),
+        (admitted) => (admitted.allowed ? "counted" : "locked"),
+      ),
   };
 }

@@ -90,6 +90,24 @@ export class Metrics {
     registers: [this.registry],
   });
   /** Set by the mailer on every change: messages waiting, being sent, or waiting to retry. */
+  /** Security webhook attempts: delivered (2xx), failed (to be retried) or dropped (attempts spent). */
+  readonly webhookDeliveries = new Counter({
+    name: "gatehouse_webhook_deliveries_total",
+    help: "Security webhook attempts by outcome (delivered, failed, dropped)",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
+  /** Security webhooks not yet delivered, and the age of the oldest (a dead or refusing receiver). */
+  readonly webhookBacklog = new Gauge({
+    name: "gatehouse_webhook_backlog",
+    help: "Security webhooks waiting in the outbox",
+    registers: [this.registry],
+  });
+  readonly webhookOldestSeconds = new Gauge({
+    name: "gatehouse_webhook_oldest_seconds",
+    help: "Age of the oldest security webhook waiting in the outbox (0 when none)",
+    registers: [this.registry],
+  });
   readonly mailQueueDepth = new Gauge({
     name: "gatehouse_mail_queue_depth",
     help: "Mail messages held by the queue (waiting, in flight, or retrying)",

@@ -3,6 +3,7 @@ import { signOutEverywhere } from "@/lib/auth/browser-session";
 import { normalizeEmail } from "@/lib/auth/credentials";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { ClientAddress } from "@/lib/http/client-address";
+import { queueWebhook } from "@/lib/webhooks/events";
 
 /** What an operator's action is recorded as: no network address, a label of its own. */
 const OPERATOR: ClientAddress = { address: "operator", key: "operator", source: "unknown" };
@@ -15,7 +16,17 @@ export class AdminError extends Error {
   }
 }
 
-export type AdminCommand = { name: string; usage: string; run(context: AdminContext, args: string[]): Promise<string> };
+/**
+ * `account`: the first argument names an account by its address, which the trail records as its
+ * username key. `audit`: listing the trail is not itself an entry in it.
+ */
+export type AdminCommand = {
+  name: string;
+  usage: string;
+  account?: true;
+  unrecorded?: true;
+  run(context: AdminContext, args: string[]): Promise<string>;
+};
 export type AdminContext = { gate: Gatehouse; prisma: PrismaClient };
 
 async function userOf({ prisma }: AdminContext, rawEmail: string | undefined): Promise<{ id: string; email: string }> {
@@ -34,6 +45,7 @@ async function userOf({ prisma }: AdminContext, rawEmail: string | undefined): P
 export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   {
     name: "unlock",
+    account: true,
     usage: "unlock <email>: lift the sign-in pause (lockout) of an account",
     async run(context, [rawEmail]) {
       const { gate } = context;
@@ -63,6 +75,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   },
   {
     name: "revoke-sessions",
+    account: true,
     usage: "revoke-sessions <email>: sign the account out everywhere (browser sessions, API sessions, download links, known devices)",
     async run(context, [rawEmail]) {
       const { gate } = context;
@@ -76,6 +89,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   },
   {
     name: "passkeys",
+    account: true,
     usage: "passkeys <email>: the account's passkeys (id, name, added, last used)",
     async run(context, [rawEmail]) {
       const user = await userOf(context, rawEmail);
@@ -91,6 +105,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   },
   {
     name: "remove-passkey",
+    account: true,
     usage: "remove-passkey <email> <passkey id>: remove one of the account's passkeys (recorded and mailed to the owner)",
     async run(context, [rawEmail, id]) {
       const { gate } = context;
@@ -106,6 +121,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   },
   {
     name: "remove-factors",
+    account: true,
     usage:
       "remove-factors <email>: for an owner who lost every second step and code: remove the authenticator app and the recovery codes, stop asking for a passkey after the password (recorded and mailed to the owner)",
     async run(context, [rawEmail]) {
@@ -126,6 +142,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   },
   {
     name: "delete-user",
+    account: true,
     usage: "delete-user <email>: delete the account and everything stored about it",
     async run(context, [rawEmail]) {
       const { gate, prisma } = context;
@@ -157,26 +174,55 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
         const lockouts = (await tx.signInLockout.deleteMany({ where: { usernameKey } })).count;
         return { ...owned, knownDevices, lockouts, users };
       });
-      // No account is left to hold a security event: the log line is the record.
+      // No account is left to hold a security event: the log line is the record (and the webhook).
+      if (gate.config.webhooks) {
+        await queueWebhook(gate.sql, { type: "account.deleted", atMs: gate.clock(), data: { account: user.id, change: "admin_deleted" } });
+      }
       context.gate.log.info({ event: "admin_action", action: "delete_user", userId: user.id, usernameKey, ...counts });
       return `Deleted ${user.email} and its data: ${JSON.stringify(counts)}.`;
     },
   },
   {
     name: "events",
+    account: true,
     usage: "events <email> [count]: the account's recent security events",
     async run(context, [rawEmail, count]) {
       const user = await userOf(context, rawEmail);
-      const limit = Math.min(Math.max(Number.parseInt(count ?? "20", 10) || 20, 1), 500);
-      const events = await context.gate.events.recent(user.id, limit);
+      const events = await context.gate.events.recent(user.id, countOf(count));
       if (events.length === 0) return `${user.email} has no security events.`;
       return events
         .map((event) => `${event.at.toISOString()}  ${event.kind.padEnd(26)} ${event.browser ?? ""} ${event.address}`.trimEnd())
         .join("\n");
     },
   },
+  {
+    name: "audit",
+    usage: "audit [count]: the operators' recent commands (who, what, on which account key, live or offline, how it ended)",
+    unrecorded: true,
+    async run({ prisma }, [count]) {
+      const rows = await prisma.adminAction.findMany({ orderBy: { createdAt: "desc" }, take: countOf(count) });
+      if (rows.length === 0) return "No operator command is on record.";
+      return rows
+        .map((row) =>
+          [
+            row.createdAt.toISOString(),
+            row.operator.padEnd(16),
+            row.command.padEnd(16),
+            (row.subjectKey ? `${row.subjectKey.slice(0, 16)}…` : "-").padEnd(17),
+            row.channel.padEnd(7),
+            row.outcome,
+          ].join("  "),
+        )
+        .join("\n");
+    },
+  },
 ];
 
+/** A listing's length: 20 unless a count is given, at most 500. */
+function countOf(raw: string | undefined): number {
+  return Math.min(Math.max(Number.parseInt(raw ?? "20", 10) || 20, 1), 500);
+}
+
 export function usage(): string {
-  return ["usage: npm run admin -- <command>", ...ADMIN_COMMANDS.map((command) => `  ${command.usage}`)].join("\n");
+  return ["usage: npm run admin -- [--as <operator>] <command>", ...ADMIN_COMMANDS.map((command) => `  ${command.usage}`)].join("\n");
 }

@@ -1,3 +1,4 @@
+import { inSpan } from "@/lib/tracing/spans";
 import { AsyncResource } from "node:async_hooks";
 
 /** Known devices (the owner, most likely) and everyone else. */
@@ -57,16 +58,12 @@ export class HashBudget {
     // A queued task is started by whichever request frees a slot, in that request's async
     // context; binding keeps it in its own, where next-auth reads cookies() and headers().
     const bound = AsyncResource.bind(work);
-    if (this.waiting[lane].length === 0 && this.canStart(lane)) {
-      this.running[lane]++;
-    } else {
-      if (this.waiting[lane].length >= this.queue) {
-        this.remember(1);
-        return whenFull();
-      }
-      // The slot is taken on our behalf by dispatch() before this resolves.
-      await new Promise<void>((resolve) => this.waiting[lane].push(resolve));
-    }
+    const admitted = await inSpan(
+      "hash budget wait",
+      () => this.takeSlot(lane),
+      (slot) => (slot ? lane : "full"),
+    );
+    if (!admitted) return whenFull();
     this.remember(this.occupancy());
     try {
       return await bound();
@@ -74,6 +71,21 @@ export class HashBudget {
       this.running[lane]--;
       this.dispatch();
     }
+  }
+
+  /** A slot of `lane`, at once or after waiting in its queue; false when the queue is full. */
+  private async takeSlot(lane: Lane): Promise<boolean> {
+    if (this.waiting[lane].length === 0 && this.canStart(lane)) {
+      this.running[lane]++;
+      return true;
+    }
+    if (this.waiting[lane].length >= this.queue) {
+      this.remember(1);
+      return false;
+    }
+    // The slot is taken on our behalf by dispatch() before this resolves.
+    await new Promise<void>((resolve) => this.waiting[lane].push(resolve));
+    return true;
   }
 
   private canStart(lane: Lane): boolean {

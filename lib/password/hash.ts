@@ -1,3 +1,4 @@
+import { inSpan } from "@/lib/tracing/spans";
 import { randomBytes } from "node:crypto";
 import { hash, parseOptions, verify } from "@node-rs/argon2";
 
@@ -89,19 +90,31 @@ export type PasswordHasher = {
 export function argon2Hasher(params: Argon2Params): PasswordHasher {
   return {
     params,
-    hash: (password) => hashPassword(password, params),
-    async verify(storedHash, password) {
-      const hashToCheck = storedHash ?? (await dummyHash(params));
-      if (await verifyPassword(hashToCheck, password)) {
-        return { valid: storedHash !== null, rehash: storedHash !== null && needsRehash(storedHash, params) };
-      }
-      // A hash made from the raw string before the NFC rule still verifies (a second verification,
-      // which an unknown account pays too), and is then replaced.
-      if (nfc(password) !== password && (await verifyExactly(hashToCheck, password)))
-        return { valid: storedHash !== null, rehash: storedHash !== null };
-      return { valid: false, rehash: false };
-    },
+    hash: (password) =>
+      inSpan(
+        "argon2id hash",
+        () => hashPassword(password, params),
+        () => "hashed",
+      ),
+    verify: (storedHash, password) =>
+      inSpan(
+        "argon2id",
+        () => verifyWith(storedHash, password),
+        (result) => (result.valid ? "valid" : "invalid"),
+      ),
   };
+
+  async function verifyWith(storedHash: string | null, password: string): Promise<{ valid: boolean; rehash: boolean }> {
+    const hashToCheck = storedHash ?? (await dummyHash(params));
+    if (await verifyPassword(hashToCheck, password)) {
+      return { valid: storedHash !== null, rehash: storedHash !== null && needsRehash(storedHash, params) };
+    }
+    // A hash made from the raw string before the NFC rule still verifies (a second verification,
+    // which an unknown account pays too), and is then replaced.
+    if (nfc(password) !== password && (await verifyExactly(hashToCheck, password)))
+      return { valid: storedHash !== null, rehash: storedHash !== null };
+    return { valid: false, rehash: false };
+  }
 }
 
 /** Argon2id parameters, in one place. */

@@ -68,6 +68,8 @@ export class Recovery {
       i18n: I18n;
       /** A message not sent (logged by kind: the account is never named). */
       onSkipped: (kind: string, reason: "quota" | "mail_queue_full") => void;
+      /** Told of every notice for an existing account, before its mail's quota (the security webhooks). */
+      onNotice?: ((kind: NoticeKind, userId: string, origin: NoticeOrigin) => Promise<void>) | undefined;
     },
   ) {}
 
@@ -199,6 +201,7 @@ export class Recovery {
     this.deps.background.run(kind, async () => {
       const account = "email" in user ? await this.find(user.email) : await this.byId(user.id);
       if (!account) return;
+      await this.deps.onNotice?.(kind, account.id, origin);
       const forgotUrl = this.url("/forgot-password");
       const messages = this.messagesFor(account);
       const render = {
