@@ -7,46 +7,9 @@ import type { ClientAddress } from "@/lib/http/client-address";
 import type { LockoutState } from "@/lib/lockout/lockout-rules";
 import { webhookOfSecurityEvent, webhookWrites } from "@/lib/webhooks/events";
 
-/** What the owner did to their own sessions and password from the account page. */
-export type AccountChangeKind =
-  | "browser_session_revoked"
-  | "api_session_revoked"
-  | "signed_out_everywhere_else"
-  | "password_changed"
-  | "admin_unlocked"
-  | "admin_sessions_revoked"
-  | "email_verified"
-  | "password_reset"
-  | "unlock_link_used"
-  | "refresh_token_reused"
-  | "passkey_added"
-  | "passkey_removed"
-  | "passkey_counter_regressed"
-  | "admin_passkey_removed"
-  | "passkey_renamed"
-  | "passkeys_removed_by_reset"
-  | "reauthenticated"
-  | "totp_added"
-  | "totp_removed"
-  | "passkey_second_factor_on"
-  | "passkey_second_factor_off"
-  | "recovery_codes_replaced"
-  | "recovery_code_used"
-  | "second_step_due"
-  | "second_step_failed"
-  | "device_confirmation_due"
-  | "device_confirmation_failed"
-  | "admin_factors_removed"
-  | "password_found_breached";
-
-export type SecurityEventKind =
-  | "sign_in_failed"
-  | "sign_in_unconfirmed"
-  | "sign_in_succeeded"
-  | "locked"
-  | "untrusted_paused"
-  | "refresh_family_created"
-  | AccountChangeKind;
+// The kinds live apart, so that what reads them (the webhooks) needs nothing else of this file.
+export type { AccountChangeKind, SecurityEventKind } from "@/lib/events/kinds";
+import type { AccountChangeKind, SecurityEventKind } from "@/lib/events/kinds";
 
 export type SecurityEventView = { kind: SecurityEventKind; address: string; browser: string | null; sessionId: string | null; at: Date };
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { msToUtc, type Sql } from "@/lib/db/sql";
 import { writeTogether, type Writes } from "@/lib/db/one-statement";
-import type { SecurityEventKind } from "@/lib/events/security-events";
+import type { SecurityEventKind } from "@/lib/events/kinds";
 
 /** What the client's systems are told (docs/webhooks.md lists each with its data). */
 export type WebhookEventType =
