@@ -78,6 +78,14 @@ export class RouteLimits {
     return null;
   }
 
+  /**
+   * The handler says the next rows of `key` are not for this request's kind (with its reason where
+   * it calls this), so that a success without them is no skipped limit.
+   */
+  notApplied(key: LimitKey): void {
+    while (this.rows[this.next]?.key === key) this.next++;
+  }
+
   /** The rows not applied yet (a handler that answered 2xx with one left skipped a limit). */
   get pending(): readonly RouteLimit[] {
     return [...this.deferred, ...this.rows.slice(this.next)];
