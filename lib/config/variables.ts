@@ -409,8 +409,9 @@ export const variableDocs = {
     description:
       "An SVG or PNG file (at most 100,000 bytes) shown in the header, served by `GET /api/brand/logo/{hash}`. Read and checked " +
       "at start by its bytes, not its name: a PNG by its signature; an SVG must be UTF-8 with `<svg>` as its document element, " +
-      "and one with `<script>`, `<foreignObject>`, an `on…=` handler, a `javascript:` (or `data:text/html`) URL, entity-encoded " +
-      "or not, or an `<!ENTITY>` is refused. Missing, too large, neither, or active content: the start stops naming `BRAND_LOGO`.",
+      "and one with `<script>`, `<foreignObject>`, an `<iframe>`, `<embed>` or `<object>`, an `on…=` handler, a `javascript:` or " +
+      "`data:` URL, entity-encoded or not, a CSS `@import`, a reference outside itself (an `href`, `src` or `url()` that is not " +
+      "`#id`: no remote image, no other file) or an `<!ENTITY>` is refused. Missing, too large, neither, or active content: the start stops naming `BRAND_LOGO`.",
     defaultText: "unset: the Gatehouse mark",
   },
   BRAND_COLOR: {
