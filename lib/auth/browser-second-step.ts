@@ -1,11 +1,9 @@
 import type { NextRequest } from "next/server";
-import { liveSessionOfCookies, signedInBrowser } from "@/lib/auth/browser-session";
+import { landingUrl, liveSessionOfCookies, signedInBrowser } from "@/lib/auth/browser-session";
 import { cookieJar } from "@/lib/auth/next-auth/cookies";
-import { safeCallbackPath } from "@/lib/http/callback-url";
 import { clearPendingSignInCookie, setDeviceCookie } from "@/lib/http/device-cookie";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
-import { appOrigin } from "@/lib/http/same-origin";
 import { SESSION_ENDED } from "@/lib/ui/messages";
 import type { passSecondStep } from "./second-step";
 
@@ -34,8 +32,9 @@ export async function finishBrowserSecondStep(
     setDeviceCookie(response, gate.config, finished.device.token, finished.device.expiresAtMs, nowMs);
     return clearPendingSignInCookie(response, gate.config);
   }
+  // As the password step would have answered: a breached password's next page is choosing a new one.
   const response = await signedInBrowser(gate, finished, limits.client, limits.userAgent, {
-    url: new URL(safeCallbackPath(callbackUrl), appOrigin(gate.config.http.publicUrl)).toString(),
+    url: landingUrl(gate, finished, callbackUrl),
   });
   return clearPendingSignInCookie(response, gate.config);
 }

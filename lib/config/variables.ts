@@ -291,8 +291,9 @@ export const variableDocs = {
     description:
       "When a right password from a browser or app with no known-device cookie waits for a 6-digit code mailed to the " +
       "owner: `at-risk` (the username failed a password check from an untrusted client in the last 24 hours, or the " +
-      "password is breached), `always`, or `off`. A wrong password gets the same answer, with no mail. Known devices, " +
-      "passkeys and accounts with a second factor are never asked (docs/owner-lane.md).",
+      "password is breached), `always`, or `off`. A wrong password gets the same answer, with no mail. Known devices and " +
+      "passkey sign-ins are never asked; an account with a second factor is asked too, and then for its factor (answering " +
+      "mfa_required first would tell a right password from a wrong one; docs/owner-lane.md).",
   },
   DEVICE_COOKIE_DAYS: {
     group: "Known devices and second factors",
