@@ -260,7 +260,8 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
     if (needsAddress && client.source === "unknown") return noClientAddress();
     // The language a sign-in records for the account's mails: only one the request stated (a
     // client that says none, like most API clients, leaves the account's as it is).
-    const stated = request.headers.has("accept-language") || localeCookie(request.headers.get("cookie")) !== undefined;
+    const stated =
+      request.headers.has("accept-language") || localeCookie(request.headers.get("cookie"), gate.i18n.cookieName) !== undefined;
     // The signature alone, no read: whether the device is live, and whose, is for the corridor.
     const deviceId = deviceLane ? gate.devices.doorChecked(deviceTokenOf(request, gate.config), gate.clock()) : null;
     const lane = deviceLane && deviceId ? { policy: deviceLane, deviceId } : null;
