@@ -148,7 +148,10 @@ export const variableDocs = {
   },
   TRUSTED_PROXIES: {
     group: "HTTP and the server process",
-    description: "IPs/CIDRs of reverse proxies whose `X-Forwarded-For` is believed (see docs/deployment.md).",
+    description:
+      "IPs/CIDRs of reverse proxies whose `X-Forwarded-For` is believed (see docs/deployment.md). A right-most hop such a " +
+      "proxy wrote that is no address puts the request in one shared, fail-closed bucket for the per-address limits " +
+      "(`malformed-hop`), logged as `forwarded_for_malformed` and counted: alert on it.",
   },
   IPV6_PREFIX_LENGTH: {
     group: "HTTP and the server process",
