@@ -226,7 +226,8 @@ export const variableDocs = {
   RATE_LIMIT_STORE_TIMEOUT_MS: {
     group: "Limiter store",
     description:
-      "Timeout of one call to a shared store (in PostgreSQL, from its turn in its key's queue, which also waits at most this long).",
+      "Timeout of one call to a shared store (in PostgreSQL, from its turn in its key's queue, which also waits at most this long). " +
+      "An answer that reached the socket in time is taken even when a loaded event loop reads it late.",
   },
   RATE_LIMIT_BREAKER_FAILURES: {
     group: "Limiter store",
