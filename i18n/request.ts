@@ -1,7 +1,7 @@
 import { cookies, headers } from "next/headers";
 import { getRequestConfig } from "next-intl/server";
 import { gatehouse } from "@/lib/app";
-import { LOCALE_COOKIE, negotiateLocale } from "@/lib/i18n/locales";
+import { negotiateLocale } from "@/lib/i18n/locales";
 
 /**
  * next-intl's per-request configuration for server components: the visitor's language (cookie,
@@ -13,7 +13,7 @@ export default getRequestConfig(async () => {
   const { i18n } = await gatehouse();
   const [jar, incoming] = await Promise.all([cookies(), headers()]);
   const locale = negotiateLocale(
-    { cookie: jar.get(LOCALE_COOKIE)?.value, acceptLanguage: incoming.get("accept-language") },
+    { cookie: jar.get(i18n.cookieName)?.value, acceptLanguage: incoming.get("accept-language") },
     i18n.locales,
     i18n.defaultLocale,
   );

@@ -464,7 +464,14 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   });
   // Only weakened, never refused: warn (the metric counts each), once per 10 s.
   const reportBreachOutage = throttled(10_000, (reason: string) =>
-    log.warn({ event: "breach_check_unavailable", reason, effect: "failed open: the password was not checked against the corpus" }),
+    log.warn({
+      event: "breach_check_unavailable",
+      reason,
+      effect:
+        reason === "slow"
+          ? "checked, but slower than half the timeout: counted toward the breaker"
+          : "failed open: the password was not checked against the corpus",
+    }),
   );
   const breachedPasswords = rangeBreachCheck({
     url: config.passwords.breachedUrl,

@@ -12,15 +12,16 @@ import { PasswordInput } from "../components/PasswordInput";
 import { PasswordStrength } from "../components/PasswordStrength";
 import { useGuardedSubmit, type Send } from "../components/guarded-submit";
 import { RefusalBanner, refusalFrom } from "../components/RefusalBanner";
+import { ConfirmItsYou } from "./ConfirmItsYou";
 
-type Props = { formToken: string; email: string; minLength: number };
+type Props = { formToken: string; email: string; minLength: number; hasPasskey: boolean };
 type Errors = Partial<Record<"currentPassword" | "newPassword", string>>;
 
 /**
  * Change password. The proof of work (ALTCHA) needs JavaScript, as on the sign-in page; the form
  * still posts (never GET), so a submit before hydration cannot put a password in a URL.
  */
-export function ChangePasswordForm({ formToken, email, minLength }: Props) {
+export function ChangePasswordForm({ formToken, email, minLength, hasPasskey }: Props) {
   const t = useT();
   const router = useRouter();
   const altcha = useRef<AltchaHandle>(null);
@@ -30,6 +31,9 @@ export function ChangePasswordForm({ formToken, email, minLength }: Props) {
   const submit = useGuardedSubmit(t("account.password.unavailable"), altcha);
   const [fields, setFields] = useState<Errors>({});
   const hydrated = useHydrated();
+  const formRef = useRef<HTMLFormElement>(null);
+  // An account with a second factor confirms it first when its last proof is old: then the change is sent again.
+  const [confirming, setConfirming] = useState(false);
 
   /** Shows the field errors, then moves focus to the first. */
   function showFieldErrors(errors: Errors): boolean {
@@ -67,7 +71,11 @@ export function ChangePasswordForm({ formToken, email, minLength }: Props) {
       const body = (await res
         .clone()
         .json()
-        .catch(() => ({}))) as { fields?: Errors };
+        .catch(() => ({}))) as { fields?: Errors; error?: string };
+      if (body.error === "reauthentication_required") {
+        setConfirming(true);
+        return;
+      }
       if (!showFieldErrors({ ...(body.fields?.newPassword ? { newPassword: body.fields.newPassword } : {}) }))
         submit.setRefusal(await refusalFrom(res));
       if (res.status === 401 && currentInput.current) {
@@ -81,8 +89,22 @@ export function ChangePasswordForm({ formToken, email, minLength }: Props) {
   return (
     <>
       <RefusalBanner refusal={submit.refusal} form="sign-in" nowMs={submit.nowMs} testId="change-password-error" />
+      {confirming ? (
+        <ConfirmItsYou
+          formToken={formToken}
+          email={email}
+          hasPasskey={hasPasskey}
+          reason={t("account.password.confirmReason")}
+          onConfirmed={() => {
+            setConfirming(false);
+            formRef.current?.requestSubmit();
+          }}
+          onCancel={() => setConfirming(false)}
+        />
+      ) : null}
       <form
         onSubmit={(event) => submit.handle(event, check)}
+        ref={formRef}
         noValidate
         method="post"
         action="/api/account/password"

@@ -6,11 +6,13 @@ import { ChangePasswordForm } from "./ChangePasswordForm";
 
 /** Change password: after it, every other browser and API session of the account is signed out. */
 export async function ChangePasswordSection({
+  userId,
   currentSid,
   email,
   hasOtherFactor,
   heading,
 }: {
+  userId: string;
   currentSid: string;
   email: string;
   /** A passkey: the new password may be as short as 8 characters (NIST SP 800-63B-4 §3.1.1.2). */
@@ -19,6 +21,7 @@ export async function ChangePasswordSection({
   heading?: string;
 }) {
   const [gate, t] = await Promise.all([gatehouse(), getTranslations("account.password")]);
+  const passkeys = await gate.prisma.passkey.count({ where: { userId } });
   return (
     <div className="card">
       <h2>{heading ?? t("heading")}</h2>
@@ -27,6 +30,7 @@ export async function ChangePasswordSection({
         formToken={sessionFormToken(gate.config.session.secret, currentSid)}
         email={email}
         minLength={minimumPasswordLength({ hasOtherFactor })}
+        hasPasskey={passkeys > 0}
       />
     </div>
   );

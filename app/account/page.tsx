@@ -67,7 +67,12 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
         <SessionsSection userId={userId} currentSid={currentSid} />
         <PasskeysSection passkeys={passkeys} currentSid={currentSid} email={user.email} />
         <SecondFactorSection userId={userId} currentSid={currentSid} email={user.email} />
-        <ChangePasswordSection currentSid={currentSid} email={user.email} hasOtherFactor={await hasOtherFactor(gate.prisma, userId)} />
+        <ChangePasswordSection
+          userId={userId}
+          currentSid={currentSid}
+          email={user.email}
+          hasOtherFactor={await hasOtherFactor(gate.prisma, userId)}
+        />
         <div className="card">
           <h2>{t("events.heading")}</h2>
           <p className="hint">{t("events.hint")}</p>

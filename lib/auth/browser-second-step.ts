@@ -33,6 +33,7 @@ export async function finishBrowserSecondStep(
     setDeviceCookie(response, gate.config, finished.device.token, finished.device.expiresAtMs, nowMs);
     return clearPendingSignInCookie(response, gate.config);
   }
+  // As the password step would have answered: a breached password's next page is choosing a new one.
   const response = await signedInBrowser(gate, finished, limits.client, limits.userAgent, {
     url: landingUrl(gate, finished, callbackUrl),
   });

@@ -14,7 +14,7 @@ import { appOrigin } from "@/lib/http/same-origin";
 import { unavailable } from "@/lib/http/refusals";
 import { json } from "@/lib/http/responses";
 import { revokeAllFamilies } from "@/lib/tokens/refresh-tokens";
-import type { NewSession } from "@/lib/sessions/browser-sessions";
+import type { NewSession, SessionRenewal } from "@/lib/sessions/browser-sessions";
 import { writeGuarded, type Writes } from "@/lib/db/one-statement";
 import { credentialsUnchanged } from "@/lib/users/accounts";
 import { sessionClaimsOfCookies, sessionCookie, cookieJar } from "./next-auth/cookies";
@@ -47,13 +47,13 @@ export async function openSession(
   client: ClientAddress,
   userAgent: string | null,
   sessionId?: string,
-  /** A renewal (the password change's) keeps the renewed session's: renewing proves nothing new. */
-  authenticatedAtMs?: number,
+  /** A renewal (the password change's) keeps the renewed session's last proof and absolute end. */
+  renewal?: SessionRenewal,
 ): Promise<string> {
   const nowMs = gate.clock();
   const { id: sid } = await gate.sessions.create({
     ...browserSessionFields(gate, user, client, userAgent, sessionId, nowMs),
-    ...(authenticatedAtMs === undefined ? {} : { authenticatedAtMs }),
+    ...(renewal ?? {}),
   });
   return sessionCookie(gate.config, { sub: user.id, email: user.email, sid }, nowMs);
 }

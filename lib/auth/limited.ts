@@ -87,6 +87,14 @@ export class RouteLimits {
     return null;
   }
 
+  /**
+   * The handler says the next rows of `key` are not for this request's kind (with its reason where
+   * it calls this), so that a success without them is no skipped limit.
+   */
+  notApplied(key: LimitKey): void {
+    while (this.rows[this.next]?.key === key) this.next++;
+  }
+
   /** The rows not applied yet (a handler that answered 2xx with one left skipped a limit). */
   get pending(): readonly RouteLimit[] {
     return [...this.deferred, ...this.rows.slice(this.next)];
@@ -268,7 +276,8 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
     if (needsAddress && client.source === "unknown") return noClientAddress();
     // The language a sign-in records for the account's mails: only one the request stated (a
     // client that says none, like most API clients, leaves the account's as it is).
-    const stated = request.headers.has("accept-language") || localeCookie(request.headers.get("cookie")) !== undefined;
+    const stated =
+      request.headers.has("accept-language") || localeCookie(request.headers.get("cookie"), gate.i18n.cookieName) !== undefined;
     // The signature alone, no read: whether the device is live, and whose, is for the corridor.
     const deviceId = deviceLane ? gate.devices.doorChecked(deviceTokenOf(request, gate.config), gate.clock()) : null;
     const lane = deviceLane && deviceId ? { policy: deviceLane, deviceId } : null;

@@ -6,14 +6,14 @@ import { safeCallbackPath } from "@/lib/http/callback-url";
 import { jsonError } from "@/lib/http/responses";
 import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 import { sentence } from "@/lib/i18n/sentence";
-import { chosenLocale, LOCALE_COOKIE } from "@/lib/i18n/locales";
+import { chosenLocale } from "@/lib/i18n/locales";
 
 /** A choice is kept a year: it is the visitor's, not a session's. */
 const LOCALE_COOKIE_MAX_AGE_SECONDS = 365 * 86_400;
 
 function cookie(gate: Gatehouse, value: string | null): string {
   return [
-    `${LOCALE_COOKIE}=${value ?? ""}`,
+    `${gate.i18n.cookieName}=${value ?? ""}`,
     "Path=/",
     `Max-Age=${value === null ? 0 : LOCALE_COOKIE_MAX_AGE_SECONDS}`,
     "HttpOnly",

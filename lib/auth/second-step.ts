@@ -273,6 +273,9 @@ async function confirmDevice(
   channel: PendingChannel,
 ): Promise<Passed> {
   const { gate, client } = limits;
+  // A mailed code's tries count on the username's lock for strangers (countWrongCode), not on the
+  // per-account row: a stand-in has no account, and that row would tell it from a real one.
+  limits.notApplied("user");
   if (!("code" in answer)) return refused(jsonError(400, "invalid_input", "Enter the 6-digit code we emailed you.", { fields: {} }));
   const user = deviceCodeMatches(gate.config.devices.codeSecret, pending.codeDigest, answer.code)
     ? await accountOf(gate, pending.userId)

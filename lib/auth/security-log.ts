@@ -49,7 +49,7 @@ export function logSecurity(gate: Gatehouse, entry: SecurityLogEntry): void {
 }
 
 function addressLogKey(gate: Gatehouse, client: ClientAddress): string {
-  // A malformed hop's key is new on every request: its digest would only look like many clients.
+  // A malformed hop's key is the one bucket they all share: its digest would name no client.
   if (client.source === "unknown" || client.source === "malformed") return client.source;
   return digestKey(gate.config.rateLimit.keySecret, ["log-address", client.key]);
 }

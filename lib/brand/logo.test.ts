@@ -19,6 +19,14 @@ describe("the logo check", () => {
     expect(checkLogo("/x/logo.svg", text(prologue)).ok).toBe(true);
   });
 
+  it("accepts references inside the document: a gradient by url(#id), a <use> of its own symbol", () => {
+    const local = SVG.replace(
+      "<rect",
+      '<defs><linearGradient id="g"/><symbol id="s"/></defs><use href="#s"/><use xlink:href="#s"/><circle fill="url(#g)" style="fill: url( \'#g\' )"/><rect',
+    );
+    expect(checkLogo("/x/logo.svg", text(local)).ok).toBe(true);
+  });
+
   it("accepts a PNG by its signature, whatever the file is called", () => {
     const result = checkLogo("/x/logo.svg", PNG);
     expect(result.ok && result.logo.contentType).toBe("image/png");
@@ -55,6 +63,16 @@ describe("the logo check", () => {
     ["a javascript: link split by a tab", SVG.replace("<rect", '<a href="java\tscript:alert(1)"><rect/></a><rect'), /javascript:/],
     ["embedded HTML", SVG.replace("<rect", "<foreignObject><div/></foreignObject><rect"), /foreignObject/],
     ["an entity declaration", `<!DOCTYPE svg [<!ENTITY a "aaaa">]>${SVG}`, /entity/],
+    // Issue 59: active and remote content the check missed.
+    ["a data: URL in <use href>", SVG.replace("<rect", '<use href="data:image/svg+xml;base64,PHN2Zy8+#x"/><rect'), /data: URL/],
+    ["a data: URL split by a newline", SVG.replace("<rect", '<use xlink:href="da\nta:image/svg+xml,x"/><rect'), /data: URL/],
+    ["an external <image>", SVG.replace("<rect", '<image href="https://tracker.example/p.png"/><rect'), /reference outside/],
+    ["an external xlink:href", SVG.replace("<rect", "<image xlink:href='//tracker.example/p.png'/><rect"), /reference outside/],
+    ["a relative file reference", SVG.replace("<rect", '<use href="other.svg#a"/><rect'), /reference outside/],
+    ["a CSS @import", SVG.replace("<rect", "<style>@import url(https://x.example/a.css);</style><rect"), /@import/],
+    ["a remote url() in a style", SVG.replace("<rect", '<rect style="fill:url(https://x.example/p.svg#g)"/><rect'), /reference outside/],
+    ["an SVG-namespace iframe", SVG.replace("<rect", '<iframe src="https://x.example/"/><rect'), /embedded document/],
+    ["an embed", SVG.replace("<rect", '<svg:embed src="x.swf"/><rect'), /embedded document/],
   ])("refuses an SVG with %s", (_, svg, expected) => {
     expect(problem(text(svg))).toMatch(expected);
   });

@@ -52,7 +52,23 @@ function svgProblem(bytes: Uint8Array): string | null {
   if (/<(\w+:)?foreignobject[\s>/]/.test(decoded)) return "an SVG with a <foreignObject> (embedded HTML) is refused";
   if (/[\s"'/]on[a-z]+\s*=/.test(decoded)) return "an SVG with an event handler attribute (on…=) is refused";
   if (/(javascript|vbscript):|data:text\/html/.test(squeezed)) return "an SVG with a javascript: (or data:text/html) URL is refused";
+  // A logo is drawn from its own bytes: another document inside it, a data: URL (a document of its
+  // own, <use href="data:…"> included) or anything fetched from elsewhere (a tracker, a stylesheet)
+  // is content the check cannot see (issue 59).
+  if (/<(\w+:)?(iframe|embed|object)[\s>/]/.test(decoded))
+    return "an SVG with an embedded document (<iframe>, <embed>, <object>) is refused";
+  if (/data:/.test(squeezed)) return "an SVG with a data: URL is refused";
+  if (/@import/.test(squeezed)) return "an SVG with a CSS @import is refused";
+  const outside = references(decoded).find((target) => !target.startsWith("#"));
+  if (outside !== undefined) return `an SVG with a reference outside itself (${JSON.stringify(outside.slice(0, 60))}) is refused`;
   return null;
+}
+
+/** What the document's href, xlink:href and src attributes and CSS url()s point at, spaces dropped. */
+function references(decoded: string): string[] {
+  const attributes = [...decoded.matchAll(/(?:^|[\s"'/:])(?:href|src)\s*=\s*(["'])([\s\S]*?)\1/g)].map((match) => match[2]!);
+  const urls = [...decoded.matchAll(/url\(\s*(["']?)([\s\S]*?)\1\s*\)/g)].map((match) => match[2]!);
+  return [...attributes, ...urls].map((target) => target.replace(/[\s\u0000-\u001f]+/g, ""));
 }
 
 /** The logo, or why it cannot be one (the caller names BRAND_LOGO). */

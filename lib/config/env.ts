@@ -584,6 +584,8 @@ export type AppConfig = {
     defaultLocale: string;
     /** Adds the pseudo-locale xx (I18N_PSEUDO_LOCALE). */
     pseudoLocale: boolean;
+    /** NEXTAUTH_URL is https: the language cookie is `__Host-`, as the session cookies are. */
+    secureCookie: boolean;
   };
   metrics: {
     /** GET /api/metrics's bearer token; undefined: the endpoint is off. */
@@ -780,7 +782,11 @@ function grouped(env: EnvValues, databaseTarget: DatabaseTarget, devServer: bool
       privacyUrl: env.PRIVACY_URL,
       termsUrl: env.TERMS_URL,
     },
-    i18n: { defaultLocale: env.DEFAULT_LOCALE, pseudoLocale: env.I18N_PSEUDO_LOCALE === "true" },
+    i18n: {
+      defaultLocale: env.DEFAULT_LOCALE,
+      pseudoLocale: env.I18N_PSEUDO_LOCALE === "true",
+      secureCookie: /^https:/i.test(env.NEXTAUTH_URL ?? ""),
+    },
     metrics: { token: env.METRICS_TOKEN },
     tracing:
       env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined

@@ -148,7 +148,10 @@ export const variableDocs = {
   },
   TRUSTED_PROXIES: {
     group: "HTTP and the server process",
-    description: "IPs/CIDRs of reverse proxies whose `X-Forwarded-For` is believed (see docs/deployment.md).",
+    description:
+      "IPs/CIDRs of reverse proxies whose `X-Forwarded-For` is believed (see docs/deployment.md). A right-most hop such a " +
+      "proxy wrote that is no address puts the request in one shared, fail-closed bucket for the per-address limits " +
+      "(`malformed-hop`), logged as `forwarded_for_malformed` and counted: alert on it.",
   },
   IPV6_PREFIX_LENGTH: {
     group: "HTTP and the server process",
@@ -232,7 +235,8 @@ export const variableDocs = {
   RATE_LIMIT_STORE_TIMEOUT_MS: {
     group: "Limiter store",
     description:
-      "Timeout of one call to a shared store (in PostgreSQL, from its turn in its key's queue, which also waits at most this long).",
+      "Timeout of one call to a shared store (in PostgreSQL, from its turn in its key's queue, which also waits at most this long). " +
+      "An answer that reached the socket in time is taken even when a loaded event loop reads it late.",
   },
   RATE_LIMIT_BREAKER_FAILURES: {
     group: "Limiter store",
@@ -300,8 +304,9 @@ export const variableDocs = {
     description:
       "When a right password from a browser or app with no known-device cookie waits for a 6-digit code mailed to the " +
       "owner: `at-risk` (the username failed a password check from an untrusted client in the last 24 hours, or the " +
-      "password is breached), `always`, or `off`. A wrong password gets the same answer, with no mail. Known devices, " +
-      "passkeys and accounts with a second factor are never asked (docs/owner-lane.md).",
+      "password is breached), `always`, or `off`. A wrong password gets the same answer, with no mail. Known devices and " +
+      "passkey sign-ins are never asked; an account with a second factor is asked too, and then for its factor (answering " +
+      "mfa_required first would tell a right password from a wrong one; docs/owner-lane.md).",
   },
   DEVICE_COOKIE_DAYS: {
     group: "Known devices and second factors",
@@ -440,8 +445,9 @@ export const variableDocs = {
     description:
       "An SVG or PNG file (at most 100,000 bytes) shown in the header, served by `GET /api/brand/logo/{hash}`. Read and checked " +
       "at start by its bytes, not its name: a PNG by its signature; an SVG must be UTF-8 with `<svg>` as its document element, " +
-      "and one with `<script>`, `<foreignObject>`, an `on…=` handler, a `javascript:` (or `data:text/html`) URL, entity-encoded " +
-      "or not, or an `<!ENTITY>` is refused. Missing, too large, neither, or active content: the start stops naming `BRAND_LOGO`.",
+      "and one with `<script>`, `<foreignObject>`, an `<iframe>`, `<embed>` or `<object>`, an `on…=` handler, a `javascript:` or " +
+      "`data:` URL, entity-encoded or not, a CSS `@import`, a reference outside itself (an `href`, `src` or `url()` that is not " +
+      "`#id`: no remote image, no other file) or an `<!ENTITY>` is refused. Missing, too large, neither, or active content: the start stops naming `BRAND_LOGO`.",
     defaultText: "unset: the Gatehouse mark",
   },
   BRAND_COLOR: {

@@ -33,4 +33,41 @@ describe("openPglite", () => {
     await closePglite(first, dataDir);
     expect(fs.existsSync(`${dataDir}.lock`)).toBe(false);
   });
+
+  /** Every entry under `dir` (itself included) whose mode lets anyone but the owner in. */
+  function openToOthers(dir: string): string[] {
+    const entries = [dir, ...(fs.readdirSync(dir, { recursive: true }) as string[]).map((name) => path.join(dir, name))];
+    return entries.flatMap((entry) => {
+      const { mode } = fs.lstatSync(entry);
+      return (mode & 0o077) !== 0 ? [`${entry} ${(mode & 0o777).toString(8)}`] : [];
+    });
+  }
+
+  // Issue 59: a folder the app created was 0755 and PGlite wrote its files 0666, so every local
+  // user could read the password hashes, sealed TOTP secrets and digests.
+  it(
+    "keeps the folder 0700 and its files 0600, whoever created them, and what the database writes later",
+    { timeout: 120_000 },
+    async () => {
+      const previous = process.umask(0o022);
+      try {
+        const fresh = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-modes-")), "db");
+        const db = await openPglite(fresh);
+        await db.exec("CREATE TABLE later (id int); INSERT INTO later SELECT generate_series(1, 1000); CHECKPOINT;");
+        expect(openToOthers(fresh)).toEqual([]);
+        await closePglite(db, fresh);
+
+        // A folder an operator made (0755) with a file left readable (0644): tightened at open.
+        const made = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-modes-")), "db");
+        fs.cpSync(fresh, made, { recursive: true });
+        fs.chmodSync(made, 0o755);
+        fs.chmodSync(path.join(made, "PG_VERSION"), 0o644);
+        const again = await openPglite(made);
+        expect(openToOthers(made)).toEqual([]);
+        await closePglite(again, made);
+      } finally {
+        process.umask(previous);
+      }
+    },
+  );
 });

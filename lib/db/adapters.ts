@@ -10,6 +10,7 @@ import lockfile from "proper-lockfile";
 // Relative, not "@/": prisma.config.ts loads this file without the app's path aliases.
 import { messageOf } from "../log/message";
 import { forget, remember } from "../remember";
+import { keepPrivate, PRIVATE_FOLDER_MODE, PrivateNodeFS } from "./private-folder";
 import type { DatabaseTarget } from "./target";
 
 const NAME_OID = 19;
@@ -96,7 +97,7 @@ export async function closePglite(db: PGlite, dataDir: string): Promise<void> {
 
 async function lockAndOpen(dataDir: string, lockWaitMs: number, minFreeBytes: number): Promise<PGlite> {
   try {
-    fs.mkdirSync(dataDir, { recursive: true });
+    fs.mkdirSync(dataDir, { recursive: true, mode: PRIVATE_FOLDER_MODE });
   } catch (error) {
     throw new Error(
       `The embedded database folder ${dataDir} cannot be created: ${(error as NodeJS.ErrnoException).code ?? String(error)}.`,
@@ -126,8 +127,10 @@ async function lockAndOpen(dataDir: string, lockWaitMs: number, minFreeBytes: nu
     // the server's RSS for good (about 400 MiB, bench/RESULTS.md part 11), so a new folder is
     // initialised by a short-lived child process and only opened here.
     if (!fs.existsSync(path.join(dataDir, "PG_VERSION"))) await initialiseInChild(dataDir);
+    // Issue 59: the folder was 0755 and its files 0666, open to every local user.
+    keepPrivate(dataDir);
     compileWasmLean();
-    return await PGlite.create({ dataDir, postgresqlconf: EMBEDDED_POSTGRES_SETTINGS });
+    return await PGlite.create({ fs: new PrivateNodeFS(dataDir), postgresqlconf: EMBEDDED_POSTGRES_SETTINGS });
   } catch (error) {
     await lockfile.unlock(dataDir, { lockfilePath: `${dataDir}.lock` }).catch(() => {});
     const free = freeBytesOf(dataDir);

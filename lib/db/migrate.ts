@@ -26,7 +26,8 @@ const BOOKKEEPING = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
   "applied_steps_count" INTEGER NOT NULL DEFAULT 0
 )`;
 
-// Any fixed number: it serialises concurrent starts of several instances on one PostgreSQL.
+// Any fixed number: it serialises concurrent starts of several instances on one PostgreSQL,
+// from the bookkeeping table's creation on.
 const MIGRATION_LOCK_KEY = 72_707_369;
 
 export class ChangedMigrationError extends Error {
@@ -61,8 +62,10 @@ export async function applyMigrations(transaction: Transactional, dir = MIGRATIO
   const applied: string[] = [];
   for (const migration of listMigrations(dir)) {
     const didApply = await transaction(async (sql) => {
-      await sql.exec(BOOKKEEPING);
+      // The lock comes before any DDL: two starts that both ran CREATE TABLE IF NOT EXISTS unlocked
+      // on an empty database could both find no table, and one failed on the type's unique index.
       await sql.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK_KEY]);
+      await sql.exec(BOOKKEEPING);
       const done = await sql.query<{ checksum: string }>(
         `SELECT checksum FROM "_prisma_migrations" WHERE migration_name = $1 AND finished_at IS NOT NULL AND rolled_back_at IS NULL`,
         [migration.name],

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import ipaddr from "ipaddr.js";
 import { PEER_HEADER_SYMBOL } from "@/lib/server-contract.mjs";
 
@@ -16,7 +15,7 @@ export interface ClientAddress {
   address: string;
   /** The rate-limit key: IPv4 as is, IPv6 as its network (e.g. "2001:db8:1:2::/64"). */
   key: string;
-  /** "malformed": a trusted proxy forwarded a hop that is no address; the key is this request's own. */
+  /** "malformed": a trusted proxy forwarded a hop that is no address; the key is MALFORMED_HOP_KEY, shared by all such. */
   source: "socket" | "forwarded" | "unknown" | "malformed";
   /** In the operator's TRUSTED_NETWORKS (the client's own offices): a larger allowance per address. */
   trustedNetwork?: true;
@@ -91,13 +90,17 @@ function parseHop(raw: string): IP | null {
 
 /**
  * A trusted proxy wrote a hop that is no address: a misconfiguration. Keying the request on the
- * proxy (the last address that can be vouched for) would put every client behind it in one
- * bucket, so that one client's failures refuse everyone; the request gets a key of its own
- * instead, and the caller logs and counts it. Per-address limits then do not hold for these
- * requests; the per-username limits, the lockout, ALTCHA and the hash budget still do.
+ * proxy (the last address that can be vouched for) would put every well-formed client behind it
+ * in the malformed ones' bucket; a key per request (until issue 59) let them past every
+ * per-address limit. So every malformed hop shares one bucket of its own, which fails closed:
+ * the per-address limits hold for them together (the sign-in limits count failures only, so
+ * owners behind a broken proxy are refused only once someone there fails), and the caller logs
+ * and counts each.
  */
+export const MALFORMED_HOP_KEY = "malformed-hop";
+
 function malformed(hop: string): ClientAddress {
-  return { address: "unknown", key: `malformed-hop:${randomUUID()}`, source: "malformed", malformedHop: hop.trim().slice(0, 64) };
+  return { address: "unknown", key: MALFORMED_HOP_KEY, source: "malformed", malformedHop: hop.trim().slice(0, 64) };
 }
 
 function networkOf(ip: IP, prefixLength: number): IP {

@@ -181,6 +181,27 @@ describe("the door", () => {
     expect((await stranger).kind).toBe("in");
   });
 
+  // Issue 59: the verdict was kept 60 s, so a revoked or replaced device kept its place that long.
+  it("follows a device's revocation within a second: the revoked token then waits as a stranger's", async () => {
+    let revoked = false;
+    // A hold that never runs out of credit, so that only the verdict tells the device from a stranger.
+    const { door, enter, setBusy } = setUp(
+      { recognise: vi.fn(async (token: string) => (token === LIVE && !revoked ? LIVE_DEVICE : null)) },
+      { ...POLICY, holdShare: 1 },
+    );
+    setBusy(0.9);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    expect((await enter(LIVE)).kind).toBe("in");
+    revoked = true;
+    await vi.advanceTimersByTimeAsync(1_000);
+    const after = enter(LIVE);
+    expect(await settled(after)).toBe("waiting");
+    expect(door.waiting).toBe(1);
+    setBusy(0.1);
+    await vi.advanceTimersByTimeAsync(POLICY.windowMs);
+    expect((await after).kind).toBe("in");
+  });
+
   it("lets nobody overtake the queue on an allowance that came between two ticks", async () => {
     const { enter, setBusy } = setUp();
     setBusy(0.9);

@@ -75,7 +75,10 @@ export function eventLoopUtilisation(): UtilisationMeter {
 type Waiter = { since: number; headers: HeaderReader; resolve(pass: DoorPass): void; left: AbortSignal; onLeft(): void };
 
 const VERDICTS_MAX = 10_000;
-const VERDICT_TTL_MS = 60_000;
+// A second: a revoked or replaced device loses its place in at most that (issue 59: a minute let a
+// copied token keep it), while a live device's burst of requests still costs one read. lru-cache
+// keeps an entry while its age is at most the ttl: 999 ms is gone by the second.
+const VERDICT_TTL_MS = 999;
 const LOOKUPS_PER_WINDOW = 2;
 const EXEMPT_PER_SECOND = 20;
 // Past it a stranger is answered 503 at once (MAX_CONNECTIONS' default).
@@ -100,9 +103,9 @@ export class Door implements DoorKeeper {
   private readonly queue: Waiter[] = [];
   private readonly knownInFlight = new Map<string, number>();
   private timer: ReturnType<typeof setInterval> | null = null;
-  // A live device's token, for a minute (scheduling only: the routes check the device again).
+  // A live device's token, for a second (scheduling only: the routes check the device again).
   // Other verdicts are not kept: made-up tokens are new each time, and a database blip must not
-  // cost the owner the lane for a minute.
+  // cost the owner the lane.
   private readonly verdicts: LRUCache<string, { device: string }>;
   private lookups = { windowStartMs: 0, used: 0 };
   private exempted = { secondStartMs: 0, used: 0 };

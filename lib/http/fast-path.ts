@@ -88,7 +88,7 @@ export class FastPathCache implements FastPath {
   remember(path: RoutePath, client: ClientAddress, result: LimitResult) {
     const ttl = Math.ceil(result.retryAfterMs);
     // An outage's refusal is the fail mode's, not the limiter's: let each request ask again.
-    // A malformed hop's key is its request's own: remembering it would only fill the cache.
+    // Malformed hops share one key that names no client: the limiter answers them, each one logged and counted.
     if (ttl <= 0 || result.storeFailed || client.source === "unknown" || client.source === "malformed") return;
     const style = this.styles.get(path);
     if (!style) return;

@@ -1,7 +1,7 @@
 import type { CompiledMessage } from "icu-minify/format";
 import { compileCatalogue, pseudoCatalogue, readCatalogues, REFERENCE_LOCALE, type Catalogue, type CompiledCatalogue } from "./catalogues";
 import { formatMessage, type Values } from "./format";
-import { PSEUDO_LOCALE, requestLocale } from "./locales";
+import { localeCookieName, PSEUDO_LOCALE, requestLocale } from "./locales";
 
 /** Translates one key of one locale; missing keys fall back to English, then to the key itself (never a throw). */
 export type Translate = (key: string, values?: Values) => string;
@@ -19,12 +19,15 @@ export type I18n = {
   clientMessages(locale: string, namespaces: readonly string[]): ClientMessages;
   /** A request's locale: its language cookie, else Accept-Language, else the default. */
   localeOf(headers: Headers): string;
+  /** The language cookie's name on this instance. */
+  cookieName: string;
 };
 
 /** Flat "namespace.key" → compiled message: what a page hands its client components. */
 export type ClientMessages = Record<string, CompiledMessage>;
 
-export type I18nSettings = { defaultLocale: string; pseudoLocale: boolean };
+/** `secureCookie`: the public URL is https, so the language cookie is `__Host-` (localeCookieName). */
+export type I18nSettings = { defaultLocale: string; pseudoLocale: boolean; secureCookie?: boolean };
 
 export function createI18n(settings: I18nSettings, catalogues: Map<string, Catalogue> = readCatalogues()): I18n {
   const english = catalogues.get(REFERENCE_LOCALE)!;
@@ -36,6 +39,7 @@ export function createI18n(settings: I18nSettings, catalogues: Map<string, Catal
   const compiled = new Map<string, CompiledCatalogue>();
   for (const [locale, catalogue] of sources) compiled.set(locale, compileCatalogue(catalogue));
   const reference = compiled.get(REFERENCE_LOCALE)!;
+  const cookieName = localeCookieName(settings.secureCookie === true);
   const locales = [settings.defaultLocale, ...[...sources.keys()].filter((l) => l !== settings.defaultLocale)];
   const known = (locale: string) => (compiled.has(locale) ? locale : settings.defaultLocale);
 
@@ -68,6 +72,7 @@ export function createI18n(settings: I18nSettings, catalogues: Map<string, Catal
       }
       return picked;
     },
-    localeOf: (headers) => requestLocale(headers, locales, settings.defaultLocale),
+    cookieName,
+    localeOf: (headers) => requestLocale(headers, locales, settings.defaultLocale, cookieName),
   };
 }

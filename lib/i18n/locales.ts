@@ -8,6 +8,14 @@ import Negotiator from "negotiator";
  */
 export const LOCALE_COOKIE = "gatehouse-locale";
 
+/**
+ * The language cookie's name: `__Host-` under an https public URL, as every other cookie of the
+ * app (a sibling subdomain cannot set or shadow it), the plain name over local http.
+ */
+export function localeCookieName(secure: boolean): string {
+  return secure ? `__Host-${LOCALE_COOKIE}` : LOCALE_COOKIE;
+}
+
 /** The pseudo-locale (I18N_PSEUDO_LOCALE=1): every catalogue string wrapped in markers, for the leak test. */
 export const PSEUDO_LOCALE = "xx";
 
@@ -45,19 +53,19 @@ export function negotiateLocale(input: LocaleInput, available: readonly string[]
 }
 
 /** The language cookie as a request's Cookie header carries it (the first one; a malformed header gives none). */
-export function localeCookie(cookieHeader: string | null): string | undefined {
+export function localeCookie(cookieHeader: string | null, cookieName = LOCALE_COOKIE): string | undefined {
   if (!cookieHeader) return undefined;
   for (const part of cookieHeader.split(";")) {
     const [name, ...rest] = part.trim().split("=");
-    if (name === LOCALE_COOKIE) return rest.join("=");
+    if (name === cookieName) return rest.join("=");
   }
   return undefined;
 }
 
 /** The locale of a request from its headers alone (route handlers outside a page). */
-export function requestLocale(headers: Headers, available: readonly string[], defaultLocale: string): string {
+export function requestLocale(headers: Headers, available: readonly string[], defaultLocale: string, cookieName = LOCALE_COOKIE): string {
   return negotiateLocale(
-    { cookie: localeCookie(headers.get("cookie")), acceptLanguage: headers.get("accept-language") },
+    { cookie: localeCookie(headers.get("cookie"), cookieName), acceptLanguage: headers.get("accept-language") },
     available,
     defaultLocale,
   );

@@ -4,6 +4,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { closePglite, lockMissingFolder, openPglite } from "@/lib/db/adapters";
 import { checkIntegrity, describeProblems, INTEGRITY_EXTENSIONS } from "@/lib/db/integrity";
 import { listMigrations, MIGRATIONS_DIR } from "@/lib/db/migrate";
+import { keepPrivate, PRIVATE_FILE_MODE } from "@/lib/db/private-folder";
 import { messageOf } from "@/lib/log/message";
 
 /**
@@ -42,7 +43,8 @@ export async function backupPglite(dataDir: string, file: string): Promise<{ byt
     // The dump is checked as a restore would check it: a backup that cannot be restored is refused now.
     const migrations = await checkBackup(new Blob([dump]), `${dataDir} is damaged; no backup was written`);
     const partial = `${file}.partial-${process.pid}`;
-    fs.writeFileSync(partial, dump, { flag: "wx" });
+    // The dump holds what the data folder holds: for the owner alone, as the folder is.
+    fs.writeFileSync(partial, dump, { flag: "wx", mode: PRIVATE_FILE_MODE });
     try {
       // A hard link never replaces an existing file: an earlier backup is never overwritten.
       fs.linkSync(partial, file);
@@ -81,6 +83,7 @@ export async function restorePglite(file: string, dataDir: string): Promise<{ re
     fs.rmSync(staging, { recursive: true, force: true });
     const restored = await PGlite.create({ dataDir: staging, loadDataDir: blob, postgresqlconf: ["log_startup_progress_interval = 0"] });
     await restored.close();
+    keepPrivate(staging);
     if (current) await current.close();
     if (fs.existsSync(dataDir)) fs.renameSync(dataDir, replaced);
     fs.renameSync(staging, dataDir);

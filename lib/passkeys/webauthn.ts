@@ -109,6 +109,17 @@ async function withChallenge<T>(
   }
 }
 
+/**
+ * WebAuthn L3 §7.1 step 10 / §7.2 step 12: an RP that does not expect to be framed refuses
+ * `crossOrigin: true` (a ceremony another site's iframe asked for). Checked after the library's
+ * checks, so the challenge is spent either way.
+ */
+function sameOriginOnly<T>(clientDataJSON: string, verified: T): T {
+  const clientData = JSON.parse(Buffer.from(clientDataJSON, "base64url").toString("utf8")) as { crossOrigin?: unknown };
+  if (clientData.crossOrigin === true) throw new Error("a cross-origin ceremony");
+  return verified;
+}
+
 /** Options for adding a passkey to a signed-in account: discoverable, user verification required. */
 export async function registrationOptions(
   settings: PasskeySettings,
@@ -137,14 +148,17 @@ export async function verifyRegistration(
   boundTo: string,
   nowMs: number,
 ): Promise<{ ok: true; passkey: NewPasskey } | CeremonyFailure> {
-  const result = await withChallenge(settings, "register", boundTo, nowMs, (expectedChallenge) =>
-    verifyRegistrationResponse({
-      response,
-      expectedChallenge,
-      expectedOrigin: settings.rp.origin,
-      expectedRPID: settings.rp.id,
-      requireUserVerification: true,
-    }),
+  const result = await withChallenge(settings, "register", boundTo, nowMs, async (expectedChallenge) =>
+    sameOriginOnly(
+      response.response.clientDataJSON,
+      await verifyRegistrationResponse({
+        response,
+        expectedChallenge,
+        expectedOrigin: settings.rp.origin,
+        expectedRPID: settings.rp.id,
+        requireUserVerification: true,
+      }),
+    ),
   );
   if (!result.ok) return result;
   const { verified, registrationInfo } = result.value;
@@ -188,22 +202,34 @@ export async function authenticationOptions(
 export async function verifyAuthentication(
   settings: PasskeySettings,
   response: ParsedAuthentication,
-  passkey: { credentialId: string; publicKey: Uint8Array; transports: string[] },
+  passkey: { credentialId: string; publicKey: Uint8Array; transports: string[]; userId: string },
   purpose: "sign_in" | "reauthenticate" | "second_step",
   boundTo: string,
   nowMs: number,
 ): Promise<{ ok: true; reportedCount: number } | CeremonyFailure> {
-  const result = await withChallenge(settings, purpose, boundTo, nowMs, (expectedChallenge) =>
-    verifyAuthenticationResponse({
-      response,
-      expectedChallenge,
-      expectedOrigin: settings.rp.origin,
-      expectedRPID: settings.rp.id,
-      credential: { id: passkey.credentialId, publicKey: passkey.publicKey as never, counter: 0, transports: passkey.transports as never },
-      requireUserVerification: true,
-    }),
+  const result = await withChallenge(settings, purpose, boundTo, nowMs, async (expectedChallenge) =>
+    sameOriginOnly(
+      response.response.clientDataJSON,
+      await verifyAuthenticationResponse({
+        response,
+        expectedChallenge,
+        expectedOrigin: settings.rp.origin,
+        expectedRPID: settings.rp.id,
+        credential: {
+          id: passkey.credentialId,
+          publicKey: passkey.publicKey as never,
+          counter: 0,
+          transports: passkey.transports as never,
+        },
+        requireUserVerification: true,
+      }),
+    ),
   );
   if (!result.ok) return result;
+  // The account comes from the credential id; a user handle that names another is not this passkey's answer.
+  const { userHandle } = response.response;
+  if (userHandle !== undefined && userHandle !== Buffer.from(new TextEncoder().encode(passkey.userId)).toString("base64url"))
+    return { ok: false, reason: "invalid_response" };
   const { verified, authenticationInfo } = result.value;
   if (!verified || !authenticationInfo.userVerified) return { ok: false, reason: "invalid_response" };
   return { ok: true, reportedCount: authenticationInfo.newCounter };

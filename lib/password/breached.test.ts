@@ -1,4 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, describe, expect, it } from "vitest";
 import { passwordSha1, rangeBreachCheck } from "./breached";
 
 const LEAKED = "velvet harbour quince 1931";
@@ -42,5 +44,52 @@ describe("the range cache (BREACHED_PASSWORDS_CACHE_SECONDS)", () => {
     nowMs += 2_000;
     expect(await check.check(LEAKED)).toBe("breached");
     expect(asked).toHaveLength(2);
+  });
+});
+
+describe("a slow or hanging range service (issue 59)", () => {
+  const servers: Server[] = [];
+  afterAll(async () => Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve)))));
+
+  /** A range service on a real socket that answers after `delayMs` (null: accepts and never answers). */
+  async function serviceAfter(delayMs: number | null) {
+    const server = createServer((_req, res) => {
+      if (delayMs === null) return;
+      setTimeout(() => res.writeHead(200, { "content-type": "text/plain" }).end(`${"F".repeat(35)}:0`), delayMs).unref();
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  const checkOn = (url: string, timeoutMs: number) => {
+    const reasons: string[] = [];
+    const verdicts: string[] = [];
+    const check = rangeBreachCheck({
+      url,
+      timeoutMs,
+      cacheMs: 0,
+      onUnavailable: (reason) => reasons.push(reason),
+      onVerdict: (verdict) => verdicts.push(verdict),
+    });
+    return { check, reasons, verdicts };
+  };
+
+  it("logs a service that never answers as a timeout, not as unreachable", async () => {
+    const { check, reasons } = checkOn(await serviceAfter(null), 200);
+    expect(await check.check(LEAKED)).toBe("unknown");
+    expect(reasons).toEqual(["timeout"]);
+  });
+
+  it("counts an answer slower than half the timeout toward the breaker: three in a row open it", async () => {
+    const { check, reasons, verdicts } = checkOn(await serviceAfter(250), 400);
+    // Each slow answer is still used; each is a failure for the breaker.
+    for (const password of ["slow one", "slow two", "slow three"]) expect(await check.check(password)).toBe("not_found");
+    expect(reasons).toEqual(["slow", "slow", "slow"]);
+    const startedMs = Date.now();
+    expect(await check.check("slow four")).toBe("unknown");
+    expect(verdicts.at(-1)).toBe("skipped");
+    // Open: answered at once, not after another slow answer.
+    expect(Date.now() - startedMs).toBeLessThan(100);
   });
 });

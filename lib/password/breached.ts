@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
-import { isBrokenCircuitError, isTaskCancelledError } from "cockatiel";
+import { isBrokenCircuitError, TaskCancelledError } from "cockatiel";
 import { readCappedText } from "@/lib/http/body";
 import { createStoreGuard } from "@/lib/rate-limit/store-guard";
 
@@ -31,7 +31,10 @@ export type BreachCheckOptions = {
   /** How long a fetched range is kept (BREACHED_PASSWORDS_CACHE_SECONDS), on `clock`. */
   cacheMs: number;
   clock?: () => number;
-  /** A failure the caller should know of (it failed open): the reason, never the password or its hash. */
+  /**
+   * A failure the caller should know of: the reason, never the password or its hash. It failed open,
+   * except for "slow" (the answer came and was used, but counts toward the breaker).
+   */
   onUnavailable(reason: string): void;
   /** Each verdict, for the metrics. */
   onVerdict(verdict: BreachVerdict | "skipped"): void;
@@ -72,6 +75,17 @@ export function parseRange(body: string): Set<string> | null {
 class RangeUnavailable extends Error {}
 
 /**
+ * A range that came, but slower than half the timeout: used, and counted as a failure by the
+ * breaker, so a service that answers just under its deadline cannot add it to every
+ * registration and new-device sign-in for ever (issue 59).
+ */
+class SlowAnswer extends Error {
+  constructor(readonly suffixes: Set<string>) {
+    super("slow");
+  }
+}
+
+/**
  * The range client: a cache of ranges by prefix (one request per prefix in flight), each call
  * bounded by `timeoutMs`, behind a circuit breaker so an outage costs one timeout per 30 s rather
  * than one per request.
@@ -96,6 +110,19 @@ export function rangeBreachCheck(options: BreachCheckOptions): BreachedPasswords
   });
 
   async function load(prefix: string, signal: AbortSignal): Promise<Set<string>> {
+    const startedMs = performance.now();
+    let suffixes: Set<string>;
+    try {
+      suffixes = await fetchAndParse(prefix, signal);
+    } catch (error) {
+      // The guard's deadline aborts the fetch, which then fails as any network error would: say which it was.
+      throw signal.aborted ? new RangeUnavailable("timeout") : error;
+    }
+    if (performance.now() - startedMs > options.timeoutMs / 2) throw new SlowAnswer(suffixes);
+    return suffixes;
+  }
+
+  async function fetchAndParse(prefix: string, signal: AbortSignal): Promise<Set<string>> {
     const response = await fetchRange(`${base}/range/${prefix}`, {
       headers: { "Add-Padding": "true", Accept: "text/plain" },
       signal,
@@ -119,6 +146,11 @@ export function rangeBreachCheck(options: BreachCheckOptions): BreachedPasswords
     if (!pending) {
       pending = guard
         .execute((signal) => load(prefix, signal))
+        .catch((error: unknown) => {
+          if (!(error instanceof SlowAnswer)) throw error;
+          options.onUnavailable("slow");
+          return error.suffixes;
+        })
         .then((suffixes) => {
           ranges.set(prefix, suffixes);
           return suffixes;
@@ -146,7 +178,8 @@ export function rangeBreachCheck(options: BreachCheckOptions): BreachedPasswords
         const reason =
           error instanceof RangeUnavailable
             ? error.message
-            : isTaskCancelledError(error) || (error instanceof Error && error.name === "AbortError")
+            : // cockatiel 3's isTaskCancelledError tests for the bulkhead's marker, so it never matches its own timeout.
+              error instanceof TaskCancelledError || (error instanceof Error && error.name === "AbortError")
               ? "timeout"
               : "unreachable";
         options.onUnavailable(reason);

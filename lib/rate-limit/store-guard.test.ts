@@ -1,4 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import net from "node:net";
+import { afterAll, describe, expect, it } from "vitest";
 import { createStoreGuard } from "./store-guard";
 
 const never = () => new Promise<never>(() => {});
@@ -33,5 +35,42 @@ describe("store guard", () => {
     expect(await guard.execute(async () => "back")).toBe("back");
     expect(guard.health()).toBe("up");
     expect(events).toEqual(["close"]);
+  });
+});
+
+// Issue 59: with Redis healthy, a sign-in got 503 under CPU load: the loop was busy past the
+// deadline, and the timer ran before the answer already waiting on the socket was read.
+describe("a store guard on a busy event loop", () => {
+  // The store in a process of its own, as Redis is: it answers while this loop is blocked.
+  const store = spawn(
+    process.execPath,
+    [
+      "-e",
+      `const s = require("node:net").createServer((c) => c.on("data", (d) => c.write(d))); s.listen(0, "127.0.0.1", () => console.log(s.address().port));`,
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  afterAll(() => void store.kill("SIGKILL"));
+
+  it("takes an answer that arrived before the deadline, however late the loop gets to it", async () => {
+    const port = Number(await new Promise<string>((resolve) => store.stdout.once("data", (data) => resolve(String(data).trim()))));
+    const socket = net.connect(port, "127.0.0.1");
+    await new Promise((resolve) => socket.once("connect", resolve));
+    const guard = createStoreGuard({ timeoutMs: 50, breakerFailures: 5, halfOpenAfterMs: 60_000 });
+    const answer = guard.execute(
+      () =>
+        new Promise<string>((resolve) => {
+          socket.once("data", (data) => resolve(String(data)));
+          socket.write("pong");
+        }),
+    );
+    // The store answers at once; the loop is blocked past the deadline (CPU load), then turns.
+    const busyUntil = performance.now() + 200;
+    while (performance.now() < busyUntil);
+    try {
+      await expect(answer).resolves.toBe("pong");
+    } finally {
+      socket.destroy();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { circuitBreaker, CircuitState, ConsecutiveBreaker, handleAll, timeout, TimeoutStrategy, wrap } from "cockatiel";
+import { circuitBreaker, CircuitState, ConsecutiveBreaker, handleAll, TaskCancelledError } from "cockatiel";
 import type { ReplayStore } from "@/lib/captcha/replay-store";
 
 export type StoreGuardOptions = {
@@ -32,12 +32,48 @@ export function createStoreGuard(options: StoreGuardOptions): StoreGuard {
   });
   breaker.onBreak(() => options.onOpen?.());
   breaker.onReset(() => options.onClose?.());
-  // Aggressive: give up at the deadline even if the client library is still waiting.
-  const policy = wrap(breaker, timeout(options.timeoutMs, TimeoutStrategy.Aggressive));
   return {
-    execute: (call) => policy.execute(({ signal }) => call(signal)),
+    execute: (call) => breaker.execute(() => withDeadline(call, options.timeoutMs)),
     health: () => (breaker.state === CircuitState.Closed ? "up" : breaker.state === CircuitState.HalfOpen ? "recovering" : "down"),
   };
+}
+
+/**
+ * `call`, given up at the deadline even if the client library is still waiting (its signal is
+ * aborted). The deadline is the store's, not the event loop's: when the timer runs, an answer that
+ * is already waiting on the socket (a loop busy past the deadline, CPU load on a small host) is
+ * read first, in the same turn's poll phase, and wins (issue 59: a healthy Redis cost a 503).
+ */
+function withDeadline<T>(call: (signal: AbortSignal) => Promise<T>, timeoutMs: number): Promise<T> {
+  const controller = new AbortController();
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (settled) return;
+          settled = true;
+          const error = new TaskCancelledError(`Operation timed out after ${timeoutMs}ms`);
+          controller.abort(error);
+          reject(error);
+        }),
+      timeoutMs,
+    );
+    call(controller.signal).then(
+      (value) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }
 
 export function guardReplayStore(store: ReplayStore, guard: StoreGuard): ReplayStore {

@@ -33,6 +33,8 @@ export interface BrowserSessions {
   revokeAllExcept(userId: string, keepId: string | null, nowMs: number): Promise<number>;
   /** When this session of the user last proved who it is (its sign-in, or a later re-authentication); null if unknown. */
   authenticatedAt(userId: string, id: string): Promise<number | null>;
+  /** What a renewal of this live session of the user keeps (its last proof and its absolute end); null if unknown. */
+  renewable(userId: string, id: string): Promise<SessionRenewal | null>;
   /** Records a re-authentication (the password or a passkey asked again) of one of the user's live sessions. */
   reauthenticated(userId: string, id: string, nowMs: number): Promise<boolean>;
   /**
@@ -57,6 +59,12 @@ export type NewSession = {
   /** When the browser last proved who it is: now for a sign-in; the old session's for a renewal. */
   authenticatedAtMs?: number;
 };
+
+/**
+ * A renewed session (a new id after a password change) is as fresh as the one it replaces and
+ * ends when it would have: renewing proves nothing new, and must not restart the absolute lifetime.
+ */
+export type SessionRenewal = { authenticatedAtMs: number; expiresAtMs: number };
 
 type SessionRow = {
   id: string;
@@ -108,6 +116,13 @@ export function prismaBrowserSessions(prisma: PrismaClient, sql: Sql): BrowserSe
     async authenticatedAt(userId, id) {
       const row = await prisma.browserSession.findFirst({ where: { id, userId, revokedAt: null }, select: { authenticatedAt: true } });
       return row?.authenticatedAt.getTime() ?? null;
+    },
+    async renewable(userId, id) {
+      const row = await prisma.browserSession.findFirst({
+        where: { id, userId, revokedAt: null },
+        select: { authenticatedAt: true, expiresAt: true },
+      });
+      return row ? { authenticatedAtMs: row.authenticatedAt.getTime(), expiresAtMs: row.expiresAt.getTime() } : null;
     },
     async reauthenticated(userId, id, nowMs) {
       const now = new Date(nowMs);

@@ -65,8 +65,8 @@ function uint16BigEndian(value: number): Uint8Array {
   return bytes;
 }
 
-function clientDataJSON(type: "webauthn.create" | "webauthn.get", challenge: string, origin: string): Uint8Array {
-  return new Uint8Array(Buffer.from(JSON.stringify({ type, challenge, origin, crossOrigin: false })));
+function clientDataJSON(type: "webauthn.create" | "webauthn.get", challenge: string, origin: string, crossOrigin = false): Uint8Array {
+  return new Uint8Array(Buffer.from(JSON.stringify({ type, challenge, origin, crossOrigin })));
 }
 
 /** A software passkey store that answers navigator.credentials.create()/get() the way a platform authenticator would. */
@@ -173,6 +173,8 @@ export function softAuthenticator(options: SoftAuthenticatorOptions) {
         userVerified?: boolean;
         challenge?: string;
         userHandle?: string | null;
+        /** An iframe of another origin asked (WebAuthn L3 §7.2). */
+        crossOrigin?: boolean;
       },
     ): Promise<AuthenticationResponseJSON> {
       let signCount: number;
@@ -194,6 +196,7 @@ export function softAuthenticator(options: SoftAuthenticatorOptions) {
         "webauthn.get",
         overrides?.challenge ?? requestOptions.challenge,
         overrides?.origin ?? options.origin,
+        overrides?.crossOrigin,
       );
       // Node signs EC keys as DER-encoded ECDSA by default, the encoding WebAuthn specifies for ES256.
       const signature = sign(

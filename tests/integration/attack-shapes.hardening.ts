@@ -364,7 +364,12 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
 
     beforeAll(async () => {
       database = await makeDatabase();
-      proxied = await servedGatehouse(database.url, { TRUSTED_PROXIES: PROXY, REQUIRE_EMAIL_VERIFICATION: "false" });
+      proxied = await servedGatehouse(database.url, {
+        TRUSTED_PROXIES: PROXY,
+        REQUIRE_EMAIL_VERIFICATION: "false",
+        // Small, so that the shared bucket of malformed hops fills in a few requests.
+        RATE_LIMIT_SIGN_IN_ADDRESS: "3/15m",
+      });
     });
 
     afterAll(async () => {
@@ -399,7 +404,7 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
       expect((await challengeVia("[2001:db8::7]:443")).status).toBe(200);
     });
 
-    it("keys a malformed hop on its own request, never the proxy's shared address, and says so loudly", async () => {
+    it("keys no malformed hop on the proxy's shared address, and says so loudly", async () => {
       const error = vi.spyOn(proxied.log, "error");
       const counted = async () =>
         ((await proxied.metrics.registry.getSingleMetric("gatehouse_forwarded_for_malformed_total")?.get())?.values ?? []).reduce(
@@ -418,6 +423,18 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
       } finally {
         error.mockRestore();
       }
+    });
+
+    // Issue 59: each malformed hop had a key of its own, so per-address limits did not apply to them.
+    it("puts every malformed hop in one shared bucket for the sign-in limits, apart from well-formed clients", async () => {
+      const viaHop = (hop: string, n: number) =>
+        browserSignIn(`malformed-${n}@example.com`, "a wrong guess", { address: PROXY, headers: { "x-forwarded-for": hop } });
+      const statuses = [];
+      for (let n = 0; n < 4; n++) statuses.push((await viaHop(`garbage-${n}`, n)).status);
+      expect(statuses).toEqual([401, 401, 401, 429]);
+      // Another malformed hop is in the same bucket; a well-formed client behind the same proxy is not.
+      expect((await viaHop("not an address", 9)).status).toBe(429);
+      expect((await viaHop("203.0.113.44", 10)).status).toBe(401);
     });
 
     it("compose.yaml trusts its own network's gateway alone, not every Docker network", async () => {

@@ -20,6 +20,7 @@ import { codeShapes } from "./attack-shapes.codes";
 import { hardeningShapes } from "./attack-shapes.hardening";
 import { ownerShapes } from "./attack-shapes.owner";
 import { onEachDatabase } from "../helpers/each-database";
+import { reviewShapes } from "./attack-shapes.review";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -389,6 +390,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     ownerShapes(() => ({ gate }), makeDatabase);
 
     codeShapes(() => ({ gate }), makeDatabase);
+    reviewShapes(() => ({ gate }));
 
     describe("'email me a link' routes (a new confirmation link, a new unlock link) tell nobody anything", () => {
       const LINK_ROUTES = {

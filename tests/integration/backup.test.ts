@@ -45,6 +45,8 @@ describe("backups of the embedded database", () => {
     const backup = await cli("backup", file);
     expect(backup, backup.out).toMatchObject({ code: 0 });
     expect(fs.statSync(file).size).toBeGreaterThan(0);
+    // Issue 59: backups were 0644, the hashes and sealed secrets readable by every local user.
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
 
     // While a process holds the folder, neither direction runs.
     const held = await withDatabase(async () => [await cli("backup", path.join(root, "other.tar.gz")), await cli("restore", file)]);
@@ -61,6 +63,9 @@ describe("backups of the embedded database", () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
     const restored = await cli("restore", file);
     expect(restored, restored.out).toMatchObject({ code: 0 });
+    // The restored folder is the owner's alone before any server opens it.
+    expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(path.join(dataDir, "PG_VERSION")).mode & 0o777).toBe(0o600);
     expect(await signIn("kept@example.com")).toMatchObject({ email: "kept@example.com" });
     expect(await signIn("later@example.com")).toBeNull();
 

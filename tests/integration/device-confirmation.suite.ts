@@ -89,9 +89,13 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
       const code = await mailedCode("owner@example.com");
       expect((await codeMails("owner@example.com"))[0]!.text).toMatch(/works once, for 10 minutes/);
 
+      // Issue 59: each success logged route_limit_skipped at error, which teaches operators to ignore it.
+      const errors = vi.spyOn(gate.log, "error");
       const done = await browserStep(pending, { code, callbackUrl: "/account" });
       expect(done.status, await done.clone().text()).toBe(200);
       expect(await done.json()).toMatchObject({ url: "http://localhost:3000/account" });
+      expect(errors.mock.calls.map(([entry]) => (entry as { event?: string }).event)).not.toContain("route_limit_skipped");
+      errors.mockRestore();
       const session = sessionPairOf(done);
       expect((await sessionWith(session!)).body).toMatchObject({ user: { email: "owner@example.com" } });
       const device = deviceCookieOf(done);
@@ -345,11 +349,21 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
         expect([a.status, await a.json()]).toEqual([b.status, await b.json()]);
       });
 
-      it("a stuffer's first try of a leaked pair on a quiet username: right and wrong answer alike", async () => {
-        const LEAKED = "velvet harbour quince 1931";
-        const ranges = await startRangeServer([LEAKED]);
+      /** `work` on an instance whose breach corpus holds `leaked`; the suite's own instance afterwards. */
+      async function withCorpus(leaked: string, work: () => Promise<void>) {
+        const ranges = await startRangeServer([leaked]);
         try {
           await serve({ BREACHED_PASSWORDS_URL: `${ranges.base}/ok` });
+          await work();
+        } finally {
+          await serve();
+          await ranges.close();
+        }
+      }
+
+      it("a stuffer's first try of a leaked pair on a quiet username: right and wrong answer alike", async () => {
+        const LEAKED = "velvet harbour quince 1931";
+        await withCorpus(LEAKED, async () => {
           await createAccount(gate, "leaked@example.com", LEAKED);
           await createAccount(gate, "not-leaked@example.com", PASSWORD);
           const right = await tokenSignIn("leaked@example.com", LEAKED);
@@ -363,10 +377,20 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
           // Only the right one is marked, and only its owner gets a code.
           expect(await codeMails("leaked@example.com")).toHaveLength(1);
           expect(await codeMails("not-leaked@example.com")).toHaveLength(0);
-        } finally {
-          await serve();
-          await ranges.close();
-        }
+        });
+      });
+
+      // Issue 59: the confirmed browser landed on its callback ("/"), not where docs/passwords.md says.
+      it("a breached right password confirmed by the mailed code lands on choosing a new password", async () => {
+        const LEAKED = "quartz meadow lantern 4417";
+        await withCorpus(LEAKED, async () => {
+          await createAccount(gate, "leaked-browser@example.com", LEAKED);
+          const res = await browserSignIn("leaked-browser@example.com", LEAKED);
+          expect(res.status).toBe(401);
+          const done = await browserStep(pendingOf(res), { code: await mailedCode("leaked-browser@example.com"), callbackUrl: "/account" });
+          expect(done.status, await done.clone().text()).toBe(200);
+          expect(await done.json()).toMatchObject({ url: "http://localhost:3000/account/new-password" });
+        });
       });
 
       it("a refused attempt, locked or busy, spends no breach look-up; an admitted one does", async () => {

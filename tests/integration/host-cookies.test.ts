@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserSignIn, browserSignOut, createAccount, csrfFor, sessionPairOf, sessionWith } from "../helpers/browser";
 import { freshPglite, type TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
-import { announcePeerHeader } from "../helpers/peer";
+import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 
 const PASSWORD = "the right passphrase";
 
@@ -46,5 +46,25 @@ describe("cookies under an https NEXTAUTH_URL", () => {
     expect(out.status).toBe(200);
     expect(out.headers.getSetCookie().some((value) => /^__Host-next-auth\.session-token=;/.test(value))).toBe(true);
     expect((await sessionWith(pair)).body).toEqual({});
+  });
+
+  // Issue 59: the language cookie was the one cookie without the prefix, so a sibling subdomain could set it.
+  it("sets the language cookie as __Host-, and reads only that name", async () => {
+    const { POST } = await import("@/app/api/locale/route");
+    const res = await POST(
+      new Request("https://login.example.com/api/locale", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin", [PEER_HEADER]: freshAddress() },
+        body: "locale=de&returnTo=%2F",
+      }),
+    );
+    expect(res.status).toBe(303);
+    const set = res.headers.get("set-cookie")!;
+    expect(set).toMatch(/^__Host-gatehouse-locale=de; Path=\/;/);
+    expect(set).toContain("; Secure");
+    expect(set).not.toMatch(/Domain=/i);
+    expect(gate.i18n.localeOf(new Headers({ cookie: "__Host-gatehouse-locale=de" }))).toBe("de");
+    // A plain-named cookie, which a sibling subdomain can plant, is no choice under https.
+    expect(gate.i18n.localeOf(new Headers({ cookie: "gatehouse-locale=de" }))).toBe(gate.i18n.defaultLocale);
   });
 });

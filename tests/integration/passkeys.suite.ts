@@ -161,6 +161,26 @@ export function passkeysSuite(label: string, makeDatabase: () => Promise<TestDat
       }
     });
 
+    // Issue 59: an assertion an iframe of another site asked for, and one whose user handle names
+    // another account, were accepted (the account came from the credential id alone).
+    it("refuses an assertion made in a cross-origin iframe, and one whose user handle is not its passkey's account", async () => {
+      const { passkey } = await ownerWithPasskey("framed@example.com");
+      const other = Buffer.from(new TextEncoder().encode(await createAccount(gate, "framed-other@example.com", PASSWORD))).toString(
+        "base64url",
+      );
+      for (const overrides of [{ crossOrigin: true }, { userHandle: other }]) {
+        const res = await passkeySignIn(await authenticator.authenticate(passkey, await signInOptions(), overrides));
+        expect(res.status, JSON.stringify(overrides)).toBe(400);
+        expect(await res.json()).toMatchObject({ error: "passkey_invalid" });
+        expect(sessionPairOf(res)).toBeNull();
+      }
+      // Its own handle, and none at all (a non-discoverable answer), still sign in.
+      for (const overrides of [{}, { userHandle: null }]) {
+        const res = await passkeySignIn(await authenticator.authenticate(passkey, await signInOptions(), overrides));
+        expect(res.status, JSON.stringify(overrides)).toBe(200);
+      }
+    });
+
     it("refuses a signature counter that went backwards, records it and tells the owner; a synced passkey (always 0) passes", async () => {
       const { passkey } = await ownerWithPasskey("cloned@example.com");
       expect((await passkeySignIn(await authenticator.authenticate(passkey, await signInOptions()))).status).toBe(200);

@@ -33,6 +33,7 @@ export default async function NewPasswordPage() {
           <p>{t("breached")}</p>
         </div>
         <ChangePasswordSection
+          userId={session.userId}
           currentSid={session.sid}
           email={user.email}
           hasOtherFactor={await hasOtherFactor(gate.prisma, session.userId)}

@@ -3,6 +3,7 @@ import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { fieldErrors, newPasswordField, typedPasswordField } from "@/lib/auth/credentials";
 import { newPasswordProblem, replacePassword } from "@/lib/auth/new-password";
 import { openSession } from "@/lib/auth/browser-session";
+import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
 import { signInWithPassword } from "@/lib/auth/sign-in";
 import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/auth/limited";
@@ -37,6 +38,13 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   const { currentPassword, newPassword, altcha } = input.data;
   const problem = await newPasswordProblem(gate, newPassword, { userId, email: user.email, currentPassword });
   if (problem) return jsonError(400, "invalid_input", problem.message, { fields: { newPassword: problem.message } });
+  // On an account with a second factor the password alone is not the owner: a thief holding a
+  // session cookie and the password must not set one the owner does not know (issue 59). The
+  // session's own sign-in (which passed the factor) or a confirmation with it in the last 10 minutes.
+  if ((await gate.factors.summary(userId)).due) {
+    const stale = await freshAuthenticationRefusal(gate, form.session, "json");
+    if (stale) return stale;
+  }
 
   const checked = await signInWithPassword(
     limits,
@@ -50,8 +58,10 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   if (checked.user.id !== userId) return jsonError(401, "unauthenticated", "Sign in again.");
 
   // The renewed session is as fresh as the one it replaces, not fresher: the current password alone
-  // (no second step) must not become the fresh authentication that adding or removing a factor needs.
-  const authenticatedAtMs = (await gate.sessions.authenticatedAt(userId, form.session.sid)) ?? 0;
+  // (no second step) must not become the fresh authentication that adding or removing a factor
+  // needs; and it ends when the old one would have, however often the password is changed.
+  const renewal = await gate.sessions.renewable(userId, form.session.sid);
+  if (!renewal) return jsonError(401, "unauthenticated", SESSION_ENDED);
   // The new session takes the id the password check chose, which the "signed in" event already names.
   const sessionId = checked.sessionId;
   const replaced = await replacePassword(limits, newPassword, {
@@ -68,7 +78,7 @@ export const POST = limited("/api/account/password", async (request, limits) => 
     client,
     request.headers.get("user-agent"),
     sessionId,
-    authenticatedAtMs,
+    renewal,
   );
   const response = backToAccount("password_changed");
   response.headers.append("Set-Cookie", sessionCookie);
