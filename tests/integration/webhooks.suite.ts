@@ -9,6 +9,7 @@ import { browserSignIn, createAccount } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader } from "../helpers/peer";
+import { onEachDatabase } from "../helpers/each-database";
 
 type Received = { path: string; headers: IncomingHttpHeaders; body: string };
 type Answer = (res: ServerResponse) => void;
@@ -264,3 +265,5 @@ export function webhooksSuite(label: string, makeDatabase: () => Promise<TestDat
     });
   });
 }
+
+onEachDatabase("security webhooks", ({ label, makeDatabase }) => webhooksSuite(label, makeDatabase));
