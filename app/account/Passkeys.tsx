@@ -10,14 +10,15 @@ import { postForm, useFreshAction } from "./useFreshAction";
 
 export type PasskeyItem = { id: string; name: string; createdAt: string; lastUsedAt: string | null; synced: boolean };
 
-type Props = { formToken: string; email: string; passkeys: PasskeyItem[] };
+/** canAdd: false where browsers make no passkeys (the section says why). */
+type Props = { formToken: string; email: string; passkeys: PasskeyItem[]; canAdd: boolean };
 
 /**
  * The account's passkeys: add one (the browser's WebAuthn dialog), rename, remove. Adding and
  * removing need a fresh authentication: when the server asks for one, "Confirm it's you" comes
  * first and the action carries on after it. Rename and remove also work as plain forms.
  */
-export function Passkeys({ formToken, email, passkeys }: Props) {
+export function Passkeys({ formToken, email, passkeys, canAdd }: Props) {
   const t = useT();
   const moment = useMoment();
   const hydrated = useHydrated();
@@ -99,7 +100,7 @@ export function Passkeys({ formToken, email, passkeys }: Props) {
           ))}
         </ul>
       )}
-      {hydrated ? (
+      {!canAdd ? null : hydrated ? (
         <button
           type="button"
           className="primary"

@@ -2,6 +2,7 @@ import { LIFECYCLE_SYMBOL, STARTED_SYMBOL } from "@/lib/server-contract.mjs";
 import { gatehouse } from "@/lib/app";
 import { startRetention } from "@/lib/retention/job";
 import { messageOf } from "@/lib/log/message";
+import { passkeyObstacle } from "@/lib/passkeys/passkey-rules";
 
 /**
  * The process's life after start: server.mjs (which cannot import app code) and every Next.js
@@ -39,6 +40,15 @@ export async function startGatehouse(): Promise<void> {
   try {
     const gate = await gatehouse();
     const retention = startRetention(gate.prisma, gate.config, gate.clock, gate.log);
+    // Said once, here: the account page tells the owner the same, and every attempt would fail.
+    const obstacle = passkeyObstacle(gate.passkeySettings.rp.origin);
+    if (obstacle)
+      gate.log.warn({
+        event: "passkeys_unavailable",
+        reason: obstacle,
+        origin: gate.passkeySettings.rp.origin,
+        hint: "browsers make passkeys only for a domain name over https, or at http://localhost: set NEXTAUTH_URL to one",
+      });
     // server.mjs calls close() once the last in-flight request has been answered.
     publishLifecycle(
       {
