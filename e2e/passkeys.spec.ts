@@ -1,6 +1,7 @@
 import { request as playwrightRequest, type APIRequestContext } from "@playwright/test";
 import { PASSWORD, signInThroughUi, uniqueEmail, waitForForm } from "./helpers/accounts";
-import { virtualAuthenticator } from "./helpers/factors";
+import { addPasskeyOnAccountPage, virtualAuthenticator } from "./helpers/factors";
+import { VIEWPORTS, expectApart, expectAppField, expectNoAxeViolations, expectTarget, useLanguage } from "./helpers/layout";
 import { startInstance, sharedSecrets, type Instance } from "./helpers/instances";
 import { expect, registerApi, signInApi, test } from "./helpers/serverGrid";
 
@@ -100,6 +101,35 @@ test.describe("passkeys", () => {
     await page.getByRole("button", { name: "Sign in with a passkey" }).click();
     await expect(page.getByTestId("passkey-error")).toContainText("not registered here");
     await expect(page).toHaveURL(/\/sign-in/);
+    await context.close();
+  });
+
+  test("a passkey's name is a field, and Rename and Remove stand apart, in English and German", async ({ browser }) => {
+    const email = uniqueEmail("passkey-layout");
+    expect((await registerApi(await client(), email, PASSWORD)).status()).toBe(202);
+    const context = await browser.newContext({ baseURL: instance.baseURL });
+    const page = await context.newPage();
+    const name = await addPasskeyOnAccountPage(page, email);
+
+    for (const [locale, words] of [
+      ["en", { name: "Name", rename: `Rename passkey ${name}`, remove: `Remove passkey ${name}` }],
+      ["de", { name: "Name", rename: `Passkey ${name} umbenennen`, remove: `Passkey ${name} entfernen` }],
+    ] as const) {
+      await useLanguage(page, locale, instance.baseURL);
+      await page.reload();
+      await expect(page.locator("html")).toHaveAttribute("lang", locale);
+      const passkey = page.getByTestId("passkey");
+      for (const viewport of VIEWPORTS) {
+        await page.setViewportSize(viewport);
+        await expectAppField(passkey.getByRole("textbox", { name: words.name, exact: true }));
+        const rename = passkey.getByRole("button", { name: words.rename });
+        const remove = passkey.getByRole("button", { name: words.remove });
+        await expectTarget(rename);
+        await expectTarget(remove);
+        await expectApart(rename, remove);
+      }
+      await expectNoAxeViolations(page);
+    }
     await context.close();
   });
 });

@@ -68,11 +68,13 @@ export function Passkeys({ formToken, email, passkeys, canAdd }: Props) {
                   t("account.passkeys.notUsed")
                 )}
               </p>
-              <form method="post" action="/api/account/passkeys/rename" className="inline">
+              <form method="post" action="/api/account/passkeys/rename" className="passkey-rename">
                 <input type="hidden" name="formToken" value={formToken} />
                 <input type="hidden" name="id" value={passkey.id} />
-                <label htmlFor={`passkey-name-${passkey.id}`}>{t("account.passkeys.name")}</label>
-                <input id={`passkey-name-${passkey.id}`} name="name" defaultValue={passkey.name} maxLength={60} required />
+                <div className="field">
+                  <label htmlFor={`passkey-name-${passkey.id}`}>{t("account.passkeys.name")}</label>
+                  <input id={`passkey-name-${passkey.id}`} name="name" type="text" defaultValue={passkey.name} maxLength={60} required />
+                </div>
                 <button type="submit" className="secondary" aria-label={t("account.passkeys.renameLabel", { name: passkey.name })}>
                   {t("account.passkeys.rename")}
                 </button>
@@ -80,7 +82,7 @@ export function Passkeys({ formToken, email, passkeys, canAdd }: Props) {
               <form
                 method="post"
                 action="/api/account/passkeys/remove"
-                className="inline"
+                className="passkey-remove"
                 onSubmit={(event) => {
                   event.preventDefault();
                   handled(

@@ -112,7 +112,9 @@ export function SecondFactors({ formToken, email, summary, setup, recoveryCodeCo
           </p>
           <form onSubmit={(event) => handled(confirmTotp(event))} noValidate>
             <Field id="totp-code" label={f("code")} error={codeError}>
-              {(aria) => <input id="totp-code" name="code" inputMode="numeric" autoComplete="one-time-code" maxLength={6} {...aria} />}
+              {(aria) => (
+                <input id="totp-code" name="code" type="text" inputMode="numeric" autoComplete="one-time-code" maxLength={6} {...aria} />
+              )}
             </Field>
             <button type="submit" className="primary">
               {f("turnOn")}

@@ -171,6 +171,7 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
                   id="second-step-answer"
                   ref={input}
                   name="answer"
+                  type="text"
                   autoFocus
                   autoComplete="one-time-code"
                   {...(digits ? { inputMode: "numeric" as const, pattern: "[0-9]*", maxLength: 6 } : { maxLength: 11, spellCheck: false })}
