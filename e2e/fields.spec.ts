@@ -16,7 +16,7 @@ async function toSecondStep(page: Page, email: string, words: { email: string; p
 }
 
 /**
- * Fields that look like fields: the authenticator's set-up code and the second step's code are
+ * Fields that look like fields, and say what they are for: the authenticator's set-up code and the second step's code are
  * drawn as the app's other fields are, 44 px targets, at a phone's and a laptop's width, in
  * English and German, and axe finds nothing in either state.
  */
@@ -41,14 +41,26 @@ test("the authenticator set-up code and the second step's code are the app's fie
   await page.getByRole("button", { name: "Sign out", exact: true }).click();
   await expect(page.getByTestId("who")).toContainText("You are not signed in");
 
-  for (const [locale, words, code] of [
-    ["en", { email: "Email", password: "Password", submit: "Sign in" }, "Code"],
-    ["de", { email: "E-Mail-Adresse", password: "Passwort", submit: "Anmelden" }, "Code"],
+  for (const [locale, words, code, explained] of [
+    [
+      "en",
+      { email: "Email", password: "Password", submit: "Sign in" },
+      "Code",
+      "Your password was right. Enter the 6-digit code your authenticator app shows for this account.",
+    ],
+    [
+      "de",
+      { email: "E-Mail-Adresse", password: "Passwort", submit: "Anmelden" },
+      "Code",
+      "Ihr Passwort war richtig. Geben Sie den 6-stelligen Code ein, den Ihre Authenticator-App für dieses Konto anzeigt.",
+    ],
   ] as const) {
     await useLanguage(page, locale, baseURL!);
     await toSecondStep(page, email, words);
     await expect(page.locator("html")).toHaveAttribute("lang", locale);
     const answer = page.getByTestId("second-step").getByRole("textbox", { name: code, exact: true });
+    // The step's paragraph is the field's description (aria-describedby), as the accessibility tree has it.
+    await expect(answer).toHaveAccessibleDescription(explained);
     for (const viewport of VIEWPORTS) {
       await page.setViewportSize(viewport);
       await expectAppField(answer);
