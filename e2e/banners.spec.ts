@@ -34,6 +34,8 @@ test("the 429 banner counts down from Retry-After and sign-in works again after 
   await expect(message).toContainText(/^Too many sign-in attempts (for this email address )?have come from your network\./);
   await expect(page.getByTestId("sign-in-error-countdown")).toHaveText(/^Try again in [1-6] s\.$/);
   await expect(page.getByTestId("sign-in-error-countdown")).toHaveAttribute("aria-hidden", "true");
+  // The refused password is not left in the field through the wait.
+  await expect(page.getByLabel("Password")).toHaveValue("");
   // Held, not disabled: focus stays on the button instead of falling to <body>.
   await expect(button).toHaveAttribute("aria-disabled", "true");
   await expect(button).toBeFocused();
