@@ -20,7 +20,11 @@ async function toSecondStep(page: Page, email: string, words: { email: string; p
  * drawn as the app's other fields are, 44 px targets, at a phone's and a laptop's width, in
  * English and German, and axe finds nothing in either state.
  */
-test("the authenticator set-up code and the second step's code are the app's fields", async ({ page, newClient, baseURL }) => {
+test("the authenticator set-up (with a link and a copy button for the phone) and the second step's code", async ({
+  page,
+  newClient,
+  baseURL,
+}) => {
   test.setTimeout(120_000);
   const email = await accountOnPage(page, newClient, "fields");
 
@@ -32,8 +36,22 @@ test("the authenticator set-up code and the second step's code are the app's fie
     await expectAppField(setupCode);
     await expectTarget(page.getByRole("button", { name: "Turn on" }));
   }
-  await expectNoAxeViolations(page);
   const secret = (await page.getByTestId("totp-secret").textContent())!.replace(/\s/g, "");
+  // On a phone, which cannot scan its own screen, a link opens the app; on a laptop the QR code serves.
+  const openApp = page.getByRole("link", { name: "Open in your authenticator app" });
+  await page.setViewportSize(VIEWPORTS[0]);
+  await expect(openApp).toBeVisible();
+  await expect(openApp).toHaveAttribute("href", new RegExp(`^otpauth://totp/.*secret=${secret}`));
+  await expectTarget(openApp);
+  await expectNoAxeViolations(page);
+  await page.setViewportSize(VIEWPORTS[1]);
+  await expect(openApp).toBeHidden();
+  // The key, copied without its spaces.
+  await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: baseURL! });
+  await page.getByRole("button", { name: "Copy the key" }).click();
+  await expect(page.getByRole("status").filter({ hasText: "Key copied." })).toBeVisible();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+  await expectNoAxeViolations(page);
   await setupCode.fill(codeAt(secret, Date.now() - 30_000));
   await page.getByRole("button", { name: "Turn on" }).click();
   await page.getByRole("button", { name: "I have saved them" }).click();

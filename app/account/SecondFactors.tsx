@@ -16,7 +16,7 @@ type Props = {
   email: string;
   summary: FactorSummary;
   /** An authenticator app being set up: its QR code (SVG made on the server) and its secret as text. */
-  setup: { qrSvg: string; secretText: string } | null;
+  setup: { uri: string; qrSvg: string; secretText: string } | null;
   /** How many recovery codes a set has. */
   recoveryCodeCount: number;
 };
@@ -107,9 +107,14 @@ export function SecondFactors({ formToken, email, summary, setup, recoveryCodeCo
           <p>{f("scan")}</p>
           {/* Our own SVG (lib qrcode), from our own URI: no user data but the account's email. */}
           <div className="qr" role="img" aria-label={f("qrLabel")} dangerouslySetInnerHTML={{ __html: setup.qrSvg }} />
+          {/* Shown on small screens only (globals.css): the phone that would scan the code is this one. */}
+          <p className="totp-open">
+            <a href={setup.uri}>{f("openInApp")}</a>
+          </p>
           <p>
             {f("key")} <code data-testid="totp-secret">{setup.secretText}</code>
           </p>
+          <CopyKey text={setup.secretText.replace(/\s/g, "")} f={f} />
           <form onSubmit={(event) => handled(confirmTotp(event))} noValidate>
             <Field id="totp-code" label={f("code")} error={codeError}>
               {(aria) => (
@@ -185,5 +190,30 @@ export function SecondFactors({ formToken, email, summary, setup, recoveryCodeCo
         </>
       ) : null}
     </div>
+  );
+}
+
+/** Copies the set-up key (without its spaces) for pasting into an app; says whether it worked. */
+function CopyKey({ text, f }: { text: string; f: (key: string) => string }) {
+  const [said, setSaid] = useState<"" | "copied" | "failed">("");
+  return (
+    <p className="copy-key">
+      <button
+        type="button"
+        className="secondary"
+        onClick={() =>
+          // Handles its own failure (no clipboard permission): the key is still there to select.
+          void navigator.clipboard.writeText(text).then(
+            () => setSaid("copied"),
+            () => setSaid("failed"),
+          )
+        }
+      >
+        {f("copyKey")}
+      </button>{" "}
+      <span role="status" data-testid="totp-copied">
+        {said === "copied" ? f("keyCopied") : said === "failed" ? f("copyFailed") : ""}
+      </span>
+    </p>
   );
 }
