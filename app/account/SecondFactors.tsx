@@ -28,6 +28,7 @@ type Props = {
 export function SecondFactors({ formToken, email, summary, setup, recoveryCodeCount }: Props) {
   const t = useT();
   const f = (key: string, values?: Record<string, number>) => t(`account.factors.${key}`, values);
+  const [copied, setCopied] = useState(false);
   const router = useRouter();
   const hydrated = useHydrated();
   const { pending, refusal, setRefusal, nowMs, confirming, setConfirming, freshly } = useFreshAction();
@@ -114,7 +115,17 @@ export function SecondFactors({ formToken, email, summary, setup, recoveryCodeCo
           <p>
             {f("key")} <code data-testid="totp-secret">{setup.secretText}</code>
           </p>
-          <CopyKey text={setup.secretText.replace(/\s/g, "")} f={f} />
+          <p>
+            <button
+              type="button"
+              className="secondary"
+              // Handles its own failure (no clipboard permission) by saying nothing: the key is there to select.
+              onClick={() => void navigator.clipboard.writeText(setup.secretText.replace(/\s/g, "")).then(() => setCopied(true), noop)}
+            >
+              {f("copyKey")}
+            </button>{" "}
+            <span role="status">{copied ? f("keyCopied") : ""}</span>
+          </p>
           <form onSubmit={(event) => handled(confirmTotp(event))} noValidate>
             <Field id="totp-code" label={f("code")} error={codeError}>
               {(aria) => (
@@ -193,27 +204,4 @@ export function SecondFactors({ formToken, email, summary, setup, recoveryCodeCo
   );
 }
 
-/** Copies the set-up key (without its spaces) for pasting into an app; says whether it worked. */
-function CopyKey({ text, f }: { text: string; f: (key: string) => string }) {
-  const [said, setSaid] = useState<"" | "copied" | "failed">("");
-  return (
-    <p className="copy-key">
-      <button
-        type="button"
-        className="secondary"
-        onClick={() =>
-          // Handles its own failure (no clipboard permission): the key is still there to select.
-          void navigator.clipboard.writeText(text).then(
-            () => setSaid("copied"),
-            () => setSaid("failed"),
-          )
-        }
-      >
-        {f("copyKey")}
-      </button>{" "}
-      <span role="status" data-testid="totp-copied">
-        {said === "copied" ? f("keyCopied") : said === "failed" ? f("copyFailed") : ""}
-      </span>
-    </p>
-  );
-}
+function noop() {}
