@@ -20,6 +20,7 @@ import {
   CONNECTIONS_SYMBOL,
   maxConnections,
   maxConnectionsPerAddress,
+  localhostRedirect,
   localUrl,
   PEER_HEADER,
   PEER_HEADER_SYMBOL,
@@ -72,6 +73,7 @@ if (dev) shared[DEV_SERVER_SYMBOL] = true;
 // http://localhost:3000, whatever PORT says: on the development server they name this server.
 // Production requires NEXTAUTH_URL (lib/config/env.ts), so nothing is guessed there.
 if (dev && !process.env.NEXTAUTH_URL) process.env.NEXTAUTH_URL = localUrl(address);
+const devPublicUrl = dev ? (process.env.NEXTAUTH_URL ?? null) : null;
 
 // A production start runs the configuration the build resolved (required-server-files.json), as
 // the server.js Next writes for output: "standalone" does: the standalone folder has no
@@ -119,6 +121,10 @@ async function serve(req, res) {
   connections.busy(req.socket);
   res.once("close", () => connections.idle(req.socket));
   req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
+  // The development server lives at http://localhost (passkeys need a domain name): a browser
+  // that opened 127.0.0.1 goes there before any cookie is set at the wrong host.
+  const home = devPublicUrl === null ? null : localhostRedirect(req.headers.host, req.url ?? "/", devPublicUrl);
+  if (home) return answerEarly(req, res, { status: 308, headers: { Location: home, "Cache-Control": "no-store" }, body: "" });
   // While draining, each answer closes its connection, so the server can close once they are done.
   if (stopping) res.setHeader("Connection", "close");
   // A refusal the limiter already decided for this address and route is answered here, without

@@ -1,5 +1,6 @@
 import { confirmDeviceFromOutbox, PASSWORD, signInThroughUi, uniqueEmail, waitForForm } from "./helpers/accounts";
 import { expect, registerApi, signInApi, test } from "./helpers/serverGrid";
+import { expectNoAxeViolations } from "./helpers/layout";
 
 test("the 429 banner counts down from Retry-After and sign-in works again after it", async ({ page, request }) => {
   const email = uniqueEmail("banner");
@@ -33,6 +34,8 @@ test("the 429 banner counts down from Retry-After and sign-in works again after 
   await expect(message).toContainText(/^Too many sign-in attempts (for this email address )?have come from your network\./);
   await expect(page.getByTestId("sign-in-error-countdown")).toHaveText(/^Try again in [1-6] s\.$/);
   await expect(page.getByTestId("sign-in-error-countdown")).toHaveAttribute("aria-hidden", "true");
+  // The refused password is not left in the field through the wait.
+  await expect(page.getByLabel("Password")).toHaveValue("");
   // Held, not disabled: focus stays on the button instead of falling to <body>.
   await expect(button).toHaveAttribute("aria-disabled", "true");
   await expect(button).toBeFocused();
@@ -99,6 +102,10 @@ test("the countdown's first frame counts from the answer, not from page load, an
   await signInThroughUi(page, uniqueEmail("first-frame"), PASSWORD);
   const message = page.getByTestId("sign-in-error-message");
   await expect(message).toHaveText("You can try again now.", { timeout: 5_000 });
+  // Good news, out of the amber warning: the banner's tone is "ok" now.
+  await expect(page.getByTestId("sign-in-error")).toHaveClass(/\bok\b/);
+  await expect(page.getByTestId("sign-in-error")).not.toHaveClass(/\bwarn\b/);
+  await expectNoAxeViolations(page);
   const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
   expect(seen[0]).toBe("The server could not take your request just now. You can try again in a few seconds.Try again in 1 s.");
   expect(seen.filter((text) => /Try again in (?!1 s\.)\d/.test(text))).toEqual([]);

@@ -3,12 +3,14 @@ import os from "node:os";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
 import { PASSWORD, uniqueEmail } from "./helpers/accounts";
+import { virtualAuthenticator } from "./helpers/factors";
 import { startDevServer, type Instance } from "./helpers/instances";
 
 // The newcomer's first minute, on `npm run dev` itself rather than the production build: React's
 // Strict Mode (effects run twice) and on-demand compilation exist only here. The server gets its
 // own free port, data folder and outbox, and neither NEXTAUTH_URL nor NEXTAUTH_SECRET, as after
-// a fresh clone; its emailed links must then name the port it listens on.
+// a fresh clone; its emailed links must then name the port it listens on, at localhost (where
+// browsers make passkeys: the walk adds one), not 127.0.0.1.
 test.describe.configure({ mode: "serial" });
 
 // Each page compiles on its first request (seconds apiece on a busy machine).
@@ -38,7 +40,16 @@ test.beforeAll(async () => {
   server = await startDevServer({ DATABASE_URL: `pglite:${path.join(folder, "data")}`, MAIL_OUTBOX_DIR: path.join(folder, "outbox") });
   // Compile the pages of the walk in parallel before it starts, rather than one by one inside it.
   await Promise.all(
-    ["/register", "/dev/outbox", "/verify-email", "/account", "/sign-in", "/"].map((page) =>
+    [
+      "/register",
+      "/dev/outbox",
+      "/verify-email",
+      "/account",
+      "/sign-in",
+      "/",
+      "/api/account/passkeys/options",
+      "/api/account/passkeys",
+    ].map((page) =>
       fetch(`${server.baseURL}${page}`, { redirect: "manual", signal: AbortSignal.timeout(COMPILE_MS) }).catch(() => undefined),
     ),
   );
@@ -54,6 +65,12 @@ test("register, confirm from /dev/outbox, arrive signed in, see the account page
   page.setDefaultTimeout(COMPILE_MS);
   page.setDefaultNavigationTimeout(COMPILE_MS);
   const email = uniqueEmail("newcomer");
+  // It says where it is, at localhost; and sends a browser that opened 127.0.0.1 there.
+  const { port } = new URL(server.baseURL);
+  expect(server.baseURL).toBe(`http://localhost:${port}`);
+  expect(server.output()).toContain(`Gatehouse (development) listening on http://localhost:${port}`);
+  await page.goto(`http://127.0.0.1:${port}/register`);
+  await expect(page).toHaveURL(`${server.baseURL}/register`);
 
   await page.goto(`${server.baseURL}/register`);
   await page.locator('form[data-hydrated="true"]').waitFor();
@@ -83,6 +100,16 @@ test("register, confirm from /dev/outbox, arrive signed in, see the account page
   // Confirming signs the owner in: no second password prompt.
   await expect(page).toHaveURL(`${server.baseURL}/account`, { timeout: COMPILE_MS });
   await expect(page.getByTestId("account-email")).toHaveText(email);
+
+  // A passkey, with Chromium's virtual authenticator: the RP ID is localhost, which browsers accept.
+  const { cdp, authenticatorId } = await virtualAuthenticator(page);
+  await expect(page.getByTestId("passkeys-unavailable")).toHaveCount(0);
+  await page.getByRole("button", { name: "Add a passkey" }).click();
+  await expect(page.getByTestId("passkey")).toHaveCount(1, { timeout: COMPILE_MS });
+  await expect(page.getByTestId("passkeys-error-message")).toBeEmpty();
+  expect((await cdp.send("WebAuthn.getCredentials", { authenticatorId })).credentials).toHaveLength(1);
+  // Nothing to warn about at localhost.
+  expect(server.output()).not.toContain("passkeys_unavailable");
 
   // The header's button is disabled until the page has hydrated, which the dev server's first
   // compile of /account can delay past a click's timeout; and signing out is the first use of

@@ -78,6 +78,10 @@ test("the device step: how soon the code comes, Resend code, and Sign in again k
   await signInThroughUi(page, email, "the owner's typo");
   await expect(page.getByRole("heading", { name: "Confirm this device" })).toBeVisible();
   await expect(page.getByText(/within a minute/)).toBeVisible();
+  // The paragraph is the code field's description in the accessibility tree, heard on landing there.
+  await expect(page.getByRole("textbox", { name: "Code", exact: true })).toHaveAccessibleDescription(
+    /^This device is new to the account\. If the password was right, .* that link lets this browser sign in at once\.$/,
+  );
   await expect(page.getByText(/No email after two minutes\? Then the email address or the password was not right/)).toBeVisible();
   await page.getByRole("button", { name: "Resend code", exact: true }).click();
   await expect(page.getByTestId("code-resent")).toContainText("If the password was right, a new code is on its way");

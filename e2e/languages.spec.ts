@@ -1,6 +1,6 @@
 import { request as playwrightRequest, type APIRequestContext, type Page } from "@playwright/test";
-import { PASSWORD, signInThroughUi, uniqueEmail, waitForForm } from "./helpers/accounts";
-import { codeAt, virtualAuthenticator } from "./helpers/factors";
+import { PASSWORD, uniqueEmail, waitForForm } from "./helpers/accounts";
+import { addPasskeyOnAccountPage, codeAt } from "./helpers/factors";
 import { sharedSecrets, startInstance } from "./helpers/instances";
 import { mailTo } from "./helpers/outbox";
 import { accountOnPage } from "./helpers/sessions";
@@ -420,13 +420,7 @@ test.describe("in the pseudo-locale, the account page and its API speak only fro
       const email = uniqueEmail("pseudo-passkey");
       expect((await registerApi(client, email, PASSWORD)).status()).toBe(202);
       const page = await context.newPage();
-      await virtualAuthenticator(page);
-      await page.goto("/sign-in?callbackUrl=%2Faccount");
-      await signInThroughUi(page, email);
-      await expect(page).toHaveURL(/\/account$/);
-      await page.getByRole("button", { name: "Add a passkey" }).click();
-      await expect(page.getByTestId("passkey")).toHaveCount(1);
-      const name = (await page.getByTestId("passkey").locator("strong").textContent())!;
+      const name = await addPasskeyOnAccountPage(page, email);
 
       await inPseudoLocale(page);
       await page.goto("/account");

@@ -1,6 +1,7 @@
 import { request as playwrightRequest, type APIRequestContext } from "@playwright/test";
-import { PASSWORD, signInThroughUi, uniqueEmail, waitForForm } from "./helpers/accounts";
-import { virtualAuthenticator } from "./helpers/factors";
+import { PASSWORD, resetLinkFor, signInThroughUi, TWELVE, uniqueEmail, waitForForm } from "./helpers/accounts";
+import { addPasskeyOnAccountPage, virtualAuthenticator } from "./helpers/factors";
+import { VIEWPORTS, expectApart, expectAppField, expectNoAxeViolations, expectTarget, useLanguage } from "./helpers/layout";
 import { startInstance, sharedSecrets, type Instance } from "./helpers/instances";
 import { expect, registerApi, signInApi, test } from "./helpers/serverGrid";
 
@@ -12,7 +13,8 @@ import { expect, registerApi, signInApi, test } from "./helpers/serverGrid";
  */
 test.describe("passkeys", () => {
   // Its own instance starts (and migrates a fresh database) on a loaded machine.
-  test.describe.configure({ timeout: 120_000 });
+  // One instance for the describe's tests: serial, so a second worker does not start another on its folder.
+  test.describe.configure({ mode: "serial", timeout: 120_000 });
   let instance: Instance;
   const clients: APIRequestContext[] = [];
   // Its own clients: a fresh address each, as strangers would come.
@@ -100,6 +102,61 @@ test.describe("passkeys", () => {
     await page.getByRole("button", { name: "Sign in with a passkey" }).click();
     await expect(page.getByTestId("passkey-error")).toContainText("not registered here");
     await expect(page).toHaveURL(/\/sign-in/);
+    await context.close();
+  });
+
+  test("a passkey's name is a field, and Rename and Remove stand apart, in English and German", async ({ browser }) => {
+    const email = uniqueEmail("passkey-layout");
+    expect((await registerApi(await client(), email, PASSWORD)).status()).toBe(202);
+    const context = await browser.newContext({ baseURL: instance.baseURL });
+    const page = await context.newPage();
+    const name = await addPasskeyOnAccountPage(page, email);
+
+    for (const [locale, words] of [
+      ["en", { name: "Name", rename: `Rename passkey ${name}`, remove: `Remove passkey ${name}` }],
+      ["de", { name: "Name", rename: `Passkey ${name} umbenennen`, remove: `Passkey ${name} entfernen` }],
+    ] as const) {
+      await useLanguage(page, locale, instance.baseURL);
+      await page.reload();
+      await expect(page.locator("html")).toHaveAttribute("lang", locale);
+      const passkey = page.getByTestId("passkey");
+      for (const viewport of VIEWPORTS) {
+        await page.setViewportSize(viewport);
+        await expectAppField(passkey.getByRole("textbox", { name: words.name, exact: true }));
+        const rename = passkey.getByRole("button", { name: words.rename });
+        const remove = passkey.getByRole("button", { name: words.remove });
+        await expectTarget(rename);
+        await expectTarget(remove);
+        await expectApart(rename, remove);
+      }
+      await expectNoAxeViolations(page);
+    }
+    await context.close();
+  });
+
+  test("the reset page of an account with a passkey: 8 while it stays, 15 once removing them is ticked", async ({ browser }) => {
+    const email = uniqueEmail("passkey-reset");
+    expect((await registerApi(await client(), email, PASSWORD)).status()).toBe(202);
+    const context = await browser.newContext({ baseURL: instance.baseURL });
+    const page = await context.newPage();
+    await addPasskeyOnAccountPage(page, email);
+    await page.goto(await resetLinkFor(page, email));
+    await waitForForm(page);
+    const field = page.getByLabel("New password", { exact: true });
+    await expect(field).toHaveAccessibleDescription(
+      "15 to 128 characters (8 if you keep a passkey), not a common or breached password. A passphrase of several words works well.",
+    );
+    const remove = page.getByRole("checkbox", { name: "Also remove every passkey" });
+    await expect(remove).toBeVisible();
+    await expect(remove).toHaveAccessibleDescription(/a passkey signs in without the password/);
+    await field.fill(TWELVE);
+    const meter = page.getByTestId("password-strength");
+    await expect(meter).not.toHaveAttribute("data-score", "0");
+    await expect(meter).not.toContainText("Use at least");
+    await remove.check();
+    await expect(meter).toHaveAttribute("data-score", "0");
+    await expect(meter).toContainText("Use at least 15 characters.");
+    await expectNoAxeViolations(page);
     await context.close();
   });
 });

@@ -72,6 +72,9 @@ export function maxConnections(env) {
   return value;
 }
 
+/** The listening addresses a browser on this machine reaches as `localhost`. */
+const LOCAL_ADDRESSES = new Set(["0.0.0.0", "::", "127.0.0.1", "::1"]);
+
 /**
  * MAX_CONNECTIONS_PER_ADDRESS: the open connections one client address may hold before its own
  * oldest idle one is closed for its next; by default a quarter of the cap, so one client holding
@@ -92,13 +95,34 @@ export function maxConnectionsPerAddress(env, cap) {
 /**
  * The address a browser on this machine opens for a server listening on `hostname:port`: the
  * development server's public URL when NEXTAUTH_URL is unset, so its emailed links and
- * next-auth's redirects point at the port it really listens on (PORT=3139 means :3139).
+ * next-auth's redirects point at the port it really listens on (PORT=3139 means :3139). A
+ * loopback or wildcard address is named `localhost`: browsers make passkeys for a domain name
+ * only, never for an IP address, and count http://localhost as secure.
  * @param {{ port: number; hostname: string }} address
  * @returns {string}
  */
 export function localUrl({ port, hostname }) {
-  const host = hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname.includes(":") ? `[${hostname}]` : hostname;
+  const host = LOCAL_ADDRESSES.has(hostname) ? "localhost" : hostname.includes(":") ? `[${hostname}]` : hostname;
   return `http://${host}:${port}`;
+}
+
+/**
+ * Where the development server sends a browser that opened it by a loopback address (the
+ * `Host` header 127.0.0.1:3000 or [::1]:3000) while its public URL is http://localhost: its
+ * cookies, emailed links and next-auth's redirects all live at localhost, and a session begun
+ * at 127.0.0.1 would be lost at the first redirect. Null when the request is already there.
+ * @param {string | undefined} host
+ * @param {string} url
+ * @param {string} publicUrl
+ * @returns {string | null}
+ */
+export function localhostRedirect(host, url, publicUrl) {
+  if (host === undefined || !URL.canParse(publicUrl)) return null;
+  const target = new URL(publicUrl);
+  if (target.hostname !== "localhost") return null;
+  const match = /^(127\.0\.0\.1|\[::1\])(?::(\d+))?$/.exec(host);
+  if (!match || (match[2] ?? "80") !== (target.port || "80")) return null;
+  return `${target.origin}${url.startsWith("/") ? url : "/"}`;
 }
 
 /** The first file descriptor systemd passes (SD_LISTEN_FDS_START, sd_listen_fds(3)). */

@@ -10,14 +10,15 @@ import { postForm, useFreshAction } from "./useFreshAction";
 
 export type PasskeyItem = { id: string; name: string; createdAt: string; lastUsedAt: string | null; synced: boolean };
 
-type Props = { formToken: string; email: string; passkeys: PasskeyItem[] };
+/** canAdd: false where browsers make no passkeys (the section says why). */
+type Props = { formToken: string; email: string; passkeys: PasskeyItem[]; canAdd: boolean };
 
 /**
  * The account's passkeys: add one (the browser's WebAuthn dialog), rename, remove. Adding and
  * removing need a fresh authentication: when the server asks for one, "Confirm it's you" comes
  * first and the action carries on after it. Rename and remove also work as plain forms.
  */
-export function Passkeys({ formToken, email, passkeys }: Props) {
+export function Passkeys({ formToken, email, passkeys, canAdd }: Props) {
   const t = useT();
   const moment = useMoment();
   const hydrated = useHydrated();
@@ -67,11 +68,13 @@ export function Passkeys({ formToken, email, passkeys }: Props) {
                   t("account.passkeys.notUsed")
                 )}
               </p>
-              <form method="post" action="/api/account/passkeys/rename" className="inline">
+              <form method="post" action="/api/account/passkeys/rename" className="passkey-rename">
                 <input type="hidden" name="formToken" value={formToken} />
                 <input type="hidden" name="id" value={passkey.id} />
-                <label htmlFor={`passkey-name-${passkey.id}`}>{t("account.passkeys.name")}</label>
-                <input id={`passkey-name-${passkey.id}`} name="name" defaultValue={passkey.name} maxLength={60} required />
+                <div className="field">
+                  <label htmlFor={`passkey-name-${passkey.id}`}>{t("account.passkeys.name")}</label>
+                  <input id={`passkey-name-${passkey.id}`} name="name" type="text" defaultValue={passkey.name} maxLength={60} required />
+                </div>
                 <button type="submit" className="secondary" aria-label={t("account.passkeys.renameLabel", { name: passkey.name })}>
                   {t("account.passkeys.rename")}
                 </button>
@@ -79,7 +82,7 @@ export function Passkeys({ formToken, email, passkeys }: Props) {
               <form
                 method="post"
                 action="/api/account/passkeys/remove"
-                className="inline"
+                className="passkey-remove"
                 onSubmit={(event) => {
                   event.preventDefault();
                   handled(
@@ -99,7 +102,7 @@ export function Passkeys({ formToken, email, passkeys }: Props) {
           ))}
         </ul>
       )}
-      {hydrated ? (
+      {!canAdd ? null : hydrated ? (
         <button
           type="button"
           className="primary"

@@ -16,10 +16,13 @@ export async function SecondFactorSection({ userId, currentSid, email }: { userI
   const [gate, t] = await Promise.all([gatehouse(), getTranslations("account.factors")]);
   const summary = await gate.factors.summary(userId);
   const secret = summary.totp ? null : await gate.factors.totpBeingSetUp(userId, currentSid, gate.clock());
+  const uri = secret ? totpUri(secret, gate.passkeySettings.rp.name, email) : null;
   const setup = secret
     ? {
+        // A phone cannot scan its own screen: the same URI as a link opens the app on it.
+        uri: uri!,
         // An SVG made here from our own URI: no script, no remote image, nothing the CSP must allow.
-        qrSvg: await QRCode.toString(totpUri(secret, gate.passkeySettings.rp.name, email), {
+        qrSvg: await QRCode.toString(uri!, {
           type: "svg",
           margin: 1,
           errorCorrectionLevel: "M",

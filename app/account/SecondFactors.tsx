@@ -16,7 +16,7 @@ type Props = {
   email: string;
   summary: FactorSummary;
   /** An authenticator app being set up: its QR code (SVG made on the server) and its secret as text. */
-  setup: { qrSvg: string; secretText: string } | null;
+  setup: { uri: string; qrSvg: string; secretText: string } | null;
   /** How many recovery codes a set has. */
   recoveryCodeCount: number;
 };
@@ -28,6 +28,7 @@ type Props = {
 export function SecondFactors({ formToken, email, summary, setup, recoveryCodeCount }: Props) {
   const t = useT();
   const f = (key: string, values?: Record<string, number>) => t(`account.factors.${key}`, values);
+  const [copied, setCopied] = useState(false);
   const router = useRouter();
   const hydrated = useHydrated();
   const { pending, refusal, setRefusal, nowMs, confirming, setConfirming, freshly } = useFreshAction();
@@ -107,12 +108,29 @@ export function SecondFactors({ formToken, email, summary, setup, recoveryCodeCo
           <p>{f("scan")}</p>
           {/* Our own SVG (lib qrcode), from our own URI: no user data but the account's email. */}
           <div className="qr" role="img" aria-label={f("qrLabel")} dangerouslySetInnerHTML={{ __html: setup.qrSvg }} />
+          {/* Shown on small screens only (globals.css): the phone that would scan the code is this one. */}
+          <p className="totp-open">
+            <a href={setup.uri}>{f("openInApp")}</a>
+          </p>
           <p>
             {f("key")} <code data-testid="totp-secret">{setup.secretText}</code>
           </p>
+          <p>
+            <button
+              type="button"
+              className="secondary"
+              // Handles its own failure (no clipboard permission) by saying nothing: the key is there to select.
+              onClick={() => void navigator.clipboard.writeText(setup.secretText.replace(/\s/g, "")).then(() => setCopied(true), noop)}
+            >
+              {f("copyKey")}
+            </button>{" "}
+            <span role="status">{copied ? f("keyCopied") : ""}</span>
+          </p>
           <form onSubmit={(event) => handled(confirmTotp(event))} noValidate>
             <Field id="totp-code" label={f("code")} error={codeError}>
-              {(aria) => <input id="totp-code" name="code" inputMode="numeric" autoComplete="one-time-code" maxLength={6} {...aria} />}
+              {(aria) => (
+                <input id="totp-code" name="code" type="text" inputMode="numeric" autoComplete="one-time-code" maxLength={6} {...aria} />
+              )}
             </Field>
             <button type="submit" className="primary">
               {f("turnOn")}
@@ -185,3 +203,5 @@ export function SecondFactors({ formToken, email, summary, setup, recoveryCodeCo
     </div>
   );
 }
+
+function noop() {}

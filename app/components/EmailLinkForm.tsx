@@ -1,6 +1,6 @@
 "use client";
 
-import { useRich, useT } from "./Messages";
+import { useRich, useT, type T } from "./Messages";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { Suspense, lazy, useEffect, useRef, useState, useSyncExternalStore } from "react";
@@ -65,7 +65,13 @@ export function EmailLinkForm({ purpose }: { purpose: EmailLinkPurpose }) {
   const [passwordError, setPasswordError] = useState<string | undefined>(undefined);
   const formRef = useRef<HTMLFormElement>(null);
   useFocusFirstEmpty(formRef, hydrated && typeof token === "string");
-  const account = useLinkAccount(preview, token);
+  const linked = useLinkAccount(preview, token);
+  const account = linked?.account ?? null;
+  // The reset's rule is the account's: 8 characters while another factor stays, else 15. Until the
+  // preview has said, the stricter one, so a password the server would refuse never reads as fine.
+  const [removingPasskeys, setRemovingPasskeys] = useState(false);
+  const keepsOtherFactor = linked?.hasOtherFactor === true && !removingPasskeys;
+  const minLength = keepsOtherFactor ? PASSWORD_LIMITS.minWithOtherFactor : PASSWORD_LIMITS.min;
   // The confirmation link's password was right and the account has a second step: it asks next.
   const [secondStep, setSecondStep] = useState<SecondStepMethod[] | null>(null);
 
@@ -85,7 +91,7 @@ export function EmailLinkForm({ purpose }: { purpose: EmailLinkPurpose }) {
       password === undefined
         ? undefined
         : asks === "new"
-          ? checkNewPassword(password, undefined, t, PASSWORD_LIMITS.minWithOtherFactor)
+          ? checkNewPassword(password, undefined, t, minLength)
           : password
             ? undefined
             : t("recovery.link.enterChosenPassword");
@@ -178,15 +184,7 @@ export function EmailLinkForm({ purpose }: { purpose: EmailLinkPurpose }) {
             <Field
               id="link-password"
               label={asks === "new" ? t("recovery.link.newPassword") : t("forms.password")}
-              hint={
-                asks === "new"
-                  ? t("recovery.link.newPasswordHint", {
-                      min: PASSWORD_LIMITS.min,
-                      max: PASSWORD_LIMITS.max,
-                      minWithOtherFactor: PASSWORD_LIMITS.minWithOtherFactor,
-                    })
-                  : t("recovery.link.currentPasswordHint")
-              }
+              hint={asks === "new" ? newPasswordHint(linked, minLength, t) : t("recovery.link.currentPasswordHint")}
               error={passwordError}
             >
               {(aria) => (
@@ -204,14 +202,26 @@ export function EmailLinkForm({ purpose }: { purpose: EmailLinkPurpose }) {
             </Field>
             {asks === "new" ? (
               <>
-                <PasswordStrength field="password" minLength={PASSWORD_LIMITS.minWithOtherFactor} fieldError={passwordError} />
-                <p className="checkbox">
-                  <input id="remove-passkeys" type="checkbox" name="removePasskeys" />
-                  <label htmlFor="remove-passkeys">{t("recovery.link.removePasskeys")}</label>
-                </p>
-                <p className="hint" id="remove-passkeys-hint">
-                  {t("recovery.link.removePasskeysHint")}
-                </p>
+                <PasswordStrength field="password" minLength={minLength} fieldError={passwordError} />
+                {/* Only an account with a passkey has any to remove. */}
+                {linked?.hasPasskey ? (
+                  <>
+                    <p className="checkbox">
+                      <input
+                        id="remove-passkeys"
+                        type="checkbox"
+                        name="removePasskeys"
+                        aria-describedby="remove-passkeys-hint"
+                        checked={removingPasskeys}
+                        onChange={(event) => setRemovingPasskeys(event.target.checked)}
+                      />
+                      <label htmlFor="remove-passkeys">{t("recovery.link.removePasskeys")}</label>
+                    </p>
+                    <p className="hint" id="remove-passkeys-hint">
+                      {t("recovery.link.removePasskeysHint")}
+                    </p>
+                  </>
+                ) : null}
               </>
             ) : null}
           </>
@@ -224,15 +234,25 @@ export function EmailLinkForm({ purpose }: { purpose: EmailLinkPurpose }) {
   );
 }
 
+/** What a link's preview says: the account, masked; the reset's also what decides its password rule. */
+type LinkedAccount = { account?: string; hasPasskey?: boolean; hasOtherFactor?: boolean };
+
+/** The new password's hint, in the account's rule once the preview has said it. */
+function newPasswordHint(linked: LinkedAccount | null, minLength: number, t: T): string {
+  const limits = { min: minLength, max: PASSWORD_LIMITS.max, minWithOtherFactor: PASSWORD_LIMITS.minWithOtherFactor };
+  if (linked?.hasPasskey) return t("recovery.link.newPasswordHint", { ...limits, min: PASSWORD_LIMITS.min });
+  return t(linked?.hasOtherFactor ? "recovery.link.newPasswordHintSecondStep" : "recovery.link.newPasswordHintPasswordOnly", limits);
+}
+
 /** The masked account a link is for, once `endpoint` has said (nothing on a bad link: the button tells). */
-function useLinkAccount(endpoint: string | undefined, token: string | null | undefined): string | null {
-  const [account, setAccount] = useState<string | null>(null);
+function useLinkAccount(endpoint: string | undefined, token: string | null | undefined): LinkedAccount | null {
+  const [account, setAccount] = useState<LinkedAccount | null>(null);
   useEffect(() => {
     if (!endpoint || !token) return;
     let current = true;
     // Fire and forget: a failed lookup (caught) only leaves the account unnamed.
     void fetch(endpoint, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ token }) })
-      .then(async (res) => (res.ok ? ((await res.json()) as { account?: string }).account : undefined))
+      .then(async (res) => (res.ok ? ((await res.json()) as LinkedAccount) : undefined))
       .catch(() => undefined)
       .then((named) => {
         if (current && named) setAccount(named);

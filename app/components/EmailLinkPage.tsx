@@ -31,8 +31,11 @@ export async function EmailLinkPage({
       <div className="card">
         <h1>{t("heading")}</h1>
         <NoScriptNotice posted={notice === "javascript"} action={purpose} />
+        {/* About the link's account: hidden (globals.css) when the link turns out to have no token. */}
         {link.intro.map((key) => (
-          <p key={key}>{t(key)}</p>
+          <p key={key} className="link-intro">
+            {t(key)}
+          </p>
         ))}
         <EmailLinkForm purpose={purpose} />
       </div>

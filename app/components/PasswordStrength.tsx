@@ -67,6 +67,9 @@ export function PasswordStrength({
   const anchor = useRef<HTMLDivElement>(null);
   const [typed, setTyped] = useState({ password: "", email: email ?? "" });
   const [engine, setEngine] = useState<Engine | null>(null);
+  // The password as last sent: while the field still holds it and shows an error (the server's
+  // breach check, say, which the meter cannot run), it is a refused password, never a strong one.
+  const [sent, setSent] = useState<string | null>(null);
   const { password, email: currentEmail } = useDeferredValue(typed);
 
   useEffect(() => {
@@ -78,8 +81,13 @@ export function PasswordStrength({
       // A dictionary that fails to load leaves the meter to the rules; the next keystroke tries again.
       loadEngine(locale).then(setEngine, () => loading.delete(locale));
     };
+    const onSubmit = () => setSent((form.elements.namedItem(field) as HTMLInputElement | null)?.value ?? null);
     form.addEventListener("input", onInput);
-    return () => form.removeEventListener("input", onInput);
+    form.addEventListener("submit", onSubmit);
+    return () => {
+      form.removeEventListener("input", onInput);
+      form.removeEventListener("submit", onSubmit);
+    };
   }, [field, emailField, email, locale]);
 
   const estimate = password && engine ? engine.estimate(password, currentEmail || undefined) : undefined;
@@ -93,9 +101,11 @@ export function PasswordStrength({
         minGuessesLog10: minimumGuessesLog10({ hasOtherFactor }),
       })
     : null;
-  // A password the rules refuse is shown as very weak, whatever zxcvbn thinks of it.
-  const score = !estimate ? null : problem ? 0 : estimate.score;
-  const said = problem ? problemText(problem, t, minLength, estimate?.patterns) : null;
+  const refused = fieldError !== undefined && password !== "" && password === sent;
+  // A password the rules or the server refuse is shown as very weak, whatever zxcvbn thinks of it;
+  // the field's error says why, so the meter adds no words.
+  const score = !estimate ? (refused ? 0 : null) : problem || refused ? 0 : estimate.score;
+  const said = refused ? fieldError : problem ? problemText(problem, t, minLength, estimate?.patterns) : null;
   return (
     <div ref={anchor} className="hint" data-testid="password-strength" data-score={score ?? ""}>
       {score !== null ? (

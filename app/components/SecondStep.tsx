@@ -150,7 +150,10 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
   return (
     <div className="second-step" data-testid="second-step">
       <h2>{t(mode === "email_code" ? "secondStep.headingDevice" : "secondStep.headingFactor")}</h2>
-      <p className="hint">{t(`secondStep.${HINTS[mode]}`)}</p>
+      {/* The code field's description: a screen reader that lands in the field hears what to enter and why. */}
+      <p className="hint" id="second-step-explained">
+        {t(`secondStep.${HINTS[mode]}`)}
+      </p>
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="second-step-error" />
       {resent && !refusal ? (
         <p className="banner ok" role="status" data-testid="code-resent">
@@ -171,10 +174,12 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
                   id="second-step-answer"
                   ref={input}
                   name="answer"
+                  type="text"
                   autoFocus
                   autoComplete="one-time-code"
                   {...(digits ? { inputMode: "numeric" as const, pattern: "[0-9]*", maxLength: 6 } : { maxLength: 11, spellCheck: false })}
                   {...aria}
+                  aria-describedby={["second-step-explained", aria["aria-describedby"]].filter(Boolean).join(" ")}
                 />
               )}
             </Field>

@@ -13,8 +13,8 @@ export const EMAIL_LINKS = {
     done: "reset",
     /** The reset page asks for a new password; the verification page for the one chosen at registration. */
     password: "new",
-    /** Names the link's account (masked) before the button is pressed; reading it spends nothing. */
-    preview: undefined,
+    /** Names the link's account (masked) before the button is pressed; reading it spends nothing. The reset's also says whether the account keeps another factor and has a passkey. */
+    preview: "/api/password/reset/preview",
     /** The right password may be followed by the account's second step (the link signs in). */
     secondStep: false,
     /** Paragraphs said above the form, keys of `recovery.<purpose>`. */

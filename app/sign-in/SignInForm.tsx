@@ -86,7 +86,11 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
         }),
       });
       if (res.status >= 400 && res.headers.get("content-type")?.includes("application/json") && res.status !== 401) {
-        return setRefusal(await refusalFrom(res));
+        const refused = await refusalFrom(res);
+        // A wait of minutes: the password is not left in a page the person may walk away from,
+        // and it is retyped after the wait like a wrong one. Focus stays on the held button.
+        if ((refused.error === "rate_limited" || refused.error === "locked") && passwordInput.current) passwordInput.current.value = "";
+        return setRefusal(refused);
       }
       const body = (await res.json().catch(() => ({}))) as { url?: string; error?: string; methods?: SecondStepMethod[] };
       if (body.error === "mfa_required" || body.error === "device_confirmation_required") {

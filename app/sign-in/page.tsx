@@ -1,7 +1,9 @@
 import type { Metadata } from "next";
 import { getTranslations } from "next-intl/server";
 import { redirect } from "next/navigation";
+import { gatehouse } from "@/lib/app";
 import { currentSession } from "@/lib/auth/browser-session";
+import { passkeyObstacle } from "@/lib/passkeys/passkey-rules";
 import { onwardPath, safeCallbackPath } from "@/lib/http/callback-url";
 import { NoScriptNotice } from "../components/NoScriptNotice";
 import { PasskeySignIn } from "./PasskeySignIn";
@@ -35,7 +37,8 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
         <h1>{t("heading")}</h1>
         <NoScriptNotice posted={first(params.notice) === "javascript"} action="signIn" />
         <SignInForm callbackPath={callbackPath} done={doneNotice(first(params.done), t)} initialEmail={first(params.email) ?? ""} />
-        <PasskeySignIn callbackPath={callbackPath} />
+        {/* Where browsers make no passkeys (an IP address), none can sign in: the account page says why. */}
+        {passkeyObstacle((await gatehouse()).passkeySettings.rp.origin) ? null : <PasskeySignIn callbackPath={callbackPath} />}
       </div>
     </PageMessages>
   );

@@ -71,3 +71,17 @@ export async function confirmDeviceFromOutbox(page: Page, email: string) {
   await page.getByLabel("Code", { exact: true }).fill(code!);
   await page.getByRole("button", { name: "Verify" }).click();
 }
+
+/** 12 characters zxcvbn rates very strong: enough for an account with another factor, not for one without. */
+export const TWELVE = "Xq7#kP2m!vR9";
+
+/** Asks for a reset link from the forgot-password page, signed out: the link from the outbox. */
+export async function resetLinkFor(page: Page, email: string): Promise<string> {
+  await page.context().clearCookies();
+  await page.goto("/forgot-password");
+  await waitForForm(page);
+  await page.getByLabel("Email").fill(email);
+  await page.getByRole("button", { name: "Send me a link" }).click();
+  await expect(page.getByTestId("forgot-sent")).toBeVisible();
+  return (await mailTo(email, /reset your/i)).link;
+}

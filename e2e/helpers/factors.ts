@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
-import type { CDPSession, Page } from "@playwright/test";
+import { expect, type CDPSession, type Page } from "@playwright/test";
+import { signInThroughUi } from "./accounts";
 
 /** The code an authenticator app shows at `atMs`, computed by oathtool (an independent TOTP implementation). */
 export function codeAt(secret: string, atMs: number): string {
@@ -21,4 +22,15 @@ export async function virtualAuthenticator(page: Page): Promise<{ cdp: CDPSessio
     },
   });
   return { cdp, authenticatorId };
+}
+
+/** Signs `page` in as `email` (registered, no passkey yet) and adds a passkey from the account page with a virtual authenticator: its name. */
+export async function addPasskeyOnAccountPage(page: Page, email: string): Promise<string> {
+  await virtualAuthenticator(page);
+  await page.goto("/sign-in?callbackUrl=%2Faccount");
+  await signInThroughUi(page, email);
+  await expect(page).toHaveURL(/\/account$/);
+  await page.getByRole("button", { name: "Add a passkey" }).click();
+  await expect(page.getByTestId("passkey")).toHaveCount(1);
+  return (await page.getByTestId("passkey").locator("strong").textContent())!;
 }

@@ -45,11 +45,13 @@ export async function startInstance(
  * Starts the development server as `npm run dev` does (`node server.mjs --dev`), with the
  * newcomer's settings: no NEXTAUTH_URL and no NEXTAUTH_SECRET, only PORT, HOST and `env` (its own
  * data and outbox folders). It compiles each page on its first request, so callers allow for that.
+ * Its address is http://localhost:PORT, as it prints (it listens on 127.0.0.1).
  */
 export async function startDevServer(env: Record<string, string>, startTimeoutMs = 120_000): Promise<Instance> {
   return start(["server.mjs", "--dev"], () => ({ NODE_ENV: "development", LOG_LEVEL: "warn", ...env }), {
     startTimeoutMs,
     unset: ["NEXTAUTH_URL", "NEXTAUTH_SECRET"],
+    hostname: "localhost",
   });
 }
 

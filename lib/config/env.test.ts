@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { inheritedListener, listenAddress, localUrl, maxConnections } from "@/lib/server-contract.mjs";
+import { inheritedListener, listenAddress, localhostRedirect, localUrl, maxConnections } from "@/lib/server-contract.mjs";
 import { parseConfig } from "./env";
 
 const SECRET = { NEXTAUTH_SECRET: "s".repeat(32) };
@@ -205,12 +205,34 @@ describe("maxConnections (server.mjs's MAX_CONNECTIONS)", () => {
 
 describe("localUrl (the development server's NEXTAUTH_URL when unset)", () => {
   it("names the port the server listens on, and a host a browser can open", () => {
-    expect(localUrl(listenAddress({ PORT: "3139" }, { dev: true }))).toBe("http://127.0.0.1:3139");
-    expect(localUrl(listenAddress({}, { dev: true }))).toBe("http://127.0.0.1:3000");
+    // localhost, not 127.0.0.1: browsers make passkeys for a domain name only.
+    expect(localUrl(listenAddress({ PORT: "3139" }, { dev: true }))).toBe("http://localhost:3139");
+    expect(localUrl(listenAddress({}, { dev: true }))).toBe("http://localhost:3000");
     expect(localUrl({ port: 3000, hostname: "0.0.0.0" })).toBe("http://localhost:3000");
     expect(localUrl({ port: 3000, hostname: "::" })).toBe("http://localhost:3000");
-    expect(localUrl({ port: 8080, hostname: "::1" })).toBe("http://[::1]:8080");
+    expect(localUrl({ port: 8080, hostname: "::1" })).toBe("http://localhost:8080");
+    expect(localUrl({ port: 8080, hostname: "192.168.1.20" })).toBe("http://192.168.1.20:8080");
+    expect(localUrl({ port: 8080, hostname: "fd00::5" })).toBe("http://[fd00::5]:8080");
     expect(localUrl({ port: 8080, hostname: "gatehouse.test" })).toBe("http://gatehouse.test:8080");
+  });
+});
+
+describe("localhostRedirect (the development server opened at 127.0.0.1)", () => {
+  it("sends a loopback address of the same port to localhost, path and query kept", () => {
+    expect(localhostRedirect("127.0.0.1:3000", "/account?x=1", "http://localhost:3000")).toBe("http://localhost:3000/account?x=1");
+    expect(localhostRedirect("[::1]:3000", "/", "http://localhost:3000")).toBe("http://localhost:3000/");
+    expect(localhostRedirect("127.0.0.1", "/sign-in", "http://localhost")).toBe("http://localhost/sign-in");
+    // A path that looks like another host stays a path of localhost.
+    expect(localhostRedirect("127.0.0.1:3000", "//evil.example/x", "http://localhost:3000")).toBe("http://localhost:3000//evil.example/x");
+  });
+
+  it("leaves every other request alone", () => {
+    expect(localhostRedirect("localhost:3000", "/", "http://localhost:3000")).toBeNull();
+    expect(localhostRedirect(undefined, "/", "http://localhost:3000")).toBeNull();
+    expect(localhostRedirect("127.0.0.1:3001", "/", "http://localhost:3000")).toBeNull();
+    expect(localhostRedirect("127.0.0.1:3000", "/", "http://192.168.1.20:3000")).toBeNull();
+    expect(localhostRedirect("127.0.0.1:3000", "/", "http://dev.example:3000")).toBeNull();
+    expect(localhostRedirect("127.0.0.1:3000", "/", "not a url")).toBeNull();
   });
 });
 

@@ -63,7 +63,8 @@ export const variableDocs = {
       "callback cookie is Secure and `__Host-` prefixed. Required in production: `https://…`, so session cookies are always " +
       "Secure (plain `http://` only for localhost, and only with `ALLOW_INSECURE_COOKIES=true`). It is also the passkeys' " +
       "relying party (its host is the RP ID).",
-    defaultText: "`npm run dev`: `http://$HOST:$PORT`; else `http://localhost:3000`",
+    defaultText:
+      "`npm run dev`: `http://localhost:$PORT` (`http://$HOST:$PORT` when `HOST` is not a loopback or wildcard address); else `http://localhost:3000`",
   },
   ALLOW_INSECURE_COOKIES: {
     group: "Start and database",

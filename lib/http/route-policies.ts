@@ -312,6 +312,13 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     refusal: "browser",
   },
   {
+    path: "/api/password/reset/preview",
+    method: "POST",
+    file: "app/api/password/reset/preview/route.ts",
+    limits: [{ policy: "emailLinks", key: "address" }],
+    refusal: "browser",
+  },
+  {
     path: "/api/unlock/preview",
     method: "POST",
     file: "app/api/unlock/preview/route.ts",

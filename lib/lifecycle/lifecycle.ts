@@ -8,6 +8,7 @@ import { openAdminChannel } from "@/lib/ops/admin-channel";
 import { runAdminRequest } from "@/lib/ops/admin-request";
 import { startWebhookDispatcher } from "@/lib/webhooks/dispatcher";
 import { startTracing } from "@/lib/tracing/setup";
+import { passkeyObstacle } from "@/lib/passkeys/passkey-rules";
 
 /**
  * The process's life after start: server.mjs (which cannot import app code) and every Next.js
@@ -73,6 +74,15 @@ export async function startGatehouse(): Promise<void> {
             (message) => gate.log.warn({ event: "admin_channel_unavailable", reason: message }),
           )
         : null;
+    // Said once, here: the account page tells the owner the same, and every attempt would fail.
+    const obstacle = passkeyObstacle(gate.passkeySettings.rp.origin);
+    if (obstacle)
+      gate.log.warn({
+        event: "passkeys_unavailable",
+        reason: obstacle,
+        origin: gate.passkeySettings.rp.origin,
+        hint: "browsers make passkeys only for a domain name over https, or at http://localhost: set NEXTAUTH_URL to one",
+      });
     // server.mjs calls close() once the last in-flight request has been answered.
     publishLifecycle(
       {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { memoryReplayStore } from "@/lib/captcha/replay-store";
 import { claimChallenge, issueChallenge } from "./challenges";
-import { counterVerdict, isFreshAuthentication, passkeyName } from "./passkey-rules";
+import { counterVerdict, isFreshAuthentication, passkeyName, passkeyObstacle } from "./passkey-rules";
 
 const SECRET = "k".repeat(43);
 
@@ -58,5 +58,18 @@ describe("WebAuthn challenges", () => {
     const replays = memoryReplayStore();
     for (const text of ["", "a.b", "a.b.c.d", `${"A".repeat(43)}.soon.mac`, "x".repeat(600)])
       expect((await claimChallenge(SECRET, replays, text, "sign_in", "", 0)).ok).toBe(false);
+  });
+});
+
+describe("where browsers make passkeys", () => {
+  it("at https and at http://localhost", () => {
+    for (const origin of ["https://login.example.com", "http://localhost:3000", "http://app.localhost:3000", "https://localhost"])
+      expect(passkeyObstacle(origin), origin).toBeNull();
+  });
+
+  it("never at an IP address, and not on a plain http domain", () => {
+    for (const origin of ["http://127.0.0.1:3000", "https://10.0.0.5", "http://[::1]:3000", "https://[fd00::5]"])
+      expect(passkeyObstacle(origin), origin).toBe("ip_address");
+    expect(passkeyObstacle("http://dev.example:3000")).toBe("insecure_origin");
   });
 });

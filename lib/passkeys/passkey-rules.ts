@@ -24,3 +24,18 @@ export const FRESH_AUTHENTICATION_MS = 10 * 60_000;
 export function isFreshAuthentication(authenticatedAtMs: number, nowMs: number, windowMs = FRESH_AUTHENTICATION_MS): boolean {
   return nowMs - authenticatedAtMs <= windowMs && authenticatedAtMs <= nowMs + 60_000;
 }
+
+/** Why no browser will make or use a passkey at this public origin. */
+export type PasskeyObstacle = "ip_address" | "insecure_origin";
+
+/**
+ * Null when browsers can make passkeys at `origin`; else why not. WebAuthn's RP ID is a domain
+ * name, never an IP address (Chromium: "This is an invalid domain"), and it runs only in a secure
+ * context: https, or http at localhost (and *.localhost).
+ */
+export function passkeyObstacle(origin: string): PasskeyObstacle | null {
+  const { protocol, hostname } = new URL(origin);
+  if (/^\[.*\]$/.test(hostname) || /^\d{1,3}(\.\d{1,3}){3}$/.test(hostname)) return "ip_address";
+  const local = hostname === "localhost" || hostname.endsWith(".localhost");
+  return protocol === "https:" || (protocol === "http:" && local) ? null : "insecure_origin";
+}

@@ -54,7 +54,7 @@ describe("describeRefusal", () => {
   });
 
   it("changes its message when the wait is over", () => {
-    expect(describeRefusal(limited, "sign-in", T0 + 169_000)).toEqual({ tone: "warn", reason: "You can try again now.", over: true });
+    expect(describeRefusal(limited, "sign-in", T0 + 169_000)).toEqual({ tone: "ok", reason: "You can try again now.", over: true });
     expect(secondsLeft(limited, T0 + 169_000)).toBe(0);
     const lock = refusalFromBody({ error: "locked", message: "m" }, "300", T0);
     expect(describeRefusal(lock, "sign-in", T0 + 300_000).reason).toBe("Sign-in has resumed: you can try again now.");

@@ -26,7 +26,8 @@ export type Refusal = {
 export type FormKind = "sign-in" | "register" | "recovery";
 
 export type RefusalView = {
-  tone: "warn" | "error";
+  /** "ok" once the wait is over: "You can try again now." is good news, not a warning. */
+  tone: "warn" | "error" | "ok";
   /** The sentence announced to screen readers when the refusal arrives, and when the wait ends. */
   reason: string;
   /** The wait, while it lasts. */
@@ -90,7 +91,7 @@ export function describeRefusal(refusal: Refusal, form: FormKind, nowMs: number,
   const remainingMs = refusal.retryAtMs - nowMs;
   if (remainingMs <= 0) {
     const reason = refusal.error === "locked" ? t("banner.signInResumed") : t("banner.tryAgainNow");
-    return { tone, reason, over: true };
+    return { tone: "ok", reason, over: true };
   }
   const alternative = refusal.error === "locked" && refusal.approximate ? t("banner.orKnownDevice") : undefined;
   const visible = refusal.approximate ? aboutDuration(remainingMs, t) : formatDuration(remainingMs / 1000, t);

@@ -514,11 +514,20 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       });
     });
 
-    describe("the unlock page's preview names nobody to a stranger", () => {
+    // The unlock and reset pages name the link's account before the button is pressed.
+    describe.each([
+      { path: "/api/unlock/preview", purpose: "unlock", other: "reset_password", load: () => import("@/app/api/unlock/preview/route") },
+      {
+        path: "/api/password/reset/preview",
+        purpose: "reset_password",
+        other: "unlock",
+        load: () => import("@/app/api/password/reset/preview/route"),
+      },
+    ] as const)("$path names nobody to a stranger", ({ path, purpose, other, load }) => {
       const preview = (body: string, contentType = "application/json") =>
-        import("@/app/api/unlock/preview/route").then((route) =>
+        load().then((route) =>
           route.POST(
-            new NextRequest("http://localhost/api/unlock/preview", {
+            new NextRequest(`http://localhost${path}`, {
               method: "POST",
               headers: { "content-type": contentType, [PEER_HEADER]: freshAddress() },
               body,
@@ -526,19 +535,13 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
           ),
         );
 
-      it("answers every token that is not a live unlock link with the one invalid-link 400, and bad shapes with a 4xx, never a 500", async () => {
+      it("answers every token that is not a live link of its kind with the one invalid-link 400, and bad shapes with a 4xx, never a 500", async () => {
         const { prismaEmailTokens } = await import("@/lib/recovery/email-tokens");
         const owner = await gate.prisma.user.findUniqueOrThrow({ where: { email: "owner@example.com" } });
-        // A live token of another purpose (a reset link) is not an unlock link.
-        const reset = await prismaEmailTokens(gate.prisma).issue(
-          owner.id,
-          "reset_password",
-          owner.credentialGeneration,
-          Date.now(),
-          60_000,
-        );
+        // A live token of another purpose is not this page's link.
+        const foreign = await prismaEmailTokens(gate.prisma).issue(owner.id, other, owner.credentialGeneration, Date.now(), 60_000);
         const invalid = [];
-        for (const token of [reset, "A".repeat(43), "", "x".repeat(600)])
+        for (const token of [foreign, "A".repeat(43), "", "x".repeat(600)])
           invalid.push(await (await preview(JSON.stringify({ token }))).text());
         for (const answer of invalid) expect(JSON.parse(answer)).toMatchObject({ error: "invalid_token" });
         expect(new Set(invalid).size).toBe(1);
@@ -550,11 +553,11 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
       it("shows the account masked, never the address itself", async () => {
         const { prismaEmailTokens } = await import("@/lib/recovery/email-tokens");
         const owner = await gate.prisma.user.findUniqueOrThrow({ where: { email: "owner@example.com" } });
-        const token = await prismaEmailTokens(gate.prisma).issue(owner.id, "unlock", owner.credentialGeneration, Date.now(), 60_000);
+        const token = await prismaEmailTokens(gate.prisma).issue(owner.id, purpose, owner.credentialGeneration, Date.now(), 60_000);
         const res = await preview(JSON.stringify({ token }));
         expect(res.status).toBe(200);
         const text = await res.text();
-        expect(JSON.parse(text)).toEqual({ account: "o•••@example.com" });
+        expect(JSON.parse(text)).toMatchObject({ account: "o•••@example.com" });
         expect(text).not.toContain("owner@");
       });
     });

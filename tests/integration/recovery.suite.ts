@@ -80,6 +80,8 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
       verify: async (body: unknown, headers: Record<string, string> = { "sec-fetch-site": "same-origin" }) =>
         (await import("@/app/api/email/verify/route")).POST(postJson("/api/email/verify", body, headers)),
       unlock: async (body: unknown) => (await import("@/app/api/unlock/route")).POST(postJson("/api/unlock", body)),
+      previewReset: async (body: unknown) =>
+        (await import("@/app/api/password/reset/preview/route")).POST(postJson("/api/password/reset/preview", body)),
       previewUnlock: async (body: unknown) => (await import("@/app/api/unlock/preview/route")).POST(postJson("/api/unlock/preview", body)),
       resendVerification: async (email: string) =>
         (await import("@/app/api/email/verification/route")).POST(
@@ -324,6 +326,33 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         expect(mail.text).toContain("http://localhost:3000/reset-password#token=");
         expect(mail.text).not.toContain("evil.example");
         expect(mailsTo("no-account@example.com")).toHaveLength(0);
+      });
+
+      it("tells the link's holder the account's rule: another factor, a passkey; reading it spends nothing", async () => {
+        const userId = await createAccount(gate, "previewed@example.com", PASSWORD);
+        expect((await forgot("previewed@example.com")).status).toBe(202);
+        const token = linkTokenOf(await onlyMailTo("previewed@example.com", /reset your/i))!;
+        const preview = async () => (await routes.previewReset({ token })).json();
+        expect(await preview()).toEqual({ account: "p•••@example.com", hasPasskey: false, hasOtherFactor: false });
+        await gate.passkeys.add({
+          userId,
+          name: "Phone",
+          nowMs: Date.now(),
+          credentialId: "cHJldmlld2Vk",
+          publicKey: new Uint8Array([1, 2, 3]),
+          signCount: 0,
+          transports: ["internal"],
+          deviceType: "multiDevice",
+          backedUp: true,
+        });
+        expect(await preview()).toEqual({ account: "p•••@example.com", hasPasskey: true, hasOtherFactor: true });
+        // Another purpose's token, or a forged one, is the one invalid-link answer.
+        const forged = await routes.previewReset({ token: `${token.slice(0, -2)}xx` });
+        expect(forged.status).toBe(400);
+        expect(await forged.json()).toMatchObject({ error: "invalid_token" });
+        // Still unspent: the reset itself works, and then the preview is gone with the link.
+        expect((await routes.reset({ token, password: "a brand new and long passphrase" })).status).toBe(200);
+        expect((await routes.previewReset({ token })).status).toBe(400);
       });
 
       it("sets a new password under the rules, ends every session, refresh family and device, clears the lock, and knows this browser", async () => {
