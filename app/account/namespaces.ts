@@ -8,6 +8,7 @@ export const ACCOUNT_CLIENT_NAMESPACES = [
   "account.factors",
   "account.password",
   "account.confirm",
+  "account.devices",
   // "Confirm it's you" may ask for the second step (app/components/SecondStep.tsx).
   "secondStep",
 ] as const;

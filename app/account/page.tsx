@@ -12,6 +12,7 @@ import { ChangePasswordSection } from "./ChangePasswordSection";
 import { PasskeysSection } from "./PasskeysSection";
 import { SecondFactorSection } from "./SecondFactorSection";
 import { SessionsSection } from "./SessionsSection";
+import { KnownDevicesSection } from "./KnownDevicesSection";
 import { hasOtherFactor } from "@/lib/users/accounts";
 import { ACCOUNT_CLIENT_NAMESPACES } from "./namespaces";
 import { PageMessages } from "../components/PageMessages";
@@ -65,6 +66,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
           ) : null}
         </div>
         <SessionsSection userId={userId} currentSid={currentSid} />
+        <KnownDevicesSection email={user.email} currentSid={currentSid} hasPasskey={passkeys.length > 0} />
         <PasskeysSection passkeys={passkeys} currentSid={currentSid} email={user.email} />
         <SecondFactorSection userId={userId} currentSid={currentSid} email={user.email} />
         <ChangePasswordSection currentSid={currentSid} email={user.email} hasOtherFactor={await hasOtherFactor(gate.prisma, userId)} />

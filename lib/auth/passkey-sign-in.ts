@@ -6,6 +6,7 @@ import { jsonError } from "@/lib/http/responses";
 import { logSecurity } from "@/lib/auth/security-log";
 import { browserLabel, PASSKEY_SUFFIX } from "@/lib/sessions/browser-label";
 import { newSessionId } from "@/lib/sessions/browser-sessions";
+import { truncateAddress } from "@/lib/events/security-events";
 import { recordSignIn } from "@/lib/users/accounts";
 import { counterVerdict } from "@/lib/passkeys/passkey-rules";
 import type { CeremonyFailure, ParsedAuthentication } from "@/lib/passkeys/webauthn";
@@ -109,7 +110,10 @@ export async function signInWithPasskey(
   // This browser is a known device of the account from now on; a device token it held is replaced.
   const previous = await gate.devices.recognise(deviceToken, usernameKey, nowMs);
   const sessionId = newSessionId();
-  const { writes: deviceWrites, device } = gate.devices.issuing(usernameKey, nowMs, previous?.id);
+  const { writes: deviceWrites, device } = gate.devices.issuing(usernameKey, nowMs, previous?.id, {
+    label: browser,
+    address: truncateAddress(client.address),
+  });
   // The device, the event and the session in one statement (lib/db/one-statement.ts): all or none.
   const written = await writeSignIn(
     gate,

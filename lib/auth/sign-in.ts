@@ -573,7 +573,7 @@ export async function completeSignIn(
   const browser = browserLabel(passed.userAgent);
   const nowMs = gate.clock();
   const usernameKey = gate.usernameKey(email);
-  const issuing = gate.devices.issuing(usernameKey, nowMs, device?.id);
+  const issuing = gate.devices.issuing(usernameKey, nowMs, device?.id, { label: browser, address: truncateAddress(client.address) });
   const lane = device ? "trusted" : "untrusted";
   let sessionOpen = false;
   if (intent.kind === "sign_in") {

@@ -247,6 +247,14 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     limits: [{ policy: "accountChanges", key: "user" }],
     refusal: "api",
   },
+  // Forget a known device: per user, behind a live session, a form token and a fresh authentication.
+  {
+    path: "/api/account/devices/forget",
+    method: "POST",
+    file: "app/api/account/devices/forget/route.ts",
+    limits: [{ policy: "accountChanges", key: "user" }],
+    refusal: "api",
+  },
   // Passkeys and second steps on the account page: per browser session (one session, an intruder's, cannot spend
   // the owner's allowance), behind a live session and a form token; adding, renaming and removing
   // also need a fresh authentication.

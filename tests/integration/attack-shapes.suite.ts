@@ -19,6 +19,7 @@ import { watchPasswordChecks } from "../helpers/verifications";
 import { codeShapes } from "./attack-shapes.codes";
 import { hardeningShapes } from "./attack-shapes.hardening";
 import { ownerShapes } from "./attack-shapes.owner";
+import { accountShapes } from "./attack-shapes.account";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -388,6 +389,8 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     ownerShapes(() => ({ gate }), makeDatabase);
 
     codeShapes(() => ({ gate }), makeDatabase);
+
+    accountShapes(() => ({ gate }));
 
     describe("'email me a link' routes (a new confirmation link, a new unlock link) tell nobody anything", () => {
       const LINK_ROUTES = {

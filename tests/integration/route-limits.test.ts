@@ -160,6 +160,14 @@ describe("every route applies its rows of ROUTE_RULES", () => {
           "sec-fetch-site": "same-origin",
         }),
     },
+    "/api/account/devices/forget": {
+      handler: async () => (await import("@/app/api/account/devices/forget/route")).POST,
+      request: (address) =>
+        post("/api/account/devices/forget", address, "application/x-www-form-urlencoded", "id=x", {
+          cookie: sessionCookie,
+          "sec-fetch-site": "same-origin",
+        }),
+    },
     "/api/account/sessions/revoke-others": {
       handler: async () => (await import("@/app/api/account/sessions/revoke-others/route")).POST,
       request: (address) =>

@@ -1,0 +1,42 @@
+"use client";
+
+import { handled } from "../components/handled";
+import { postForm, type useFreshAction } from "./useFreshAction";
+
+type Props = {
+  action: string;
+  formToken: string;
+  id: string;
+  /** Why "Confirm it's you" is asked, should the server want a fresh authentication. */
+  reason: string;
+  freshly: ReturnType<typeof useFreshAction>["freshly"];
+  /** The button's accessible name (it begins with `text`) and its visible words. */
+  label: string;
+  text: string;
+  className?: string;
+};
+
+/**
+ * One item's button that needs a fresh authentication (remove a passkey, forget a device): a plain
+ * form post without JavaScript; with it, a script post that asks "Confirm it's you" first when the
+ * server answers `reauthentication_required`, then carries on.
+ */
+export function FreshPostForm({ action, formToken, id, reason, freshly, label, text, className = "secondary" }: Props) {
+  return (
+    <form
+      method="post"
+      action={action}
+      className="inline"
+      onSubmit={(event) => {
+        event.preventDefault();
+        handled(freshly(reason, () => postForm(action, { formToken, id, json: "true" })));
+      }}
+    >
+      <input type="hidden" name="formToken" value={formToken} />
+      <input type="hidden" name="id" value={id} />
+      <button type="submit" className={className} aria-label={label}>
+        {text}
+      </button>
+    </form>
+  );
+}
