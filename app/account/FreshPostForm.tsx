@@ -1,6 +1,8 @@
 "use client";
 
+import { RefusalBanner } from "../components/RefusalBanner";
 import { handled } from "../components/handled";
+import { ConfirmItsYou } from "./ConfirmItsYou";
 import { postForm, type useFreshAction } from "./useFreshAction";
 
 type Props = {
@@ -38,5 +40,33 @@ export function FreshPostForm({ action, formToken, id, reason, freshly, label, t
         {text}
       </button>
     </form>
+  );
+}
+
+type PromptProps = {
+  action: ReturnType<typeof useFreshAction>;
+  formToken: string;
+  email: string;
+  hasPasskey: boolean;
+  testId: string;
+};
+
+/** What a fresh action shows above its buttons: its refusal, and "Confirm it's you" while the server asks. */
+export function FreshActionPrompts({ action, formToken, email, hasPasskey, testId }: PromptProps) {
+  const { refusal, nowMs, confirming, setConfirming } = action;
+  return (
+    <>
+      <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId={testId} />
+      {confirming ? (
+        <ConfirmItsYou
+          formToken={formToken}
+          email={email}
+          hasPasskey={hasPasskey}
+          reason={confirming.reason}
+          onConfirmed={() => void confirming.resume()}
+          onCancel={() => setConfirming(null)}
+        />
+      ) : null}
+    </>
   );
 }

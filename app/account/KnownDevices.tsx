@@ -1,10 +1,8 @@
 "use client";
 
 import { useT } from "../components/Messages";
-import { RefusalBanner } from "../components/RefusalBanner";
 import { AccountTime } from "./AccountTime";
-import { ConfirmItsYou } from "./ConfirmItsYou";
-import { FreshPostForm } from "./FreshPostForm";
+import { FreshActionPrompts, FreshPostForm } from "./FreshPostForm";
 import { useFreshAction } from "./useFreshAction";
 
 export type KnownDeviceItem = {
@@ -25,21 +23,12 @@ type Props = { formToken: string; email: string; hasPasskey: boolean; devices: K
  */
 export function KnownDevices({ formToken, email, hasPasskey, devices }: Props) {
   const t = useT();
-  const { refusal, nowMs, confirming, setConfirming, freshly } = useFreshAction();
+  const action = useFreshAction();
+  const { freshly } = action;
   if (devices.length === 0) return <p data-testid="known-devices-none">{t("account.devices.none")}</p>;
   return (
     <>
-      <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="known-devices-error" />
-      {confirming ? (
-        <ConfirmItsYou
-          formToken={formToken}
-          email={email}
-          hasPasskey={hasPasskey}
-          reason={confirming.reason}
-          onConfirmed={() => void confirming.resume()}
-          onCancel={() => setConfirming(null)}
-        />
-      ) : null}
+      <FreshActionPrompts action={action} formToken={formToken} email={email} hasPasskey={hasPasskey} testId="known-devices-error" />
       <ul className="session-cards" data-testid="known-devices" aria-labelledby="known-devices-title">
         {devices.map((device) => (
           <li key={device.id} className="session-card" data-current={device.current} data-testid="known-device">

@@ -9,6 +9,7 @@ export const ACCOUNT_CLIENT_NAMESPACES = [
   "account.password",
   "account.confirm",
   "account.devices",
+  "account.data",
   // "Confirm it's you" may ask for the second step (app/components/SecondStep.tsx).
   "secondStep",
 ] as const;

@@ -78,6 +78,14 @@ export class RouteLimits {
     return null;
   }
 
+  /**
+   * The next rows keyed by `key` do not apply to this request: it was answered before the work
+   * they count (a fresh authentication asked for first), so it spends none of that budget.
+   */
+  notSpent(key: LimitKey): void {
+    while (this.rows[this.next]?.key === key) this.next++;
+  }
+
   /** The rows not applied yet (a handler that answered 2xx with one left skipped a limit). */
   get pending(): readonly RouteLimit[] {
     return [...this.deferred, ...this.rows.slice(this.next)];

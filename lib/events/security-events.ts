@@ -37,7 +37,8 @@ export type AccountChangeKind =
   | "device_confirmation_failed"
   | "admin_factors_removed"
   | "password_found_breached"
-  | "device_forgotten";
+  | "device_forgotten"
+  | "data_exported";
 
 export type SecurityEventKind =
   | "sign_in_failed"

@@ -59,6 +59,7 @@ const KINDS: Record<SecurityEventKind, true> = {
   admin_factors_removed: true,
   password_found_breached: true,
   device_forgotten: true,
+  data_exported: true,
 };
 export const EVENT_KINDS = Object.keys(KINDS) as SecurityEventKind[];
 

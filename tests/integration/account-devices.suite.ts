@@ -1,8 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { accountFormPost, browserSignIn, createAccount, deviceCookieOf, sessionPairOf, tokenSignIn } from "../helpers/browser";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { accountFormPost, browserSignIn, deviceCookieOf, sessionPairOf, tokenSignIn } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
-import { closeServed, servedGatehouse } from "../helpers/instance";
-import { announcePeerHeader } from "../helpers/peer";
+import { servedForSuite } from "../helpers/served-suite";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -17,23 +16,17 @@ const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefo
  */
 export function accountDevicesSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
   describe(`known devices on the account page on ${label}`, () => {
-    let database: TestDatabase;
+    const served = servedForSuite(
+      makeDatabase,
+      ["listed", "forgetter", "self", "lane"].map((name) => `${name}@example.com`),
+      PASSWORD,
+    );
     let gate: Gate;
-
-    beforeAll(async () => {
-      announcePeerHeader();
-      database = await makeDatabase();
-      // Sign-ins here come one at a time: the default hash queue serves them.
-      gate = await servedGatehouse(database.url);
-      await Promise.all(["listed", "forgetter", "self", "lane"].map((name) => createAccount(gate, `${name}@example.com`, PASSWORD)));
+    beforeAll(() => {
+      gate = served.gate;
     });
 
     afterEach(() => vi.restoreAllMocks());
-
-    afterAll(async () => {
-      await closeServed(gate);
-      await database?.dispose();
-    });
 
     /** A browser that signed in: its session cookie (`name=value`) and its device cookie's value. */
     async function signedIn(email: string, options: { device?: string; address?: string } = {}) {

@@ -5,6 +5,7 @@ type Gate = import("@/lib/app").Gatehouse;
 
 const PASSWORD = "the right passphrase";
 const FORGET = "/api/account/devices/forget";
+const DATA = "/api/account/data";
 
 /**
  * The account's whole life (issue 57) as an attacker would use it: a stolen session without a
@@ -32,7 +33,15 @@ export function accountShapes(current: () => { gate: Gate }) {
     };
 
     beforeAll(async () => {
-      for (const name of ["devices-owner", "devices-intruder", "devices-stale", "devices-double"])
+      for (const name of [
+        "devices-owner",
+        "devices-intruder",
+        "devices-stale",
+        "devices-double",
+        "data-owner",
+        "data-other",
+        "data-double",
+      ])
         await createAccount(gate(), `${name}@example.com`, PASSWORD);
     });
 
@@ -90,6 +99,44 @@ export function accountShapes(current: () => { gate: Gate }) {
         expect(answers.map((res) => res.status)).toEqual([401, 403, 403, 400, 400]);
         for (const res of answers) expect(res.headers.get("content-type")).toMatch(/application\/json/);
         expect(await deviceIds("devices-intruder@example.com")).toContain(id);
+      });
+    });
+
+    describe("download my data", () => {
+      it("a stolen session without a fresh authentication gets no file", async () => {
+        const { session } = await signedIn("data-owner@example.com");
+        vi.spyOn(gate(), "clock").mockReturnValue(Date.now() + 11 * 60_000);
+        const res = await accountFormPost(gate(), DATA, session, { json: "true" });
+        expect(res.status).toBe(401);
+        expect(res.headers.get("content-disposition")).toBeNull();
+        expect(await res.json()).toMatchObject({ error: "reauthentication_required" });
+      });
+
+      it("a parallel double-submit gives one file; the replay after it is refused by the quota", async () => {
+        const { session } = await signedIn("data-double@example.com");
+        const answers = await Promise.all([0, 1].map(() => accountFormPost(gate(), DATA, session, {})));
+        expect(answers.map((res) => res.status).sort()).toEqual([200, 429]);
+        expect((await accountFormPost(gate(), DATA, session, {})).status).toBe(429);
+      });
+
+      it("another account's session downloads only its own account, and uses only its own quota", async () => {
+        const other = await signedIn("data-other@example.com");
+        const res = await accountFormPost(gate(), DATA, other.session, {});
+        expect(res.status).toBe(200);
+        const text = await res.text();
+        expect(JSON.parse(text)).toMatchObject({ account: { email: "data-other@example.com" } });
+        expect(text).not.toContain("data-owner@example.com");
+      });
+
+      it("no session, another site or a wrong form token: a 4xx JSON answer and no file", async () => {
+        const { session } = await signedIn("data-owner@example.com");
+        const answers = [
+          await accountFormPost(gate(), DATA, session, {}, { cookie: "" }),
+          await accountFormPost(gate(), DATA, session, {}, { "sec-fetch-site": "cross-site" }),
+          await accountFormPost(gate(), DATA, session, { formToken: "forged" }),
+        ];
+        expect(answers.map((res) => res.status)).toEqual([401, 403, 403]);
+        for (const res of answers) expect(res.headers.get("content-disposition")).toBeNull();
       });
     });
   });
