@@ -10,6 +10,7 @@ export const ACCOUNT_CLIENT_NAMESPACES = [
   "account.confirm",
   "account.devices",
   "account.data",
+  "account.delete",
   // "Confirm it's you" may ask for the second step (app/components/SecondStep.tsx).
   "secondStep",
 ] as const;

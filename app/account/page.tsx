@@ -14,6 +14,7 @@ import { SecondFactorSection } from "./SecondFactorSection";
 import { SessionsSection } from "./SessionsSection";
 import { KnownDevicesSection } from "./KnownDevicesSection";
 import { DownloadData } from "./DownloadData";
+import { DeleteAccount } from "./DeleteAccount";
 import { hasOtherFactor } from "@/lib/users/accounts";
 import { ACCOUNT_CLIENT_NAMESPACES } from "./namespaces";
 import { PageMessages } from "../components/PageMessages";
@@ -71,15 +72,21 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
         <PasskeysSection passkeys={passkeys} currentSid={currentSid} email={user.email} />
         <SecondFactorSection userId={userId} currentSid={currentSid} email={user.email} />
         <ChangePasswordSection currentSid={currentSid} email={user.email} hasOtherFactor={await hasOtherFactor(gate.prisma, userId)} />
-        <div className="card">
-          <h2>{t("data.heading")}</h2>
-          <p className="hint">{t("data.hint")}</p>
-          <DownloadData
-            formToken={sessionFormToken(gate.config.session.secret, currentSid)}
-            email={user.email}
-            hasPasskey={passkeys.length > 0}
-          />
-        </div>
+        {(["data", "delete"] as const).map((part) => {
+          // "Download my data" and "Delete account": the same proofs, the same card.
+          const Action = part === "data" ? DownloadData : DeleteAccount;
+          return (
+            <div className="card" key={part}>
+              <h2>{t(`${part}.heading`)}</h2>
+              <p className="hint">{t(`${part}.hint`)}</p>
+              <Action
+                formToken={sessionFormToken(gate.config.session.secret, currentSid)}
+                email={user.email}
+                hasPasskey={passkeys.length > 0}
+              />
+            </div>
+          );
+        })}
         <div className="card">
           <h2>{t("events.heading")}</h2>
           <p className="hint">{t("events.hint")}</p>

@@ -255,6 +255,14 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     limits: [{ policy: "accountChanges", key: "user" }],
     refusal: "api",
   },
+  // "Delete account": per user, behind a live session, a form token, the typed address and a fresh authentication.
+  {
+    path: "/api/account/delete",
+    method: "POST",
+    file: "app/api/account/delete/route.ts",
+    limits: [{ policy: "accountChanges", key: "user" }],
+    refusal: "api",
+  },
   // "Download my data": a quota per account, spent only once a fresh authentication let the request through.
   {
     path: "/api/account/data",

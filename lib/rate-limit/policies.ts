@@ -218,7 +218,7 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
   accountChanges: {
     failMode: "closed",
     description:
-      "Changes from the account page: revoking sessions and forgetting known devices per user; passkeys, the second step and confirming with a " +
+      "Changes from the account page: revoking sessions, forgetting known devices and deleting the account per user; passkeys, the second step and confirming with a " +
       "passkey per browser session. A person makes a few a minute. Fails closed: each one writes and records a security event.",
   },
   cspReport: {

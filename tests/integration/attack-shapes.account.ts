@@ -6,6 +6,7 @@ type Gate = import("@/lib/app").Gatehouse;
 const PASSWORD = "the right passphrase";
 const FORGET = "/api/account/devices/forget";
 const DATA = "/api/account/data";
+const DELETE = "/api/account/delete";
 
 /**
  * The account's whole life (issue 57) as an attacker would use it: a stolen session without a
@@ -41,6 +42,10 @@ export function accountShapes(current: () => { gate: Gate }) {
         "data-owner",
         "data-other",
         "data-double",
+        "delete-stale",
+        "delete-double",
+        "delete-victim",
+        "delete-intruder",
       ])
         await createAccount(gate(), `${name}@example.com`, PASSWORD);
     });
@@ -137,6 +142,63 @@ export function accountShapes(current: () => { gate: Gate }) {
         ];
         expect(answers.map((res) => res.status)).toEqual([401, 403, 403]);
         for (const res of answers) expect(res.headers.get("content-disposition")).toBeNull();
+      });
+    });
+
+    describe("delete account", () => {
+      const exists = async (email: string) => (await gate().prisma.user.count({ where: { email } })) === 1;
+
+      it("a stolen session without a fresh authentication deletes nothing, even with the address typed", async () => {
+        const { session } = await signedIn("delete-stale@example.com");
+        vi.spyOn(gate(), "clock").mockReturnValue(Date.now() + 11 * 60_000);
+        const json = await accountFormPost(gate(), DELETE, session, { confirm: "delete-stale@example.com", json: "true" });
+        expect(json.status).toBe(401);
+        expect(await json.json()).toMatchObject({ error: "reauthentication_required" });
+        const form = await accountFormPost(gate(), DELETE, session, { confirm: "delete-stale@example.com" });
+        expect(form.headers.get("location")).toBe("/account?notice=confirm_first");
+        expect(await exists("delete-stale@example.com")).toBe(true);
+      });
+
+      it("a parallel double-submit deletes once and says goodbye once; a replay finds no session", async () => {
+        const { session } = await signedIn("delete-double@example.com");
+        const sent: string[] = [];
+        vi.spyOn(gate().mailer, "send").mockImplementation((message) => void sent.push(message.subject));
+        const fields = { confirm: "delete-double@example.com", json: "true" };
+        const answers = await Promise.all([0, 1].map(() => accountFormPost(gate(), DELETE, session, fields)));
+        const statuses = answers.map((res) => res.status).sort();
+        expect(statuses[0]).toBe(200);
+        // The other found the account gone: at its session check (401) or at the delete itself (404).
+        expect([401, 404]).toContain(statuses[1]);
+        expect(await exists("delete-double@example.com")).toBe(false);
+        await gate().background.idle();
+        expect(sent.filter((subject) => /deleted/.test(subject))).toHaveLength(1);
+        const replay = await accountFormPost(gate(), DELETE, session, fields);
+        expect(replay.status).toBe(401);
+        expect(await replay.json()).toMatchObject({ error: "unauthenticated" });
+      });
+
+      it("another account's session cannot delete the owner's account by typing the owner's address", async () => {
+        const intruder = await signedIn("delete-intruder@example.com");
+        const res = await accountFormPost(gate(), DELETE, intruder.session, { confirm: "delete-victim@example.com", json: "true" });
+        expect(res.status).toBe(400);
+        expect(await res.json()).toMatchObject({ error: "invalid_input", fields: { confirm: expect.any(String) } });
+        expect(await exists("delete-victim@example.com")).toBe(true);
+        expect(await exists("delete-intruder@example.com")).toBe(true);
+      });
+
+      it("no session, another site, a wrong form token or an oversized field: a 4xx JSON answer and the account stays", async () => {
+        const { session } = await signedIn("delete-victim@example.com");
+        const confirm = "delete-victim@example.com";
+        const answers = [
+          await accountFormPost(gate(), DELETE, session, { confirm }, { cookie: "" }),
+          await accountFormPost(gate(), DELETE, session, { confirm }, { "sec-fetch-site": "cross-site" }),
+          await accountFormPost(gate(), DELETE, session, { confirm, formToken: "forged" }),
+          await accountFormPost(gate(), DELETE, session, { confirm: "x".repeat(400) }),
+          await accountFormPost(gate(), DELETE, session, {}),
+        ];
+        expect(answers.map((res) => res.status)).toEqual([401, 403, 403, 400, 400]);
+        for (const res of answers) expect(res.headers.get("content-type")).toMatch(/application\/json/);
+        expect(await exists("delete-victim@example.com")).toBe(true);
       });
     });
   });

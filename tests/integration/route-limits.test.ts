@@ -168,6 +168,14 @@ describe("every route applies its rows of ROUTE_RULES", () => {
           "sec-fetch-site": "same-origin",
         }),
     },
+    "/api/account/delete": {
+      handler: async () => (await import("@/app/api/account/delete/route")).POST,
+      request: (address) =>
+        post("/api/account/delete", address, "application/x-www-form-urlencoded", "confirm=x", {
+          cookie: sessionCookie,
+          "sec-fetch-site": "same-origin",
+        }),
+    },
     "/api/account/data": {
       handler: async () => (await import("@/app/api/account/data/route")).POST,
       request: (address) =>
