@@ -47,8 +47,9 @@ const BUDGETS: Record<string, number> = {
   "/register": 185_000,
   "/no-such-page": 145_000,
   "/ (signed in)": 145_000,
-  // The change-password form carries the ALTCHA widget, as the sign-in page does.
-  "/account": 185_000,
+  // The change-password form carries the ALTCHA widget, as the sign-in page does; known devices,
+  // "Download my data" and "Delete account" (issue 57) add 0.9 kB.
+  "/account": 187_000,
 };
 
 test("each page downloads no more JavaScript than its budget", async ({ page }, testInfo) => {

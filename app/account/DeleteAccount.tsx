@@ -1,10 +1,10 @@
 "use client";
 
 import { useState } from "react";
-import { useT } from "../components/Messages";
 import { Field } from "../components/Field";
 import { handled } from "../components/handled";
-import { FreshActionPrompts } from "./FreshPostForm";
+import type { DELETE_WORDS } from "./action-words";
+import { FreshActionPrompts, type ActionProps } from "./FreshPostForm";
 import { postForm, useFreshAction } from "./useFreshAction";
 
 const ACTION = "/api/account/delete";
@@ -14,8 +14,7 @@ const ACTION = "/api/account/delete";
  * place when the server asks for a fresh authentication. A plain form post without JavaScript.
  * Deleted, the browser goes home, signed out, where the page says so.
  */
-export function DeleteAccount({ formToken, email, hasPasskey }: { formToken: string; email: string; hasPasskey: boolean }) {
-  const t = useT();
+export function DeleteAccount({ formToken, email, hasPasskey, words }: ActionProps<typeof DELETE_WORDS>) {
   const action = useFreshAction();
   const { pending, freshly } = action;
   const [confirm, setConfirm] = useState("");
@@ -34,7 +33,7 @@ export function DeleteAccount({ formToken, email, hasPasskey }: { formToken: str
           if (confirm.trim() === "") return;
           handled(
             freshly(
-              t("account.delete.reason"),
+              words.reason,
               () => postForm(ACTION, { formToken, confirm, json: "true" }),
               // A whole new page, not a client navigation: the header and every cached page were signed in.
               () => window.location.assign(new URL("/?notice=account_deleted", window.location.href).href),
@@ -43,12 +42,7 @@ export function DeleteAccount({ formToken, email, hasPasskey }: { formToken: str
         }}
       >
         <input type="hidden" name="formToken" value={formToken} />
-        <Field
-          id="delete-confirm"
-          label={t("account.delete.confirmLabel")}
-          hint={t("account.delete.confirmHint")}
-          error={missing ? t("account.delete.enterEmail") : undefined}
-        >
+        <Field id="delete-confirm" label={words.confirmLabel} hint={words.confirmHint} error={missing ? words.enterEmail : undefined}>
           {(aria) => (
             <input
               id="delete-confirm"
@@ -64,7 +58,7 @@ export function DeleteAccount({ formToken, email, hasPasskey }: { formToken: str
           )}
         </Field>
         <button type="submit" className="secondary" aria-disabled={pending ? true : undefined}>
-          {pending ? t("account.delete.pending") : t("account.delete.submit")}
+          {pending ? words.pending : words.submit}
         </button>
       </form>
     </>

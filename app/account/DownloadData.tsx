@@ -1,8 +1,8 @@
 "use client";
 
-import { useT } from "../components/Messages";
 import { handled } from "../components/handled";
-import { FreshActionPrompts } from "./FreshPostForm";
+import type { DOWNLOAD_WORDS } from "./action-words";
+import { FreshActionPrompts, type ActionProps } from "./FreshPostForm";
 import { postForm, useFreshAction } from "./useFreshAction";
 
 const ACTION = "/api/account/data";
@@ -29,8 +29,7 @@ async function saveFile(res: Response): Promise<void> {
  * "Download my data": a plain form post without JavaScript (the answer is a file, or the page
  * asking to confirm first); with it, "Confirm it's you" in place when the server asks for it.
  */
-export function DownloadData({ formToken, email, hasPasskey }: { formToken: string; email: string; hasPasskey: boolean }) {
-  const t = useT();
+export function DownloadData({ formToken, email, hasPasskey, words }: ActionProps<typeof DOWNLOAD_WORDS>) {
   const action = useFreshAction();
   const { pending, freshly } = action;
   return (
@@ -41,12 +40,12 @@ export function DownloadData({ formToken, email, hasPasskey }: { formToken: stri
         action={ACTION}
         onSubmit={(event) => {
           event.preventDefault();
-          if (!pending) handled(freshly(t("account.data.reason"), () => postForm(ACTION, { formToken, json: "true" }), saveFile));
+          if (!pending) handled(freshly(words.reason, () => postForm(ACTION, { formToken, json: "true" }), saveFile));
         }}
       >
         <input type="hidden" name="formToken" value={formToken} />
         <button type="submit" className="secondary" aria-disabled={pending ? true : undefined}>
-          {t("account.data.download")}
+          {words.download}
         </button>
       </form>
     </>

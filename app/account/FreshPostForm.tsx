@@ -70,3 +70,14 @@ export function FreshActionPrompts({ action, formToken, email, hasPasskey, testI
     </>
   );
 }
+
+/**
+ * An account action's props: its words come said from the server (keys of its part of the
+ * `account` catalogue), so the catalogue part itself need not ship to the browser.
+ */
+export type ActionProps<Keys extends readonly string[]> = {
+  formToken: string;
+  email: string;
+  hasPasskey: boolean;
+  words: Record<Keys[number], string>;
+};

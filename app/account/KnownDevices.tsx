@@ -1,7 +1,7 @@
 "use client";
 
-import { useT } from "../components/Messages";
 import { AccountTime } from "./AccountTime";
+import type { KNOWN_DEVICE_WORDS, Words } from "./action-words";
 import { FreshActionPrompts, FreshPostForm } from "./FreshPostForm";
 import { useFreshAction } from "./useFreshAction";
 
@@ -12,20 +12,22 @@ export type KnownDeviceItem = {
   firstSeenAt: string | null;
   lastSeenAt: string;
   current: boolean;
+  /** "Forget device …" for this device: its accessible name, and why "Confirm it's you" is asked. */
+  forgetLabel: string;
+  forgetReason: string;
 };
 
-type Props = { formToken: string; email: string; hasPasskey: boolean; devices: KnownDeviceItem[] };
+type Props = { formToken: string; email: string; hasPasskey: boolean; devices: KnownDeviceItem[]; words: Words<typeof KNOWN_DEVICE_WORDS> };
 
 /**
  * The known devices as cards (each value labelled, like the sessions above), each with "Forget
  * device …": a plain form that works without JavaScript, and with it asks "Confirm it's you"
  * first when the server wants a fresh authentication, then carries on.
  */
-export function KnownDevices({ formToken, email, hasPasskey, devices }: Props) {
-  const t = useT();
+export function KnownDevices({ formToken, email, hasPasskey, devices, words }: Props) {
   const action = useFreshAction();
   const { freshly } = action;
-  if (devices.length === 0) return <p data-testid="known-devices-none">{t("account.devices.none")}</p>;
+  if (devices.length === 0) return <p data-testid="known-devices-none">{words.none}</p>;
   return (
     <>
       <FreshActionPrompts action={action} formToken={formToken} email={email} hasPasskey={hasPasskey} testId="known-devices-error" />
@@ -33,16 +35,16 @@ export function KnownDevices({ formToken, email, hasPasskey, devices }: Props) {
         {devices.map((device) => (
           <li key={device.id} className="session-card" data-current={device.current} data-testid="known-device">
             <dl>
-              <dt>{t("account.devices.device")}</dt>
+              <dt>{words.device}</dt>
               <dd>
                 {device.label}
-                {device.current ? <strong> {t("account.devices.thisDevice")}</strong> : null}
+                {device.current ? <strong> {words.thisDevice}</strong> : null}
               </dd>
-              <dt>{t("account.devices.network")}</dt>
+              <dt>{words.network}</dt>
               <dd className="address">{device.address}</dd>
-              <dt>{t("account.devices.firstSeen")}</dt>
-              <dd>{device.firstSeenAt ? <AccountTime iso={device.firstSeenAt} /> : t("account.devices.firstSeenUnknown")}</dd>
-              <dt>{t("account.devices.lastSeen")}</dt>
+              <dt>{words.firstSeen}</dt>
+              <dd>{device.firstSeenAt ? <AccountTime iso={device.firstSeenAt} /> : words.firstSeenUnknown}</dd>
+              <dt>{words.lastSeen}</dt>
               <dd>
                 <AccountTime iso={device.lastSeenAt} />
               </dd>
@@ -51,10 +53,10 @@ export function KnownDevices({ formToken, email, hasPasskey, devices }: Props) {
               action="/api/account/devices/forget"
               formToken={formToken}
               id={device.id}
-              reason={t("account.devices.forgetReason", { device: device.label })}
+              reason={device.forgetReason}
               freshly={freshly}
-              label={t("account.devices.forgetLabel", { device: device.label, address: device.address })}
-              text={t("account.devices.forget")}
+              label={device.forgetLabel}
+              text={words.forget}
               className="secondary revoke"
             />
           </li>

@@ -4,7 +4,8 @@ import { gatehouse } from "@/lib/app";
 import { deviceTokenOfHeader } from "@/lib/http/device-cookie";
 import { sessionFormToken } from "@/lib/http/form-token";
 import { browserText } from "@/lib/ui/account-labels";
-import { KnownDevices } from "./KnownDevices";
+import { KNOWN_DEVICE_WORDS, type Words } from "./action-words";
+import { KnownDevices, type KnownDeviceItem } from "./KnownDevices";
 
 /**
  * "Known devices": the browsers and apps that pass in the owner's lane (OWASP device cookies), this
@@ -26,15 +27,24 @@ export async function KnownDevicesSection({ email, currentSid, hasPasskey }: { e
         formToken={sessionFormToken(gate.config.session.secret, currentSid)}
         email={email}
         hasPasskey={hasPasskey}
-        devices={devices.map((device) => ({
-          id: device.id,
-          label: device.label === null ? t("devices.unknownLabel") : browserText(device.label, t),
-          address: device.address ?? t("devices.unknownAddress"),
-          firstSeenAt: device.firstSeenAt?.toISOString() ?? null,
-          lastSeenAt: device.lastSeenAt.toISOString(),
-          current: device.id === currentId,
-        }))}
+        words={Object.fromEntries(KNOWN_DEVICE_WORDS.map((key) => [key, t(`devices.${key}`)])) as Words<typeof KNOWN_DEVICE_WORDS>}
+        devices={devices.map((device) => named(device))}
       />
     </div>
   );
+
+  function named(device: (typeof devices)[number]): KnownDeviceItem {
+    const label = device.label === null ? t("devices.unknownLabel") : browserText(device.label, t);
+    const address = device.address ?? t("devices.unknownAddress");
+    return {
+      id: device.id,
+      label,
+      address,
+      firstSeenAt: device.firstSeenAt?.toISOString() ?? null,
+      lastSeenAt: device.lastSeenAt.toISOString(),
+      current: device.id === currentId,
+      forgetLabel: t("devices.forgetLabel", { device: label, address }),
+      forgetReason: t("devices.forgetReason", { device: label }),
+    };
+  }
 }

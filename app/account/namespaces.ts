@@ -8,9 +8,6 @@ export const ACCOUNT_CLIENT_NAMESPACES = [
   "account.factors",
   "account.password",
   "account.confirm",
-  "account.devices",
-  "account.data",
-  "account.delete",
   // "Confirm it's you" may ask for the second step (app/components/SecondStep.tsx).
   "secondStep",
 ] as const;
