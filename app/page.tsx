@@ -6,14 +6,21 @@ import { currentBrand } from "@/lib/app";
 
 export const dynamic = "force-dynamic";
 
-export default async function HomePage() {
+export default async function HomePage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const [session, brand, t] = await Promise.all([currentSession(), currentBrand(), getTranslations("home")]);
+  // After "Delete account" (app/api/account/delete): said once, to the browser that did it.
+  const deleted = !session && (await searchParams).notice === "account_deleted";
   const userId = session?.userId;
   const failures = userId ? await (await gatehouse()).events.failuresBeforeLatestSignIn(userId) : 0;
   const account = (chunks: React.ReactNode) => <Link href="/account">{chunks}</Link>;
   return (
     <div className="card">
       <h1>{t("welcome", { brand: brand.name })}</h1>
+      {deleted ? (
+        <p className="banner ok" role="status" data-testid="account-deleted">
+          {t("accountDeleted")}
+        </p>
+      ) : null}
       {session?.email ? (
         <>
           <p data-testid="who">{t.rich("signedInAs", { email: session.email, address: (chunks) => <strong>{chunks}</strong>, account })}</p>

@@ -376,6 +376,8 @@ test.describe("in the pseudo-locale, the account page and its API speak only fro
       "/api/account/totp/setup",
       "/api/account/totp/confirm",
       "/api/account/sessions/revoke",
+      "/api/account/devices/forget",
+      "/api/account/delete",
     ];
     const refusals: string[] = [];
     for (const path of paths) {

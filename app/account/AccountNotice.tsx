@@ -10,6 +10,7 @@ const TONES: Record<string, "ok" | "warn"> = {
   passkey_removed: "ok",
   confirm_first: "warn",
   reauthenticated: "ok",
+  device_forgotten: "ok",
 };
 
 /** What the last account form did, from the redirect's ?notice= (unknown values show nothing); its words in `account.notice`. */

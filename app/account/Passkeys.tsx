@@ -6,6 +6,7 @@ import { RefusalBanner, localRefusal } from "../components/RefusalBanner";
 import { handled } from "../components/handled";
 import { useHydrated } from "../components/hydrated";
 import { ConfirmItsYou } from "./ConfirmItsYou";
+import { FreshPostForm } from "./FreshPostForm";
 import { postForm, useFreshAction } from "./useFreshAction";
 
 export type PasskeyItem = { id: string; name: string; createdAt: string; lastUsedAt: string | null; synced: boolean };
@@ -79,25 +80,16 @@ export function Passkeys({ formToken, email, passkeys, canAdd }: Props) {
                   {t("account.passkeys.rename")}
                 </button>
               </form>
-              <form
-                method="post"
+              <FreshPostForm
                 action="/api/account/passkeys/remove"
-                className="passkey-remove"
-                onSubmit={(event) => {
-                  event.preventDefault();
-                  handled(
-                    freshly(t("account.passkeys.removeReason", { name: passkey.name }), () =>
-                      postForm("/api/account/passkeys/remove", { formToken, id: passkey.id, json: "true" }),
-                    ),
-                  );
-                }}
-              >
-                <input type="hidden" name="formToken" value={formToken} />
-                <input type="hidden" name="id" value={passkey.id} />
-                <button type="submit" className="secondary" aria-label={t("account.passkeys.removeLabel", { name: passkey.name })}>
-                  {t("account.passkeys.remove")}
-                </button>
-              </form>
+                formClassName="passkey-remove"
+                formToken={formToken}
+                id={passkey.id}
+                reason={t("account.passkeys.removeReason", { name: passkey.name })}
+                freshly={freshly}
+                label={t("account.passkeys.removeLabel", { name: passkey.name })}
+                text={t("account.passkeys.remove")}
+              />
             </li>
           ))}
         </ul>

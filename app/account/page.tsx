@@ -12,6 +12,10 @@ import { ChangePasswordSection } from "./ChangePasswordSection";
 import { PasskeysSection } from "./PasskeysSection";
 import { SecondFactorSection } from "./SecondFactorSection";
 import { SessionsSection } from "./SessionsSection";
+import { KnownDevicesSection } from "./KnownDevicesSection";
+import { DownloadData } from "./DownloadData";
+import { DeleteAccount } from "./DeleteAccount";
+import { DELETE_WORDS, DOWNLOAD_WORDS } from "./action-words";
 import { hasOtherFactor } from "@/lib/users/accounts";
 import { ACCOUNT_CLIENT_NAMESPACES } from "./namespaces";
 import { PageMessages } from "../components/PageMessages";
@@ -20,6 +24,17 @@ export const dynamic = "force-dynamic";
 
 export async function generateMetadata(): Promise<Metadata> {
   return { title: (await getTranslations("account"))("title") };
+}
+
+/** A card of one account action: its heading, what it does, and its form. */
+function ActionCard({ heading, hint, children }: { heading: string; hint: string; children: React.ReactNode }) {
+  return (
+    <div className="card">
+      <h2>{heading}</h2>
+      <p className="hint">{hint}</p>
+      {children}
+    </div>
+  );
 }
 
 export default async function AccountPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
@@ -37,6 +52,14 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
   // What strangers currently meet when they try this account (the owner's known devices are not affected).
   const strangers = await gate.lockouts.check(gate.usernameKey(user.email), gate.clock(), gate.lockoutPolicy);
   const t = await getTranslations("account");
+  const actionProps = {
+    formToken: sessionFormToken(gate.config.session.secret, currentSid),
+    email: user.email,
+    hasPasskey: passkeys.length > 0,
+  };
+  /** A client action's words, said here: only they ship to the browser, not their catalogue part. */
+  const said = <Keys extends readonly string[]>(part: string, keys: Keys) =>
+    Object.fromEntries(keys.map((key) => [key, t(`${part}.${key}`)])) as Record<Keys[number], string>;
   return (
     <PageMessages namespaces={ACCOUNT_CLIENT_NAMESPACES}>
       <>
@@ -65,6 +88,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
           ) : null}
         </div>
         <SessionsSection userId={userId} currentSid={currentSid} />
+        <KnownDevicesSection email={user.email} currentSid={currentSid} hasPasskey={passkeys.length > 0} />
         <PasskeysSection passkeys={passkeys} currentSid={currentSid} email={user.email} />
         <SecondFactorSection userId={userId} currentSid={currentSid} email={user.email} />
         <ChangePasswordSection
@@ -73,6 +97,12 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
           email={user.email}
           hasOtherFactor={await hasOtherFactor(gate.prisma, userId)}
         />
+        <ActionCard heading={t("data.heading")} hint={t("data.hint")}>
+          <DownloadData {...actionProps} words={said("data", DOWNLOAD_WORDS)} />
+        </ActionCard>
+        <ActionCard heading={t("delete.heading")} hint={t("delete.hint")}>
+          <DeleteAccount {...actionProps} words={said("delete", DELETE_WORDS)} />
+        </ActionCard>
         <div className="card">
           <h2>{t("events.heading")}</h2>
           <p className="hint">{t("events.hint")}</p>

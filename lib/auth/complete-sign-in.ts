@@ -61,7 +61,9 @@ export async function completeSignIn(
 ): Promise<Extract<SignInOutcome, { ok: true }> | { ok: false; refusal: Response | null }> {
   const { device, intent } = passed;
   const nowMs = gate.clock();
-  const issuing = gate.devices.issuing(gate.usernameKey(passed.email), nowMs, device?.id);
+  // The label and network the account page's "Known devices" shows for it.
+  const origin = { label: browserLabel(passed.userAgent), address: truncateAddress(passed.client.address) };
+  const issuing = gate.devices.issuing(gate.usernameKey(passed.email), nowMs, device?.id, origin);
   const written =
     intent.kind === "sign_in"
       ? await writeNewSignIn(gate, passed, user, via, issuing.writes, nowMs)

@@ -4,6 +4,7 @@ import { hasOtherFactor, storeNewPassword } from "@/lib/users/accounts";
 import { newPasswordRules } from "./credentials";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { browserLabel } from "@/lib/sessions/browser-label";
+import { truncateAddress } from "@/lib/events/security-events";
 import { endOtherSessions } from "./browser-session";
 import type { Gatehouse } from "@/lib/app";
 import { noticeOrigin } from "./complete-sign-in";
@@ -108,7 +109,7 @@ export async function replacePassword(limits: RouteLimits, password: string, how
   // fingerprints of wrong passwords: what was wrong may be right now, and the old one is what a
   // phone will keep sending, to be counted once under the new one.
   else await gate.lockouts.forgetWrongPasswords(usernameKey);
-  const device = await gate.devices.issue(usernameKey, nowMs);
+  const device = await gate.devices.issue(usernameKey, nowMs, undefined, { label: browser, address: truncateAddress(client.address) });
 
   const said = SAID[how.kind];
   await gate.events.accountChanged(userId, said.event, client, how.kind === "change" ? { browser, sessionId: how.sessionId } : { browser });

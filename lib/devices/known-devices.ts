@@ -1,4 +1,4 @@
-import { LEASE_COMMIT, msToUtc, type Sql } from "@/lib/db/sql";
+import { LEASE_COMMIT, msToUtc, utcToMs, type Sql } from "@/lib/db/sql";
 import { writeTogether, type Writes } from "@/lib/db/one-statement";
 import { deviceIdOf, doorCheckedDeviceId, newDeviceId, signDeviceToken, verifyDeviceToken } from "./device-token";
 
@@ -10,6 +10,12 @@ export type ClaimedDevice = KnownDevice & { claimedUntilMs: number };
 
 /** A device just issued: the token its client keeps. */
 export type IssuedDevice = { id: string; token: string; expiresAtMs: number };
+
+/** Where a device signed in from, for the owner's list: its browser family and truncated address. */
+export type DeviceOrigin = { label: string; address: string };
+
+/** A live device as the account page lists it; `firstSeenAt` is null for a device older than the list. */
+export type ListedDevice = { id: string; label: string | null; address: string | null; firstSeenAt: Date | null; lastSeenAt: Date };
 
 /** Devices kept per username; the oldest beyond this are forgotten when a new one is issued. */
 const MAX_DEVICES_PER_USERNAME = 20;
@@ -37,12 +43,12 @@ export interface KnownDevices {
    * A new device for the username, and the token to hand its client; `replacing` (the device
    * that just signed in) is forgotten in the same statement.
    */
-  issue(usernameKey: string, nowMs: number, replacing?: string): Promise<IssuedDevice>;
+  issue(usernameKey: string, nowMs: number, replacing?: string, origin?: DeviceOrigin): Promise<IssuedDevice>;
   /**
    * `issue`'s writes, for a caller that writes them with other tables' in one statement
    * (lib/db/one-statement.ts): the device exists, and its token verifies, once they are written.
    */
-  issuing(usernameKey: string, nowMs: number, replacing?: string): { writes: Writes; device: IssuedDevice };
+  issuing(usernameKey: string, nowMs: number, replacing?: string, origin?: DeviceOrigin): { writes: Writes; device: IssuedDevice };
   /**
    * Takes a live device of the username for one sign-in, atomically: "in_use" while another
    * sign-in holds it, "gone" once it is revoked, replaced, expired or not the username's. The
@@ -58,6 +64,13 @@ export interface KnownDevices {
   forget(id: string): Promise<void>;
   /** Revokes every device of a username (password change or reset, sign out everywhere). */
   forgetAll(usernameKey: string): Promise<number>;
+  /** The username's live devices, the latest sign-in first (the account page's list). */
+  listOf(usernameKey: string, nowMs: number): Promise<ListedDevice[]>;
+  /**
+   * The owner forgets one of their devices: deleted only if it is the username's, so another
+   * account's id changes nothing. Whether it was there to forget.
+   */
+  forgetOwn(id: string, usernameKey: string): Promise<boolean>;
 }
 
 /** The KnownDevice table, in SQL straight to the driver: a known device's sign-in reads and writes it. */
@@ -75,7 +88,7 @@ export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs:
     return verified ? { id: verified.id } : null;
   };
 
-  const issuing: KnownDevices["issuing"] = (usernameKey, nowMs, replacing) => {
+  const issuing: KnownDevices["issuing"] = (usernameKey, nowMs, replacing, origin) => {
     const id = newDeviceId();
     const expiresAtMs = nowMs + options.lifetimeMs;
     // The new device, the one it replaces gone (only ever a device of this username), and this
@@ -87,9 +100,14 @@ export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs:
       const now = msToUtc(param(nowMs));
       // An id no device has: nothing is replaced.
       const old = param(replacing ?? "");
+      // The device it replaces is the same device signing in again: its first sighting, and what
+      // it was when this sign-in does not say, carry over (the statement still sees the old row).
+      const replaced = (column: string) => `(SELECT "${column}" FROM "KnownDevice" WHERE "id" = ${old} AND "usernameKey" = ${key})`;
       return [
-        `INSERT INTO "KnownDevice" ("id", "usernameKey", "expiresAt", "createdAt")
-         SELECT ${param(id)}, ${key}, ${msToUtc(param(expiresAtMs))}, ${now} WHERE ${when}`,
+        `INSERT INTO "KnownDevice" ("id", "usernameKey", "expiresAt", "createdAt", "firstSeenAt", "label", "address")
+         SELECT ${param(id)}, ${key}, ${msToUtc(param(expiresAtMs))}, ${now}, COALESCE(${replaced("firstSeenAt")}, ${now}),
+           COALESCE(${param(origin?.label ?? null)}, ${replaced("label")}), COALESCE(${param(origin?.address ?? null)}, ${replaced("address")})
+         WHERE ${when}`,
         `DELETE FROM "KnownDevice" WHERE (("id" = ${old} AND "usernameKey" = ${key}) OR ("usernameKey" = ${key} AND "id" NOT IN (
            SELECT "id" FROM "KnownDevice" WHERE "usernameKey" = ${key} AND "expiresAt" > ${now} AND "id" <> ${old}
            ORDER BY "createdAt" DESC LIMIT ${param(MAX_DEVICES_PER_USERNAME - 1)}::int
@@ -121,8 +139,8 @@ export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs:
 
     issuing,
 
-    async issue(usernameKey, nowMs, replacing) {
-      const { writes, device } = issuing(usernameKey, nowMs, replacing);
+    async issue(usernameKey, nowMs, replacing, origin) {
+      const { writes, device } = issuing(usernameKey, nowMs, replacing, origin);
       await writeTogether(sql, writes);
       return device;
     },
@@ -155,6 +173,23 @@ export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs:
 
     async forgetAll(usernameKey) {
       return sql.run(`DELETE FROM "KnownDevice" WHERE "usernameKey" = $1`, [usernameKey]);
+    },
+
+    async listOf(usernameKey, nowMs) {
+      const rows = await sql.rows<{ id: string; label: string | null; address: string | null; firstMs: number | null; lastMs: number }>(
+        `SELECT "id", "label", "address", ${utcToMs(`"firstSeenAt"`)} AS "firstMs", ${utcToMs(`"createdAt"`)} AS "lastMs"
+         FROM "KnownDevice" WHERE "usernameKey" = $1 AND "expiresAt" > ${msToUtc("$2")} ORDER BY "createdAt" DESC, "id"`,
+        [usernameKey, nowMs],
+      );
+      return rows.map(({ firstMs, lastMs, ...row }) => ({
+        ...row,
+        firstSeenAt: firstMs === null ? null : new Date(firstMs),
+        lastSeenAt: new Date(lastMs),
+      }));
+    },
+
+    async forgetOwn(id, usernameKey) {
+      return (await sql.run(`DELETE FROM "KnownDevice" WHERE "id" = $1 AND "usernameKey" = $2`, [id, usernameKey])) === 1;
     },
   };
 }

@@ -28,7 +28,9 @@ export type AccountChangeKind =
   | "device_confirmation_due"
   | "device_confirmation_failed"
   | "admin_factors_removed"
-  | "password_found_breached";
+  | "password_found_breached"
+  | "device_forgotten"
+  | "data_exported";
 
 export type SecurityEventKind =
   | "sign_in_failed"

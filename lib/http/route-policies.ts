@@ -247,6 +247,30 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     limits: [{ policy: "accountChanges", key: "user" }],
     refusal: "api",
   },
+  // Forget a known device: per user, behind a live session, a form token and a fresh authentication.
+  {
+    path: "/api/account/devices/forget",
+    method: "POST",
+    file: "app/api/account/devices/forget/route.ts",
+    limits: [{ policy: "accountChanges", key: "user" }],
+    refusal: "api",
+  },
+  // "Delete account": per user, behind a live session, a form token, the typed address and a fresh authentication.
+  {
+    path: "/api/account/delete",
+    method: "POST",
+    file: "app/api/account/delete/route.ts",
+    limits: [{ policy: "accountChanges", key: "user" }],
+    refusal: "api",
+  },
+  // "Download my data": a quota per account, spent only once a fresh authentication let the request through.
+  {
+    path: "/api/account/data",
+    method: "POST",
+    file: "app/api/account/data/route.ts",
+    limits: [{ policy: "accountExport", key: "user" }],
+    refusal: "api",
+  },
   // Passkeys and second steps on the account page: per browser session (one session, an intruder's, cannot spend
   // the owner's allowance), behind a live session and a form token; adding, renaming and removing
   // also need a fresh authentication.

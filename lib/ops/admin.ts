@@ -4,6 +4,7 @@ import { normalizeEmail } from "@/lib/auth/credentials";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { ClientAddress } from "@/lib/http/client-address";
 import { queueWebhook } from "@/lib/webhooks/events";
+import { deleteAccount } from "@/lib/users/delete-account";
 
 /** What an operator's action is recorded as: no network address, a label of its own. */
 const OPERATOR: ClientAddress = { address: "operator", key: "operator", source: "unknown" };
@@ -148,32 +149,9 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       const { gate, prisma } = context;
       const user = await userOf(context, rawEmail);
       const usernameKey = gate.usernameKey(user.email);
-      // One transaction: an account is gone with all its rows, or not at all. The rows it owns go
-      // with it (onDelete: Cascade); devices and lockouts are keyed by the username, deleted here.
-      const counts = await prisma.$transaction(async (tx) => {
-        const { _count: owned } = await tx.user.findUniqueOrThrow({
-          where: { id: user.id },
-          select: {
-            _count: {
-              select: {
-                browserSessions: true,
-                refreshTokens: true,
-                downloadTokens: true,
-                reports: true,
-                securityEvents: true,
-                emailTokens: true,
-                passkeys: true,
-              },
-            },
-          },
-        });
-        // The account first: its row lock makes a sign-in's guarded writes (which lock it first too)
-        // wait and then find no account, so no device of theirs lands after the devices go below.
-        const users = (await tx.user.deleteMany({ where: { id: user.id } })).count;
-        const knownDevices = (await tx.knownDevice.deleteMany({ where: { usernameKey } })).count;
-        const lockouts = (await tx.signInLockout.deleteMany({ where: { usernameKey } })).count;
-        return { ...owned, knownDevices, lockouts, users };
-      });
+      // One transaction: an account is gone with all its rows, or not at all (lib/users/delete-account.ts).
+      const counts = await deleteAccount(prisma, user.id, usernameKey);
+      if (!counts) throw new AdminError(`${user.email} was deleted meanwhile.`);
       // No account is left to hold a security event: the log line is the record (and the webhook).
       if (gate.config.webhooks) {
         await queueWebhook(gate.sql, { type: "account.deleted", atMs: gate.clock(), data: { account: user.id, change: "admin_deleted" } });

@@ -87,6 +87,7 @@ describe("defaultPolicies", () => {
       { name: "secondStep", kind: "token-bucket", spec: "30/15m", failMode: "closed" },
       { name: "secondStepAccount", kind: "token-bucket", spec: "10/15m", failMode: "closed" },
       { name: "deviceCodeMail", kind: "token-bucket", spec: "5/1h", failMode: "open" },
+      { name: "accountExport", kind: "token-bucket", spec: "1/5m", failMode: "closed" },
     ]);
     expect(defaultPolicies.apiToken.idleTtlMs).toBe(600_000);
     // Budgets a crowd of owners shares count failures only (design invariant 11).

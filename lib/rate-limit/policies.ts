@@ -52,7 +52,8 @@ export type PolicyName =
   | "passkeySignIn"
   | "secondStep"
   | "secondStepAccount"
-  | "deviceCodeMail";
+  | "deviceCodeMail"
+  | "accountExport";
 
 export type Policies = Readonly<Record<PolicyName, Policy>>;
 
@@ -217,7 +218,7 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
   accountChanges: {
     failMode: "closed",
     description:
-      "Changes from the account page: revoking sessions per user; passkeys, the second step and confirming with a " +
+      "Changes from the account page: revoking sessions, forgetting known devices and deleting the account per user; passkeys, the second step and confirming with a " +
       "passkey per browser session. A person makes a few a minute. Fails closed: each one writes and records a security event.",
   },
   cspReport: {
@@ -299,6 +300,12 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
       "alike and waits for a code that is not sent (the owner's known devices and passkeys still go in). Fails " +
       "open: every code is behind a counted password check.",
   },
+  accountExport: {
+    failMode: "closed",
+    description:
+      '"Download my data" per account, counted once a fresh authentication let it through: the export reads every ' +
+      "table about the account. Fails closed: a quota.",
+  },
 };
 
 const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
@@ -328,6 +335,7 @@ const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   secondStep: "30/15m",
   secondStepAccount: "10/15m",
   deviceCodeMail: "5/1h",
+  accountExport: "1/5m",
 });
 
 /** Environment variable that overrides each policy's limit spec. */
@@ -358,6 +366,7 @@ export const policyEnvVars = Object.freeze({
   secondStep: "RATE_LIMIT_SECOND_STEP",
   secondStepAccount: "RATE_LIMIT_SECOND_STEP_ACCOUNT",
   deviceCodeMail: "RATE_LIMIT_DEVICE_CODE_MAIL",
+  accountExport: "RATE_LIMIT_ACCOUNT_EXPORT",
 } as const) satisfies Readonly<Record<PolicyName, string>>;
 
 export const POLICY_NAMES = Object.keys(defaultLimitSpecs) as PolicyName[];

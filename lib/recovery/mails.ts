@@ -199,6 +199,14 @@ export function brandedMessages(settings: MailSettings) {
       notice("recovery_codes_replaced", to, origin, forgotUrl, k("recovery_codes_replaced", "p1")),
     factorsRemovedByOperator: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
       notice("factors_removed_by_operator", to, origin, forgotUrl, k("factors_removed_by_operator", "p1")),
+    // No reset button: there is no account left to reset; the address may register again.
+    accountDeleted: (to: string, origin: NoticeOrigin, registerUrl: string) =>
+      layout(settings, to, "account_deleted", k("account_deleted", "subject"), [
+        { text: k("account_deleted", "p1") },
+        originParts(settings, origin),
+        { text: k("account_deleted", "p2") },
+        { link: { label: k("account_deleted", "register"), url: registerUrl } },
+      ]),
   };
 }
 

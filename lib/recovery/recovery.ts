@@ -224,6 +224,22 @@ export class Recovery {
   }
 
   /**
+   * The goodbye of an account about to be deleted: read now, while the account exists (its address,
+   * language and time zone), and queued by calling the answer once the deletion has committed.
+   * Null when there is no account.
+   */
+  async farewell(userId: string): Promise<((origin: NoticeOrigin) => void) | null> {
+    const account = await this.byId(userId);
+    if (!account) return null;
+    return (origin) =>
+      this.deps.background.run("account_deleted", () =>
+        this.send("securityNotice", account, "account_deleted", async () =>
+          this.messagesFor(account).accountDeleted(account.email, origin, this.url("/register")),
+        ),
+      );
+  }
+
+  /**
    * Renders and queues one message if the account's quota for its kind allows (null from `render`:
    * nothing to send after all). A full mail queue is checked first: rendering issues a link that
    * replaces the previous one, and a link that is never sent must not kill the one already in the

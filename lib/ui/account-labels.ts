@@ -58,6 +58,8 @@ const KINDS: Record<SecurityEventKind, true> = {
   device_confirmation_failed: true,
   admin_factors_removed: true,
   password_found_breached: true,
+  device_forgotten: true,
+  data_exported: true,
 };
 export const EVENT_KINDS = Object.keys(KINDS) as SecurityEventKind[];
 

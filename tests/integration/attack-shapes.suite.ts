@@ -21,6 +21,7 @@ import { hardeningShapes } from "./attack-shapes.hardening";
 import { ownerShapes } from "./attack-shapes.owner";
 import { onEachDatabase } from "../helpers/each-database";
 import { reviewShapes } from "./attack-shapes.review";
+import { accountShapes } from "./attack-shapes.account";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -391,6 +392,8 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
 
     codeShapes(() => ({ gate }), makeDatabase);
     reviewShapes(() => ({ gate }));
+
+    accountShapes(() => ({ gate }));
 
     describe("'email me a link' routes (a new confirmation link, a new unlock link) tell nobody anything", () => {
       const LINK_ROUTES = {

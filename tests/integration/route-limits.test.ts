@@ -160,6 +160,31 @@ describe("every route applies its rows of ROUTE_RULES", () => {
           "sec-fetch-site": "same-origin",
         }),
     },
+    "/api/account/devices/forget": {
+      handler: async () => (await import("@/app/api/account/devices/forget/route")).POST,
+      request: (address) =>
+        post("/api/account/devices/forget", address, "application/x-www-form-urlencoded", "id=x", {
+          cookie: sessionCookie,
+          "sec-fetch-site": "same-origin",
+        }),
+    },
+    "/api/account/delete": {
+      handler: async () => (await import("@/app/api/account/delete/route")).POST,
+      request: (address) =>
+        post("/api/account/delete", address, "application/x-www-form-urlencoded", "confirm=x", {
+          cookie: sessionCookie,
+          "sec-fetch-site": "same-origin",
+        }),
+    },
+    "/api/account/data": {
+      handler: async () => (await import("@/app/api/account/data/route")).POST,
+      request: (address) =>
+        // Its quota is spent after the form token and a fresh authentication (the session is fresh).
+        post("/api/account/data", address, "application/x-www-form-urlencoded", `formToken=${formToken}`, {
+          cookie: sessionCookie,
+          "sec-fetch-site": "same-origin",
+        }),
+    },
     "/api/account/sessions/revoke-others": {
       handler: async () => (await import("@/app/api/account/sessions/revoke-others/route")).POST,
       request: (address) =>

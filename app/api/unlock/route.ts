@@ -1,3 +1,4 @@
+import { truncateAddress } from "@/lib/events/security-events";
 import { setDeviceCookie } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/auth/limited";
 import { json } from "@/lib/http/responses";
@@ -23,7 +24,10 @@ export const POST = limited("/api/unlock", async (request, limits) => {
   if (!link.ok) return link.response;
   const nowMs = gate.clock();
   if (!(await gate.emailTokens.use(link.token.id, nowMs))) return invalidLink();
-  const { writes, device } = gate.devices.issuing(gate.usernameKey(link.token.email), nowMs);
+  const { writes, device } = gate.devices.issuing(gate.usernameKey(link.token.email), nowMs, undefined, {
+    label: browserLabel(limits.userAgent),
+    address: truncateAddress(client.address),
+  });
   // Only under the credentials the link was issued for: a reset or revocation since it was checked
   // forgets every device, and this one must not come after it.
   const account = { id: link.token.userId, credentialGeneration: link.token.credentialGeneration };
