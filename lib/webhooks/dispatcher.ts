@@ -141,7 +141,7 @@ export function startWebhookDispatcher(
     metrics.webhookOldestSeconds.set(backlog?.oldest ? Math.max(0, (clock() - backlog.oldest.getTime()) / 1000) : 0);
   }
 
-  async function runOnce(): Promise<void> {
+  async function pass(): Promise<void> {
     for (;;) {
       const rows = await claim();
       const queue = [...rows];
@@ -167,6 +167,12 @@ export function startWebhookDispatcher(
     }
     await measure();
   }
+
+  // One pass at a time in this process: a pass asked for while the timer's runs after it, so that
+  // when runOnce resolves, everything claimed before it was settled (claims already keep two
+  // instances apart).
+  let passes: Promise<void> = Promise.resolve();
+  const runOnce = (): Promise<void> => (passes = passes.catch(() => {}).then(pass));
 
   const periodic = startPeriodic(runOnce, {
     intervalMs: options.pollMs ?? 5_000,

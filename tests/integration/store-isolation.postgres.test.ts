@@ -1,6 +1,6 @@
 import { describe } from "vitest";
 import { freshPostgres, postgresUrl } from "../helpers/databases";
-import { storeIsolationSuite } from "./store-isolation.suite";
+import { storeIsolationSuite } from "./store-isolation.cases";
 
 const url = postgresUrl();
 describe.skipIf(!url)("store isolation on PostgreSQL (needs TEST_DATABASE_URL)", () => {

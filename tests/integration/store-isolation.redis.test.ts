@@ -1,7 +1,7 @@
 import { describe } from "vitest";
 import { freshPglite } from "../helpers/databases";
 import { redisUrl } from "../helpers/redis";
-import { storeIsolationSuite } from "./store-isolation.suite";
+import { storeIsolationSuite } from "./store-isolation.cases";
 
 const url = redisUrl();
 describe.skipIf(!url)("store isolation on Redis (needs TEST_REDIS_URL)", () => {
