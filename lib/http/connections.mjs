@@ -73,11 +73,7 @@ export function connectionGuard({ cap, perAddress, staleMs = 2_000, onFull = () 
     return undefined;
   }
 
-  /**
-   * The oldest idle connection of the address holding the most (ties: the first found). Only
-   * addresses holding more than one are looked at first, so a single visitor keeps its connection
-   * while a flood has any to give.
-   */
+  /** The oldest idle connection of the key that holds the most, among keys with one idle (ties: the first found). */
   function heaviestIdle() {
     /** @type {Connection | undefined} */
     let found;

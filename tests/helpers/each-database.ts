@@ -20,11 +20,11 @@ export function onEachDatabase(title: string, suite: (target: SuiteTarget) => vo
     suite({ label: "embedded PGlite", makeDatabase: freshPglite, kind });
     return;
   }
+  const needsRedis = options.needs?.includes("redis") === true;
   const url = postgresUrl();
-  const redis = options.needs?.includes("redis") ? redisUrl() : undefined;
-  const missing = [...(url ? [] : ["TEST_DATABASE_URL"]), ...(options.needs?.includes("redis") && !redis ? ["TEST_REDIS_URL"] : [])];
-  const needed = ["TEST_DATABASE_URL", ...(options.needs?.includes("redis") ? ["TEST_REDIS_URL"] : [])].join(", ");
-  describe.skipIf(missing.length > 0)(`${title} on PostgreSQL (needs ${needed})`, () => {
+  const redis = needsRedis ? redisUrl() : undefined;
+  const needed = needsRedis ? "TEST_DATABASE_URL, TEST_REDIS_URL" : "TEST_DATABASE_URL";
+  describe.skipIf(!url || (needsRedis && !redis))(`${title} on PostgreSQL (needs ${needed})`, () => {
     // Registered either way: without the service its tests are listed as skipped.
     suite({ label: "PostgreSQL", makeDatabase: () => freshPostgres(url!), kind, ...(redis ? { redisUrl: redis } : {}) });
   });
