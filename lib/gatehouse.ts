@@ -38,7 +38,7 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { Sql } from "@/lib/db/sql";
 import { appOrigin } from "@/lib/http/same-origin";
 import { Background } from "@/lib/jobs/jobs";
-import { createMailer, mailerOptions } from "@/lib/mail/mailer";
+import { createMailer, mailerOptions, outboxOnlyNotice } from "@/lib/mail/mailer";
 import { prismaMailSpool } from "@/lib/mail/spool";
 import type { Mailer } from "@/lib/mail/types";
 import { prismaEmailTokens, type EmailTokens } from "@/lib/recovery/email-tokens";
@@ -425,14 +425,9 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   // What the last process could not deliver before it stopped: sent now, each message once.
   background.run("mail_resume", () => mailer.resume().then(() => {}));
   const emailTokens = prismaEmailTokens(prisma);
-  if (config.nodeEnv === "production" && !config.mail.smtpUrl) {
-    // Links then sit in files on this machine, and no owner gets them: fine for a trial, never for users.
-    log.error({
-      event: "mail_to_outbox_only",
-      outboxDir: config.mail.outboxDir,
-      hint: "set SMTP_URL so verification, reset and unlock emails reach people",
-    });
-  }
+  // Links that sit in files on this machine reach no owner: an error in production, news on `npm run dev`.
+  const outboxOnly = outboxOnlyNotice(config);
+  if (outboxOnly) log[outboxOnly.level](outboxOnly.entry);
   const lockouts = sqlLockoutRepository(database.sql);
   const usernameKey = (email: string) => digestKey(config.rateLimit.keySecret, ["lockout", email]);
   const recovery = new Recovery({

@@ -63,6 +63,8 @@ describe("the brand variables", () => {
     expect(mailBrandOf(brand, "https://login.acme.example")).toEqual({
       name: "Acme",
       logoUrl: `https://login.acme.example/api/brand/logo/${brand.logo!.hash}`,
+      logoWidthPx: 32,
+      logoHeightPx: 32,
       supportUrl: "https://acme.example/help",
       privacyUrl: null,
       termsUrl: null,

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { AppConfig } from "@/lib/config/env";
 import type { Palette } from "./contrast";
-import { checkLogo, type Logo } from "./logo";
+import { checkLogo, LOGO_BOX, logoBox, type Logo } from "./logo";
 
 /**
  * Who this instance presents itself as: the client's name, logo, colour and links (BRAND_* and
@@ -93,6 +93,9 @@ export function brandStyle(brand: Brand): Record<string, string> | undefined {
 export type MailBrand = {
   name: string;
   logoUrl: string | null;
+  /** The logo's box in mail, its shape kept (mail clients size an image by its attributes only). */
+  logoWidthPx: number;
+  logoHeightPx: number;
   supportUrl: string | null;
   privacyUrl: string | null;
   termsUrl: string | null;
@@ -106,9 +109,12 @@ export const DEFAULT_ACCENT = "#1f5fbf";
 /** `publicUrl` is the app's origin (NEXTAUTH_URL), as the recovery links use: never a request's Host header. */
 export function mailBrandOf(brand: Brand, publicUrl: string): MailBrand {
   const logo = logoPath(brand);
+  const box = logoBox(brand.logo?.aspectRatio ?? 1, LOGO_BOX.mail.heightPx, LOGO_BOX.mail.maxWidthPx);
   return {
     name: brand.name,
     logoUrl: logo ? new URL(logo, publicUrl).toString() : null,
+    logoWidthPx: box.widthPx,
+    logoHeightPx: box.heightPx,
     supportUrl: supportHref(brand),
     privacyUrl: brand.privacyUrl,
     termsUrl: brand.termsUrl,

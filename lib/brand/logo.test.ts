@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkLogo, MAX_LOGO_BYTES } from "./logo";
+import { checkLogo, logoBox, MAX_LOGO_BYTES } from "./logo";
 
 const text = (value: string) => new TextEncoder().encode(value);
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" fill="#b3261e"/></svg>';
@@ -75,5 +75,41 @@ describe("the logo check", () => {
     ["an embed", SVG.replace("<rect", '<svg:embed src="x.swf"/><rect'), /embedded document/],
   ])("refuses an SVG with %s", (_, svg, expected) => {
     expect(problem(text(svg))).toMatch(expected);
+  });
+});
+
+describe("the logo's shape (issue 60)", () => {
+  const ratio = (bytes: Uint8Array) => {
+    const result = checkLogo("/x/logo", bytes);
+    if (!result.ok) throw new Error(result.problem);
+    return result.logo.aspectRatio;
+  };
+  const png = (width: number, height: number) => {
+    const bytes = new Uint8Array(33);
+    bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+    new DataView(bytes.buffer).setUint32(16, width);
+    new DataView(bytes.buffer).setUint32(20, height);
+    return bytes;
+  };
+
+  it("reads a wordmark's width over height from the SVG's viewBox, else its width and height, and a PNG's header", () => {
+    expect(ratio(text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 240 48"></svg>'))).toBe(5);
+    expect(ratio(text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0,0,32,32" width="64" height="8"></svg>'))).toBe(1);
+    expect(ratio(text('<svg xmlns="http://www.w3.org/2000/svg" width="120px" height="40"></svg>'))).toBe(3);
+    expect(ratio(png(480, 96))).toBe(5);
+  });
+
+  it("takes a square when nothing says, and keeps a banner or a sliver within 8:1 and 1:4", () => {
+    expect(ratio(text('<svg xmlns="http://www.w3.org/2000/svg"></svg>'))).toBe(1);
+    expect(ratio(text('<svg xmlns="http://www.w3.org/2000/svg" width="50%" height="20"></svg>'))).toBe(1);
+    expect(ratio(text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1000 10"></svg>'))).toBe(8);
+    expect(ratio(png(10, 1000))).toBe(0.25);
+  });
+
+  it("fits the box in a height and a widest width, the shape kept", () => {
+    expect(logoBox(1, 28, 160)).toEqual({ widthPx: 28, heightPx: 28 });
+    expect(logoBox(5, 28, 160)).toEqual({ widthPx: 140, heightPx: 28 });
+    expect(logoBox(8, 28, 160)).toEqual({ widthPx: 160, heightPx: 20 });
+    expect(logoBox(5, 32, 200)).toEqual({ widthPx: 160, heightPx: 32 });
   });
 });

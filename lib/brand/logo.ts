@@ -11,7 +11,58 @@ export const MAX_LOGO_BYTES = 100_000;
  * A checked logo, read from `path`. `hash` is a digest of the bytes: the URL carries it, so a
  * changed logo gets a new URL and `immutable` stays true.
  */
-export type Logo = { path: string; contentType: "image/svg+xml" | "image/png"; bytes: Uint8Array; hash: string; etag: string };
+export type Logo = {
+  path: string;
+  contentType: "image/svg+xml" | "image/png";
+  bytes: Uint8Array;
+  hash: string;
+  etag: string;
+  /** Width over height, from the PNG's header or the SVG's viewBox (else width and height); 1 when neither says. */
+  aspectRatio: number;
+};
+
+/** The header's logo height and widest box (a wordmark's), in CSS pixels; the mails' too (app/globals.css follows). */
+export const LOGO_BOX = { header: { heightPx: 28, maxWidthPx: 160 }, mail: { heightPx: 32, maxWidthPx: 200 } } as const;
+
+/**
+ * The logo's box within `heightPx` and `maxWidthPx`, its shape kept: a square logo is
+ * heightPx square, a 5:1 wordmark heightPx high and five times as wide, and one wider than
+ * maxWidthPx allows that wide and lower (mail clients use these numbers as they are).
+ */
+export function logoBox(aspectRatio: number, heightPx: number, maxWidthPx: number): { widthPx: number; heightPx: number } {
+  const widthPx = heightPx * aspectRatio;
+  if (widthPx <= maxWidthPx) return { widthPx: Math.round(widthPx), heightPx };
+  return { widthPx: maxWidthPx, heightPx: Math.max(1, Math.round(maxWidthPx / aspectRatio)) };
+}
+
+/** Ratios beyond these are a banner or a sliver, not a logo: clamped, so the box stays sensible. */
+const MIN_RATIO = 1 / 4;
+const MAX_RATIO = 8;
+
+function clampRatio(width: number, height: number): number {
+  if (!(width > 0) || !(height > 0) || !Number.isFinite(width / height)) return 1;
+  return Math.min(MAX_RATIO, Math.max(MIN_RATIO, width / height));
+}
+
+/** A PNG's width over height, from its IHDR chunk (bytes 16 to 23, big-endian). */
+function pngRatio(bytes: Uint8Array): number {
+  if (bytes.length < 24) return 1;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return clampRatio(view.getUint32(16), view.getUint32(20));
+}
+
+/** An SVG's width over height: its viewBox, else its width and height attributes in px (or no unit). */
+function svgRatio(text: string): number {
+  const tag = /<svg\b[^>]*>/i.exec(text)?.[0] ?? "";
+  const attribute = (name: string) => new RegExp(`\\s${name}\\s*=\\s*["']([^"']*)["']`, "i").exec(tag)?.[1];
+  const box = attribute("viewBox")
+    ?.trim()
+    .split(/[\s,]+/)
+    .map(Number);
+  if (box?.length === 4) return clampRatio(box[2]!, box[3]!);
+  const length = (value: string | undefined) => (value && /^\s*[\d.]+\s*(px)?\s*$/i.test(value) ? Number.parseFloat(value) : NaN);
+  return clampRatio(length(attribute("width")), length(attribute("height")));
+}
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
@@ -82,5 +133,6 @@ export function checkLogo(path: string, bytes: Uint8Array): { ok: true; logo: Lo
     contentType = "image/svg+xml";
   }
   const hash = createHash("sha256").update(bytes).digest("base64url").slice(0, 16);
-  return { ok: true, logo: { path, contentType, bytes, hash, etag: `"${hash}"` } };
+  const aspectRatio = contentType === "image/png" ? pngRatio(bytes) : svgRatio(new TextDecoder().decode(bytes));
+  return { ok: true, logo: { path, contentType, bytes, hash, etag: `"${hash}"`, aspectRatio } };
 }

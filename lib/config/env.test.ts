@@ -102,6 +102,17 @@ describe("parseConfig", () => {
     expect(() => parseConfig({ ...production, MAIL_FROM: "" })).toThrow(/MAIL_FROM/);
   });
 
+  it("says a branded instance's name in the default From, quoted where RFC 5322 needs it (issue 60)", () => {
+    expect(parseConfig({ ...SECRET, BRAND_NAME: "Acme" }, { devServer: false }).mail.from).toBe("Acme <no-reply@outbox.invalid>");
+    expect(parseConfig({ ...SECRET, BRAND_NAME: "Acme" }, { devServer: true }).mail.from).toBe("Acme <no-reply@localhost>");
+    expect(parseConfig({ ...SECRET, BRAND_NAME: 'Acme, Inc. "Login"' }, { devServer: false }).mail.from).toBe(
+      '"Acme, Inc. \\"Login\\"" <no-reply@outbox.invalid>',
+    );
+    expect(parseConfig({ ...SECRET, BRAND_NAME: "Acme", MAIL_FROM: "Help <help@acme.example>" }).mail.from).toBe(
+      "Help <help@acme.example>",
+    );
+  });
+
   it("takes DEFAULT_LOCALE as a language tag and refuses anything else, naming it", () => {
     expect(parseConfig(SECRET).i18n.defaultLocale).toBe("en");
     expect(parseConfig({ ...SECRET, DEFAULT_LOCALE: "de" }).i18n.defaultLocale).toBe("de");

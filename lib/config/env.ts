@@ -451,6 +451,8 @@ type EnvValues = z.infer<typeof envSchema>;
  */
 export type AppConfig = {
   nodeEnv: EnvValues["NODE_ENV"];
+  /** Running as `npm run dev` (server.mjs --dev): the outbox is then the mail's intended home. */
+  devServer: boolean;
   database: {
     /** Where DATABASE_URL says the data lives. */
     target: DatabaseTarget;
@@ -634,6 +636,16 @@ export const DEV_MAIL_FROM = "Gatehouse <no-reply@localhost>";
 /** The outbox's From outside `npm run dev` (no SMTP_URL): .invalid, which no relay delivers from (RFC 2606). */
 export const OUTBOX_MAIL_FROM = "Gatehouse <no-reply@outbox.invalid>";
 
+/**
+ * A default From under the instance's BRAND_NAME (a branded instance's outbox must not say
+ * Gatehouse): the name quoted when RFC 5322 needs it (a comma, a dot, a quote…).
+ */
+export function brandedFrom(defaultFrom: string, brandName: string): string {
+  const address = defaultFrom.slice(defaultFrom.indexOf("<"));
+  const phrase = /^[\p{L}\p{N} !#$%&'*+\-/=?^_`{|}~]+$/u.test(brandName) ? brandName : `"${brandName.replace(/["\\]/g, "\\$&")}"`;
+  return `${phrase} ${address}`;
+}
+
 /** A separate key per purpose, so one leaked derived key does not give away the others. */
 function derive(secret: string, purpose: string): string {
   return createHmac("sha256", secret).update(`gatehouse:${purpose}`).digest("base64url");
@@ -685,6 +697,7 @@ function grouped(env: EnvValues, databaseTarget: DatabaseTarget, devServer: bool
   const factorSecret = env.FACTOR_SECRET ?? derive(sessionSecret, "second-factors");
   return {
     nodeEnv: env.NODE_ENV,
+    devServer,
     database: { target: databaseTarget, minFreeBytes: env.DISK_MIN_FREE_MB * 1024 * 1024 },
     log: { level: env.LOG_LEVEL },
     http: {
@@ -764,7 +777,7 @@ function grouped(env: EnvValues, databaseTarget: DatabaseTarget, devServer: bool
       unlockLinkLifetimeMs: env.UNLOCK_LINK_MINUTES * MINUTE_MS,
     },
     mail: {
-      from: env.MAIL_FROM ?? (devServer ? DEV_MAIL_FROM : OUTBOX_MAIL_FROM),
+      from: env.MAIL_FROM ?? brandedFrom(devServer ? DEV_MAIL_FROM : OUTBOX_MAIL_FROM, env.BRAND_NAME),
       smtpUrl: env.SMTP_URL,
       outboxDir: env.MAIL_OUTBOX_DIR,
       queueMax: env.MAIL_QUEUE_MAX,

@@ -353,7 +353,8 @@ export const variableDocs = {
     description:
       "From header of every message. A production start with `SMTP_URL` and no `MAIL_FROM` stops with an error naming it; " +
       "`no-reply@localhost` is the default only under `npm run dev`.",
-    defaultText: "`npm run dev`: `Gatehouse <no-reply@localhost>`; the outbox otherwise: `Gatehouse <no-reply@outbox.invalid>`",
+    defaultText:
+      "`npm run dev`: `Gatehouse <no-reply@localhost>`; the outbox otherwise: `Gatehouse <no-reply@outbox.invalid>` (either under `BRAND_NAME` when set)",
   },
   DEFAULT_LOCALE: {
     group: "Email",
@@ -448,7 +449,10 @@ export const variableDocs = {
       "at start by its bytes, not its name: a PNG by its signature; an SVG must be UTF-8 with `<svg>` as its document element, " +
       "and one with `<script>`, `<foreignObject>`, an `<iframe>`, `<embed>` or `<object>`, an `on…=` handler, a `javascript:` or " +
       "`data:` URL, entity-encoded or not, a CSS `@import`, a reference outside itself (an `href`, `src` or `url()` that is not " +
-      "`#id`: no remote image, no other file) or an `<!ENTITY>` is refused. Missing, too large, neither, or active content: the start stops naming `BRAND_LOGO`.",
+      "`#id`: no remote image, no other file) or an `<!ENTITY>` is refused. Missing, too large, neither, or active content: the start stops naming `BRAND_LOGO`. " +
+      "Any shape works: it is shown 28 px high in the header (32 px in mail) and as wide as its aspect ratio asks (from the PNG's size, " +
+      "or the SVG's `viewBox`, else its `width` and `height`), up to 160 px (200 px in mail), where a wider wordmark is drawn lower " +
+      "instead; a square mark or a wordmark up to about 5:1 shows at full height. Give an SVG a `viewBox`.",
     defaultText: "unset: the Gatehouse mark",
   },
   BRAND_COLOR: {

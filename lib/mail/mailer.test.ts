@@ -10,6 +10,7 @@ import { startSmtp, type SmtpReply } from "@/tests/helpers/smtp";
 import {
   createMailer,
   describeMailError,
+  outboxOnlyNotice,
   retryDelayMs,
   type MailerOptions,
   type MailOutcome,
@@ -371,5 +372,20 @@ describe("createMailer without SMTP_URL (the outbox)", () => {
     await mail.idle();
     expect(log.counts).toEqual({ "lockout_notice:dropped": 2, "lockout_notice:sent": 2 });
     expect((await readOutbox(dir, 10)).map((entry) => entry.subject).sort()).toEqual(["message 0", "message 1"]);
+  });
+});
+
+describe("a start whose mail reaches only the outbox (issue 60)", () => {
+  const mail = (smtpUrl?: string) => ({ smtpUrl, outboxDir: "/tmp/outbox" }) as never;
+  it("is an error in production, information on npm run dev, and nothing in tests or with SMTP_URL", () => {
+    expect(outboxOnlyNotice({ nodeEnv: "production", devServer: false, mail: mail() })?.level).toBe("error");
+    expect(outboxOnlyNotice({ nodeEnv: "development", devServer: true, mail: mail() })).toEqual({
+      level: "info",
+      entry: { event: "mail_to_outbox_only", outboxDir: "/tmp/outbox", hint: "read the mail at /dev/outbox" },
+    });
+    // Whatever NODE_ENV a developer's shell exports, the development server is never an error.
+    expect(outboxOnlyNotice({ nodeEnv: "production", devServer: true, mail: mail() })?.level).toBe("info");
+    expect(outboxOnlyNotice({ nodeEnv: "test", devServer: false, mail: mail() })).toBeNull();
+    expect(outboxOnlyNotice({ nodeEnv: "production", devServer: false, mail: mail("smtps://relay.example") })).toBeNull();
   });
 });

@@ -41,6 +41,25 @@ export function mailerOptions(config: Pick<AppConfig, "mail">): MailerOptions {
   };
 }
 
+/**
+ * What a start says when mail only reaches the outbox folder (no SMTP_URL), or null when that is
+ * fine (tests): in production an error (links sit in files and reach nobody); on `npm run dev`,
+ * where the outbox is the plan (/dev/outbox shows it), only information.
+ */
+export function outboxOnlyNotice(
+  config: Pick<AppConfig, "nodeEnv" | "devServer" | "mail">,
+): { level: "info" | "error"; entry: { event: "mail_to_outbox_only"; outboxDir: string; hint: string } } | null {
+  if (config.mail.smtpUrl || (config.nodeEnv !== "production" && !config.devServer)) return null;
+  if (config.devServer) {
+    return {
+      level: "info",
+      entry: { event: "mail_to_outbox_only", outboxDir: config.mail.outboxDir, hint: "read the mail at /dev/outbox" },
+    };
+  }
+  const hint = "set SMTP_URL so verification, reset and unlock emails reach people";
+  return { level: "error", entry: { event: "mail_to_outbox_only", outboxDir: config.mail.outboxDir, hint } };
+}
+
 /** pino's Logger fits; each entry is one structured event. */
 export type MailLogger = { info(entry: object): void; warn(entry: object): void; error(entry: object): void };
 

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { everyMail as everyKind, MAIL_ORIGIN as ORIGIN, mailsIn as messages } from "@/tests/fixtures/mails";
+import { createI18n } from "@/lib/i18n/i18n";
+import { brandedMessages } from "./mails";
+import { everyMail as everyKind, MAIL_BRAND, MAIL_ORIGIN as ORIGIN, mailsIn as messages } from "@/tests/fixtures/mails";
 
 const RESET = "https://login.acme.example/forgot-password";
 
@@ -22,6 +24,20 @@ describe("mails", () => {
       expect(mail.text, mail.kind).toContain("— Acme");
       expect(mail.text).toContain("Questions? https://acme.example/help");
     }
+  });
+
+  it("say a support address as the address, with a mailto: link only in HTML (issue 60)", () => {
+    const mail = brandedMessages({
+      brand: { ...MAIL_BRAND, supportUrl: "mailto:help@acme.example", logoWidthPx: 160, logoHeightPx: 32 },
+      t: createI18n({ defaultLocale: "en", pseudoLocale: false }).translator("en"),
+      locale: "en",
+      timeZone: null,
+    }).passwordChanged("a@x.example", ORIGIN, RESET);
+    expect(mail.text).toContain("Questions? help@acme.example");
+    expect(mail.text).not.toContain("mailto:");
+    expect(mail.html).toContain('Questions? <a href="mailto:help@acme.example" style="color:#b3261e">help@acme.example</a>');
+    // A wordmark keeps its shape: the box mailBrandOf gave, as attributes mail clients read.
+    expect(mail.html).toContain('alt="" width="160" height="32"');
   });
 
   it("give the time in the owner's zone and in UTC, in the account's language", () => {

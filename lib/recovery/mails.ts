@@ -36,7 +36,16 @@ function layout(settings: MailSettings, to: string, kind: string, subject: strin
   const app = brand.name;
   const signature = t("mail.common.signature", { app });
   const why = t("mail.common.whyThisMail", { app });
-  const support = brand.supportUrl ? t("mail.common.footerSupport", { url: brand.supportUrl }) : null;
+  // A support address is said as the address (a mailto: link in HTML), never as "mailto:…" text.
+  const supportLabel = brand.supportUrl?.replace(/^mailto:/i, "") ?? null;
+  const support = supportLabel ? t("mail.common.footerSupport", { url: supportLabel }) : null;
+  const supportHtml =
+    brand.supportUrl && supportLabel
+      ? escapeHtml(t("mail.common.footerSupport", { url: "\u0000" })).replace(
+          "\u0000",
+          `<a href="${escapeHtml(brand.supportUrl)}" style="color:${escapeHtml(brand.color)}">${escapeHtml(supportLabel)}</a>`,
+        )
+      : null;
   const text = [
     ...parts.map((part) =>
       "text" in part ? part.text : "button" in part ? `${part.button.label}:\n${part.button.url}` : `${part.link.label}\n${part.link.url}`,
@@ -60,7 +69,7 @@ function layout(settings: MailSettings, to: string, kind: string, subject: strin
     })
     .join("\n");
   const logo = brand.logoUrl
-    ? `<img src="${escapeHtml(brand.logoUrl)}" alt="" width="32" height="32" style="vertical-align:middle;margin-right:8px">`
+    ? `<img src="${escapeHtml(brand.logoUrl)}" alt="" width="${brand.logoWidthPx}" height="${brand.logoHeightPx}" style="vertical-align:middle;margin-right:8px;max-width:100%;height:auto">`
     : "";
   const html = [
     `<!doctype html><html lang="${escapeHtml(settings.locale)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">`,
@@ -70,7 +79,7 @@ function layout(settings: MailSettings, to: string, kind: string, subject: strin
     `<h1 style="font-size:20px;margin:0 0 24px">${logo}${escapeHtml(app)}</h1>`,
     body,
     `<p style="margin:24px 0 0">${escapeHtml(signature)}</p>`,
-    `<p style="margin:16px 0 0;font-size:13px;color:#4a4a4a">${escapeHtml(why)}${support ? `<br>${escapeHtml(support)}` : ""}</p>`,
+    `<p style="margin:16px 0 0;font-size:13px;color:#4a4a4a">${escapeHtml(why)}${supportHtml ? `<br>${supportHtml}` : ""}</p>`,
     `</main></body></html>`,
   ].join("\n");
   const links = parts.flatMap((part) => ("button" in part ? [part.button] : "link" in part ? [part.link] : []));
