@@ -44,9 +44,11 @@ test("a field's error goes once it is corrected; the cursor starts in the first 
   expect(problem).not.toBe("");
   await expect(page.getByText(problem, { exact: true })).toHaveCount(1);
 
-  // A prefilled email (after confirming) leaves the cursor in the password.
-  await page.goto(`/sign-in?email=${encodeURIComponent("someone@example.com")}`);
+  // A prefilled email (after confirming: handed over in the tab's sessionStorage, never in the URL) leaves the cursor in the password.
+  await page.evaluate(() => sessionStorage.setItem("gatehouse.sign-in-email", "someone@example.com"));
+  await page.goto("/sign-in");
   await waitForForm(page);
+  await expect(page.getByLabel("Email")).toHaveValue("someone@example.com");
   await expect(page.getByLabel("Password", { exact: true })).toBeFocused();
 
   // A page without a form (a form's page already starts in its first field): the first Tab stop skips the header.

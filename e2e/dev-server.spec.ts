@@ -98,7 +98,7 @@ test("register, confirm from /dev/outbox, arrive signed in, see the account page
   await page.getByRole("button", { name: "Confirm my address" }).click();
 
   // Confirming signs the owner in: no second password prompt.
-  await expect(page).toHaveURL(`${server.baseURL}/account`, { timeout: COMPILE_MS });
+  await expect(page).toHaveURL(`${server.baseURL}/account?notice=email_verified`, { timeout: COMPILE_MS });
   await expect(page.getByTestId("account-email")).toHaveText(email);
 
   // A passkey, with Chromium's virtual authenticator: the RP ID is localhost, which browsers accept.

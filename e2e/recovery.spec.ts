@@ -11,7 +11,8 @@ test("a person registers, is told to check their email, cannot sign in until con
 }) => {
   const email = uniqueEmail("verify");
   await submitRegistration(page, email, PASSWORD);
-  await expect(page.getByTestId("register-sent")).toContainText("Check your email");
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Check your email");
+  await expect(page.getByTestId("register-sent")).toContainText(email);
 
   // Opening the link (as a mail scanner does) changes nothing: the account still waits.
   const { link } = await mailTo(email, /confirm your email/i);
@@ -29,7 +30,7 @@ test("a person registers, is told to check their email, cannot sign in until con
   await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
   // Confirming is one step: it signs the owner in and lands on the account page.
   await page.getByRole("button", { name: "Confirm my address" }).click();
-  await expect(page).toHaveURL(/\/account$/);
+  await expect(page).toHaveURL(/\/account\?notice=email_verified$/);
   await expect(page.getByTestId("account-email")).toHaveText(email);
 });
 

@@ -11,7 +11,15 @@ const TONES: Record<string, "ok" | "warn"> = {
   confirm_first: "warn",
   reauthenticated: "ok",
   device_forgotten: "ok",
+  email_verified: "ok",
 };
+
+/**
+ * Notices that arrive with a new page rather than after a form on it (confirming the address
+ * from its emailed link): focus goes to the notice, so a screen reader says it instead of
+ * starting from <body>. `autofocus` works on the server's HTML, with no script of its own.
+ */
+const FOCUSED = new Set(["email_verified"]);
 
 /** What the last account form did, from the redirect's ?notice= (unknown values show nothing); its words in `account.notice`. */
 export async function AccountNotice({ notice }: { notice: string | undefined }) {
@@ -19,7 +27,12 @@ export async function AccountNotice({ notice }: { notice: string | undefined }) 
   if (!notice || !tone) return null;
   const t = await getTranslations("account.notice");
   return (
-    <p className={`banner ${tone}`} role="status" data-testid="account-notice">
+    <p
+      className={`banner ${tone}`}
+      role="status"
+      data-testid="account-notice"
+      {...(FOCUSED.has(notice) ? { tabIndex: -1, autoFocus: true } : {})}
+    >
       {t(notice)}
     </p>
   );

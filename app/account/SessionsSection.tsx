@@ -36,9 +36,6 @@ function RevokeForm({
 
 type Row = { key: string; name: string; current: boolean; address: string; createdAt: Date; lastSeenAt: Date; revoke: ReactNode };
 
-/** Last active within a minute of signing in reads as one moment: said once, not as two equal times. */
-const SAME_MOMENT_MS = 60_000;
-
 /**
  * One card per session, each value labelled (a table's columns lose their headers on a phone),
  * every time in the viewer's own zone (LocalTime, like the events below).
@@ -72,11 +69,7 @@ function SessionCards({ kind, rows, t }: { kind: keyof typeof LISTS; rows: Row[]
               </dd>
               <dt>{lastLabel}</dt>
               <dd>
-                {row.lastSeenAt.getTime() - row.createdAt.getTime() < SAME_MOMENT_MS ? (
-                  t("sessions.whenSigningIn")
-                ) : (
-                  <AccountTime iso={row.lastSeenAt.toISOString()} />
-                )}
+                <AccountTime iso={row.lastSeenAt.toISOString()} />
               </dd>
             </dl>
             {row.revoke}
@@ -106,7 +99,9 @@ export async function SessionsSection({ userId, currentSid }: Props) {
     current: session.id === currentSid,
     address: session.address,
     createdAt: session.createdAt,
-    lastSeenAt: session.lastSeenAt,
+    // This session is active now, in this very request; lastSeenAt is written at most once per
+    // touch interval (session-rules.ts), so for this one it would lag, and read as the sign-in.
+    lastSeenAt: session.id === currentSid ? new Date(nowMs) : session.lastSeenAt,
     // This device signs out with "Sign out" (which also clears its cookie).
     revoke:
       session.id === currentSid ? null : (

@@ -50,6 +50,11 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
   const [state, setState] = useState<string>("unverified");
   const [solvingSinceMs, setSolvingSinceMs] = useState<number | null>(null);
   const solvingMs = useSolvingMs(solvingSinceMs);
+  // "Robot check done." only closes what was said before ("still checking", or a failure): a quick
+  // solve at a form's first focus is no news, and announcing it interrupted the field's label.
+  const [sayDone, setSayDone] = useState(false);
+  const since = useRef<number | null>(null);
+  const failed = useRef(false);
 
   useEffect(() => {
     // The widget is a browser-only custom element; loading it here keeps it out of server rendering.
@@ -66,8 +71,13 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
     const onChange = (event: Event) => {
       const state = (event as CustomEvent<{ state?: string }>).detail?.state;
       if (state !== "verified") solved.current = "";
+      const nowMs = Date.now();
+      if (state === "verified") setSayDone(failed.current || (since.current !== null && nowMs - since.current >= QUIET_SOLVE_MS));
+      if (state === "verifying") since.current = nowMs;
+      else if (state !== "verified") setSayDone(false);
+      failed.current = state === "error" || (failed.current && state !== "verified");
       setState(state ?? "unverified");
-      setSolvingSinceMs(state === "verifying" ? Date.now() : null);
+      setSolvingSinceMs(state === "verifying" ? nowMs : null);
     };
     element.addEventListener("verified", onVerified);
     element.addEventListener("statechange", onChange);
@@ -105,7 +115,7 @@ export function AltchaField({ ref }: { ref: Ref<AltchaHandle> }) {
   // working. A screen reader hears the same sentences (and that it finished), nobody sees a box.
   const slow = solvingMs >= QUIET_SOLVE_MS;
   const visible = state === "verifying" && slow ? t("forms.stillChecking") : state === "error" ? t("forms.checkFailed") : "";
-  const spoken = visible || (state === "verified" ? t("forms.checkDone") : "");
+  const spoken = visible || (state === "verified" && sayDone ? t("forms.checkDone") : "");
   return (
     <div className="altcha-field">
       <altcha-widget

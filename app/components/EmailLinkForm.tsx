@@ -14,6 +14,7 @@ import { PasswordStrength } from "./PasswordStrength";
 import { EMAIL_LINKS, type EmailLinkPurpose } from "./email-links";
 import { useGuardedSubmit, type Send } from "./guarded-submit";
 import { RefusalBanner, refusalFrom } from "./RefusalBanner";
+import { carryEmailToSignIn } from "./sign-in-email";
 import type { SecondStepMethod } from "./SecondStep";
 // Fetched only when a right password asks for it: the page itself does not carry it.
 const SecondStep = lazy(() => import("./SecondStep").then((module) => ({ default: module.SecondStep })));
@@ -115,7 +116,11 @@ export function EmailLinkForm({ purpose }: { purpose: EmailLinkPurpose }) {
         // so the next page's server components see the cookie. Without redirectTo, sign in next.
         const next = samePath(redirectTo);
         if (next) window.location.assign(next);
-        else router.push(`/sign-in?done=${done}${email ? `&email=${encodeURIComponent(email)}` : ""}`);
+        else {
+          // The address goes with this tab, not in the URL (history, logs, Referer).
+          if (email) carryEmailToSignIn(email);
+          router.push(`/sign-in?done=${done}`);
+        }
         return "leaving";
       }
       const body = (await res
@@ -144,6 +149,14 @@ export function EmailLinkForm({ purpose }: { purpose: EmailLinkPurpose }) {
           onRestart={() => router.push("/sign-in")}
         />
       </Suspense>
+    );
+  }
+  if (linked?.confirmed) {
+    // An old confirmation email opened again: nothing left to confirm, so no password to ask for.
+    return (
+      <p className="banner ok" role="status" data-testid="link-confirmed">
+        {rich("recovery.link.alreadyConfirmed", {}, { signIn: (chunks) => <Link href="/sign-in">{chunks}</Link> })}
+      </p>
     );
   }
   if (token === null) {
@@ -235,7 +248,7 @@ export function EmailLinkForm({ purpose }: { purpose: EmailLinkPurpose }) {
 }
 
 /** What a link's preview says: the account, masked; the reset's also what decides its password rule. */
-type LinkedAccount = { account?: string; hasPasskey?: boolean; hasOtherFactor?: boolean };
+type LinkedAccount = { account?: string; hasPasskey?: boolean; hasOtherFactor?: boolean; confirmed?: boolean };
 
 /** The new password's hint, in the account's rule once the preview has said it. */
 function newPasswordHint(linked: LinkedAccount | null, minLength: number, t: T): string {
@@ -244,7 +257,7 @@ function newPasswordHint(linked: LinkedAccount | null, minLength: number, t: T):
   return t(linked?.hasOtherFactor ? "recovery.link.newPasswordHintSecondStep" : "recovery.link.newPasswordHintPasswordOnly", limits);
 }
 
-/** The masked account a link is for, once `endpoint` has said (nothing on a bad link: the button tells). */
+/** The masked account a link is for (or that its address is confirmed), once `endpoint` has said (nothing on a bad link: the button tells). */
 function useLinkAccount(endpoint: string | undefined, token: string | null | undefined): LinkedAccount | null {
   const [account, setAccount] = useState<LinkedAccount | null>(null);
   useEffect(() => {

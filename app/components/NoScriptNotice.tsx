@@ -13,7 +13,8 @@ export async function NoScriptNotice({ posted, action }: { posted: boolean; acti
   if (posted) {
     return (
       <p className="banner warn" role="status" data-testid="posted-too-early">
-        {t("postedTooEarly", { needs })}
+        {/* "Forgot password?" holds no password: it says its address is kept instead. */}
+        {t(action === "forgot" ? "postedTooEarlyForgot" : "postedTooEarly", { needs })}
       </p>
     );
   }

@@ -25,7 +25,8 @@ export const EMAIL_LINKS = {
     noScriptForm: "verify-email",
     done: "verified",
     password: "current",
-    preview: undefined,
+    /** Says whether the address is already confirmed (an old email): then the page offers sign-in, no password form. */
+    preview: "/api/email/verify/preview",
     secondStep: true,
     intro: [],
   },

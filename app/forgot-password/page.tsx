@@ -1,5 +1,9 @@
 import type { Metadata } from "next";
+import { cookies } from "next/headers";
 import { getTranslations } from "next-intl/server";
+import { gatehouse } from "@/lib/app";
+import { secureCookies } from "@/lib/auth/next-auth/cookies";
+import { carriedEmailCookieName, carriedEmailOf } from "@/lib/http/carried-email";
 import { NoScriptNotice } from "../components/NoScriptNotice";
 import { ForgotPasswordForm } from "./ForgotPasswordForm";
 import { PageMessages } from "../components/PageMessages";
@@ -15,13 +19,15 @@ export default async function ForgotPasswordPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const [{ notice, email }, t] = await Promise.all([searchParams, getTranslations("recovery.forgot")]);
+  const [{ notice }, t, jar, gate] = await Promise.all([searchParams, getTranslations("recovery.forgot"), cookies(), gatehouse()]);
+  // The address a form sent without JavaScript typed (the no-script route kept it, not in the URL).
+  const email = carriedEmailOf(jar.get(carriedEmailCookieName(secureCookies(gate.config)))?.value);
   return (
     <PageMessages namespaces={["recovery.forgot"]}>
       <div className="card">
         <h1>{t("heading")}</h1>
         <NoScriptNotice posted={notice === "javascript"} action="forgot" />
-        <ForgotPasswordForm initialEmail={typeof email === "string" ? email : ""} />
+        <ForgotPasswordForm initialEmail={email} />
       </div>
     </PageMessages>
   );

@@ -15,6 +15,7 @@ import { PasswordInput } from "../components/PasswordInput";
 import { EmailMeALink } from "../components/EmailMeALink";
 import { RefusalBanner, refusalFrom } from "../components/RefusalBanner";
 import { useGuardedSubmit, type Send } from "../components/guarded-submit";
+import { carryEmailToSignIn } from "../components/sign-in-email";
 
 export function RegisterForm({ notice }: { notice: ReactNode }) {
   const t = useT();
@@ -28,7 +29,7 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
   // component, would submit the form (see its action).
   const hydrated = useHydrated();
   const submit = useGuardedSubmit(t("register.unavailable"), altcha);
-  const [sent, setSent] = useState<{ email: string; message: string } | null>(null);
+  const [sent, setSent] = useState<{ email: string } | null>(null);
   const [fields, setFields] = useState<FieldErrors>({});
   useFocusFirstEmpty(formRef, hydrated && sent === null);
 
@@ -65,8 +66,7 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
       });
       // The same answer for a new address and a taken one: the email says which it was.
       if (res.status === 202) {
-        const body = (await res.json()) as { message: string };
-        setSent({ email: email.trim(), message: body.message });
+        setSent({ email: email.trim() });
         return "done";
       }
       const body = (await res
@@ -84,7 +84,6 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
     return (
       <CheckEmail
         email={sent.email}
-        message={sent.message}
         onAnotherAddress={() => {
           setSent(null);
           setFields({});
@@ -142,10 +141,13 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
 
 /**
  * "Check your email", a state of its own: its heading (focused, so a screen reader says where the
- * form went), "Send it again" (POST /api/email/verification: the same answer for every address,
- * and the per-account mail quota behind it) and a way back to fix a mistyped address.
+ * form went), where the message went (said once: the heading says "check your email", the
+ * server's sentence would say it again), "Send it again" (POST /api/email/verification: the same
+ * answer for every address, and the per-account mail quota behind it) and, after their own
+ * question, the ways back to fix a mistyped address or sign in: buttons on a row of their own,
+ * not inside a sentence.
  */
-function CheckEmail({ email, message, onAnotherAddress }: { email: string; message: string; onAnotherAddress: () => void }) {
+function CheckEmail({ email, onAnotherAddress }: { email: string; onAnotherAddress: () => void }) {
   const t = useT();
   const rich = useRich();
   const heading = useRef<HTMLHeadingElement>(null);
@@ -157,24 +159,18 @@ function CheckEmail({ email, message, onAnotherAddress }: { email: string; messa
         {t("register.checkEmail")}
       </h1>
       <p className="banner ok" role="status" data-testid="register-sent">
-        {message}
+        {rich("register.sentTo", { email }, { address: (chunks) => <strong data-testid="register-sent-to">{chunks}</strong> })}
       </p>
-      <p>{rich("register.sentTo", { email }, { address: (chunks) => <strong data-testid="register-sent-to">{chunks}</strong> })}</p>
       <EmailMeALink endpoint="/api/email/verification" email={email} action={t("register.sendAgain")} testId="resent" />
-      <p>
-        {rich(
-          "register.wrongAddress",
-          {},
-          {
-            another: (chunks) => (
-              <button type="button" className="link inline" onClick={onAnotherAddress}>
-                {chunks}
-              </button>
-            ),
-            signIn: (chunks) => <Link href={`/sign-in?email=${encodeURIComponent(email)}`}>{chunks}</Link>,
-          },
-        )}
-      </p>
+      <p id="register-wrong-address">{t("register.wrongAddress")}</p>
+      <div className="actions" role="group" aria-labelledby="register-wrong-address">
+        <button type="button" className="secondary" onClick={onAnotherAddress}>
+          {t("register.useAnotherAddress")}
+        </button>
+        <Link href="/sign-in" className="button-link" onClick={() => carryEmailToSignIn(email)}>
+          {t("register.signIn")}
+        </Link>
+      </div>
     </>
   );
 }

@@ -14,13 +14,14 @@ import { Field } from "../components/Field";
 import { PasswordInput } from "../components/PasswordInput";
 import { RefusalBanner, localRefusal, refusalFrom } from "../components/RefusalBanner";
 import { useGuardedSubmit, type Send } from "../components/guarded-submit";
+import { takeCarriedEmail } from "../components/sign-in-email";
 import type { SecondStepMethod } from "../components/SecondStep";
 // Fetched only when a right password asks for it: the page itself does not carry it.
 const SecondStep = lazy(() => import("../components/SecondStep").then((module) => ({ default: module.SecondStep })));
 
-type Props = { callbackPath: string; done: string | null; initialEmail: string };
+type Props = { callbackPath: string; done: string | null };
 
-export function SignInForm({ callbackPath, done, initialEmail }: Props) {
+export function SignInForm({ callbackPath, done }: Props) {
   const t = useT();
   const rich = useRich();
   const router = useRouter();
@@ -39,6 +40,11 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
   const [attempted, setAttempted] = useState("");
   // A right password for an account with a second step: the page asks for it (no session yet).
   const [secondStep, setSecondStep] = useState<SecondStepMethod[] | null>(null);
+  // The address a link's page or "Already confirmed? Sign in" handed over (never in the URL).
+  useEffect(() => {
+    const carried = takeCarriedEmail();
+    if (carried && emailInput.current && !emailInput.current.value) emailInput.current.value = carried;
+  }, []);
   // A prefilled email (after confirming, from a link) leaves the cursor in the password.
   useFocusFirstEmpty(formRef, hydrated);
   // "Sign in again" from the second step: the form comes back with the email kept, the cursor in
@@ -166,7 +172,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
               // "webauthn": the browser may offer the account's passkeys here (conditional mediation).
               autoComplete="username webauthn"
               required
-              defaultValue={attempted || initialEmail}
+              defaultValue={attempted || undefined}
               {...aria}
             />
           )}

@@ -36,7 +36,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
       <div className="card">
         <h1>{t("heading")}</h1>
         <NoScriptNotice posted={first(params.notice) === "javascript"} action="signIn" />
-        <SignInForm callbackPath={callbackPath} done={doneNotice(first(params.done), t)} initialEmail={first(params.email) ?? ""} />
+        <SignInForm callbackPath={callbackPath} done={doneNotice(first(params.done), t)} />
         {/* Where browsers make no passkeys (an IP address), none can sign in: the account page says why. */}
         {passkeyObstacle((await gatehouse()).passkeySettings.rp.origin) ? null : <PasskeySignIn callbackPath={callbackPath} />}
       </div>

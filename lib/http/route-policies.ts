@@ -129,7 +129,8 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   {
     path: "/api/no-script/[form]",
     file: "app/api/no-script/[form]/route.ts",
-    unlimited: "reads no body and answers a redirect: where a form posted before JavaScript took over lands",
+    unlimited:
+      "answers a redirect, where a form posted before JavaScript took over lands; reads no body but forgot-password's bounded form (its address, kept in a cookie for that page)",
   },
   {
     path: "/api/altcha/challenge",
@@ -339,6 +340,13 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/password/reset/preview",
     method: "POST",
     file: "app/api/password/reset/preview/route.ts",
+    limits: [{ policy: "emailLinks", key: "address" }],
+    refusal: "browser",
+  },
+  {
+    path: "/api/email/verify/preview",
+    method: "POST",
+    file: "app/api/email/verify/preview/route.ts",
     limits: [{ policy: "emailLinks", key: "address" }],
     refusal: "browser",
   },

@@ -21,6 +21,12 @@ export interface EmailTokens {
   issue(userId: string, purpose: EmailTokenPurpose, credentialGeneration: number, nowMs: number, lifetimeMs: number): Promise<string>;
   /** The token if it is live now (a verification link: and the address not yet confirmed); null otherwise. Reading does not use it. */
   find(token: string, purpose: EmailTokenPurpose, nowMs: number): Promise<LiveEmailToken | null>;
+  /**
+   * Whether `token` is a confirmation link (used or not, expired or not) of an account whose
+   * address is confirmed: its page then says so instead of asking for a password. Only the
+   * link's holder can ask, and the mailbox it went to is the one confirmed.
+   */
+  alreadyConfirmed(token: string): Promise<boolean>;
   /** Marks a live token used, once: of two concurrent uses exactly one gets true. */
   use(id: string, nowMs: number): Promise<boolean>;
   /**
@@ -70,6 +76,14 @@ export function prismaEmailTokens(prisma: PrismaClient): EmailTokens {
       // A confirmed address leaves its other verification links nothing to do.
       if (purpose === "verify_email" && user.emailVerifiedAt !== null) return null;
       return { id: row.id, userId: row.userId, email: user.email, purpose, credentialGeneration: row.credentialGeneration };
+    },
+
+    async alreadyConfirmed(token) {
+      if (!isWellFormedOpaqueToken(token)) return false;
+      const row = await prisma.emailToken.findUnique({ where: { digest: tokenDigest(token) }, select: { purpose: true, userId: true } });
+      if (!row || row.purpose !== "verify_email") return false;
+      const user = await prisma.user.findUnique({ where: { id: row.userId }, select: { emailVerifiedAt: true } });
+      return user?.emailVerifiedAt != null;
     },
 
     async use(id, nowMs) {

@@ -83,6 +83,8 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
       previewReset: async (body: unknown) =>
         (await import("@/app/api/password/reset/preview/route")).POST(postJson("/api/password/reset/preview", body)),
       previewUnlock: async (body: unknown) => (await import("@/app/api/unlock/preview/route")).POST(postJson("/api/unlock/preview", body)),
+      previewVerify: async (body: unknown) =>
+        (await import("@/app/api/email/verify/preview/route")).POST(postJson("/api/email/verify/preview", body)),
       resendVerification: async (email: string) =>
         (await import("@/app/api/email/verification/route")).POST(
           postJson("/api/email/verification", { email, altcha: await altchaPayload() }),
@@ -174,6 +176,8 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         expect(links).toHaveLength(2);
         const second = linkTokenOf(links[1]!)!;
 
+        // A live link's page asks for the password as before.
+        expect(await (await routes.previewVerify({ token: first })).json()).toEqual({ confirmed: false });
         // The mailbox alone does not confirm: the password chosen at registration is asked, and a wrong one does not spend the link.
         const wrong = await routes.verify({ token: first, password: "somebody else's guess" });
         expect(wrong.status).toBe(400);
@@ -187,11 +191,19 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         // first one), signs its owner in, and works once.
         const verified = await routes.verify({ token: first, password: PASSWORD });
         expect(verified.status).toBe(200);
-        expect(await verified.json()).toMatchObject({ status: "email_verified", redirectTo: "/account" });
+        expect(await verified.json()).toMatchObject({ status: "email_verified", redirectTo: "/account?notice=email_verified" });
         expect(sessionPairOf(verified)).not.toBeNull();
         expect((await routes.verify({ token: first, password: PASSWORD })).status).toBe(400);
         // Once confirmed, the other link has nothing left to do, and says so like any dead link.
         expect(await (await routes.verify({ token: second, password: PASSWORD })).json()).toMatchObject({ error: "invalid_token" });
+        // Its page learns beforehand that the address is confirmed, for either email, used or not
+        // (issue 60: no password form under "expired"); a token of no confirmation link learns nothing.
+        for (const token of [first, second]) expect(await (await routes.previewVerify({ token })).json()).toEqual({ confirmed: true });
+        for (const token of ["x", second.replace(/^./, (c) => (c === "A" ? "B" : "A")), 42]) {
+          const answer = await routes.previewVerify({ token });
+          expect(answer.status).toBe(400);
+          expect(await answer.json()).toMatchObject({ error: "invalid_token" });
+        }
         // Another browser: the failures above left the username under attack, but the confirmation
         // proved the mailbox and ended that (issue 55): it signs straight in.
         expect((await browserSignIn("unverified@example.com", PASSWORD)).status).toBe(200);
@@ -532,6 +544,30 @@ export function recoverySuite(label: string, makeDatabase: () => Promise<TestDat
         expect((await refreshTokens(refresh_token)).status).toBe(401);
         await onlyMailTo("copied@example.com", /may have been copied/i);
         expect((await gate.events.recent(await userId("copied@example.com"))).map((event) => event.kind)).toContain("refresh_token_reused");
+      });
+    });
+
+    describe("forgot password without JavaScript (issue 60)", () => {
+      const post = async (body: string, site: string) =>
+        (await import("@/app/api/no-script/[form]/route")).POST(
+          new NextRequest("http://localhost/api/no-script/forgot-password", {
+            method: "POST",
+            headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": site, [PEER_HEADER]: freshAddress() },
+            body,
+          }),
+          { params: Promise.resolve({ form: "forgot-password" }) },
+        );
+
+      it("keeps the typed address in a cookie for that page, never in the URL, and only from the app's own page", async () => {
+        const kept = await post("email=ki%2Bm%40example.com", "same-origin");
+        expect(kept.status).toBe(303);
+        expect(kept.headers.get("location")).toBe("/forgot-password?notice=javascript");
+        expect(kept.headers.get("set-cookie")).toBe(
+          "gatehouse-forgot-email=ki%2Bm%40example.com; Path=/forgot-password; Max-Age=300; HttpOnly; SameSite=Lax",
+        );
+        // Another site's form cannot fill the field, and nothing oversized is kept.
+        expect((await post("email=ki%40example.com", "cross-site")).headers.get("set-cookie")).toBeNull();
+        expect((await post(`email=${"a".repeat(250)}%40example.com`, "same-origin")).headers.get("set-cookie")).toBeNull();
       });
     });
 

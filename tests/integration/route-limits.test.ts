@@ -328,6 +328,10 @@ describe("every route applies its rows of ROUTE_RULES", () => {
       handler: async () => (await import("@/app/api/password/reset/preview/route")).POST,
       request: (address) => post("/api/password/reset/preview", address, "application/json", '{"token":"x"}'),
     },
+    "/api/email/verify/preview": {
+      handler: async () => (await import("@/app/api/email/verify/preview/route")).POST,
+      request: (address) => post("/api/email/verify/preview", address, "application/json", '{"token":"x"}'),
+    },
     "/api/unlock/preview": {
       handler: async () => (await import("@/app/api/unlock/preview/route")).POST,
       request: (address) => post("/api/unlock/preview", address, "application/json", '{"token":"x"}'),

@@ -17,6 +17,11 @@ const verifySchema = linkSchema({
   callbackUrl: z.string().max(2048).optional(),
 });
 
+/** The account page says the address is confirmed (and takes the focus there); any other landing is left as it is. */
+function confirmedLanding(path: string): string {
+  return path === "/account" ? "/account?notice=email_verified" : path;
+}
+
 const NOT_THE_PASSWORD = "That is not the password this account was created with. If you did not create it, ignore the email.";
 
 /**
@@ -50,6 +55,6 @@ export const POST = limited("/api/email/verify", async (request, limits) => {
     status: "email_verified",
     message: "Your email address is confirmed, and you are signed in.",
     email: token.email,
-    redirectTo: landingPath(outcome, link.fields.callbackUrl, "/account"),
+    redirectTo: confirmedLanding(landingPath(outcome, link.fields.callbackUrl, "/account")),
   });
 });

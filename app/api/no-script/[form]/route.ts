@@ -2,6 +2,10 @@ import { NextResponse } from "next/server";
 import { safeCallbackPath } from "@/lib/http/callback-url";
 import { limited } from "@/lib/auth/limited";
 import { jsonError } from "@/lib/http/responses";
+import { readForm } from "@/lib/http/body";
+import { carriedEmailCookie } from "@/lib/http/carried-email";
+import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
+import { secureCookies } from "@/lib/auth/next-auth/cookies";
 
 export const dynamic = "force-dynamic";
 
@@ -10,18 +14,32 @@ const PAGES = new Set(["sign-in", "register", "forgot-password", "reset-password
 /**
  * Where the sign-in and registration forms post when JavaScript has not taken them over (it is
  * off, or the form was sent before the page hydrated). The body, which holds the password, is
- * never read: without JavaScript there is no proof of work, so the attempt could not pass anyway.
+ * never read (but forgot-password's address, which it keeps): without JavaScript there is no proof
+ * of work, so the attempt could not pass anyway.
  * The browser is sent back to its page (303: a GET with nothing from the form in the URL), which
  * says why. Without this action a form with none would submit as GET, password in the URL.
  */
-export const POST = limited("/api/no-script/[form]", async (request, _limits, context: { params: Promise<{ form: string }> }) => {
+export const POST = limited("/api/no-script/[form]", async (request, { gate }, context: { params: Promise<{ form: string }> }) => {
   const { form } = await context.params;
-  await request.body?.cancel();
-  if (!PAGES.has(form)) return jsonError(404, "not_found", "No such endpoint.");
+  if (!PAGES.has(form)) {
+    await request.body?.cancel();
+    return jsonError(404, "not_found", "No such endpoint.");
+  }
+  // "Forgot password?" has no password in it: its address is kept (in a cookie for that page,
+  // never in the URL), so the person does not type it again. Only from this app's own page.
+  let keep: string | null = null;
+  if (form === "forgot-password" && isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) {
+    const body = await readForm(request, gate.config.http.maxBodyBytes);
+    keep = body.ok ? carriedEmailCookie(body.value.email, secureCookies(gate.config)) : null;
+  } else {
+    await request.body?.cancel();
+  }
   const target = new URL(`/${form}`, request.url);
   target.searchParams.set("notice", "javascript");
   const callbackUrl = new URL(request.url).searchParams.get("callbackUrl");
   if (form === "sign-in" && callbackUrl) target.searchParams.set("callbackUrl", safeCallbackPath(callbackUrl));
   // Relative: the Location stays on whatever origin the browser used.
-  return new NextResponse(null, { status: 303, headers: { Location: `${target.pathname}${target.search}`, "Cache-Control": "no-store" } });
+  const headers = new Headers({ Location: `${target.pathname}${target.search}`, "Cache-Control": "no-store" });
+  if (keep) headers.set("Set-Cookie", keep);
+  return new NextResponse(null, { status: 303, headers });
 });
