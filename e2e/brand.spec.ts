@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import AxeBuilder from "@axe-core/playwright";
-import { expect, test, type Page } from "@playwright/test";
+import { expect as baseExpect, test, type Page } from "@playwright/test";
 import { brandPalette } from "../lib/brand/contrast";
 import { freePort } from "../tests/helpers/ports";
 import { confirmFromOutbox, PASSWORD, submitRegistration, uniqueEmail } from "./helpers/accounts";
@@ -15,7 +15,8 @@ import { mailTo } from "./helpers/outbox";
 // logo that cannot be served safely, stops the start with a message naming the variable.
 const root = path.resolve(__dirname, "..");
 const COLOR = "#b3261e";
-const SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><circle cx="16" cy="16" r="14" fill="${COLOR}"/></svg>`;
+// A wordmark, 240 by 48 (issue 60): it keeps its 5:1 shape in the header and the mails.
+const SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 240 48"><rect x="2" y="2" width="236" height="44" rx="8" fill="${COLOR}"/></svg>`;
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-brand-e2e-"));
 
 type Server = EnvFileServer;
@@ -45,10 +46,13 @@ function newInstance(client: string, port: number, brand: string[]): string {
   return path.join(work, client, "gatehouse.env");
 }
 
+// Registering and confirming run a proof of work and Argon2id: seconds on a busy shared machine.
+const expect = baseExpect.configure({ timeout: 30_000 });
+
 const rgb = (hex: string) => `rgb(${[1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16)).join(", ")})`;
 
 // Each test starts a production server of its own (and the first one makes an instance first).
-test.describe.configure({ mode: "serial", timeout: 180_000 });
+test.describe.configure({ mode: "serial", timeout: 300_000 });
 
 test.describe("an instance branded Acme", () => {
   let server: Server;
@@ -57,7 +61,7 @@ test.describe("an instance branded Acme", () => {
   let direct = "";
 
   test.beforeAll(async () => {
-    test.setTimeout(180_000);
+    test.setTimeout(300_000);
     const port = await freePort();
     baseURL = `http://localhost:${port}`;
     direct = `http://127.0.0.1:${port}`;
@@ -135,6 +139,13 @@ test.describe("an instance branded Acme", () => {
     expect(mail.subject).toBe("Confirm your email address for Acme");
     expect(`${mail.text}`).toContain("— Acme");
     expect(`${mail.subject} ${mail.text} ${mail.html}`).not.toContain("Gatehouse");
+    // The outbox's default From speaks for the brand; the support address reads as an address.
+    expect(mail.from?.value[0]).toEqual({ name: "Acme", address: "no-reply@outbox.invalid" });
+    expect(mail.text).toContain("Questions? help@acme.example.com");
+    expect(mail.text).not.toContain("mailto:");
+    expect(mail.html).toContain('<a href="mailto:help@acme.example.com"');
+    // The wordmark keeps its shape in mail: 32 px high would be 160 px wide, the widest mail allows.
+    expect(mail.html).toMatch(/<img src="[^"]+\/api\/brand\/logo\/[A-Za-z0-9_-]{16}" alt="" width="160" height="32"/);
 
     await confirmFromOutbox(page, email, PASSWORD);
     await expect(page).toHaveTitle(/^Your account · Acme$/);
@@ -145,6 +156,28 @@ test.describe("an instance branded Acme", () => {
     await page.goto("/");
     await expect(page.getByRole("heading", { level: 1 })).toHaveText("Welcome to Acme");
     expect(refused).toEqual([]);
+    await context.close();
+  });
+
+  test("draws a 240×48 wordmark 28 px high and 140 px wide, not squeezed into a square, at both sizes", async ({ browser }) => {
+    const context = await browser.newContext({ baseURL });
+    const page = await context.newPage();
+    for (const viewport of [
+      { width: 390, height: 844 },
+      { width: 1280, height: 800 },
+    ]) {
+      await page.setViewportSize(viewport);
+      await page.goto("/sign-in");
+      const logo = page.getByTestId("brand-logo");
+      await expect.poll(() => logo.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+      const box = (await logo.boundingBox())!;
+      expect(box.height).toBeCloseTo(28, 0);
+      expect(box.width).toBeCloseTo(140, 0);
+      // The name beside it still fits on the header's line, the logo not over it.
+      const name = (await page.locator("header.site .brand").boundingBox())!;
+      expect(name.width).toBeGreaterThan(box.width);
+      expect(name.x + name.width).toBeLessThanOrEqual(viewport.width);
+    }
     await context.close();
   });
 

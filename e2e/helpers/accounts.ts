@@ -44,7 +44,7 @@ export async function confirmFromOutbox(page: Page, email: string, password = PA
   await waitForForm(page);
   await page.getByLabel("Password", { exact: true }).fill(password);
   await page.getByRole("button", { name: "Confirm my address" }).click();
-  await expect(page).toHaveURL(/\/account\?notice=email_verified$/);
+  await expect(page).toHaveURL(/\/account\?notice=email_verified$/, { timeout: 30_000 });
   await expect(page.getByTestId("account-email")).toHaveText(email);
 }
 

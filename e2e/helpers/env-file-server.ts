@@ -22,9 +22,9 @@ export function startWithEnvFile(folder: string, envFile: string, env: Record<st
   return { child, exited, output: () => output };
 }
 
-/** Waits until /api/health answers; throws with the server's output if it exits or takes over 90 s. */
+/** Waits until /api/health answers; throws with the server's output if it exits or takes over 180 s (a busy shared machine). */
 export async function healthy(baseURL: string, server: EnvFileServer): Promise<void> {
-  const deadline = Date.now() + 90_000;
+  const deadline = Date.now() + 180_000;
   for (;;) {
     if (server.child.exitCode !== null) throw new Error(`the server exited (${server.child.exitCode}): ${server.output()}`);
     try {
