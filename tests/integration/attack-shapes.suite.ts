@@ -526,6 +526,13 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
         other: "unlock",
         load: () => import("@/app/api/password/reset/preview/route"),
       },
+      // Issue 60: the confirmation page learns only whether its own link's address is confirmed.
+      {
+        path: "/api/email/verify/preview",
+        purpose: "verify_email",
+        other: "unlock",
+        load: () => import("@/app/api/email/verify/preview/route"),
+      },
     ] as const)("$path names nobody to a stranger", ({ path, purpose, other, load }) => {
       const preview = (body: string, contentType = "application/json") =>
         load().then((route) =>
@@ -560,7 +567,8 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
         const res = await preview(JSON.stringify({ token }));
         expect(res.status).toBe(200);
         const text = await res.text();
-        expect(JSON.parse(text)).toMatchObject({ account: "o•••@example.com" });
+        // The owner's address is confirmed: that page says so and names nobody at all.
+        expect(JSON.parse(text)).toMatchObject(purpose === "verify_email" ? { confirmed: true } : { account: "o•••@example.com" });
         expect(text).not.toContain("owner@");
       });
     });
