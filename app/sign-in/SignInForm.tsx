@@ -39,6 +39,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
   const [attempted, setAttempted] = useState("");
   // A right password for an account with a second step: the page asks for it (no session yet).
   const [secondStep, setSecondStep] = useState<SecondStepMethod[] | null>(null);
+  const [rememberDays, setRememberDays] = useState(0);
   // A prefilled email (after confirming, from a link) leaves the cursor in the password.
   useFocusFirstEmpty(formRef, hydrated);
   // "Sign in again" from the second step: the form comes back with the email kept, the cursor in
@@ -92,8 +93,14 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
         if ((refused.error === "rate_limited" || refused.error === "locked") && passwordInput.current) passwordInput.current.value = "";
         return setRefusal(refused);
       }
-      const body = (await res.json().catch(() => ({}))) as { url?: string; error?: string; methods?: SecondStepMethod[] };
+      const body = (await res.json().catch(() => ({}))) as {
+        url?: string;
+        error?: string;
+        methods?: SecondStepMethod[];
+        rememberDays?: number;
+      };
       if (body.error === "mfa_required" || body.error === "device_confirmation_required") {
+        setRememberDays(body.rememberDays ?? 0);
         setSecondStep(body.methods ?? []);
         return "done";
       }
@@ -117,6 +124,7 @@ export function SignInForm({ callbackPath, done, initialEmail }: Props) {
         <SecondStep
           methods={secondStep}
           callbackPath={callbackPath}
+          rememberDays={rememberDays}
           // A full navigation, so every server component sees the new session cookie.
           onDone={() => window.location.assign(callbackPath)}
           onRestart={() => {
