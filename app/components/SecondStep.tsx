@@ -27,6 +27,8 @@ type Props = {
   onDone: () => void;
   /** The pending sign-in is gone (expired, used, out of tries): back to the password. */
   onRestart: () => void;
+  /** Days "Remember this browser" lasts, as the server offered it; absent or 0: not offered. */
+  rememberDays?: number | undefined;
 };
 
 const firstMode = (methods: SecondStepMethod[]): Mode =>
@@ -41,7 +43,7 @@ const post = (path: string, body: unknown) =>
  * or, for a new device of an account under attack, the code emailed to the owner (also "Code"),
  * with "Resend code" and "Sign in again". No session exists until the server accepts one of them.
  */
-export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: Props) {
+export function SecondStep({ methods: first, callbackPath, onDone, onRestart, rememberDays: offered }: Props) {
   // A confirmed new device of an account with a second factor is asked the factor next.
   const t = useT();
   const [methods, setMethods] = useState(first);
@@ -53,6 +55,10 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
   // "Resend code" answered: said alike whether a code went out (only the owner's mailbox tells).
   const [resent, setResent] = useState(false);
   const input = useRef<HTMLInputElement>(null);
+  const [rememberDays, setRememberDays] = useState(offered ?? 0);
+  const [remember, setRemember] = useState(false);
+  // A recovery code or a mailed code never remembers the browser: the box goes with the app's code (and the passkey beside it).
+  const remembering = rememberDays > 0 && mode === "totp";
   const nowMs = useRefusalClock(refusal);
   const waiting = secondsLeft(refusal, nowMs) > 0;
 
@@ -61,9 +67,10 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
     const next = (await res
       .clone()
       .json()
-      .catch(() => ({}))) as { error?: string; methods?: SecondStepMethod[] };
+      .catch(() => ({}))) as { error?: string; methods?: SecondStepMethod[]; rememberDays?: number };
     if (res.status === 401 && next.error === "mfa_required" && next.methods) {
       setMethods(next.methods);
+      setRememberDays(next.rememberDays ?? 0);
       setMode(firstMode(next.methods));
       setRefusal(null);
       if (input.current) {
@@ -119,7 +126,9 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
       await answered(
         await post(
           "/api/auth/second-step",
-          digits ? { code: value, callbackUrl: callbackPath } : { recoveryCode: value, callbackUrl: callbackPath },
+          digits
+            ? { code: value, callbackUrl: callbackPath, ...(remembering && remember ? { remember: true } : {}) }
+            : { recoveryCode: value, callbackUrl: callbackPath },
         ),
       );
     } catch {
@@ -136,7 +145,12 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
     try {
       const res = await assertWithPasskey(
         () => post("/api/auth/second-step/passkey/options", {}),
-        (credential) => post("/api/auth/second-step/passkey", { credential, callbackUrl: callbackPath }),
+        (credential) =>
+          post("/api/auth/second-step/passkey", {
+            credential,
+            callbackUrl: callbackPath,
+            ...(remembering && remember ? { remember: true } : {}),
+          }),
       );
       if (res === "cancelled") return setRefusal(localRefusal("passkey_invalid", t("secondStep.noPasskeyUsed")));
       await answered(res);
@@ -183,6 +197,24 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
                 />
               )}
             </Field>
+            {remembering ? (
+              <>
+                <p className="checkbox">
+                  <input
+                    id="remember-browser"
+                    type="checkbox"
+                    name="remember"
+                    aria-describedby="remember-browser-hint"
+                    checked={remember}
+                    onChange={(event) => setRemember(event.target.checked)}
+                  />
+                  <label htmlFor="remember-browser">{t("secondStep.remember", { days: rememberDays })}</label>
+                </p>
+                <p className="hint" id="remember-browser-hint">
+                  {t("secondStep.rememberHint")}
+                </p>
+              </>
+            ) : null}
             <button type="submit" className="primary" aria-disabled={pending || waiting ? true : undefined}>
               {t(pending ? "secondStep.pending" : "secondStep.submit")}
             </button>

@@ -45,6 +45,7 @@ export function SignInForm({ callbackPath, done }: Props) {
     const carried = takeCarriedEmail();
     if (carried && emailInput.current && !emailInput.current.value) emailInput.current.value = carried;
   }, []);
+  const [rememberDays, setRememberDays] = useState(0);
   // A prefilled email (after confirming, from a link) leaves the cursor in the password.
   useFocusFirstEmpty(formRef, hydrated);
   // "Sign in again" from the second step: the form comes back with the email kept, the cursor in
@@ -98,8 +99,14 @@ export function SignInForm({ callbackPath, done }: Props) {
         if ((refused.error === "rate_limited" || refused.error === "locked") && passwordInput.current) passwordInput.current.value = "";
         return setRefusal(refused);
       }
-      const body = (await res.json().catch(() => ({}))) as { url?: string; error?: string; methods?: SecondStepMethod[] };
+      const body = (await res.json().catch(() => ({}))) as {
+        url?: string;
+        error?: string;
+        methods?: SecondStepMethod[];
+        rememberDays?: number;
+      };
       if (body.error === "mfa_required" || body.error === "device_confirmation_required") {
+        setRememberDays(body.rememberDays ?? 0);
         setSecondStep(body.methods ?? []);
         return "done";
       }
@@ -123,6 +130,7 @@ export function SignInForm({ callbackPath, done }: Props) {
         <SecondStep
           methods={secondStep}
           callbackPath={callbackPath}
+          rememberDays={rememberDays}
           // A full navigation, so every server component sees the new session cookie.
           onDone={() => window.location.assign(callbackPath)}
           onRestart={() => {

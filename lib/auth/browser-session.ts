@@ -6,9 +6,10 @@ import { truncateAddress } from "@/lib/events/security-events";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { judgeSession, sessionExpiresAtMs } from "@/lib/sessions/session-rules";
 import { type Gatehouse, gatehouse } from "@/lib/app";
+import { endRememberedBrowsers } from "@/lib/auth/remembered-browsers";
 import type { SignInOutcome } from "@/lib/auth/sign-in-outcome";
 import { safeCallbackPath } from "@/lib/http/callback-url";
-import { setDeviceCookie } from "@/lib/http/device-cookie";
+import { setDeviceCookie, setRememberCookie } from "@/lib/http/device-cookie";
 import { NEW_PASSWORD_PATH } from "@/lib/http/page-paths";
 import { appOrigin } from "@/lib/http/same-origin";
 import { unavailable } from "@/lib/http/refusals";
@@ -150,6 +151,7 @@ export async function signedInBrowser(
   }
   const response = json(200, body);
   response.headers.append("Set-Cookie", session);
+  if (outcome.remember) setRememberCookie(response, gate.config, outcome.remember.secret, outcome.remember.untilMs, gate.clock());
   return setDeviceCookie(response, gate.config, outcome.device.token, outcome.device.expiresAtMs, gate.clock());
 }
 
@@ -227,9 +229,12 @@ export async function endOtherSessions(gate: Gatehouse, userId: string, keepSid:
  * (keeping `keepSid`), so a sign-in whose password check ran before this and whose session or
  * tokens are written after it is dead too; the revocations then end what exists. Emailed links
  * issued before (reset, unlock) die with the generation as well: whoever is being shut out may
- * have asked for one.
+ * have asked for one. Every "Remember this browser" grant ends too.
  */
 export async function signOutEverywhere(gate: Gatehouse, userId: string, keepSid: string | null, nowMs: number): Promise<EndedSessions> {
   await gate.sessions.raiseGeneration(userId, keepSid);
-  return endOtherSessions(gate, userId, keepSid, nowMs);
+  const ended = await endOtherSessions(gate, userId, keepSid, nowMs);
+  // Whoever is being shut out may sit at a remembered browser: its second step is asked again.
+  await endRememberedBrowsers(gate, userId);
+  return ended;
 }

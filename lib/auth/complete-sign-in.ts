@@ -2,6 +2,7 @@ import type { Gatehouse } from "@/lib/app";
 import { browserSessionFields, writeSignIn } from "@/lib/auth/browser-session";
 import { logSecurity } from "@/lib/auth/security-log";
 import type { KnownDevice } from "@/lib/devices/known-devices";
+import type { NewRemember } from "@/lib/devices/remember";
 import { truncateAddress } from "@/lib/events/security-events";
 import { deviceCodeDigest, newDeviceCode, sealAddress } from "@/lib/factors/device-confirmation";
 import type { SecondStepMethod } from "@/lib/factors/store";
@@ -31,8 +32,11 @@ export type PassedPassword = {
   intent: Intent;
 };
 
-/** How the sign-in proved its owner: the password alone, its second step, the mailed code, or a passkey. */
-export type Via = "password" | "second_step" | "device_confirmation" | "passkey";
+/**
+ * How the sign-in proved its owner: the password alone, its second step, the mailed code, a
+ * passkey, or the password on a remembered browser (its second step skipped).
+ */
+export type Via = "password" | "second_step" | "device_confirmation" | "passkey" | "remembered";
 
 type Finishing = {
   id: string;
@@ -50,7 +54,8 @@ type Finishing = {
  * first-sign-in mark, the new-device notice; for "Confirm it's you" a reauthentication event; for
  * a password change nothing, which the route records), then the locks its success clears.
  * `lock`: what clears them, as the attempt that counted read them; by default the username's
- * lock from a new device, NIST's cap on it from a known one.
+ * lock from a new device, NIST's cap on it from a known one. `remember`: a "Remember this browser"
+ * grant for the new device row (docs/decisions/0036); without one, the replaced row's carries over.
  */
 export async function completeSignIn(
   gate: Gatehouse,
@@ -58,12 +63,13 @@ export async function completeSignIn(
   user: Finishing,
   via: Via,
   lock: LockClearing = clearingOf(gate, passed),
+  remember?: NewRemember,
 ): Promise<Extract<SignInOutcome, { ok: true }> | { ok: false; refusal: Response | null }> {
   const { device, intent } = passed;
   const nowMs = gate.clock();
   // The label and network the account page's "Known devices" shows for it.
   const origin = { label: browserLabel(passed.userAgent), address: truncateAddress(passed.client.address) };
-  const issuing = gate.devices.issuing(gate.usernameKey(passed.email), nowMs, device?.id, origin);
+  const issuing = gate.devices.issuing(gate.usernameKey(passed.email), nowMs, device?.id, origin, remember?.grant);
   const written =
     intent.kind === "sign_in"
       ? await writeNewSignIn(gate, passed, user, via, issuing.writes, nowMs)
@@ -82,6 +88,7 @@ export async function completeSignIn(
     sessionId: passed.sessionId,
     sessionOpen: intent.kind === "sign_in" && intent.channel === "browser",
     passwordChangeRequired: user.passwordBreached,
+    ...(remember ? { remember: { secret: remember.secret, untilMs: remember.grant.untilMs } } : {}),
   };
 }
 

@@ -2,6 +2,7 @@ import type { LiveSession } from "@/lib/auth/browser-session";
 import { noticeOrigin } from "@/lib/auth/complete-sign-in";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { browserLabel } from "@/lib/sessions/browser-label";
+import { endRememberedBrowsers } from "./remembered-browsers";
 
 const WHAT = { totp: "An authenticator app", passkey: "A passkey" } as const;
 const EVENTS = {
@@ -18,6 +19,8 @@ export async function factorTurnedOn(limits: RouteLimits, session: LiveSession, 
   const { gate, client } = limits;
   const { recoveryCodesLeft } = await gate.factors.summary(session.userId);
   const codes = recoveryCodesLeft === 0 ? await gate.factors.replaceRecoveryCodes(session.userId, gate.clock()) : null;
+  // A remembered browser skipped the step as it was; a new factor is asked of every browser once.
+  await endRememberedBrowsers(gate, session.userId);
   await gate.events.accountChanged(session.userId, EVENTS.on[kind], client, {
     browser: browserLabel(limits.userAgent),
     sessionId: session.sid,
@@ -31,6 +34,7 @@ export async function factorTurnedOn(limits: RouteLimits, session: LiveSession, 
 export async function factorTurnedOff(limits: RouteLimits, session: LiveSession, kind: keyof typeof WHAT): Promise<void> {
   const { gate, client } = limits;
   if (!(await gate.factors.summary(session.userId)).due) await gate.factors.removeRecoveryCodes(session.userId);
+  await endRememberedBrowsers(gate, session.userId);
   await gate.events.accountChanged(session.userId, EVENTS.off[kind], client, {
     browser: browserLabel(limits.userAgent),
     sessionId: session.sid,

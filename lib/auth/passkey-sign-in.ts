@@ -123,7 +123,7 @@ export async function signInWithPasskey(
   return finished;
 }
 
-const answerSchema = z.object({ credential: z.unknown(), callbackUrl: z.string().max(2048).optional() });
+const answerSchema = z.object({ credential: z.unknown(), callbackUrl: z.string().max(2048).optional(), remember: z.boolean().optional() });
 
 /**
  * A passkey answer posted by the sign-in page (a sign-in, or the second step): a same-origin
@@ -133,7 +133,7 @@ const answerSchema = z.object({ credential: z.unknown(), callbackUrl: z.string()
 export async function readPasskeyAnswer(
   request: Request,
   gate: Gatehouse,
-): Promise<OrRefused<{ credential: ParsedAuthentication; callbackUrl: string | undefined }>> {
+): Promise<OrRefused<{ credential: ParsedAuthentication; callbackUrl: string | undefined; remember: boolean }>> {
   if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) return refuse(csrfRefused());
   const body = await readJson(request, gate.config.http.maxBodyBytes);
   if (!body.ok) return body;
@@ -141,5 +141,5 @@ export async function readPasskeyAnswer(
   if (!input.success) return refuse(jsonError(400, "invalid_input", "Try the passkey again."));
   const credential = parseAuthentication(input.data.credential);
   if (!credential) return refuse(passkeyRefused("malformed"));
-  return accept({ credential, callbackUrl: input.data.callbackUrl });
+  return accept({ credential, callbackUrl: input.data.callbackUrl, remember: input.data.remember === true });
 }

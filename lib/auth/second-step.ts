@@ -13,6 +13,7 @@ import { fieldErrors } from "@/lib/auth/credentials";
 import { passkeyRefused, spendAssertion } from "@/lib/auth/passkey-sign-in";
 import type { ParsedAuthentication } from "@/lib/passkeys/webauthn";
 import { browserLabel } from "@/lib/sessions/browser-label";
+import { newRemember, type NewRemember } from "@/lib/devices/remember";
 import { RECOVERY_CODE_PATTERN } from "@/lib/factors/recovery-codes";
 import { deviceCodeDigest, deviceCodeMatches, newDeviceCode } from "@/lib/factors/device-confirmation";
 import { secondStepMethods } from "@/lib/factors/store";
@@ -60,7 +61,10 @@ export function secondStepRequired(
     const tokenField = confirming ? "confirmation_token" : "mfa_token";
     return json(401, { error, message, [tokenField]: pending.token, methods: pending.methods, expires_in: expiresInSeconds });
   }
-  const response = json(401, { error, message, methods: pending.methods, expiresInSeconds });
+  // A browser's factor step offers "Remember this browser" (docs/decisions/0036); a device
+  // confirmation never does, so a stand-in's answer stays the same as a right password's.
+  const rememberDays = confirming ? 0 : Math.floor(gate.config.devices.rememberMs / 86_400_000);
+  const response = json(401, { error, message, methods: pending.methods, expiresInSeconds, ...(rememberDays > 0 ? { rememberDays } : {}) });
   return setPendingSignInCookie(response, gate.config, pending.token, pending.expiresAtMs, gate.clock());
 }
 
@@ -123,6 +127,8 @@ async function answerStep(
   /** The live session this browser holds, if any: "Confirm it's you" is finished only by the session that asked. */
   liveSessionId: string | null,
   steps: readonly PendingStep[],
+  /** The browser ticked "Remember this browser": granted only for a code of the app or a passkey. */
+  rememberAsked = false,
 ): Promise<Passed> {
   const { gate, client } = limits;
   const tried = await gate.pendingSignIns.try(token ?? "", channel, steps, gate.clock());
@@ -156,7 +162,25 @@ async function answerStep(
     await gate.events.accountChanged(pending.userId, "recovery_code_used", client, { browser, sessionId: pending.sessionId });
     gate.recovery.notice("recovery_code_used", { id: pending.userId }, noticeOrigin(gate, limits), left);
   }
-  return finish(limits, pending, user, "second_step");
+  const remember =
+    rememberAsked && remembersAfter(gate, pending, answer) ? newRemember(gate.clock() + gate.config.devices.rememberMs) : undefined;
+  const passed = await finish(limits, pending, user, "second_step", remember);
+  if (passed.ok && remember) {
+    const browser = browserLabel(limits.userAgent);
+    await gate.events.accountChanged(pending.userId, "browser_remembered", client, { browser, sessionId: pending.sessionId });
+  }
+  return passed;
+}
+
+/**
+ * Whether passing this step may remember the browser (docs/decisions/0036): a browser's sign-in,
+ * by an authenticator code or a passkey. Never a recovery code (the way back for a lost factor,
+ * not a factor to skip), never "Confirm it's you", never an API client (no cookie to hold the
+ * secret), and the mailed device code never reaches here.
+ */
+function remembersAfter(gate: Gatehouse, pending: PendingSignIn, answer: SecondStepAnswer): boolean {
+  if (gate.config.devices.rememberMs === 0 || "recoveryCode" in answer) return false;
+  return pending.purpose === "sign_in" && pending.channel === "browser" && pending.step === "second_factor";
 }
 
 type CheckedAnswer = { ok: true; spend: () => Promise<boolean>; lockKey: string | null } | { ok: false; refusal: Response };
@@ -230,8 +254,9 @@ async function finish(
   pending: PendingSignIn,
   user: Account,
   via: "second_step" | "device_confirmation",
+  remember?: NewRemember,
 ): Promise<Passed> {
-  const finished = await completeSignIn(limits.gate, passedOf(limits, pending, user), user, via);
+  const finished = await completeSignIn(limits.gate, passedOf(limits, pending, user), user, via, undefined, remember);
   // No refusal of its own: the password was changed, or the account deleted, after it was read here.
   if (!finished.ok) return refused(finished.refusal ?? pendingRefused(limits.gate, "used", pending.channel));
   return { ok: true, finished: { ...finished, purpose: pending.purpose } };
@@ -359,8 +384,15 @@ function oneAnswer<T extends object>(fields: T, code: string | undefined, recove
 
 /** The browser's second step, parsed once: the answer and where to go after it. */
 export const browserSecondStepSchema = z
-  .object({ code: codeField, recoveryCode: recoveryCodeField, callbackUrl: z.string().max(2048).optional() })
-  .transform(({ code, recoveryCode, callbackUrl }, ctx) => oneAnswer({ callbackUrl }, code, recoveryCode, ctx));
+  .object({
+    code: codeField,
+    recoveryCode: recoveryCodeField,
+    callbackUrl: z.string().max(2048).optional(),
+    remember: z.boolean().optional(),
+  })
+  .transform(({ code, recoveryCode, callbackUrl, remember }, ctx) =>
+    oneAnswer({ callbackUrl, remember: remember === true }, code, recoveryCode, ctx),
+  );
 
 /** An API client's second step, parsed once: its `mfa_token` and the answer. */
 export const apiSecondStepSchema = z

@@ -31,6 +31,8 @@ export type SignInOutcome =
       /** The browser session `sessionId` is written already (with the device and the event); else the route opens it. */
       sessionOpen: boolean;
       passwordChangeRequired: boolean;
+      /** A "Remember this browser" grant given or rotated by this sign-in: its secret for the browser's cookie. */
+      remember?: { secret: string; untilMs: number };
     }
   | { ok: false; refusal: Response | null }
   | {

@@ -7,7 +7,8 @@ import { logSecurity } from "@/lib/auth/security-log";
 import { verifyAltcha, type CaptchaOutcome } from "@/lib/captcha/altcha";
 import { levelDue, meetsLevel, type ChallengeTerms, type LevelDue } from "@/lib/captcha/difficulty";
 import type { ClaimedDevice, KnownDevice } from "@/lib/devices/known-devices";
-import { confirmationDueBeforeCheck, openAddress } from "@/lib/factors/device-confirmation";
+import { newRemember, rememberDigestOf } from "@/lib/devices/remember";
+import { AT_RISK_WINDOW_MS, confirmationDueBeforeCheck, openAddress } from "@/lib/factors/device-confirmation";
 import { secondStepMethods } from "@/lib/factors/store";
 import type { ClientAddress } from "@/lib/http/client-address";
 import { busy, captchaInvalid, deviceLocked, unavailable, untrustedLocked } from "@/lib/http/refusals";
@@ -29,10 +30,10 @@ import { confirmAddress, markPasswordBreached, verifyCredentials } from "@/lib/u
  */
 
 /**
- * What a password sign-in read, once, from its request: the normalised email, the password and the
- * device token sent.
+ * What a password sign-in read, once, from its request: the normalised email, the password, the
+ * device token sent and, from a browser, its "Remember this browser" secret.
  */
-export type PasswordAttempt = { email: string; password: string; deviceToken?: string | undefined };
+export type PasswordAttempt = { email: string; password: string; deviceToken?: string | undefined; rememberSecret?: string | undefined };
 
 /**
  * What shows the client is worth a password check, and what a right password is for: a solved
@@ -65,6 +66,8 @@ type Admission = PassedPassword &
   Readonly<{
     password: string;
     device: ClaimedDevice | null;
+    /** The digest of the "Remember this browser" secret sent, if well-formed. */
+    remembers: string | null;
     confirms: Readonly<{ linkId: string; userId: string }> | null;
     subject: Subject;
     lock: LockoutAttempt;
@@ -119,6 +122,7 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
     password,
     client,
     device,
+    remembers: rememberDigestOf(attempt.rememberSecret),
     route: limits.path,
     userAgent: limits.userAgent,
     locale: limits.locale,
@@ -356,6 +360,8 @@ async function decide(gate: Gatehouse, admission: Admission, { attempt, user, ve
   // session from a new device without the code.
   if (confirmable && (standsIn || breached)) return confirmDevice(gate, admission, attempt, user);
   if (user.factors.due) {
+    const remembered = await rememberedUntil(gate, admission);
+    if (remembered !== null) return signedInRemembered(gate, admission, { ...user, passwordBreached: breached }, remembered);
     markInBackground();
     return secondStep(gate, admission, attempt, user);
   }
@@ -456,6 +462,43 @@ async function secondStep(gate: Gatehouse, admission: Admission, attempt: Admitt
   await gate.events.accountChanged(user.id, "second_step_due", admission.client, { browser });
   await countedWithoutSession(gate, admission, admission.subject, attempt, "second_step", gate.clock());
   return openPending(gate, admission, user, { step: "second_factor", methods: secondStepMethods(user.factors) });
+}
+
+/**
+ * Until when this browser's "Remember this browser" grant lets a right password skip the second
+ * step (docs/decisions/0036), or null: only a browser sign-in, only from the claimed known device
+ * whose own row stores the digest of the secret sent, never while the username is under attack
+ * (a stranger's failure in the last 24 hours: the grant waits, it is not spent).
+ */
+async function rememberedUntil(gate: Gatehouse, admission: Admission): Promise<number | null> {
+  const { device, remembers, intent } = admission;
+  if (gate.config.devices.rememberMs === 0 || !device || remembers === null) return null;
+  if (intent.kind !== "sign_in" || intent.channel !== "browser") return null;
+  const nowMs = gate.clock();
+  const usernameKey = gate.usernameKey(admission.email);
+  const untilMs = await gate.devices.remembered(device.id, usernameKey, remembers, nowMs);
+  if (untilMs === null) return null;
+  const strangers = await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy);
+  const lastFailedAtMs = strangers.seen.row?.lastFailedAtMs ?? null;
+  if (lastFailedAtMs !== null && nowMs - lastFailedAtMs < AT_RISK_WINDOW_MS) {
+    gate.log.info({ event: "second_step_remember_suspended", reason: "under_attack" });
+    return null;
+  }
+  return untilMs;
+}
+
+/**
+ * A right password on a remembered browser: signed in without the second step, recorded as such
+ * (the owner's events count each skip), and the grant's secret rotated with the device row, so a
+ * copy of the old cookies is dead from now on.
+ */
+async function signedInRemembered(gate: Gatehouse, admission: Admission, user: NonNullable<VerifiedAttempt>, untilMs: number) {
+  const finished = await completeSignIn(gate, admission, user, "remembered", admission.lock, newRemember(untilMs));
+  if (finished.ok) {
+    const browser = browserLabel(admission.userAgent);
+    await gate.events.accountChanged(user.id, "second_step_remembered", admission.client, { browser, sessionId: admission.sessionId });
+  }
+  return finished;
 }
 
 /** A right password with nothing left to prove: the sign-in finished as every way in finishes it. */

@@ -71,6 +71,14 @@ describe("parseConfig", () => {
     ).toBe("app-1:");
   });
 
+  it("remembers a browser for the second step 30 days by default, 0 turns it off, a bad value names the variable", () => {
+    expect(parseConfig(SECRET).devices.rememberMs).toBe(30 * 86_400_000);
+    expect(parseConfig({ ...SECRET, SECOND_STEP_REMEMBER_DAYS: "0" }).devices.rememberMs).toBe(0);
+    expect(parseConfig({ ...SECRET, SECOND_STEP_REMEMBER_DAYS: "7" }).devices.rememberMs).toBe(7 * 86_400_000);
+    for (const bad of ["-1", "1.5", "thirty", "91"])
+      expect(() => parseConfig({ ...SECRET, SECOND_STEP_REMEMBER_DAYS: bad }), bad).toThrow(/SECOND_STEP_REMEMBER_DAYS/);
+  });
+
   it("ends sessions after 8 h idle and 30 days, refresh families after 90 days, unless told otherwise", () => {
     const config = parseConfig(SECRET);
     expect(config.session.policy).toEqual({ idleMs: 8 * 3_600_000, absoluteMs: 30 * 86_400_000, touchEveryMs: 60_000 });

@@ -352,6 +352,9 @@ export const envSchema = z
     // an untrusted client in the last 24 hours or the password is in a breach corpus, "always", or
     // "off". The owner's known devices, passkeys and second factors are never asked.
     NEW_DEVICE_CONFIRMATION: z.enum(["at-risk", "always", "off"]).default("at-risk"),
+    // "Remember this browser": a known device that passed the second step with an authenticator
+    // code or a passkey skips it for this many days (the password is still asked); 0 turns it off.
+    SECOND_STEP_REMEMBER_DAYS: z.coerce.number().int().min(0).max(90).default(30),
 
     // Concurrent Argon2id operations, and how many more may wait, before a 503.
     HASH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(os.availableParallelism()),
@@ -540,6 +543,8 @@ export type AppConfig = {
     lockout: LockoutPolicy;
     /** NEW_DEVICE_CONFIRMATION. */
     confirmation: EnvValues["NEW_DEVICE_CONFIRMATION"];
+    /** SECOND_STEP_REMEMBER_DAYS in ms: how long "Remember this browser" skips the second step; 0 is off. */
+    rememberMs: number;
     /** The key of the emailed device-confirmation codes' digests (derived from the factor secret). */
     codeSecret: string;
   };
@@ -763,6 +768,7 @@ function grouped(env: EnvValues, databaseTarget: DatabaseTarget, devServer: bool
       cookieLifetimeMs: env.DEVICE_COOKIE_DAYS * DAY_MS,
       lockout: deviceLockout,
       confirmation: env.NEW_DEVICE_CONFIRMATION,
+      rememberMs: env.SECOND_STEP_REMEMBER_DAYS * DAY_MS,
       codeSecret: derive(factorSecret, "device-codes"),
     },
     factors: {

@@ -309,6 +309,15 @@ export const variableDocs = {
       "passkey sign-ins are never asked; an account with a second factor is asked too, and then for its factor (answering " +
       "mfa_required first would tell a right password from a wrong one; docs/owner-lane.md).",
   },
+  SECOND_STEP_REMEMBER_DAYS: {
+    group: "Known devices and second factors",
+    description:
+      'Days a browser that passed the second step with an authenticator code or a passkey, and ticked "Remember this ' +
+      'browser", skips that step at its next password sign-ins (never after a recovery code or a mailed code). Bound to ' +
+      "the known device and a secret only that browser holds; suspended while the username is under attack; ended by a " +
+      'password change, a factor change, "Forget device" and "Sign out everywhere". `0` turns it off and hides the ' +
+      "option (docs/decisions/0036).",
+  },
   DEVICE_COOKIE_DAYS: {
     group: "Known devices and second factors",
     description: "Lifetime of a known-device cookie or token.",

@@ -1,5 +1,6 @@
 import { LEASE_COMMIT, msToUtc, utcToMs, type Sql } from "@/lib/db/sql";
 import { writeTogether, type Writes } from "@/lib/db/one-statement";
+import type { RememberGrant } from "./remember";
 import { deviceIdOf, doorCheckedDeviceId, newDeviceId, signDeviceToken, verifyDeviceToken } from "./device-token";
 
 /** A device recognised for the username it signs in as. */
@@ -48,7 +49,13 @@ export interface KnownDevices {
    * `issue`'s writes, for a caller that writes them with other tables' in one statement
    * (lib/db/one-statement.ts): the device exists, and its token verifies, once they are written.
    */
-  issuing(usernameKey: string, nowMs: number, replacing?: string, origin?: DeviceOrigin): { writes: Writes; device: IssuedDevice };
+  issuing(
+    usernameKey: string,
+    nowMs: number,
+    replacing?: string,
+    origin?: DeviceOrigin,
+    remember?: RememberGrant,
+  ): { writes: Writes; device: IssuedDevice };
   /**
    * Takes a live device of the username for one sign-in, atomically: "in_use" while another
    * sign-in holds it, "gone" once it is revoked, replaced, expired or not the username's. The
@@ -71,6 +78,15 @@ export interface KnownDevices {
    * account's id changes nothing. Whether it was there to forget.
    */
   forgetOwn(id: string, usernameKey: string): Promise<boolean>;
+  /**
+   * Until when the username's live device `id` holds a "Remember this browser" grant whose digest
+   * is `digest`, or null (docs/decisions/0036): the grant is the row's, so it goes with the row.
+   */
+  remembered(id: string, usernameKey: string, digest: string, nowMs: number): Promise<number | null>;
+  /** Gives the username's device `id` a grant (a second step just passed by code or passkey). */
+  remember(id: string, usernameKey: string, grant: RememberGrant): Promise<boolean>;
+  /** Ends every grant of the username's devices (a factor changed, "sign out everywhere"). */
+  forgetRemembered(usernameKey: string): Promise<number>;
 }
 
 /** The KnownDevice table, in SQL straight to the driver: a known device's sign-in reads and writes it. */
@@ -88,7 +104,7 @@ export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs:
     return verified ? { id: verified.id } : null;
   };
 
-  const issuing: KnownDevices["issuing"] = (usernameKey, nowMs, replacing, origin) => {
+  const issuing: KnownDevices["issuing"] = (usernameKey, nowMs, replacing, origin, remember) => {
     const id = newDeviceId();
     const expiresAtMs = nowMs + options.lifetimeMs;
     // The new device, the one it replaces gone (only ever a device of this username), and this
@@ -103,10 +119,16 @@ export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs:
       // The device it replaces is the same device signing in again: its first sighting, and what
       // it was when this sign-in does not say, carry over (the statement still sees the old row).
       const replaced = (column: string) => `(SELECT "${column}" FROM "KnownDevice" WHERE "id" = ${old} AND "usernameKey" = ${key})`;
+      // A "Remember this browser" grant goes with the device it was given to (the row that replaces
+      // it), unless this sign-in brings a new one (it rotates at every use).
+      const grant = remember
+        ? { digest: param(remember.digest), until: msToUtc(param(remember.untilMs)) }
+        : { digest: replaced("rememberDigest"), until: replaced("rememberUntil") };
       return [
-        `INSERT INTO "KnownDevice" ("id", "usernameKey", "expiresAt", "createdAt", "firstSeenAt", "label", "address")
+        `INSERT INTO "KnownDevice" ("id", "usernameKey", "expiresAt", "createdAt", "firstSeenAt", "label", "address", "rememberDigest", "rememberUntil")
          SELECT ${param(id)}, ${key}, ${msToUtc(param(expiresAtMs))}, ${now}, COALESCE(${replaced("firstSeenAt")}, ${now}),
-           COALESCE(${param(origin?.label ?? null)}, ${replaced("label")}), COALESCE(${param(origin?.address ?? null)}, ${replaced("address")})
+           COALESCE(${param(origin?.label ?? null)}, ${replaced("label")}), COALESCE(${param(origin?.address ?? null)}, ${replaced("address")}),
+           ${grant.digest}, ${grant.until}
          WHERE ${when}`,
         `DELETE FROM "KnownDevice" WHERE (("id" = ${old} AND "usernameKey" = ${key}) OR ("usernameKey" = ${key} AND "id" NOT IN (
            SELECT "id" FROM "KnownDevice" WHERE "usernameKey" = ${key} AND "expiresAt" > ${now} AND "id" <> ${old}
@@ -190,6 +212,30 @@ export function sqlKnownDevices(sql: Sql, options: { secret: string; lifetimeMs:
 
     async forgetOwn(id, usernameKey) {
       return (await sql.run(`DELETE FROM "KnownDevice" WHERE "id" = $1 AND "usernameKey" = $2`, [id, usernameKey])) === 1;
+    },
+
+    async remembered(id, usernameKey, digest, nowMs) {
+      const [row] = await sql.rows<{ untilMs: number }>(
+        `SELECT ${utcToMs(`"rememberUntil"`)} AS "untilMs" FROM "KnownDevice" WHERE "id" = $1 AND "usernameKey" = $2
+           AND "rememberDigest" = $3 AND "rememberUntil" > ${msToUtc("$4")} AND "expiresAt" > ${msToUtc("$4")}`,
+        [id, usernameKey, digest, nowMs],
+      );
+      return row ? Number(row.untilMs) : null;
+    },
+
+    async remember(id, usernameKey, grant) {
+      const updated = await sql.run(
+        `UPDATE "KnownDevice" SET "rememberDigest" = $3, "rememberUntil" = ${msToUtc("$4")} WHERE "id" = $1 AND "usernameKey" = $2`,
+        [id, usernameKey, grant.digest, grant.untilMs],
+      );
+      return updated === 1;
+    },
+
+    async forgetRemembered(usernameKey) {
+      return sql.run(
+        `UPDATE "KnownDevice" SET "rememberDigest" = NULL, "rememberUntil" = NULL WHERE "usernameKey" = $1 AND "rememberDigest" IS NOT NULL`,
+        [usernameKey],
+      );
     },
   };
 }

@@ -30,7 +30,9 @@ export type AccountChangeKind =
   | "admin_factors_removed"
   | "password_found_breached"
   | "device_forgotten"
-  | "data_exported";
+  | "data_exported"
+  | "browser_remembered"
+  | "second_step_remembered";
 
 export type SecurityEventKind =
   | "sign_in_failed"

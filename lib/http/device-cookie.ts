@@ -10,7 +10,7 @@ type CookieSettings = Pick<AppConfig, "nodeEnv">;
  * script reads it) and SameSite=Lax. The settings are the instance's (its parsed configuration),
  * never the process's environment.
  */
-type OwnCookie = "gatehouse-device" | "gatehouse-pending-sign-in";
+type OwnCookie = "gatehouse-device" | "gatehouse-pending-sign-in" | "gatehouse-remember";
 
 function secure(config: CookieSettings): boolean {
   return config.nodeEnv === "production";
@@ -73,4 +73,16 @@ export function setPendingSignInCookie(
 /** Spent, expired or out of tries: the browser forgets it. */
 export function clearPendingSignInCookie(response: Response, config: CookieSettings): Response {
   return setCookie(response, config, "gatehouse-pending-sign-in", "", 0);
+}
+
+/**
+ * "Remember this browser": the grant's secret, which only the browser that passed the second step
+ * holds. Worth nothing without the device cookie of the row that stores its digest (docs/decisions/0036).
+ */
+export function rememberSecretOf(request: NextRequest, config: CookieSettings): string | undefined {
+  return cookieOf(request, config, "gatehouse-remember");
+}
+
+export function setRememberCookie(response: Response, config: CookieSettings, secret: string, untilMs: number, nowMs: number): Response {
+  return setCookie(response, config, "gatehouse-remember", secret, (untilMs - nowMs) / 1000);
 }

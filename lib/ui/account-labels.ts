@@ -60,6 +60,8 @@ const KINDS: Record<SecurityEventKind, true> = {
   password_found_breached: true,
   device_forgotten: true,
   data_exported: true,
+  browser_remembered: true,
+  second_step_remembered: true,
 };
 export const EVENT_KINDS = Object.keys(KINDS) as SecurityEventKind[];
 

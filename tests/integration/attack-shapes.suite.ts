@@ -22,6 +22,7 @@ import { ownerShapes } from "./attack-shapes.owner";
 import { onEachDatabase } from "../helpers/each-database";
 import { reviewShapes } from "./attack-shapes.review";
 import { accountShapes } from "./attack-shapes.account";
+import { rememberShapes } from "./attack-shapes.remember";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -394,6 +395,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     reviewShapes(() => ({ gate }));
 
     accountShapes(() => ({ gate }));
+    rememberShapes(() => ({ gate }));
 
     describe("'email me a link' routes (a new confirmation link, a new unlock link) tell nobody anything", () => {
       const LINK_ROUTES = {

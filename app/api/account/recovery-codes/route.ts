@@ -1,6 +1,7 @@
 import { readFreshAccountForm } from "@/lib/auth/fresh-authentication";
 import { noticeOrigin } from "@/lib/auth/complete-sign-in";
 import { limited } from "@/lib/auth/limited";
+import { endRememberedBrowsers } from "@/lib/auth/remembered-browsers";
 import { json, jsonError } from "@/lib/http/responses";
 import { browserLabel } from "@/lib/sessions/browser-label";
 
@@ -15,6 +16,8 @@ export const POST = limited("/api/account/recovery-codes", async (request, limit
   if (!(await gate.factors.summary(userId)).due)
     return jsonError(409, "invalid_input", "Turn on a second step first: recovery codes stand in for it.");
   const recoveryCodes = await gate.factors.replaceRecoveryCodes(userId, gate.clock());
+  // A factor change: every remembered browser is asked its second step again.
+  await endRememberedBrowsers(gate, userId);
   await gate.events.accountChanged(userId, "recovery_codes_replaced", client, { browser: browserLabel(limits.userAgent), sessionId: sid });
   gate.recovery.notice("recovery_codes_replaced", { id: userId }, noticeOrigin(gate, limits));
   return json(200, { status: "recovery_codes_replaced", recoveryCodes });

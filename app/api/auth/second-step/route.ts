@@ -32,6 +32,7 @@ export const POST = limited("/api/auth/second-step", async (request, limits) => 
     input.data.answer,
     await liveSessionIdOf(request, gate),
     BROWSER_STEPS,
+    input.data.remember,
   );
   if (!passed.ok) return passed.refusal;
   return finishBrowserSecondStep(request, limits, passed.finished, input.data.callbackUrl);

@@ -4,7 +4,7 @@ import { cookieJar, csrfVerified } from "@/lib/auth/next-auth/cookies";
 import { signInWithPassword } from "@/lib/auth/sign-in";
 import { secondStepRequired } from "@/lib/auth/second-step";
 import { readForm } from "@/lib/http/body";
-import { deviceTokenOf } from "@/lib/http/device-cookie";
+import { deviceTokenOf, rememberSecretOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/auth/limited";
 import { csrfRefused } from "@/lib/http/refusals";
 import { jsonError } from "@/lib/http/responses";
@@ -34,7 +34,7 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
 
   const outcome = await signInWithPassword(
     limits,
-    { email, password, deviceToken: deviceTokenOf(request, gate.config) },
+    { email, password, deviceToken: deviceTokenOf(request, gate.config), rememberSecret: rememberSecretOf(request, gate.config) },
     { altcha, intent: { kind: "sign_in", channel: "browser" } },
   );
   if (outcome.ok === false) return outcome.refusal ?? jsonError(401, "invalid_credentials", INCORRECT_CREDENTIALS);

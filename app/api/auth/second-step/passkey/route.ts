@@ -25,6 +25,7 @@ export const POST = limited("/api/auth/second-step/passkey", async (request, lim
     { passkey },
     await liveSessionIdOf(request, gate),
     ["second_factor"],
+    answer.remember,
   );
   if (!passed.ok) return passed.refusal;
   return finishBrowserSecondStep(request, limits, passed.finished, answer.callbackUrl);
