@@ -11,6 +11,9 @@ const TONES: Record<string, "ok" | "warn"> = {
   confirm_first: "warn",
   reauthenticated: "ok",
   device_forgotten: "ok",
+  email_change_sent: "ok",
+  email_changed: "ok",
+  passkey_invite_dismissed: "ok",
 };
 
 /** What the last account form did, from the redirect's ?notice= (unknown values show nothing); its words in `account.notice`. */

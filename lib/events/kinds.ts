@@ -30,7 +30,12 @@ export type AccountChangeKind =
   | "admin_factors_removed"
   | "password_found_breached"
   | "device_forgotten"
-  | "data_exported";
+  | "data_exported"
+  | "email_change_requested"
+  | "email_changed"
+  | "email_change_undone"
+  | "admin_email_changed"
+  | "session_ended_not_me";
 
 export type SecurityEventKind =
   | "sign_in_failed"

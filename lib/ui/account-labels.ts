@@ -60,6 +60,11 @@ const KINDS: Record<SecurityEventKind, true> = {
   password_found_breached: true,
   device_forgotten: true,
   data_exported: true,
+  email_change_requested: true,
+  email_changed: true,
+  email_change_undone: true,
+  admin_email_changed: true,
+  session_ended_not_me: true,
 };
 export const EVENT_KINDS = Object.keys(KINDS) as SecurityEventKind[];
 

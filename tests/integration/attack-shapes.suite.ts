@@ -22,6 +22,7 @@ import { ownerShapes } from "./attack-shapes.owner";
 import { onEachDatabase } from "../helpers/each-database";
 import { reviewShapes } from "./attack-shapes.review";
 import { accountShapes } from "./attack-shapes.account";
+import { emailChangeShapes } from "./attack-shapes.email";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -394,6 +395,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     reviewShapes(() => ({ gate }));
 
     accountShapes(() => ({ gate }));
+    emailChangeShapes(() => ({ gate }));
 
     describe("'email me a link' routes (a new confirmation link, a new unlock link) tell nobody anything", () => {
       const LINK_ROUTES = {

@@ -5,7 +5,17 @@ import { jsonError } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";
 
-const PAGES = new Set(["sign-in", "register", "forgot-password", "reset-password", "verify-email", "unlock"]);
+const PAGES = new Set([
+  "sign-in",
+  "register",
+  "forgot-password",
+  "reset-password",
+  "verify-email",
+  "unlock",
+  "confirm-email-change",
+  "undo-email-change",
+  "not-me",
+]);
 
 /**
  * Where the sign-in and registration forms post when JavaScript has not taken them over (it is
