@@ -188,6 +188,21 @@ export function accountEmailSuite(label: string, makeDatabase: () => Promise<Tes
       expect(await eventsOf(userId)).toContain("admin_email_changed");
       await expect(runAdminCommand(gate, "change-email", to, "taken-owner@example.com")).rejects.toThrow(/Another account/);
     });
+
+    it('"Don\'t ask again" on the passkey invitation is stored on the account, once, behind the form token', async () => {
+      const email = "taken-asker@example.com";
+      const here = await signedInBrowser(email, PASSWORD);
+      const dismissed = async () => (await gate.prisma.user.findUniqueOrThrow({ where: { email } })).passkeyInviteDismissedAt;
+      expect(await dismissed()).toBeNull();
+      expect((await accountFormPost(gate, "/api/account/passkey-invite/dismiss", here, { formToken: "forged" })).status).toBe(403);
+      expect(await dismissed()).toBeNull();
+      const res = await accountFormPost(gate, "/api/account/passkey-invite/dismiss", here, {});
+      expect(res.headers.get("location")).toBe("/account?notice=passkey_invite_dismissed");
+      const at = await dismissed();
+      expect(at).not.toBeNull();
+      expect((await accountFormPost(gate, "/api/account/passkey-invite/dismiss", here, { json: "true" })).status).toBe(200);
+      expect(await dismissed()).toEqual(at);
+    });
   });
 }
 
