@@ -12,6 +12,9 @@ const TONES: Record<string, "ok" | "warn"> = {
   reauthenticated: "ok",
   device_forgotten: "ok",
   email_verified: "ok",
+  email_change_sent: "ok",
+  email_changed: "ok",
+  passkey_invite_dismissed: "ok",
 };
 
 /**

@@ -12,7 +12,7 @@ export async function PasskeysSection({ passkeys, currentSid, email }: { passkey
   const { origin } = gate.passkeySettings.rp;
   const obstacle = passkeyObstacle(origin);
   return (
-    <div className="card">
+    <div className="card" id="passkeys">
       <h2>{t("heading")}</h2>
       <p className="hint">{t("hint")}</p>
       {obstacle ? (

@@ -85,6 +85,7 @@ export function SecondFactors({ formToken, email, summary, setup, recoveryCodeCo
               </li>
             ))}
           </ul>
+          <RecoveryCodeActions codes={codes} f={f} />
           <button type="button" className="primary" onClick={() => setCodes(null)}>
             {f("codesSaved")}
           </button>
@@ -205,3 +206,46 @@ export function SecondFactors({ formToken, email, summary, setup, recoveryCodeCo
 }
 
 function noop() {}
+
+/**
+ * "Copy" and "Download" for a set of recovery codes just made: the clipboard, or a text file saved
+ * by the browser (made here from the codes on the page; nothing is asked of the server again).
+ */
+function RecoveryCodeActions({ codes, f }: { codes: string[]; f: (key: string) => string }) {
+  const [copied, setCopied] = useState<"copied" | "failed" | null>(null);
+  const text = `${f("codesFileTitle")}\n\n${codes.join("\n")}\n`;
+  return (
+    <p className="actions">
+      <button
+        type="button"
+        className="secondary"
+        onClick={() => {
+          navigator.clipboard.writeText(text).then(
+            () => setCopied("copied"),
+            () => setCopied("failed"),
+          );
+        }}
+      >
+        {f("codesCopy")}
+      </button>{" "}
+      <button
+        type="button"
+        className="secondary"
+        onClick={() => {
+          const url = URL.createObjectURL(new Blob([text], { type: "text/plain;charset=utf-8" }));
+          const link = document.createElement("a");
+          link.href = url;
+          link.download = "recovery-codes.txt";
+          link.click();
+          // The click has started the download; the URL is not needed after it.
+          setTimeout(() => URL.revokeObjectURL(url), 0);
+        }}
+      >
+        {f("codesDownload")}
+      </button>{" "}
+      <span role="status" data-testid="recovery-codes-copied">
+        {copied ? f(copied === "copied" ? "codesCopied" : "codesCopyFailed") : ""}
+      </span>
+    </p>
+  );
+}

@@ -18,3 +18,4 @@ export const DOWNLOAD_WORDS = ["reason", "download"] as const;
 export const DELETE_WORDS = ["reason", "confirmLabel", "confirmHint", "enterEmail", "pending", "submit"] as const;
 
 export type Words<Keys extends readonly string[]> = Record<Keys[number], string>;
+export const EMAIL_CHANGE_WORDS = ["open", "label", "labelHint", "enterEmail", "submit", "pending", "cancel", "reason", "sent"] as const;

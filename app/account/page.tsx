@@ -15,7 +15,10 @@ import { SessionsSection } from "./SessionsSection";
 import { KnownDevicesSection } from "./KnownDevicesSection";
 import { DownloadData } from "./DownloadData";
 import { DeleteAccount } from "./DeleteAccount";
-import { DELETE_WORDS, DOWNLOAD_WORDS } from "./action-words";
+import { DELETE_WORDS, DOWNLOAD_WORDS, EMAIL_CHANGE_WORDS } from "./action-words";
+import { ChangeEmail } from "./ChangeEmail";
+import { PasskeyInvite } from "./PasskeyInvite";
+import { passkeyObstacle } from "@/lib/passkeys/passkey-rules";
 import { hasOtherFactor } from "@/lib/users/accounts";
 import { ACCOUNT_CLIENT_NAMESPACES } from "./namespaces";
 import { PageMessages } from "../components/PageMessages";
@@ -43,7 +46,10 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
   if (!session) redirect("/sign-in?callbackUrl=%2Faccount");
   const { userId, sid: currentSid } = session;
   const gate = await gatehouse();
-  const user = await gate.prisma.user.findUnique({ where: { id: userId }, select: { email: true, createdAt: true } });
+  const user = await gate.prisma.user.findUnique({
+    where: { id: userId },
+    select: { email: true, createdAt: true, passkeyInviteDismissedAt: true },
+  });
   // A valid session for an account that no longer exists is treated as signed out.
   if (!user) redirect("/sign-in?callbackUrl=%2Faccount");
   const events = await gate.events.recent(userId, 20);
@@ -71,6 +77,10 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
             hasPasskey={passkeys.length > 0}
           />
         ) : null}
+        {/* No passkey: this session signed in with the password. Until the owner says "Don't ask again". */}
+        {passkeys.length === 0 && user.passkeyInviteDismissedAt === null && !passkeyObstacle(gate.passkeySettings.rp.origin) ? (
+          <PasskeyInvite formToken={actionProps.formToken} />
+        ) : null}
         <div className="card">
           <h1>{t("heading")}</h1>
           <dl>
@@ -87,6 +97,12 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
             </p>
           ) : null}
         </div>
+        <ActionCard heading={t("emailChange.heading")} hint={t("emailChange.hint")}>
+          <ChangeEmail
+            {...actionProps}
+            words={{ ...said("emailChange", EMAIL_CHANGE_WORDS), sent: t("emailChange.sent", { email: "{email}" }) }}
+          />
+        </ActionCard>
         <SessionsSection userId={userId} currentSid={currentSid} />
         <KnownDevicesSection email={user.email} currentSid={currentSid} hasPasskey={passkeys.length > 0} />
         <PasskeysSection passkeys={passkeys} currentSid={currentSid} email={user.email} />

@@ -39,6 +39,35 @@ export const EMAIL_LINKS = {
     secondStep: false,
     intro: ["paused", "explain"],
   },
+  // A change of address: the new address confirms it; the old one undoes it ("This wasn't me").
+  changeEmail: {
+    endpoint: "/api/email-change/confirm",
+    noScriptForm: "confirm-email-change",
+    done: "email_changed",
+    password: undefined,
+    preview: undefined,
+    secondStep: false,
+    intro: ["explain"],
+  },
+  // "This wasn't me" from the new-device mail: ends that sign-in; the page names no account.
+  notMe: {
+    endpoint: "/api/not-me",
+    noScriptForm: "not-me",
+    done: "not_me",
+    password: undefined,
+    preview: undefined,
+    secondStep: false,
+    intro: ["explain"],
+  },
+  undoEmailChange: {
+    endpoint: "/api/email-change/undo",
+    noScriptForm: "undo-email-change",
+    done: "email_change_undone",
+    password: undefined,
+    preview: undefined,
+    secondStep: false,
+    intro: ["explain"],
+  },
 } as const;
 
 export type EmailLinkPurpose = keyof typeof EMAIL_LINKS;

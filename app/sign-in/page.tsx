@@ -17,7 +17,14 @@ export async function generateMetadata(): Promise<Metadata> {
 }
 
 /** What an emailed link's page just did, said above the form: its key in the `signIn` catalogue. */
-const DONE: Record<string, string> = { verified: "doneVerified", reset: "doneReset", unlocked: "doneUnlocked" };
+const DONE: Record<string, string> = {
+  verified: "doneVerified",
+  reset: "doneReset",
+  unlocked: "doneUnlocked",
+  email_changed: "doneEmailChanged",
+  email_change_undone: "doneEmailChangeUndone",
+  not_me: "doneNotMe",
+};
 
 function doneNotice(done: string | undefined, t: (key: string) => string): string | null {
   return done !== undefined && Object.hasOwn(DONE, done) ? t(DONE[done]!) : null;

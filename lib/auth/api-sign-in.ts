@@ -1,3 +1,4 @@
+import { familyIdOfSession } from "@/lib/users/not-me";
 import type { NextRequest } from "next/server";
 import type { SignInOutcome } from "@/lib/auth/sign-in-outcome";
 import type { Gatehouse } from "@/lib/app";
@@ -35,12 +36,20 @@ export async function apiTokensFor(
   if (outcome.passwordChangeRequired) return withDevice(passwordChangeRequired({ device_token: outcome.device.token }));
   const { user } = outcome;
   const label = apiClientLabel(request.headers.get("user-agent"));
-  const refresh = await issueRefreshToken(gate.prisma, user.id, null, gate.config.tokens.refreshTtlMs, nowMs, {
-    expiresAtMs: nowMs + gate.config.tokens.refreshFamilyLifetimeMs,
-    client: label,
-    address: truncateAddress(client.address),
-    credentialGeneration: user.credentialGeneration,
-  });
+  // The family's id is the sign-in's session id as a UUID: "This wasn't me" in the new-device mail names it.
+  const refresh = await issueRefreshToken(
+    gate.prisma,
+    user.id,
+    familyIdOfSession(outcome.sessionId),
+    gate.config.tokens.refreshTtlMs,
+    nowMs,
+    {
+      expiresAtMs: nowMs + gate.config.tokens.refreshFamilyLifetimeMs,
+      client: label,
+      address: truncateAddress(client.address),
+      credentialGeneration: user.credentialGeneration,
+    },
+  );
   const access = await issueAccessToken(
     accessSubject(user, refresh),
     gate.config.tokens.secret,

@@ -72,7 +72,7 @@ export async function completeSignIn(
   const issuing = gate.devices.issuing(gate.usernameKey(passed.email), nowMs, device?.id, origin, remember?.grant);
   const written =
     intent.kind === "sign_in"
-      ? await writeNewSignIn(gate, passed, user, via, issuing.writes, nowMs)
+      ? await writeNewSignIn(gate, passed, user, via, issuing, nowMs)
       : await writeProof(gate, passed, user, issuing.writes);
   if (!written.ok) return written;
   // The locks this success clears, once it is written (a sign-in that was not clears none). The
@@ -109,10 +109,12 @@ async function writeNewSignIn(
   passed: PassedPassword,
   user: Finishing,
   via: Via,
-  deviceWrites: Parameters<typeof writeSignIn>[2],
+  issuing: { writes: Parameters<typeof writeSignIn>[2]; device: { id: string } },
   nowMs: number,
 ): Promise<Written> {
   const { client, device, intent } = passed;
+  const deviceWrites = issuing.writes;
+  const issuedDeviceId = issuing.device.id;
   const browser = browserLabel(passed.userAgent);
   const written = await writeSignIn(
     gate,
@@ -134,7 +136,16 @@ async function writeNewSignIn(
   // After the writes: a sign-in that could not be written is not the account's first.
   const first = signInToRecord(user, locale) ? await recordSignIn(gate.prisma, user.id, nowMs, locale) : false;
   // A new device of an account that has signed in before: its first device is no news.
-  if (!device && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, passed));
+  // Its mail carries "This wasn't me", which ends this session (or the app's token family) and forgets its device.
+  if (!device && !first)
+    gate.recovery.newDeviceSignIn(user, noticeOrigin(gate, passed), {
+      sessionId: passed.sessionId,
+      deviceId: issuedDeviceId,
+      lifetimeMs:
+        intent.kind === "sign_in" && intent.channel === "browser"
+          ? gate.sessionPolicy.absoluteMs
+          : gate.config.tokens.refreshFamilyLifetimeMs,
+    });
   return written;
 }
 

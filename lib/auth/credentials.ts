@@ -61,7 +61,8 @@ export function newPasswordRules(password: string, owner: NewPasswordOwner): Pas
   });
 }
 
-const email = z
+/** A new address (registration, "Change email"): normalised as every stored address, then checked. */
+export const newEmailField = z
   .string({ error: "Email is required." })
   .max(EMAIL_MAX_LENGTH * 2, "That email address is too long.")
   .transform(normalizeEmail)
@@ -73,6 +74,8 @@ const altcha = z.string().max(8_192).optional();
 // A new account has no other factor yet: the full length applies. The breach check follows the ALTCHA (lib/auth/new-password.ts).
 // The browser's time zone, for the account's mails: a hint, so a bad one is dropped, never refused.
 const timeZone = z.unknown().optional().transform(validTimeZone);
+
+const email = newEmailField;
 
 export const registrationSchema = z.object({ email, password: newPasswordField, altcha, timeZone }).superRefine((input, ctx) => {
   const problem = newPasswordRules(input.password, { email: input.email, hasOtherFactor: false });

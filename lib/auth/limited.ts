@@ -231,6 +231,8 @@ export class RouteLimits {
         return [value];
       case "session":
         return ["session", value];
+      case "email":
+        return ["email", value];
       case "device":
         return ["device", value];
     }
@@ -255,7 +257,7 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
   const rows = "limits" in rule ? rule.limits : [];
   const style = "limits" in rule ? rule.refusal : "browser";
   const deviceLane = "limits" in rule ? (rule.deviceLane ?? null) : null;
-  const needsAddress = rows.some((row) => row.key !== "user");
+  const needsAddress = rows.some((row) => row.key !== "user" && row.key !== "email");
   return async (incoming, context) => {
     const request = incoming instanceof NextRequest ? incoming : new NextRequest(incoming);
     const gate = await gatehouse();

@@ -32,7 +32,12 @@ export type AccountChangeKind =
   | "device_forgotten"
   | "data_exported"
   | "browser_remembered"
-  | "second_step_remembered";
+  | "second_step_remembered"
+  | "email_change_requested"
+  | "email_changed"
+  | "email_change_undone"
+  | "admin_email_changed"
+  | "session_ended_not_me";
 
 export type SecurityEventKind =
   | "sign_in_failed"

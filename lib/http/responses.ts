@@ -16,6 +16,7 @@ export type ErrorCode =
   | "invalid_token"
   | "unauthenticated"
   | "not_found"
+  | "address_taken"
   | "invalid_credentials"
   | "misconfigured"
   | "csrf_invalid"

@@ -2,9 +2,10 @@ import type { PolicyName } from "@/lib/rate-limit/policies";
 
 /**
  * What a limit is keyed by. `address` and `addressAndRoute` are known before the body is read;
- * `addressAndUsername` needs the parsed username, `user` the authenticated caller.
+ * `addressAndUsername` needs the parsed username, `user` the authenticated caller, `email` an
+ * address the body names (keyed by its digest, whoever sends it).
  */
-export type LimitKey = "address" | "addressAndRoute" | "addressAndUsername" | "user" | "session";
+export type LimitKey = "address" | "addressAndRoute" | "addressAndUsername" | "user" | "session" | "email";
 /** `strangers`: a budget strangers share, which a known device of the account passes in its own lane instead. */
 export type RouteLimit = { policy: PolicyName; key: LimitKey; strangers?: true };
 
@@ -256,6 +257,14 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     limits: [{ policy: "accountChanges", key: "user" }],
     refusal: "api",
   },
+  // "Don't ask again" on the invitation to add a passkey: per user, behind a live session and a form token.
+  {
+    path: "/api/account/passkey-invite/dismiss",
+    method: "POST",
+    file: "app/api/account/passkey-invite/dismiss/route.ts",
+    limits: [{ policy: "accountChanges", key: "user" }],
+    refusal: "api",
+  },
   // "Delete account": per user, behind a live session, a form token, the typed address and a fresh authentication.
   {
     path: "/api/account/delete",
@@ -264,6 +273,25 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     limits: [{ policy: "accountChanges", key: "user" }],
     refusal: "api",
   },
+  // "Change email": per account and per new address, spent only once a fresh authentication let the request through.
+  {
+    path: "/api/account/email",
+    method: "POST",
+    file: "app/api/account/email/route.ts",
+    limits: [
+      { policy: "emailChange", key: "user" },
+      { policy: "emailChangeAddress", key: "email" },
+    ],
+    refusal: "api",
+  },
+  // The links of a change of address, and "This wasn't me": as every emailed link, per client address.
+  ...(["/api/email-change/confirm", "/api/email-change/undo", "/api/not-me"] as const).map((path): RouteRule => ({
+    path,
+    method: "POST",
+    file: `app${path}/route.ts`,
+    limits: [{ policy: "emailLinks", key: "address" }],
+    refusal: "browser",
+  })),
   // "Download my data": a quota per account, spent only once a fresh authentication let the request through.
   {
     path: "/api/account/data",

@@ -63,6 +63,11 @@ export interface LockoutRepository {
    * statement whatever it records, so its time tells nothing.
    */
   markFailed(usernameKey: string, nowMs: number, mark?: FailureMark): Promise<void>;
+  /**
+   * Marks the username "under attack" whatever its row holds, creating one with no failures counted
+   * (the owner said a sign-in was not theirs, or undid a change of address): its new devices confirm by email.
+   */
+  markUnderAttack(usernameKey: string, nowMs: number): Promise<void>;
   /** Ends "under attack" (the owner proved the mailbox); the streak and the lock stay. */
   clearUnderAttack(usernameKey: string): Promise<void>;
   /** Forgets the wrong passwords' fingerprints (a password change: what was wrong may be right now). */
@@ -219,6 +224,15 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
              ELSE (ARRAY[$4::text] || array_remove("wrongPasswords", $4::text))[1:$5::int] END
          WHERE "usernameKey" = $2`,
         [nowMs, usernameKey, mark.underAttack, mark.fingerprint ?? null, REMEMBERED_WRONG_PASSWORDS],
+      );
+    },
+
+    async markUnderAttack(usernameKey, nowMs) {
+      await sql.run(
+        `INSERT INTO "SignInLockout" ("usernameKey", "failureCount", "lastFailureAt", "lastFailedAt")
+         VALUES ($1, 0, ${msToUtc("$2")}, ${msToUtc("$2")})
+         ON CONFLICT ("usernameKey") DO UPDATE SET "lastFailedAt" = EXCLUDED."lastFailedAt"`,
+        [usernameKey, nowMs],
       );
     },
 

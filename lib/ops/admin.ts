@@ -1,10 +1,11 @@
 import type { Gatehouse } from "@/lib/app";
 import { signOutEverywhere } from "@/lib/auth/browser-session";
-import { normalizeEmail } from "@/lib/auth/credentials";
+import { newEmailField, normalizeEmail } from "@/lib/auth/credentials";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { ClientAddress } from "@/lib/http/client-address";
 import { queueWebhook } from "@/lib/webhooks/events";
 import { deleteAccount } from "@/lib/users/delete-account";
+import { changeEmailNow } from "@/lib/users/email-change";
 
 /** What an operator's action is recorded as: no network address, a label of its own. */
 const OPERATOR: ClientAddress = { address: "operator", key: "operator", source: "unknown" };
@@ -158,6 +159,27 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       }
       context.gate.log.info({ event: "admin_action", action: "delete_user", userId: user.id, usernameKey, ...counts });
       return `Deleted ${user.email} and its data: ${JSON.stringify(counts)}.`;
+    },
+  },
+  {
+    name: "change-email",
+    account: true,
+    usage: "change-email <old> <new>: move an account to another address (no link: the operator vouches for it)",
+    async run(context, [rawEmail, rawNew]) {
+      const { gate, prisma } = context;
+      const user = await userOf(context, rawEmail);
+      const parsed = newEmailField.safeParse(rawNew ?? "");
+      if (!parsed.success) throw new AdminError("Name a valid new email address.");
+      const to = parsed.data;
+      if (to === user.email) throw new AdminError(`${user.email} already has that address.`);
+      const changed = await changeEmailNow(prisma, user.email, to, gate.usernameKey, gate.clock());
+      if (!changed.ok)
+        throw new AdminError(changed.reason === "taken" ? `Another account has the address ${to}.` : `${user.email} changed meanwhile.`);
+      // As the owner's change: every session and token ends, and links mailed to the old address with them.
+      const ended = await signOutEverywhere(gate, user.id, null, gate.clock());
+      await gate.events.accountChanged(user.id, "admin_email_changed", OPERATOR, ORIGIN);
+      gate.log.info({ event: "admin_action", action: "change_email", userId: user.id, ...ended });
+      return `Moved ${user.email} to ${to}: ${ended.browserSessions} browser sessions and ${ended.apiSessions} API sessions ended. It signs in with the new address now.`;
     },
   },
   {

@@ -88,6 +88,8 @@ describe("defaultPolicies", () => {
       { name: "secondStepAccount", kind: "token-bucket", spec: "10/15m", failMode: "closed" },
       { name: "deviceCodeMail", kind: "token-bucket", spec: "5/1h", failMode: "open" },
       { name: "accountExport", kind: "token-bucket", spec: "1/5m", failMode: "closed" },
+      { name: "emailChange", kind: "token-bucket", spec: "3/1h", failMode: "closed" },
+      { name: "emailChangeAddress", kind: "token-bucket", spec: "3/1d", failMode: "closed" },
     ]);
     expect(defaultPolicies.apiToken.idleTtlMs).toBe(600_000);
     // Budgets a crowd of owners shares count failures only (design invariant 11).

@@ -53,7 +53,9 @@ export type PolicyName =
   | "secondStep"
   | "secondStepAccount"
   | "deviceCodeMail"
-  | "accountExport";
+  | "accountExport"
+  | "emailChange"
+  | "emailChangeAddress";
 
 export type Policies = Readonly<Record<PolicyName, Policy>>;
 
@@ -306,6 +308,18 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
       '"Download my data" per account, counted once a fresh authentication let it through: the export reads every ' +
       "table about the account. Fails closed: a quota.",
   },
+  emailChange: {
+    failMode: "closed",
+    description:
+      '"Change email" per account, counted once a fresh authentication let it through: each request mails the new ' +
+      "address and the old one. Fails closed: a mail quota.",
+  },
+  emailChangeAddress: {
+    failMode: "closed",
+    description:
+      '"Change email" per new address (its digest), whichever account asks: no crowd of accounts can flood one ' +
+      'mailbox with confirmation links or its owner with "someone tried to use your address". Fails closed: a mail quota.',
+  },
 };
 
 const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
@@ -336,6 +350,8 @@ const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   secondStepAccount: "10/15m",
   deviceCodeMail: "5/1h",
   accountExport: "1/5m",
+  emailChange: "3/1h",
+  emailChangeAddress: "3/1d",
 });
 
 /** Environment variable that overrides each policy's limit spec. */
@@ -367,6 +383,8 @@ export const policyEnvVars = Object.freeze({
   secondStepAccount: "RATE_LIMIT_SECOND_STEP_ACCOUNT",
   deviceCodeMail: "RATE_LIMIT_DEVICE_CODE_MAIL",
   accountExport: "RATE_LIMIT_ACCOUNT_EXPORT",
+  emailChange: "RATE_LIMIT_EMAIL_CHANGE",
+  emailChangeAddress: "RATE_LIMIT_EMAIL_CHANGE_ADDRESS",
 } as const) satisfies Readonly<Record<PolicyName, string>>;
 
 export const POLICY_NAMES = Object.keys(defaultLimitSpecs) as PolicyName[];

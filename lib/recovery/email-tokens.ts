@@ -114,7 +114,8 @@ export function prismaEmailTokens(prisma: PrismaClient): EmailTokens {
     },
 
     async revokeAll(userId) {
-      const { count } = await prisma.emailToken.deleteMany({ where: { userId, usedAt: null } });
+      // An undo link of a change of address stays: a reset by whoever made the change must not take it from the old address.
+      const { count } = await prisma.emailToken.deleteMany({ where: { userId, usedAt: null, purpose: { not: "undo_email_change" } } });
       return count;
     },
   };

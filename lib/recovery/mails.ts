@@ -176,8 +176,17 @@ export function brandedMessages(settings: MailSettings) {
         { text: k("locked_out", "p3", { minutes: lifetimeMinutes }) },
       ]),
 
-    newDeviceSignIn: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
-      notice("new_device_sign_in", to, origin, forgotUrl, k("new_device_sign_in", "p1")),
+    // "This wasn't me" first where there is one: it ends that sign-in now; the reset follows.
+    newDeviceSignIn: (to: string, origin: NoticeOrigin, forgotUrl: string, notMeUrl = "") =>
+      notMeUrl
+        ? layout(settings, to, "new_device_sign_in", k("new_device_sign_in", "subject"), [
+            { text: k("new_device_sign_in", "p1") },
+            originParts(settings, origin),
+            { text: k("new_device_sign_in", "p2NotMe") },
+            { button: { label: k("new_device_sign_in", "notMe"), url: notMeUrl } },
+            { link: { label: t("mail.common.resetButton"), url: forgotUrl } },
+          ])
+        : notice("new_device_sign_in", to, origin, forgotUrl, k("new_device_sign_in", "p1")),
     passwordChanged: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
       notice("password_changed", to, origin, forgotUrl, k("password_changed", "p1")),
     passwordBreached: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
@@ -208,6 +217,26 @@ export function brandedMessages(settings: MailSettings) {
       notice("recovery_codes_replaced", to, origin, forgotUrl, k("recovery_codes_replaced", "p1")),
     factorsRemovedByOperator: (to: string, origin: NoticeOrigin, forgotUrl: string) =>
       notice("factors_removed_by_operator", to, origin, forgotUrl, k("factors_removed_by_operator", "p1")),
+    confirmEmailChange: (to: string, url: string, lifetimeHours: number) =>
+      layout(settings, to, "confirm_email_change", k("confirm_email_change", "subject"), [
+        { text: k("confirm_email_change", "p1") },
+        { button: { label: k("confirm_email_change", "button"), url } },
+        { text: k("confirm_email_change", "p2", { hours: lifetimeHours }) },
+      ]),
+    // To the old address, at once: where and when it was asked, and the undo button (7 days).
+    emailChangeRequested: (to: string, undoUrl: string, origin: NoticeOrigin) =>
+      layout(settings, to, "email_change_requested", k("email_change_requested", "subject"), [
+        { text: k("email_change_requested", "p1") },
+        originParts(settings, origin),
+        { text: k("email_change_requested", "p2") },
+        { button: { label: k("email_change_requested", "button"), url: undoUrl } },
+      ]),
+    addressInUse: (to: string, signInUrl: string) =>
+      layout(settings, to, "address_in_use", k("address_in_use", "subject"), [
+        { text: k("address_in_use", "p1") },
+        { text: k("address_in_use", "p2") },
+        { button: { label: k("address_in_use", "button"), url: signInUrl } },
+      ]),
     // No reset button: there is no account left to reset; the address may register again.
     accountDeleted: (to: string, origin: NoticeOrigin, registerUrl: string) =>
       layout(settings, to, "account_deleted", k("account_deleted", "subject"), [

@@ -6,6 +6,8 @@ import type { EmailTokenPurpose, EmailTokens } from "./email-tokens";
 import type { MailBrand } from "@/lib/brand/brand";
 import type { I18n } from "@/lib/i18n/i18n";
 import { brandedMessages, type NoticeKind, type NoticeOrigin } from "./mails";
+import { issueChangeLinks } from "@/lib/users/email-change";
+import { issueNotMeLink, type NotMe } from "@/lib/users/not-me";
 
 export type RecoverySettings = {
   /** The app's public URL (NEXTAUTH_URL): links are built from it, never from a request's Host header. */
@@ -196,6 +198,23 @@ export class Recovery {
     });
   }
 
+  /**
+   * "New sign-in to your account", with "This wasn't me": a single-use link that ends that sign-in's
+   * session (or the app's token family) and forgets its device, living as long as the session can.
+   * The link is issued only once the quota lets the mail go, so no link exists that was never sent.
+   */
+  newDeviceSignIn(user: { id: string }, origin: NoticeOrigin, notMe: NotMe): void {
+    this.deps.background.run("new_device_sign_in", async () => {
+      const account = await this.byId(user.id);
+      if (!account) return;
+      await this.deps.onNotice?.("new_device_sign_in", account.id, origin);
+      await this.send("securityNotice", account, "new_device_sign_in", async () => {
+        const token = await issueNotMeLink(this.deps.prisma, account, notMe, this.deps.clock());
+        return this.messagesFor(account).newDeviceSignIn(account.email, origin, this.url("/forgot-password"), this.url("/not-me", token));
+      });
+    });
+  }
+
   /** Something the owner should know happened (coalesced per account and kind). */
   notice(kind: NoticeKind, user: { id: string } | { email: string }, origin: NoticeOrigin, detail?: string): void {
     this.deps.background.run(kind, async () => {
@@ -220,6 +239,43 @@ export class Recovery {
         factors_removed_by_operator: messages.factorsRemovedByOperator,
       }[kind];
       await this.send("securityNotice", account, kind, async () => render(account.email, origin, forgotUrl, detail));
+    });
+  }
+
+  /**
+   * "Change email": the new address gets the link that confirms it, the old one is told at once with
+   * the link that undoes it (7 days). An address that is another account's gets no link: its owner
+   * is told someone tried, and the old address is told as for a free one, so neither the requester
+   * nor a reader of the old mailbox learns that the address has an account. All in the background:
+   * the request's answer and its time are the same either way.
+   */
+  emailChangeRequested(userId: string, newEmail: string, sessionId: string, origin: NoticeOrigin): void {
+    this.deps.background.run("email_change", async () => {
+      const account = await this.byId(userId);
+      if (!account || account.email === newEmail) return;
+      const owner = await this.find(newEmail);
+      const links = await issueChangeLinks(
+        this.deps.prisma,
+        { userId, from: account.email, to: owner ? null : newEmail, sessionId, credentialGeneration: account.credentialGeneration },
+        this.deps.clock(),
+        this.deps.settings.verifyLifetimeMs,
+      );
+      if (owner)
+        await this.send("securityNotice", owner, "address_in_use", async () =>
+          this.messagesFor(owner).addressInUse(owner.email, this.url("/sign-in")),
+        );
+      else if (links.confirm)
+        // To the new address, in the account's language: it is the account's owner who asked.
+        await this.send("recoveryMail", account, "confirm_email_change", async () =>
+          this.messagesFor(account).confirmEmailChange(
+            newEmail,
+            this.url("/confirm-email-change", links.confirm!),
+            Math.round(this.deps.settings.verifyLifetimeMs / 3_600_000),
+          ),
+        );
+      await this.send("recoveryMail", account, "email_change_requested", async () =>
+        this.messagesFor(account).emailChangeRequested(account.email, this.url("/undo-email-change", links.undo), origin),
+      );
     });
   }
 

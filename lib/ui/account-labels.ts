@@ -62,6 +62,11 @@ const KINDS: Record<SecurityEventKind, true> = {
   data_exported: true,
   browser_remembered: true,
   second_step_remembered: true,
+  email_change_requested: true,
+  email_changed: true,
+  email_change_undone: true,
+  admin_email_changed: true,
+  session_ended_not_me: true,
 };
 export const EVENT_KINDS = Object.keys(KINDS) as SecurityEventKind[];
 

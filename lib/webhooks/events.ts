@@ -12,6 +12,7 @@ export type WebhookEventType =
   | "account.password_changed"
   | "account.factor_changed"
   | "account.deleted"
+  | "email.changed"
   | "admin.action";
 
 /**
@@ -40,6 +41,10 @@ const FROM_SECURITY_EVENT: Partial<Record<SecurityEventKind, WebhookEventType>> 
   passkey_second_factor_off: "account.factor_changed",
   recovery_codes_replaced: "account.factor_changed",
   admin_factors_removed: "account.factor_changed",
+  // The account's id only, never an address: what changed is the client's own lookup by id.
+  email_changed: "email.changed",
+  email_change_undone: "email.changed",
+  admin_email_changed: "email.changed",
 };
 
 /** The webhook a security event is, or null when it is not one. `network` is already shortened. */

@@ -78,9 +78,9 @@ export function accountDevicesSuite(label: string, makeDatabase: () => Promise<T
       const user = await gate.prisma.user.findUniqueOrThrow({ where: { email: "forgetter@example.com" } });
       expect((await gate.events.recent(user.id, 5)).map((event) => event.kind)).toContain("device_forgotten");
 
-      const notice = vi.spyOn(gate.recovery, "notice");
+      const notice = vi.spyOn(gate.recovery, "newDeviceSignIn");
       const back = await signedIn("forgetter@example.com", { device: forgotten.device });
-      expect(notice).toHaveBeenCalledWith("new_device_sign_in", expect.anything(), expect.anything());
+      expect(notice).toHaveBeenCalledWith(expect.anything(), expect.anything(), expect.objectContaining({ sessionId: expect.any(String) }));
       const newcomer = (await listOf("forgetter@example.com")).find(
         (device) => device.id === gate.devices.signed(back.device, gate.usernameKey("forgetter@example.com"), gate.clock())!.id,
       );

@@ -23,6 +23,7 @@ import { onEachDatabase } from "../helpers/each-database";
 import { reviewShapes } from "./attack-shapes.review";
 import { accountShapes } from "./attack-shapes.account";
 import { rememberShapes } from "./attack-shapes.remember";
+import { emailChangeShapes } from "./attack-shapes.email";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -396,6 +397,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
 
     accountShapes(() => ({ gate }));
     rememberShapes(() => ({ gate }));
+    emailChangeShapes(() => ({ gate }));
 
     describe("'email me a link' routes (a new confirmation link, a new unlock link) tell nobody anything", () => {
       const LINK_ROUTES = {

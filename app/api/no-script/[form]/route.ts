@@ -9,7 +9,17 @@ import { secureCookies } from "@/lib/auth/next-auth/cookies";
 
 export const dynamic = "force-dynamic";
 
-const PAGES = new Set(["sign-in", "register", "forgot-password", "reset-password", "verify-email", "unlock"]);
+const PAGES = new Set([
+  "sign-in",
+  "register",
+  "forgot-password",
+  "reset-password",
+  "verify-email",
+  "unlock",
+  "confirm-email-change",
+  "undo-email-change",
+  "not-me",
+]);
 
 /**
  * Where the sign-in and registration forms post when JavaScript has not taken them over (it is
