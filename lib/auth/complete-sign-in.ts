@@ -127,7 +127,7 @@ async function writeNewSignIn(
   // After the writes: a sign-in that could not be written is not the account's first.
   const first = signInToRecord(user, locale) ? await recordSignIn(gate.prisma, user.id, nowMs, locale) : false;
   // A new device of an account that has signed in before: its first device is no news.
-  if (!device && !first) gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, passed));
+  if (!device && !first) void gate.recovery.notice("new_device_sign_in", user, noticeOrigin(gate, passed));
   return written;
 }
 
@@ -173,7 +173,7 @@ export async function openPending(
   const pending = await storePending(gate, passed, user, next, code, nowMs);
   const methods: SecondStepMethod[] = next.step === "second_factor" ? next.methods : ["email_code"];
   if (user && code !== null)
-    gate.recovery.deviceCode(user, code, Math.round((pending.expiresAtMs - nowMs) / 60_000), noticeOrigin(gate, passed));
+    await gate.recovery.deviceCode(user, code, Math.round((pending.expiresAtMs - nowMs) / 60_000), noticeOrigin(gate, passed));
   const event = next.step === "second_factor" ? "second_step_due" : "device_confirmation_due";
   gate.log.info({ event, methods, ...(user ? { userId: user.id } : { standIn: true }) });
   logSecurity(gate, {

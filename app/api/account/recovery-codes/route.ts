@@ -16,6 +16,6 @@ export const POST = limited("/api/account/recovery-codes", async (request, limit
     return jsonError(409, "invalid_input", "Turn on a second step first: recovery codes stand in for it.");
   const recoveryCodes = await gate.factors.replaceRecoveryCodes(userId, gate.clock());
   await gate.events.accountChanged(userId, "recovery_codes_replaced", client, { browser: browserLabel(limits.userAgent), sessionId: sid });
-  gate.recovery.notice("recovery_codes_replaced", { id: userId }, noticeOrigin(gate, limits));
+  void gate.recovery.notice("recovery_codes_replaced", { id: userId }, noticeOrigin(gate, limits));
   return json(200, { status: "recovery_codes_replaced", recoveryCodes });
 });
