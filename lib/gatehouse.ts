@@ -421,14 +421,20 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
           ownerCheckRunning: () => hashBudget.trustedExecuting > 0,
         });
   const background = new Background((task, error) => log.error({ event: "background_task_failed", task, err: messageOf(error) }));
-  const mailer = createMailer(mailerOptions(config), { log, metrics, spool: prismaMailSpool(prisma, clock) });
-  // What the last process could not deliver before it stopped: sent now, each message once.
-  background.run("mail_resume", () => mailer.resume().then(() => {}));
+  // Promises of mail a killed process left are kept by Recovery, made below (resume starts after it).
+  let keepIntent: (heldId: string, intent: unknown) => void = () => {};
+  const mailer = createMailer(mailerOptions(config), {
+    log,
+    metrics,
+    spool: prismaMailSpool(prisma, clock),
+    onIntent: (heldId, intent) => keepIntent(heldId, intent),
+  });
   const emailTokens = prismaEmailTokens(prisma);
   // Links that sit in files on this machine reach no owner: an error in production, news on `npm run dev`.
   const outboxOnly = outboxOnlyNotice(config);
   if (outboxOnly) log[outboxOnly.level](outboxOnly.entry);
   const lockouts = sqlLockoutRepository(database.sql);
+  const pendingSignIns = prismaPendingSignIns(prisma);
   const usernameKey = (email: string) => digestKey(config.rateLimit.keySecret, ["lockout", email]);
   const recovery = new Recovery({
     prisma,
@@ -456,7 +462,11 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     },
     onSkipped: (kind, reason) => log.info({ event: "mail_skipped", kind, reason }),
     onNotice: config.webhooks ? noticeWebhook(database.sql) : undefined,
+    replaceDeviceCode: (pendingId, codeDigest) => pendingSignIns.replaceCode(pendingId, codeDigest, clock()),
   });
+  keepIntent = (heldId, intent) => recovery.resumeIntent(heldId, intent);
+  // What the last process could not deliver, or a killed one promised: sent now (and swept on a timer), each message once.
+  background.run("mail_resume", () => mailer.resume().then(() => {}));
   // Only weakened, never refused: warn (the metric counts each), once per 10 s.
   const reportBreachOutage = throttled(10_000, (reason: string) =>
     log.warn({
@@ -520,7 +530,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     recovery,
     passkeys: prismaPasskeys(prisma),
     factors: prismaFactors(prisma, database.sql, { seal: sealKeyOf(config.factors.secret), recoveryCodes: config.factors.secret }),
-    pendingSignIns: prismaPendingSignIns(prisma),
+    pendingSignIns,
     secondFactorLockoutPolicy: config.factors.lockout,
     secondFactorLockKey: (subject) =>
       digestKey(

@@ -191,7 +191,7 @@ export async function openPending(
   const pending = await storePending(gate, passed, user, next, code, nowMs);
   const methods: SecondStepMethod[] = next.step === "second_factor" ? next.methods : ["email_code"];
   if (user && code !== null)
-    gate.recovery.deviceCode(user, code, Math.round((pending.expiresAtMs - nowMs) / 60_000), noticeOrigin(gate, passed));
+    await gate.recovery.deviceCode(user, code, Math.round((pending.expiresAtMs - nowMs) / 60_000), noticeOrigin(gate, passed));
   const event = next.step === "second_factor" ? "second_step_due" : "device_confirmation_due";
   gate.log.info({ event, methods, ...(user ? { userId: user.id } : { standIn: true }) });
   logSecurity(gate, {

@@ -21,14 +21,14 @@ const emailRequestSchema = z.object({ email: signInSchema.shape.email, altcha: s
 /**
  * "Email me a link" (a password reset, a new confirmation link, a new unlock link): per-address
  * limit (the wrapper), the body, the per-address-and-username limit, ALTCHA, then `answer`, the
- * same 202 for every address. `start` only queues the work (lib/recovery): the account lookup,
- * the link and the email happen after the answer, so neither the answer nor its timing depends
+ * same 202 for every address. `start` writes the promise of a mail and queues the work (lib/recovery): the
+ * account lookup, the link and the email happen after the answer, so neither the answer nor its timing depends
  * on whether the address has an account.
  */
 export function emailRequestRoute(
   path: RoutePath,
   answer: Readonly<{ status: string; message: string }>,
-  start: (gate: Gatehouse, email: string, limits: RouteLimits) => void,
+  start: (gate: Gatehouse, email: string, limits: RouteLimits) => Promise<void>,
 ) {
   return limited(path, async (request, limits) => {
     const { gate, client } = limits;
@@ -47,7 +47,8 @@ export function emailRequestRoute(
       return captchaInvalid(captcha);
     }
 
-    start(gate, email, limits);
+    // Awaited: the promise of a mail is in the spool before the answer says it was sent.
+    await start(gate, email, limits);
     return json(202, answer);
   });
 }

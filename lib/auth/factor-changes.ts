@@ -25,7 +25,7 @@ export async function factorTurnedOn(limits: RouteLimits, session: LiveSession, 
     browser: browserLabel(limits.userAgent),
     sessionId: session.sid,
   });
-  gate.recovery.notice("factor_added", { id: session.userId }, noticeOrigin(gate, limits), WHAT[kind]);
+  void gate.recovery.notice("factor_added", { id: session.userId }, noticeOrigin(gate, limits), WHAT[kind]);
   gate.log.info({ event: EVENTS.on[kind], userId: session.userId, recoveryCodesIssued: codes !== null });
   return codes;
 }
@@ -39,6 +39,6 @@ export async function factorTurnedOff(limits: RouteLimits, session: LiveSession,
     browser: browserLabel(limits.userAgent),
     sessionId: session.sid,
   });
-  gate.recovery.notice("factor_removed", { id: session.userId }, noticeOrigin(gate, limits), WHAT[kind]);
+  void gate.recovery.notice("factor_removed", { id: session.userId }, noticeOrigin(gate, limits), WHAT[kind]);
   gate.log.info({ event: EVENTS.off[kind], userId: session.userId });
 }

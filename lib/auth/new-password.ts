@@ -113,7 +113,7 @@ export async function replacePassword(limits: RouteLimits, password: string, how
 
   const said = SAID[how.kind];
   await gate.events.accountChanged(userId, said.event, client, how.kind === "change" ? { browser, sessionId: how.sessionId } : { browser });
-  gate.recovery.notice(said.notice, { id: userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
+  void gate.recovery.notice(said.notice, { id: userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
   gate.log.info({ event: said.event, userId, ...ended, devicesForgotten, ...reset });
   return { ok: true, ...stored, credentialGeneration, device, nowMs };
 }

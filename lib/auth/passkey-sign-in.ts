@@ -59,7 +59,7 @@ export async function spendAssertion(
       reported: verified.reportedCount,
     });
     await gate.events.accountChanged(passkey.userId, "passkey_counter_regressed", client, { browser: browserLabel(limits.userAgent) });
-    gate.recovery.notice("passkey_counter_regressed", { id: passkey.userId }, noticeOrigin(gate, limits));
+    void gate.recovery.notice("passkey_counter_regressed", { id: passkey.userId }, noticeOrigin(gate, limits));
     return { ok: false, reason: "regressed" };
   }
   // Two assertions racing with the same count: one is recorded, the other refused.

@@ -160,7 +160,7 @@ async function answerStep(
     const browser = browserLabel(limits.userAgent);
     const left = String(await gate.factors.recoveryCodesLeft(pending.userId));
     await gate.events.accountChanged(pending.userId, "recovery_code_used", client, { browser, sessionId: pending.sessionId });
-    gate.recovery.notice("recovery_code_used", { id: pending.userId }, noticeOrigin(gate, limits), left);
+    void gate.recovery.notice("recovery_code_used", { id: pending.userId }, noticeOrigin(gate, limits), left);
   }
   const remember =
     rememberAsked && remembersAfter(gate, pending, answer) ? newRemember(gate.clock() + gate.config.devices.rememberMs) : undefined;
@@ -353,9 +353,10 @@ export async function resendDeviceCode(limits: RouteLimits, token: string | unde
   const codeDigest = deviceCodeDigest(gate.config.devices.codeSecret, code);
   if (pending.step === "device_confirmation" && pending.userId !== null) {
     const lifetimeMinutes = Math.max(1, Math.floor((pending.expiresAtMs - nowMs) / 60_000));
-    gate.recovery.deviceCode({ id: pending.userId }, code, lifetimeMinutes, noticeOrigin(gate, limits), () =>
-      gate.pendingSignIns.replaceCode(pending.id, codeDigest, gate.clock()),
-    );
+    await gate.recovery.deviceCode({ id: pending.userId }, code, lifetimeMinutes, noticeOrigin(gate, limits), {
+      pendingId: pending.id,
+      codeDigest,
+    });
   }
   gate.log.info({ event: "device_code_resend", ...(pending.userId ? { userId: pending.userId } : { standIn: true }) });
   logSecurity(gate, { route: limits.path, outcome: "device_confirmation_due", client, detail: "resend" });

@@ -382,7 +382,7 @@ async function failed(
 ): Promise<SignInOutcome> {
   const { email, client, device, route, subject } = admission;
   // Its owner gets the link again (within the recovery-mail quota).
-  if (user && unconfirmed) gate.recovery.verificationNeeded(user);
+  if (user && unconfirmed) await gate.recovery.verificationNeeded(user);
   await countedWithoutSession(gate, admission, subject, attempt, "failure", gate.clock(), fingerprintOf(gate, admission));
   gate.log.info({
     event: "sign_in_failed",
@@ -538,7 +538,7 @@ async function recordBreach(
 ): Promise<void> {
   if (await markPasswordBreached(gate.prisma, user.id, user.credentialGeneration, gate.clock())) {
     await gate.events.accountChanged(user.id, "password_found_breached", from.client, { browser: browserLabel(from.userAgent) });
-    gate.recovery.notice("password_breached", { id: user.id }, noticeOrigin(gate, from));
+    void gate.recovery.notice("password_breached", { id: user.id }, noticeOrigin(gate, from));
     gate.log.info({ event: "password_found_breached", userId: user.id });
   }
 }
@@ -573,7 +573,7 @@ async function countedWithoutSession(
     });
   }
   if (!from.device && from.email !== null && attempt.counted && attempt.state.failureCount === subject.policy.threshold)
-    gate.recovery.lockedOut(from.email, noticeOrigin(gate, from));
+    await gate.recovery.lockedOut(from.email, noticeOrigin(gate, from));
 }
 
 /**

@@ -47,6 +47,25 @@ describe("ALTCHA", () => {
     expect(await verifyAltcha(payload, settings, memoryReplayStore(), NOW + 301_000)).toEqual({ ok: false, reason: "expired" });
   });
 
+  it("does not accept a spent solution again after the wall clock steps back 2 hours, whatever clock its store counts on", async () => {
+    // A store that counts its entries' lives on a clock that does not step (as Redis's PX does).
+    let steadyMs = NOW;
+    const replays = memoryReplayStore(100, () => steadyMs);
+    const payload = await solve(await issueChallenge(settings, NOW));
+    expect(await verifyAltcha(payload, settings, replays, NOW)).toMatchObject({ ok: true });
+    // 25 s on, the wall clock steps back 2 hours; a while later the store has forgotten the entry.
+    steadyMs += 25_000 + 310_000;
+    const steppedBack = NOW + 25_000 - 2 * 3_600_000;
+    expect(await verifyAltcha(payload, settings, replays, steppedBack)).toEqual({ ok: false, reason: "expired" });
+    // A step within the slack: the entry outlives the challenge's apparent validity.
+    const fresh = await solve(await issueChallenge(settings, NOW));
+    const steady = memoryReplayStore(100, () => steadyMs);
+    steadyMs = NOW;
+    expect(await verifyAltcha(fresh, settings, steady, NOW)).toMatchObject({ ok: true });
+    steadyMs = NOW + 299_000;
+    expect(await verifyAltcha(fresh, settings, steady, NOW + 299_000 - 4_000)).toEqual({ ok: false, reason: "replayed" });
+  });
+
   it("does not let a forged payload spend a real challenge", async () => {
     const replays = memoryReplayStore();
     const challenge = await issueChallenge(settings, NOW);

@@ -86,6 +86,9 @@ export function verifyAltcha(
   );
 }
 
+/** A wall-clock step back this small (an NTP slew's worth) is absorbed rather than refused. */
+export const CLOCK_SLACK_MS = 5_000;
+
 async function verifyUntraced(
   payload: unknown,
   settings: AltchaSettings,
@@ -107,6 +110,10 @@ async function verifyUntraced(
 
   const expiresAtMs = challenge.parameters.expiresAt * 1000;
   if (expiresAtMs <= nowMs) return { ok: false, reason: "expired" };
+  // Valid for longer than any challenge is issued for: the wall clock stepped back since it was
+  // issued, and a store that counts its entries' lives on a clock that did not step (Redis's PX)
+  // may have forgotten it was spent. Refused as expired; a new challenge is one request away.
+  if (expiresAtMs - nowMs > settings.expiresSeconds * 1000 + CLOCK_SLACK_MS) return { ok: false, reason: "expired" };
 
   let verified = false;
   try {
@@ -125,7 +132,8 @@ async function verifyUntraced(
   // Claimed only once verified, so a forged payload cannot burn someone else's challenge.
   let firstUse: boolean;
   try {
-    firstUse = await replays.claim(challenge.signature, expiresAtMs, nowMs);
+    // Kept past its expiry by the slack: a step back within it cannot outlive the entry either.
+    firstUse = await replays.claim(challenge.signature, expiresAtMs + CLOCK_SLACK_MS, nowMs);
   } catch {
     // Without the replay store a solution could be reused: refuse (fail closed) rather than guess.
     return { ok: false, reason: "unavailable" };

@@ -19,6 +19,28 @@ function failTimes(count: number, startMs: number, stepMs = 1_000): LockoutState
 }
 
 describe("lockout rules", () => {
+  it("holds no lock longer than its policy when the wall clock steps back 2 hours", () => {
+    const HOUR = 3_600_000;
+    const T0 = 10 * HOUR;
+    // The 7th failure: a 4-minute lock.
+    const state = failTimes(7, T0);
+    const lockedAt = T0 + 6_000;
+    expect(checkLockout(state, lockedAt, policy)).toMatchObject({ locked: true, retryAfterMs: 240_000 });
+    // 10 s later the wall clock steps back 2 hours: a lock that would end 2 hours on is over.
+    const stepped = lockedAt + 10_000 - 2 * HOUR;
+    expect(checkLockout(state, stepped, policy)).toEqual({ locked: false });
+    // The streak's count stays: the next failure locks again, for the next length of the schedule, from now.
+    const next = recordFailure(state, stepped, policy);
+    expect(next).toMatchObject({ failureCount: 8, lockedUntilMs: stepped + 480_000 });
+    expect(checkLockout(next, stepped + 1_000, policy)).toMatchObject({ locked: true, retryAfterMs: 479_000 });
+    // A step within the slack is taken as it comes.
+    expect(checkLockout(state, lockedAt - 4_000, policy)).toMatchObject({ locked: true, retryAfterMs: 244_000 });
+    // NIST's cap: its hold ends at a step back too, not the step's length later.
+    const capped: LockoutPolicy = { ...policy, capFailures: 7, capHoldMs: 15 * 60_000 };
+    expect(checkLockout(state, lockedAt + 60_000, capped)).toMatchObject({ locked: true, capped: true });
+    expect(checkLockout(state, stepped, capped)).toEqual({ locked: false });
+  });
+
   it("does not lock below the threshold", () => {
     const state = failTimes(4, 0);
     expect(state?.failureCount).toBe(4);

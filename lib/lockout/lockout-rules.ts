@@ -36,15 +36,25 @@ export type LockoutState = {
 /** `capped`: locked until a success, not until `lockedUntilMs` (which then says when to ask again). */
 export type LockoutCheck = { locked: false } | { locked: true; retryAfterMs: number; lockedUntilMs: number; capped: boolean };
 
+/**
+ * A wall-clock step back this small is taken as it comes. Past it (NTP, a restored snapshot), a
+ * stored lock would run on for the step's length (a 2-hour step held one for 8,100 s), and how long
+ * ago its failure really was cannot be known: a lock or a cap's hold that ends further from now
+ * than its policy allows is over. The streak's count stays, so the next failure locks again.
+ */
+export const CLOCK_STEP_SLACK_MS = 5_000;
+
 function isCapped(state: LockoutState, nowMs: number, policy: LockoutPolicy): boolean {
   if (policy.capFailures === undefined || state.failureCount < policy.capFailures) return false;
-  return nowMs - state.lastFailureAtMs < (policy.capHoldMs ?? Number.POSITIVE_INFINITY);
+  const sinceMs = nowMs - state.lastFailureAtMs;
+  return sinceMs >= -CLOCK_STEP_SLACK_MS && sinceMs < (policy.capHoldMs ?? Number.POSITIVE_INFINITY);
 }
 
 export function checkLockout(state: LockoutState | null, nowMs: number, policy: LockoutPolicy): LockoutCheck {
   if (state && isCapped(state, nowMs, policy))
     return { locked: true, retryAfterMs: policy.maxLockMs, lockedUntilMs: nowMs + policy.maxLockMs, capped: true };
   if (!state?.lockedUntilMs || state.lockedUntilMs <= nowMs) return { locked: false };
+  if (state.lockedUntilMs - nowMs > lockDurationMs(state.failureCount, policy) + CLOCK_STEP_SLACK_MS) return { locked: false };
   return { locked: true, retryAfterMs: state.lockedUntilMs - nowMs, lockedUntilMs: state.lockedUntilMs, capped: false };
 }
 

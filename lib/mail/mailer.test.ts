@@ -11,6 +11,7 @@ import {
   createMailer,
   describeMailError,
   outboxOnlyNotice,
+  messageIdOf,
   retryDelayMs,
   type MailerOptions,
   type MailOutcome,
@@ -59,7 +60,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function mailer(options: Partial<MailerOptions>, deps: ReturnType<typeof capture>, spool?: MailSpool): Mailer {
+function mailer(
+  options: Partial<MailerOptions>,
+  deps: ReturnType<typeof capture>,
+  spool?: MailSpool,
+  onIntent?: (id: string, intent: unknown) => void,
+): Mailer {
   const created = createMailer(
     {
       from: "Gatehouse <no-reply@gatehouse.test>",
@@ -71,7 +77,7 @@ function mailer(options: Partial<MailerOptions>, deps: ReturnType<typeof capture
       sendTimeoutMs: 2_000,
       ...options,
     },
-    { log: deps.log, metrics: deps.metrics, spool },
+    { log: deps.log, metrics: deps.metrics, spool, onIntent },
   );
   cleanups.push(() => created.close(200));
   return created;
@@ -90,11 +96,19 @@ function expectNoSecrets(entries: object[]): void {
  */
 function memorySpool(answer: () => Promise<void> = async () => {}) {
   const rows = new Map<string, SpooledMail>();
+  const intents = new Map<string, unknown>();
   const renewals: Array<{ id: string; attempts: number }> = [];
   const leases: string[][] = [];
   const spool: MailSpool = {
     save: async (mail) => void mail.forEach((item) => rows.set(item.id, item)),
-    claim: async (limit) => [...rows.values()].slice(0, limit),
+    claim: async (limit) => [...[...intents].map(([id, intent]) => ({ id, intent, attempts: 0 })), ...rows.values()].slice(0, limit),
+    hold: async (id, _kind, intent) => void intents.set(id, intent),
+    rendered: async (id, message) => {
+      intents.delete(id);
+      rows.set(id, { id, message, attempts: 0 });
+    },
+    handBack: async () => {},
+    takeOverEveryMs: 60_000,
     retrying: async (id, attempts) => {
       renewals.push({ id, attempts });
       const row = rows.get(id);
@@ -104,10 +118,11 @@ function memorySpool(answer: () => Promise<void> = async () => {}) {
     renewEveryMs: 50,
     settled: (id) => {
       rows.delete(id);
+      intents.delete(id);
       return answer();
     },
   };
-  return { rows, renewals, leases, spool };
+  return { rows, intents, renewals, leases, spool };
 }
 
 async function smtp(reply?: (n: number) => SmtpReply, options?: { rejectRecipients?: boolean }) {
@@ -212,6 +227,50 @@ describe("createMailer over SMTP", () => {
     expect(log.events("mail_failed")).toMatchObject([{ level: "error", kind: "password_reset", attempt: 2, responseCode: 550 }]);
     expect(log.counts).toEqual({ "password_reset:failed": 1 });
     expectNoSecrets(log.entries);
+  });
+
+  it("holds a promise in the spool until it is a message, sends that with the row's Message-ID, then deletes the row", async () => {
+    const { rows, intents, spool } = memorySpool();
+    const accepting = await smtp();
+    const sending = mailer({ smtpUrl: `smtp://127.0.0.1:${accepting.port}` }, capture(), spool);
+    const heldId = await sending.hold("password_reset", { do: "password_reset", email: RECIPIENT });
+    expect(heldId).not.toBeNull();
+    expect([...intents.keys()]).toEqual([heldId]);
+    sending.send(message("Reset your password", "password_reset"), heldId!);
+    await sending.idle();
+    expect(accepting.server.received.map((mail) => mail.messageId)).toEqual([messageIdOf(heldId!, "no-reply@gatehouse.test")]);
+    await vi.waitFor(() => expect([...rows.keys(), ...intents.keys()]).toEqual([]));
+    // A promise that sends nothing after all (no such account) leaves no row.
+    const nothing = await sending.hold("password_reset", { do: "password_reset", email: "nobody@example.com" });
+    sending.release(nothing!, "done");
+    await vi.waitFor(() => expect([...intents.keys()]).toEqual([]));
+  });
+
+  it("hands a promise a killed process left to onIntent, and sends a message it left with its own Message-ID", async () => {
+    const { intents, spool } = memorySpool();
+    const accepting = await smtp();
+    intents.set("promise-left", { do: "password_reset", email: RECIPIENT });
+    await spool.save([{ id: "message-left", message: message(), attempts: 1 }]);
+    const kept: Array<[string, unknown]> = [];
+    const sending = mailer({ smtpUrl: `smtp://127.0.0.1:${accepting.port}` }, capture(), spool, (id, intent) => kept.push([id, intent]));
+    expect(await sending.resume()).toBe(2);
+    await sending.idle();
+    expect(kept).toEqual([["promise-left", { do: "password_reset", email: RECIPIENT }]]);
+    expect(accepting.server.received.map((mail) => mail.messageId)).toEqual(["<message-left@gatehouse.test>"]);
+  });
+
+  it("gives up a message whose attempts a killed process spent, so a relay that answers late gets at most maxAttempts copies", async () => {
+    const { rows, spool } = memorySpool();
+    const accepting = await smtp();
+    const log = capture();
+    // The process that made the last attempt died before the relay answered: its count was written first.
+    await spool.save([{ id: "spent", message: message("Reset your password", "password_reset"), attempts: 3 }]);
+    const sending = mailer({ smtpUrl: `smtp://127.0.0.1:${accepting.port}`, maxAttempts: 3 }, log, spool);
+    await sending.resume();
+    await sending.idle();
+    await vi.waitFor(() => expect([...rows.keys()]).toEqual([]));
+    expect(accepting.server.received).toHaveLength(0);
+    expect(log.events("mail_failed")).toMatchObject([{ kind: "password_reset", attempt: 3, reason: "attempts_spent" }]);
   });
 
   it("deletes a resumed message's spool row once it is delivered, and once its last attempt fails", async () => {

@@ -75,16 +75,31 @@ export type MailMetrics = {
 export type SpooledMail = { id: string; message: MailMessage; attempts: number };
 
 /**
+ * What a request promised to mail, written before its answer and before the message exists
+ * (lib/recovery renders it after the answer): a process killed in between leaves the promise
+ * to whichever instance takes the row over, which keeps it by calling `onIntent`.
+ */
+export type HeldIntent = { id: string; intent: unknown; attempts: number };
+
+/**
  * Where undelivered mail waits across a restart (lib/mail/spool.ts keeps it in the database).
  * claim() leases rows to this process, so two instances never both send one message.
  */
 export type MailSpool = {
   save(mail: SpooledMail[]): Promise<void>;
-  claim(limit: number): Promise<SpooledMail[]>;
+  /** Rows whose lease ran out (or that nobody holds): messages to send, or promises to keep. */
+  claim(limit: number): Promise<(SpooledMail | HeldIntent)[]>;
+  /** A promise of mail, leased to this process from now. */
+  hold(id: string, kind: string, intent: unknown): Promise<void>;
+  /** The promise became this message: a takeover sends it as it is (same Message-ID) instead of keeping the promise again. */
+  rendered(id: string, message: MailMessage): Promise<void>;
+  /** Rows this process holds and will not work on (a clean stop): any instance may take them now. */
+  handBack(ids: string[]): Promise<void>;
   /**
-   * A resumed message failed an attempt and waits for its next: its count is kept (a process
-   * killed now hands it on) and its lease runs again from now, so no other start takes it while
-   * this process still retries it.
+   * A spooled message is about to be tried for the `attempts`-th time: the count is written
+   * before the attempt, so a process killed while the relay is silent still counts it, and a
+   * relay that acknowledges late gets at most `maxAttempts` copies however often it is taken over.
+   * Its lease runs again from now.
    */
   retrying(id: string, attempts: number): Promise<void>;
   /**
@@ -94,6 +109,8 @@ export type MailSpool = {
    */
   renew(ids: string[]): Promise<void>;
   readonly renewEveryMs: number;
+  /** How often a running instance looks for rows whose lease ran out (a killed process's). */
+  readonly takeOverEveryMs: number;
   /** The relay took it, or it failed its last attempt: the row goes, so no start sends it again. */
   settled(id: string): Promise<void>;
 };
@@ -107,6 +124,8 @@ export type MailerDeps = {
   clock?: () => number;
   /** Jitter in [0, 1); default Math.random. */
   random?: () => number;
+  /** Keeps a promise of mail taken over from another process (lib/recovery renders it, then calls send or release with its id). */
+  onIntent?: (id: string, intent: unknown) => void;
 };
 
 export const RETRY_MAX_MS = 5 * 60_000;
@@ -143,7 +162,17 @@ export function describeMailError(error: unknown): { code?: string; responseCode
   };
 }
 
-type Job = { message: MailMessage; attempts: number; spoolId?: string; abort?: AbortController };
+/**
+ * `id` is the message's for good: its spool row's key and its Message-ID, the same on every
+ * attempt and after a restart, so a relay or mailbox that saw it once can tell a repeat.
+ */
+type Job = { id: string; message: MailMessage; attempts: number; spooled: boolean; abort?: AbortController };
+
+/** `<id@domain of From>`: the Message-ID every attempt of one message carries (RFC 5322 §3.6.4). */
+export function messageIdOf(id: string, from: string): string {
+  const domain = /@([^>\s]+)>?\s*$/.exec(from)?.[1] ?? "gatehouse.invalid";
+  return `<${id}@${domain}>`;
+}
 
 /**
  * The mail channel: a bounded in-memory queue in front of SMTP (or the outbox folder). send()
@@ -171,6 +200,9 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
   // Writes to resumed messages' spool rows in flight (a retry's count, a settled message's delete).
   const spoolWrites = new Set<Promise<void>>();
   let renewTimer: NodeJS.Timeout | null = null;
+  let takeOverTimer: NodeJS.Timeout | null = null;
+  // Promises of mail this process holds (spool rows without a message yet): their leases are renewed too.
+  const held = new Set<string>();
   let inFlight = 0;
   let accepting = true;
   let stopped = false;
@@ -189,13 +221,14 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
     }
   }
 
-  async function deliver(message: MailMessage, abort: AbortSignal): Promise<void> {
+  async function deliver(id: string, message: MailMessage, abort: AbortSignal): Promise<void> {
     const mail = {
       from: options.from,
       to: message.to,
       subject: message.subject,
       text: message.text,
       html: message.html,
+      messageId: messageIdOf(id, options.from),
       // RFC 3834: automatic mail, so vacation responders do not answer it.
       headers: { "Auto-Submitted": "auto-generated" },
       signal: abort,
@@ -224,9 +257,9 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
    * It leaves `active` first, so a close() meanwhile does not spool it again; close() waits for the delete.
    */
   async function unspool(job: Job): Promise<void> {
-    if (!job.spoolId || !deps.spool) return;
+    if (!job.spooled || !deps.spool) return;
     active.delete(job);
-    await spoolWrite(deps.spool.settled(job.spoolId), "mail_spool_delete_failed", job);
+    await spoolWrite(deps.spool.settled(job.id), "mail_spool_delete_failed", job);
   }
 
   /** Tracked so that close() saves the spool after them: its save is the rows' last word. */
@@ -243,7 +276,7 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
   function keepLeases(spool: MailSpool): void {
     if (renewTimer !== null) return;
     renewTimer = setInterval(() => {
-      const ids = [...waiting, ...backingOff.keys(), ...active].flatMap((job) => (job.spoolId ? [job.spoolId] : []));
+      const ids = [...held, ...[...waiting, ...backingOff.keys(), ...active].flatMap((job) => (job.spooled ? [job.id] : []))];
       if (ids.length === 0 || stopped) return stopRenewing();
       void spoolWrite(spool.renew(ids), "mail_spool_update_failed");
     }, spool.renewEveryMs).unref();
@@ -257,30 +290,35 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
   async function attempt(job: Job): Promise<void> {
     job.attempts += 1;
     const { kind } = job.message;
-    job.abort = new AbortController();
-    // The deadline is a timer held here, not AbortSignal.timeout inside AbortSignal.any: Node 20
-    // may collect such a timeout before it fires (nodejs/node#57736), and the attempt then waits
-    // on a stalled relay for as long as the socket's own timeouts allow.
-    const deadline = setTimeout(
-      (abort: AbortController) => abort.abort(new DOMException("send timed out", "TimeoutError")),
-      options.sendTimeoutMs,
-      job.abort,
-    );
+    const abort = new AbortController();
+    job.abort = abort;
     try {
-      await deliver(job.message, job.abort.signal).finally(() => clearTimeout(deadline));
+      // Counted before it is made (see MailSpool.retrying); a failed write is logged, and the attempt goes ahead.
+      if (job.spooled && deps.spool) await spoolWrite(deps.spool.retrying(job.id, job.attempts), "mail_spool_update_failed", job);
+      // close() came meanwhile: it spools the job, and nothing may deliver it after that.
+      abort.signal.throwIfAborted();
+      // The deadline is a timer held here, not AbortSignal.timeout inside AbortSignal.any: Node 20
+      // may collect such a timeout before it fires (nodejs/node#57736), and the attempt then waits
+      // on a stalled relay for as long as the socket's own timeouts allow.
+      const deadline = setTimeout(
+        (controller: AbortController) => controller.abort(new DOMException("send timed out", "TimeoutError")),
+        options.sendTimeoutMs,
+        abort,
+      );
+      await deliver(job.id, job.message, abort.signal).finally(() => clearTimeout(deadline));
       metrics?.mailSent.inc({ kind, outcome: "sent" });
       log.info({
         event: "mail_sent",
         kind,
         attempt: job.attempts,
         transport: options.smtpUrl ? "smtp" : "outbox",
-        ...(job.spoolId ? { spooled: true } : {}),
+        ...(job.spooled ? { spooled: true } : {}),
       });
       await unspool(job);
     } catch (error) {
       const reason = describeMailError(error);
       // Cut off by close(): the job is spooled there, not counted as failed.
-      if (stopped && job.abort.signal.aborted) return;
+      if (stopped && abort.signal.aborted) return;
       if (job.attempts >= options.maxAttempts || stopped) {
         metrics?.mailSent.inc({ kind, outcome: "failed" });
         log.error({ event: "mail_failed", kind, attempt: job.attempts, ...reason });
@@ -289,8 +327,6 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
       } else {
         const delayMs = retryDelayMs(job.attempts, policy, random());
         log.warn({ event: "mail_retry", kind, attempt: job.attempts, delayMs, ...reason });
-        // Not awaited: the backoff starts now whatever the database does (a failed write is logged).
-        if (job.spoolId && deps.spool) void spoolWrite(deps.spool.retrying(job.spoolId, job.attempts), "mail_spool_update_failed", job);
         // unref: a waiting retry alone does not keep the process alive; close() is the orderly way out.
         const timer = setTimeout(() => {
           backingOff.delete(job);
@@ -318,7 +354,8 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
     }
   }
 
-  function drop(kind: string, reason: "queue_full" | "closed"): void {
+  function drop(kind: string, reason: "queue_full" | "closed", spooled: boolean): void {
+    if (spooled) return log.warn({ event: "mail_deferred", kind, reason });
     metrics?.mailSent.inc({ kind, outcome: "dropped" });
     log.error({ event: "mail_dropped", kind, reason, queueMax: options.queueMax });
   }
@@ -327,21 +364,46 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
     return depth() === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve));
   }
 
-  return {
+  const mailer: Mailer = {
     full() {
       return !accepting || depth() >= options.queueMax;
     },
-    send(message) {
+    send(message, heldId) {
       // Never throws: the request that caused the message answers the same either way.
       try {
-        if (!accepting) return drop(message.kind, "closed");
-        if (depth() >= options.queueMax) return drop(message.kind, "queue_full");
-        waiting.push({ message, attempts: 0 });
+        if (heldId !== undefined) {
+          held.delete(heldId);
+          // The promise becomes the message; while it is not written, a takeover keeps the promise instead.
+          if (deps.spool) void spoolWrite(deps.spool.rendered(heldId, message), "mail_spool_update_failed");
+        }
+        const spooled = heldId !== undefined && deps.spool !== undefined;
+        // A spooled message dropped from memory stays in the spool: its lease runs out, and a sweep sends it.
+        if (!accepting) return drop(message.kind, "closed", spooled);
+        if (depth() >= options.queueMax) return drop(message.kind, "queue_full", spooled);
+        waiting.push({ id: heldId ?? randomUUID(), message, attempts: 0, spooled });
+        if (spooled && deps.spool) keepLeases(deps.spool);
         pump();
         changed();
       } catch (error) {
         log.error({ event: "mail_dropped", kind: String(message?.kind), reason: "error", ...describeMailError(error) });
       }
+    },
+    async hold(kind, intent) {
+      if (!deps.spool || !accepting) return null;
+      const id = randomUUID();
+      try {
+        await deps.spool.hold(id, kind, intent);
+      } catch (error) {
+        log.error({ event: "mail_hold_failed", kind, err: String(error) });
+        return null;
+      }
+      held.add(id);
+      keepLeases(deps.spool);
+      return id;
+    },
+    release(heldId, outcome) {
+      if (!held.delete(heldId) || !deps.spool || outcome === "retry") return;
+      void spoolWrite(deps.spool.settled(heldId), "mail_spool_delete_failed");
     },
     depth,
     idle,
@@ -367,12 +429,16 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
         backingOff.clear();
         transport.close();
         stopRenewing();
+        if (takeOverTimer !== null) clearInterval(takeOverTimer);
+        // Promises nobody here will keep now: another instance, or the next start, takes them at once.
+        if (held.size > 0 && deps.spool) void spoolWrite(deps.spool.handBack([...held]), "mail_spool_update_failed");
+        held.clear();
         // A lease written after the save would hold the row from the next start for the lease's length.
         await Promise.all(spoolWrites);
         let spooled = 0;
         if (left.length > 0 && deps.spool) {
           try {
-            await deps.spool.save(left.map((job) => ({ id: job.spoolId ?? randomUUID(), message: job.message, attempts: job.attempts })));
+            await deps.spool.save(left.map((job) => ({ id: job.id, message: job.message, attempts: job.attempts })));
             spooled = left.length;
           } catch (error) {
             log.error({ event: "mail_spool_failed", undelivered: left.length, err: String(error) });
@@ -390,18 +456,46 @@ export function createMailer(options: MailerOptions, deps: MailerDeps): Mailer {
       return closing;
     },
     async resume(limit = options.queueMax) {
-      if (!deps.spool || !accepting) return 0;
-      const room = Math.max(0, Math.min(limit, options.queueMax - depth()));
+      const spool = deps.spool;
+      if (!spool || !accepting) return 0;
+      // Then every takeOverEveryMs: a killed instance's rows are sent within a lease and a sweep.
+      takeOverTimer ??= setInterval(() => {
+        mailer.resume().catch((error: unknown) => log.warn({ event: "mail_take_over_failed", err: String(error) }));
+      }, spool.takeOverEveryMs).unref();
+      const room = Math.max(0, Math.min(limit, options.queueMax - depth() - held.size));
       if (room === 0) return 0;
-      const claimed = await deps.spool.claim(room);
-      for (const mail of claimed) waiting.push({ message: mail.message, attempts: mail.attempts, spoolId: mail.id });
+      const claimed = await spool.claim(room);
+      if (stopped) {
+        await spool.handBack(claimed.map((row) => row.id));
+        return 0;
+      }
+      for (const row of claimed) {
+        if ("intent" in row) {
+          if (!deps.onIntent) continue;
+          // Each takeover counts: a promise that fails every time it is kept is given up after maxAttempts.
+          if (row.attempts >= options.maxAttempts) {
+            log.error({ event: "mail_failed", kind: "intent", attempt: row.attempts, reason: "attempts_spent" });
+            void spoolWrite(spool.settled(row.id), "mail_spool_delete_failed");
+            continue;
+          }
+          void spoolWrite(spool.retrying(row.id, row.attempts + 1), "mail_spool_update_failed");
+          held.add(row.id);
+          deps.onIntent(row.id, row.intent);
+        } else if (row.attempts >= options.maxAttempts) {
+          // Its last attempt was made by a process that died before it heard back: bounded, not repeated.
+          metrics?.mailSent.inc({ kind: row.message.kind, outcome: "failed" });
+          log.error({ event: "mail_failed", kind: row.message.kind, attempt: row.attempts, reason: "attempts_spent" });
+          void spoolWrite(spool.settled(row.id), "mail_spool_delete_failed");
+        } else waiting.push({ id: row.id, message: row.message, attempts: row.attempts, spooled: true });
+      }
       if (claimed.length > 0) {
         log.info({ event: "mail_resumed", messages: claimed.length });
-        keepLeases(deps.spool);
+        keepLeases(spool);
       }
       pump();
       changed();
       return claimed.length;
     },
   };
+  return mailer;
 }

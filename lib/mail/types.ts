@@ -19,7 +19,19 @@ export interface Mailer {
    * Queues a message and returns at once: sending never blocks or fails the request that caused
    * it. A full queue drops the message (logged and counted) rather than grow without bound.
    */
-  send(message: MailMessage): void;
+  send(message: MailMessage, heldId?: string): void;
+  /**
+   * Writes a promise of mail (`intent`, JSON) to the spool before the request that made it is
+   * answered: the id to pass to send() or release(), or null when there is no spool or the write
+   * failed (logged; the mail then lives in this process only).
+   */
+  hold(kind: string, intent: unknown): Promise<string | null>;
+  /**
+   * A held promise this process is done with: "done" when it sends nothing after all (no such
+   * account, over its quota), so the row goes; "retry" when keeping it failed, so the row stays
+   * and a sweep tries again once its lease has run out.
+   */
+  release(heldId: string, outcome: "done" | "retry"): void;
   /** Messages waiting or being retried. */
   depth(): number;
   /** True when send() would drop a message: a caller can then keep an older link alive instead of replacing it with one never sent. */
@@ -31,6 +43,9 @@ export interface Mailer {
    * is left (when the mailer has a spool) and closes the transport.
    */
   close(deadlineMs?: number): Promise<void>;
-  /** Takes what an earlier process spooled and queues it (at start); the number of messages. */
+  /**
+   * Takes what an earlier or a killed process spooled and queues it (at start, then on a timer
+   * while running); the number of rows taken.
+   */
   resume(limit?: number): Promise<number>;
 }

@@ -116,7 +116,12 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       const name = await gate.passkeys.remove(user.id, id);
       if (name === null) throw new AdminError(`${user.email} has no passkey ${id}.`);
       await gate.events.accountChanged(user.id, "admin_passkey_removed", OPERATOR, ORIGIN);
-      gate.recovery.notice("passkey_removed", { id: user.id }, { browser: ORIGIN.browser, address: "operator", atMs: gate.clock() }, name);
+      void gate.recovery.notice(
+        "passkey_removed",
+        { id: user.id },
+        { browser: ORIGIN.browser, address: "operator", atMs: gate.clock() },
+        name,
+      );
       context.gate.log.info({ event: "admin_action", action: "remove_passkey", userId: user.id });
       return `Removed the passkey "${name}" from ${user.email}; the owner is told by email.`;
     },
@@ -133,7 +138,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       // A sign-in already waiting for a code must not finish with a factor the owner just lost.
       const pending = await gate.pendingSignIns.endAll(user.id, gate.clock());
       await gate.events.accountChanged(user.id, "admin_factors_removed", OPERATOR, ORIGIN);
-      gate.recovery.notice(
+      void gate.recovery.notice(
         "factors_removed_by_operator",
         { id: user.id },
         { browser: ORIGIN.browser, address: "operator", atMs: gate.clock() },

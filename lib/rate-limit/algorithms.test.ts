@@ -176,6 +176,14 @@ describe("token bucket", () => {
     expect(consumeMany(fivePer15m, earlier.nextState, T0_MS + 180_000, 5).admitted).toBe(1);
   });
 
+  it("waits no longer than its policy after the wall clock steps back 2 hours, and earns no refill for the step", () => {
+    const fivePer15m = tokenBucket({ capacity: 5, periodMs: 15 * MINUTE_MS });
+    const drained = consumeMany(fivePer15m, undefined, T0_MS, 5).state;
+    const stepped = consumeTokenBucket(drained, T0_MS + 25_000 - 2 * 60 * MINUTE_MS, fivePer15m);
+    expect(stepped).toMatchObject({ allowed: false, retryAfterMs: 180_000, resetAfterMs: 900_000 });
+    expect(stepped.nextState).toEqual({ kind: "token-bucket", tokens: [0], lastRefillMs: T0_MS + 25_000 - 2 * 60 * MINUTE_MS });
+  });
+
   it("keeps tokens in a clock step back and measures waits from the latest time seen", () => {
     const twoPer10s = tokenBucket({ capacity: 2, periodMs: 10 * SECOND_MS });
     const once = consumeTokenBucket(undefined, T0_MS, twoPer10s);
@@ -271,6 +279,14 @@ describe("sliding window", () => {
       retryAfterMs: 6_000,
       resetAfterMs: MINUTE_MS,
     });
+  });
+
+  it("moves its counts to now's window when the wall clock steps back 2 hours: no wait longer than two windows", () => {
+    const full = consumeWindowMany(undefined, T0_MS, 10).state;
+    const stepped = consumeSlidingWindow(full, T0_MS + 25_000 - 2 * 60 * MINUTE_MS, tenPerMinute);
+    expect(stepped.allowed).toBe(false);
+    expect(stepped.retryAfterMs).toBeLessThanOrEqual(2 * MINUTE_MS);
+    expect(stepped.nextState).toMatchObject({ currentCount: 10, windowStartMs: T0_MS - 2 * 60 * MINUTE_MS });
   });
 
   it("stays in the latest window seen when the clock steps back", () => {

@@ -61,6 +61,9 @@ function msToRefill(deficitTokens: number, msPerToken: number): number {
  */
 export type Cost = 1 | -1;
 
+/** A step back of the wall clock this small is read strictly (the latest time seen); a larger one is rebased to now. */
+export const CLOCK_STEP_SLACK_MS = 5_000;
+
 export function consumeTokenBucket(
   state: TokenBucketState | undefined,
   nowMs: number,
@@ -71,9 +74,12 @@ export function consumeTokenBucket(
   if (bandwidths.length === 0) throw new Error("A token bucket needs at least one bandwidth");
 
   // A clock that steps back (NTP, or hosts with skew sharing one store) must not earn a second refill
-  // for the same interval, so refill resumes from the latest time seen and waits count from there.
-  const refillFromMs = state ? Math.max(state.lastRefillMs, nowMs) : nowMs;
-  const elapsedMs = state ? refillFromMs - state.lastRefillMs : 0;
+  // for the same interval, so refill resumes from the latest time seen and waits count from there;
+  // past CLOCK_STEP_SLACK_MS it resumes from now, with no refill for the step, so no wait grows by
+  // the step's length (a 2-hour step held a limited pair for 7,379 s).
+  const stepped = state !== undefined && state.lastRefillMs - nowMs > CLOCK_STEP_SLACK_MS;
+  const refillFromMs = state && !stepped ? Math.max(state.lastRefillMs, nowMs) : nowMs;
+  const elapsedMs = state && !stepped ? refillFromMs - state.lastRefillMs : 0;
   const waitOffsetMs = refillFromMs - nowMs;
 
   const refilled = bandwidths.map((bandwidth, i) => {
@@ -99,7 +105,7 @@ export function consumeTokenBucket(
 }
 
 export function consumeSlidingWindow(
-  state: SlidingWindowState | undefined,
+  stored: SlidingWindowState | undefined,
   nowMs: number,
   algorithm: SlidingWindowAlgorithm,
   cost: Cost = 1,
@@ -108,19 +114,22 @@ export function consumeSlidingWindow(
   if (!(limit >= 1 && windowMs > 0)) throw new Error("A sliding window needs limit >= 1 and windowMs > 0");
 
   // If the clock steps back, stay at the start of the latest window seen: its previous count then
-  // weighs fully, the strictest reading, and nothing already counted is forgotten.
-  const effectiveNowMs = state ? Math.max(nowMs, state.windowStartMs) : nowMs;
+  // weighs fully, the strictest reading, and nothing already counted is forgotten. A step of more
+  // than a window moves the counts to now's window instead, so no wait grows by the step's length.
+  const seen =
+    stored && stored.windowStartMs - nowMs > windowMs ? { ...stored, windowStartMs: Math.floor(nowMs / windowMs) * windowMs } : stored;
+  const effectiveNowMs = seen ? Math.max(nowMs, seen.windowStartMs) : nowMs;
   const waitOffsetMs = effectiveNowMs - nowMs;
   const windowStartMs = Math.floor(effectiveNowMs / windowMs) * windowMs;
   const windowEndMs = windowStartMs + windowMs;
 
   let previousCount = 0;
   let currentCount = 0;
-  if (state?.windowStartMs === windowStartMs) {
-    previousCount = state.previousCount;
-    currentCount = state.currentCount;
-  } else if (state?.windowStartMs === windowStartMs - windowMs) {
-    previousCount = state.currentCount;
+  if (seen?.windowStartMs === windowStartMs) {
+    previousCount = seen.previousCount;
+    currentCount = seen.currentCount;
+  } else if (seen?.windowStartMs === windowStartMs - windowMs) {
+    previousCount = seen.currentCount;
   }
 
   // A refund takes back a request of the current window (one of an earlier window has faded in part already).

@@ -41,12 +41,41 @@ const ACCOUNT = {
   timeZone: true,
 } as const;
 
+/**
+ * A promise of mail as the spool keeps it (JSON) until it is a message: what the request knew,
+ * never the link (issued only when the message is rendered, so a retaken promise issues its own).
+ */
+type MailIntent =
+  | { do: "verify_email"; userId: string; unverifiedOnly?: boolean }
+  | { do: "verification_requested"; email: string }
+  | { do: "address_taken"; email: string }
+  | { do: "password_reset"; email: string }
+  | { do: "locked_out"; email: string; origin: NoticeOrigin }
+  | { do: "unlock_requested"; email: string; origin: NoticeOrigin }
+  | {
+      do: "device_code";
+      userId: string;
+      code: string;
+      lifetimeMinutes: number;
+      origin: NoticeOrigin;
+      replacing?: { pendingId: string; codeDigest: string };
+    }
+  | { do: "notice"; kind: NoticeKind; user: { id: string } | { email: string }; origin: NoticeOrigin; detail?: string }
+  | { do: "account_deleted"; account: Account; origin: NoticeOrigin };
+
+type Send = (
+  policy: "recoveryMail" | "securityNotice" | "deviceCodeMail",
+  account: Account,
+  kind: string,
+  render: () => Promise<MailMessage | null>,
+) => Promise<void>;
+
 const PAGES: Record<EmailTokenPurpose, string> = { verify_email: "/verify-email", reset_password: "/reset-password", unlock: "/unlock" };
 
 /**
- * Everything that emails an account's owner. Each entry point returns at once and does its work
- * in the background (look up the account, issue a link, queue the message), so what a request
- * answers, and when, is the same whether the address has an account or not. Unknown addresses
+ * Everything that emails an account's owner. Each entry point writes its promise to the spool,
+ * then does its work in the background (look up the account, issue a link, queue the message),
+ * so what a request answers, and when, is the same whether the address has an account or not. Unknown addresses
  * get nothing; each kind of email is capped per account, so nobody can use Gatehouse to flood
  * someone's mailbox.
  */
@@ -70,6 +99,8 @@ export class Recovery {
       i18n: I18n;
       /** A message not sent (logged by kind: the account is never named). */
       onSkipped: (kind: string, reason: "quota" | "mail_queue_full") => void;
+      /** "Resend code": the pending sign-in's code becomes this one; false when it ended meanwhile. */
+      replaceDeviceCode: (pendingId: string, codeDigest: string) => Promise<boolean>;
       /** Told of every notice for an existing account, before its mail's quota (the security webhooks). */
       onNotice?: ((kind: NoticeKind, userId: string, origin: NoticeOrigin) => Promise<void>) | undefined;
     },
@@ -89,69 +120,169 @@ export class Recovery {
     return token === undefined ? base.toString() : `${base.toString()}#token=${token}`;
   }
 
-  /** A new account: a link that verifies its address. */
-  accountCreated(account: Account): void {
-    this.deps.background.run("verify_email", () => this.sendVerification(account));
+  /**
+   * Every entry point but notice() writes what it promises to the mail spool before it returns
+   * (one row, whether or not the address has an account, so its cost tells nobody anything), then
+   * does the rest in the background. A notice is queued in memory, spooled at a clean stop. A caller that awaits it answers only once the promise would
+   * survive a kill -9: another instance, or the next start, keeps it (resumeIntent).
+   */
+  private async promise(intent: MailIntent): Promise<void> {
+    // A notice is no answer's promise, and a sign-in from a new device would pay a write for it.
+    const heldId = intent.do === "notice" ? null : await this.deps.mailer.hold(intent.do, intent);
+    this.deps.background.run(intent.do, () => this.keep(intent, heldId));
   }
 
-  private sendVerification(account: Account): Promise<void> {
-    return this.send("recoveryMail", account, "verify_email", async () => {
-      const token = await this.issue(account, "verify_email", this.deps.settings.verifyLifetimeMs);
-      return this.messagesFor(account).verifyEmail(
-        account.email,
-        this.url(PAGES.verify_email, token),
-        Math.round(this.deps.settings.verifyLifetimeMs / 3_600_000),
-      );
-    });
+  /** A promise of mail another process made and did not keep (it was killed): kept here. */
+  resumeIntent(heldId: string, intent: unknown): void {
+    this.deps.background.run("mail_intent_resumed", () => this.keep(intent as MailIntent, heldId));
+  }
+
+  /** Does what `intent` promised; the held row goes once nothing is left to send, or stays for a retry when this failed. */
+  private async keep(intent: MailIntent, heldId: string | null): Promise<void> {
+    let sent = false;
+    const send: Send = async (policy, account, kind, render) => {
+      sent = (await this.send(policy, account, kind, render, heldId)) || sent;
+    };
+    try {
+      await this.perform(intent, send);
+    } catch (error) {
+      // Not released: its lease runs out and a sweep tries again (a bounded number of times).
+      if (heldId !== null && !sent) this.deps.mailer.release(heldId, "retry");
+      throw error;
+    }
+    if (heldId !== null && !sent) this.deps.mailer.release(heldId, "done");
+  }
+
+  private async perform(intent: MailIntent, send: Send): Promise<void> {
+    switch (intent.do) {
+      case "verify_email": {
+        const account = await this.byId(intent.userId);
+        if (!account || (intent.unverifiedOnly && account.emailVerifiedAt)) return;
+        return send("recoveryMail", account, "verify_email", async () => {
+          const token = await this.issue(account, "verify_email", this.deps.settings.verifyLifetimeMs);
+          return this.messagesFor(account).verifyEmail(
+            account.email,
+            this.url(PAGES.verify_email, token),
+            Math.round(this.deps.settings.verifyLifetimeMs / 3_600_000),
+          );
+        });
+      }
+      case "verification_requested": {
+        const account = await this.find(intent.email);
+        if (!account || account.emailVerifiedAt) return;
+        return this.perform({ do: "verify_email", userId: account.id, unverifiedOnly: true }, send);
+      }
+      case "address_taken": {
+        const account = await this.find(intent.email);
+        if (!account) return;
+        return send("recoveryMail", account, "address_taken", async () =>
+          this.messagesFor(account).addressTaken(account.email, this.url("/sign-in"), this.url("/forgot-password")),
+        );
+      }
+      case "password_reset": {
+        const account = await this.find(intent.email);
+        if (!account) return;
+        return send("recoveryMail", account, "password_reset", async () => {
+          const token = await this.issue(account, "reset_password", this.deps.settings.resetLifetimeMs);
+          return this.messagesFor(account).passwordReset(
+            account.email,
+            this.url(PAGES.reset_password, token),
+            Math.round(this.deps.settings.resetLifetimeMs / 60_000),
+          );
+        });
+      }
+      case "locked_out":
+      case "unlock_requested": {
+        const account = await this.find(intent.email);
+        if (!account) return;
+        if (intent.do === "unlock_requested" && !(await this.deps.isPaused(account.email))) return;
+        const quota = intent.do === "locked_out" ? "securityNotice" : "recoveryMail";
+        return send(quota, account, intent.do, async () => {
+          const token = await this.issue(account, "unlock", this.deps.settings.unlockLifetimeMs);
+          return this.messagesFor(account).lockedOut(
+            account.email,
+            this.url(PAGES.unlock, token),
+            Math.round(this.deps.settings.unlockLifetimeMs / 60_000),
+            intent.origin,
+          );
+        });
+      }
+      case "device_code": {
+        const account = await this.byId(intent.userId);
+        if (!account) return;
+        const { replacing } = intent;
+        return send("deviceCodeMail", account, "device_code", async () => {
+          if (replacing && !(await this.deps.replaceDeviceCode(replacing.pendingId, replacing.codeDigest))) return null;
+          return this.messagesFor(account).deviceCode(
+            account.email,
+            intent.code,
+            intent.lifetimeMinutes,
+            intent.origin,
+            this.url("/forgot-password"),
+          );
+        });
+      }
+      case "notice": {
+        const { kind, user, origin, detail } = intent;
+        const account = "email" in user ? await this.find(user.email) : await this.byId(user.id);
+        if (!account) return;
+        await this.deps.onNotice?.(kind, account.id, origin);
+        const forgotUrl = this.url("/forgot-password");
+        const messages = this.messagesFor(account);
+        const render = {
+          password_breached: messages.passwordBreached,
+          new_device_sign_in: messages.newDeviceSignIn,
+          password_changed: messages.passwordChanged,
+          password_was_reset: messages.passwordWasReset,
+          refresh_token_reused: messages.refreshTokenReused,
+          passkey_added: messages.passkeyAdded,
+          passkey_removed: messages.passkeyRemoved,
+          passkey_counter_regressed: messages.passkeyCounterRegressed,
+          factor_added: messages.factorAdded,
+          factor_removed: messages.factorRemoved,
+          recovery_code_used: messages.recoveryCodeUsed,
+          recovery_codes_replaced: messages.recoveryCodesReplaced,
+          factors_removed_by_operator: messages.factorsRemovedByOperator,
+        }[kind];
+        return send("securityNotice", account, kind, async () => render(account.email, origin, forgotUrl, detail));
+      }
+      case "account_deleted": {
+        const { account, origin } = intent;
+        return send("securityNotice", account, "account_deleted", async () =>
+          this.messagesFor(account).accountDeleted(account.email, origin, this.url("/register")),
+        );
+      }
+    }
+  }
+
+  /** A new account: a link that verifies its address. */
+  accountCreated(account: { id: string }): Promise<void> {
+    return this.promise({ do: "verify_email", userId: account.id });
   }
 
   /** Registration with an address that has an account: its owner is told, and nobody else learns anything. */
-  addressTaken(email: string): void {
-    this.deps.background.run("address_taken", async () => {
-      const account = await this.find(email);
-      if (!account) return;
-      await this.send("recoveryMail", account, "address_taken", async () =>
-        this.messagesFor(account).addressTaken(account.email, this.url("/sign-in"), this.url("/forgot-password")),
-      );
-    });
+  addressTaken(email: string): Promise<void> {
+    return this.promise({ do: "address_taken", email });
   }
 
   /** The right password for an account whose address is not verified yet: a fresh verification link. */
-  verificationNeeded(account: Account): void {
-    this.accountCreated(account);
+  verificationNeeded(account: { id: string }): Promise<void> {
+    return this.accountCreated(account);
   }
 
   /** "Send it again": a new verification link for an account with this address that is not verified yet, nothing for any other. */
-  verificationRequested(email: string): void {
-    this.deps.background.run("verify_email", async () => {
-      const account = await this.find(email);
-      if (!account || account.emailVerifiedAt) return;
-      await this.sendVerification(account);
-    });
+  verificationRequested(email: string): Promise<void> {
+    return this.promise({ do: "verification_requested", email });
   }
 
   /** "Forgot password?": a reset link for an account with this address, nothing for any other. */
-  resetRequested(email: string): void {
-    this.deps.background.run("password_reset", async () => {
-      const account = await this.find(email);
-      if (!account) return;
-      await this.send("recoveryMail", account, "password_reset", async () => {
-        const token = await this.issue(account, "reset_password", this.deps.settings.resetLifetimeMs);
-        return this.messagesFor(account).passwordReset(
-          account.email,
-          this.url(PAGES.reset_password, token),
-          Math.round(this.deps.settings.resetLifetimeMs / 60_000),
-        );
-      });
-    });
+  resetRequested(email: string): Promise<void> {
+    return this.promise({ do: "password_reset", email });
   }
 
   /** A username just locked for untrusted clients: its owner gets a link that lets one browser past the lock. */
-  lockedOut(email: string, origin: NoticeOrigin): void {
-    this.deps.background.run("locked_out", async () => {
-      const account = await this.find(email);
-      if (account) await this.sendUnlock(account, origin);
-    });
+  lockedOut(email: string, origin: NoticeOrigin): Promise<void> {
+    return this.promise({ do: "locked_out", email, origin });
   }
 
   /**
@@ -160,23 +291,8 @@ export class Recovery {
    * ask for one), not the lock notice's one-per-episode: a request the route answers is a link
    * sent, so the page can say so, and its refusal says when the next can be asked for.
    */
-  unlockRequested(email: string, origin: NoticeOrigin): void {
-    this.deps.background.run("unlock_requested", async () => {
-      const account = await this.find(email);
-      if (account && (await this.deps.isPaused(account.email))) await this.sendUnlock(account, origin, "recoveryMail");
-    });
-  }
-
-  private sendUnlock(account: Account, origin: NoticeOrigin, quota: "securityNotice" | "recoveryMail" = "securityNotice"): Promise<void> {
-    return this.send(quota, account, quota === "securityNotice" ? "locked_out" : "unlock_requested", async () => {
-      const token = await this.issue(account, "unlock", this.deps.settings.unlockLifetimeMs);
-      return this.messagesFor(account).lockedOut(
-        account.email,
-        this.url(PAGES.unlock, token),
-        Math.round(this.deps.settings.unlockLifetimeMs / 60_000),
-        origin,
-      );
-    });
+  unlockRequested(email: string, origin: NoticeOrigin): Promise<void> {
+    return this.promise({ do: "unlock_requested", email, origin });
   }
 
   /**
@@ -184,18 +300,17 @@ export class Recovery {
    * browser or app finish, within its own per-account quota (past it nothing is sent, and the
    * sign-in that asked waits for a code that does not come: the owner's known devices still go in).
    * `replacing` ("Resend code") puts the code in place of the last one first, only once the quota
-   * allows a mail, so a code that is never sent never kills the one in the owner's mailbox; false:
-   * the pending sign-in ended meanwhile, and nothing is sent.
+   * allows a mail, so a code that is never sent never kills the one in the owner's mailbox; when
+   * the pending sign-in ended meanwhile, nothing is sent.
    */
-  deviceCode(user: { id: string }, code: string, lifetimeMinutes: number, origin: NoticeOrigin, replacing?: () => Promise<boolean>): void {
-    this.deps.background.run("device_code", async () => {
-      const account = await this.byId(user.id);
-      if (!account) return;
-      await this.send("deviceCodeMail", account, "device_code", async () => {
-        if (replacing && !(await replacing())) return null;
-        return this.messagesFor(account).deviceCode(account.email, code, lifetimeMinutes, origin, this.url("/forgot-password"));
-      });
-    });
+  deviceCode(
+    user: { id: string },
+    code: string,
+    lifetimeMinutes: number,
+    origin: NoticeOrigin,
+    replacing?: { pendingId: string; codeDigest: string },
+  ): Promise<void> {
+    return this.promise({ do: "device_code", userId: user.id, code, lifetimeMinutes, origin, ...(replacing ? { replacing } : {}) });
   }
 
   /**
@@ -216,30 +331,9 @@ export class Recovery {
   }
 
   /** Something the owner should know happened (coalesced per account and kind). */
-  notice(kind: NoticeKind, user: { id: string } | { email: string }, origin: NoticeOrigin, detail?: string): void {
-    this.deps.background.run(kind, async () => {
-      const account = "email" in user ? await this.find(user.email) : await this.byId(user.id);
-      if (!account) return;
-      await this.deps.onNotice?.(kind, account.id, origin);
-      const forgotUrl = this.url("/forgot-password");
-      const messages = this.messagesFor(account);
-      const render = {
-        password_breached: messages.passwordBreached,
-        new_device_sign_in: messages.newDeviceSignIn,
-        password_changed: messages.passwordChanged,
-        password_was_reset: messages.passwordWasReset,
-        refresh_token_reused: messages.refreshTokenReused,
-        passkey_added: messages.passkeyAdded,
-        passkey_removed: messages.passkeyRemoved,
-        passkey_counter_regressed: messages.passkeyCounterRegressed,
-        factor_added: messages.factorAdded,
-        factor_removed: messages.factorRemoved,
-        recovery_code_used: messages.recoveryCodeUsed,
-        recovery_codes_replaced: messages.recoveryCodesReplaced,
-        factors_removed_by_operator: messages.factorsRemovedByOperator,
-      }[kind];
-      await this.send("securityNotice", account, kind, async () => render(account.email, origin, forgotUrl, detail));
-    });
+  notice(kind: NoticeKind, user: { id: string } | { email: string }, origin: NoticeOrigin, detail?: string): Promise<void> {
+    const who = "email" in user ? { email: user.email } : { id: user.id };
+    return this.promise({ do: "notice", kind, user: who, origin, ...(detail === undefined ? {} : { detail }) });
   }
 
   /**
@@ -281,18 +375,13 @@ export class Recovery {
 
   /**
    * The goodbye of an account about to be deleted: read now, while the account exists (its address,
-   * language and time zone), and queued by calling the answer once the deletion has committed.
+   * language and time zone), and promised by calling the answer once the deletion has committed.
    * Null when there is no account.
    */
-  async farewell(userId: string): Promise<((origin: NoticeOrigin) => void) | null> {
+  async farewell(userId: string): Promise<((origin: NoticeOrigin) => Promise<void>) | null> {
     const account = await this.byId(userId);
     if (!account) return null;
-    return (origin) =>
-      this.deps.background.run("account_deleted", () =>
-        this.send("securityNotice", account, "account_deleted", async () =>
-          this.messagesFor(account).accountDeleted(account.email, origin, this.url("/register")),
-        ),
-      );
+    return (origin) => this.promise({ do: "account_deleted", account, origin });
   }
 
   /**
@@ -306,18 +395,21 @@ export class Recovery {
     account: Account,
     kind: string,
     render: () => Promise<MailMessage | null>,
-  ) {
+    heldId: string | null = null,
+  ): Promise<boolean> {
     if (this.deps.mailer.full()) {
       this.deps.onSkipped(kind, "mail_queue_full");
-      return;
+      return false;
     }
     const quota = await this.deps.limiter.consume(policy, [account.id, kind]);
     if (!quota.allowed) {
       this.deps.onSkipped(kind, "quota");
-      return;
+      return false;
     }
     const message = await render();
-    if (message) this.deps.mailer.send(message);
+    if (!message) return false;
+    this.deps.mailer.send(message, heldId ?? undefined);
+    return true;
   }
 
   private issue(account: Account, purpose: EmailTokenPurpose, lifetimeMs: number): Promise<string> {

@@ -74,7 +74,7 @@ export function ownerShapes(current: () => { gate: Gate }, makeDatabase: () => P
     /** The code a right password from a new device had mailed, as the owner reads it. */
     function watchCodes() {
       const codes: string[] = [];
-      const spy = vi.spyOn(gate.recovery, "deviceCode").mockImplementation((_user, code) => void codes.push(code));
+      const spy = vi.spyOn(gate.recovery, "deviceCode").mockImplementation(async (_user, code) => void codes.push(code));
       return { codes, restore: () => spy.mockRestore() };
     }
 

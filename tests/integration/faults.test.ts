@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Gatehouse } from "@/lib/gatehouse";
-import { altchaPayload, browserSignIn } from "../helpers/browser";
+import { altchaPayload, browserSignIn, createAccount } from "../helpers/browser";
 import { freshPostgres, postgresUrl, type TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse, testGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
@@ -16,7 +16,7 @@ import {
   type PrivateRedis,
   type SmallDisk,
 } from "../helpers/private-services";
-import { startSmtp } from "../helpers/smtp";
+import { linkTokenOf, recipientOf, startMailbox, startSmtp } from "../helpers/smtp";
 
 /**
  * The fault drills of issue 26, through the real route handlers, against services these tests
@@ -278,6 +278,103 @@ describe("mail survives a restart (dead relay at shutdown, the database spool)",
       } finally {
         fs.rmSync(dataDir, { recursive: true, force: true });
       }
+    },
+  );
+});
+
+/** "Forgot password?" through the real route handler (the served Gatehouse answers it). */
+async function forgotPassword(email: string): Promise<Response> {
+  const { POST } = await import("@/app/api/password/forgot/route");
+  return POST(
+    new Request("http://localhost/api/password/forgot", {
+      method: "POST",
+      headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
+      body: JSON.stringify({ email, altcha: await altchaPayload() }),
+    }),
+  );
+}
+
+describe.skipIf(!postgresUrl())("mail a 202 promised survives a kill -9 right after it (needs TEST_DATABASE_URL)", () => {
+  let database: TestDatabase | undefined;
+  const closing: (() => Promise<unknown>)[] = [];
+
+  afterEach(async () => {
+    for (const close of closing.splice(0).reverse()) await close().catch(() => {});
+    await database?.dispose();
+    database = undefined;
+  });
+
+  /** The spool's rows as the database holds them. */
+  async function spoolRows(gate: Gatehouse) {
+    return gate.prisma.mailSpool.findMany({ select: { id: true, message: true, attempts: true } });
+  }
+
+  /** What a killed process leaves: its leases run out (their length: store-writes.suite.ts). */
+  async function leasesRunOut(gate: Gatehouse) {
+    await gate.prisma.mailSpool.updateMany({ data: { claimedUntil: new Date(Date.now() - 1_000) } });
+  }
+
+  it(
+    "a reset link promised before the process did anything else reaches its owner once, from the instance that takes over",
+    { timeout: ONE_MINUTE },
+    async () => {
+      database = await freshPostgres(postgresUrl()!);
+      const smtp = await startMailbox();
+      closing.push(smtp.close);
+      const first = await servedGatehouse(database.url, { SMTP_URL: `smtp://127.0.0.1:${await freePort()}` });
+      closing.push(() => closeServed(first));
+      await createAccount(first, "owner@example.com", PASSWORD);
+      // Killed right after the answer: none of its background work ever happens.
+      vi.spyOn(first.recovery as unknown as { keep: () => Promise<void> }, "keep").mockImplementation(async () => {});
+      expect((await forgotPassword("owner@example.com")).status).toBe(202);
+      // A stranger's address makes the same promise (one row either way: its cost tells nothing).
+      expect((await forgotPassword("nobody@example.com")).status).toBe(202);
+      const promised = await spoolRows(first);
+      expect(promised).toHaveLength(2);
+      expect(promised.map((row) => row.message)).toContainEqual({ intent: { do: "password_reset", email: "owner@example.com" } });
+
+      await leasesRunOut(first);
+      const second = await testGatehouse(database.url, { SMTP_URL: `smtp://127.0.0.1:${smtp.port}` });
+      closing.push(() => second.close());
+      await second.background.idle();
+      await second.mailer.idle();
+      expect(smtp.received.map((mail) => mail.subject)).toHaveLength(1);
+      expect(recipientOf(smtp.received[0]!)).toBe("owner@example.com");
+      expect(linkTokenOf(smtp.received[0]!)).not.toBeNull();
+      const owner = promised.find((row) => JSON.stringify(row.message).includes("owner@"))!;
+      expect(smtp.received[0]!.messageId).toMatch(new RegExp(`^<${owner.id}@`));
+      await vi.waitFor(async () => expect(await spoolRows(second)).toEqual([]));
+    },
+  );
+
+  it(
+    "a message rendered while the relay was down is sent by the instance that takes over, with the same Message-ID",
+    { timeout: ONE_MINUTE },
+    async () => {
+      database = await freshPostgres(postgresUrl()!);
+      const smtp = await startMailbox();
+      closing.push(smtp.close);
+      const first = await servedGatehouse(database.url, {
+        SMTP_URL: `smtp://127.0.0.1:${await freePort()}`,
+        MAIL_RETRY_BASE_MS: "60000",
+      });
+      closing.push(() => closeServed(first));
+      await createAccount(first, "owner@example.com", PASSWORD);
+      expect((await forgotPassword("owner@example.com")).status).toBe(202);
+      await first.background.idle();
+      // Rendered, tried once against the dead relay (the count written before the attempt), waiting to retry.
+      await vi.waitFor(async () => expect(await spoolRows(first)).toMatchObject([{ message: { to: "owner@example.com" }, attempts: 1 }]));
+      const [row] = await spoolRows(first);
+
+      // Killed now: its lease runs out, and a running instance's sweep takes the message.
+      await leasesRunOut(first);
+      const second = await testGatehouse(database.url, { SMTP_URL: `smtp://127.0.0.1:${smtp.port}` });
+      closing.push(() => second.close());
+      await second.background.idle();
+      await second.mailer.idle();
+      expect(smtp.received).toHaveLength(1);
+      expect(smtp.received[0]!.messageId).toMatch(new RegExp(`^<${row!.id}@`));
+      await vi.waitFor(async () => expect(await spoolRows(second)).toEqual([]));
     },
   );
 });

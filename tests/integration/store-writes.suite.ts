@@ -121,31 +121,51 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
       expect(await gate.devices.claim(id, key, now + 1_700, 1_000)).toBe("claimed");
     });
 
-    it("a spooled message's lease runs from its last failed attempt, and a later start gets its count", async () => {
+    it("a spooled message's lease runs from its last attempt, and a later sweep gets its count within a minute", async () => {
       const { prismaMailSpool } = await import("@/lib/mail/spool");
       let nowMs = Date.now();
       const spool = prismaMailSpool(gate.prisma, () => nowMs);
+      // A killed process's rows are taken over by a sweep within a lease and a sweep's interval: under a minute.
+      expect(spool.takeOverEveryMs).toBeLessThanOrEqual(20_000);
       const message: MailMessage = { kind: "verify_email", to: "spool@example.com", subject: "s", text: "t", html: "h", links: [] };
       await spool.save([{ id: "leased", message, attempts: 1 }]);
       expect((await spool.claim(10)).map((row) => row.id)).toEqual(["leased"]);
-      // Still retrying near the end of its lease: the process renews it with its count.
-      nowMs += 59 * 60_000;
+      // Tried again near the end of its lease: the count is written, and the lease runs again.
+      nowMs += 35_000;
       await spool.retrying("leased", 2);
-      nowMs += 30 * 60_000;
+      nowMs += 30_000;
       expect(await spool.claim(10)).toEqual([]);
-      // The process died: after the lease, the next start takes it with the attempts it had.
-      nowMs += 31 * 60_000;
+      // The process died: after the lease, a sweep takes it with the attempts it had.
+      nowMs += 11_000;
       expect(await spool.claim(10)).toMatchObject([{ id: "leased", attempts: 2 }]);
       // The mailer's heartbeat keeps a row that waits its turn, without an attempt of its own.
-      nowMs += 50 * 60_000;
+      nowMs += spool.renewEveryMs;
       await spool.renew(["leased"]);
-      nowMs += 50 * 60_000;
+      nowMs += spool.renewEveryMs * 3;
       expect(await spool.claim(10)).toEqual([]);
       await spool.settled("leased");
       // A renewal of a row settled meanwhile writes nothing.
       await spool.retrying("leased", 3);
       await spool.renew(["leased"]);
       expect(await gate.prisma.mailSpool.count({ where: { id: "leased" } })).toBe(0);
+    });
+
+    it("a promise of mail is held for its process, becomes its message, and a clean stop hands it back", async () => {
+      const { prismaMailSpool } = await import("@/lib/mail/spool");
+      let nowMs = Date.now();
+      const spool = prismaMailSpool(gate.prisma, () => nowMs);
+      await spool.hold("promised", "password_reset", { do: "password_reset", email: "promise@example.com" });
+      expect(await spool.claim(10)).toEqual([]);
+      // Its process was killed before the message existed: a sweep after the lease gets the promise.
+      nowMs += 41_000;
+      expect(await spool.claim(10)).toEqual([
+        { id: "promised", intent: { do: "password_reset", email: "promise@example.com" }, attempts: 0 },
+      ]);
+      const message: MailMessage = { kind: "password_reset", to: "promise@example.com", subject: "s", text: "t", html: "h", links: [] };
+      await spool.rendered("promised", message);
+      await spool.handBack(["promised"]);
+      expect(await spool.claim(10)).toMatchObject([{ id: "promised", message, attempts: 0 }]);
+      await spool.settled("promised");
     });
 
     it("a new session drops the user's sessions long over, and no one else's", async () => {

@@ -49,10 +49,10 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
       if (result.ok) {
         gate.log.info({ event: "account_registered", userId: result.user.id });
         // Counted as verified already: a link would only ever answer invalid_token.
-        if (!verified) gate.recovery.accountCreated(result.user);
+        if (!verified) await gate.recovery.accountCreated(result.user);
       } else {
         gate.log.info({ event: "registration_for_taken_address" });
-        gate.recovery.addressTaken(input.data.email);
+        await gate.recovery.addressTaken(input.data.email);
       }
       return json(202, REGISTRATION_ACCEPTED);
     },

@@ -41,15 +41,18 @@ local function ms_to_refill(deficit, ms_per_token)
   return math.ceil((deficit - TOL / 2) * ms_per_token)
 end
 
+local STEP_SLACK = 5000
 local allowed, remaining, retry, reset, next_state
 
 if kind == 'tb' then
   local n = tonumber(ARGV[4])
   if state and #state.t ~= n then state = nil end
+  -- A step back past the slack resumes from now, with no refill for the step (algorithms.ts).
+  local stepped = state and (state.l - now > STEP_SLACK)
   local from = now
-  if state then from = math.max(state.l, now) end
+  if state and not stepped then from = math.max(state.l, now) end
   local elapsed = 0
-  if state then elapsed = from - state.l end
+  if state and not stepped then elapsed = from - state.l end
   local offset = from - now
   local tokens = {}
   allowed = true
@@ -78,6 +81,8 @@ if kind == 'tb' then
 else
   local limit = tonumber(ARGV[4])
   local window = tonumber(ARGV[5])
+  -- A step back of more than a window moves the counts to now's window (algorithms.ts).
+  if state and state.s - now > window then state.s = math.floor(now / window) * window end
   local eff = now
   if state then eff = math.max(now, state.s) end
   local offset = eff - now

@@ -43,7 +43,7 @@ export const POST = limited("/api/account/delete", async (request, limits) => {
   const deleted = await deleteAccount(gate.prisma, userId, usernameKey);
   // A parallel request deleted it first: that one says goodbye.
   if (!deleted) return jsonError(404, "not_found", "That account no longer exists.");
-  goodbye?.(noticeOrigin(gate, limits));
+  await goodbye?.(noticeOrigin(gate, limits));
   // No account is left to hold a security event: the log line is the record (no address in it), and
   // the client's systems are told, as of an operator's deletion.
   gate.log.info({ event: "account_deleted_by_owner", userId, usernameKey, ...deleted });

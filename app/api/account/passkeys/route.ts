@@ -31,7 +31,7 @@ export const POST = limited("/api/account/passkeys", async (request, limits) => 
   // A credential id that exists already (this or another account): the authenticator was told to exclude it.
   if ("taken" in added) return passkeyRefused("invalid_response");
   await gate.events.accountChanged(userId, "passkey_added", client, { browser: browserLabel(limits.userAgent), sessionId: sid });
-  gate.recovery.notice("passkey_added", { id: userId }, noticeOrigin(gate, limits), name);
+  void gate.recovery.notice("passkey_added", { id: userId }, noticeOrigin(gate, limits), name);
   gate.log.info({ event: "passkey_added", userId, synced: verified.passkey.deviceType === "multiDevice" });
   return json(200, { status: "passkey_added", passkey: { id: added.id, name } });
 });

@@ -19,6 +19,6 @@ export const POST = limited("/api/account/recovery-codes", async (request, limit
   // A factor change: every remembered browser is asked its second step again.
   await endRememberedBrowsers(gate, userId);
   await gate.events.accountChanged(userId, "recovery_codes_replaced", client, { browser: browserLabel(limits.userAgent), sessionId: sid });
-  gate.recovery.notice("recovery_codes_replaced", { id: userId }, noticeOrigin(gate, limits));
+  void gate.recovery.notice("recovery_codes_replaced", { id: userId }, noticeOrigin(gate, limits));
   return json(200, { status: "recovery_codes_replaced", recoveryCodes });
 });

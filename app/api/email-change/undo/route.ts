@@ -31,7 +31,7 @@ export const POST = limited("/api/email-change/undo", async (request, limits) =>
   const devicesForgotten = await gate.devices.forgetAll(usernameKey);
   await gate.lockouts.markUnderAttack(usernameKey, nowMs);
   await gate.events.accountChanged(userId, "email_change_undone", client, { browser: browserLabel(limits.userAgent) });
-  gate.recovery.resetRequested(to);
+  await gate.recovery.resetRequested(to);
   gate.log.info({ event: "email_change_undone", userId, restored, devicesForgotten, ...ended });
   return json(200, { status: "email_change_undone", email: to });
 });

@@ -20,7 +20,7 @@ export const POST = limited("/api/account/passkeys/remove", async (request, limi
   const name = await gate.passkeys.remove(userId, form.fields.id ?? "");
   if (name === null) return jsonError(404, "not_found", "That passkey is not on your account.");
   await gate.events.accountChanged(userId, "passkey_removed", client, { browser: browserLabel(limits.userAgent), sessionId: sid });
-  gate.recovery.notice("passkey_removed", { id: userId }, noticeOrigin(gate, limits), name);
+  void gate.recovery.notice("passkey_removed", { id: userId }, noticeOrigin(gate, limits), name);
   gate.log.info({ event: "passkey_removed", userId });
   // The owner removed their last passkey themselves: it can no longer be their second step.
   const factors = await gate.factors.summary(userId);

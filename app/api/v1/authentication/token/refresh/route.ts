@@ -51,7 +51,11 @@ export const POST = limited("/api/v1/authentication/token/refresh", async (reque
       // The theft signal: the owner hears of it (once per quota window) and sees it on the account page.
       if (rotated.userId) {
         await gate.events.accountChanged(rotated.userId, "refresh_token_reused", client, { browser: browserLabel(limits.userAgent) });
-        gate.recovery.notice("refresh_token_reused", { id: rotated.userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
+        void gate.recovery.notice(
+          "refresh_token_reused",
+          { id: rotated.userId },
+          noticeOrigin(gate, { client, userAgent: limits.userAgent }),
+        );
       }
     } else {
       gate.log.info({ event: "refresh_token_refused", reason: rotated.reason, familyId: rotated.familyId });
