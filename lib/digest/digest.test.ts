@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { REFUSAL_REASONS, type DigestFigures } from "./figures";
-import { digestChecks, LOCKED_WORTH_A_LOOK } from "./job";
+import { digestChecks, LOCKED_WORTH_A_LOOK, REFUSAL_REASONS, type DigestFigures } from "./figures";
 import { DigestTally, NETWORKS_PER_FLUSH, WEEK_MS, weekStartMs } from "./tally";
 
 const SIGN_IN = "/api/auth/callback/credentials";

@@ -66,6 +66,24 @@ const TAKEN_OVER = `SELECT count(DISTINCT e."userId")::int AS "count" FROM "Secu
         AND NOT EXISTS (SELECT 1 FROM "SecurityEvent" p WHERE p."userId" = s."userId" AND p."kind" = 'sign_in_succeeded'
           AND p."createdAt" < s."createdAt" AND p."address" = s."address" AND p."browser" IS NOT DISTINCT FROM s."browser"))`;
 
+/** Locks in a week past which the digest asks for a look (a campaign rather than a few typos). */
+export const LOCKED_WORTH_A_LOOK = 10;
+/** One network's refusals past which, and past half of all, it is named as worth blocking or trusting. */
+export const NETWORK_WORTH_A_LOOK = 100;
+
+/** What the operator should check, from the week's figures; empty: nothing. Most urgent first. */
+export function digestChecks(figures: DigestFigures): DigestCheck[] {
+  const checks: DigestCheck[] = [];
+  if (figures.takenOver > 0) checks.push({ kind: "taken_over", count: figures.takenOver });
+  if (figures.refusals.unavailable > 0) checks.push({ kind: "unavailable", count: figures.refusals.unavailable });
+  if (figures.refusals.busy > 0) checks.push({ kind: "busy", count: figures.refusals.busy });
+  if (figures.accountsLocked >= LOCKED_WORTH_A_LOOK) checks.push({ kind: "locked", count: figures.accountsLocked });
+  const refused = Object.values(figures.refusals).reduce((sum, count) => sum + count, 0);
+  const top = figures.networks[0];
+  if (top && top.count >= NETWORK_WORTH_A_LOOK && top.count * 2 > refused) checks.push({ kind: "network", ...top });
+  return checks;
+}
+
 /** The digest's tables (prisma/migrations/20261213020000_weekly_digest), in SQL for both drivers. */
 export function digestStore(sql: Sql) {
   return {

@@ -29,7 +29,7 @@ export type TallyEntry = { weekStartMs: number; name: string; count: number };
 
 /**
  * What the sign-in routes answered, counted in memory (a Map increment on the request path) and
- * flushed by the digest job each minute (lib/digest/job.ts): `outcome:<outcome>` per answer and
+ * flushed by the digest job each minute (lib/lifecycle/digest.ts): `outcome:<outcome>` per answer and
  * `network:<network>` per refusal or failed check, the address shortened as the account page
  * shows it. Past NETWORKS_PER_FLUSH new networks in one interval, the rest are counted under
  * `network:other`.

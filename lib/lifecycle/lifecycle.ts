@@ -1,7 +1,7 @@
 import { LIFECYCLE_SYMBOL, STARTED_SYMBOL } from "@/lib/server-contract.mjs";
 import { gatehouse } from "@/lib/app";
 import { startRetention } from "@/lib/retention/job";
-import { startDigest } from "@/lib/digest/job";
+import { startDigest } from "./digest";
 import { messageOf } from "@/lib/log/message";
 import { connectionKey, parseTrustedProxies } from "@/lib/http/client-address";
 import type { AppConfig } from "@/lib/config/env";

@@ -5,7 +5,7 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { ClientAddress } from "@/lib/http/client-address";
 import { queueWebhook } from "@/lib/webhooks/events";
 import { deleteAccount } from "@/lib/users/delete-account";
-import { digestMail, lastWholeWeek } from "@/lib/digest/job";
+import { digestMail, lastWholeWeek } from "@/lib/lifecycle/digest";
 
 /** What an operator's action is recorded as: no network address, a label of its own. */
 const OPERATOR: ClientAddress = { address: "operator", key: "operator", source: "unknown" };

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Gatehouse } from "@/lib/app";
-import { lastWholeWeek, runDigest } from "@/lib/digest/job";
+import { lastWholeWeek, runDigest } from "@/lib/lifecycle/digest";
 import { WEEK_MS } from "@/lib/digest/tally";
 import { readOutbox } from "@/lib/mail/outbox";
 import { browserSignIn, createAccount } from "../helpers/browser";

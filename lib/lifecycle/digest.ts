@@ -5,26 +5,8 @@ import { startPeriodic } from "@/lib/jobs/jobs";
 import { messageOf } from "@/lib/log/message";
 import type { MailMessage } from "@/lib/mail/types";
 import { brandedMessages } from "@/lib/recovery/mails";
-import { digestStore, type DigestCheck, type DigestFigures } from "./figures";
-import { WEEK_MS, weekStartMs } from "./tally";
-
-/** Locks in a week past which the digest asks for a look (a campaign rather than a few typos). */
-export const LOCKED_WORTH_A_LOOK = 10;
-/** One network's refusals past which, and past half of all, it is named as worth blocking or trusting. */
-export const NETWORK_WORTH_A_LOOK = 100;
-
-/** What the operator should check, from the week's figures; empty: nothing. Most urgent first. */
-export function digestChecks(figures: DigestFigures): DigestCheck[] {
-  const checks: DigestCheck[] = [];
-  if (figures.takenOver > 0) checks.push({ kind: "taken_over", count: figures.takenOver });
-  if (figures.refusals.unavailable > 0) checks.push({ kind: "unavailable", count: figures.refusals.unavailable });
-  if (figures.refusals.busy > 0) checks.push({ kind: "busy", count: figures.refusals.busy });
-  if (figures.accountsLocked >= LOCKED_WORTH_A_LOOK) checks.push({ kind: "locked", count: figures.accountsLocked });
-  const refused = Object.values(figures.refusals).reduce((sum, count) => sum + count, 0);
-  const top = figures.networks[0];
-  if (top && top.count >= NETWORK_WORTH_A_LOOK && top.count * 2 > refused) checks.push({ kind: "network", ...top });
-  return checks;
-}
+import { digestChecks, digestStore, type DigestFigures } from "@/lib/digest/figures";
+import { WEEK_MS, weekStartMs } from "@/lib/digest/tally";
 
 /** The digest of the week starting `weekStartMs`, in the client's brand and DEFAULT_LOCALE. */
 export async function digestMail(
