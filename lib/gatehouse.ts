@@ -37,6 +37,8 @@ import { createStoreGuard, guardReplayStore, type StoreGuard, type StoreHealth }
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { Sql } from "@/lib/db/sql";
 import { appOrigin } from "@/lib/http/same-origin";
+import { DigestTally } from "@/lib/digest/tally";
+import { AddressWatch } from "@/lib/webhooks/attacks";
 import { Background } from "@/lib/jobs/jobs";
 import { createMailer, mailerOptions, outboxOnlyNotice } from "@/lib/mail/mailer";
 import { prismaMailSpool } from "@/lib/mail/spool";
@@ -89,6 +91,10 @@ export type Gatehouse = {
   hashBudget: HashBudget;
   /** The counters, histograms and gauges GET /api/metrics exposes. */
   metrics: Metrics;
+  /** Networks the per-address sign-in budget refused, for address.under_attack (lib/webhooks/attacks.ts); null without webhooks. */
+  addressWatch: AddressWatch | null;
+  /** What the sign-in routes answered, for the weekly digest (lib/digest/); null without DIGEST_EMAIL. */
+  digestTally: DigestTally | null;
   /** Refusals by address that server.mjs answers without entering Next.js, until their retry time. */
   fastPath: FastPathCache;
   /** Strangers wait here while the event loop is busy (lib/http/door.ts); null: DOOR_BUSY_SHARE=1. */
@@ -371,6 +377,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     const token = deviceTokenOfHeader(headers.get("cookie"), config);
     return doorCheckedDeviceId(config.devices.cookieSecret, token, clock()) === null ? null : token!;
   };
+  const digestTally = config.digest ? new DigestTally(clock) : null;
   // The fast path resolves again what the route will resolve: counted and logged there, once.
   const fastPath = new FastPathCache(
     fastRoutes(),
@@ -380,6 +387,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     config.nodeEnv === "production",
     (path) => {
       metrics.fastPathRefusals.inc({ route: path });
+      digestTally?.recordEarlyRefusal(path);
       log.debug({ event: "refused_early", path });
     },
     {
@@ -519,6 +527,8 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     metrics,
     hasher: options.hasher ?? argon2Hasher(argon2Params(config.passwords.argon2Profile)),
     fastPath,
+    digestTally,
+    addressWatch: config.webhooks ? new AddressWatch() : null,
     door,
     outages: new OutageLog(log, clock),
     clientAddress,

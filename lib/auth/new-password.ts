@@ -104,7 +104,7 @@ export async function replacePassword(limits: RouteLimits, password: string, how
   const usernameKey = gate.usernameKey(email);
   const devicesForgotten = await gate.devices.forgetAll(usernameKey);
   // The old password is dead, so the attack on it is over: the streak, the lock and "under attack" go.
-  if (how.kind === "reset") await gate.lockouts.forget(usernameKey);
+  if (how.kind === "reset") await gate.lockouts.forget(usernameKey, nowMs);
   // A change keeps the strangers' streak (the current password proved no mailbox), but not the
   // fingerprints of wrong passwords: what was wrong may be right now, and the old one is what a
   // phone will keep sending, to be counted once under the new one.

@@ -1,6 +1,7 @@
 import type { Gatehouse } from "@/lib/app";
 import type { ClientAddress } from "@/lib/http/client-address";
 import { digestKey } from "@/lib/rate-limit/limiter";
+import { truncateAddress } from "@/lib/events/security-events";
 
 /** What happened to a request at a protection layer, or how its password check ended. */
 export type SecurityOutcome =
@@ -36,6 +37,10 @@ export type SecurityLogEntry = {
 export function logSecurity(gate: Gatehouse, entry: SecurityLogEntry): void {
   const { route, outcome, client, email, policy, detail, userId } = entry;
   gate.metrics.outcomes.inc({ route, outcome, policy: policy ?? "" });
+  // The per-address sign-in budget spent: that network is under attack (announced once a window, off the request).
+  if (outcome === "rate_limited" && policy === "signInAddress" && gate.addressWatch)
+    gate.addressWatch.refused(truncateAddress(client.address), gate.clock());
+  gate.digestTally?.record(route, outcome, client.source === "unknown" || client.source === "malformed" ? null : client.address);
   gate.log.info({
     event: "security",
     route,

@@ -61,6 +61,14 @@ describe("parseConfig", () => {
     expect(() => parseConfig({ ...SECRET, CSP_MODE: "off" })).toThrow(/CSP_MODE/);
   });
 
+  it("takes one DIGEST_EMAIL address, off when unset or empty, and refuses anything else naming it", () => {
+    expect(parseConfig(SECRET).digest).toBeNull();
+    expect(parseConfig({ ...SECRET, DIGEST_EMAIL: "" }).digest).toBeNull();
+    expect(parseConfig({ ...SECRET, DIGEST_EMAIL: "it@client.example" }).digest).toEqual({ to: "it@client.example" });
+    for (const DIGEST_EMAIL of ["not an address", "a@b.example, c@d.example", "it@"])
+      expect(() => parseConfig({ ...SECRET, DIGEST_EMAIL }), DIGEST_EMAIL).toThrow(/DIGEST_EMAIL/);
+  });
+
   it("refuses a malformed Redis URL or key prefix, naming the variable", () => {
     expect(() => parseConfig({ ...SECRET, REDIS_URL: "http://127.0.0.1:6379" })).toThrow(/REDIS_URL/);
     expect(() => parseConfig({ ...SECRET, REDIS_URL: "not a url" })).toThrow(/REDIS_URL/);

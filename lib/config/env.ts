@@ -329,6 +329,12 @@ export const envSchema = z
         "must be whsec_ followed by the base64 of 24 to 64 random bytes (for example whsec_$(openssl rand -base64 32))",
       ),
 
+    // The weekly digest to the client's contact (lib/digest/): one address, or unset (off).
+    DIGEST_EMAIL: z.preprocess(
+      (value) => (value === "" ? undefined : value),
+      z.email("must be one email address, the client's contact who receives the weekly digest (or unset: no digest)").optional(),
+    ),
+
     // Traces over OTLP/HTTP (lib/tracing/): the collector's base URL, spans going to <url>/v1/traces.
     OTEL_EXPORTER_OTLP_ENDPOINT: z
       .string()
@@ -602,6 +608,8 @@ export type AppConfig = {
   tracing: { endpoint: string; serviceName: string } | null;
   /** Security webhooks (lib/webhooks/), or null when SECURITY_WEBHOOK_URL is unset. */
   webhooks: { url: string; secret: string } | null;
+  /** The weekly digest's recipient (lib/digest/), or null when DIGEST_EMAIL is unset. */
+  digest: { to: string } | null;
   retention: {
     securityEventMs: number;
     reportsKeepPerUser: number;
@@ -815,6 +823,7 @@ function grouped(env: EnvValues, databaseTarget: DatabaseTarget, devServer: bool
       env.SECURITY_WEBHOOK_URL !== undefined && env.SECURITY_WEBHOOK_SECRET !== undefined
         ? { url: env.SECURITY_WEBHOOK_URL, secret: env.SECURITY_WEBHOOK_SECRET }
         : null,
+    digest: env.DIGEST_EMAIL === undefined ? null : { to: env.DIGEST_EMAIL },
     retention: {
       securityEventMs: env.SECURITY_EVENT_RETENTION_DAYS * DAY_MS,
       reportsKeepPerUser: env.REPORTS_KEEP_PER_USER,

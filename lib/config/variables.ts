@@ -429,6 +429,12 @@ export const variableDocs = {
       "The signing secret, `whsec_` and the base64 of 24 to 64 random bytes (`whsec_$(openssl rand -base64 32)`); the receiver verifies with it.",
     defaultText: "unset: no webhooks",
   },
+  DIGEST_EMAIL: {
+    group: "Metrics and retention",
+    description:
+      "The client's contact who is mailed a weekly digest (Monday, for the week before, in UTC): sign-in attempts, refusals, locks, takeovers, the busiest attacking networks and what to check (docs/operations.md). Preview it with `npm run admin -- digest --dry-run`.",
+    defaultText: "unset: no digest",
+  },
   SECURITY_EVENT_RETENTION_DAYS: {
     group: "Metrics and retention",
     description: "Security events older than this are deleted by the retention job.",

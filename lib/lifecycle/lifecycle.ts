@@ -1,12 +1,14 @@
 import { LIFECYCLE_SYMBOL, STARTED_SYMBOL } from "@/lib/server-contract.mjs";
 import { gatehouse } from "@/lib/app";
 import { startRetention } from "@/lib/retention/job";
+import { startDigest } from "./digest";
 import { messageOf } from "@/lib/log/message";
 import { connectionKey, parseTrustedProxies } from "@/lib/http/client-address";
 import type { AppConfig } from "@/lib/config/env";
 import { openAdminChannel } from "@/lib/ops/admin-channel";
 import { runAdminRequest } from "@/lib/ops/admin-request";
 import { startWebhookDispatcher } from "@/lib/webhooks/dispatcher";
+import { startAttackWatch } from "@/lib/webhooks/attacks";
 import { startTracing } from "@/lib/tracing/setup";
 import { passkeyObstacle } from "@/lib/passkeys/passkey-rules";
 
@@ -54,6 +56,8 @@ export async function startGatehouse(): Promise<void> {
     // Before the listener opens (server.mjs waits for publishLifecycle), so every request is traced.
     const tracing = gate.config.tracing ? startTracing(gate.config.tracing) : null;
     const retention = startRetention(gate.prisma, gate.config, gate.clock, gate.log);
+    // The digest's counts are flushed, and its week claimed, by every instance (one mail a week).
+    const digest = gate.config.digest ? startDigest(gate) : null;
     const webhooks = gate.config.webhooks
       ? startWebhookDispatcher({
           prisma: gate.prisma,
@@ -61,6 +65,15 @@ export async function startGatehouse(): Promise<void> {
           clock: gate.clock,
           log: gate.log,
           metrics: gate.metrics,
+        })
+      : null;
+    // username/address under attack and calm again, queued in the webhook outbox (lib/webhooks/attacks.ts).
+    const attacks = gate.addressWatch
+      ? startAttackWatch({
+          sql: gate.sql,
+          addressWatch: gate.addressWatch,
+          clock: gate.clock,
+          onError: (error) => gate.log.warn({ event: "attack_watch_failed", err: messageOf(error) }),
         })
       : null;
     // PGlite is this process's alone: `npm run admin` asks it through this socket instead of
@@ -93,8 +106,10 @@ export async function startGatehouse(): Promise<void> {
       },
       async () => {
         await admin?.close();
+        await attacks?.stop();
         await webhooks?.stop();
         await retention.stop();
+        await digest?.stop();
         await gate.close();
         await tracing?.shutdown();
       },

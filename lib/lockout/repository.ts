@@ -1,4 +1,5 @@
 import { inSpan } from "@/lib/tracing/spans";
+import { usernameCalmInsert } from "@/lib/webhooks/attacks";
 import { msToUtc, utcToMs, type Sql } from "@/lib/db/sql";
 import {
   admitAttempt,
@@ -77,7 +78,7 @@ export interface LockoutRepository {
   /** `reset`, only while the row is as `seen` read it: a streak counted since stays. */
   resetAsSeen(seen: LockoutSeen): Promise<void>;
   /** Forgets the subject altogether, the record of its failures included (a password reset: the old password is dead). */
-  forget(usernameKey: string): Promise<void>;
+  forget(usernameKey: string, nowMs: number): Promise<void>;
   /** Keys locked at `nowMs` (digests only: the table holds no usernames), longest lock first. */
   listLocked(nowMs: number, limit: number): Promise<{ usernameKey: string; failureCount: number; lockedUntilMs: number }[]>;
 }
@@ -211,8 +212,13 @@ export function sqlLockoutRepository(sql: Sql): LockoutRepository {
       );
     },
 
-    async forget(usernameKey) {
-      await sql.run(`DELETE FROM "SignInLockout" WHERE "usernameKey" = $1`, [usernameKey]);
+    async forget(usernameKey, nowMs) {
+      // A username announced under attack is said calm as its row goes (lib/webhooks/attacks.ts), in the same statement.
+      await sql.run(
+        `WITH gone AS (DELETE FROM "SignInLockout" WHERE "usernameKey" = $1 RETURNING "usernameKey", "attackAnnounced")
+         ${usernameCalmInsert("gone", "$2")}`,
+        [usernameKey, nowMs],
+      );
     },
 
     async markFailed(usernameKey, nowMs, mark = { underAttack: true }) {

@@ -6,6 +6,7 @@ import type { ClientAddress } from "@/lib/http/client-address";
 import { queueWebhook } from "@/lib/webhooks/events";
 import { deleteAccount } from "@/lib/users/delete-account";
 import { changeEmailNow } from "@/lib/users/email-change";
+import { digestMail, lastWholeWeek } from "@/lib/lifecycle/digest";
 
 /** What an operator's action is recorded as: no network address, a label of its own. */
 const OPERATOR: ClientAddress = { address: "operator", key: "operator", source: "unknown" };
@@ -198,6 +199,17 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       return events
         .map((event) => `${event.at.toISOString()}  ${event.kind.padEnd(26)} ${event.browser ?? ""} ${event.address}`.trimEnd())
         .join("\n");
+    },
+  },
+  {
+    name: "digest",
+    usage: "digest --dry-run: the weekly digest of the last whole week as DIGEST_EMAIL would get it (printed; nothing is sent)",
+    async run({ gate }, flags) {
+      if (!flags.includes("--dry-run"))
+        throw new AdminError("The instance mails the digest each Monday by itself; preview it with: digest --dry-run");
+      const to = gate.config.digest?.to ?? "(DIGEST_EMAIL is unset: no digest is sent)";
+      const { message } = await digestMail(gate, to, lastWholeWeek(gate.clock()));
+      return [`To: ${message.to}`, `Subject: ${message.subject}`, "", message.text.trimEnd()].join("\n");
     },
   },
   {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createI18n } from "@/lib/i18n/i18n";
 import { brandedMessages } from "./mails";
+import { REFUSAL_REASONS, type DigestFigures } from "@/lib/digest/figures";
 import { everyMail as everyKind, MAIL_BRAND, MAIL_ORIGIN as ORIGIN, mailsIn as messages } from "@/tests/fixtures/mails";
 
 const RESET = "https://login.acme.example/forgot-password";
@@ -72,5 +73,42 @@ describe("mails", () => {
       for (const line of prose) expect(line, `${mail.kind}: ${line}`).toMatch(/⟦/);
       expect(mail.subject).toMatch(/^⟦.*⟧$/);
     }
+  });
+
+  describe("the weekly digest", () => {
+    const figures: DigestFigures = {
+      weekStartMs: Date.parse("2026-11-30T00:00:00Z"),
+      attempts: 1234,
+      refusals: { ...(Object.fromEntries(REFUSAL_REASONS.map((reason) => [reason, 0])) as DigestFigures["refusals"]), sign_in_failed: 40 },
+      accountsLocked: 2,
+      newDeviceConfirmations: 3,
+      takenOver: 1,
+      networks: [{ network: "203.0.113.x", count: 38 }],
+    };
+    const checks = [{ kind: "taken_over" as const, count: 1 }];
+
+    it("says the week, every figure and what to check, to the contact, with no button", () => {
+      const mail = messages("en").weeklyDigest("it@client.example", figures, checks);
+      expect(mail.to).toBe("it@client.example");
+      expect(mail.subject).toBe("Acme: sign-ins from 2026-11-30 to 2026-12-06");
+      for (const line of [
+        "Sign-in attempts: 1234",
+        "• wrong email or password: 40",
+        "Accounts locked: 2",
+        "Accounts taken over: 1",
+        "• 203.0.113.x: 38",
+      ])
+        expect(mail.text).toContain(line);
+      expect(mail.text).toContain("accounts look taken over");
+      expect(mail.text).toContain("contact for its weekly sign-in digest");
+      expect(mail.links).toEqual([]);
+      expect(mail.html).toContain("Refused or failed, by reason:<br>");
+    });
+
+    it("in German, every sentence from a catalogue", () => {
+      expect(messages("de").weeklyDigest("it@client.example", figures, []).text).toContain("Übernommene Konten: 1");
+      const mail = messages("xx").weeklyDigest("it@client.example", figures, checks);
+      for (const line of mail.text.split("\n").filter((text) => text.trim())) expect(line, line).toMatch(/⟦/);
+    });
   });
 });

@@ -3,6 +3,8 @@ import type { MailBrand } from "@/lib/brand/brand";
 import type { Translate } from "@/lib/i18n/i18n";
 import { sentenceFor } from "@/lib/i18n/sentence";
 import type { MailMessage } from "@/lib/mail/types";
+import { REFUSAL_REASONS, type DigestCheck, type DigestFigures } from "@/lib/digest/figures";
+import { WEEK_MS } from "@/lib/digest/tally";
 
 /**
  * Every email Gatehouse sends, in the account's language (the `mail` catalogue), as HTML and
@@ -31,11 +33,18 @@ export type MailSettings = {
   timeZone: string | null;
 };
 
-function layout(settings: MailSettings, to: string, kind: string, subject: string, parts: Part[]): MailMessage {
+function layout(
+  settings: MailSettings,
+  to: string,
+  kind: string,
+  subject: string,
+  parts: Part[],
+  whyKey = "mail.common.whyThisMail",
+): MailMessage {
   const { brand, t } = settings;
   const app = brand.name;
   const signature = t("mail.common.signature", { app });
-  const why = t("mail.common.whyThisMail", { app });
+  const why = t(whyKey, { app });
   // A support address is said as the address (a mailto: link in HTML), never as "mailto:…" text.
   const supportLabel = brand.supportUrl?.replace(/^mailto:/i, "") ?? null;
   const support = supportLabel ? t("mail.common.footerSupport", { url: supportLabel }) : null;
@@ -57,7 +66,7 @@ function layout(settings: MailSettings, to: string, kind: string, subject: strin
   const accent = escapeHtml(brand.color);
   const body = parts
     .map((part) => {
-      if ("text" in part) return `<p style="margin:0 0 16px">${escapeHtml(part.text)}</p>`;
+      if ("text" in part) return `<p style="margin:0 0 16px">${escapeHtml(part.text).replace(/\n/g, "<br>")}</p>`;
       if ("link" in part) {
         return `<p style="margin:0 0 16px">${escapeHtml(part.link.label)}<br><a href="${escapeHtml(part.link.url)}" style="color:${accent}">${escapeHtml(part.link.url)}</a></p>`;
       }
@@ -237,6 +246,40 @@ export function brandedMessages(settings: MailSettings) {
         { text: k("address_in_use", "p2") },
         { button: { label: k("address_in_use", "button"), url: signInUrl } },
       ]),
+    weeklyDigest: (to: string, figures: DigestFigures, checks: DigestCheck[]) => {
+      const d = (key: string, values: Record<string, string | number> = {}) => k("weekly_digest", key, values);
+      const from = utcMoment(figures.weekStartMs).slice(0, 10);
+      const until = utcMoment(figures.weekStartMs + WEEK_MS - 1).slice(0, 10);
+      const lines = (heading: string, items: string[]): Part => ({ text: [heading, ...items.map((item) => `• ${item}`)].join("\n") });
+      const refusals = REFUSAL_REASONS.map((reason) => d("reason", { reason: d(`reason_${reason}`), count: figures.refusals[reason] }));
+      const networks = figures.networks.map(({ network, count }) => d("network", { network, count }));
+      const checkText = (check: DigestCheck) =>
+        check.kind === "network"
+          ? d("check_network", { network: check.network, count: check.count })
+          : d(`check_${check.kind}`, { count: check.count });
+      return layout(
+        settings,
+        to,
+        "weekly_digest",
+        d("subject", { from, until }),
+        [
+          { text: d("p1", { from, until }) },
+          { text: d("attempts", { count: figures.attempts }) },
+          lines(d("refusalsHeading"), refusals),
+          {
+            text: [
+              d("locked", { count: figures.accountsLocked }),
+              d("confirmations", { count: figures.newDeviceConfirmations }),
+              d("takenOver", { count: figures.takenOver }),
+            ].join("\n"),
+          },
+          { text: d("takenOverMeaning") },
+          networks.length > 0 ? lines(d("networksHeading"), networks) : { text: d("networksNone") },
+          checks.length > 0 ? lines(d("checkHeading"), checks.map(checkText)) : { text: d("check_nothing") },
+        ],
+        "mail.weekly_digest.why",
+      );
+    },
     // No reset button: there is no account left to reset; the address may register again.
     accountDeleted: (to: string, origin: NoticeOrigin, registerUrl: string) =>
       layout(settings, to, "account_deleted", k("account_deleted", "subject"), [

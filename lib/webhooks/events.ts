@@ -13,7 +13,12 @@ export type WebhookEventType =
   | "account.factor_changed"
   | "account.deleted"
   | "email.changed"
-  | "admin.action";
+  | "admin.action"
+  | "username.under_attack"
+  | "username.calm"
+  | "address.under_attack"
+  | "address.calm"
+  | "attack.summary";
 
 /**
  * Pseudonymous as the account page is: the account's id (never its address), the network
