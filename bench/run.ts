@@ -5,10 +5,10 @@
  *   npm run bench -- --part limiter        one part (repeat --part, or a comma list, for several)
  *   npm run bench -- --smoke               tiny sizes, a few minutes, writes nothing (CI runs this after npm test)
  *   npm run bench -- --build               run `next build` first even if a build exists
- *   npm run bench -- --compare DIR         parts 2 and 13 also measure the production build in DIR (another
+ *   npm run bench -- --compare DIR         parts 2, 13 and 15 also measure the production build in DIR (another
  *                                          checkout, e.g. the commit before a change) side by side
  *
- * Parts: limiter, flood, distributed, memory, argon2, lockout, pow, retention, answers, passkeys, peer, stuffing, precision, connections.
+ * Parts: limiter, flood, distributed, memory, argon2, lockout, pow, retention, answers, passkeys, peer, stuffing, precision, connections, cost.
  * flood, distributed, lockout, answers, passkeys, peer, stuffing, precision and connections start the production server (`node server.mjs`) from .next; a full run builds it when
  * .next/BUILD_ID is missing, a smoke run skips those parts instead. pow runs the proof of work in
  * Node and in Chromium (CHROMIUM_PATH, else /usr/bin/chromium; skipped with a note when there is
@@ -38,6 +38,7 @@ import { peerPart } from "./parts/peer";
 import { precisionPart } from "./parts/precision";
 import { stuffingPart } from "./parts/stuffing";
 import { connectionsPart } from "./parts/connections";
+import { costPart } from "./parts/cost";
 
 const PARTS: readonly Part[] = [
   limiterPart,
@@ -54,6 +55,7 @@ const PARTS: readonly Part[] = [
   stuffingPart,
   precisionPart,
   connectionsPart,
+  costPart,
 ];
 const SERVER_PARTS: ReadonlySet<PartId> = new Set([
   "flood",
@@ -65,6 +67,7 @@ const SERVER_PARTS: ReadonlySet<PartId> = new Set([
   "stuffing",
   "precision",
   "connections",
+  "cost",
 ]);
 // Hard stops, whatever a part does: the bench must end by itself. The other parts' last runs add up
 // to about 45–50 minutes on 2 vCPUs, and part 11 (3 rounds) to about 95 (94 on an AMD EPYC; its floods go on

@@ -15,7 +15,7 @@ import autocannon, { type Instance, type RawRequest, type RequestSpec } from "au
  */
 export type CannonLoad =
   | { kind: "fixed"; method: "GET" | "POST"; path: string; headers?: Record<string, string>; body?: string }
-  | { kind: "distinct"; method: "GET" | "POST"; path: string; headers?: Record<string, string>; body?: string }
+  | { kind: "distinct"; method: "GET" | "POST"; path: string; headers?: Record<string, string>; body?: string; firstAddress?: number }
   | {
       kind: "spray";
       path: string;
@@ -68,7 +68,8 @@ function requestSpec(load: CannonLoad): RequestSpec {
       headers: load.headers,
       body: load.body,
       setupRequest: (request: RawRequest): RawRequest => {
-        const n = sent++;
+        // From `firstAddress` on, so that a later flood against the same server sends new addresses too.
+        const n = (load.firstAddress ?? 0) + sent++;
         return { ...request, headers: { ...load.headers, "x-forwarded-for": `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` } };
       },
     };

@@ -16,7 +16,8 @@ export type PartId =
   | "peer"
   | "stuffing"
   | "precision"
-  | "connections";
+  | "connections"
+  | "cost";
 
 /** Each part prints its title as a heading; the smoke test looks for them. */
 export const PART_TITLES: Readonly<Record<PartId, string>> = {
@@ -34,6 +35,7 @@ export const PART_TITLES: Readonly<Record<PartId, string>> = {
   stuffing: "12. Credential stuffing: accounts taken over, with and without the new-device confirmation",
   precision: "13. Precision: the office, the carrier, the typist and the owner after a reset, beside the attackers",
   connections: "14. Idle connections: one client holding and reopening them, beside new visitors",
+  cost: "15. Per-request cost beside the floor and better-auth",
 };
 
 export type PartContext = {
@@ -78,4 +80,4 @@ export const reproduce = (id: PartId, compareRoot?: string): string =>
   `npm run bench -- --part ${id}${compareRoot ? ` --compare ${compareRoot}` : ""}`;
 
 /** Parts that measure the `--compare` checkout too. */
-export const COMPARING_PARTS: ReadonlySet<PartId> = new Set(["flood", "precision"]);
+export const COMPARING_PARTS: ReadonlySet<PartId> = new Set(["flood", "precision", "cost"]);

@@ -35,7 +35,8 @@ export type BenchServer = {
   stop(): Promise<void>;
 };
 
-const START_TIMEOUT_MS = 90_000;
+// Generous: on a shared 2-core machine under load a start has taken over 90 s.
+const START_TIMEOUT_MS = 180_000;
 
 /**
  * What the drills change from the defaults: a small proof of work, so that the bench can pay for
@@ -233,7 +234,9 @@ export async function startServer(
   } as NodeJS.ProcessEnv;
 
   // Started as every deployment starts it: lean (lib/server-contract.mjs).
-  const args = [...LEAN_START.nodeFlags, "server.mjs"];
+  // BENCH_SERVER_NODE_FLAGS: more node flags for the app server, e.g. a profiler (bench/lib/profile-hook.mjs).
+  const extraFlags = (process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
+  const args = [...LEAN_START.nodeFlags, ...extraFlags, "server.mjs"];
   const [command, commandArgs] = openFilesLimit
     ? ["bash", ["-c", `ulimit -n ${openFilesLimit} && exec "$0" "$@"`, process.execPath, ...args]]
     : [process.execPath, args];

@@ -148,10 +148,10 @@ async function settle(server: BenchServer, quietMs: number, limitMs: number): Pr
 }
 
 /** The bare Node server of the floor, in its own process, answering `reply` to everything. */
-async function startFloor(
+export async function startFloor(
   root: string,
   reply: { status: number; headers: Record<string, string>; body: string },
-): Promise<{ baseUrl: string; cpuMs(): number; stop(): void }> {
+): Promise<{ pid: number; baseUrl: string; cpuMs(): number; stop(): void }> {
   const port = await freePort();
   const script = path.join(root, "bench", "lib", "floor-server.ts");
   const child = spawn(process.execPath, ["--import", "tsx", script, JSON.stringify({ port, ...reply })], {
@@ -170,7 +170,12 @@ async function startFloor(
     child.kill("SIGKILL");
     throw new Error("the floor server did not start");
   }
-  return { baseUrl: `http://127.0.0.1:${port}`, cpuMs: () => processTreeCpuMs(child.pid!), stop: () => child.kill("SIGTERM") };
+  return {
+    pid: child.pid!,
+    baseUrl: `http://127.0.0.1:${port}`,
+    cpuMs: () => processTreeCpuMs(child.pid!),
+    stop: () => child.kill("SIGTERM"),
+  };
 }
 
 type LegitRun = { pageMs: number; pageStatus: number; signIn: LegitSignIn };

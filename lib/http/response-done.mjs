@@ -35,6 +35,9 @@ export function whenDone(req, res, then) {
   res.once("close", done);
 }
 
+/** The signal's reason: nothing reads it, the door asks only whether the signal is aborted. */
+const LEFT = "left";
+
 /**
  * Aborted once the client is gone, or the answer has been sent.
  * @param {import("node:http").IncomingMessage} req
@@ -42,6 +45,8 @@ export function whenDone(req, res, then) {
  */
 export function leftSignal(req, res) {
   const left = new AbortController();
-  whenDone(req, res, () => left.abort());
+  // With a reason of our own: abort() without one makes a DOMException, stack and all, at the end
+  // of every request that passed the door (about 1% of a never-seen address's CPU).
+  whenDone(req, res, () => left.abort(LEFT));
   return left.signal;
 }

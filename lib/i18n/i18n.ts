@@ -17,8 +17,8 @@ export type I18n = {
   translator(locale: string, namespace?: string): Translate;
   /** The compiled messages of the given namespaces, for a page's client components (nothing else ships). */
   clientMessages(locale: string, namespaces: readonly string[]): ClientMessages;
-  /** A request's locale: its language cookie, else Accept-Language, else the default. */
-  localeOf(headers: Headers): string;
+  /** A request's locale: its language cookie, else Accept-Language, else the default (a Headers, or server.mjs's reader). */
+  localeOf(headers: { get(name: string): string | null }): string;
   /** The language cookie's name on this instance. */
   cookieName: string;
 };

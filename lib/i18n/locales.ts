@@ -63,7 +63,12 @@ export function localeCookie(cookieHeader: string | null, cookieName = LOCALE_CO
 }
 
 /** The locale of a request from its headers alone (route handlers outside a page). */
-export function requestLocale(headers: Headers, available: readonly string[], defaultLocale: string, cookieName = LOCALE_COOKIE): string {
+export function requestLocale(
+  headers: { get(name: string): string | null },
+  available: readonly string[],
+  defaultLocale: string,
+  cookieName = LOCALE_COOKIE,
+): string {
   return negotiateLocale(
     { cookie: localeCookie(headers.get("cookie"), cookieName), acceptLanguage: headers.get("accept-language") },
     available,
