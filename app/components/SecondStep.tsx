@@ -27,6 +27,10 @@ type Props = {
   onDone: () => void;
   /** The pending sign-in is gone (expired, used, out of tries): back to the password. */
   onRestart: () => void;
+  /** Mailbox first: the code was asked before the password, which is checked after it. */
+  mailboxFirst?: boolean;
+  /** Mailbox first, the right code: this browser is the account's now; the password goes next. */
+  onMailboxProved?: () => void;
 };
 
 const firstMode = (methods: SecondStepMethod[]): Mode =>
@@ -41,7 +45,7 @@ const post = (path: string, body: unknown) =>
  * or, for a new device of an account under attack, the code emailed to the owner (also "Code"),
  * with "Resend code" and "Sign in again". No session exists until the server accepts one of them.
  */
-export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: Props) {
+export function SecondStep({ methods: first, callbackPath, onDone, onRestart, mailboxFirst = false, onMailboxProved }: Props) {
   // A confirmed new device of an account with a second factor is asked the factor next.
   const t = useT();
   const [methods, setMethods] = useState(first);
@@ -57,7 +61,13 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
   const waiting = secondsLeft(refusal, nowMs) > 0;
 
   async function answered(res: Response) {
-    if (res.ok) return onDone();
+    if (res.ok) {
+      const passed = (await res
+        .clone()
+        .json()
+        .catch(() => ({}))) as { status?: string };
+      return passed.status === "mailbox_proved" && onMailboxProved ? onMailboxProved() : onDone();
+    }
     const next = (await res
       .clone()
       .json()
@@ -152,7 +162,7 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart }: 
       <h2>{t(mode === "email_code" ? "secondStep.headingDevice" : "secondStep.headingFactor")}</h2>
       {/* The code field's description: a screen reader that lands in the field hears what to enter and why. */}
       <p className="hint" id="second-step-explained">
-        {t(`secondStep.${HINTS[mode]}`)}
+        {t(mailboxFirst && mode === "email_code" ? "secondStep.hintMailboxFirst" : `secondStep.${HINTS[mode]}`)}
       </p>
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="second-step-error" />
       {resent && !refusal ? (
