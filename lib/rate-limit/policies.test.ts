@@ -65,7 +65,7 @@ describe("defaultPolicies", () => {
       { name: "signInAddress", kind: "token-bucket", spec: "30/15m", failMode: "closed" },
       { name: "signInDevice", kind: "token-bucket", spec: "20/15m", failMode: "closed" },
       { name: "newDeviceChecks", kind: "token-bucket", spec: "5/15m", failMode: "closed" },
-      { name: "mailboxFirst", kind: "token-bucket", spec: "100/15m", failMode: "closed" },
+      { name: "mailboxFirst", kind: "token-bucket", spec: "200/15m", failMode: "closed" },
       { name: "successRefunds", kind: "token-bucket", spec: "5/15m", failMode: "closed" },
       { name: "refusalRefunds", kind: "token-bucket", spec: "60/15m", failMode: "closed" },
       { name: "register", kind: "token-bucket", spec: "20/1h", failMode: "closed" },

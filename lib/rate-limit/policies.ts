@@ -332,7 +332,7 @@ const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   signInAddress: "30/15m",
   signInDevice: "20/15m",
   newDeviceChecks: "5/15m",
-  mailboxFirst: "100/15m",
+  mailboxFirst: "200/15m",
   successRefunds: "5/15m",
   refusalRefunds: "60/15m",
   register: "20/1h",
