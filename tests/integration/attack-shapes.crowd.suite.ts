@@ -8,6 +8,7 @@ import {
   createAccount,
   deviceCookieOf,
   sessionPairOf,
+  tokenSignIn,
   type BrowserSignIn,
 } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
@@ -210,6 +211,24 @@ export function crowdShapes(label: string, makeDatabase: () => Promise<TestDatab
         const wrong = await browserSignIn(newcomer!, "not it", { address: office, cookie });
         expect(wrong.status, JSON.stringify(await bodyOf(wrong))).toBe(401);
         expect(await bodyOf(wrong)).toMatchObject({ error: "invalid_credentials" });
+      });
+
+      it("does not let the token API be the way around the address's 5 checks for new devices", async () => {
+        const guest = freshAddress();
+        const targets = await staff(8);
+        // Three wrong passwords by the browser, then the API: the same budget.
+        for (const email of targets.slice(0, 3)) await browserSignIn(email, "Summer2026!", { address: guest });
+        const api = [];
+        for (const email of targets.slice(3)) {
+          // A challenge from the guest's address, sized for its failures, as an API client would fetch it.
+          const altcha = await solve(await (await challenge(guest)).json());
+          api.push((await tokenSignIn(email, "Summer2026!", { address: guest, altcha })).status);
+        }
+        expect(api).toEqual([401, 401, 429, 429, 429]);
+        expect(checks.verified()).toBe(5);
+        // And the browser after the API's two: mailbox first.
+        await expectMailboxFirst(await browserSignIn(targets[0]!, "Summer2026!", { address: guest }));
+        expect(checks.verified()).toBe(5);
       });
 
       it("gives the code nothing past the password: the right code and a wrong password sign nobody in", async () => {
