@@ -29,6 +29,10 @@ type Props = {
   onRestart: () => void;
   /** Days "Remember this browser" lasts, as the server offered it; absent or 0: not offered. */
   rememberDays?: number | undefined;
+  /** Mailbox first: the code was asked before the password, which is checked after it. */
+  mailboxFirst?: boolean;
+  /** Mailbox first, the right code: this browser is the account's now; the password goes next. */
+  onMailboxProved?: () => void;
 };
 
 const firstMode = (methods: SecondStepMethod[]): Mode =>
@@ -43,7 +47,15 @@ const post = (path: string, body: unknown) =>
  * or, for a new device of an account under attack, the code emailed to the owner (also "Code"),
  * with "Resend code" and "Sign in again". No session exists until the server accepts one of them.
  */
-export function SecondStep({ methods: first, callbackPath, onDone, onRestart, rememberDays: offered }: Props) {
+export function SecondStep({
+  methods: first,
+  callbackPath,
+  onDone,
+  onRestart,
+  rememberDays: offered,
+  mailboxFirst = false,
+  onMailboxProved,
+}: Props) {
   // A confirmed new device of an account with a second factor is asked the factor next.
   const t = useT();
   const [methods, setMethods] = useState(first);
@@ -63,7 +75,13 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart, re
   const waiting = secondsLeft(refusal, nowMs) > 0;
 
   async function answered(res: Response) {
-    if (res.ok) return onDone();
+    if (res.ok) {
+      const passed = (await res
+        .clone()
+        .json()
+        .catch(() => ({}))) as { status?: string };
+      return passed.status === "mailbox_proved" && onMailboxProved ? onMailboxProved() : onDone();
+    }
     const next = (await res
       .clone()
       .json()
@@ -166,7 +184,7 @@ export function SecondStep({ methods: first, callbackPath, onDone, onRestart, re
       <h2>{t(mode === "email_code" ? "secondStep.headingDevice" : "secondStep.headingFactor")}</h2>
       {/* The code field's description: a screen reader that lands in the field hears what to enter and why. */}
       <p className="hint" id="second-step-explained">
-        {t(`secondStep.${HINTS[mode]}`)}
+        {t(mailboxFirst && mode === "email_code" ? "secondStep.hintMailboxFirst" : `secondStep.${HINTS[mode]}`)}
       </p>
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="second-step-error" />
       {resent && !refusal ? (

@@ -46,6 +46,11 @@ export function SignInForm({ callbackPath, done }: Props) {
     if (carried && emailInput.current && !emailInput.current.value) emailInput.current.value = carried;
   }, []);
   const [rememberDays, setRememberDays] = useState(0);
+  // Mailbox first: the code comes before the password check. Once it is right, the password typed
+  // is sent again (kept in memory only for this, never stored), or typed again if it is gone.
+  const [mailboxFirst, setMailboxFirst] = useState(false);
+  const [mailboxProved, setMailboxProved] = useState<"resending" | "retype" | null>(null);
+  const typedPassword = useRef("");
   // A prefilled email (after confirming, from a link) leaves the cursor in the password.
   useFocusFirstEmpty(formRef, hydrated);
   // "Sign in again" from the second step: the form comes back with the email kept, the cursor in
@@ -54,6 +59,13 @@ export function SignInForm({ callbackPath, done }: Props) {
   useEffect(() => {
     if (restarts > 0) passwordInput.current?.focus();
   }, [restarts]);
+  // The form is back after the mailbox was proved: the same password again, now from a known device.
+  useEffect(() => {
+    if (mailboxProved !== "resending" || !passwordInput.current || !formRef.current) return;
+    passwordInput.current.value = typedPassword.current;
+    typedPassword.current = "";
+    formRef.current.requestSubmit();
+  }, [mailboxProved]);
 
   // An error goes as soon as its field is corrected (it never appears while typing).
   const onInput = clearWhenCorrected(fields, setFields, (value) => checkSignIn(value("email"), value("password"), t));
@@ -75,6 +87,7 @@ export function SignInForm({ callbackPath, done }: Props) {
       (invalid === "email" ? emailInput : passwordInput).current?.focus();
       return;
     }
+    typedPassword.current = password;
     return async () => {
       const [csrf, altchaPayload] = await Promise.all([
         fetch("/api/auth/csrf", { cache: "no-store" }).then((res) => res.json() as Promise<{ csrfToken: string }>),
@@ -93,6 +106,7 @@ export function SignInForm({ callbackPath, done }: Props) {
         }),
       });
       if (res.status >= 400 && res.headers.get("content-type")?.includes("application/json") && res.status !== 401) {
+        typedPassword.current = "";
         const refused = await refusalFrom(res);
         // A wait of minutes: the password is not left in a page the person may walk away from,
         // and it is retyped after the wait like a wrong one. Focus stays on the held button.
@@ -104,12 +118,16 @@ export function SignInForm({ callbackPath, done }: Props) {
         error?: string;
         methods?: SecondStepMethod[];
         rememberDays?: number;
+        mailboxFirst?: boolean;
       };
       if (body.error === "mfa_required" || body.error === "device_confirmation_required") {
         setRememberDays(body.rememberDays ?? 0);
+        setMailboxFirst(body.mailboxFirst === true);
+        if (body.mailboxFirst !== true) typedPassword.current = "";
         setSecondStep(body.methods ?? []);
         return "done";
       }
+      typedPassword.current = "";
       if (body.url && !new URL(body.url, window.location.href).searchParams.has("error")) {
         router.push(callbackPath);
         router.refresh();
@@ -134,9 +152,16 @@ export function SignInForm({ callbackPath, done }: Props) {
           // A full navigation, so every server component sees the new session cookie.
           onDone={() => window.location.assign(callbackPath)}
           onRestart={() => {
+            typedPassword.current = "";
             setSecondStep(null);
             setRestarts((n) => n + 1);
             altcha.current?.reset();
+          }}
+          mailboxFirst={mailboxFirst}
+          onMailboxProved={() => {
+            setSecondStep(null);
+            setMailboxProved(typedPassword.current ? "resending" : "retype");
+            if (!typedPassword.current) setRestarts((n) => n + 1);
           }}
         />
       </Suspense>
@@ -145,7 +170,12 @@ export function SignInForm({ callbackPath, done }: Props) {
 
   return (
     <>
-      {done && !refusal ? (
+      {mailboxProved && !refusal ? (
+        <p className="banner ok" role="status" data-testid="mailbox-proved">
+          {t(mailboxProved === "resending" ? "signIn.mailboxProved" : "signIn.mailboxProvedRetype")}
+        </p>
+      ) : null}
+      {done && !refusal && !mailboxProved ? (
         <p className="banner ok" role="status" data-testid="sign-in-done">
           {done}
         </p>

@@ -177,28 +177,40 @@ function logSucceeded(gate: Gatehouse, passed: PassedPassword, user: Finishing, 
 
 /**
  * The pending sign-in a right password (or, for a device confirmation, any password) leaves: the
- * second factor's, or a device confirmation whose code is mailed to the owner. A stand-in (no
- * user) is stored and counted like a real one, and has no code.
+ * second factor's, a device confirmation whose code is mailed to the owner, or the mailbox proved
+ * first (no password checked yet). A stand-in (no user) is stored and counted like a real one, and
+ * has no code.
  */
 export async function openPending(
   gate: Gatehouse,
   passed: PassedPassword,
   user: { id: string; email: string; credentialGeneration: number } | null,
-  next: { step: "second_factor"; methods: SecondStepMethod[] } | { step: "device_confirmation" },
+  next: { step: "second_factor"; methods: SecondStepMethod[] } | { step: "device_confirmation" | "mailbox" },
 ): Promise<Extract<SignInOutcome, { ok: "second_step" }>> {
   const nowMs = gate.clock();
-  const code = next.step === "device_confirmation" && user ? newDeviceCode() : null;
+  const mailed = next.step !== "second_factor";
+  const code = mailed && user ? newDeviceCode() : null;
   const pending = await storePending(gate, passed, user, next, code, nowMs);
   const methods: SecondStepMethod[] = next.step === "second_factor" ? next.methods : ["email_code"];
-  if (user && code !== null)
-    await gate.recovery.deviceCode(user, code, Math.round((pending.expiresAtMs - nowMs) / 60_000), noticeOrigin(gate, passed));
+  // A stand-in's promise too, for nobody (it sends nothing): the answer waits for the same write
+  // whether the password was right, or the address has an account, or not.
+  if (mailed) {
+    const minutes = Math.round((pending.expiresAtMs - nowMs) / 60_000);
+    await gate.recovery.deviceCode(user ?? { id: NOBODY }, code ?? newDeviceCode(), minutes, noticeOrigin(gate, passed));
+  }
   const event = next.step === "second_factor" ? "second_step_due" : "device_confirmation_due";
-  gate.log.info({ event, methods, ...(user ? { userId: user.id } : { standIn: true }) });
+  gate.log.info({
+    event,
+    methods,
+    ...(next.step === "mailbox" ? { mailboxFirst: true } : {}),
+    ...(user ? { userId: user.id } : { standIn: true }),
+  });
   logSecurity(gate, {
     route: passed.route,
     outcome: event,
     client: passed.client,
     email: passed.email,
+    ...(next.step === "mailbox" ? { detail: "mailbox_first" } : {}),
     ...(user ? { userId: user.id } : {}),
   });
   return {
@@ -208,12 +220,12 @@ export async function openPending(
   };
 }
 
-/** The pending row: bound to this client's session id, purpose and channel; a device confirmation's with its code's digest. */
+/** The pending row: bound to this client's session id, purpose and channel; a mailed code's with its code's digest. */
 function storePending(
   gate: Gatehouse,
   passed: PassedPassword,
   user: { id: string; credentialGeneration: number } | null,
-  next: { step: "second_factor" } | { step: "device_confirmation" },
+  next: { step: "second_factor" } | { step: "device_confirmation" | "mailbox" },
   code: string | null,
   nowMs: number,
 ) {
@@ -233,13 +245,16 @@ function storePending(
   if (next.step === "second_factor") return gate.pendingSignIns.open({ ...common, step: "second_factor", userId: user!.id });
   return gate.pendingSignIns.open({
     ...common,
-    step: "device_confirmation",
+    step: next.step,
     userId: user?.id ?? null,
     codeDigest: code === null ? null : deviceCodeDigest(gate.config.devices.codeSecret, code),
     usernameKey,
     sealedEmail: sealAddress(gate.config.devices.codeSecret, usernameKey, passed.email),
   });
 }
+
+/** The nil UUID: the account a stand-in's mail promise is for, which no account is. */
+const NOBODY = "00000000-0000-0000-0000-000000000000";
 
 /** Where a sign-in came from, as an email to the owner tells it (the account page's words). */
 export function noticeOrigin(gate: Gatehouse, from: { client: { address: string }; userAgent: string | null }): NoticeOrigin {

@@ -35,6 +35,8 @@ export class RouteLimits {
   /** Rows the device lane passed, with their keys (a device later found gone pays them after all). */
   private waived: { row: RouteLimit; key: LimitKey; value: string }[] = [];
   private given = false;
+  /** An `overflow` row was spent and its overflow allowed the request: answer it mailbox first. */
+  private overflowed = false;
 
   constructor(
     readonly gate: Gatehouse,
@@ -144,6 +146,31 @@ export class RouteLimits {
   }
 
   /**
+   * Whether this request is answered mailbox first: the address's password checks for new devices
+   * are spent, and its mailbox-first budget let it through (docs/owner-lane.md).
+   */
+  get mailboxFirst(): boolean {
+    return this.overflowed;
+  }
+
+  /**
+   * The request was answered mailbox first: no password was checked, so no failure happened. The
+   * address's failure budgets get it back (the mailbox-first budget counted it instead), so a guest
+   * spraying from an office cannot spend the office's budget this way.
+   */
+  async answeredMailboxFirst(): Promise<void> {
+    const returning = this.counted.filter(({ row, key }) => key === "address" && this.countsFailuresOnly(row));
+    for (const entry of returning) this.counted.splice(this.counted.indexOf(entry), 1);
+    await Promise.all(returning.map((entry) => this.refund(entry)));
+  }
+
+  /** The mailbox was proved (a right mailed code): this address's mailbox-first budget gets its sign-in back. */
+  async mailboxProved(): Promise<void> {
+    const trustedNetwork = this.trusted("address");
+    await this.gate.limiter.consume("mailboxFirst", this.keyParts("address", ""), { cost: -1, trustedNetwork }).catch(() => {});
+  }
+
+  /**
    * The request ended in a success of `account` (its user id): the budgets that count failures
    * only get it back, once, while the account's own refunds last (`successRefunds`): one account's
    * right password sent in a loop is not free, an office of different people is.
@@ -165,11 +192,17 @@ export class RouteLimits {
     const allowed = await this.gate.limiter.consume(allowance, allowanceKey).catch(() => null);
     if (!allowed?.allowed) return;
     for (const entry of returning) this.counted.splice(this.counted.indexOf(entry), 1);
-    await Promise.all(
-      returning.map(({ row, parts, trustedNetwork }) =>
-        this.gate.limiter.consume(row.policy, parts, { cost: -1, trustedNetwork }).catch(() => {}),
-      ),
-    );
+    await Promise.all(returning.map((entry) => this.refund(entry)));
+  }
+
+  /** One counted row given back exactly where it was counted; a refund that fails leaves it counted. */
+  private async refund({ row, parts, trustedNetwork }: Counted): Promise<void> {
+    await this.gate.limiter.consume(row.policy, parts, { cost: -1, trustedNetwork }).catch(() => {});
+  }
+
+  /** Whether `row` is the budget another row of this route overflows into (mailbox first). */
+  private isOverflow(row: RouteLimit): boolean {
+    return this.rows.some((other) => other.overflow === row.policy);
   }
 
   private countsFailuresOnly(row: RouteLimit): boolean {
@@ -191,6 +224,8 @@ export class RouteLimits {
       this.counted.push({ row, key, parts, trustedNetwork });
       return null;
     }
+    // Spent, but not a refusal: the request goes on mailbox first, within the overflow's budget.
+    if (row.overflow) return this.overflow(row.overflow, key, value);
     logSecurity(this.gate, {
       route: this.path,
       outcome: "rate_limited",
@@ -202,15 +237,23 @@ export class RouteLimits {
     // crowd shares, gets it back, so one guest guessing one account cannot spend everybody's. Up
     // to `refusalRefunds` a quarter hour: past it they spend the address, whose refusal the fast
     // path then answers, so a flood of them stays cheap.
+    // So does the mailbox-first budget it spent on the way: it was answered no code.
     if (key === "addressAndUsername")
-      await this.giveBack((entry) => entry.key === "address" && this.countsFailuresOnly(entry.row), "refusalRefunds", [
-        "refusal",
-        this.client.key,
-      ]);
+      await this.giveBack(
+        (entry) => entry.key === "address" && (this.countsFailuresOnly(entry.row) || this.isOverflow(entry.row)),
+        "refusalRefunds",
+        ["refusal", this.client.key],
+      );
     // A limit by address alone: the fast path in server.mjs answers the next ones (never a known
     // device's, which it lets through to its lane).
     if (key === "address") this.gate.fastPath.remember(this.path, this.client, result);
     return REFUSE[this.style](result);
+  }
+
+  private async overflow(policy: PolicyName, key: LimitKey | "device", value: string): Promise<Response | null> {
+    const refused = await this.apply({ policy, key: key === "device" ? "address" : key }, key, value);
+    if (!refused) this.overflowed = true;
+    return refused;
   }
 
   /** Only the address's own limits take the larger allowance of TRUSTED_NETWORKS, never a username's. */

@@ -5,7 +5,10 @@ import type { Gatehouse } from "@/lib/app";
 import { completeSignIn, noticeOrigin, openPending, type PassedPassword } from "@/lib/auth/complete-sign-in";
 import { countWrongCode } from "@/lib/auth/sign-in";
 import type { RouteLimits } from "@/lib/auth/limited";
-import { clearPendingSignInCookie, setPendingSignInCookie } from "@/lib/http/device-cookie";
+import { clearPendingSignInCookie, setDeviceCookie, setPendingSignInCookie } from "@/lib/http/device-cookie";
+import { writeGuarded } from "@/lib/db/one-statement";
+import { truncateAddress } from "@/lib/events/security-events";
+import { credentialsUnchanged } from "@/lib/users/accounts";
 import { secondFactorLocked } from "@/lib/http/refusals";
 import { json, jsonError } from "@/lib/http/responses";
 import { logSecurity } from "@/lib/auth/security-log";
@@ -18,6 +21,7 @@ import { RECOVERY_CODE_PATTERN } from "@/lib/factors/recovery-codes";
 import { deviceCodeDigest, deviceCodeMatches, newDeviceCode } from "@/lib/factors/device-confirmation";
 import { secondStepMethods } from "@/lib/factors/store";
 import {
+  MAILED_CODE_STEPS,
   PENDING_SIGN_IN_TRIES,
   type PendingChannel,
   type PendingSignIn,
@@ -38,6 +42,10 @@ const ASK: Record<SecondStepMethod, string> = {
     "This device is new to the account. If the password was right, we emailed a 6-digit code to the account's address; it arrives within a minute. Enter it to finish signing in. No email after two minutes? Then the address or the password was not right: sign in again.",
 };
 
+// Mailbox first: nothing about the password was checked, so nothing is said about it.
+const ASK_MAILBOX_FIRST =
+  "Many sign-ins from this network failed, so a new browser here proves the mailbox first. If the address has an account, we emailed it a 6-digit code; it arrives within a minute. Enter it, and your password is checked next.";
+
 // Said alike whether a code went out or not (a stand-in, the quota spent): only the mailbox tells.
 const RESENT = "If the password was right, a new code is on its way to the account's address. Enter the newest one you receive.";
 
@@ -54,8 +62,8 @@ export function secondStepRequired(
   channel: PendingChannel,
 ): Response {
   const expiresInSeconds = Math.floor((pending.expiresAtMs - gate.clock()) / 1000);
-  const message = ASK[pending.methods[0] ?? "recovery_code"];
-  const confirming = pending.step === "device_confirmation";
+  const message = pending.step === "mailbox" ? ASK_MAILBOX_FIRST : ASK[pending.methods[0] ?? "recovery_code"];
+  const confirming = pending.step !== "second_factor";
   const error = confirming ? "device_confirmation_required" : "mfa_required";
   if (channel === "api") {
     const tokenField = confirming ? "confirmation_token" : "mfa_token";
@@ -64,7 +72,8 @@ export function secondStepRequired(
   // A browser's factor step offers "Remember this browser" (docs/decisions/0036); a device
   // confirmation never does, so a stand-in's answer stays the same as a right password's.
   const rememberDays = confirming ? 0 : Math.floor(gate.config.devices.rememberMs / 86_400_000);
-  const response = json(401, { error, message, methods: pending.methods, expiresInSeconds, ...(rememberDays > 0 ? { rememberDays } : {}) });
+  const offers = { ...(rememberDays > 0 ? { rememberDays } : {}), ...(pending.step === "mailbox" ? { mailboxFirst: true } : {}) };
+  const response = json(401, { error, message, methods: pending.methods, expiresInSeconds, ...offers });
   return setPendingSignInCookie(response, gate.config, pending.token, pending.expiresAtMs, gate.clock());
 }
 
@@ -96,7 +105,7 @@ function wrongCode(kind: keyof typeof WRONG, attempts: number, retryAfterSeconds
 }
 
 /** The steps each route finishes: the browser's one form takes either; the token API has a route per step. */
-export const BROWSER_STEPS: readonly PendingStep[] = ["second_factor", "device_confirmation"];
+export const BROWSER_STEPS: readonly PendingStep[] = ["second_factor", ...MAILED_CODE_STEPS];
 
 type Finished = Extract<SignInOutcome, { ok: true }> & { purpose: PendingSignIn["purpose"] };
 type Passed = { ok: true; finished: Finished } | { ok: false; refusal: Response };
@@ -138,7 +147,7 @@ async function answerStep(
   }
   const { pending } = tried;
   if (pending.purpose === "reauthenticate" && pending.sessionId !== liveSessionId) return refused(pendingRefused(gate, "unknown", channel));
-  if (pending.step === "device_confirmation") return confirmDevice(limits, pending, answer, channel);
+  if (pending.step !== "second_factor") return confirmDevice(limits, pending, answer, channel);
   // Keyed by the known device too, where one passed the password: the owner's own bucket.
   const byAccount = await limits.limit("user", pending.deviceId ? `${pending.userId}:device:${pending.deviceId}` : pending.userId);
   if (byAccount) return refused(byAccount);
@@ -293,7 +302,7 @@ function passedOf(limits: RouteLimits, pending: PendingSignIn, user: Account): P
  */
 async function confirmDevice(
   limits: RouteLimits,
-  pending: Extract<PendingSignIn, { step: "device_confirmation" }>,
+  pending: Extract<PendingSignIn, { step: "device_confirmation" | "mailbox" }>,
   answer: SecondStepAnswer,
   channel: PendingChannel,
 ): Promise<Passed> {
@@ -322,6 +331,9 @@ async function confirmDevice(
   // A password reset or change since the password step: that password no longer signs in.
   if (user.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
   if (!(await gate.pendingSignIns.spend(pending.id, gate.clock()))) return refused(pendingRefused(gate, "used", channel));
+  // Not a session: no password was checked. The browser is the account's now, and its password
+  // is checked next, in the owner's lane.
+  if (pending.step === "mailbox") return refused(await mailboxProved(limits, pending, user));
   const factors = await gate.factors.summary(user.id);
   if (factors.due) {
     await gate.events.accountChanged(user.id, "second_step_due", client, { browser: browserLabel(limits.userAgent) });
@@ -336,6 +348,34 @@ async function confirmDevice(
 }
 
 /**
+ * The mailbox proved first, as an unlock link proves it: this browser becomes a known device of
+ * the account (only while the account is under the credentials the code was mailed for), "under
+ * attack" ends for the owner, and the address's mailbox-first budget gets its sign-in back. It
+ * signs nobody in: the password is sent again and checked in the owner's lane.
+ */
+async function mailboxProved(limits: RouteLimits, pending: PendingSignIn, user: Account): Promise<Response> {
+  const { gate, client } = limits;
+  const nowMs = gate.clock();
+  const browser = browserLabel(limits.userAgent);
+  const { writes, device } = gate.devices.issuing(gate.usernameKey(user.email), nowMs, undefined, {
+    label: browser,
+    address: truncateAddress(client.address),
+  });
+  const account = { id: user.id, credentialGeneration: pending.credentialGeneration };
+  if (!(await writeGuarded(gate.sql, credentialsUnchanged(account), writes))) return pendingRefused(gate, "used", "browser");
+  await gate.lockouts.clearUnderAttack(gate.usernameKey(user.email));
+  await limits.mailboxProved();
+  await gate.events.accountChanged(user.id, "mailbox_proved", client, { browser });
+  gate.log.info({ event: "mailbox_proved", userId: user.id });
+  logSecurity(gate, { route: limits.path, outcome: "mailbox_proved", client, userId: user.id });
+  const response = json(200, { status: "mailbox_proved", message: MAILBOX_PROVED });
+  setDeviceCookie(response, gate.config, device.token, device.expiresAtMs, nowMs);
+  return clearPendingSignInCookie(response, gate.config);
+}
+
+const MAILBOX_PROVED = "This browser is confirmed for the account. Your password is checked next.";
+
+/**
  * "Resend code" for this browser's device confirmation: a new code in place of the last, mailed
  * within the account's code quota (`deviceCodeMail`, shared with the codes the password step
  * mails); a stand-in's is answered alike and sends nothing. It guesses nothing, so it spends no
@@ -346,18 +386,18 @@ async function confirmDevice(
 export async function resendDeviceCode(limits: RouteLimits, token: string | undefined): Promise<Response> {
   const { gate, client } = limits;
   const nowMs = gate.clock();
-  const found = await gate.pendingSignIns.live(token ?? "", "browser", ["device_confirmation"], nowMs);
+  const found = await gate.pendingSignIns.live(token ?? "", "browser", MAILED_CODE_STEPS, nowMs);
   if (!found.ok) return pendingRefused(gate, found.reason, "browser");
   const { pending } = found;
   const code = newDeviceCode();
   const codeDigest = deviceCodeDigest(gate.config.devices.codeSecret, code);
-  if (pending.step === "device_confirmation" && pending.userId !== null) {
-    const lifetimeMinutes = Math.max(1, Math.floor((pending.expiresAtMs - nowMs) / 60_000));
-    await gate.recovery.deviceCode({ id: pending.userId }, code, lifetimeMinutes, noticeOrigin(gate, limits), {
-      pendingId: pending.id,
-      codeDigest,
-    });
-  }
+  // A stand-in's promise is for nobody and sends nothing, but it is written alike: the answer
+  // waits for the same write either way.
+  const lifetimeMinutes = Math.max(1, Math.floor((pending.expiresAtMs - nowMs) / 60_000));
+  await gate.recovery.deviceCode({ id: pending.userId ?? NOBODY }, code, lifetimeMinutes, noticeOrigin(gate, limits), {
+    pendingId: pending.id,
+    codeDigest,
+  });
   gate.log.info({ event: "device_code_resend", ...(pending.userId ? { userId: pending.userId } : { standIn: true }) });
   logSecurity(gate, { route: limits.path, outcome: "device_confirmation_due", client, detail: "resend" });
   return json(202, { status: "code_resent", message: RESENT });

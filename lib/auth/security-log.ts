@@ -14,7 +14,8 @@ export type SecurityOutcome =
   | "sign_in_succeeded"
   | "second_step_due"
   | "second_step_invalid"
-  | "device_confirmation_due";
+  | "device_confirmation_due"
+  | "mailbox_proved";
 
 export type SecurityLogEntry = {
   route: string;

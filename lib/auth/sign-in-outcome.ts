@@ -37,7 +37,15 @@ export type SignInOutcome =
   | { ok: false; refusal: Response | null }
   | {
       ok: "second_step";
-      pending: { token: string; expiresAtMs: number; step: "second_factor" | "device_confirmation"; methods: SecondStepMethod[] };
-      /** Whose password was right; null for a device confirmation's stand-in (a wrong password answered alike). Never sent. */
+      pending: {
+        token: string;
+        expiresAtMs: number;
+        step: "second_factor" | "device_confirmation" | "mailbox";
+        methods: SecondStepMethod[];
+      };
+      /**
+       * Whose password was right (or, mailbox first, whose mailbox gets the code); null for a stand-in
+       * (a wrong password or an address with no account, answered alike). Never sent.
+       */
       user: { id: string; credentialGeneration: number } | null;
     };

@@ -21,7 +21,7 @@ import type { BreachVerdict } from "@/lib/password/breached";
 import type { Lane } from "@/lib/password/hash-budget";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { newSessionId } from "@/lib/sessions/browser-sessions";
-import { confirmAddress, markPasswordBreached, verifyCredentials } from "@/lib/users/accounts";
+import { confirmAddress, mailableAccount, markPasswordBreached, verifyCredentials } from "@/lib/users/accounts";
 
 /**
  * The password corridor, and the only way a sign-in reaches Argon2id: `checkPassword` is private
@@ -106,6 +106,9 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
     if (owed) return owed;
   }
   const device = lane.device;
+  // The address's checks for new devices are spent: this browser proves the mailbox before any
+  // password check, and its password is checked after, in the owner's lane.
+  if (!device && limits.mailboxFirst && "altcha" in proof) return mailboxFirst(limits, email, proof.intent);
   const subject = subjectOf(gate, email, device);
   const lock = lockOf(gate, email, subject, device);
   // Refuses a locked username before it queues for the hash budget; checkPassword decides again.
@@ -138,6 +141,31 @@ export async function signInWithPassword(limits: RouteLimits, attempt: PasswordA
   else if (outcome.ok === "second_step" && outcome.pending.step === "second_factor" && outcome.user)
     await limits.succeeded(outcome.user.id);
   return outcome;
+}
+
+/**
+ * Mailbox first (docs/owner-lane.md): no password is checked. The account, if it has a confirmed
+ * address, is mailed a code (within its code quota); anyone else gets a stand-in; the answer is
+ * the same. The right code makes the browser a known device (lib/auth/second-step.ts). Not a
+ * failure: the address's failure budgets get the attempt back, and its mailbox-first budget
+ * counted it instead. No lock is checked: nothing is guessed here, and a code is the owner's way
+ * past the strangers' lock, as the unlock link is.
+ */
+async function mailboxFirst(limits: RouteLimits, email: string, intent: Intent): Promise<SignInOutcome> {
+  const { gate, client } = limits;
+  await limits.answeredMailboxFirst();
+  const account = await mailableAccount(gate.sql, email, gate.config.email.requireVerification);
+  const passed = {
+    email,
+    client,
+    device: null,
+    route: limits.path,
+    userAgent: limits.userAgent,
+    locale: limits.locale,
+    sessionId: newSessionId(),
+    intent,
+  };
+  return openPending(gate, passed, account, { step: "mailbox" });
 }
 
 type Solved = { due: LevelDue; terms: ChallengeTerms };

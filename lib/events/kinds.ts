@@ -9,6 +9,7 @@ export type AccountChangeKind =
   | "email_verified"
   | "password_reset"
   | "unlock_link_used"
+  | "mailbox_proved"
   | "refresh_token_reused"
   | "passkey_added"
   | "passkey_removed"

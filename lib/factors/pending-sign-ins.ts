@@ -4,7 +4,13 @@ import { tokenDigest } from "@/lib/tokens/opaque-token";
 
 export type PendingPurpose = "sign_in" | "reauthenticate";
 export type PendingChannel = "browser" | "api";
-export type PendingStep = "second_factor" | "device_confirmation";
+/**
+ * `mailbox`: a new browser at an address whose password checks for new devices are spent proves
+ * the mailbox first (a mailed code, or a stand-in with none); its password is checked after.
+ */
+export type PendingStep = "second_factor" | "device_confirmation" | "mailbox";
+/** The steps a mailed code answers. */
+export const MAILED_CODE_STEPS: readonly PendingStep[] = ["device_confirmation", "mailbox"];
 
 type PendingFields = {
   id: string;
@@ -29,7 +35,7 @@ export type PendingSignIn = PendingFields &
   (
     | { step: "second_factor"; userId: string }
     | {
-        step: "device_confirmation";
+        step: "device_confirmation" | "mailbox";
         userId: string | null;
         codeDigest: string | null;
         usernameKey: string | null;
@@ -42,7 +48,11 @@ export type PendingSignIn = PendingFields &
 export const PENDING_SIGN_IN_MS = 5 * 60_000;
 /** A device confirmation's code lives longer: it has to arrive by mail first. */
 export const DEVICE_CONFIRMATION_MS = 10 * 60_000;
-const LIFETIME_MS: Record<PendingStep, number> = { second_factor: PENDING_SIGN_IN_MS, device_confirmation: DEVICE_CONFIRMATION_MS };
+const LIFETIME_MS: Record<PendingStep, number> = {
+  second_factor: PENDING_SIGN_IN_MS,
+  device_confirmation: DEVICE_CONFIRMATION_MS,
+  mailbox: DEVICE_CONFIRMATION_MS,
+};
 /** Tries one pending sign-in takes (codes, recovery codes and passkey answers alike); then sign in again. */
 export const PENDING_SIGN_IN_TRIES = 5;
 
@@ -108,9 +118,9 @@ function pendingOf(row: Row): PendingSignIn | null {
     attempts: row.attempts,
     expiresAtMs: row.expiresAt.getTime(),
   };
-  if (row.step === "device_confirmation") {
+  if (row.step === "device_confirmation" || row.step === "mailbox") {
     const { userId, codeDigest, usernameKey, sealedEmail } = row;
-    return { ...fields, step: "device_confirmation", userId, codeDigest, usernameKey, sealedEmail };
+    return { ...fields, step: row.step, userId, codeDigest, usernameKey, sealedEmail };
   }
   if (row.step === "second_factor" && row.userId !== null) return { ...fields, step: "second_factor", userId: row.userId };
   return null;
@@ -185,7 +195,7 @@ export function prismaPendingSignIns(prisma: PrismaClient): PendingSignIns {
       const { count } = await prisma.pendingSignIn.updateMany({
         where: {
           id,
-          step: "device_confirmation",
+          step: { in: [...MAILED_CODE_STEPS] },
           codeDigest: { not: null },
           usedAt: null,
           expiresAt: { gt: new Date(nowMs) },

@@ -6,8 +6,12 @@ import type { PolicyName } from "@/lib/rate-limit/policies";
  * address the body names (keyed by its digest, whoever sends it).
  */
 export type LimitKey = "address" | "addressAndRoute" | "addressAndUsername" | "user" | "session" | "email";
-/** `strangers`: a budget strangers share, which a known device of the account passes in its own lane instead. */
-export type RouteLimit = { policy: PolicyName; key: LimitKey; strangers?: true };
+/**
+ * `strangers`: a budget strangers share, which a known device of the account passes in its own lane instead.
+ * `overflow`: once this budget is spent the request is not refused but answered mailbox first
+ * (lib/auth/sign-in.ts), counted on the `overflow` policy under the same key, whose refusal is the answer.
+ */
+export type RouteLimit = { policy: PolicyName; key: LimitKey; strangers?: true; overflow?: PolicyName };
 
 /**
  * The owner's lane past the limits strangers share (design invariant 11): a request with a
@@ -39,8 +43,16 @@ const SIGN_IN: readonly RouteLimit[] = [
   { policy: "signInUsername", key: "addressAndUsername" },
 ];
 
-/** The browser's sign-in: a known device of the account passes both in its own lane. */
-const BROWSER_SIGN_IN: readonly RouteLimit[] = SIGN_IN.map((row) => ({ ...row, strangers: true }));
+/**
+ * The browser's sign-in: a known device of the account passes every row in its own lane. A new
+ * browser at an address whose password checks for new devices are spent proves the mailbox before
+ * its password is checked (docs/owner-lane.md), within that address's mailbox-first budget.
+ */
+const BROWSER_SIGN_IN: readonly RouteLimit[] = [
+  { policy: "signInAddress", key: "address", strangers: true },
+  { policy: "newDeviceChecks", key: "address", strangers: true, overflow: "mailboxFirst" },
+  { policy: "signInUsername", key: "addressAndUsername", strangers: true },
+];
 
 /** "Email me a link" (a reset, a new confirmation or unlock link): one budget per client for all three. */
 const LINK_REQUEST: readonly RouteLimit[] = [
@@ -177,7 +189,14 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/v1/authentication/token",
     method: "POST",
     file: "app/api/v1/authentication/token/route.ts",
-    limits: [{ policy: "apiToken", key: "addressAndRoute" }, ...SIGN_IN],
+    // The browser's budget of checks for new devices too (decision 42), as a plain limit: the API has
+    // no page to prove the mailbox first, and must not be the way around the browser's 5.
+    limits: [
+      { policy: "apiToken", key: "addressAndRoute" },
+      { policy: "signInAddress", key: "address" },
+      { policy: "newDeviceChecks", key: "address" },
+      { policy: "signInUsername", key: "addressAndUsername" },
+    ],
     refusal: "api",
   },
   {

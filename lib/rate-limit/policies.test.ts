@@ -64,6 +64,8 @@ describe("defaultPolicies", () => {
       { name: "signInUsername", kind: "token-bucket", spec: "5/15m", failMode: "closed" },
       { name: "signInAddress", kind: "token-bucket", spec: "30/15m", failMode: "closed" },
       { name: "signInDevice", kind: "token-bucket", spec: "20/15m", failMode: "closed" },
+      { name: "newDeviceChecks", kind: "token-bucket", spec: "5/15m", failMode: "closed" },
+      { name: "mailboxFirst", kind: "token-bucket", spec: "200/15m", failMode: "closed" },
       { name: "successRefunds", kind: "token-bucket", spec: "5/15m", failMode: "closed" },
       { name: "refusalRefunds", kind: "token-bucket", spec: "60/15m", failMode: "closed" },
       { name: "register", kind: "token-bucket", spec: "20/1h", failMode: "closed" },
@@ -96,6 +98,7 @@ describe("defaultPolicies", () => {
     expect(Object.values(defaultPolicies).flatMap((policy) => (policy.countsFailuresOnly ? [policy.name] : []))).toEqual([
       "signInUsername",
       "signInAddress",
+      "newDeviceChecks",
       "passkeySignIn",
       "secondStep",
     ]);

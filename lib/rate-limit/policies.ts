@@ -30,6 +30,8 @@ export type PolicyName =
   | "signInUsername"
   | "signInAddress"
   | "signInDevice"
+  | "newDeviceChecks"
+  | "mailboxFirst"
   | "successRefunds"
   | "refusalRefunds"
   | "register"
@@ -151,6 +153,23 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
       "success (or by the per-username limit's refusal, which counted it on its own key), so an office of owners " +
       "behind one address never spends it; wrong passwords and malformed or body-less requests do. A known " +
       "device of the account has its own lane (signInDevice). Fails closed.",
+  },
+  newDeviceChecks: {
+    failMode: "closed",
+    countsFailuresOnly: true,
+    description:
+      "Failed password checks per client address for browsers with no known device of the account (the browser " +
+      "sign-in only). Once spent, such a sign-in is not refused: it proves the mailbox first (a code mailed to the " +
+      "account, if there is one) and its password is checked after, in the owner's lane, so a guest spraying from an " +
+      "office address reaches Argon2id this many times while the office's first-day staff still get in. A success " +
+      "gives its check back. Fails closed.",
+  },
+  mailboxFirst: {
+    failMode: "closed",
+    description:
+      "Sign-ins per client address answered mailbox first (newDeviceChecks spent): each stores a pending sign-in " +
+      "and may mail a code, so a flood of them is refused (429) past this. A right code gives its sign-in back, so " +
+      "only strangers who never read the owner's mail spend it. Fails closed.",
   },
   successRefunds: {
     failMode: "closed",
@@ -326,6 +345,8 @@ const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   signInUsername: "5/15m",
   signInAddress: "30/15m",
   signInDevice: "20/15m",
+  newDeviceChecks: "5/15m",
+  mailboxFirst: "200/15m",
   successRefunds: "5/15m",
   refusalRefunds: "60/15m",
   register: "20/1h",
@@ -359,6 +380,8 @@ export const policyEnvVars = Object.freeze({
   signInUsername: "RATE_LIMIT_SIGN_IN_USERNAME",
   signInAddress: "RATE_LIMIT_SIGN_IN_ADDRESS",
   signInDevice: "RATE_LIMIT_SIGN_IN_DEVICE",
+  newDeviceChecks: "RATE_LIMIT_NEW_DEVICE_CHECKS",
+  mailboxFirst: "RATE_LIMIT_MAILBOX_FIRST",
   successRefunds: "RATE_LIMIT_SUCCESS_REFUNDS",
   refusalRefunds: "RATE_LIMIT_REFUSAL_REFUNDS",
   register: "RATE_LIMIT_REGISTER",

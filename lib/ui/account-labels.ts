@@ -38,6 +38,7 @@ const KINDS: Record<SecurityEventKind, true> = {
   email_verified: true,
   password_reset: true,
   unlock_link_used: true,
+  mailbox_proved: true,
   refresh_token_reused: true,
   passkey_added: true,
   passkey_removed: true,

@@ -38,6 +38,25 @@ export async function registerAccount(
 }
 
 /**
+ * The account a code may be mailed to before its password is checked (mailbox first): one that
+ * exists and, where confirmation is required, has confirmed its address; null otherwise. One
+ * statement either way, so an address with no account costs what one with an account costs.
+ */
+export async function mailableAccount(
+  sql: Sql,
+  email: string,
+  requireVerification: boolean,
+): Promise<{ id: string; email: string; credentialGeneration: number } | null> {
+  const [user] = await sql.rows<{ id: string; email: string; credentialGeneration: number; emailVerified: boolean }>(
+    `SELECT u."id"::text AS "id", u."email", u."credentialGeneration", u."emailVerifiedAt" IS NOT NULL AS "emailVerified"
+     FROM "User" u WHERE u."email" = $1`,
+    [email],
+  );
+  if (!user || (requireVerification && !user.emailVerified)) return null;
+  return { id: user.id, email: user.email, credentialGeneration: user.credentialGeneration };
+}
+
+/**
  * Checks a password. An unknown email still pays the verification against a dummy hash with the
  * same parameters (the hasher's), so the answer and its timing are the same for both failures.
  * Returns the user on success, null otherwise; `rehashed` says a weaker stored hash was upgraded.

@@ -81,9 +81,10 @@ export function deviceCookieOf(res: Response): string | null {
 export async function tokenSignIn(
   email: string,
   password: string,
-  options: { address?: string; deviceToken?: string; headers?: Record<string, string> } = {},
+  options: { address?: string; deviceToken?: string; headers?: Record<string, string>; altcha?: string } = {},
 ): Promise<Response> {
-  const body = { email, password, altcha: await altchaPayload(), ...(options.deviceToken ? { device_token: options.deviceToken } : {}) };
+  const altcha = options.altcha ?? (await altchaPayload());
+  const body = { email, password, altcha, ...(options.deviceToken ? { device_token: options.deviceToken } : {}) };
   const request = new Request("http://localhost/api/v1/authentication/token", {
     method: "POST",
     headers: { "content-type": "application/json", [PEER_HEADER]: options.address ?? freshAddress(), ...options.headers },

@@ -2,12 +2,21 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { NextRequest } from "next/server";
 import type { ParsedMail } from "mailparser";
 import { solve } from "../helpers/altcha";
-import { browserSignIn as signInWith, createAccount, deviceCookieOf, sessionPairOf, type BrowserSignIn } from "../helpers/browser";
+import {
+  browserSignIn as signInWith,
+  comparableAnswer as comparable,
+  createAccount,
+  deviceCookieOf,
+  sessionPairOf,
+  tokenSignIn,
+  type BrowserSignIn,
+} from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse, testGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { linkTokenOf, recipientOf, startMailbox } from "../helpers/smtp";
 import { watchPasswordChecks } from "../helpers/verifications";
+import { deviceCodeMails, otherCode, pendingCookieOf, secondStepPost } from "../helpers/pending";
 import { onEachDatabase } from "../helpers/each-database";
 import { testKeyPrefix } from "../helpers/redis";
 
@@ -42,6 +51,8 @@ export function crowdShapes(label: string, makeDatabase: () => Promise<TestDatab
         RATE_LIMIT_ALTCHA_CHALLENGE: "600/1m,150/10s",
         // The office below: its people's own addresses, named by the operator.
         TRUSTED_NETWORKS: "203.0.113.0/24",
+        // Small, so a test can spend it: the answers mailbox first an address gets.
+        RATE_LIMIT_MAILBOX_FIRST: "25/15m",
       });
       checks = await watchPasswordChecks(gate);
     });
@@ -101,6 +112,51 @@ export function crowdShapes(label: string, makeDatabase: () => Promise<TestDatab
       await gate.mailer.idle();
     }
 
+    const { codeMails, mailedCode } = deviceCodeMails(
+      () => gate,
+      () => smtp.received,
+    );
+
+    /** The body of a sign-in's answer. */
+    const bodyOf = async (res: Response) => (await res.clone().json()) as Record<string, unknown>;
+
+    /** An answer mailbox first: a pending sign-in, no password checked yet. */
+    async function expectMailboxFirst(res: Response) {
+      expect(res.status).toBe(401);
+      expect(await bodyOf(res)).toMatchObject({ error: "device_confirmation_required", mailboxFirst: true, methods: ["email_code"] });
+      expect(pendingCookieOf(res)).not.toBeNull();
+    }
+
+    /**
+     * A newcomer at an address answered mailbox first: the mailed code, then the same password
+     * again from the browser the code made a known device. The session answer, and the device cookie.
+     */
+    async function inByMailbox(email: string, address: string): Promise<{ res: Response; cookie: string }> {
+      const first = await browserSignIn(email, PASSWORD, { address });
+      await expectMailboxFirst(first);
+      const proved = await secondStepPost(pendingCookieOf(first), { code: await mailedCode(email) }, undefined, { [PEER_HEADER]: address });
+      expect(proved.status).toBe(200);
+      expect(await bodyOf(proved)).toMatchObject({ status: "mailbox_proved" });
+      const res = await browserSignIn(email, PASSWORD, { address, cookie: `${DEVICE}=${deviceCookieOf(proved)!}` });
+      // The sign-in replaced the device the code made: its cookie is the one that counts now.
+      return { res, cookie: `${DEVICE}=${deviceCookieOf(res)}` };
+    }
+
+    /**
+     * An owner's sign-in at an office whose checks for new devices a guest spent (5 wrong
+     * passwords): answered mailbox first, with the code mailed to the owner.
+     */
+    async function pendingMailboxFirst(password = PASSWORD) {
+      const office = freshAddress();
+      const [owner, ...guessed] = await staff(6);
+      for (const email of guessed) await browserSignIn(email, "a guess", { address: office });
+      const first = await browserSignIn(owner!, password, { address: office });
+      await expectMailboxFirst(first);
+      const code = await mailedCode(owner!);
+      const answer = (body: unknown, path?: string) => secondStepPost(pendingCookieOf(first), body, path, { [PEER_HEADER]: office });
+      return { office, owner: owner!, code, answer };
+    }
+
     function mailsTo(email: string, subject: RegExp): ParsedMail[] {
       return smtp.received.filter((mail) => recipientOf(mail) === email && subject.test(mail.subject ?? ""));
     }
@@ -114,14 +170,97 @@ export function crowdShapes(label: string, makeDatabase: () => Promise<TestDatab
         expect(statuses.filter((status) => status === 200)).toHaveLength(60);
       });
 
-      it("still stops spraying: the 31st wrong password across accounts from one address is refused before any check", async () => {
+      it("still stops spraying: past 5 wrong passwords from one address, new browsers prove the mailbox before any check", async () => {
         const sprayer = freshAddress();
-        const targets = await staff(35);
-        const statuses = [];
-        for (const email of targets) statuses.push((await browserSignIn(email, "Summer2026!", { address: sprayer })).status);
-        expect(statuses.slice(0, 30).every((status) => status === 401)).toBe(true);
-        expect(statuses.slice(30).every((status) => status === 429)).toBe(true);
-        expect(checks.verified()).toBe(30);
+        const targets = await staff(32);
+        const answers = [];
+        for (const email of targets) answers.push(await browserSignIn(email, "Summer2026!", { address: sprayer }));
+        for (const res of answers.slice(0, 5)) expect(await bodyOf(res)).toMatchObject({ error: "invalid_credentials" });
+        for (const res of answers.slice(5, 30)) await expectMailboxFirst(res);
+        // The address's mailbox-first answers (25 here) spent: refused, and no check either.
+        expect(answers.slice(30).map((res) => res.status)).toEqual([429, 429]);
+        expect(checks.verified()).toBe(5);
+      });
+
+      it("mails a code mailbox first only to an account that exists, answering an address with none alike", async () => {
+        const guest = freshAddress();
+        const [owner, ...guessed] = await staff(6);
+        for (const email of guessed) await browserSignIn(email, "a guess", { address: guest });
+        checks.reset();
+        const real = await browserSignIn(owner!, "a guess", { address: guest });
+        const none = await browserSignIn("nobody-here@example.com", "a guess", { address: guest });
+        await expectMailboxFirst(real);
+        await expectMailboxFirst(none);
+        expect(comparable(await bodyOf(real))).toEqual(comparable(await bodyOf(none)));
+        expect(checks.verified()).toBe(0);
+        expect(await codeMails(owner!)).toHaveLength(1);
+        expect(smtp.received.filter((mail) => recipientOf(mail) === "nobody-here@example.com")).toHaveLength(0);
+      });
+
+      it("lets a newcomer in by the mailed code after a guest sprayed the office, and checks the password after it", async () => {
+        const office = freshAddress();
+        const [newcomer, ...guessed] = await staff(8);
+        for (const email of guessed) await browserSignIn(email, "Summer2026!", { address: office });
+        checks.reset();
+        const { res, cookie } = await inByMailbox(newcomer!, office);
+        expect(res.status).toBe(200);
+        expect(sessionPairOf(res)).not.toBeNull();
+        // One check: the password after the code, in the owner's lane (never before it).
+        expect(checks.verified()).toBe(1);
+        // The code made a known device: a wrong password from it is a plain 401, counted on its own lock.
+        const wrong = await browserSignIn(newcomer!, "not it", { address: office, cookie });
+        expect(wrong.status, JSON.stringify(await bodyOf(wrong))).toBe(401);
+        expect(await bodyOf(wrong)).toMatchObject({ error: "invalid_credentials" });
+      });
+
+      it("does not let the token API be the way around the address's 5 checks for new devices", async () => {
+        const guest = freshAddress();
+        const targets = await staff(8);
+        // Three wrong passwords by the browser, then the API: the same budget.
+        for (const email of targets.slice(0, 3)) await browserSignIn(email, "Summer2026!", { address: guest });
+        const api = [];
+        for (const email of targets.slice(3)) {
+          // A challenge from the guest's address, sized for its failures, as an API client would fetch it.
+          const altcha = await solve(await (await challenge(guest)).json());
+          api.push((await tokenSignIn(email, "Summer2026!", { address: guest, altcha })).status);
+        }
+        expect(api).toEqual([401, 401, 429, 429, 429]);
+        expect(checks.verified()).toBe(5);
+        // And the browser after the API's two: mailbox first.
+        await expectMailboxFirst(await browserSignIn(targets[0]!, "Summer2026!", { address: guest }));
+        expect(checks.verified()).toBe(5);
+      });
+
+      it("gives the code nothing past the password: the right code and a wrong password sign nobody in", async () => {
+        const { office, owner, code, answer } = await pendingMailboxFirst("a wrong password");
+        const proved = await answer({ code });
+        expect(proved.status).toBe(200);
+        expect(sessionPairOf(proved)).toBeNull();
+        const cookie = `${DEVICE}=${deviceCookieOf(proved)!}`;
+        const again = await browserSignIn(owner, "a wrong password", { address: office, cookie });
+        expect(again.status).toBe(401);
+        expect(sessionPairOf(again)).toBeNull();
+      });
+
+      it("counts a wrong code mailbox first, and spends the pending sign-in once against racing and replayed codes", async () => {
+        const { code, answer } = await pendingMailboxFirst();
+        expect((await answer({ code: otherCode(code) })).status).toBe(401);
+        // Two answers racing with the right code: one proves the mailbox, the other finds it spent.
+        const raced = await Promise.all([0, 1].map(() => answer({ code })));
+        expect(raced.map((res) => res.status).sort()).toEqual([200, 401]);
+        // A replay of the code after it worked finds nothing.
+        expect(await bodyOf(await answer({ code }))).toMatchObject({ error: "second_step_invalid" });
+      });
+
+      it("does not let a pending sign-in mailbox first be finished into a session, whatever the route", async () => {
+        const { code, answer } = await pendingMailboxFirst();
+        // The second step's passkey routes know no such pending sign-in.
+        const viaPasskey = await answer({}, "/api/auth/second-step/passkey/options");
+        expect(viaPasskey.status).toBe(401);
+        expect(sessionPairOf(viaPasskey)).toBeNull();
+        const proved = await answer({ code });
+        expect(proved.status).toBe(200);
+        expect(sessionPairOf(proved)).toBeNull();
       });
 
       it("lets a known device in after a guest spent the address's sign-in budget and body-less POSTs", async () => {
@@ -152,16 +291,17 @@ export function crowdShapes(label: string, makeDatabase: () => Promise<TestDatab
 
       it("does not let one account's device cookie pass the address's limit for another account", async () => {
         const office = freshAddress();
-        const [attacker, ...victims] = await staff(32);
+        const [attacker, ...victims] = await staff(7);
         const cookie = await knownDevice(attacker!, freshAddress());
-        const statuses = [];
-        for (const email of victims.slice(0, 10))
-          statuses.push((await browserSignIn(email, "a guess", { address: office, cookie })).status);
-        for (const email of victims.slice(10)) statuses.push((await browserSignIn(email, "a guess", { address: office })).status);
-        // The cookie's 10 were the address's (refused as a stranger's: wrong password, or the proof of
-        // work sized for a known device and spent by none of this account's): 20 more fill its 30.
-        expect(statuses.slice(0, 30).every((status) => status === 401 || status === 400)).toBe(true);
-        expect(statuses[30]).toBe(429);
+        checks.reset();
+        const answers = [];
+        for (const email of victims.slice(0, 5)) answers.push(await browserSignIn(email, "a guess", { address: office, cookie }));
+        // The cookie's 5 were the address's (refused as a stranger's: wrong password, or the proof of
+        // work sized for a known device and spent by none of this account's): the next one is
+        // answered mailbox first, with or without the cookie.
+        for (const res of answers) expect([400, 401]).toContain(res.status);
+        await expectMailboxFirst(await browserSignIn(victims[5]!, "a guess", { address: office }));
+        expect(checks.verified()).toBeLessThanOrEqual(5);
       });
 
       it("charges a revoked device's sign-in to the address", async () => {
@@ -169,19 +309,20 @@ export function crowdShapes(label: string, makeDatabase: () => Promise<TestDatab
         const [owner, ...guessed] = await staff(31);
         const cookie = await knownDevice(owner!, office);
         await gate.devices.forgetAll(gate.usernameKey(owner!));
-        for (const email of guessed.slice(0, 29)) await browserSignIn(email, "a guess", { address: office });
-        // The 30th of the address's budget goes to the revoked device's failed try, the 31st is refused.
+        for (const email of guessed.slice(0, 4)) await browserSignIn(email, "a guess", { address: office });
+        // The 5th of the address's checks for new devices goes to the revoked device's failed try;
+        // the next new browser proves the mailbox first.
         expect((await browserSignIn(owner!, "a guess", { address: office, cookie })).status).toBe(401);
-        expect((await browserSignIn(guessed[29]!, PASSWORD, { address: office })).status).toBe(429);
+        await expectMailboxFirst(await browserSignIn(guessed[4]!, PASSWORD, { address: office }));
       });
 
-      it("gives a guest guessing one account 5 checks, and the office's newcomers their budget", async () => {
+      it("gives a guest guessing one account 5 checks, and lets the office's newcomers in by the mailed code", async () => {
         const office = freshAddress();
         const [victim, ...newcomers] = await staff(11);
         for (let i = 0; i < 60; i++) await browserSignIn(victim!, `guess ${i}`, { address: office });
         expect(checks.verified()).toBeLessThanOrEqual(5);
         const statuses = [];
-        for (const email of newcomers) statuses.push((await browserSignIn(email, PASSWORD, { address: office })).status);
+        for (const email of newcomers) statuses.push((await inByMailbox(email, office)).res.status);
         expect(statuses).toEqual(newcomers.map(() => 200));
       });
 

@@ -404,7 +404,9 @@ describe("every route applies its rows of ROUTE_RULES", () => {
 
   for (const rule of limitedRules) {
     rule.limits.forEach((limit, index) => {
-      it(`${rule.path}: refuses once ${limit.policy} (row ${index + 1}, by ${limit.key}) is spent`, async () => {
+      // A row that overflows (mailbox first) refuses only once its overflow is spent too.
+      const spent = limit.overflow ? `${limit.policy} and its overflow ${limit.overflow}` : limit.policy;
+      it(`${rule.path}: refuses once ${spent} (row ${index + 1}, by ${limit.key}) is spent`, async () => {
         const sample = SAMPLES[rule.path]!;
         const address = freshAddress();
         // A fast-refilling bucket (api: 20/s, a token every 50 ms) can refill between the spend and
@@ -414,6 +416,7 @@ describe("every route applies its rows of ROUTE_RULES", () => {
         if (limit.key === "email") for (let i = 0; i < 10; i++) await gate.limiter.consume(rule.limits[0]!.policy, [userId], { cost: -1 });
         for (let attempt = 0; attempt < 3; attempt++) {
           await spend(limit, keyParts(limit, rule.path, address));
+          if (limit.overflow) await spend({ policy: limit.overflow, key: limit.key }, keyParts(limit, rule.path, address));
           res = await (await sample.handler())(await sample.request(address), sample.context);
           if (res.status >= 300) break;
         }
