@@ -55,7 +55,7 @@ type Finishing = {
  * a password change nothing, which the route records), then the locks its success clears.
  * `lock`: what clears them, as the attempt that counted read them; by default the username's
  * lock from a new device, NIST's cap on it from a known one. `remember`: a "Remember this browser"
- * grant for the new device row (docs/decisions/0036); without one, the replaced row's carries over.
+ * grant for the new device row (docs/decisions/0033); without one, the replaced row's carries over.
  */
 export async function completeSignIn(
   gate: Gatehouse,

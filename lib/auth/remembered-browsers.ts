@@ -1,7 +1,7 @@
 import type { Gatehouse } from "@/lib/app";
 
 /**
- * Ends every "Remember this browser" grant of the account (docs/decisions/0036): its second step
+ * Ends every "Remember this browser" grant of the account (docs/decisions/0033): its second step
  * is asked again at the next password sign-in on each of its browsers. For what changes who may
  * skip that step: a factor turned on or off, new recovery codes, "sign out everywhere". (A password
  * change, a reset and "Forget device" delete the device rows, and the grants with them.)

@@ -69,7 +69,7 @@ export function secondStepRequired(
     const tokenField = confirming ? "confirmation_token" : "mfa_token";
     return json(401, { error, message, [tokenField]: pending.token, methods: pending.methods, expires_in: expiresInSeconds });
   }
-  // A browser's factor step offers "Remember this browser" (docs/decisions/0036); a device
+  // A browser's factor step offers "Remember this browser" (docs/decisions/0033); a device
   // confirmation never does, so a stand-in's answer stays the same as a right password's.
   const rememberDays = confirming ? 0 : Math.floor(gate.config.devices.rememberMs / 86_400_000);
   const offers = { ...(rememberDays > 0 ? { rememberDays } : {}), ...(pending.step === "mailbox" ? { mailboxFirst: true } : {}) };
@@ -182,7 +182,7 @@ async function answerStep(
 }
 
 /**
- * Whether passing this step may remember the browser (docs/decisions/0036): a browser's sign-in,
+ * Whether passing this step may remember the browser (docs/decisions/0033): a browser's sign-in,
  * by an authenticator code or a passkey. Never a recovery code (the way back for a lost factor,
  * not a factor to skip), never "Confirm it's you", never an API client (no cookie to hold the
  * secret), and the mailed device code never reaches here.

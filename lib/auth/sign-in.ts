@@ -494,7 +494,7 @@ async function secondStep(gate: Gatehouse, admission: Admission, attempt: Admitt
 
 /**
  * Until when this browser's "Remember this browser" grant lets a right password skip the second
- * step (docs/decisions/0036), or null: only a browser sign-in, only from the claimed known device
+ * step (docs/decisions/0033), or null: only a browser sign-in, only from the claimed known device
  * whose own row stores the digest of the secret sent, never while the username is under attack
  * (a stranger's failure in the last 24 hours: the grant waits, it is not spent).
  */

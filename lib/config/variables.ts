@@ -316,7 +316,7 @@ export const variableDocs = {
       'browser", skips that step at its next password sign-ins (never after a recovery code or a mailed code). Bound to ' +
       "the known device and a secret only that browser holds; suspended while the username is under attack; ended by a " +
       'password change, a factor change, "Forget device" and "Sign out everywhere". `0` turns it off and hides the ' +
-      "option (docs/decisions/0036).",
+      "option (docs/decisions/0033).",
   },
   DEVICE_COOKIE_DAYS: {
     group: "Known devices and second factors",

@@ -80,7 +80,7 @@ export interface KnownDevices {
   forgetOwn(id: string, usernameKey: string): Promise<boolean>;
   /**
    * Until when the username's live device `id` holds a "Remember this browser" grant whose digest
-   * is `digest`, or null (docs/decisions/0036): the grant is the row's, so it goes with the row.
+   * is `digest`, or null (docs/decisions/0033): the grant is the row's, so it goes with the row.
    */
   remembered(id: string, usernameKey: string, digest: string, nowMs: number): Promise<number | null>;
   /** Gives the username's device `id` a grant (a second step just passed by code or passkey). */

@@ -4,7 +4,7 @@ import { createHash, randomBytes } from "node:crypto";
  * "Remember this browser", as pure functions: the browser keeps a random 256-bit secret in its own
  * cookie, and the known device's row keeps only its SHA-256 (a database reader cannot make the
  * cookie from it). A grant holds only beside the device cookie of the very row that stores its
- * digest (docs/decisions/0036).
+ * digest (docs/decisions/0033).
  */
 export type RememberGrant = { digest: string; untilMs: number };
 

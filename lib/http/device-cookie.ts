@@ -77,7 +77,7 @@ export function clearPendingSignInCookie(response: Response, config: CookieSetti
 
 /**
  * "Remember this browser": the grant's secret, which only the browser that passed the second step
- * holds. Worth nothing without the device cookie of the row that stores its digest (docs/decisions/0036).
+ * holds. Worth nothing without the device cookie of the row that stores its digest (docs/decisions/0033).
  */
 export function rememberSecretOf(request: NextRequest, config: CookieSettings): string | undefined {
   return cookieOf(request, config, "gatehouse-remember");

@@ -189,7 +189,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/v1/authentication/token",
     method: "POST",
     file: "app/api/v1/authentication/token/route.ts",
-    // The browser's budget of checks for new devices too (decision 42), as a plain limit: the API has
+    // The browser's budget of checks for new devices too (decision 38), as a plain limit: the API has
     // no page to prove the mailbox first, and must not be the way around the browser's 5.
     limits: [
       { policy: "apiToken", key: "addressAndRoute" },

@@ -19,7 +19,7 @@ const NEW_PASSWORD = "a brand new passphrase for this";
 /**
  * "Remember this browser" (issue 57, item 5) as an attacker would use it: its cookie copied into
  * another jar, a forged secret, a recovery code, a double use, the account under attack, and the
- * owner's password change (docs/decisions/0036). The password is asked every time; at most the
+ * owner's password change (docs/decisions/0033). The password is asked every time; at most the
  * second step is skipped, and only where the decision record says.
  */
 export function rememberShapes(current: () => { gate: Gate }) {

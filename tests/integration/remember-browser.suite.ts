@@ -25,7 +25,7 @@ const PASSWORD = REMEMBER_PASSWORD;
  * "Remember this browser" (issue 57, item 5) through the real sign-in, second-step and account
  * routes and a real database: offered with the factor's step, granted by an app code or a passkey
  * with the box ticked, honoured for the password of that browser only, rotated at each use, and
- * ended by what changes who may skip the step (docs/decisions/0036).
+ * ended by what changes who may skip the step (docs/decisions/0033).
  */
 export function rememberBrowserSuite(label: string, makeDatabase: () => Promise<TestDatabase>) {
   describe(`remember this browser on ${label}`, () => {
