@@ -53,6 +53,8 @@ export function accountEmailSuite(label: string, makeDatabase: () => Promise<Tes
       const elsewhere = await signedInBrowser(from, PASSWORD);
       const here = await signedInBrowser(from, PASSWORD);
 
+      // The sign-in's own mail (a new device's notice) goes out first, outside what is watched.
+      await gate.background.idle();
       watchMail();
       const res = await accountFormPost(gate, CHANGE, here, { newEmail: ` Moved@Example.COM `, json: "true" });
       expect(res.status).toBe(202);

@@ -43,6 +43,7 @@ export function ownerShapes(current: () => { gate: Gate }, makeDatabase: () => P
         HASH_QUEUE: "100",
         RATE_LIMIT_SIGN_IN_USERNAME: "100/15m",
         RATE_LIMIT_SIGN_IN_ADDRESS: "100/15m",
+        RATE_LIMIT_NEW_DEVICE_CHECKS: "100/15m",
         RATE_LIMIT_API_TOKEN: "100/1m",
         RATE_LIMIT_ALTCHA_CHALLENGE: "100/1m",
       });

@@ -26,7 +26,9 @@ const DEVICE_COOKIE = "gatehouse-device";
 // then 6 and 8, before the new device, the "signed in" event and the session were written in one
 // statement (lib/db/one-statement.ts).
 const KNOWN_DEVICE_MAX = 4;
-const NEW_DEVICE_MAX = 6;
+// A new device's is 5 of its own; its notice mail, rendered in the background meanwhile, reads the
+// account and writes the "This wasn't me" link (issue 57), and may fall inside the count.
+const NEW_DEVICE_MAX = 7;
 
 /**
  * How many statements a successful sign-in sends, counted at the driver adapter through the real
@@ -57,6 +59,8 @@ export function roundTripsSuite(label: string, makeDatabase: () => Promise<TestD
       const first = await browserSignIn("owner@example.com", PASSWORD);
       const device = deviceCookieOf(first)!;
       let res: Response | undefined;
+      // What earlier sign-ins left in the background (their notice mails) is not this one's.
+      await gate.background.idle();
       const counted = await trips.during(async () => {
         res = await browserSignIn("owner@example.com", PASSWORD, { cookie: `${DEVICE_COOKIE}=${device}` });
       });
@@ -68,6 +72,8 @@ export function roundTripsSuite(label: string, makeDatabase: () => Promise<TestD
 
     it("from a new device: a session and a device cookie in a bounded number of statements", async () => {
       let res: Response | undefined;
+      // What earlier sign-ins left in the background (their notice mails) is not this one's.
+      await gate.background.idle();
       const counted = await trips.during(async () => {
         res = await browserSignIn("newcomer@example.com", PASSWORD);
       });

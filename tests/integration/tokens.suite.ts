@@ -63,7 +63,9 @@ export function tokenSuite(label: string, makeDatabase: () => Promise<TestDataba
     beforeAll(async () => {
       announcePeerHeader();
       database = await makeDatabase();
-      gate = await servedGatehouse(database.url);
+      // Above the failures one test's address causes, so the API's own limits are seen apart from the
+      // checks for new devices it shares with the browser (tests/integration/attack-shapes.crowd.suite.ts).
+      gate = await servedGatehouse(database.url, { RATE_LIMIT_NEW_DEVICE_CHECKS: "50/15m" });
       tokenRoute = await import("@/app/api/v1/authentication/token/route");
       refreshRoute = await import("@/app/api/v1/authentication/token/refresh/route");
       meRoute = await import("@/app/api/v1/me/route");
