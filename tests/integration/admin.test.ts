@@ -41,7 +41,8 @@ describe("the admin command line", () => {
       const { sqlLockoutRepository } = await import("@/lib/lockout/repository");
       // The same username key as the command computes: the secret comes from the same settings.
       const key = digestKey(parseConfig(env).rateLimit.keySecret, ["lockout", "locked@example.com"]);
-      const policy = { threshold: 2, baseLockMs: 60_000, maxLockMs: 3_600_000, quietPeriodMs: 3_600_000 };
+      // The instance's own policy: a lock longer than its schedule allows reads as a clock step and is over.
+      const policy = parseConfig(env).lockout;
       const userId = await withDatabase(async (prisma, sql) => {
         const created = await registerAccount(
           prisma,
@@ -51,7 +52,7 @@ describe("the admin command line", () => {
         );
         if (!created.ok) throw new Error("registration failed");
         const lockouts = sqlLockoutRepository(sql);
-        for (let i = 0; i < 3; i++) await lockouts.admitAttempt(key, Date.now(), policy);
+        for (let i = 0; i < policy.threshold + 1; i++) await lockouts.admitAttempt(key, Date.now(), policy);
         await prisma.browserSession.create({
           data: {
             id: "s".repeat(22),
