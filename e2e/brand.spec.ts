@@ -225,7 +225,7 @@ test.describe("a start refused for its brand", () => {
   test.beforeAll(() => {
     fs.writeFileSync(big, SVG.replace("</svg>", `<!--${"x".repeat(100_000)}--></svg>`));
     fs.writeFileSync(path.join(work, "logo.gif"), "GIF89a\x01\x00\x01\x00");
-    fs.writeFileSync(path.join(work, "evil.svg"), SVG.replace("<circle", "<script>alert(document.domain)</script><circle"));
+    fs.writeFileSync(path.join(work, "evil.svg"), SVG.replace("<rect", "<script>alert(document.domain)</script><rect"));
   });
 
   for (const [name, env, message] of cases) {
