@@ -253,8 +253,8 @@ function storePending(
   });
 }
 
-/** The nil UUID: the account a stand-in's mail promise is for, which no account is. */
-const NOBODY = "00000000-0000-0000-0000-000000000000";
+/** The nil UUID: whom a stand-in's reads and mail promises are for, which no account is. */
+export const NOBODY = "00000000-0000-0000-0000-000000000000";
 
 /** Where a sign-in came from, as an email to the owner tells it (the account page's words). */
 export function noticeOrigin(gate: Gatehouse, from: { client: { address: string }; userAgent: string | null }): NoticeOrigin {

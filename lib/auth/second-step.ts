@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { SecondStepMethod } from "@/lib/factors/store";
 import type { SignInOutcome } from "@/lib/auth/sign-in-outcome";
 import type { Gatehouse } from "@/lib/app";
-import { completeSignIn, noticeOrigin, openPending, type PassedPassword } from "@/lib/auth/complete-sign-in";
+import { completeSignIn, NOBODY, noticeOrigin, openPending, type PassedPassword } from "@/lib/auth/complete-sign-in";
 import { countWrongCode } from "@/lib/auth/sign-in";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { clearPendingSignInCookie, setDeviceCookie, setPendingSignInCookie } from "@/lib/http/device-cookie";
@@ -241,9 +241,6 @@ async function checkAnswer(
   const retryAfterSeconds = lockedUntilMs === null ? undefined : Math.ceil((lockedUntilMs - gate.clock()) / 1000);
   return { ok: false, refusal: wrongCode(kind, pending.attempts, retryAfterSeconds) };
 }
-
-// The nil UUID: a stand-in's read finds nobody, in the same query a real one makes.
-const NOBODY = "00000000-0000-0000-0000-000000000000";
 
 async function accountOf(gate: Gatehouse, userId: string | null) {
   const found = await gate.prisma.user.findUnique({
