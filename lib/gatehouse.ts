@@ -47,6 +47,7 @@ import { prismaEmailTokens, type EmailTokens } from "@/lib/recovery/email-tokens
 import { linkOutlivesQuota } from "@/lib/recovery/quota";
 import { Recovery } from "@/lib/recovery/recovery";
 import { prismaPasskeys, type Passkeys } from "@/lib/passkeys/store";
+import { windowDeviceCode } from "@/lib/factors/device-confirmation";
 import { prismaFactors, type Factors } from "@/lib/factors/store";
 import { prismaPendingSignIns, type PendingSignIns } from "@/lib/factors/pending-sign-ins";
 import { sealKeyOf } from "@/lib/factors/sealed-secret";
@@ -470,7 +471,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     },
     onSkipped: (kind, reason) => log.info({ event: "mail_skipped", kind, reason }),
     onNotice: config.webhooks ? noticeWebhook(database.sql) : undefined,
-    replaceDeviceCode: (pendingId, codeDigest) => pendingSignIns.replaceCode(pendingId, codeDigest, clock()),
+    windowCode: (userId, window) => windowDeviceCode(config.devices.codeSecret, userId, window),
   });
   keepIntent = (heldId, intent) => recovery.resumeIntent(heldId, intent);
   // What the last process could not deliver, or a killed one promised: sent now (and swept on a timer), each message once.

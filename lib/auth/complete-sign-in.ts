@@ -4,7 +4,7 @@ import { logSecurity } from "@/lib/auth/security-log";
 import type { KnownDevice } from "@/lib/devices/known-devices";
 import type { NewRemember } from "@/lib/devices/remember";
 import { truncateAddress } from "@/lib/events/security-events";
-import { deviceCodeDigest, newDeviceCode, sealAddress } from "@/lib/factors/device-confirmation";
+import { deviceCodeDigest, deviceCodeWindow, sealAddress, windowDeviceCode } from "@/lib/factors/device-confirmation";
 import type { SecondStepMethod } from "@/lib/factors/store";
 import type { Intent, SignInOutcome } from "@/lib/auth/sign-in-outcome";
 import type { ClientAddress } from "@/lib/http/client-address";
@@ -189,14 +189,17 @@ export async function openPending(
 ): Promise<Extract<SignInOutcome, { ok: "second_step" }>> {
   const nowMs = gate.clock();
   const mailed = next.step !== "second_factor";
-  const code = mailed && user ? newDeviceCode() : null;
+  // The window's code, made for a stand-in too (for nobody), so both do the same work.
+  const window = deviceCodeWindow(nowMs);
+  const windowCode = windowDeviceCode(gate.config.devices.codeSecret, user?.id ?? NOBODY, window);
+  const code = mailed && user ? windowCode : null;
   const pending = await storePending(gate, passed, user, next, code, nowMs);
   const methods: SecondStepMethod[] = next.step === "second_factor" ? next.methods : ["email_code"];
   // A stand-in's promise too, for nobody (it sends nothing): the answer waits for the same write
   // whether the password was right, or the address has an account, or not.
   if (mailed) {
     const minutes = Math.round((pending.expiresAtMs - nowMs) / 60_000);
-    await gate.recovery.deviceCode(user ?? { id: NOBODY }, code ?? newDeviceCode(), minutes, noticeOrigin(gate, passed));
+    await gate.recovery.deviceCode(user ?? { id: NOBODY }, window, minutes, noticeOrigin(gate, passed));
   }
   const event = next.step === "second_factor" ? "second_step_due" : "device_confirmation_due";
   gate.log.info({

@@ -18,7 +18,7 @@ import type { ParsedAuthentication } from "@/lib/passkeys/webauthn";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { newRemember, type NewRemember } from "@/lib/devices/remember";
 import { RECOVERY_CODE_PATTERN } from "@/lib/factors/recovery-codes";
-import { deviceCodeDigest, deviceCodeMatches, newDeviceCode } from "@/lib/factors/device-confirmation";
+import { deviceCodeDigest, deviceCodeMatches, deviceCodeWindow, windowDeviceCode } from "@/lib/factors/device-confirmation";
 import { secondStepMethods } from "@/lib/factors/store";
 import {
   MAILED_CODE_STEPS,
@@ -373,12 +373,12 @@ async function mailboxProved(limits: RouteLimits, pending: PendingSignIn, user: 
 const MAILBOX_PROVED = "This browser is confirmed for the account. Your password is checked next.";
 
 /**
- * "Resend code" for this browser's device confirmation: a new code in place of the last, mailed
- * within the account's code quota (`deviceCodeMail`, shared with the codes the password step
- * mails); a stand-in's is answered alike and sends nothing. It guesses nothing, so it spends no
- * try and counts on no lock; the quota bounds the mail and the route's per-address limit the work.
- * The same work is done before the answer for both (a code is made and digested either way), and
- * the answer never says whether a mail went out: only the owner's mailbox does.
+ * "Resend code" for this browser's device confirmation: the pending sign-in's own code (its
+ * window's) mailed again, within the account's hourly quota (`deviceCodeMail`); a stand-in's is
+ * answered alike and sends nothing. It guesses nothing, so it spends no try and counts on no lock;
+ * the quota bounds the mail and the route's per-address limit the work. The same work is done
+ * before the answer for both (the windows' codes are made and digested either way), and the answer
+ * never says whether a mail went out: only the owner's mailbox does.
  */
 export async function resendDeviceCode(limits: RouteLimits, token: string | undefined): Promise<Response> {
   const { gate, client } = limits;
@@ -386,18 +386,24 @@ export async function resendDeviceCode(limits: RouteLimits, token: string | unde
   const found = await gate.pendingSignIns.live(token ?? "", "browser", MAILED_CODE_STEPS, nowMs);
   if (!found.ok) return pendingRefused(gate, found.reason, "browser");
   const { pending } = found;
-  const code = newDeviceCode();
-  const codeDigest = deviceCodeDigest(gate.config.devices.codeSecret, code);
+  const user = { id: pending.userId ?? NOBODY };
+  const codeDigest = "codeDigest" in pending ? pending.codeDigest : null;
+  const window = windowOf(gate.config.devices.codeSecret, user.id, codeDigest, nowMs);
   // A stand-in's promise is for nobody and sends nothing, but it is written alike: the answer
   // waits for the same write either way.
   const lifetimeMinutes = Math.max(1, Math.floor((pending.expiresAtMs - nowMs) / 60_000));
-  await gate.recovery.deviceCode({ id: pending.userId ?? NOBODY }, code, lifetimeMinutes, noticeOrigin(gate, limits), {
-    pendingId: pending.id,
-    codeDigest,
-  });
+  await gate.recovery.deviceCode(user, window, lifetimeMinutes, noticeOrigin(gate, limits), true);
   gate.log.info({ event: "device_code_resend", ...(pending.userId ? { userId: pending.userId } : { standIn: true }) });
   logSecurity(gate, { route: limits.path, outcome: "device_confirmation_due", client, detail: "resend" });
   return json(202, { status: "code_resent", message: RESENT });
+}
+
+/** The window a live pending sign-in's code was made in: this one or an earlier (it lives under two windows). */
+function windowOf(secret: string, userId: string, codeDigest: string | null, nowMs: number): number {
+  const now = deviceCodeWindow(nowMs);
+  const candidates = [now, now - 1, now - 2];
+  const digests = candidates.map((window) => deviceCodeDigest(secret, windowDeviceCode(secret, userId, window)));
+  return candidates[digests.indexOf(codeDigest ?? "")] ?? now;
 }
 
 const CODE_SHAPE = "Enter the 6 digits your authenticator app shows.";

@@ -25,6 +25,26 @@ export function newDeviceCode(): string {
   return String(randomInt(0, 1_000_000)).padStart(6, "0");
 }
 
+/**
+ * Every mailed code of one account within one window is the same code (docs/owner-lane.md,
+ * "One code per window"): a guest's sign-in at a staffer's username then mails nothing the
+ * staffer could confuse with their own, and only the window's first code mail needs sending, so
+ * nobody can spend the owner's code mails. No more guessable than a random code: each pending
+ * sign-in still takes 5 tries, and wrong codes count toward the username's lock.
+ */
+export const DEVICE_CODE_WINDOW_MS = 10 * 60_000;
+
+export function deviceCodeWindow(nowMs: number): number {
+  return Math.floor(nowMs / DEVICE_CODE_WINDOW_MS);
+}
+
+/** The window's code: keyed by the code secret, so only the server can make it, and made again at send time. */
+export function windowDeviceCode(secret: string, userId: string, window: number): string {
+  const digest = createHmac("sha256", secret).update(`device-code-window:${userId}:${window}`).digest();
+  // 64 bits reduced to 10^6: the bias is below 10^-13.
+  return String(digest.readBigUInt64BE(0) % 1_000_000n).padStart(6, "0");
+}
+
 /** A code's keyed digest: the table never holds a code a database reader could type in. */
 export function deviceCodeDigest(secret: string, code: string): string {
   return createHmac("sha256", secret).update(`device-code:${code}`).digest("base64url");

@@ -77,11 +77,6 @@ export interface PendingSignIns {
   try(token: string, channel: PendingChannel, steps: readonly PendingStep[], nowMs: number): Promise<PendingTry>;
   /** `try` without counting one: for what guesses nothing ("Resend code"), answered as a try is when it finds none. */
   live(token: string, channel: PendingChannel, steps: readonly PendingStep[], nowMs: number): Promise<PendingTry>;
-  /**
-   * A device confirmation's new code in place of its last, while it is live and has a code (a
-   * stand-in has none); true when replaced.
-   */
-  replaceCode(id: string, codeDigest: string, nowMs: number): Promise<boolean>;
   /** Spends it; true for exactly one caller. */
   spend(id: string, nowMs: number): Promise<boolean>;
   /** Ends every pending sign-in of the account (a factor removed, a password reset). */
@@ -190,21 +185,6 @@ export function prismaPendingSignIns(prisma: PrismaClient): PendingSignIns {
 
     try: (token, channel, steps, nowMs) => find(token, channel, steps, nowMs, 1),
     live: (token, channel, steps, nowMs) => find(token, channel, steps, nowMs, 0),
-
-    async replaceCode(id, codeDigest, nowMs) {
-      const { count } = await prisma.pendingSignIn.updateMany({
-        where: {
-          id,
-          step: { in: [...MAILED_CODE_STEPS] },
-          codeDigest: { not: null },
-          usedAt: null,
-          expiresAt: { gt: new Date(nowMs) },
-          attempts: { lt: PENDING_SIGN_IN_TRIES },
-        },
-        data: { codeDigest },
-      });
-      return count === 1;
-    },
 
     async spend(id, nowMs) {
       const { count } = await prisma.pendingSignIn.updateMany({

@@ -89,6 +89,7 @@ describe("defaultPolicies", () => {
       { name: "secondStep", kind: "token-bucket", spec: "30/15m", failMode: "closed" },
       { name: "secondStepAccount", kind: "token-bucket", spec: "10/15m", failMode: "closed" },
       { name: "deviceCodeMail", kind: "token-bucket", spec: "5/1h", failMode: "open" },
+      { name: "deviceCodeWindow", kind: "token-bucket", spec: "1/10m", failMode: "open" },
       { name: "accountExport", kind: "token-bucket", spec: "1/5m", failMode: "closed" },
       { name: "emailChange", kind: "token-bucket", spec: "3/1h", failMode: "closed" },
       { name: "emailChangeAddress", kind: "token-bucket", spec: "3/1d", failMode: "closed" },

@@ -55,6 +55,7 @@ export type PolicyName =
   | "secondStep"
   | "secondStepAccount"
   | "deviceCodeMail"
+  | "deviceCodeWindow"
   | "accountExport"
   | "emailChange"
   | "emailChangeAddress";
@@ -317,9 +318,15 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
   deviceCodeMail: {
     failMode: "open",
     description:
-      "Emailed device-confirmation codes per account: past it a right password from a new device still answers " +
-      "alike and waits for a code that is not sent (the owner's known devices and passkeys still go in). Fails " +
-      "open: every code is behind a counted password check.",
+      '"Resend code" mails per account: past it the answer is the same and nothing is sent; the code already in ' +
+      "the owner's mailbox still works. Fails open: a resend only repeats a code the window already mailed.",
+  },
+  deviceCodeWindow: {
+    failMode: "open",
+    description:
+      "Device-code mails per account and code window (10 minutes): every pending sign-in of one window waits " +
+      "for the same code, so the window's first mail is the one that matters and a guest asking again mails " +
+      "the owner nothing more. Not counted on the hourly quota, so nobody can spend the owner's codes. Fails open.",
   },
   accountExport: {
     failMode: "closed",
@@ -370,6 +377,7 @@ const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   secondStep: "30/15m",
   secondStepAccount: "10/15m",
   deviceCodeMail: "5/1h",
+  deviceCodeWindow: "1/10m",
   accountExport: "1/5m",
   emailChange: "3/1h",
   emailChangeAddress: "3/1d",
@@ -405,6 +413,7 @@ export const policyEnvVars = Object.freeze({
   secondStep: "RATE_LIMIT_SECOND_STEP",
   secondStepAccount: "RATE_LIMIT_SECOND_STEP_ACCOUNT",
   deviceCodeMail: "RATE_LIMIT_DEVICE_CODE_MAIL",
+  deviceCodeWindow: "RATE_LIMIT_DEVICE_CODE_WINDOW",
   accountExport: "RATE_LIMIT_ACCOUNT_EXPORT",
   emailChange: "RATE_LIMIT_EMAIL_CHANGE",
   emailChangeAddress: "RATE_LIMIT_EMAIL_CHANGE_ADDRESS",

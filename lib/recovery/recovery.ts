@@ -55,20 +55,20 @@ type MailIntent =
   | {
       do: "device_code";
       userId: string;
-      code: string;
+      /** The code's window (lib/factors/device-confirmation.ts): the code is made at send time, never spooled. */
+      window: number;
       lifetimeMinutes: number;
       origin: NoticeOrigin;
-      replacing?: { pendingId: string; codeDigest: string };
+      resend?: true;
     }
   | { do: "notice"; kind: NoticeKind; user: { id: string } | { email: string }; origin: NoticeOrigin; detail?: string }
   | { do: "account_deleted"; account: Account; origin: NoticeOrigin };
 
-type Send = (
-  policy: "recoveryMail" | "securityNotice" | "deviceCodeMail",
-  account: Account,
-  kind: string,
-  render: () => Promise<MailMessage | null>,
-) => Promise<void>;
+type QuotaName = "recoveryMail" | "securityNotice" | "deviceCodeMail" | "deviceCodeWindow";
+/** A quota and the key parts beside the account's id (the mail's kind, unless given). */
+type Quota = QuotaName | { policy: QuotaName; key: string[] };
+
+type Send = (quota: Quota, account: Account, kind: string, render: () => Promise<MailMessage | null>) => Promise<void>;
 
 const PAGES: Record<EmailTokenPurpose, string> = { verify_email: "/verify-email", reset_password: "/reset-password", unlock: "/unlock" };
 
@@ -99,8 +99,8 @@ export class Recovery {
       i18n: I18n;
       /** A message not sent (logged by kind: the account is never named). */
       onSkipped: (kind: string, reason: "quota" | "mail_queue_full") => void;
-      /** "Resend code": the pending sign-in's code becomes this one; false when it ended meanwhile. */
-      replaceDeviceCode: (pendingId: string, codeDigest: string) => Promise<boolean>;
+      /** A window's device code for an account (keyed by the code secret, which this class never holds). */
+      windowCode: (userId: string, window: number) => string;
       /** Told of every notice for an existing account, before its mail's quota (the security webhooks). */
       onNotice?: ((kind: NoticeKind, userId: string, origin: NoticeOrigin) => Promise<void>) | undefined;
     },
@@ -209,18 +209,20 @@ export class Recovery {
       }
       case "device_code": {
         const account = await this.byId(intent.userId);
-        if (!account) return;
-        const { replacing } = intent;
-        return send("deviceCodeMail", account, "device_code", async () => {
-          if (replacing && !(await this.deps.replaceDeviceCode(replacing.pendingId, replacing.codeDigest))) return null;
-          return this.messagesFor(account).deviceCode(
+        // A promise spooled before codes had windows: its code is not known any more.
+        if (!account || typeof intent.window !== "number") return;
+        // The window's first code mail goes (one per window: nobody spends the owner's codes by
+        // asking often); "Resend code" counts on the hourly quota.
+        const quota: Quota = intent.resend ? "deviceCodeMail" : { policy: "deviceCodeWindow", key: ["device_code", String(intent.window)] };
+        return send(quota, account, "device_code", async () =>
+          this.messagesFor(account).deviceCode(
             account.email,
-            intent.code,
+            this.deps.windowCode(account.id, intent.window),
             intent.lifetimeMinutes,
             intent.origin,
             this.url("/forgot-password"),
-          );
-        });
+          ),
+        );
       }
       case "notice": {
         const { kind, user, origin, detail } = intent;
@@ -296,21 +298,13 @@ export class Recovery {
   }
 
   /**
-   * A right password from a new device of an account under attack: the code that lets that one
-   * browser or app finish, within its own per-account quota (past it nothing is sent, and the
-   * sign-in that asked waits for a code that does not come: the owner's known devices still go in).
-   * `replacing` ("Resend code") puts the code in place of the last one first, only once the quota
-   * allows a mail, so a code that is never sent never kills the one in the owner's mailbox; when
-   * the pending sign-in ended meanwhile, nothing is sent.
+   * The window's code for a new device of an account (a right password under attack, or mailbox
+   * first): mailed once per window, since every pending sign-in of that window waits for the same
+   * code. "Resend code" (`resend`) mails it again within the account's hourly code quota; past it
+   * nothing is sent, and the code already in the owner's mailbox still works.
    */
-  deviceCode(
-    user: { id: string },
-    code: string,
-    lifetimeMinutes: number,
-    origin: NoticeOrigin,
-    replacing?: { pendingId: string; codeDigest: string },
-  ): Promise<void> {
-    return this.promise({ do: "device_code", userId: user.id, code, lifetimeMinutes, origin, ...(replacing ? { replacing } : {}) });
+  deviceCode(user: { id: string }, window: number, lifetimeMinutes: number, origin: NoticeOrigin, resend = false): Promise<void> {
+    return this.promise({ do: "device_code", userId: user.id, window, lifetimeMinutes, origin, ...(resend ? { resend } : {}) });
   }
 
   /**
@@ -391,7 +385,7 @@ export class Recovery {
    * owner's mailbox (nor spend the quota).
    */
   private async send(
-    policy: "recoveryMail" | "securityNotice" | "deviceCodeMail",
+    quota: Quota,
     account: Account,
     kind: string,
     render: () => Promise<MailMessage | null>,
@@ -401,8 +395,9 @@ export class Recovery {
       this.deps.onSkipped(kind, "mail_queue_full");
       return false;
     }
-    const quota = await this.deps.limiter.consume(policy, [account.id, kind]);
-    if (!quota.allowed) {
+    const { policy, key } = typeof quota === "string" ? { policy: quota, key: [kind] } : quota;
+    const allowed = await this.deps.limiter.consume(policy, [account.id, ...key]);
+    if (!allowed.allowed) {
       this.deps.onSkipped(kind, "quota");
       return false;
     }

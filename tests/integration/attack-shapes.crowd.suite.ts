@@ -213,6 +213,44 @@ export function crowdShapes(label: string, makeDatabase: () => Promise<TestDatab
         expect(await bodyOf(wrong)).toMatchObject({ error: "invalid_credentials" });
       });
 
+      it("mails one code per window, so a guest's tries at a staffer's username neither confuse nor spend the staffer's codes", async () => {
+        const guest = freshAddress();
+        const [owner, ...guessed] = await staff(6);
+        for (const email of guessed) await browserSignIn(email, "a guess", { address: guest });
+        const resend = (res: Response) =>
+          secondStepPost(pendingCookieOf(res), {}, "/api/auth/second-step/resend", { [PEER_HEADER]: guest });
+        // The guest asks for the staffer twice and resends each three times: past the hourly quota (5).
+        for (let i = 0; i < 2; i++) {
+          const res = await browserSignIn(owner!, "a guess", { address: guest });
+          await expectMailboxFirst(res);
+          for (let j = 0; j < 3; j++) expect((await resend(res)).status).toBe(202);
+        }
+        const codesOf = async () => (await codeMails(owner!)).map((mail) => /enter this code: (\d{6})/.exec(mail.text ?? "")?.[1]);
+        // The window's mail and five resends, every one the same code.
+        expect(await codesOf()).toHaveLength(6);
+        expect(new Set(await codesOf()).size).toBe(1);
+        // The staffer, at the same address: no new mail, and the code in the mailbox is theirs.
+        const { res } = await inByMailbox(owner!, guest);
+        expect(res.status).toBe(200);
+        expect(await codesOf()).toHaveLength(6);
+
+        // The next window, the hourly quota still spent by the guest: a new pending sign-in is mailed
+        // the new window's code, and that code finishes it.
+        const realClock = gate.clock;
+        (gate as { clock: () => number }).clock = () => realClock() + 10 * 60_000;
+        try {
+          const next = await browserSignIn(owner!, PASSWORD, { address: guest });
+          await expectMailboxFirst(next);
+          const codes = await codesOf();
+          expect(codes).toHaveLength(7);
+          expect(codes.at(-1)).not.toBe(codes[0]);
+          const proved = await secondStepPost(pendingCookieOf(next), { code: codes.at(-1) }, undefined, { [PEER_HEADER]: guest });
+          expect(await bodyOf(proved)).toMatchObject({ status: "mailbox_proved" });
+        } finally {
+          (gate as { clock: () => number }).clock = realClock;
+        }
+      });
+
       it("does not let the token API be the way around the address's 5 checks for new devices", async () => {
         const guest = freshAddress();
         const targets = await staff(8);

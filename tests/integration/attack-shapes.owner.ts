@@ -18,6 +18,7 @@ import { freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
 import { APP_GATEHOUSE, serve } from "@/lib/app";
 import { forget, remember } from "@/lib/remember";
+import { windowDeviceCode } from "@/lib/factors/device-confirmation";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -75,7 +76,9 @@ export function ownerShapes(current: () => { gate: Gate }, makeDatabase: () => P
     /** The code a right password from a new device had mailed, as the owner reads it. */
     function watchCodes() {
       const codes: string[] = [];
-      const spy = vi.spyOn(gate.recovery, "deviceCode").mockImplementation(async (_user, code) => void codes.push(code));
+      const spy = vi
+        .spyOn(gate.recovery, "deviceCode")
+        .mockImplementation(async (user, window) => void codes.push(windowDeviceCode(gate.config.devices.codeSecret, user.id, window)));
       return { codes, restore: () => spy.mockRestore() };
     }
 
