@@ -62,6 +62,32 @@ export class Outbox {
     return this.await(email, "device_code", used, (mail) => /enter this code: (\d{6})/.exec(mail.text)?.[1], waitMs);
   }
 
+  /** The device codes mailed to `email` so far, oldest first (sidecar names start with the send time). */
+  codesTo(email: string): string[] {
+    this.read();
+    return [...this.seen.entries()]
+      .filter(([, mail]) => mail.to.includes(email) && mail.kind === "device_code")
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, mail]) => /enter this code: (\d{6})/.exec(mail.text)?.[1])
+      .filter((code): code is string => code !== undefined);
+  }
+
+  /**
+   * The code a person reads after asking, as a person reads a mailbox: the first code mail to
+   * `email` past the `before` it held when they asked; when none comes within `graceMs` (a build
+   * that mails one code per window sends none for a window it already mailed), the newest one there.
+   */
+  async codeAfter(email: string, before: number, graceMs = 3_000, waitMs = WAIT_MS): Promise<string> {
+    const started = Date.now();
+    for (;;) {
+      const codes = this.codesTo(email);
+      if (codes.length > before) return codes[before]!;
+      if (codes.length > 0 && Date.now() - started > graceMs) return codes.at(-1)!;
+      if (Date.now() - started > waitMs) throw new Error(`no device_code mail to ${email} within ${waitMs / 1000} s`);
+      await sleep(100);
+    }
+  }
+
   /** The token of the newest link of a `kind` mail to `email` (links carry it in the fragment, `#token=`). */
   linkToken(email: string, kind: string, used: Set<string>, waitMs = WAIT_MS): Promise<string> {
     const token = (mail: OutboxMail) => mail.links.map((link) => /#token=([^&\s]+)/.exec(link.url)?.[1]).find(Boolean);
