@@ -105,6 +105,37 @@ test.describe("passkeys", () => {
     await context.close();
   });
 
+  test("after a password sign-in an account with no passkey is invited to add one, and Don't ask again is for good", async ({
+    browser,
+  }) => {
+    const email = uniqueEmail("invite");
+    expect((await registerApi(await client(), email, PASSWORD)).status()).toBe(202);
+    const first = await browser.newContext({ baseURL: instance.baseURL });
+    const second = await browser.newContext({ baseURL: instance.baseURL });
+    try {
+      const page = await first.newPage();
+      await page.goto("/sign-in?callbackUrl=%2Faccount");
+      await signInThroughUi(page, email);
+      await expect(page).toHaveURL(/\/account$/);
+      const invite = page.getByTestId("passkey-invite");
+      await expect(invite.getByRole("heading", { name: "Add a passkey" })).toBeVisible();
+      await expectNoAxeViolations(page);
+      await invite.getByRole("button", { name: "Don't ask again" }).click();
+      await expect(page).toHaveURL(/\/account/);
+      await expect(page.getByTestId("account-email")).toHaveText(email);
+      await expect(page.getByTestId("passkey-invite")).toHaveCount(0);
+      // For good: not after the next password sign-in either, in another browser.
+      const again = await second.newPage();
+      await again.goto("/sign-in?callbackUrl=%2Faccount");
+      await signInThroughUi(again, email);
+      await expect(again.getByTestId("account-email")).toHaveText(email);
+      await expect(again.getByTestId("passkey-invite")).toHaveCount(0);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
   test("a passkey's name is a field, and Rename and Remove stand apart, in English and German", async ({ browser }) => {
     const email = uniqueEmail("passkey-layout");
     expect((await registerApi(await client(), email, PASSWORD)).status()).toBe(202);
