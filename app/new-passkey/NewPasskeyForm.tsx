@@ -54,7 +54,7 @@ export function NewPasskeyForm() {
     <>
       <RefusalBanner refusal={submit.refusal} form="recovery" nowMs={submit.nowMs} testId="new-passkey-error" />
       {token === null ? (
-        <p className="banner warn" role="status">
+        <p className="banner error" role="alert" data-testid="link-missing">
           {t("recovery.newPasskey.noToken")}
         </p>
       ) : (

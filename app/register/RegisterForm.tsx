@@ -147,7 +147,7 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
       </form>
       <button
         type="button"
-        className="secondary"
+        className="secondary wraps"
         onClick={() => {
           setWithPasskey(!withPasskey);
           setFields({});
