@@ -264,6 +264,21 @@ export function passkeyStartSuite(label: string, makeDatabase: () => Promise<Tes
         expect((await userOf("stale-set@example.com"))?.passwordHash).toBeNull();
       });
 
+      it("the mailbox does not stand in for an authenticator app the owner turned on", async () => {
+        await passkeyAccount("has-app@example.com");
+        const user = (await userOf("has-app@example.com"))!;
+        await gate.prisma.totpFactor.create({
+          data: { userId: user.id, secretSealed: "sealed", createdAt: new Date(), enabledAt: new Date() },
+        });
+        watchMail();
+        await post("/api/password/forgot", { email: "has-app@example.com", altcha: await altchaPayload() });
+        const token = await linkFor("has-app@example.com");
+        const res = await finish(token, (await madeWith(token)).response);
+        expect(res.status).toBe(403);
+        expect(await res.json()).toMatchObject({ error: "factor_required" });
+        expect(await passkeysOf("has-app@example.com")).toBe(1);
+      });
+
       it("a passkey link dies once the account has a password", async () => {
         const { cookie } = await passkeyAccount("then-password@example.com");
         watchMail();
