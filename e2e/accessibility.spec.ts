@@ -78,6 +78,7 @@ test("signed-out pages: titles, favicon, no robot checkbox, axe and width", asyn
     ["/reset-password", "Choose a new password · Gatehouse"],
     ["/verify-email", "Confirm your email address · Gatehouse"],
     ["/unlock", "Sign in on this browser · Gatehouse"],
+    ["/new-passkey", "Create your passkey · Gatehouse"],
     ["/no-such-page", "Page not found · Gatehouse"],
   ] as const) {
     await page.goto(path);
@@ -91,7 +92,8 @@ test("signed-out pages: titles, favicon, no robot checkbox, axe and width", asyn
       await expect(page.getByRole("checkbox")).toHaveCount(0);
       await expect(page.locator('[aria-invalid="true"]')).toHaveCount(0);
     }
-    if (["/reset-password", "/verify-email", "/unlock"].includes(path)) await expect(page.getByTestId("link-missing")).toBeVisible();
+    if (["/reset-password", "/verify-email", "/unlock", "/new-passkey"].includes(path))
+      await expect(page.getByTestId("link-missing")).toBeVisible();
     await expectAccessibleEverywhere(page, path);
   }
   await expect(page.getByRole("heading", { name: "Page not found" })).toBeVisible();

@@ -6,6 +6,7 @@ const TONES: Record<string, "ok" | "warn"> = {
   signed_out_everywhere_else: "ok",
   already_ended: "warn",
   password_changed: "ok",
+  password_set: "ok",
   passkey_renamed: "ok",
   passkey_removed: "ok",
   confirm_first: "warn",

@@ -14,14 +14,17 @@ import { useGuardedSubmit, type Send } from "../components/guarded-submit";
 import { RefusalBanner, refusalFrom } from "../components/RefusalBanner";
 import { ConfirmItsYou } from "./ConfirmItsYou";
 
-type Props = { formToken: string; email: string; minLength: number; hasPasskey: boolean };
+/** `set`: "Set a password" on an account started with a passkey (no current one; a fresh passkey proof instead). */
+type Props = { formToken: string; email: string; minLength: number; hasPasskey: boolean; mode?: "change" | "set" };
 type Errors = Partial<Record<"currentPassword" | "newPassword", string>>;
 
 /**
  * Change password. The proof of work (ALTCHA) needs JavaScript, as on the sign-in page; the form
  * still posts (never GET), so a submit before hydration cannot put a password in a URL.
  */
-export function ChangePasswordForm({ formToken, email, minLength, hasPasskey }: Props) {
+export function ChangePasswordForm({ formToken, email, minLength, hasPasskey, mode = "change" }: Props) {
+  const setting = mode === "set";
+  const action = setting ? "/api/account/password/set" : "/api/account/password";
   const t = useT();
   const router = useRouter();
   const altcha = useRef<AltchaHandle>(null);
@@ -50,21 +53,25 @@ export function ChangePasswordForm({ formToken, email, minLength, hasPasskey }: 
     const newPassword = String(data.get("newPassword") ?? "");
     flushSync(() => setSubmits((n) => n + 1));
     const local: Errors = {};
-    if (currentPassword === "") local.currentPassword = t("account.password.enterCurrent");
+    if (!setting && currentPassword === "") local.currentPassword = t("account.password.enterCurrent");
     const newError = checkNewPassword(newPassword, email, t, minLength);
     if (newError) local.newPassword = newError;
     if (showFieldErrors(local)) return;
     return async () => {
-      const res = await fetch("/api/account/password", {
+      const res = await fetch(action, {
         method: "POST",
         headers: { "Content-Type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ formToken, currentPassword, newPassword, altcha: (await altcha.current?.payload()) ?? "" }),
+        body: new URLSearchParams(
+          setting
+            ? { formToken, newPassword }
+            : { formToken, currentPassword, newPassword, altcha: (await altcha.current?.payload()) ?? "" },
+        ),
         // Success is a 303 to the account page; follow it as a navigation, not as a fetch.
         redirect: "manual",
       });
       if (res.type === "opaqueredirect" || (res.status >= 300 && res.status < 400)) {
         form.reset();
-        router.push("/account?notice=password_changed");
+        router.push(setting ? "/account?notice=password_set" : "/account?notice=password_changed");
         router.refresh();
         return "done";
       }
@@ -94,7 +101,7 @@ export function ChangePasswordForm({ formToken, email, minLength, hasPasskey }: 
           formToken={formToken}
           email={email}
           hasPasskey={hasPasskey}
-          reason={t("account.password.confirmReason")}
+          reason={t(setting ? "account.password.setConfirmReason" : "account.password.confirmReason")}
           onConfirmed={() => {
             setConfirming(false);
             formRef.current?.requestSubmit();
@@ -107,25 +114,27 @@ export function ChangePasswordForm({ formToken, email, minLength, hasPasskey }: 
         ref={formRef}
         noValidate
         method="post"
-        action="/api/account/password"
+        action={action}
         data-hydrated={hydrated}
-        data-testid="change-password"
+        data-testid={setting ? "set-password" : "change-password"}
       >
         <input type="text" name="username" autoComplete="username" value={email} readOnly hidden />
-        <Field id="current-password" label={t("account.password.current")} error={fields.currentPassword}>
-          {(aria) => (
-            <PasswordInput
-              id="current-password"
-              inputRef={currentInput}
-              name="currentPassword"
-              autoComplete="current-password"
-              required
-              toggle={hydrated}
-              hideKey={submits}
-              {...aria}
-            />
-          )}
-        </Field>
+        {setting ? null : (
+          <Field id="current-password" label={t("account.password.current")} error={fields.currentPassword}>
+            {(aria) => (
+              <PasswordInput
+                id="current-password"
+                inputRef={currentInput}
+                name="currentPassword"
+                autoComplete="current-password"
+                required
+                toggle={hydrated}
+                hideKey={submits}
+                {...aria}
+              />
+            )}
+          </Field>
+        )}
         <Field
           id="new-password"
           label={t("account.password.new")}
@@ -146,12 +155,18 @@ export function ChangePasswordForm({ formToken, email, minLength, hasPasskey }: 
           )}
         </Field>
         <PasswordStrength field="newPassword" email={email} minLength={minLength} fieldError={fields.newPassword} />
-        <AltchaField ref={altcha} />
+        {setting ? null : <AltchaField ref={altcha} />}
         <noscript>
           <p className="hint">{t("account.password.needsJavaScript")}</p>
         </noscript>
         <button type="submit" className="primary" aria-disabled={submit.blocked ? true : undefined}>
-          {submit.pending ? t("account.password.pending") : t("account.password.submit")}
+          {setting
+            ? submit.pending
+              ? t("account.password.setPending")
+              : t("account.password.setSubmit")
+            : submit.pending
+              ? t("account.password.pending")
+              : t("account.password.submit")}
         </button>
       </form>
     </>

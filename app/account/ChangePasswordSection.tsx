@@ -4,7 +4,7 @@ import { minimumPasswordLength } from "@/lib/password/password-rules";
 import { getTranslations } from "next-intl/server";
 import { ChangePasswordForm } from "./ChangePasswordForm";
 
-/** Change password: after it, every other browser and API session of the account is signed out. */
+/** Change password (or set one, on an account started with a passkey): after it, every other browser and API session is signed out. */
 export async function ChangePasswordSection({
   userId,
   currentSid,
@@ -22,15 +22,18 @@ export async function ChangePasswordSection({
 }) {
   const [gate, t] = await Promise.all([gatehouse(), getTranslations("account.password")]);
   const passkeys = await gate.prisma.passkey.count({ where: { userId } });
+  // An account started with a passkey has no password to change: it may set one (decision 39).
+  const setting = (await gate.prisma.user.count({ where: { id: userId, passwordHash: null } })) === 1;
   return (
     <div className="card">
-      <h2>{heading ?? t("heading")}</h2>
-      <p className="hint">{t("hint")}</p>
+      <h2>{setting ? t("setHeading") : (heading ?? t("heading"))}</h2>
+      <p className="hint">{setting ? t("setHint") : t("hint")}</p>
       <ChangePasswordForm
         formToken={sessionFormToken(gate.config.session.secret, currentSid)}
         email={email}
         minLength={minimumPasswordLength({ hasOtherFactor })}
         hasPasskey={passkeys > 0}
+        mode={setting ? "set" : "change"}
       />
     </div>
   );

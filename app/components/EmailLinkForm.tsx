@@ -40,8 +40,20 @@ function noSubscription(): () => void {
   return () => {};
 }
 
+/**
+ * The token of the emailed link this page was opened with (undefined in the server's HTML and
+ * during hydration: the fragment exists only in the browser), removed from the address bar once held.
+ */
+export function useLinkToken(): string | null | undefined {
+  const token = useSyncExternalStore(noSubscription, linkToken, () => undefined);
+  useEffect(() => {
+    if (token && window.location.hash) window.history.replaceState(null, "", window.location.pathname + window.location.search);
+  }, [token]);
+  return token;
+}
+
 /** A same-origin path the server chose (`/account`), or undefined for anything else. */
-function samePath(value: unknown): string | undefined {
+export function samePath(value: unknown): string | undefined {
   return typeof value === "string" && value.startsWith("/") && !value.startsWith("//") && !value.startsWith("/\\") ? value : undefined;
 }
 
@@ -58,8 +70,7 @@ export function EmailLinkForm({ purpose }: { purpose: EmailLinkPurpose }) {
   const router = useRouter();
   const passwordInput = useRef<HTMLInputElement>(null);
   const hydrated = useHydrated();
-  // undefined in the server's HTML and during hydration: the fragment exists only in the browser.
-  const token = useSyncExternalStore(noSubscription, linkToken, () => undefined);
+  const token = useLinkToken();
   const submit = useGuardedSubmit(t("messages.unavailable"));
   const { refusal } = submit;
   const [submits, setSubmits] = useState(0);
@@ -75,11 +86,6 @@ export function EmailLinkForm({ purpose }: { purpose: EmailLinkPurpose }) {
   const minLength = keepsOtherFactor ? PASSWORD_LIMITS.minWithOtherFactor : PASSWORD_LIMITS.min;
   // The confirmation link's password was right and the account has a second step: it asks next.
   const [secondStep, setSecondStep] = useState<SecondStepMethod[] | null>(null);
-
-  // Only once the token is held in `captured`: a second run (Strict Mode) has nothing left to lose.
-  useEffect(() => {
-    if (token && window.location.hash) window.history.replaceState(null, "", window.location.pathname + window.location.search);
-  }, [token]);
 
   /** Reads the form and shows its own errors; the request to send, or nothing when it stops here. */
   function check(form: HTMLFormElement): Send | undefined {

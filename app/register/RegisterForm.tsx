@@ -5,7 +5,7 @@ import Link from "next/link";
 import { useEffect, useRef, useState, type ReactNode } from "react";
 import { useHydrated } from "../components/hydrated";
 import { flushSync } from "react-dom";
-import { firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
+import { checkEmail, firstInvalid, type FieldErrors } from "@/lib/ui/field-checks";
 import { PASSWORD_LIMITS, checkRegistration } from "@/lib/ui/password-checks";
 import { clearWhenCorrected, useFocusFirstEmpty } from "../components/form-helpers";
 import { PasswordStrength } from "../components/PasswordStrength";
@@ -31,6 +31,8 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
   const submit = useGuardedSubmit(t("register.unavailable"), altcha);
   const [sent, setSent] = useState<{ email: string } | null>(null);
   const [fields, setFields] = useState<FieldErrors>({});
+  // "Create an account with a passkey": the address only; the emailed link's page makes the passkey.
+  const [withPasskey, setWithPasskey] = useState(false);
   useFocusFirstEmpty(formRef, hydrated && sent === null);
 
   // An error goes as soon as its field is corrected (it never appears while typing).
@@ -51,19 +53,22 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
     const password = String(form.get("password") ?? "");
     flushSync(() => setSubmits((n) => n + 1));
     // A typo costs neither a proof of work nor one of the network's registrations.
-    if (showFieldErrors(checkRegistration(email, password, t))) return;
+    const local = withPasskey ? { email: checkEmail(email, t) } : checkRegistration(email, password, t);
+    if (showFieldErrors(local)) return;
     return async () => {
-      const res = await fetch("/api/register", {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        // The time zone lets the account's mails give times in the owner's clock as well as UTC.
-        body: JSON.stringify({
-          email,
-          password,
-          altcha: (await altcha.current?.payload()) ?? "",
-          timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-        }),
-      });
+      const altchaPayload = (await altcha.current?.payload()) ?? "";
+      const res = withPasskey
+        ? await fetch("/api/register/passkey", {
+            method: "POST",
+            headers: { "Content-Type": "application/json" },
+            body: JSON.stringify({ email, altcha: altchaPayload }),
+          })
+        : await fetch("/api/register", {
+            method: "POST",
+            headers: { "Content-Type": "application/json" },
+            // The time zone lets the account's mails give times in the owner's clock as well as UTC.
+            body: JSON.stringify({ email, password, altcha: altchaPayload, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone }),
+          });
       // The same answer for a new address and a taken one: the email says which it was.
       if (res.status === 202) {
         setSent({ email: email.trim() });
@@ -84,6 +89,7 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
     return (
       <CheckEmail
         email={sent.email}
+        withPasskey={withPasskey}
         onAnotherAddress={() => {
           setSent(null);
           setFields({});
@@ -93,8 +99,9 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
   }
   return (
     <>
-      <h1>{t("register.heading")}</h1>
+      <h1>{withPasskey ? t("register.passkeyHeading") : t("register.heading")}</h1>
       {notice}
+      {withPasskey ? <p className="hint">{t("register.passkeyHint")}</p> : null}
       <RefusalBanner refusal={submit.refusal} form="register" nowMs={submit.nowMs} testId="register-error" />
       {/* Posted, never GET: a submit before hydration must not put the password in the URL. */}
       <form
@@ -109,31 +116,46 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
         <Field id="register-email" label={t("forms.email")} error={fields.email}>
           {(aria) => <input id="register-email" ref={emailInput} name="email" type="email" autoComplete="email" required {...aria} />}
         </Field>
-        <Field
-          id="register-password"
-          label={t("forms.password")}
-          hint={t("register.passwordHint", { min: PASSWORD_LIMITS.min, max: PASSWORD_LIMITS.max })}
-          error={fields.password}
-        >
-          {(aria) => (
-            <PasswordInput
+        {withPasskey ? null : (
+          <>
+            <Field
               id="register-password"
-              inputRef={passwordInput}
-              name="password"
-              autoComplete="new-password"
-              required
-              toggle={hydrated}
-              hideKey={submits}
-              {...aria}
-            />
-          )}
-        </Field>
-        <PasswordStrength field="password" emailField="email" fieldError={fields.password} />
+              label={t("forms.password")}
+              hint={t("register.passwordHint", { min: PASSWORD_LIMITS.min, max: PASSWORD_LIMITS.max })}
+              error={fields.password}
+            >
+              {(aria) => (
+                <PasswordInput
+                  id="register-password"
+                  inputRef={passwordInput}
+                  name="password"
+                  autoComplete="new-password"
+                  required
+                  toggle={hydrated}
+                  hideKey={submits}
+                  {...aria}
+                />
+              )}
+            </Field>
+            <PasswordStrength field="password" emailField="email" fieldError={fields.password} />
+          </>
+        )}
         <AltchaField ref={altcha} />
         <button type="submit" className="primary" aria-disabled={submit.blocked ? true : undefined}>
-          {submit.pending ? t("register.pending") : t("register.submit")}
+          {submit.pending ? t("register.pending") : withPasskey ? t("register.passkeySubmit") : t("register.submit")}
         </button>
       </form>
+      <button
+        type="button"
+        className="secondary wraps"
+        onClick={() => {
+          setWithPasskey(!withPasskey);
+          setFields({});
+          submit.setRefusal(null);
+        }}
+      >
+        {withPasskey ? t("register.usePassword") : t("register.withPasskey")}
+      </button>
       <p>{rich("register.alreadyRegistered", {}, { link: (chunks) => <Link href="/sign-in">{chunks}</Link> })}</p>
     </>
   );
@@ -147,7 +169,7 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
  * question, the ways back to fix a mistyped address or sign in: buttons on a row of their own,
  * not inside a sentence.
  */
-function CheckEmail({ email, onAnotherAddress }: { email: string; onAnotherAddress: () => void }) {
+function CheckEmail({ email, withPasskey, onAnotherAddress }: { email: string; withPasskey: boolean; onAnotherAddress: () => void }) {
   const t = useT();
   const rich = useRich();
   const heading = useRef<HTMLHeadingElement>(null);
@@ -159,7 +181,11 @@ function CheckEmail({ email, onAnotherAddress }: { email: string; onAnotherAddre
         {t("register.checkEmail")}
       </h1>
       <p className="banner ok" role="status" data-testid="register-sent">
-        {rich("register.sentTo", { email }, { address: (chunks) => <strong data-testid="register-sent-to">{chunks}</strong> })}
+        {rich(
+          withPasskey ? "register.passkeySentTo" : "register.sentTo",
+          { email },
+          { address: (chunks) => <strong data-testid="register-sent-to">{chunks}</strong> },
+        )}
       </p>
       <EmailMeALink endpoint="/api/email/verification" email={email} action={t("register.sendAgain")} testId="resent" />
       <p id="register-wrong-address">{t("register.wrongAddress")}</p>

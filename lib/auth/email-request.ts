@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Gatehouse } from "@/lib/app";
-import { fieldErrors, signInSchema } from "@/lib/auth/credentials";
+import { fieldErrors, newEmailField, signInSchema } from "@/lib/auth/credentials";
 import { verifyAltcha } from "@/lib/captcha/altcha";
 import { readJson } from "@/lib/http/body";
 import { limited, type RouteLimits } from "@/lib/auth/limited";
@@ -17,6 +17,8 @@ import {
 } from "@/lib/ui/messages";
 
 const emailRequestSchema = z.object({ email: signInSchema.shape.email, altcha: signInSchema.shape.altcha });
+/** An address that is to become an account's: a malformed one is refused, as registration refuses it. */
+const newAddressRequestSchema = z.object({ email: newEmailField, altcha: signInSchema.shape.altcha });
 
 /**
  * "Email me a link" (a password reset, a new confirmation link, a new unlock link): per-address
@@ -29,12 +31,14 @@ export function emailRequestRoute(
   path: RoutePath,
   answer: Readonly<{ status: string; message: string }>,
   start: (gate: Gatehouse, email: string, limits: RouteLimits) => Promise<void>,
+  /** `new`: the address is to be an account's (registration's checks); `existing`: any address a sign-in takes. */
+  address: "new" | "existing" = "existing",
 ) {
   return limited(path, async (request, limits) => {
     const { gate, client } = limits;
     const body = await readJson(request, gate.config.http.maxBodyBytes);
     if (!body.ok) return body.response;
-    const input = emailRequestSchema.safeParse(body.value);
+    const input = (address === "new" ? newAddressRequestSchema : emailRequestSchema).safeParse(body.value);
     if (!input.success) return jsonError(400, "invalid_input", CHECK_HIGHLIGHTED_FIELDS, { fields: fieldErrors(input.error) });
     const { email, altcha } = input.data;
 

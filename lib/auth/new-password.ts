@@ -5,7 +5,9 @@ import { newPasswordRules } from "./credentials";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { truncateAddress } from "@/lib/events/security-events";
-import { endOtherSessions } from "./browser-session";
+import { endOtherSessions, openSession } from "./browser-session";
+import { backToAccount } from "./account-form";
+import { setDeviceCookie } from "@/lib/http/device-cookie";
 import type { Gatehouse } from "@/lib/app";
 import { noticeOrigin } from "./complete-sign-in";
 
@@ -52,7 +54,14 @@ export async function newPasswordProblem(
  *   other emailed link dies, and `removePasskeys` takes every passkey too.
  */
 export type Replacement =
-  | { kind: "change"; userId: string; sessionId: string; checkedGeneration: number }
+  | {
+      kind: "change";
+      userId: string;
+      sessionId: string;
+      checkedGeneration: number;
+      /** "Set a password" (decision 39): stored only while the account has none, so two parallel forms set one. */
+      whileNone?: boolean;
+    }
   | { kind: "reset"; resetLinkId: string; removePasskeys: boolean };
 
 /** The event on the account page and in the log, and the mail to the owner. */
@@ -84,7 +93,7 @@ export async function replacePassword(limits: RouteLimits, password: string, how
   const stored =
     how.kind === "reset"
       ? await gate.emailTokens.resetPassword(how.resetLinkId, passwordHash, gate.clock())
-      : await storeNewPassword(gate.prisma, { id: how.userId, credentialGeneration: how.checkedGeneration }, passwordHash);
+      : await storeNewPassword(gate.prisma, { id: how.userId, credentialGeneration: how.checkedGeneration }, passwordHash, how.whileNone);
   if (!stored) return { ok: false, refusal: null };
   const { userId, email } = stored;
   const nowMs = gate.clock();
@@ -116,4 +125,31 @@ export async function replacePassword(limits: RouteLimits, password: string, how
   void gate.recovery.notice(said.notice, { id: userId }, noticeOrigin(gate, { client, userAgent: limits.userAgent }));
   gate.log.info({ event: said.event, userId, ...ended, devicesForgotten, ...reset });
   return { ok: true, ...stored, credentialGeneration, device, nowMs };
+}
+
+/**
+ * The account page's answer once its own password form replaced the password: this browser's
+ * session, which ended with the others, renewed under `sessionId` (as fresh as the one it replaces,
+ * ending when it would have), its new device cookie, and back to the account page with `notice`.
+ */
+export async function renewedAfterPassword(
+  limits: RouteLimits,
+  user: { id: string; email: string },
+  sessionId: string,
+  renewal: Parameters<typeof openSession>[5],
+  replaced: Extract<Replaced, { ok: true }>,
+  notice: "password_changed" | "password_set",
+): Promise<Response> {
+  const { gate, client } = limits;
+  const sessionCookie = await openSession(
+    gate,
+    { id: user.id, email: user.email, credentialGeneration: replaced.credentialGeneration },
+    client,
+    limits.userAgent,
+    sessionId,
+    renewal,
+  );
+  const response = backToAccount(notice);
+  response.headers.append("Set-Cookie", sessionCookie);
+  return setDeviceCookie(response, gate.config, replaced.device.token, replaced.device.expiresAtMs, replaced.nowMs);
 }

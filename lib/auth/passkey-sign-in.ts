@@ -82,7 +82,6 @@ export async function signInWithPasskey(
   deviceToken: string | undefined,
 ): Promise<Exclude<SignInOutcome, { ok: "second_step" }>> {
   const { gate, client } = limits;
-  const nowMs = gate.clock();
   const refused = (reason: Refusable): Extract<SignInOutcome, { ok: false }> => {
     logSecurity(gate, { route: limits.path, outcome: "sign_in_failed", client, detail: `passkey_${reason}` });
     return { ok: false, refusal: passkeyRefused(reason) };
@@ -101,9 +100,27 @@ export async function signInWithPasskey(
   if (!user || user.credentialGeneration !== passkey.credentialGeneration) return refused("unknown");
   // The same rule as the password's: no session for an address not confirmed yet.
   if (!user.emailVerifiedAt && gate.config.email.requireVerification) return refused("unconfirmed");
+  // The passkey proved the owner, but the password is still on a breach list: it is replaced first.
+  const finished = await signInPasskeyHolder(limits, { ...user, passwordBreached: user.passwordBreachedAt !== null }, deviceToken);
+  // The account changed its credentials (or went) since it was read: as if it were never found.
+  if (!finished.ok) return finished.refusal ? finished : refused("unknown");
+  return finished;
+}
+
+/**
+ * The session of whoever holds one of the account's passkeys (one just asserted, or one just made
+ * from an emailed link): this browser becomes a known device of the account (a device token it held
+ * is replaced), and NIST's cap on the strangers' lock ends here as after a known device.
+ * `refusal: null`: the account changed its credentials (or went) since it was read.
+ */
+export async function signInPasskeyHolder(
+  limits: RouteLimits,
+  user: { id: string; email: string; credentialGeneration: number; passwordBreached: boolean },
+  deviceToken: string | undefined,
+): ReturnType<typeof completeSignIn> {
+  const { gate, client } = limits;
   const usernameKey = gate.usernameKey(user.email);
-  // This browser is a known device of the account from now on; a device token it held is replaced.
-  const previous = await gate.devices.recognise(deviceToken, usernameKey, nowMs);
+  const previous = await gate.devices.recognise(deviceToken, usernameKey, gate.clock());
   const passed = {
     email: user.email,
     client,
@@ -114,13 +131,8 @@ export async function signInWithPasskey(
     sessionId: newSessionId(),
     intent: { kind: "sign_in", channel: "browser" } as const,
   };
-  // The passkey proved the owner, but the password is still on a breach list: it is replaced first.
-  const account = { ...user, passwordBreached: user.passwordBreachedAt !== null };
   const strangers = { key: usernameKey, policy: gate.lockoutPolicy };
-  const finished = await completeSignIn(gate, passed, account, "passkey", liftsStrangersCap(gate.lockouts, strangers));
-  // The account changed its credentials (or went) since it was read: as if it were never found.
-  if (!finished.ok) return finished.refusal ? finished : refused("unknown");
-  return finished;
+  return completeSignIn(gate, passed, user, "passkey", liftsStrangersCap(gate.lockouts, strangers));
 }
 
 const answerSchema = z.object({ credential: z.unknown(), callbackUrl: z.string().max(2048).optional(), remember: z.boolean().optional() });

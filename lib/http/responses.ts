@@ -25,7 +25,9 @@ export type ErrorCode =
   | "passkey_invalid"
   | "second_step_invalid"
   | "invalid_code"
-  | "password_change_required";
+  | "password_change_required"
+  | "password_exists"
+  | "factor_required";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 

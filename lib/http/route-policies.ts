@@ -139,6 +139,18 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     limits: [{ policy: "register", key: "address" }],
     refusal: "browser",
   },
+  // "Create an account with a passkey": a mailing endpoint, limited as registration and per address
+  // asked for, then each account's recovery-mail quota.
+  {
+    path: "/api/register/passkey",
+    method: "POST",
+    file: "app/api/register/passkey/route.ts",
+    limits: [
+      { policy: "register", key: "address" },
+      { policy: "passwordForgotUsername", key: "addressAndUsername" },
+    ],
+    refusal: "browser",
+  },
   {
     path: "/api/no-script/[form]",
     file: "app/api/no-script/[form]/route.ts",
@@ -334,6 +346,8 @@ export const ROUTE_RULES: readonly RouteRule[] = [
       "/api/account/totp/confirm",
       "/api/account/totp/remove",
       "/api/account/recovery-codes",
+      // "Set a password" (no current one to check): a fresh authentication, then one Argon2id in a budget slot.
+      "/api/account/password/set",
     ] as const
   ).map((path): RouteRule => ({
     path,
@@ -380,6 +394,24 @@ export const ROUTE_RULES: readonly RouteRule[] = [
       { policy: "emailLinks", key: "address" },
       { policy: "signInAddress", key: "address" },
       { policy: "signInUsername", key: "addressAndUsername" },
+    ],
+    refusal: "browser",
+  },
+  // The new_passkey link's ceremony: its options, then the answer that makes the passkey and signs in.
+  {
+    path: "/api/new-passkey/options",
+    method: "POST",
+    file: "app/api/new-passkey/options/route.ts",
+    limits: [{ policy: "emailLinks", key: "address" }],
+    refusal: "browser",
+  },
+  {
+    path: "/api/new-passkey",
+    method: "POST",
+    file: "app/api/new-passkey/route.ts",
+    limits: [
+      { policy: "emailLinks", key: "address" },
+      { policy: "signInAddress", key: "address" },
     ],
     refusal: "browser",
   },

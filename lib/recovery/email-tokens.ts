@@ -2,7 +2,8 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { tokenDigest } from "@/lib/tokens/opaque-token";
 import { isWellFormedOpaqueToken, newOpaqueToken } from "@/lib/tokens/opaque-token";
 
-export type EmailTokenPurpose = "verify_email" | "reset_password" | "unlock";
+/** `new_passkey`: the link that makes a passkey for an account with no password (its start, or its recovery). */
+export type EmailTokenPurpose = "verify_email" | "reset_password" | "unlock" | "new_passkey";
 
 /** A link's token that is still good: unused, unexpired, newest of its purpose, issued under the user's current password. */
 export type LiveEmailToken = { id: string; userId: string; email: string; purpose: EmailTokenPurpose; credentialGeneration: number };
@@ -70,9 +71,11 @@ export function prismaEmailTokens(prisma: PrismaClient): EmailTokens {
       if (!row || row.purpose !== purpose || row.usedAt !== null || row.expiresAt.getTime() <= nowMs) return null;
       const user = await prisma.user.findUnique({
         where: { id: row.userId },
-        select: { email: true, credentialGeneration: true, emailVerifiedAt: true },
+        select: { email: true, credentialGeneration: true, emailVerifiedAt: true, passwordHash: true },
       });
       if (!user || user.credentialGeneration !== row.credentialGeneration) return null;
+      // A passkey link is for an account with no password: once one is set, a password's recovery applies.
+      if (purpose === "new_passkey" && user.passwordHash !== null) return null;
       // A confirmed address leaves its other verification links nothing to do.
       if (purpose === "verify_email" && user.emailVerifiedAt !== null) return null;
       return { id: row.id, userId: row.userId, email: user.email, purpose, credentialGeneration: row.credentialGeneration };

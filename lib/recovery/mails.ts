@@ -160,6 +160,20 @@ export function brandedMessages(settings: MailSettings) {
         { text: k("verify_email", "p2", { hours: lifetimeHours }) },
       ]),
 
+    passkeyStart: (to: string, url: string, lifetimeHours: number) =>
+      layout(settings, to, "passkey_start", k("passkey_start", "subject"), [
+        { text: k("passkey_start", "p1") },
+        { button: { label: k("passkey_start", "button"), url } },
+        { text: k("passkey_start", "p2", { hours: lifetimeHours }) },
+      ]),
+
+    passkeyRecovery: (to: string, url: string, lifetimeMinutes: number) =>
+      layout(settings, to, "passkey_recovery", k("passkey_recovery", "subject"), [
+        { text: k("passkey_recovery", "p1") },
+        { button: { label: k("passkey_recovery", "button"), url } },
+        { text: k("passkey_recovery", "p2", { minutes: lifetimeMinutes }) },
+      ]),
+
     addressTaken: (to: string, signInUrl: string, forgotUrl: string) =>
       layout(settings, to, "address_taken", k("address_taken", "subject"), [
         { text: k("address_taken", "p1") },

@@ -49,6 +49,7 @@ type MailIntent =
   | { do: "verify_email"; userId: string; unverifiedOnly?: boolean }
   | { do: "verification_requested"; email: string }
   | { do: "address_taken"; email: string }
+  | { do: "passkey_start"; email: string }
   | { do: "password_reset"; email: string }
   | { do: "locked_out"; email: string; origin: NoticeOrigin }
   | { do: "unlock_requested"; email: string; origin: NoticeOrigin }
@@ -70,7 +71,12 @@ type Quota = QuotaName | { policy: QuotaName; key: string[] };
 
 type Send = (quota: Quota, account: Account, kind: string, render: () => Promise<MailMessage | null>) => Promise<void>;
 
-const PAGES: Record<EmailTokenPurpose, string> = { verify_email: "/verify-email", reset_password: "/reset-password", unlock: "/unlock" };
+const PAGES: Record<EmailTokenPurpose, string> = {
+  verify_email: "/verify-email",
+  reset_password: "/reset-password",
+  unlock: "/unlock",
+  new_passkey: "/new-passkey",
+};
 
 /**
  * Everything that emails an account's owner. Each entry point writes its promise to the spool,
@@ -158,6 +164,8 @@ export class Recovery {
       case "verify_email": {
         const account = await this.byId(intent.userId);
         if (!account || (intent.unverifiedOnly && account.emailVerifiedAt)) return;
+        // An account started with a passkey is confirmed by making it ("Send it again" included).
+        if (!account.emailVerifiedAt && !(await this.hasPassword(account.id))) return this.passkeyStartMail(account, send);
         return send("recoveryMail", account, "verify_email", async () => {
           const token = await this.issue(account, "verify_email", this.deps.settings.verifyLifetimeMs);
           return this.messagesFor(account).verifyEmail(
@@ -179,9 +187,28 @@ export class Recovery {
           this.messagesFor(account).addressTaken(account.email, this.url("/sign-in"), this.url("/forgot-password")),
         );
       }
+      case "passkey_start": {
+        const account = await this.find(intent.email);
+        if (!account) return;
+        // Only an account this very flow started (no password, address not yet confirmed) gets the
+        // link again; any other owner is told, as registration with a password tells them.
+        if (account.emailVerifiedAt || (await this.hasPassword(account.id)))
+          return this.perform({ do: "address_taken", email: account.email }, send);
+        return this.passkeyStartMail(account, send);
+      }
       case "password_reset": {
         const account = await this.find(intent.email);
         if (!account) return;
+        // An account with no password recovers with its mailbox and a new passkey (decision 39).
+        if (!(await this.hasPassword(account.id)))
+          return send("recoveryMail", account, "passkey_recovery", async () => {
+            const token = await this.issue(account, "new_passkey", this.deps.settings.resetLifetimeMs);
+            return this.messagesFor(account).passkeyRecovery(
+              account.email,
+              this.url(PAGES.new_passkey, token),
+              Math.round(this.deps.settings.resetLifetimeMs / 60_000),
+            );
+          });
         return send("recoveryMail", account, "password_reset", async () => {
           const token = await this.issue(account, "reset_password", this.deps.settings.resetLifetimeMs);
           return this.messagesFor(account).passwordReset(
@@ -275,6 +302,14 @@ export class Recovery {
   /** "Send it again": a new verification link for an account with this address that is not verified yet, nothing for any other. */
   verificationRequested(email: string): Promise<void> {
     return this.promise({ do: "verification_requested", email });
+  }
+
+  /**
+   * "Create an account with a passkey": the link that makes the passkey, for an account this flow
+   * started; the "you already have an account" mail for any other account; nothing for no account.
+   */
+  passkeyStartRequested(email: string): Promise<void> {
+    return this.promise({ do: "passkey_start", email });
   }
 
   /** "Forgot password?": a reset link for an account with this address, nothing for any other. */
@@ -409,6 +444,23 @@ export class Recovery {
 
   private issue(account: Account, purpose: EmailTokenPurpose, lifetimeMs: number): Promise<string> {
     return this.deps.tokens.issue(account.id, purpose, account.credentialGeneration, this.deps.clock(), lifetimeMs);
+  }
+
+  /** The link whose page makes the first passkey of an account started with one, and confirms its address. */
+  private passkeyStartMail(account: Account, send: Send): Promise<void> {
+    return send("recoveryMail", account, "passkey_start", async () => {
+      const token = await this.issue(account, "new_passkey", this.deps.settings.verifyLifetimeMs);
+      return this.messagesFor(account).passkeyStart(
+        account.email,
+        this.url(PAGES.new_passkey, token),
+        Math.round(this.deps.settings.verifyLifetimeMs / 3_600_000),
+      );
+    });
+  }
+
+  /** Read apart from the account: the hash never enters a mail's promise, which the spool keeps. */
+  private async hasPassword(userId: string): Promise<boolean> {
+    return (await this.deps.prisma.user.count({ where: { id: userId, passwordHash: { not: null } } })) === 1;
   }
 
   private find(email: string): Promise<Account | null> {

@@ -35,7 +35,7 @@ describe("passwords are NFC before hashing and verifying", () => {
         email: "nfd@example.com",
       });
     const { passwordHash } = await database.prisma.user.findUniqueOrThrow({ where: { email: "nfd@example.com" } });
-    expect(await verifyPassword(passwordHash, COMPOSED)).toBe(true);
+    expect(await verifyPassword(passwordHash!, COMPOSED)).toBe(true);
   });
 
   it("keeps verifying a hash of the raw (non-NFC) string made before the rule, and replaces it with the NFC hash", async () => {
@@ -53,7 +53,7 @@ describe("passwords are NFC before hashing and verifying", () => {
       rehashed: true,
     });
     const { passwordHash } = await database.prisma.user.findUniqueOrThrow({ where: { id: user.id } });
-    expect(await verifyPassword(passwordHash, COMPOSED)).toBe(true);
+    expect(await verifyPassword(passwordHash!, COMPOSED)).toBe(true);
     expect(await verifyCredentials(database.sql, { email: "legacy@example.com", password: COMPOSED }, hasher)).toMatchObject({
       rehashed: false,
     });

@@ -85,7 +85,8 @@ export async function verifyCredentials(
     {
       id: string;
       email: string;
-      passwordHash: string;
+      /** Null for an account started with a passkey: verified against the dummy hash, as an unknown address. */
+      passwordHash: string | null;
       credentialGeneration: number;
       emailVerified: boolean;
       passwordBreached: boolean;
@@ -198,9 +199,11 @@ export async function storeNewPassword(
   prisma: PrismaClient,
   user: { id: string; credentialGeneration: number },
   passwordHash: string,
+  /** Only where the account has no password yet ("Set a password"). */
+  whileNone = false,
 ): Promise<{ userId: string; email: string; credentialGeneration: number } | null> {
   const [stored] = await prisma.user.updateManyAndReturn({
-    where: { id: user.id, credentialGeneration: user.credentialGeneration },
+    where: { id: user.id, credentialGeneration: user.credentialGeneration, ...(whileNone ? { passwordHash: null } : {}) },
     data: { passwordHash, credentialGeneration: { increment: 1 }, passwordBreachedAt: null },
     select: { id: true, email: true, credentialGeneration: true },
   });

@@ -86,7 +86,7 @@ export function accountDataSuite(label: string, makeDatabase: () => Promise<Test
       expect((data.securityEvents as { kind: string }[]).map((event) => event.kind)).toContain("sign_in_succeeded");
 
       const secrets = [
-        user.passwordHash,
+        user.passwordHash!,
         "sealed-totp-secret",
         "recovery-digest",
         "credential-id",

@@ -246,6 +246,7 @@ describe("every route applies its rows of ROUTE_RULES", () => {
         "/api/account/totp/confirm",
         "/api/account/totp/remove",
         "/api/account/recovery-codes",
+        "/api/account/password/set",
       ].map((path): [string, Sample] => [
         path,
         {
@@ -350,6 +351,18 @@ describe("every route applies its rows of ROUTE_RULES", () => {
         post("/api/email/verify", address, "application/json", JSON.stringify({ token: verifyLink, password: "x" }), {
           "sec-fetch-site": "same-origin",
         }),
+    },
+    "/api/register/passkey": {
+      handler: async () => (await import("@/app/api/register/passkey/route")).POST,
+      request: (address) => post("/api/register/passkey", address, "application/json", JSON.stringify({ email: EMAIL })),
+    },
+    "/api/new-passkey/options": {
+      handler: async () => (await import("@/app/api/new-passkey/options/route")).POST,
+      request: (address) => post("/api/new-passkey/options", address, "application/json", '{"token":"x"}'),
+    },
+    "/api/new-passkey": {
+      handler: async () => (await import("@/app/api/new-passkey/route")).POST,
+      request: (address) => post("/api/new-passkey", address, "application/json", '{"token":"x"}', { "sec-fetch-site": "same-origin" }),
     },
     "/api/password/reset/preview": {
       handler: async () => (await import("@/app/api/password/reset/preview/route")).POST,

@@ -1,11 +1,10 @@
 import { z } from "zod";
-import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
+import { readAccountForm } from "@/lib/auth/account-form";
 import { fieldErrors, newPasswordField, typedPasswordField } from "@/lib/auth/credentials";
-import { newPasswordProblem, replacePassword } from "@/lib/auth/new-password";
-import { openSession } from "@/lib/auth/browser-session";
+import { newPasswordProblem, renewedAfterPassword, replacePassword } from "@/lib/auth/new-password";
 import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
 import { signInWithPassword } from "@/lib/auth/sign-in";
-import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
+import { deviceTokenOf } from "@/lib/http/device-cookie";
 import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { SESSION_ENDED } from "@/lib/ui/messages";
@@ -27,7 +26,7 @@ const changeSchema = z.object({
  * stays signed in, under a new session and a new device cookie.
  */
 export const POST = limited("/api/account/password", async (request, limits) => {
-  const { gate, client } = limits;
+  const { gate } = limits;
   const form = await readAccountForm(request, gate, undefined, { replacesPassword: true });
   if (!form.ok) return form.response;
   const userId = form.session.userId;
@@ -72,15 +71,5 @@ export const POST = limited("/api/account/password", async (request, limits) => 
   });
   if (!replaced.ok) return replaced.refusal ?? jsonError(401, "unauthenticated", SESSION_ENDED);
   // This browser's session ended with the others: it is renewed under the new id.
-  const sessionCookie = await openSession(
-    gate,
-    { id: userId, email: user.email, credentialGeneration: replaced.credentialGeneration },
-    client,
-    request.headers.get("user-agent"),
-    sessionId,
-    renewal,
-  );
-  const response = backToAccount("password_changed");
-  response.headers.append("Set-Cookie", sessionCookie);
-  return setDeviceCookie(response, gate.config, replaced.device.token, replaced.device.expiresAtMs, replaced.nowMs);
+  return renewedAfterPassword(limits, { id: userId, email: user.email }, sessionId, renewal, replaced, "password_changed");
 });
