@@ -27,7 +27,8 @@ export type ErrorCode =
   | "invalid_code"
   | "password_change_required"
   | "password_exists"
-  | "factor_required";
+  | "factor_required"
+  | "last_credential";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 

@@ -115,7 +115,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       const user = await userOf(context, rawEmail);
       if (!id) throw new AdminError("Name the passkey's id (npm run admin -- passkeys <email> lists them).");
       const name = await gate.passkeys.remove(user.id, id);
-      if (name === null) throw new AdminError(`${user.email} has no passkey ${id}.`);
+      if (name === null || name === "last_credential") throw new AdminError(`${user.email} has no passkey ${id}.`);
       await gate.events.accountChanged(user.id, "admin_passkey_removed", OPERATOR, ORIGIN);
       void gate.recovery.notice(
         "passkey_removed",

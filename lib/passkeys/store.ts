@@ -45,8 +45,12 @@ export interface Passkeys {
   rename(userId: string, id: string, name: string): Promise<boolean>;
   /** Removes every passkey of the user; how many. */
   removeAll(userId: string): Promise<number>;
-  /** Removes one of the user's passkeys; its name when it existed. */
-  remove(userId: string, id: string): Promise<string | null>;
+  /**
+   * Removes one of the user's passkeys; its name when it existed. `keepLastCredential`: not the
+   * last passkey of an account with no password (the owner would have no way in but the mailbox);
+   * "last_credential" then. The operator's removal may take it.
+   */
+  remove(userId: string, id: string, options?: { keepLastCredential?: boolean }): Promise<string | null | "last_credential">;
 }
 
 export function prismaPasskeys(prisma: PrismaClient): Passkeys {
@@ -109,12 +113,20 @@ export function prismaPasskeys(prisma: PrismaClient): Passkeys {
       return count === 1;
     },
     removeAll: async (userId) => (await prisma.passkey.deleteMany({ where: { userId } })).count,
-    async remove(userId, id) {
+    async remove(userId, id, options = {}) {
       if (!isId(id)) return null;
-      const row = await prisma.passkey.findFirst({ where: { id, userId }, select: { name: true } });
-      if (!row) return null;
-      const { count } = await prisma.passkey.deleteMany({ where: { id, userId } });
-      return count === 1 ? row.name : null;
+      return prisma.$transaction(async (tx) => {
+        // The account's row first, locked: two removals racing for the last two passkeys of an
+        // account with no password are decided one after the other, so one of them is kept.
+        const owner = await tx.$queryRaw<{ hasPassword: boolean }[]>`
+          SELECT "passwordHash" IS NOT NULL AS "hasPassword" FROM "User" WHERE "id" = ${userId}::uuid FOR UPDATE`;
+        const row = await tx.passkey.findFirst({ where: { id, userId }, select: { name: true } });
+        if (!row || owner.length === 0) return null;
+        if (options.keepLastCredential && !owner[0]!.hasPassword && (await tx.passkey.count({ where: { userId } })) <= 1)
+          return "last_credential" as const;
+        const { count } = await tx.passkey.deleteMany({ where: { id, userId } });
+        return count === 1 ? row.name : null;
+      });
     },
   };
 }

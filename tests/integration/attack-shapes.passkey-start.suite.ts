@@ -279,6 +279,22 @@ export function passkeyStartSuite(label: string, makeDatabase: () => Promise<Tes
         expect(await passkeysOf("has-app@example.com")).toBe(1);
       });
 
+      it("keeps the last passkey of an account with no password, also against two removals racing", async () => {
+        const { cookie } = await passkeyAccount("keeps-last@example.com");
+        const [only] = await gate.prisma.passkey.findMany({ where: { user: { email: "keeps-last@example.com" } } });
+        const remove = (id: string) => accountFormPost(gate, "/api/account/passkeys/remove", cookie, { id, json: "true" });
+        const refused = await remove(only!.id);
+        expect(refused.status).toBe(409);
+        expect(await refused.json()).toMatchObject({ error: "last_credential" });
+        expect(await passkeysOf("keeps-last@example.com")).toBe(1);
+        // A second passkey, then both removed at once: one of them stays.
+        const { id: _id, credentialId, ...rest } = only!;
+        const second = await gate.prisma.passkey.create({ data: { ...rest, credentialId: `${credentialId}-2`, name: "Second" } });
+        const raced = await Promise.all([remove(only!.id), remove(second.id)]);
+        expect(raced.map((res) => res.status).sort()).toEqual([200, 409]);
+        expect(await passkeysOf("keeps-last@example.com")).toBe(1);
+      });
+
       it("a passkey link dies once the account has a password", async () => {
         const { cookie } = await passkeyAccount("then-password@example.com");
         watchMail();

@@ -17,8 +17,10 @@ export const POST = limited("/api/account/passkeys/remove", async (request, limi
   const answer = form.fields.json === "true" ? "json" : "redirect";
   const stale = await freshAuthenticationRefusal(gate, form.session, answer);
   if (stale) return stale;
-  const name = await gate.passkeys.remove(userId, form.fields.id ?? "");
+  const name = await gate.passkeys.remove(userId, form.fields.id ?? "", { keepLastCredential: true });
   if (name === null) return jsonError(404, "not_found", "That passkey is not on your account.");
+  if (name === "last_credential")
+    return jsonError(409, "last_credential", "This is your only way to sign in. Set a password or add another passkey first.");
   await gate.events.accountChanged(userId, "passkey_removed", client, { browser: browserLabel(limits.userAgent), sessionId: sid });
   void gate.recovery.notice("passkey_removed", { id: userId }, noticeOrigin(gate, limits), name);
   gate.log.info({ event: "passkey_removed", userId });
