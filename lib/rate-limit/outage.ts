@@ -28,8 +28,12 @@ const NETWORK_ERRNO = new Set([
 // Prisma's codes for an unreachable, timed-out or closed database (P1xxx) and a full pool (P2024).
 const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
 const DISK_MESSAGE = /no space left on device|disk full|read-only file system|could not (extend|write to) file|ENOSPC|EROFS/i;
+// "Transaction already closed" (Prisma's P2028): a transaction whose connection died in its COMMIT
+// is reported as the failed rollback after it, not as the lost connection (issue 59: a
+// registration in flight when PostgreSQL stopped got 500); "not queryable": node-postgres on a
+// connection that has already failed.
 const UNAVAILABLE_MESSAGE =
-  /connection terminated|connection (refused|reset|closed|ended)|terminating connection|server closed the connection|can't reach database|timed out fetching a new connection|the database system is (starting up|shutting down|in recovery)|Aborted\(\)|PGlite is closed|invalid page in block|could not read block|ECONNREFUSED|ECONNRESET/i;
+  /connection terminated|Transaction already closed|connection error and is not queryable|connection (refused|reset|closed|ended)|terminating connection|server closed the connection|can't reach database|timed out fetching a new connection|the database system is (starting up|shutting down|in recovery)|Aborted\(\)|PGlite is closed|invalid page in block|could not read block|ECONNREFUSED|ECONNRESET/i;
 
 type Inspectable = {
   code?: unknown;

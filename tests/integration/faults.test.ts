@@ -187,6 +187,61 @@ describe.skipIf(!postgresUrl())("PostgreSQL stalled: a lock held by another sess
   });
 });
 
+describe.skipIf(!postgresUrl())("PostgreSQL ends a connection mid-commit (needs TEST_DATABASE_URL)", () => {
+  let database: TestDatabase;
+  let gate: Gatehouse | undefined;
+  let admin: pg.Client;
+
+  beforeAll(async () => {
+    database = await freshPostgres(postgresUrl()!);
+    gate = await servedGatehouse(database.url, { REQUIRE_EMAIL_VERIFICATION: "false" });
+    admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    // A deferred trigger that sleeps runs at COMMIT: the registration's insert is then in flight
+    // on the server, in its commit, when its connection is ended below.
+    await admin.query(
+      "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(5); RETURN NULL; END $$",
+    );
+    await admin.query(
+      `CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON "User" DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()`,
+    );
+  }, ONE_MINUTE);
+
+  afterAll(async () => {
+    await admin?.end().catch(() => {});
+    await closeServed(gate).catch(() => {});
+    await database?.dispose();
+  }, ONE_MINUTE);
+
+  it(
+    "answers the registration 503 unavailable, not 500, and gives the dead connection back to the pool",
+    { timeout: ONE_MINUTE },
+    async () => {
+      const pending = register("in-flight@example.com");
+      // What a stopping server does to every backend (57P01 admin_shutdown), here to the one committing.
+      let ended = 0;
+      for (let i = 0; i < 100 && ended === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const { rowCount } = await admin.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active' AND query = 'COMMIT'`,
+        );
+        ended = rowCount ?? 0;
+      }
+      expect(ended).toBe(1);
+      await expectUnavailable(await pending);
+      expect(await unavailableCount(gate!, "database")).toBe(1);
+      await admin.query('DROP TRIGGER slow_commit ON "User"');
+      expect((await register("after@example.com")).status).toBe(202);
+      // Prisma never releases a transaction's connection whose COMMIT failed: held by the pool
+      // for ever, it would keep pool.end() waiting, and ten of them would leave no connection.
+      const closing = closeServed(gate).then(() => "closed");
+      gate = undefined;
+      expect(await Promise.race([closing, new Promise((resolve) => setTimeout(() => resolve("still open"), 10_000))])).toBe("closed");
+    },
+  );
+});
+
 describe.skipIf(!CI && !asRoot)("a small tmpfs, filled (mount needs root)", () => {
   let disk: SmallDisk | undefined;
   let gate: Gatehouse | undefined;
