@@ -1,3 +1,4 @@
+import { DataHealth } from "@/lib/db/data-health";
 import { localized } from "@/lib/http/responses";
 import type { AppConfig } from "@/lib/config/env";
 import type { Database } from "@/lib/db/client";
@@ -103,6 +104,8 @@ export type Gatehouse = {
   hasher: PasswordHasher;
   /** Database and disk failures on request paths, logged once per episode. */
   outages: OutageLog;
+  /** Whether requests are failing on damaged stored data: readiness reads it. */
+  dataHealth: DataHealth;
   clientAddress(headers: Headers): ClientAddress;
   /** The lockout key of a normalised username: a digest, so the table holds no usernames. */
   usernameKey(email: string): string;
@@ -531,6 +534,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     addressWatch: config.webhooks ? new AddressWatch() : null,
     door,
     outages: new OutageLog(log, clock),
+    dataHealth: new DataHealth(monotonicMs),
     clientAddress,
     usernameKey,
     deviceLockKey: (deviceId) => digestKey(config.rateLimit.keySecret, ["device-lockout", deviceId]),

@@ -332,6 +332,7 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
       if (refused) return refused;
       // Next.js always passes the context; a route with params is only ever called with it.
       const response = await handler(request, limits, context as C);
+      gate.dataHealth.answered();
       // Rows a device cookie put off and the handler never reached: a failure of the address's.
       await limits.settle();
       if (response.status < 400 && limits.pending.length > 0) {
@@ -351,6 +352,8 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
  * stack trace to the client.
  */
 function failed(gate: Gatehouse, path: RoutePath, error: unknown): Response {
+  gate.dataHealth.answered();
+  gate.dataHealth.failed(error);
   const cause = outageCause(error);
   if (cause) {
     gate.metrics.unavailable.inc({ route: path, cause });

@@ -1,5 +1,6 @@
 import { statfs } from "node:fs/promises";
 import type { Gatehouse } from "@/lib/app";
+import type { DataReport } from "@/lib/db/data-health";
 
 export type HealthReport = {
   database: "up" | "down";
@@ -8,6 +9,8 @@ export type HealthReport = {
   /** The embedded database's folder: free space against DISK_MIN_FREE_MB (PGlite only). */
   disk?: { freeBytes: number; minFreeBytes: number; ok: boolean };
   rateLimitStore: ReturnType<Gatehouse["storeHealth"]> & { failClosedPolicies: boolean };
+  /** Readiness only: whether requests are failing on damaged stored data. */
+  data?: DataReport;
 };
 
 /** Free bytes for an unprivileged writer on the filesystem holding `folder`. */
@@ -55,9 +58,11 @@ export async function readinessReport(gate: Gatehouse): Promise<HealthReport & {
     const free = await freeBytes(target.dataDir).catch(() => 0);
     report.disk = { freeBytes: free, minFreeBytes, ok: free >= minFreeBytes };
   }
+  // Damaged data fails requests whatever the probes above say, and nothing here mends it.
+  report.data = gate.dataHealth.report();
   // A fail-closed policy refuses every request it guards while its store is down: not ready.
   const store = report.rateLimitStore;
   const storeOk = !(store.failClosedPolicies && store.state === "down");
-  const ready = report.database === "up" && report.writable === true && (report.disk?.ok ?? true) && storeOk;
+  const ready = report.database === "up" && report.writable === true && (report.disk?.ok ?? true) && report.data.ok && storeOk;
   return { ...report, ready };
 }

@@ -242,6 +242,45 @@ describe.skipIf(!postgresUrl())("PostgreSQL ends a connection mid-commit (needs 
   );
 });
 
+describe("a damaged live data folder (PGlite)", () => {
+  let gate: Gatehouse | undefined;
+  let dataDir: string;
+
+  afterAll(async () => {
+    await closeServed(gate).catch(() => {});
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }, ONE_MINUTE);
+
+  it(
+    "readiness turns 503 naming damaged data once sign-ins fail on it, where SELECT 1 and a write still pass",
+    { timeout: 2 * ONE_MINUTE },
+    async () => {
+      dataDir = fs.mkdtempSync(path.join((await import("node:os")).tmpdir(), "gatehouse-faults-damaged-"));
+      const before = await testGatehouse(`pglite:${dataDir}`, { REQUIRE_EMAIL_VERIFICATION: "false" });
+      await createAccount(before, "owner@example.com", PASSWORD);
+      const [files] = await before.prisma.$queryRaw<{ index: string }[]>`SELECT pg_relation_filepath('"User_email_key"') AS index`;
+      await before.close();
+      // Page 1 of the unique email index is its first leaf (page 0 is the metapage): garbage now,
+      // as a disk fault would leave it, while the instance was stopped.
+      const indexFile = fs.openSync(path.join(dataDir, files!.index), "r+");
+      fs.writeSync(indexFile, Buffer.alloc(8192, 0xa5), 0, 8192, 8192);
+      fs.closeSync(indexFile);
+
+      gate = await servedGatehouse(`pglite:${dataDir}`, { REQUIRE_EMAIL_VERIFICATION: "false" });
+      // Any address: each lookup reads the damaged leaf (distinct ones stay under the per-username limit).
+      for (let i = 0; i < 6; i++) await expectUnavailable(await browserSignIn(`visitor${i}@example.com`, PASSWORD));
+      const unfit = await ready();
+      expect(unfit.status).toBe(503);
+      expect(unfit.body).toMatchObject({
+        ok: false,
+        database: "up",
+        writable: true,
+        data: { ok: false, cause: "damaged_data_failing_requests", detail: expect.stringMatching(/invalid page in block/) },
+      });
+    },
+  );
+});
+
 describe.skipIf(!CI && !asRoot)("a small tmpfs, filled (mount needs root)", () => {
   let disk: SmallDisk | undefined;
   let gate: Gatehouse | undefined;
