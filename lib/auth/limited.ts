@@ -317,6 +317,12 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
   };
 
   async function answer(gate: Gatehouse, request: NextRequest, locale: string, context: C | undefined): Promise<Response> {
+    // Below DISK_MIN_FREE_MB, where readiness says 503 too: a request that may write is refused
+    // before anything (the limiter's store included) writes, so PGlite never meets a full disk.
+    if (gate.disk?.refusing() && request.method !== "GET" && request.method !== "HEAD") {
+      gate.metrics.unavailable.inc({ route: path, cause: "disk" });
+      return serviceUnavailable();
+    }
     const client = gate.clientAddress(request.headers);
     if (needsAddress && client.source === "unknown") return noClientAddress();
     // The language a sign-in records for the account's mails: only one the request stated (a

@@ -281,6 +281,65 @@ describe("a damaged live data folder (PGlite)", () => {
   );
 });
 
+describe("the disk guard: one threshold for readiness and writes, a warning before it (PGlite)", () => {
+  let gate: Gatehouse | undefined;
+  let dataDir: string;
+  afterEach(async () => {
+    await closeServed(gate).catch(() => {});
+    gate = undefined;
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** DISK_MIN_FREE_MB (MiB) that puts the folder's real free space at `share` of it. */
+  async function thresholdAt(share: number): Promise<number> {
+    dataDir = fs.mkdtempSync(path.join((await import("node:os")).tmpdir(), "gatehouse-faults-disk-"));
+    const { freeBytes } = await import("@/lib/db/disk-guard");
+    return Math.floor((await freeBytes(dataDir)) / 1024 / 1024 / share);
+  }
+
+  it("between once and twice DISK_MIN_FREE_MB: a warning, while readiness and registration go on", { timeout: ONE_MINUTE }, async () => {
+    gate = await servedGatehouse(`pglite:${dataDir}`, {
+      REQUIRE_EMAIL_VERIFICATION: "false",
+      DISK_MIN_FREE_MB: String(await thresholdAt(1.5)),
+    });
+    const warned = vi.spyOn(gate.log, "warn");
+    const refused = vi.spyOn(gate.log, "error");
+    const low = await ready();
+    expect(low.status).toBe(200);
+    expect(low.body).toMatchObject({ disk: { ok: true, state: "low" } });
+    expect(warned).toHaveBeenCalledWith(expect.objectContaining({ event: "disk_space_low" }));
+    expect(refused).not.toHaveBeenCalledWith(expect.objectContaining({ event: "disk_space_refusing" }));
+    expect((await register("low@example.com")).status).toBe(202);
+    expect(await gate!.metrics.registry.metrics()).toMatch(/gatehouse_disk_free_bytes \d+/);
+  });
+
+  it(
+    "below DISK_MIN_FREE_MB: readiness 503 and a registration 503 unavailable (disk), while reads are served",
+    { timeout: ONE_MINUTE },
+    async () => {
+      const minFreeMiB = await thresholdAt(0.5);
+      gate = await servedGatehouse(`pglite:${dataDir}`, { REQUIRE_EMAIL_VERIFICATION: "false" });
+      // The disk "fills" while the instance serves: a start below the threshold would be refused.
+      const { DiskGuard } = await import("@/lib/db/disk-guard");
+      const refused = vi.fn();
+      (gate as { disk: unknown }).disk = new DiskGuard(dataDir, minFreeMiB * 1024 * 1024, {
+        info: () => {},
+        warn: () => {},
+        error: refused,
+      });
+      const full = await ready();
+      expect(full.status).toBe(503);
+      expect(full.body).toMatchObject({ ok: false, database: "up", writable: true, disk: { ok: false, state: "full" } });
+      expect(refused).toHaveBeenCalledWith(expect.objectContaining({ event: "disk_space_refusing" }));
+      await expectUnavailable(await register("full@example.com"));
+      expect(await unavailableCount(gate!, "disk")).toBe(1);
+      expect(await gate!.prisma.user.count()).toBe(0);
+      const { GET } = await import("@/app/api/health/route");
+      expect((await GET(new Request("http://localhost/api/health", { headers: { [PEER_HEADER]: freshAddress() } }))).status).toBe(200);
+    },
+  );
+});
+
 describe.skipIf(!CI && !asRoot)("a small tmpfs, filled (mount needs root)", () => {
   let disk: SmallDisk | undefined;
   let gate: Gatehouse | undefined;
