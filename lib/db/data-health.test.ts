@@ -20,7 +20,7 @@ describe("isDataDamage", () => {
 });
 
 describe("DataHealth", () => {
-  it("turns unfit at 5 damaged answers making a fifth of the window, and fit again once they age out", () => {
+  it("turns unfit at 5 damaged answers making a fifth of the window, and stays so once they age out", () => {
     let now = 1_000_000;
     const health = new DataHealth(() => now);
     for (let i = 0; i < 16; i++) health.answered();
@@ -34,8 +34,24 @@ describe("DataHealth", () => {
     health.failed(damaged());
     expect(health.report()).toMatchObject({ ok: false, cause: "damaged_data_failing_requests", damaged: 5, answered: 21 });
     expect(health.report().detail).toMatch(/invalid page in block 1/);
+    // Readiness 503 stops the traffic, so the window empties; the damage is still there.
     now += 61_000;
-    expect(health.report()).toMatchObject({ ok: true, answered: 0, damaged: 0 });
+    expect(health.report()).toMatchObject({ ok: false, cause: "damaged_data_failing_requests", answered: 0, damaged: 0 });
+  });
+
+  it("turns with the failures, before any readiness check asks", () => {
+    const health = new DataHealth(() => 0);
+    for (let i = 0; i < 5; i++) health.failed(damaged());
+    expect(health.report()).toMatchObject({ ok: false });
+  });
+
+  it("forgets a few damaged answers once they age out, below the threshold", () => {
+    let now = 0;
+    const health = new DataHealth(() => now);
+    for (let i = 0; i < 4; i++) health.failed(damaged());
+    now += 61_000;
+    health.failed(damaged());
+    expect(health.report()).toMatchObject({ ok: true, damaged: 1 });
   });
 
   it("ignores outages that heal, and a few damaged answers among many good ones", () => {

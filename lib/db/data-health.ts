@@ -3,7 +3,8 @@
  * `SELECT 1` and takes a write can still fail every sign-in: a damaged index page (issue 59's
  * drill: a damaged live folder, readiness 200, 40 of 40 sign-ins 503). Nothing this process does
  * mends that, so a load balancer must stop sending it users: readiness turns 503, naming the
- * cause, when a share of recent requests was answered `unavailable` for a damaged page (amcheck,
+ * cause, from the moment a share of recent requests was answered `unavailable` for a damaged
+ * page, until the process restarts (amcheck,
  * `npm run db:check`, names every damaged relation; it is not run on the live database, whose
  * every query would wait behind it). An outage that ends by itself (a database restarting, a full
  * disk freed) is not counted here: readiness already follows it, and it heals.
@@ -58,6 +59,7 @@ export class DataHealth {
   private readonly damagedIn = new Array<number>(BUCKETS).fill(0);
   private readonly bucketOf = new Array<number>(BUCKETS).fill(-1);
   private lastDamage = "";
+  private unfit = false;
 
   constructor(
     private readonly monotonicMs: () => number,
@@ -74,6 +76,7 @@ export class DataHealth {
     if (!isDataDamage(error)) return;
     this.damagedIn[this.slot()]! += 1;
     this.lastDamage = describe(error);
+    this.report();
   }
 
   report(): DataReport {
@@ -85,8 +88,10 @@ export class DataHealth {
       answered += this.answeredIn[i]!;
       damaged += this.damagedIn[i]!;
     }
-    const failing = damaged >= this.settings.minDamaged && damaged >= this.settings.minShare * Math.max(answered, 1);
-    if (failing) return { ok: false, cause: "damaged_data_failing_requests", detail: this.lastDamage, answered, damaged };
+    // For good once reached: with readiness 503 the balancer sends no more requests, and the
+    // failures aging out of the window would bring the instance back to fail them again.
+    this.unfit ||= damaged >= this.settings.minDamaged && damaged >= this.settings.minShare * Math.max(answered, 1);
+    if (this.unfit) return { ok: false, cause: "damaged_data_failing_requests", detail: this.lastDamage, answered, damaged };
     return { ok: true, answered, damaged };
   }
 
