@@ -8,8 +8,8 @@
  *   npm run bench -- --compare DIR         parts 2, 13 and 15 also measure the production build in DIR (another
  *                                          checkout, e.g. the commit before a change) side by side
  *
- * Parts: limiter, flood, distributed, memory, argon2, lockout, pow, retention, answers, passkeys, peer, stuffing, precision, connections, cost.
- * flood, distributed, lockout, answers, passkeys, peer, stuffing, precision and connections start the production server (`node server.mjs`) from .next; a full run builds it when
+ * Parts: limiter, flood, distributed, memory, argon2, lockout, pow, retention, answers, passkeys, peer, stuffing, precision, connections, cost, faults.
+ * flood, distributed, lockout, answers, passkeys, peer, stuffing, precision, connections, cost and faults start the production server (`node server.mjs`) from .next; a full run builds it when
  * .next/BUILD_ID is missing, a smoke run skips those parts instead. pow runs the proof of work in
  * Node and in Chromium (CHROMIUM_PATH, else /usr/bin/chromium; skipped with a note when there is
  * none). All load goes to 127.0.0.1 and every loop is bounded.
@@ -39,6 +39,7 @@ import { precisionPart } from "./parts/precision";
 import { stuffingPart } from "./parts/stuffing";
 import { connectionsPart } from "./parts/connections";
 import { costPart } from "./parts/cost";
+import { faultsPart } from "./parts/faults";
 
 const PARTS: readonly Part[] = [
   limiterPart,
@@ -56,6 +57,7 @@ const PARTS: readonly Part[] = [
   precisionPart,
   connectionsPart,
   costPart,
+  faultsPart,
 ];
 const SERVER_PARTS: ReadonlySet<PartId> = new Set([
   "flood",
@@ -68,6 +70,7 @@ const SERVER_PARTS: ReadonlySet<PartId> = new Set([
   "precision",
   "connections",
   "cost",
+  "faults",
 ]);
 // Hard stops, whatever a part does: the bench must end by itself. The other parts' last runs add up
 // to about 45–50 minutes on 2 vCPUs, and part 11 (3 rounds) to about 95 (94 on an AMD EPYC; its floods go on

@@ -1,3 +1,5 @@
+import { DataHealth } from "@/lib/db/data-health";
+import { DiskGuard } from "@/lib/db/disk-guard";
 import { localized } from "@/lib/http/responses";
 import type { AppConfig } from "@/lib/config/env";
 import type { Database } from "@/lib/db/client";
@@ -104,6 +106,10 @@ export type Gatehouse = {
   hasher: PasswordHasher;
   /** Database and disk failures on request paths, logged once per episode. */
   outages: OutageLog;
+  /** Whether requests are failing on damaged stored data: readiness reads it. */
+  dataHealth: DataHealth;
+  /** The embedded database's disk against DISK_MIN_FREE_MB (readiness, and writes refused below it); null on PostgreSQL. */
+  disk: DiskGuard | null;
   clientAddress(headers: Headers): ClientAddress;
   /** The lockout key of a normalised username: a digest, so the table holds no usernames. */
   usernameKey(email: string): string;
@@ -532,6 +538,13 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     addressWatch: config.webhooks ? new AddressWatch() : null,
     door,
     outages: new OutageLog(log, clock),
+    dataHealth: new DataHealth(monotonicMs),
+    disk:
+      config.database.target.kind === "pglite"
+        ? new DiskGuard(config.database.target.dataDir, config.database.minFreeBytes, log, (reading) =>
+            metrics.diskFreeBytes.set(reading.freeBytes),
+          )
+        : null,
     clientAddress,
     usernameKey,
     deviceLockKey: (deviceId) => digestKey(config.rateLimit.keySecret, ["device-lockout", deviceId]),

@@ -17,7 +17,8 @@ export type PartId =
   | "stuffing"
   | "precision"
   | "connections"
-  | "cost";
+  | "cost"
+  | "faults";
 
 /** Each part prints its title as a heading; the smoke test looks for them. */
 export const PART_TITLES: Readonly<Record<PartId, string>> = {
@@ -36,6 +37,7 @@ export const PART_TITLES: Readonly<Record<PartId, string>> = {
   precision: "13. Precision: the office, the carrier, the typist and the owner after a reset, beside the attackers",
   connections: "14. Idle connections: one client holding and reopening them, beside new visitors",
   cost: "15. Per-request cost beside the floor and better-auth",
+  faults: "16. kill -9 with mail promised: every promised mail delivered once after the restart",
 };
 
 export type PartContext = {

@@ -32,6 +32,8 @@ export type BenchServer = {
   cpuMs(): number;
   /** Resolves when `event` has been logged `count` times, or after `timeoutMs`. */
   waitForEvents(event: string, count: number, timeoutMs: number): Promise<boolean>;
+  /** kill -9: the process ends at once, nothing of it runs; unlike stop(), every folder is kept. */
+  kill(): Promise<void>;
   stop(): Promise<void>;
 };
 
@@ -345,6 +347,10 @@ export async function startServer(
         });
       }
       return (counts.get(event) ?? 0) >= count;
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
     },
     stop,
   };

@@ -31,6 +31,7 @@ export async function readAccountForm(
     session = await liveSessionOfCookies(gate, cookieJar(request.cookies));
   } catch (error) {
     gate.log.error({ event: "session_check_failed", err: messageOf(error) });
+    gate.dataHealth.failed(error);
     return refuse(unavailable());
   }
   if (!session) return refuse(jsonError(401, "unauthenticated", SESSION_ENDED));

@@ -51,6 +51,7 @@ async function bearerCaller(gate: Gatehouse, authorization: string): Promise<OrR
     ended = await accessTokenStanding(gate.prisma, check);
   } catch (error) {
     gate.log.error({ event: "access_token_check_failed", err: messageOf(error) });
+    gate.dataHealth.failed(error);
     return refuse(unavailable());
   }
   if (ended === "password_change_required") return refuse(passwordChangeRequired());
@@ -78,6 +79,7 @@ async function sessionCaller(request: NextRequest, gate: Gatehouse, changesState
     session = await liveSessionOfCookies(gate, cookieJar(request.cookies));
   } catch (error) {
     gate.log.error({ event: "session_check_failed", err: messageOf(error) });
+    gate.dataHealth.failed(error);
     return refuse(unavailable());
   }
   if (session?.passwordChangeRequired) return refuse(passwordChangeRequired());

@@ -89,6 +89,7 @@ async function writeSignInUntraced(
     return { ok: false, refusal: null };
   } catch (error) {
     gate.log.error({ event: "session_start_failed", userId: user.id, err: messageOf(error) });
+    gate.dataHealth.failed(error);
     return { ok: false, refusal: unavailable() };
   }
 }
@@ -147,6 +148,7 @@ export async function signedInBrowser(
       : await openSession(gate, outcome.user, client, userAgent, outcome.sessionId);
   } catch (error) {
     gate.log.error({ event: "session_start_failed", err: messageOf(error) });
+    gate.dataHealth.failed(error);
     return unavailable();
   }
   const response = json(200, body);

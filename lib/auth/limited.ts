@@ -317,6 +317,12 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
   };
 
   async function answer(gate: Gatehouse, request: NextRequest, locale: string, context: C | undefined): Promise<Response> {
+    // Below DISK_MIN_FREE_MB, where readiness says 503 too: a request that may write is refused
+    // before anything (the limiter's store included) writes, so PGlite never meets a full disk.
+    if (gate.disk?.refusing() && request.method !== "GET" && request.method !== "HEAD") {
+      gate.metrics.unavailable.inc({ route: path, cause: "disk" });
+      return serviceUnavailable();
+    }
     const client = gate.clientAddress(request.headers);
     if (needsAddress && client.source === "unknown") return noClientAddress();
     // The language a sign-in records for the account's mails: only one the request stated (a
@@ -332,6 +338,7 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
       if (refused) return refused;
       // Next.js always passes the context; a route with params is only ever called with it.
       const response = await handler(request, limits, context as C);
+      gate.dataHealth.answered();
       // Rows a device cookie put off and the handler never reached: a failure of the address's.
       await limits.settle();
       if (response.status < 400 && limits.pending.length > 0) {
@@ -351,6 +358,8 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
  * stack trace to the client.
  */
 function failed(gate: Gatehouse, path: RoutePath, error: unknown): Response {
+  gate.dataHealth.answered();
+  gate.dataHealth.failed(error);
   const cause = outageCause(error);
   if (cause) {
     gate.metrics.unavailable.inc({ route: path, cause });

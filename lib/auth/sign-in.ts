@@ -278,6 +278,7 @@ async function checkPassword(gate: Gatehouse, admission: Admission): Promise<Sig
     outcome = await checkAdmitted(gate, admission);
   } catch (error) {
     gate.log.error({ event: "password_check_failed", err: messageOf(error) });
+    gate.dataHealth.failed(error);
     logSecurity(gate, { route: admission.route, outcome: "unavailable", client: admission.client, email: admission.email });
     outcome = { ok: false, refusal: unavailable() };
   }

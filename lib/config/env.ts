@@ -465,7 +465,7 @@ export type AppConfig = {
   database: {
     /** Where DATABASE_URL says the data lives. */
     target: DatabaseTarget;
-    /** PGlite: the start and readiness refuse a data folder's disk with less free (DISK_MIN_FREE_MB). */
+    /** PGlite: the start, readiness and writes refuse a data folder's disk with less free (DISK_MIN_FREE_MB; lib/db/disk-guard.ts). */
     minFreeBytes: number;
   };
   log: { level: EnvValues["LOG_LEVEL"] };

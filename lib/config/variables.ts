@@ -78,7 +78,8 @@ export const variableDocs = {
   },
   DISK_MIN_FREE_MB: {
     group: "Start and database",
-    description: "PGlite only: the start refuses, and readiness answers 503, while the data folder's disk has less free (MiB).",
+    description:
+      "PGlite only: the start refuses, readiness answers 503 and requests that may write are answered 503, while the data folder's disk has less free (MiB); below twice this, a warning (log line, gatehouse_disk_free_bytes).",
   },
   SESSION_MAX_AGE_SECONDS: {
     group: "Sessions and tokens",

@@ -89,6 +89,43 @@ function clientTransactional(client: pg.Client): Transactional {
   };
 }
 
+/**
+ * A checked-out connection that the server ends goes back to the pool (which drops it), once.
+ * Prisma 6's driver adapter never releases a transaction's connection whose COMMIT failed: with
+ * the server ending connections (a restart, a failover), each such request would hold one of the
+ * pool's connections for good, until no request could get one and pool.end() waited for ever.
+ */
+function releaseWhenEnded(pool: pg.Pool): void {
+  const connect = pool.connect.bind(pool) as (callback: (error: Error | undefined, client?: pg.PoolClient) => void) => void;
+  const guard = (client: pg.PoolClient) => {
+    const release = client.release.bind(client);
+    let released = false;
+    const onEnd = () => client.release(new Error("the server ended a checked-out connection"));
+    client.release = (error?: Error | boolean) => {
+      if (released) return;
+      released = true;
+      client.removeListener("end", onEnd);
+      release(error);
+    };
+    client.once("end", onEnd);
+  };
+  // pg-pool's own query() calls connect with a callback; the adapter awaits its promise.
+  pool.connect = ((callback?: (error: Error | undefined, client?: pg.PoolClient, done?: () => void) => void) => {
+    const connected = new Promise<pg.PoolClient>((resolve, reject) =>
+      connect((error, client) => {
+        if (error || !client) return reject(error ?? new Error("no connection"));
+        guard(client);
+        resolve(client);
+      }),
+    );
+    if (!callback) return connected;
+    connected.then(
+      (client) => callback(undefined, client, () => client.release()),
+      (error: Error) => callback(error),
+    );
+  }) as typeof pool.connect;
+}
+
 /** close() may be called more than once (shutdown, tests); only the first call closes. */
 function closeOnce(database: Database): Database {
   let closing: Promise<void> | undefined;
@@ -157,6 +194,7 @@ async function openUnwrapped(
   // An idle connection's error (a restart, a failover, the server ending it) is emitted by the pool,
   // which drops that connection: with no listener it would be thrown, uncaught, from its socket.
   pool.on("error", onConnectionLost);
+  releaseWhenEnded(pool);
   const prisma = new PrismaClient({ adapter: wrap(new PrismaPg(pool)) });
   const sql = poolSql(pool);
   return {

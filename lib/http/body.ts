@@ -60,7 +60,14 @@ export function isMediaType(header: string | null, expected: MediaType): boolean
 async function readBodyText(request: Request, maxBytes: number): Promise<string> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > maxBytes) throw new BodyError(413, "payload_too_large", `The request body is larger than ${maxBytes} bytes.`);
-  const text = await readCappedText(request.body, maxBytes);
+  let text: string | null;
+  try {
+    text = await readCappedText(request.body, maxBytes);
+  } catch {
+    // The client's socket closed mid-body (it left, or took longer than requestTimeout): Node
+    // ends the stream with "aborted" ECONNRESET, which must not read as the database's outage.
+    throw new BodyError(400, "invalid_input", "The request body did not arrive in full.");
+  }
   if (text === null) throw new BodyError(413, "payload_too_large", `The request body is larger than ${maxBytes} bytes.`);
   return text;
 }

@@ -16,18 +16,24 @@
  *   oldest at once, is what stops a client that reopens whatever it loses from turning the share
  *   into a loop of new requests: a refused socket costs an accept, a closed one a request;
  * - from `reclaimAt` (90% of the cap) on, each new connection closes the oldest idle one of the
- *   key that holds the most, so a flood of idle keep-alives makes room before the cap is hit;
- * - at `cap`, a new connection is refused only when every open one is busy with a request.
+ *   key that holds the most, idle for `minIdleMs` at least (one just accepted, or just answered,
+ *   may be a visitor whose request the loop has not read yet), so a flood of idle keep-alives
+ *   makes room before the cap is hit;
+ * - at `cap`, the heaviest key's oldest idle one is closed whatever its age; with none idle, the
+ *   connection that has been receiving its request longest, for `staleMs` at least (a client
+ *   sending its body a byte at a time holds a busy slot until requestTimeout, and many of them,
+ *   from many addresses, would fill the cap); a new connection is refused only when every open
+ *   one is busy with a request that has arrived, or with one that began less than `staleMs` ago.
  * A connection counts under the key `admit` is given (the client's key: an IPv6 client's /64), or
  * its socket address; a null key is a trusted proxy's, which carries many clients: no share
  * applies to it, only the cap. `allowance` multiplies a key's share (TRUSTED_NETWORKS).
- * @param {{ cap: number; perAddress: number; staleMs?: number; onFull?: (stats: ConnectionStats) => void; nowMs?: () => number }} options
+ * @param {{ cap: number; perAddress: number; staleMs?: number; minIdleMs?: number; onFull?: (stats: ConnectionStats) => void; nowMs?: () => number }} options
  */
-export function connectionGuard({ cap, perAddress, staleMs = 2_000, onFull = () => {}, nowMs = Date.now }) {
+export function connectionGuard({ cap, perAddress, staleMs = 2_000, minIdleMs = 1_000, onFull = () => {}, nowMs = Date.now }) {
   /** @type {Map<string, Set<Connection>>} insertion order: oldest first */
   const byAddress = new Map();
-  /** @type {Set<Connection>} */
-  const busy = new Set();
+  /** @type {Map<Connection, { sinceMs: number; receiving: () => boolean }>} busy with a request: since when, and whether it is still arriving */
+  const busy = new Map();
   /** @type {WeakMap<Connection, string>} */
   const addressOf = new WeakMap();
   /** @type {WeakMap<Connection, number>} when each became idle (connected, or answered) */
@@ -67,23 +73,38 @@ export function connectionGuard({ cap, perAddress, staleMs = 2_000, onFull = () 
     return found;
   }
 
-  /** @param {Set<Connection> | undefined} held */
-  function oldestIdle(held) {
-    if (held) for (const connection of held) if (!busy.has(connection)) return connection;
+  /** The first connection of `held` idle since `idleBy` or before. @param {Set<Connection> | undefined} held @param {number} idleBy */
+  function oldestIdle(held, idleBy) {
+    if (held)
+      for (const connection of held) if (!busy.has(connection) && (idleSince.get(connection) ?? Infinity) <= idleBy) return connection;
     return undefined;
   }
 
-  /** The oldest idle connection of the key that holds the most, among keys with one idle (ties: the first found). */
-  function heaviestIdle() {
+  /** The oldest idle connection (idle since `idleBy` or before) of the key that holds the most, among keys with one (ties: the first found). @param {number} idleBy */
+  function heaviestIdle(idleBy) {
     /** @type {Connection | undefined} */
     let found;
     let most = 0;
     for (const held of byAddress.values()) {
       if (held.size <= most) continue;
-      const idle = oldestIdle(held);
+      const idle = oldestIdle(held, idleBy);
       if (idle) {
         found = idle;
         most = held.size;
+      }
+    }
+    return found;
+  }
+
+  /** The busy connection still receiving its request that began longest ago, before `beganBy`. @param {number} beganBy */
+  function slowestArriving(beganBy) {
+    /** @type {Connection | undefined} */
+    let found;
+    let since = Infinity;
+    for (const [connection, request] of busy) {
+      if (request.sinceMs <= beganBy && request.sinceMs < since && request.receiving()) {
+        found = connection;
+        since = request.sinceMs;
       }
     }
     return found;
@@ -131,8 +152,9 @@ export function connectionGuard({ cap, perAddress, staleMs = 2_000, onFull = () 
         reclaim(own, "share");
       }
       if (open >= reclaimAt) {
-        const idle = heaviestIdle();
-        if (idle) reclaim(idle, "cap");
+        const room =
+          heaviestIdle(now - minIdleMs) ?? (open >= cap ? (heaviestIdle(Infinity) ?? slowestArriving(now - staleMs)) : undefined);
+        if (room) reclaim(room, "cap");
       }
       if (open >= cap) {
         refused.cap++;
@@ -148,9 +170,14 @@ export function connectionGuard({ cap, perAddress, staleMs = 2_000, onFull = () 
       open++;
       return true;
     },
-    /** A request began on it: it is not reclaimed until `idle`. @param {Connection} connection */
-    busy(connection) {
-      if (addressOf.has(connection)) busy.add(connection);
+    /**
+     * A request began on it: it is not reclaimed until `idle`, unless it is still arriving
+     * `staleMs` later when the cap is reached.
+     * @param {Connection} connection
+     * @param {() => boolean} [receiving] whether the request's body is still arriving
+     */
+    busy(connection, receiving = () => false) {
+      if (addressOf.has(connection)) busy.set(connection, { sinceMs: nowMs(), receiving });
     },
     /** Its request was answered. @param {Connection} connection */
     idle(connection) {

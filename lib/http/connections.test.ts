@@ -58,10 +58,12 @@ describe("the connection guard", () => {
   });
 
   it("near the cap, closes the biggest holder's idle connections for a new visitor", () => {
+    let nowMs = 0;
     const logged: unknown[] = [];
-    const guard = connectionGuard({ cap: 10, perAddress: 10, onFull: (stats) => logged.push(stats) });
+    const guard = connectionGuard({ cap: 10, perAddress: 10, onFull: (stats) => logged.push(stats), nowMs: () => nowMs });
     const flood = Array.from({ length: 9 }, () => socket("198.51.100.7"));
     for (const s of flood) guard.admit(s);
+    nowMs = 1_000;
     const owner = socket("203.0.113.1");
     guard.admit(owner);
     expect(guard.stats().open).toBe(9);
@@ -71,6 +73,53 @@ describe("the connection guard", () => {
     expect(owner.destroyed).toBe(false);
     expect(flood.filter((s) => s.destroyed).length).toBe(5);
     expect(guard.stats().open).toBeLessThanOrEqual(10);
+  });
+
+  it("near the cap, keeps a connection idle for less than minIdleMs (a request the loop has not read yet)", () => {
+    let nowMs = 0;
+    const guard = connectionGuard({ cap: 10, perAddress: 10, minIdleMs: 1_000, nowMs: () => nowMs });
+    // Behind a trusted proxy every visitor's connection counts under one key, the heaviest.
+    const proxied = Array.from({ length: 9 }, () => socket("127.0.0.1"));
+    for (const s of proxied) guard.admit(s, null);
+    nowMs = 500;
+    expect(guard.admit(socket("203.0.113.1"))).toBe(true);
+    expect(proxied.filter((s) => s.destroyed)).toHaveLength(0);
+    // At the cap, room is made whatever the idle connection's age: a new visitor is not refused.
+    expect(guard.admit(socket("203.0.113.2"))).toBe(true);
+    expect(proxied.filter((s) => s.destroyed)).toHaveLength(1);
+  });
+
+  it("at the cap, closes the request that has been arriving longest (a slow body), never one that has arrived", () => {
+    let nowMs = 0;
+    const guard = connectionGuard({ cap: 3, perAddress: 3, staleMs: 2_000, nowMs: () => nowMs });
+    const arrived = socket("192.0.2.1");
+    const slow = socket("192.0.2.2");
+    const slower = socket("192.0.2.3");
+    for (const s of [arrived, slow, slower]) guard.admit(s);
+    guard.busy(slower, () => true);
+    nowMs = 1_000;
+    guard.busy(slow, () => true);
+    guard.busy(arrived, () => false);
+    // Arriving for 1.5 s and 0.5 s: a client on a slow link, not yet a slow client.
+    nowMs = 1_500;
+    expect(guard.admit(socket("203.0.113.1"))).toBe(false);
+    nowMs = 2_500;
+    const visitor = socket("203.0.113.2");
+    expect(guard.admit(visitor)).toBe(true);
+    expect(slower.destroyed).toBe(true);
+    expect(slow.destroyed).toBe(false);
+    expect(arrived.destroyed).toBe(false);
+    guard.busy(visitor, () => false);
+    nowMs = 3_000;
+    const next = socket("203.0.113.3");
+    expect(guard.admit(next)).toBe(true);
+    expect(slow.destroyed).toBe(true);
+    guard.busy(next, () => false);
+    // What is left has arrived: a request in the server keeps its slot, and the next one waits outside.
+    expect(guard.admit(socket("203.0.113.4"))).toBe(false);
+    expect(arrived.destroyed).toBe(false);
+    expect(visitor.destroyed).toBe(false);
+    expect(guard.stats()).toMatchObject({ open: 3, reclaimed: { cap: 2 } });
   });
 
   it("refuses a new connection at the cap only when every open one is busy, and says so once", () => {

@@ -1,20 +1,17 @@
-import { statfs } from "node:fs/promises";
 import type { Gatehouse } from "@/lib/app";
+import type { DataReport } from "@/lib/db/data-health";
+import type { DiskReading } from "@/lib/db/disk-guard";
 
 export type HealthReport = {
   database: "up" | "down";
   /** Whether the database took a write just now (readiness only; liveness does not write). */
   writable?: boolean;
   /** The embedded database's folder: free space against DISK_MIN_FREE_MB (PGlite only). */
-  disk?: { freeBytes: number; minFreeBytes: number; ok: boolean };
+  disk?: DiskReading & { ok: boolean };
   rateLimitStore: ReturnType<Gatehouse["storeHealth"]> & { failClosedPolicies: boolean };
+  /** Readiness only: whether requests are failing on damaged stored data. */
+  data?: DataReport;
 };
-
-/** Free bytes for an unprivileged writer on the filesystem holding `folder`. */
-export async function freeBytes(folder: string): Promise<number> {
-  const stats = await statfs(folder);
-  return stats.bavail * stats.bsize;
-}
 
 function storeReport(gate: Gatehouse): HealthReport["rateLimitStore"] {
   const failClosedPolicies = Object.values(gate.config.rateLimit.policies).some((policy) => policy.failMode === "closed");
@@ -49,15 +46,16 @@ export async function readinessReport(gate: Gatehouse): Promise<HealthReport & {
       report.writable = false;
     }
   }
-  const target = gate.config.database.target;
-  if (target.kind === "pglite") {
-    const minFreeBytes = gate.config.database.minFreeBytes;
-    const free = await freeBytes(target.dataDir).catch(() => 0);
-    report.disk = { freeBytes: free, minFreeBytes, ok: free >= minFreeBytes };
+  if (gate.disk) {
+    // The same reading, and threshold, that refuses writes (lib/db/disk-guard.ts).
+    const { freeBytes, minFreeBytes, warnBelowBytes, state } = await gate.disk.sample();
+    report.disk = { freeBytes, minFreeBytes, warnBelowBytes, state, ok: state !== "full" };
   }
+  // Damaged data fails requests whatever the probes above say, and nothing here mends it.
+  report.data = gate.dataHealth.report();
   // A fail-closed policy refuses every request it guards while its store is down: not ready.
   const store = report.rateLimitStore;
   const storeOk = !(store.failClosedPolicies && store.state === "down");
-  const ready = report.database === "up" && report.writable === true && (report.disk?.ok ?? true) && storeOk;
+  const ready = report.database === "up" && report.writable === true && (report.disk?.ok ?? true) && report.data.ok && storeOk;
   return { ...report, ready };
 }

@@ -1,6 +1,7 @@
 import { LIFECYCLE_SYMBOL, STARTED_SYMBOL } from "@/lib/server-contract.mjs";
 import { gatehouse } from "@/lib/app";
 import { startRetention } from "@/lib/retention/job";
+import { startPeriodic } from "@/lib/jobs/jobs";
 import { startDigest } from "./digest";
 import { messageOf } from "@/lib/log/message";
 import { connectionKey, parseTrustedProxies } from "@/lib/http/client-address";
@@ -49,6 +50,8 @@ export function isDraining(): boolean {
   return ((globalThis as Record<symbol, unknown>)[LIFECYCLE_SYMBOL] as Lifecycle | undefined)?.draining === true;
 }
 
+const DISK_READING_EVERY_MS = 5_000;
+
 /** Validates configuration, opens (and migrates) the database and builds every layer; a mistake stops the start. */
 export async function startGatehouse(): Promise<void> {
   try {
@@ -56,6 +59,14 @@ export async function startGatehouse(): Promise<void> {
     // Before the listener opens (server.mjs waits for publishLifecycle), so every request is traced.
     const tracing = gate.config.tracing ? startTracing(gate.config.tracing) : null;
     const retention = startRetention(gate.prisma, gate.config, gate.clock, gate.log);
+    // The disk guard's reading every 5 s: its warning comes before the refusal, not at it.
+    const disk = gate.disk
+      ? startPeriodic(async () => void (await gate.disk!.sample()), {
+          intervalMs: DISK_READING_EVERY_MS,
+          firstAfterMs: 0,
+          onError: () => {},
+        })
+      : null;
     // The digest's counts are flushed, and its week claimed, by every instance (one mail a week).
     const digest = gate.config.digest ? startDigest(gate) : null;
     const webhooks = gate.config.webhooks
@@ -109,6 +120,7 @@ export async function startGatehouse(): Promise<void> {
         await attacks?.stop();
         await webhooks?.stop();
         await retention.stop();
+        await disk?.stop();
         await digest?.stop();
         await gate.close();
         await tracing?.shutdown();

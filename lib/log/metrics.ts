@@ -108,6 +108,12 @@ export class Metrics {
     help: "Age of the oldest security webhook waiting in the outbox (0 when none)",
     registers: [this.registry],
   });
+  /** The embedded database's free disk, as the disk guard last measured it (PGlite only). */
+  readonly diskFreeBytes = new Gauge({
+    name: "gatehouse_disk_free_bytes",
+    help: "Free bytes on the embedded database's disk at the last reading (warning below twice DISK_MIN_FREE_MB; readiness 503 and writes refused below it)",
+    registers: [this.registry],
+  });
   readonly mailQueueDepth = new Gauge({
     name: "gatehouse_mail_queue_depth",
     help: "Mail messages held by the queue (waiting, in flight, or retrying)",

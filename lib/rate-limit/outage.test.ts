@@ -23,6 +23,17 @@ describe("outageCause", () => {
     expect(
       outageCause(Object.assign(new Error("EMFILE: too many open files, open '/app/.next/server/chunk.js'"), { code: "EMFILE" })),
     ).toBe("resources");
+    expect(
+      outageCause(
+        Object.assign(
+          new Error("Transaction API error: Transaction already closed: A rollback cannot be executed on a committed transaction."),
+          {
+            code: "P2028",
+          },
+        ),
+      ),
+    ).toBe("database");
+    expect(outageCause(new Error("Client has encountered a connection error and is not queryable"))).toBe("database");
     expect(outageCause(new TypeError("Cannot read properties of undefined (reading 'id')"))).toBeNull();
     expect(outageCause(Object.assign(new Error("Unique constraint failed"), { code: "P2002" }))).toBeNull();
     expect(outageCause(Object.assign(new Error("duplicate key"), { code: "23505" }))).toBeNull();

@@ -4,6 +4,8 @@
  * requests; a stack trace each drowns the one line an operator needs).
  */
 
+import { errorChain } from "@/lib/log/error-chain";
+
 export type OutageCause = "database" | "disk" | "resources";
 
 // SQLSTATE classes that mean "the database cannot do this now", never "this request was wrong":
@@ -28,39 +30,17 @@ const NETWORK_ERRNO = new Set([
 // Prisma's codes for an unreachable, timed-out or closed database (P1xxx) and a full pool (P2024).
 const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
 const DISK_MESSAGE = /no space left on device|disk full|read-only file system|could not (extend|write to) file|ENOSPC|EROFS/i;
+// "Transaction already closed" (Prisma's P2028): a transaction whose connection died in its COMMIT
+// is reported as the failed rollback after it, not as the lost connection (issue 59: a
+// registration in flight when PostgreSQL stopped got 500); "not queryable": node-postgres on a
+// connection that has already failed.
 const UNAVAILABLE_MESSAGE =
-  /connection terminated|connection (refused|reset|closed|ended)|terminating connection|server closed the connection|can't reach database|timed out fetching a new connection|the database system is (starting up|shutting down|in recovery)|Aborted\(\)|PGlite is closed|invalid page in block|could not read block|ECONNREFUSED|ECONNRESET/i;
-
-type Inspectable = {
-  code?: unknown;
-  name?: unknown;
-  message?: unknown;
-  cause?: unknown;
-  meta?: unknown;
-  originalCode?: unknown;
-  errno?: unknown;
-};
-
-/** Every error in the chain: the error, its causes, and what Prisma's driver adapters carry in `meta`. */
-function* chain(error: unknown): Generator<Inspectable> {
-  const seen = new Set<unknown>();
-  const queue: unknown[] = [error];
-  while (queue.length > 0 && seen.size < 20) {
-    const next = queue.shift();
-    if (!next || typeof next !== "object" || seen.has(next)) continue;
-    seen.add(next);
-    const item = next as Inspectable;
-    yield item;
-    queue.push(item.cause);
-    const meta = item.meta as { driverAdapterError?: unknown } | undefined;
-    if (meta && typeof meta === "object") queue.push(meta.driverAdapterError);
-  }
-}
+  /connection terminated|Transaction already closed|connection error and is not queryable|connection (refused|reset|closed|ended)|terminating connection|server closed the connection|can't reach database|timed out fetching a new connection|the database system is (starting up|shutting down|in recovery)|Aborted\(\)|PGlite is closed|invalid page in block|could not read block|ECONNREFUSED|ECONNRESET/i;
 
 /** "disk", "resources" (out of file descriptors) or "database" when the error says the database or its disk cannot serve now; null for anything else. */
 export function outageCause(error: unknown): OutageCause | null {
   let cause: OutageCause | null = null;
-  for (const item of chain(error)) {
+  for (const item of errorChain(error)) {
     const codes = [item.code, item.originalCode].filter((code): code is string => typeof code === "string");
     const message = typeof item.message === "string" ? item.message : "";
     const name = typeof item.name === "string" ? item.name : "";
@@ -81,7 +61,7 @@ export function outageCause(error: unknown): OutageCause | null {
 
 /** A short, address-free description of the failure for the episode's log line. */
 export function describeOutage(error: unknown): { code?: string; message: string } {
-  for (const item of chain(error)) {
+  for (const item of errorChain(error)) {
     const code = [item.originalCode, item.code].find((value): value is string => typeof value === "string");
     const message = typeof item.message === "string" ? item.message.split("\n").find((line) => line.trim() !== "") : undefined;
     if (code || message) return { ...(code ? { code } : {}), message: (message ?? "").trim().slice(0, 200) };

@@ -98,4 +98,31 @@ export function reviewShapes(current: () => { gate: Gate }) {
       }
     });
   });
+
+  describe("a body the client cuts off is the client's, not a database outage (issue 59, slow bodies)", () => {
+    it("answers 400 and counts no outage when the upload ends early (requestTimeout, or the client leaving)", async () => {
+      const unavailable = async () => (await gate().metrics.unavailable.get()).values.reduce((sum, value) => sum + value.value, 0);
+      const before = await unavailable();
+      const { PEER_HEADER, freshAddress } = await import("../helpers/peer");
+      const { POST } = await import("@/app/api/register/route");
+      // What Node's request stream does when its socket closes mid-body: an "aborted" ECONNRESET.
+      const cutOff = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"email":"slow@example.com","pass'));
+          controller.error(Object.assign(new Error("aborted"), { code: "ECONNRESET" }));
+        },
+      });
+      const res = await POST(
+        new Request("http://localhost/api/register", {
+          method: "POST",
+          headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress() },
+          body: cutOff,
+          duplex: "half",
+        } as RequestInit),
+      );
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error: "invalid_input" });
+      expect(await unavailable()).toBe(before);
+    });
+  });
 }

@@ -187,6 +187,159 @@ describe.skipIf(!postgresUrl())("PostgreSQL stalled: a lock held by another sess
   });
 });
 
+describe.skipIf(!postgresUrl())("PostgreSQL ends a connection mid-commit (needs TEST_DATABASE_URL)", () => {
+  let database: TestDatabase;
+  let gate: Gatehouse | undefined;
+  let admin: pg.Client;
+
+  beforeAll(async () => {
+    database = await freshPostgres(postgresUrl()!);
+    gate = await servedGatehouse(database.url, { REQUIRE_EMAIL_VERIFICATION: "false" });
+    admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    // A deferred trigger that sleeps runs at COMMIT: the registration's insert is then in flight
+    // on the server, in its commit, when its connection is ended below.
+    await admin.query(
+      "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(5); RETURN NULL; END $$",
+    );
+    await admin.query(
+      `CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON "User" DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()`,
+    );
+  }, ONE_MINUTE);
+
+  afterAll(async () => {
+    await admin?.end().catch(() => {});
+    await closeServed(gate).catch(() => {});
+    await database?.dispose();
+  }, ONE_MINUTE);
+
+  it(
+    "answers the registration 503 unavailable, not 500, and gives the dead connection back to the pool",
+    { timeout: ONE_MINUTE },
+    async () => {
+      const pending = register("in-flight@example.com");
+      // What a stopping server does to every backend (57P01 admin_shutdown), here to the one committing.
+      let ended = 0;
+      for (let i = 0; i < 100 && ended === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const { rowCount } = await admin.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active' AND query = 'COMMIT'`,
+        );
+        ended = rowCount ?? 0;
+      }
+      expect(ended).toBe(1);
+      await expectUnavailable(await pending);
+      expect(await unavailableCount(gate!, "database")).toBe(1);
+      await admin.query('DROP TRIGGER slow_commit ON "User"');
+      expect((await register("after@example.com")).status).toBe(202);
+      // Prisma never releases a transaction's connection whose COMMIT failed: held by the pool
+      // for ever, it would keep pool.end() waiting, and ten of them would leave no connection.
+      const closing = closeServed(gate).then(() => "closed");
+      gate = undefined;
+      expect(await Promise.race([closing, new Promise((resolve) => setTimeout(() => resolve("still open"), 10_000))])).toBe("closed");
+    },
+  );
+});
+
+describe("a damaged live data folder (PGlite)", () => {
+  let gate: Gatehouse | undefined;
+  let dataDir: string;
+
+  afterAll(async () => {
+    await closeServed(gate).catch(() => {});
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }, ONE_MINUTE);
+
+  it(
+    "readiness turns 503 naming damaged data once sign-ins fail on it, where SELECT 1 and a write still pass",
+    { timeout: 2 * ONE_MINUTE },
+    async () => {
+      dataDir = fs.mkdtempSync(path.join((await import("node:os")).tmpdir(), "gatehouse-faults-damaged-"));
+      const before = await testGatehouse(`pglite:${dataDir}`, { REQUIRE_EMAIL_VERIFICATION: "false" });
+      await createAccount(before, "owner@example.com", PASSWORD);
+      const [files] = await before.prisma.$queryRaw<{ index: string }[]>`SELECT pg_relation_filepath('"User_email_key"') AS index`;
+      await before.close();
+      // Page 1 of the unique email index is its first leaf (page 0 is the metapage): garbage now,
+      // as a disk fault would leave it, while the instance was stopped.
+      const indexFile = fs.openSync(path.join(dataDir, files!.index), "r+");
+      fs.writeSync(indexFile, Buffer.alloc(8192, 0xa5), 0, 8192, 8192);
+      fs.closeSync(indexFile);
+
+      gate = await servedGatehouse(`pglite:${dataDir}`, { REQUIRE_EMAIL_VERIFICATION: "false" });
+      // Any address: each lookup reads the damaged leaf (distinct ones stay under the per-username limit).
+      for (let i = 0; i < 6; i++) await expectUnavailable(await browserSignIn(`visitor${i}@example.com`, PASSWORD));
+      const unfit = await ready();
+      expect(unfit.status).toBe(503);
+      expect(unfit.body).toMatchObject({
+        ok: false,
+        database: "up",
+        writable: true,
+        data: { ok: false, cause: "damaged_data_failing_requests", detail: expect.stringMatching(/invalid page in block/) },
+      });
+    },
+  );
+});
+
+describe("the disk guard: one threshold for readiness and writes, a warning before it (PGlite)", () => {
+  let gate: Gatehouse | undefined;
+  let dataDir: string;
+  afterEach(async () => {
+    await closeServed(gate).catch(() => {});
+    gate = undefined;
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** DISK_MIN_FREE_MB (MiB) that puts the folder's real free space at `share` of it. */
+  async function thresholdAt(share: number): Promise<number> {
+    dataDir = fs.mkdtempSync(path.join((await import("node:os")).tmpdir(), "gatehouse-faults-disk-"));
+    const { freeBytes } = await import("@/lib/db/disk-guard");
+    return Math.floor((await freeBytes(dataDir)) / 1024 / 1024 / share);
+  }
+
+  it("between once and twice DISK_MIN_FREE_MB: a warning, while readiness and registration go on", { timeout: ONE_MINUTE }, async () => {
+    gate = await servedGatehouse(`pglite:${dataDir}`, {
+      REQUIRE_EMAIL_VERIFICATION: "false",
+      DISK_MIN_FREE_MB: String(await thresholdAt(1.5)),
+    });
+    const warned = vi.spyOn(gate.log, "warn");
+    const refused = vi.spyOn(gate.log, "error");
+    const low = await ready();
+    expect(low.status).toBe(200);
+    expect(low.body).toMatchObject({ disk: { ok: true, state: "low" } });
+    expect(warned).toHaveBeenCalledWith(expect.objectContaining({ event: "disk_space_low" }));
+    expect(refused).not.toHaveBeenCalledWith(expect.objectContaining({ event: "disk_space_refusing" }));
+    expect((await register("low@example.com")).status).toBe(202);
+    expect(await gate!.metrics.registry.metrics()).toMatch(/gatehouse_disk_free_bytes \d+/);
+  });
+
+  it(
+    "below DISK_MIN_FREE_MB: readiness 503 and a registration 503 unavailable (disk), while reads are served",
+    { timeout: ONE_MINUTE },
+    async () => {
+      const minFreeMiB = await thresholdAt(0.5);
+      gate = await servedGatehouse(`pglite:${dataDir}`, { REQUIRE_EMAIL_VERIFICATION: "false" });
+      // The disk "fills" while the instance serves: a start below the threshold would be refused.
+      const { DiskGuard } = await import("@/lib/db/disk-guard");
+      const refused = vi.fn();
+      (gate as { disk: unknown }).disk = new DiskGuard(dataDir, minFreeMiB * 1024 * 1024, {
+        info: () => {},
+        warn: () => {},
+        error: refused,
+      });
+      const full = await ready();
+      expect(full.status).toBe(503);
+      expect(full.body).toMatchObject({ ok: false, database: "up", writable: true, disk: { ok: false, state: "full" } });
+      expect(refused).toHaveBeenCalledWith(expect.objectContaining({ event: "disk_space_refusing" }));
+      await expectUnavailable(await register("full@example.com"));
+      expect(await unavailableCount(gate!, "disk")).toBe(1);
+      expect(await gate!.prisma.user.count()).toBe(0);
+      const { GET } = await import("@/app/api/health/route");
+      expect((await GET(new Request("http://localhost/api/health", { headers: { [PEER_HEADER]: freshAddress() } }))).status).toBe(200);
+    },
+  );
+});
+
 describe.skipIf(!CI && !asRoot)("a small tmpfs, filled (mount needs root)", () => {
   let disk: SmallDisk | undefined;
   let gate: Gatehouse | undefined;
