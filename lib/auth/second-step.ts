@@ -347,8 +347,8 @@ async function confirmDevice(
 /**
  * The mailbox proved first, as an unlock link proves it: this browser becomes a known device of
  * the account (only while the account is under the credentials the code was mailed for), "under
- * attack" ends for the owner, and the address's mailbox-first budget gets its sign-in back. It
- * signs nobody in: the password is sent again and checked in the owner's lane.
+ * attack" ends for the owner, and the address's mailbox-first budget gets its sign-in back (and
+ * its second-step budget its answer). It signs nobody in: the password is sent again and checked in the owner's lane.
  */
 async function mailboxProved(limits: RouteLimits, pending: PendingSignIn, user: Account): Promise<Response> {
   const { gate, client } = limits;
@@ -362,6 +362,9 @@ async function mailboxProved(limits: RouteLimits, pending: PendingSignIn, user: 
   if (!(await writeGuarded(gate.sql, credentialsUnchanged(account), writes))) return pendingRefused(gate, "used", "browser");
   await gate.lockouts.clearUnderAttack(gate.usernameKey(user.email));
   await limits.mailboxProved();
+  // A passed step, as a right answer is: the address's budget for answers, which counts wrong
+  // ones only, gets it back, so a crowd proving its mailboxes from one address never spends it.
+  await limits.succeeded(user.id);
   await gate.events.accountChanged(user.id, "mailbox_proved", client, { browser });
   gate.log.info({ event: "mailbox_proved", userId: user.id });
   logSecurity(gate, { route: limits.path, outcome: "mailbox_proved", client, userId: user.id });

@@ -251,6 +251,15 @@ export function crowdShapes(label: string, makeDatabase: () => Promise<TestDatab
         }
       });
 
+      it("lets more newcomers prove the mailbox from one address than its second-step budget holds (30)", async () => {
+        const office = freshAddress();
+        const people = await staff(36);
+        for (const email of people.slice(0, 5)) await browserSignIn(email, "Summer2026!", { address: office });
+        const statuses = [];
+        for (const email of people.slice(5)) statuses.push((await inByMailbox(email, office)).res.status);
+        expect(statuses.filter((status) => status === 200)).toHaveLength(31);
+      });
+
       it("does not let the token API be the way around the address's 5 checks for new devices", async () => {
         const guest = freshAddress();
         const targets = await staff(8);
