@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { sqlKnownDevices, type KnownDevices } from "@/lib/devices/known-devices";
 import { deviceIdOf, doorCheckedDeviceId } from "@/lib/devices/device-token";
-import { deviceTokenOfHeader } from "@/lib/http/device-cookie";
+import { cookieName, deviceTokenOfHeader } from "@/lib/http/cookies";
 import { busy } from "@/lib/http/refusals";
 import { Door, DOOR_EXEMPT_PATHS, eventLoopUtilisation, type UtilisationMeter } from "@/lib/http/door";
 import { doorPolicy } from "@/lib/http/door-rules";
@@ -298,7 +298,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
   // First: a logo that cannot be served stops the start before any store, job or mail starts.
   const brand = loadBrand(config);
   // Catalogues that do not parse, or a DEFAULT_LOCALE without one, stop the start here too.
-  const i18n = createI18n(config.i18n);
+  const i18n = createI18n({ ...config.i18n, cookieName: cookieName(config, "locale") });
   const { prisma } = database;
   const linkProblem = linkOutlivesQuota(
     "PASSWORD_RESET_LINK_MINUTES",

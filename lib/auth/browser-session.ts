@@ -9,7 +9,7 @@ import { type Gatehouse, gatehouse } from "@/lib/app";
 import { endRememberedBrowsers } from "@/lib/auth/remembered-browsers";
 import type { SignInOutcome } from "@/lib/auth/sign-in-outcome";
 import { safeCallbackPath } from "@/lib/http/callback-url";
-import { setDeviceCookie, setRememberCookie } from "@/lib/http/device-cookie";
+import { setDeviceCookie, setRememberCookie, cookieJar } from "@/lib/http/cookies";
 import { NEW_PASSWORD_PATH } from "@/lib/http/page-paths";
 import { appOrigin } from "@/lib/http/same-origin";
 import { unavailable } from "@/lib/http/refusals";
@@ -18,7 +18,7 @@ import { revokeAllFamilies } from "@/lib/tokens/refresh-tokens";
 import type { NewSession, SessionRenewal } from "@/lib/sessions/browser-sessions";
 import { writeGuarded, type Writes } from "@/lib/db/one-statement";
 import { credentialsUnchanged } from "@/lib/users/accounts";
-import { sessionClaimsOfCookies, sessionCookie, cookieJar } from "./next-auth/cookies";
+import { sessionClaimsOfCookies, sessionCookie } from "./next-auth/session-cookie";
 import { messageOf } from "@/lib/log/message";
 
 /** A session cookie's claims as next-auth decoded them: nothing in them is trusted yet. */

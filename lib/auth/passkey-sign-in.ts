@@ -14,7 +14,7 @@ import type { Gatehouse } from "@/lib/app";
 import { readJson } from "@/lib/http/body";
 import { csrfRefused } from "@/lib/http/refusals";
 import { accept, refuse, type OrRefused } from "@/lib/http/or-refused";
-import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
+import { fromOwnPages } from "@/lib/http/csrf";
 
 const MESSAGES: Record<CeremonyFailure["reason"] | "unknown" | "regressed" | "unconfirmed", string> = {
   malformed: "That passkey answer was not understood. Try again.",
@@ -134,7 +134,7 @@ export async function readPasskeyAnswer(
   request: Request,
   gate: Gatehouse,
 ): Promise<OrRefused<{ credential: ParsedAuthentication; callbackUrl: string | undefined; remember: boolean }>> {
-  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) return refuse(csrfRefused());
+  if (!fromOwnPages(request.headers, gate.config)) return refuse(csrfRefused());
   const body = await readJson(request, gate.config.http.maxBodyBytes);
   if (!body.ok) return body;
   const input = answerSchema.safeParse(body.value);

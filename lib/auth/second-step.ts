@@ -5,7 +5,7 @@ import type { Gatehouse } from "@/lib/app";
 import { completeSignIn, NOBODY, noticeOrigin, openPending, type PassedPassword } from "@/lib/auth/complete-sign-in";
 import { countWrongCode } from "@/lib/auth/sign-in";
 import type { RouteLimits } from "@/lib/auth/limited";
-import { clearPendingSignInCookie, setDeviceCookie, setPendingSignInCookie } from "@/lib/http/device-cookie";
+import { clearPendingSignInCookie, setDeviceCookie, setPendingSignInCookie } from "@/lib/http/cookies";
 import { writeGuarded } from "@/lib/db/one-statement";
 import { truncateAddress } from "@/lib/events/security-events";
 import { credentialsUnchanged } from "@/lib/users/accounts";

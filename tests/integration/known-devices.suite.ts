@@ -243,11 +243,11 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       expect(checks.verified()).toBe(1);
     });
 
-    it("frees the device when next-auth's CSRF check refuses, so the owner's next try is still in the lane", async () => {
+    it("leaves the device free when the CSRF rule refuses, so the owner's next try is still in the lane", async () => {
       const device = await knownBrowser("stale@example.com");
       const stale = await browserSignIn("stale@example.com", PASSWORD, {
         cookie: `${DEVICE_COOKIE}=${device}`,
-        fields: { csrfToken: "stale" },
+        headers: { "sec-fetch-site": "cross-site" },
       });
       expect(stale.status).toBe(403);
       expect(

@@ -5,7 +5,7 @@ import { newPasswordProblem, replacePassword } from "@/lib/auth/new-password";
 import { openSession } from "@/lib/auth/browser-session";
 import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
 import { signInWithPassword } from "@/lib/auth/sign-in";
-import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
+import { deviceTokenOf, setDeviceCookie } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { SESSION_ENDED } from "@/lib/ui/messages";

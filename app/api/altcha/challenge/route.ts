@@ -1,6 +1,6 @@
 import { challengeLevel, levelDue, maxCounterAt } from "@/lib/captcha/difficulty";
 import { issueChallenge } from "@/lib/captcha/altcha";
-import { deviceTokenOf } from "@/lib/http/device-cookie";
+import { deviceTokenOf } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
 import { json } from "@/lib/http/responses";
 
