@@ -109,7 +109,7 @@ export function browserSessionFields(
     browser: browserLabel(userAgent),
     address: truncateAddress(client.address),
     nowMs,
-    expiresAtMs: sessionExpiresAtMs(nowMs, gate.sessionPolicy),
+    expiresAtMs: sessionExpiresAtMs(nowMs, gate.config.session.policy),
   };
 }
 
@@ -171,7 +171,7 @@ export async function liveSession(gate: Gatehouse, claims: SessionClaims | null)
   }
   const nowMs = gate.clock();
   const record = await gate.sessions.find(sid);
-  const verdict = judgeSession(record, userId, nowMs, gate.sessionPolicy);
+  const verdict = judgeSession(record, userId, nowMs, gate.config.session.policy);
   if (!verdict.live) {
     gate.log.info({ event: "session_refused", reason: verdict.reason });
     return null;
@@ -179,7 +179,7 @@ export async function liveSession(gate: Gatehouse, claims: SessionClaims | null)
   if (verdict.touch) {
     // Only housekeeping: a failed touch costs the session a minute of idle time at worst.
     await gate.sessions
-      .touch(sid, nowMs, nowMs - gate.sessionPolicy.touchEveryMs)
+      .touch(sid, nowMs, nowMs - gate.config.session.policy.touchEveryMs)
       .catch((error: unknown) => gate.log.warn({ event: "session_touch_failed", err: messageOf(error) }));
   }
   return { userId, sid, passwordChangeRequired: record?.passwordBreached === true };

@@ -116,7 +116,7 @@ export async function signInWithPasskey(
   };
   // The passkey proved the owner, but the password is still on a breach list: it is replaced first.
   const account = { ...user, passwordBreached: user.passwordBreachedAt !== null };
-  const strangers = { key: usernameKey, policy: gate.lockoutPolicy };
+  const strangers = { key: usernameKey, policy: gate.config.lockout };
   const finished = await completeSignIn(gate, passed, account, "passkey", liftsStrangersCap(gate.lockouts, strangers));
   // The account changed its credentials (or went) since it was read: as if it were never found.
   if (!finished.ok) return finished.refusal ? finished : refused("unknown");

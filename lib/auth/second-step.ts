@@ -210,7 +210,7 @@ async function checkAnswer(
     return used.ok ? { ok: true, spend: async () => true, lockKey: null } : { ok: false, refusal: passkeyRefused(used.reason) };
   }
   const lockKey = gate.secondFactorLockKey(pending.deviceId ? { deviceId: pending.deviceId } : { userId: pending.userId });
-  const admitted = await gate.lockouts.admitAttempt(lockKey, gate.clock(), gate.secondFactorLockoutPolicy);
+  const admitted = await gate.lockouts.admitAttempt(lockKey, gate.clock(), gate.config.factors.lockout);
   if (!admitted.allowed) {
     logSecurity(gate, { route: limits.path, outcome: "locked", client, userId: pending.userId, detail: "second_factor" });
     return { ok: false, refusal: secondFactorLocked(admitted.check) };

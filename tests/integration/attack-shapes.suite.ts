@@ -48,7 +48,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     /** Locks `email` the way an attacker would: five wrong passwords through the token endpoint. */
     async function lock(email: string) {
       for (let i = 0; i < 5; i++) await tokenSignIn(email, "wrong guess");
-      expect((await gate.lockouts.check(gate.usernameKey(email), Date.now(), gate.lockoutPolicy)).locked).toBe(true);
+      expect((await gate.lockouts.check(gate.usernameKey(email), Date.now(), gate.config.lockout)).locked).toBe(true);
     }
 
     async function failureCount(email: string) {
