@@ -4,7 +4,7 @@ import { gatehouse } from "@/lib/app";
 import { sessionClaimsOfCookies } from "@/lib/auth/next-auth/session-cookie";
 import { cookieJar } from "@/lib/http/cookies";
 import { sessionFormToken } from "@/lib/http/form-token";
-import { SignOutSubmit } from "./SignOutButton";
+import { SignOutSubmit } from "./SignOutSubmit";
 
 /**
  * Sign-out as a plain form post, so it works without JavaScript. The CSRF rule (lib/http/csrf.ts)

@@ -16,6 +16,8 @@ type CsrfSettings = { http: Pick<AppConfig["http"], "publicUrl">; session: Pick<
  *
  * A cookie-authenticated JSON write (lib/auth/api-auth.ts) passes step 1 and, instead of step 2,
  * is JSON only: no other site can send a JSON body without a CORS preflight this app never allows.
+ * The same holds for the JSON routes no session stands behind (registration, the emailed links'
+ * buttons, the token API): each reads `application/json` only (415 otherwise).
  */
 export function fromOwnPages(headers: Headers, config: CsrfSettings): boolean {
   return isSameOriginRequest(headers, appOrigin(config.http.publicUrl));
