@@ -46,7 +46,8 @@ export function csrfShapes(current: () => { gate: Gate; checks: Checks }) {
         ["a sibling subdomain", { "sec-fetch-site": "same-site" }],
         ["a typed URL or bookmark", { "sec-fetch-site": "none" }],
         ["another origin (no Fetch Metadata)", { origin: "https://evil.example" }],
-        ["the app's origin over http", { origin: "http://localhost:3000.evil.example" }],
+        ["an origin that only starts as the app's", { origin: "http://localhost:3000.evil.example" }],
+        ["the app's host under another scheme", { origin: "https://localhost:3000" }],
         ["an opaque origin", { origin: "null" }],
       ])("refuses a post from %s with 403, verifying nothing", async (_from, headers) => {
         await refused(await browserSignIn("csrf-in@example.com", PASSWORD, { headers }));
