@@ -24,7 +24,11 @@ test.describe("request shapes against a locked account", () => {
     sequence += 1;
     return playwrightRequest.newContext({
       baseURL: instance.baseURL,
-      extraHTTPHeaders: { "X-Forwarded-For": `172.20.${Math.floor(sequence / 250)}.${(sequence % 250) + 1}` },
+      // A post from the app's own page, as a browser says it (the CSRF rule has its own shapes).
+      extraHTTPHeaders: {
+        "Sec-Fetch-Site": "same-origin",
+        "X-Forwarded-For": `172.20.${Math.floor(sequence / 250)}.${(sequence % 250) + 1}`,
+      },
     });
   }
 
@@ -33,10 +37,6 @@ test.describe("request shapes against a locked account", () => {
       .output()
       .split("\n")
       .filter((line) => /"event":"sign_in_(failed|succeeded)"/.test(line)).length;
-  }
-
-  async function csrf(api: APIRequestContext): Promise<string> {
-    return ((await (await api.get("/api/auth/csrf")).json()) as { csrfToken: string }).csrfToken;
   }
 
   function hasSession(response: APIResponse): boolean {
@@ -109,8 +109,7 @@ test.describe("request shapes against a locked account", () => {
     const before = verifications();
     for (const route of OTHER_PATHS) {
       const api = await client();
-      const csrfToken = await csrf(api);
-      const form = { csrfToken, email: victim, password: PASSWORD, altcha: await altchaPayload(api), callbackUrl: "/", json: "true" };
+      const form = { email: victim, password: PASSWORD, altcha: await altchaPayload(api), callbackUrl: "/", json: "true" };
       // Absolute, so "//api/…" stays a path and is not read as another host.
       const url = `${instance.baseURL}${route}`;
       await expectRefused(await api.post(url, { form, maxRedirects: 5 }), route);
@@ -140,8 +139,7 @@ test.describe("request shapes against a locked account", () => {
   test("method overrides and other methods do not reach the password check", async () => {
     const before = verifications();
     const api = await client();
-    const csrfToken = await csrf(api);
-    const form = { csrfToken, email: victim, password: PASSWORD, altcha: await altchaPayload(api), json: "true" };
+    const form = { email: victim, password: PASSWORD, altcha: await altchaPayload(api), json: "true" };
     const overrides = {
       "X-HTTP-Method-Override": "POST",
       "X-HTTP-Method": "POST",
@@ -165,11 +163,9 @@ test.describe("request shapes against a locked account", () => {
   test("content types read two ways, in both orders, multipart, duplicates and query fields: 4xx, no session", async () => {
     const before = verifications();
     const decoy = uniqueEmail("decoy");
-    const shapes: { label: string; contentType: string; body: (csrfToken: string, altcha: string) => string | Buffer }[] = [];
-    const form = (csrfToken: string, altcha: string, email = victim) =>
-      new URLSearchParams({ csrfToken, email, password: PASSWORD, altcha, json: "true" }).toString();
-    const json = (csrfToken: string, altcha: string, email = victim) =>
-      JSON.stringify({ csrfToken, email, password: PASSWORD, altcha, json: "true" });
+    const shapes: { label: string; contentType: string; body: (altcha: string) => string | Buffer }[] = [];
+    const form = (altcha: string, email = victim) => new URLSearchParams({ email, password: PASSWORD, altcha, json: "true" }).toString();
+    const json = (altcha: string, email = victim) => JSON.stringify({ email, password: PASSWORD, altcha, json: "true" });
     for (const contentType of [
       "application/json; x=application/x-www-form-urlencoded",
       "application/x-www-form-urlencoded; x=application/json",
@@ -178,25 +174,25 @@ test.describe("request shapes against a locked account", () => {
       "text/plain",
       "application/x-www-form-urlencoded; charset=utf-16",
     ]) {
-      shapes.push({ label: `${contentType} with a form naming a decoy`, contentType, body: (c, a) => form(c, a, decoy) });
-      shapes.push({ label: `${contentType} with JSON naming the victim`, contentType, body: (c, a) => json(c, a) });
+      shapes.push({ label: `${contentType} with a form naming a decoy`, contentType, body: (a) => form(a, decoy) });
+      shapes.push({ label: `${contentType} with JSON naming the victim`, contentType, body: (a) => json(a) });
     }
     shapes.push({
       label: "the victim named twice",
       contentType: "application/x-www-form-urlencoded",
-      body: (c, a) => `${form(c, a, decoy)}&email=${encodeURIComponent(victim)}`,
+      body: (a) => `${form(a, decoy)}&email=${encodeURIComponent(victim)}`,
     });
     shapes.push({
       label: "multipart",
       contentType: "multipart/form-data; boundary=XyZ",
-      body: (c, a) =>
-        Object.entries({ csrfToken: c, email: victim, password: PASSWORD, altcha: a, json: "true" })
+      body: (a) =>
+        Object.entries({ email: victim, password: PASSWORD, altcha: a, json: "true" })
           .map(([name, value]) => `--XyZ\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`)
           .join("") + "--XyZ--\r\n",
     });
     for (const shape of shapes) {
       const api = await client();
-      const body = shape.body(await csrf(api), await altchaPayload(api));
+      const body = shape.body(await altchaPayload(api));
       await expectRefused(
         await api.post("/api/auth/callback/credentials", { headers: { "content-type": shape.contentType }, data: body }),
         shape.label,
@@ -209,7 +205,7 @@ test.describe("request shapes against a locked account", () => {
     const api = await client();
     const victimQuery = new URLSearchParams({ email: victim, password: PASSWORD, callbackUrl: "https://evil.example/" });
     const res = await api.post(`/api/auth/callback/credentials?${victimQuery}`, {
-      form: { csrfToken: await csrf(api), email: decoy, password: "a decoy password", altcha: await altchaPayload(api), json: "true" },
+      form: { email: decoy, password: "a decoy password", altcha: await altchaPayload(api), json: "true" },
     });
     expect(res.status()).toBe(401);
     expect(hasSession(res)).toBe(false);
@@ -220,7 +216,7 @@ test.describe("request shapes against a locked account", () => {
     const before = verifications();
     const api = await client();
     const browser = await api.post("/api/auth/callback/credentials", {
-      form: { csrfToken: await csrf(api), email: victim, password: PASSWORD, altcha: await altchaPayload(api), json: "true" },
+      form: { email: victim, password: PASSWORD, altcha: await altchaPayload(api), json: "true" },
     });
     expect(browser.status()).toBe(429);
     expect(hasSession(browser)).toBe(false);
@@ -231,17 +227,32 @@ test.describe("request shapes against a locked account", () => {
     expect(verifications() - before).toBe(0);
   });
 
+  test("the CSRF rule at the real server: no token round trip, another site's post refused before the body", async () => {
+    const before = verifications();
+    const api = await client();
+    // The hand copy of next-auth's CSRF token is gone, and its route with it.
+    expect((await api.get("/api/auth/csrf")).status()).toBe(404);
+    for (const headers of [{ "Sec-Fetch-Site": "cross-site" }, { "Sec-Fetch-Site": "same-site" }, { "Sec-Fetch-Site": "" }]) {
+      const res = await api.post("/api/auth/callback/credentials", {
+        headers: { ...headers, Origin: "https://evil.example" },
+        form: { email: victim, password: PASSWORD, altcha: await altchaPayload(api), json: "true" },
+      });
+      expect(res.status(), JSON.stringify(headers)).toBe(403);
+      expect(await res.json()).toMatchObject({ error: "csrf_invalid" });
+      expect(hasSession(res)).toBe(false);
+    }
+    expect(verifications() - before).toBe(0);
+  });
+
   test("12 parallel wrong passwords from 12 addresses reach Argon2id 5 times", async () => {
     const target = uniqueEmail("parallel");
     expect((await registerApi(await client(), target, PASSWORD)).status()).toBe(202);
     const attackers = await Promise.all(Array.from({ length: 12 }, () => client()));
-    const prepared = await Promise.all(
-      attackers.map(async (api) => ({ api, csrfToken: await csrf(api), altcha: await altchaPayload(api) })),
-    );
+    const prepared = await Promise.all(attackers.map(async (api) => ({ api, altcha: await altchaPayload(api) })));
     const before = verifications();
     const results = await Promise.all(
-      prepared.map(({ api, csrfToken, altcha }) =>
-        api.post("/api/auth/callback/credentials", { form: { csrfToken, email: target, password: "wrong guess", altcha, json: "true" } }),
+      prepared.map(({ api, altcha }) =>
+        api.post("/api/auth/callback/credentials", { form: { email: target, password: "wrong guess", altcha, json: "true" } }),
       ),
     );
     expect(results.map((res) => res.status()).sort()).toEqual([...Array(5).fill(401), ...Array(7).fill(429)]);

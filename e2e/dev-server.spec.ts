@@ -113,7 +113,7 @@ test("register, confirm from /dev/outbox, arrive signed in, see the account page
 
   // The header's button is disabled until the page has hydrated, which the dev server's first
   // compile of /account can delay past a click's timeout; and signing out is the first use of
-  // /api/auth/csrf and /api/auth/signout, compiled then. So: click until the sign-out shows.
+  // /api/auth/signout, compiled then. So: click until the sign-out shows.
   const signOut = page.getByRole("button", { name: "Sign out", exact: true });
   await expect(async () => {
     if (await signOut.isVisible()) await signOut.click({ timeout: 2_000 });

@@ -40,7 +40,7 @@ test.describe("the door in front of Next.js", () => {
     } finally {
       await open.stop();
     }
-    // `__Host-` prefixed in production (lib/http/device-cookie.ts).
+    // `__Host-` prefixed under an https public URL, plain here over http (lib/http/cookies.ts).
     const deviceCookie = async () => (await owner.cookies()).find((cookie) => cookie.name.endsWith("gatehouse-device"));
     expect(await deviceCookie()).toBeDefined();
 

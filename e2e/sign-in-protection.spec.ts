@@ -72,19 +72,21 @@ test.describe("sign-in protection over HTTP", () => {
   });
 
   test("bad input gets a JSON 4xx, never a 500", async ({ request }) => {
-    const { csrfToken } = (await (await request.get("/api/auth/csrf")).json()) as { csrfToken: string };
+    // Each from the app's own page, as a browser says it: the CSRF rule runs before the body.
+    const own = { "Sec-Fetch-Site": "same-origin" };
     const malformed = await withRetry(() =>
-      request.post("/api/auth/callback/credentials", { headers: { "content-type": "application/json" }, data: "{not json" }),
+      request.post("/api/auth/callback/credentials", { headers: { ...own, "content-type": "application/json" }, data: "{not json" }),
     );
     // One parser per route: the sign-in reads forms only.
     expect(malformed.status()).toBe(415);
     expect(await malformed.json()).toMatchObject({ error: "unsupported_media_type" });
     const huge = await request.post("/api/auth/callback/credentials", {
-      form: { csrfToken, email: "a@b.c", password: "x".repeat(1024 * 1024) },
+      headers: own,
+      form: { email: "a@b.c", password: "x".repeat(1024 * 1024) },
     });
     expect(huge.status()).toBe(413);
     expect(await huge.json()).toMatchObject({ error: "payload_too_large" });
-    const missing = await request.post("/api/auth/callback/credentials", { form: { csrfToken } });
+    const missing = await request.post("/api/auth/callback/credentials", { headers: own, form: { callbackUrl: "/" } });
     expect(missing.status()).toBe(400);
     expect(await missing.json()).toMatchObject({ error: "invalid_input" });
   });

@@ -1,7 +1,7 @@
 import { headers } from "next/headers";
 import { getTranslations } from "next-intl/server";
 import { gatehouse } from "@/lib/app";
-import { deviceTokenOfHeader } from "@/lib/http/device-cookie";
+import { deviceTokenOfHeader } from "@/lib/http/cookies";
 import { sessionFormToken } from "@/lib/http/form-token";
 import { browserText } from "@/lib/ui/account-labels";
 import { KNOWN_DEVICE_WORDS, type Words } from "./action-words";

@@ -88,7 +88,7 @@ export async function SessionsSection({ userId, currentSid }: Props) {
   const gate = await gatehouse();
   const nowMs = gate.clock();
   const [browsers, families] = await Promise.all([
-    gate.sessions.listLive(userId, nowMs, nowMs - gate.sessionPolicy.idleMs),
+    gate.sessions.listLive(userId, nowMs, nowMs - gate.config.session.policy.idleMs),
     listLiveFamilies(gate.prisma, userId, nowMs),
   ]);
   const formToken = sessionFormToken(gate.config.session.secret, currentSid);

@@ -56,7 +56,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
   // One read serves the passkey list and whether "Confirm it's you" can offer a passkey.
   const passkeys = await gate.passkeys.list(userId);
   // What strangers currently meet when they try this account (the owner's known devices are not affected).
-  const strangers = await gate.lockouts.check(gate.usernameKey(user.email), gate.clock(), gate.lockoutPolicy);
+  const strangers = await gate.lockouts.check(gate.usernameKey(user.email), gate.clock(), gate.config.lockout);
   const t = await getTranslations("account");
   const actionProps = {
     formToken: sessionFormToken(gate.config.session.secret, currentSid),

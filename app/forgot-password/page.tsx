@@ -2,8 +2,7 @@ import type { Metadata } from "next";
 import { cookies } from "next/headers";
 import { getTranslations } from "next-intl/server";
 import { gatehouse } from "@/lib/app";
-import { secureCookies } from "@/lib/auth/next-auth/cookies";
-import { carriedEmailCookieName, carriedEmailOf } from "@/lib/http/carried-email";
+import { carriedEmailOf } from "@/lib/http/carried-email";
 import { NoScriptNotice } from "../components/NoScriptNotice";
 import { ForgotPasswordForm } from "./ForgotPasswordForm";
 import { PageMessages } from "../components/PageMessages";
@@ -21,7 +20,7 @@ export default async function ForgotPasswordPage({
 }) {
   const [{ notice }, t, jar, gate] = await Promise.all([searchParams, getTranslations("recovery.forgot"), cookies(), gatehouse()]);
   // The address a form sent without JavaScript typed (the no-script route kept it, not in the URL).
-  const email = carriedEmailOf(jar.get(carriedEmailCookieName(secureCookies(gate.config)))?.value);
+  const email = carriedEmailOf(jar, gate.config);
   return (
     <PageMessages namespaces={["recovery.forgot"]}>
       <div className="card">

@@ -65,25 +65,34 @@ function cookiesOf(reply: Reply): string {
   return (reply.headers["set-cookie"] ?? []).map((cookie) => cookie.split(";", 1)[0]).join("; ");
 }
 
-/** next-auth's double-submit CSRF pair; not bound to an address, so one pair serves many requests. */
+/**
+ * next-auth's double-submit CSRF pair, which only a build before issue 56 asks for (the A/B's
+ * older builds); a build since has no such round trip (404) and gets an empty pair it ignores:
+ * its CSRF rule is the post's origin (signInHeaders says "same-origin", as the page's browser does).
+ */
 export type Csrf = { cookie: string; token: string };
 
 export async function getCsrf(baseUrl: string): Promise<Csrf> {
   const reply = await request(baseUrl, { method: "GET", path: "/api/auth/csrf" });
+  if (reply.status === 404) return { cookie: "", token: "" };
   const token = jsonOf(reply).csrfToken;
   if (reply.status !== 200 || typeof token !== "string") throw new Error(`GET /api/auth/csrf answered ${reply.status}`);
   return { cookie: cookiesOf(reply), token };
 }
 
 /**
- * The known-device cookie as the bench's server names it: the server runs with NODE_ENV=production,
- * where it is `__Host-` prefixed (lib/http/device-cookie.ts). The bench sends it by hand, so the
- * prefix's browser rules (Secure, no Domain) do not stand in the way on plain-http loopback.
+ * The known-device cookie's names: plain over the bench's http loopback since issue 56 (the cookie
+ * room's one rule, lib/http/cookies.ts: prefixed only under an https public URL), `__Host-` in a
+ * production build before it (the A/B's older builds). The bench sends both; each build reads its own.
  */
-export const DEVICE_COOKIE = "__Host-gatehouse-device";
+const DEVICE_COOKIES = ["gatehouse-device", "__Host-gatehouse-device"];
+
+function deviceCookies(deviceToken: string): string {
+  return DEVICE_COOKIES.map((name) => `${name}=${deviceToken}`).join("; ");
+}
 
 function deviceCookieHeader(deviceToken: string | undefined): Record<string, string> {
-  return deviceToken ? { cookie: `${DEVICE_COOKIE}=${deviceToken}` } : {};
+  return deviceToken ? { cookie: deviceCookies(deviceToken) } : {};
 }
 
 /**
@@ -135,8 +144,14 @@ export function signInBody(attempt: Omit<SignInAttempt, "address" | "csrf" | "de
 export const SIGN_IN_PATH = "/api/auth/callback/credentials";
 
 export function signInHeaders(address: string, csrf: Csrf, deviceToken?: string): Record<string, string> {
-  const cookie = deviceToken ? `${csrf.cookie}; ${DEVICE_COOKIE}=${deviceToken}` : csrf.cookie;
-  return { "content-type": "application/x-www-form-urlencoded", cookie, "x-forwarded-for": address };
+  const cookie = [csrf.cookie, deviceToken ? deviceCookies(deviceToken) : ""].filter(Boolean).join("; ");
+  // From the sign-in page's own origin, as its browser says (Fetch Metadata): the CSRF rule.
+  return {
+    "content-type": "application/x-www-form-urlencoded",
+    ...(cookie ? { cookie } : {}),
+    "sec-fetch-site": "same-origin",
+    "x-forwarded-for": address,
+  };
 }
 
 /**
@@ -161,7 +176,7 @@ function deviceTokenSet(reply: Reply): string | undefined {
   for (const cookie of reply.headers["set-cookie"] ?? []) {
     const [pair = ""] = cookie.split(";", 1);
     const at = pair.indexOf("=");
-    if (at > 0 && pair.slice(0, at) === DEVICE_COOKIE && at < pair.length - 1) return pair.slice(at + 1);
+    if (at > 0 && DEVICE_COOKIES.includes(pair.slice(0, at)) && at < pair.length - 1) return pair.slice(at + 1);
   }
   return undefined;
 }

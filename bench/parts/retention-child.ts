@@ -107,7 +107,7 @@ async function main(input: RetentionChildInput): Promise<RetentionChildOutput> {
       const client: ClientAddress = { address: `10.${day}.${i >> 8}.${i & 255}`, key: `bench-${day}-${i}`, source: "forwarded" };
       const key = gate.usernameKey(email);
       for (const target of targets) {
-        const attempt = await target.lockouts.admitAttempt(key, now, gate.lockoutPolicy);
+        const attempt = await target.lockouts.admitAttempt(key, now, gate.config.lockout);
         if (attempt.allowed) await target.events.signInFailed(email, client, attempt.state);
         writes++;
       }

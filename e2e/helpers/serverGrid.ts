@@ -61,11 +61,11 @@ export type SignInOutcome = {
   retryAfter?: string;
 };
 
-/** Signs in through next-auth's credentials callback, as the sign-in page does. */
+/** Signs in through the browser's sign-in route, as the sign-in page does (from its own origin: the CSRF rule). */
 export async function signInApi(client: APIRequestContext, email: string, password: string, altcha?: string): Promise<SignInOutcome> {
-  const { csrfToken } = (await (await client.get("/api/auth/csrf")).json()) as { csrfToken: string };
   const response = await client.post("/api/auth/callback/credentials", {
-    form: { email, password, csrfToken, altcha: altcha ?? (await altchaPayload(client)), callbackUrl: "/", json: "true" },
+    headers: { "Sec-Fetch-Site": "same-origin" },
+    form: { email, password, altcha: altcha ?? (await altchaPayload(client)), callbackUrl: "/", json: "true" },
   });
   const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
   const status = response.status();
@@ -98,8 +98,9 @@ export async function registerApi(client: APIRequestContext, email: string, pass
     try {
       const verified = await withRetry(() => owner.post("/api/email/verify", { data: { token: tokenOf(link), password } }));
       if (verified.status() !== 200) throw new Error(`verifying ${email} failed: ${verified.status()} ${await verified.text()}`);
-      const { csrfToken } = (await (await owner.get("/api/auth/csrf")).json()) as { csrfToken: string };
-      const out = await owner.post("/api/auth/signout", { form: { csrfToken, callbackUrl: "/", json: "true" } });
+      // The account page's sign-out form carries the session's form token (the CSRF rule, lib/http/csrf.ts).
+      const formToken = /name="formToken" value="([^"]+)"/.exec(await (await owner.get("/account")).text())?.[1] ?? "";
+      const out = await owner.post("/api/auth/signout", { form: { formToken, callbackUrl: "/", json: "true" } });
       if (out.status() !== 200) throw new Error(`signing ${email} out after confirming failed: ${out.status()}`);
     } finally {
       await owner.dispose();

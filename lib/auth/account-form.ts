@@ -1,11 +1,10 @@
 import type { NextRequest } from "next/server";
-import { cookieJar } from "./next-auth/cookies";
+import { cookieJar } from "@/lib/http/cookies";
 import { readForm } from "@/lib/http/body";
-import { isSessionFormToken } from "@/lib/http/form-token";
 import { csrfRefused, passwordChangeRequired, unavailable } from "@/lib/http/refusals";
 import { accept, refuse, type OrRefused } from "@/lib/http/or-refused";
 import { jsonError } from "@/lib/http/responses";
-import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
+import { carriesFormToken, fromOwnPages } from "@/lib/http/csrf";
 import { liveSessionOfCookies, type LiveSession } from "./browser-session";
 import type { Gatehouse } from "@/lib/app";
 import { SESSION_ENDED } from "@/lib/ui/messages";
@@ -36,7 +35,7 @@ export async function readAccountForm(
   }
   if (!session) return refuse(jsonError(401, "unauthenticated", SESSION_ENDED));
   if (session.passwordChangeRequired && !replacesPassword) return refuse(passwordChangeRequired());
-  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) {
+  if (!fromOwnPages(request.headers, gate.config)) {
     gate.log.info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
     return refuse(csrfRefused());
   }
@@ -44,7 +43,7 @@ export async function readAccountForm(
   if (refused) return refuse(refused);
   const form = await readForm(request, gate.config.http.maxBodyBytes);
   if (!form.ok) return form;
-  if (!isSessionFormToken(gate.config.session.secret, session.sid, form.value.formToken)) return refuse(csrfRefused());
+  if (!carriesFormToken(gate.config, session.sid, form.value)) return refuse(csrfRefused());
   return accept({ session, fields: form.value });
 }
 

@@ -1,8 +1,8 @@
 import type { NextRequest } from "next/server";
-import { cookieJar } from "./next-auth/cookies";
+import { cookieJar } from "@/lib/http/cookies";
 import { isMediaType } from "@/lib/http/body";
 import { passwordChangeRequired, unavailable } from "@/lib/http/refusals";
-import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
+import { fromOwnPages } from "@/lib/http/csrf";
 import { accept, refuse, type OrRefused } from "@/lib/http/or-refused";
 import { jsonError } from "@/lib/http/responses";
 import { accessTokenStanding, verifyAccessToken } from "@/lib/tokens/access-token";
@@ -89,7 +89,7 @@ async function sessionCaller(request: NextRequest, gate: Gatehouse, changesState
   // A cookie rides along on any request the browser makes, a Bearer token only on the ones its
   // holder writes: cookie-authenticated writes must show they come from the app's own pages.
   if (changesState) {
-    if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) {
+    if (!fromOwnPages(request.headers, gate.config)) {
       gate.log.info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
       return refuse(
         jsonError(403, "csrf_invalid", "This request did not come from this site's pages. Send it from the app, or use a Bearer token."),

@@ -4,7 +4,7 @@ import type { SignInOutcome } from "@/lib/auth/sign-in-outcome";
 import type { Gatehouse } from "@/lib/app";
 import { truncateAddress } from "@/lib/events/security-events";
 import type { ClientAddress } from "@/lib/http/client-address";
-import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
+import { deviceTokenOf, setDeviceCookie } from "@/lib/http/cookies";
 import { passwordChangeRequired } from "@/lib/http/refusals";
 import { tokenPair } from "@/lib/http/responses";
 import { apiClientLabel } from "@/lib/sessions/browser-label";

@@ -1,7 +1,6 @@
 import type { NextRequest } from "next/server";
 import { landingUrl, liveSessionOfCookies, signedInBrowser } from "@/lib/auth/browser-session";
-import { cookieJar } from "@/lib/auth/next-auth/cookies";
-import { clearPendingSignInCookie, setDeviceCookie } from "@/lib/http/device-cookie";
+import { cookieJar, clearPendingSignInCookie, setDeviceCookie } from "@/lib/http/cookies";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { SESSION_ENDED } from "@/lib/ui/messages";

@@ -9,7 +9,7 @@ import { type Gatehouse, gatehouse } from "@/lib/app";
 import { endRememberedBrowsers } from "@/lib/auth/remembered-browsers";
 import type { SignInOutcome } from "@/lib/auth/sign-in-outcome";
 import { safeCallbackPath } from "@/lib/http/callback-url";
-import { setDeviceCookie, setRememberCookie } from "@/lib/http/device-cookie";
+import { setDeviceCookie, setRememberCookie, cookieJar } from "@/lib/http/cookies";
 import { NEW_PASSWORD_PATH } from "@/lib/http/page-paths";
 import { appOrigin } from "@/lib/http/same-origin";
 import { unavailable } from "@/lib/http/refusals";
@@ -18,7 +18,7 @@ import { revokeAllFamilies } from "@/lib/tokens/refresh-tokens";
 import type { NewSession, SessionRenewal } from "@/lib/sessions/browser-sessions";
 import { writeGuarded, type Writes } from "@/lib/db/one-statement";
 import { credentialsUnchanged } from "@/lib/users/accounts";
-import { sessionClaimsOfCookies, sessionCookie, cookieJar } from "./next-auth/cookies";
+import { sessionClaimsOfCookies, sessionCookie } from "./next-auth/session-cookie";
 import { messageOf } from "@/lib/log/message";
 
 /** A session cookie's claims as next-auth decoded them: nothing in them is trusted yet. */
@@ -110,7 +110,7 @@ export function browserSessionFields(
     browser: browserLabel(userAgent),
     address: truncateAddress(client.address),
     nowMs,
-    expiresAtMs: sessionExpiresAtMs(nowMs, gate.sessionPolicy),
+    expiresAtMs: sessionExpiresAtMs(nowMs, gate.config.session.policy),
   };
 }
 
@@ -173,7 +173,7 @@ export async function liveSession(gate: Gatehouse, claims: SessionClaims | null)
   }
   const nowMs = gate.clock();
   const record = await gate.sessions.find(sid);
-  const verdict = judgeSession(record, userId, nowMs, gate.sessionPolicy);
+  const verdict = judgeSession(record, userId, nowMs, gate.config.session.policy);
   if (!verdict.live) {
     gate.log.info({ event: "session_refused", reason: verdict.reason });
     return null;
@@ -181,7 +181,7 @@ export async function liveSession(gate: Gatehouse, claims: SessionClaims | null)
   if (verdict.touch) {
     // Only housekeeping: a failed touch costs the session a minute of idle time at worst.
     await gate.sessions
-      .touch(sid, nowMs, nowMs - gate.sessionPolicy.touchEveryMs)
+      .touch(sid, nowMs, nowMs - gate.config.session.policy.touchEveryMs)
       .catch((error: unknown) => gate.log.warn({ event: "session_touch_failed", err: messageOf(error) }));
   }
   return { userId, sid, passwordChangeRequired: record?.passwordBreached === true };

@@ -93,7 +93,7 @@ export async function completeSignIn(
 }
 
 function clearingOf(gate: Gatehouse, passed: PassedPassword): LockClearing {
-  const strangers = { key: gate.usernameKey(passed.email), policy: gate.lockoutPolicy };
+  const strangers = { key: gate.usernameKey(passed.email), policy: gate.config.lockout };
   return passed.device ? liftsStrangersCap(gate.lockouts, strangers) : LockoutAttempt.strangers(gate.lockouts, strangers);
 }
 
@@ -143,7 +143,7 @@ async function writeNewSignIn(
       deviceId: issuedDeviceId,
       lifetimeMs:
         intent.kind === "sign_in" && intent.channel === "browser"
-          ? gate.sessionPolicy.absoluteMs
+          ? gate.config.session.policy.absoluteMs
           : gate.config.tokens.refreshFamilyLifetimeMs,
     });
   return written;

@@ -108,17 +108,16 @@ export const apiSignInSchema = signInSchema.extend({
 });
 
 /**
- * The browser's sign-in form: the sign-in fields plus next-auth's CSRF token, where to go next,
- * and `json` (answer with the URL instead of a redirect). Other fields are dropped.
+ * The browser's sign-in form: the sign-in fields plus where to go next and `json` (answer with the
+ * URL instead of a redirect). Other fields are dropped (an old page's `csrfToken` among them).
  */
 export const browserSignInSchema = signInSchema.extend({
-  csrfToken: z.string({ error: "Reload the page and try again." }).min(1).max(512),
   callbackUrl: z.string().max(2048).optional(),
   json: z.literal("true").optional(),
 });
 
+/** The sign-out form; its `formToken` is read by the CSRF rule (lib/http/csrf.ts), not here. */
 export const signOutSchema = z.object({
-  csrfToken: z.string({ error: "Reload the page and try again." }).min(1).max(512),
   callbackUrl: z.string().max(2048).optional(),
   json: z.literal("true").optional(),
 });

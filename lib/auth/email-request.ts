@@ -45,7 +45,7 @@ export function emailRequestRoute(
     const byUsername = await limits.limit("addressAndUsername", email);
     if (byUsername) return byUsername;
 
-    const captcha = await verifyAltcha(altcha, gate.altcha, gate.replays, gate.clock());
+    const captcha = await verifyAltcha(altcha, gate.config.altcha, gate.replays, gate.clock());
     if (!captcha.ok) {
       logSecurity(gate, { route: path, outcome: "captcha_invalid", client, email, detail: captcha.reason });
       return captchaInvalid(captcha);

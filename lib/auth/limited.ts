@@ -9,7 +9,7 @@ import { jsonError, localized } from "@/lib/http/responses";
 import { sentence } from "@/lib/i18n/sentence";
 import type { PolicyName } from "@/lib/rate-limit/policies";
 import { ruleAt, type DeviceLane, type LimitKey, type RefusalStyle, type RouteLimit, type RoutePath } from "@/lib/http/route-policies";
-import { deviceTokenOf } from "@/lib/http/device-cookie";
+import { deviceTokenOf } from "@/lib/http/cookies";
 import { messageOf } from "@/lib/log/message";
 import { inSpan } from "@/lib/tracing/spans";
 

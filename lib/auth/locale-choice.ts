@@ -1,10 +1,10 @@
 import { NextResponse } from "next/server";
 import type { Gatehouse } from "@/lib/gatehouse";
-import { secureCookies } from "@/lib/auth/next-auth/cookies";
+import { setCookieValue } from "@/lib/http/cookies";
 import { readForm, readJson, isMediaType } from "@/lib/http/body";
 import { safeCallbackPath } from "@/lib/http/callback-url";
 import { jsonError } from "@/lib/http/responses";
-import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
+import { fromOwnPages } from "@/lib/http/csrf";
 import { sentence } from "@/lib/i18n/sentence";
 import { chosenLocale } from "@/lib/i18n/locales";
 
@@ -12,14 +12,7 @@ import { chosenLocale } from "@/lib/i18n/locales";
 const LOCALE_COOKIE_MAX_AGE_SECONDS = 365 * 86_400;
 
 function cookie(gate: Gatehouse, value: string | null): string {
-  return [
-    `${gate.i18n.cookieName}=${value ?? ""}`,
-    "Path=/",
-    `Max-Age=${value === null ? 0 : LOCALE_COOKIE_MAX_AGE_SECONDS}`,
-    "HttpOnly",
-    "SameSite=Lax",
-    ...(secureCookies(gate.config) ? ["Secure"] : []),
-  ].join("; ");
+  return setCookieValue(gate.config, "locale", value ?? "", { maxAgeSeconds: value === null ? 0 : LOCALE_COOKIE_MAX_AGE_SECONDS });
 }
 
 /**
@@ -29,7 +22,7 @@ function cookie(gate: Gatehouse, value: string | null): string {
  * apply again): the form answers as usual, JSON with 400. Only the app's own pages may post it.
  */
 export async function chooseLocale(gate: Gatehouse, request: Request): Promise<Response> {
-  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) {
+  if (!fromOwnPages(request.headers, gate.config)) {
     return jsonError(403, "csrf_invalid", sentence("refusals.pageExpired"));
   }
   const max = gate.config.http.maxBodyBytes;

@@ -7,7 +7,7 @@ import { browserLabel } from "@/lib/sessions/browser-label";
 import { truncateAddress } from "@/lib/events/security-events";
 import { endOtherSessions, openSession } from "./browser-session";
 import { backToAccount } from "./account-form";
-import { setDeviceCookie } from "@/lib/http/device-cookie";
+import { setDeviceCookie } from "@/lib/http/cookies";
 import type { Gatehouse } from "@/lib/app";
 import { noticeOrigin } from "./complete-sign-in";
 

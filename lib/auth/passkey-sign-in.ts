@@ -14,7 +14,7 @@ import type { Gatehouse } from "@/lib/app";
 import { readJson } from "@/lib/http/body";
 import { csrfRefused } from "@/lib/http/refusals";
 import { accept, refuse, type OrRefused } from "@/lib/http/or-refused";
-import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
+import { fromOwnPages } from "@/lib/http/csrf";
 
 const MESSAGES: Record<CeremonyFailure["reason"] | "unknown" | "regressed" | "unconfirmed", string> = {
   malformed: "That passkey answer was not understood. Try again.",
@@ -131,7 +131,7 @@ export async function signInPasskeyHolder(
     sessionId: newSessionId(),
     intent: { kind: "sign_in", channel: "browser" } as const,
   };
-  const strangers = { key: usernameKey, policy: gate.lockoutPolicy };
+  const strangers = { key: usernameKey, policy: gate.config.lockout };
   return completeSignIn(gate, passed, user, "passkey", liftsStrangersCap(gate.lockouts, strangers));
 }
 
@@ -146,7 +146,7 @@ export async function readPasskeyAnswer(
   request: Request,
   gate: Gatehouse,
 ): Promise<OrRefused<{ credential: ParsedAuthentication; callbackUrl: string | undefined; remember: boolean }>> {
-  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) return refuse(csrfRefused());
+  if (!fromOwnPages(request.headers, gate.config)) return refuse(csrfRefused());
   const body = await readJson(request, gate.config.http.maxBodyBytes);
   if (!body.ok) return body;
   const input = answerSchema.safeParse(body.value);

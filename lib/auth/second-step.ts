@@ -5,7 +5,7 @@ import type { Gatehouse } from "@/lib/app";
 import { completeSignIn, NOBODY, noticeOrigin, openPending, type PassedPassword } from "@/lib/auth/complete-sign-in";
 import { countWrongCode } from "@/lib/auth/sign-in";
 import type { RouteLimits } from "@/lib/auth/limited";
-import { clearPendingSignInCookie, setDeviceCookie, setPendingSignInCookie } from "@/lib/http/device-cookie";
+import { clearPendingSignInCookie, setDeviceCookie, setPendingSignInCookie } from "@/lib/http/cookies";
 import { writeGuarded } from "@/lib/db/one-statement";
 import { truncateAddress } from "@/lib/events/security-events";
 import { credentialsUnchanged } from "@/lib/users/accounts";
@@ -210,7 +210,7 @@ async function checkAnswer(
     return used.ok ? { ok: true, spend: async () => true, lockKey: null } : { ok: false, refusal: passkeyRefused(used.reason) };
   }
   const lockKey = gate.secondFactorLockKey(pending.deviceId ? { deviceId: pending.deviceId } : { userId: pending.userId });
-  const admitted = await gate.lockouts.admitAttempt(lockKey, gate.clock(), gate.secondFactorLockoutPolicy);
+  const admitted = await gate.lockouts.admitAttempt(lockKey, gate.clock(), gate.config.factors.lockout);
   if (!admitted.allowed) {
     logSecurity(gate, { route: limits.path, outcome: "locked", client, userId: pending.userId, detail: "second_factor" });
     return { ok: false, refusal: secondFactorLocked(admitted.check) };

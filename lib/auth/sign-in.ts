@@ -181,7 +181,7 @@ async function passAltcha(limits: RouteLimits, email: string, altcha: string | u
     addressFailures: gate.addressFailures.get(client.key) ?? 0,
     knownDevice,
   });
-  const captcha = await verifyAltcha(altcha, gate.altcha, gate.replays, gate.clock(), due);
+  const captcha = await verifyAltcha(altcha, gate.config.altcha, gate.replays, gate.clock(), due);
   if (!captcha.ok) return captchaRefused(limits, email, captcha);
   return { due, terms: captcha.terms } satisfies Solved;
 }
@@ -241,19 +241,19 @@ async function goneDeviceOwes(limits: RouteLimits, email: string, solved: Solved
 }
 
 function subjectOf(gate: Gatehouse, email: string, device: KnownDevice | null): Subject {
-  if (device) return { lane: "trusted", key: gate.deviceLockKey(device.id), policy: gate.deviceLockoutPolicy, refuse: deviceLocked };
+  if (device) return { lane: "trusted", key: gate.deviceLockKey(device.id), policy: gate.config.devices.lockout, refuse: deviceLocked };
   return strangersOf(gate, gate.usernameKey(email));
 }
 
 /** The username's lock that every client with no known device shares. */
 function strangersOf(gate: Gatehouse, usernameKey: string): Subject {
-  return { lane: "untrusted", key: usernameKey, policy: gate.lockoutPolicy, refuse: untrustedLocked };
+  return { lane: "untrusted", key: usernameKey, policy: gate.config.lockout, refuse: untrustedLocked };
 }
 
 /** The attempt's handle on its subject's lock; a known device's lifts the cap of its username's strangers' lock. */
 function lockOf(gate: Gatehouse, email: string, subject: Subject, device: KnownDevice | null): LockoutAttempt {
   if (!device) return LockoutAttempt.strangers(gate.lockouts, subject);
-  return LockoutAttempt.owner(gate.lockouts, subject, { key: gate.usernameKey(email), policy: gate.lockoutPolicy });
+  return LockoutAttempt.owner(gate.lockouts, subject, { key: gate.usernameKey(email), policy: gate.config.lockout });
 }
 
 /** The strangers' lock, before the hash budget: its refusal, or null (the count starts from the row it read). */
@@ -507,7 +507,7 @@ async function rememberedUntil(gate: Gatehouse, admission: Admission): Promise<n
   const usernameKey = gate.usernameKey(admission.email);
   const untilMs = await gate.devices.remembered(device.id, usernameKey, remembers, nowMs);
   if (untilMs === null) return null;
-  const strangers = await gate.lockouts.check(usernameKey, nowMs, gate.lockoutPolicy);
+  const strangers = await gate.lockouts.check(usernameKey, nowMs, gate.config.lockout);
   const lastFailedAtMs = strangers.seen.row?.lastFailedAtMs ?? null;
   if (lastFailedAtMs !== null && nowMs - lastFailedAtMs < AT_RISK_WINDOW_MS) {
     gate.log.info({ event: "second_step_remember_suspended", reason: "under_attack" });

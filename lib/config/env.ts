@@ -597,8 +597,6 @@ export type AppConfig = {
     defaultLocale: string;
     /** Adds the pseudo-locale xx (I18N_PSEUDO_LOCALE). */
     pseudoLocale: boolean;
-    /** NEXTAUTH_URL is https: the language cookie is `__Host-`, as the session cookies are. */
-    secureCookie: boolean;
   };
   metrics: {
     /** GET /api/metrics's bearer token; undefined: the endpoint is off. */
@@ -812,7 +810,6 @@ function grouped(env: EnvValues, databaseTarget: DatabaseTarget, devServer: bool
     i18n: {
       defaultLocale: env.DEFAULT_LOCALE,
       pseudoLocale: env.I18N_PSEUDO_LOCALE === "true",
-      secureCookie: /^https:/i.test(env.NEXTAUTH_URL ?? ""),
     },
     metrics: { token: env.METRICS_TOKEN },
     tracing:

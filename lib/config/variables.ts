@@ -59,8 +59,8 @@ export const variableDocs = {
   NEXTAUTH_URL: {
     group: "Start and database",
     description:
-      "The public URL of the app: redirects and emailed links are built from it, and when it is https every session, CSRF and " +
-      "callback cookie is Secure and `__Host-` prefixed. Required in production: `https://…`, so session cookies are always " +
+      "The public URL of the app: redirects and emailed links are built from it, and when it is https every cookie the app sets is " +
+      "Secure and `__Host-` prefixed (`__Secure-` for the one scoped to a page; lib/http/cookies.ts). Required in production: `https://…`, so session cookies are always " +
       "Secure (plain `http://` only for localhost, and only with `ALLOW_INSECURE_COOKIES=true`). It is also the passkeys' " +
       "relying party (its host is the RP ID).",
     defaultText:

@@ -101,7 +101,7 @@ export function apiRateLimited(result: LimitResult) {
   return response;
 }
 
-/** next-auth's double-submit CSRF check failed: a stale page or a cross-site post. */
+/** The CSRF rule (lib/http/csrf.ts) refused: a cross-site post, or a page whose session has changed. */
 export function csrfRefused() {
   return jsonError(403, "csrf_invalid", sentence("refusals.pageExpired"));
 }

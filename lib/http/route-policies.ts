@@ -116,7 +116,6 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     limits: [{ policy: "passkeyOptions", key: "address" }],
     refusal: "browser",
   },
-  { path: "/api/auth/csrf", file: "app/api/auth/csrf/route.ts", unlimited: "issues a CSRF token and cookie: no lookup, no hashing" },
   {
     path: "/api/auth/session",
     file: "app/api/auth/session/route.ts",
@@ -125,7 +124,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   {
     path: "/api/auth/signout",
     file: "app/api/auth/signout/route.ts",
-    unlimited: "ends the caller's own session (record and cookie) behind next-auth's CSRF check",
+    unlimited: "ends the caller's own session (record and cookie) behind the CSRF rule",
   },
   {
     path: "/api/auth/[...rest]",

@@ -1,7 +1,7 @@
 import type { CompiledMessage } from "icu-minify/format";
 import { compileCatalogue, pseudoCatalogue, readCatalogues, REFERENCE_LOCALE, type Catalogue, type CompiledCatalogue } from "./catalogues";
 import { formatMessage, type Values } from "./format";
-import { localeCookieName, PSEUDO_LOCALE, requestLocale } from "./locales";
+import { LOCALE_COOKIE, PSEUDO_LOCALE, requestLocale } from "./locales";
 
 /** Translates one key of one locale; missing keys fall back to English, then to the key itself (never a throw). */
 export type Translate = (key: string, values?: Values) => string;
@@ -26,8 +26,8 @@ export type I18n = {
 /** Flat "namespace.key" → compiled message: what a page hands its client components. */
 export type ClientMessages = Record<string, CompiledMessage>;
 
-/** `secureCookie`: the public URL is https, so the language cookie is `__Host-` (localeCookieName). */
-export type I18nSettings = { defaultLocale: string; pseudoLocale: boolean; secureCookie?: boolean };
+/** `cookieName`: the language cookie's name on this instance (the cookie room's, lib/http/cookies.ts). */
+export type I18nSettings = { defaultLocale: string; pseudoLocale: boolean; cookieName?: string };
 
 export function createI18n(settings: I18nSettings, catalogues: Map<string, Catalogue> = readCatalogues()): I18n {
   const english = catalogues.get(REFERENCE_LOCALE)!;
@@ -39,7 +39,7 @@ export function createI18n(settings: I18nSettings, catalogues: Map<string, Catal
   const compiled = new Map<string, CompiledCatalogue>();
   for (const [locale, catalogue] of sources) compiled.set(locale, compileCatalogue(catalogue));
   const reference = compiled.get(REFERENCE_LOCALE)!;
-  const cookieName = localeCookieName(settings.secureCookie === true);
+  const cookieName = settings.cookieName ?? LOCALE_COOKIE;
   const locales = [settings.defaultLocale, ...[...sources.keys()].filter((l) => l !== settings.defaultLocale)];
   const known = (locale: string) => (compiled.has(locale) ? locale : settings.defaultLocale);
 

@@ -6,15 +6,8 @@ import Negotiator from "negotiator";
  * the default are parameters, the headers are strings. Anything malformed is ignored, never an
  * error: a strange header is a visitor's browser, not an attack worth a 500.
  */
+/** The language cookie's plain name; an instance's own name is the cookie room's (lib/http/cookies.ts). */
 export const LOCALE_COOKIE = "gatehouse-locale";
-
-/**
- * The language cookie's name: `__Host-` under an https public URL, as every other cookie of the
- * app (a sibling subdomain cannot set or shadow it), the plain name over local http.
- */
-export function localeCookieName(secure: boolean): string {
-  return secure ? `__Host-${LOCALE_COOKIE}` : LOCALE_COOKIE;
-}
 
 /** The pseudo-locale (I18N_PSEUDO_LOCALE=1): every catalogue string wrapped in markers, for the leak test. */
 export const PSEUDO_LOCALE = "xx";

@@ -55,7 +55,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
       if (!rawEmail) throw new AdminError("Name the account's email address.");
       const email = normalizeEmail(rawEmail);
       const key = gate.usernameKey(email);
-      const before = await gate.lockouts.check(key, gate.clock(), gate.lockoutPolicy);
+      const before = await gate.lockouts.check(key, gate.clock(), gate.config.lockout);
       await gate.lockouts.reset(key);
       const user = await context.prisma.user.findUnique({ where: { email }, select: { id: true } });
       if (user) await gate.events.accountChanged(user.id, "admin_unlocked", OPERATOR, ORIGIN);

@@ -3,17 +3,17 @@ import { freshAddress, PEER_HEADER } from "./peer";
 
 /** The browser's routes under test. */
 const routes = {
-  csrf: () => import("@/app/api/auth/csrf/route"),
   session: () => import("@/app/api/auth/session/route"),
   signIn: () => import("@/app/api/auth/callback/credentials/route"),
   challenge: () => import("@/app/api/altcha/challenge/route"),
 };
 
-/** A CSRF token and the cookie that goes with it, from the real csrf route. */
-export async function csrfFor(address = freshAddress()): Promise<{ csrfToken: string; cookie: string }> {
-  const res = await (await routes.csrf()).GET(new Request("http://localhost/api/auth/csrf", { headers: { [PEER_HEADER]: address } }));
-  const { csrfToken } = (await res.json()) as { csrfToken: string };
-  return { csrfToken, cookie: cookiesOf(res) };
+/**
+ * What a browser says of a post from the app's own page (Fetch Metadata), unless the test's own
+ * headers speak of the site or origin (a cross-site post, an old browser's Origin).
+ */
+function fromOwnPage(headers: Record<string, string> = {}): Record<string, string> {
+  return "sec-fetch-site" in headers || "origin" in headers ? {} : { "sec-fetch-site": "same-origin" };
 }
 
 /** `name=value; …` of every cookie a response sets, as a browser would send them back. */
@@ -43,20 +43,20 @@ export type BrowserSignIn = {
   /** More cookies to send, e.g. a known-device cookie (`name=value`). */
   cookie?: string;
   userAgent?: string;
-  /** More request headers (Accept-Language, say). */
+  /** More request headers (Accept-Language, say); a Sec-Fetch-Site or Origin replaces the page's own. */
   headers?: Record<string, string>;
 };
 
-/** POST /api/auth/callback/credentials as the sign-in page sends it: CSRF cookie and token, a solved ALTCHA, json=true. */
+/** POST /api/auth/callback/credentials as the sign-in page sends it: from the page's origin, a solved ALTCHA, json=true. */
 export async function browserSignIn(email: string, password: string, options: BrowserSignIn = {}): Promise<Response> {
   const address = options.address ?? freshAddress();
-  const { csrfToken, cookie } = await csrfFor(address);
-  const fields = { csrfToken, email, password, altcha: await altchaPayload(), callbackUrl: "/", json: "true", ...options.fields };
+  const fields = { email, password, altcha: await altchaPayload(), callbackUrl: "/", json: "true", ...options.fields };
   const request = new Request(options.url ?? "http://localhost/api/auth/callback/credentials", {
     method: "POST",
     headers: {
       "content-type": options.contentType ?? "application/x-www-form-urlencoded",
-      cookie: [cookie, options.cookie].filter(Boolean).join("; "),
+      ...(options.cookie ? { cookie: options.cookie } : {}),
+      ...fromOwnPage(options.headers),
       [PEER_HEADER]: address,
       ...(options.userAgent ? { "user-agent": options.userAgent } : {}),
       ...options.headers,
@@ -123,14 +123,28 @@ export async function sessionWith(cookie: string): Promise<{ status: number; bod
   return { status: res.status, body: (await res.json()) as Record<string, unknown>, cleared };
 }
 
-/** POST /api/auth/signout as the sign-out form sends it: CSRF cookie and token beside the session cookie. */
-export async function browserSignOut(sessionCookie: string): Promise<Response> {
-  const address = freshAddress();
-  const { csrfToken, cookie } = await csrfFor(address);
+export type BrowserSignOut = Pick<BrowserSignIn, "fields" | "body" | "contentType" | "headers">;
+
+/**
+ * POST /api/auth/signout as the sign-out form sends it: from the page's origin, with the session
+ * cookie and that session's form token (a `formToken` in `fields` replaces it).
+ */
+export async function browserSignOut(sessionCookie: string, options: BrowserSignOut = {}): Promise<Response> {
+  const gate = await (await import("@/lib/app")).gatehouse();
+  const { sessionFormToken } = await import("@/lib/http/form-token");
+  // A cookie that is no session has no token (the route then checks none).
+  const sid = await sessionIdOf(gate, sessionCookie).catch(() => undefined);
+  const formToken = sid ? sessionFormToken(gate.config.session.secret, sid) : "";
   const request = new Request("http://localhost/api/auth/signout", {
     method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie: `${cookie}; ${sessionCookie}`, [PEER_HEADER]: address },
-    body: new URLSearchParams({ csrfToken, callbackUrl: "/", json: "true" }).toString(),
+    headers: {
+      "content-type": options.contentType ?? "application/x-www-form-urlencoded",
+      cookie: sessionCookie,
+      ...fromOwnPage(options.headers),
+      [PEER_HEADER]: freshAddress(),
+      ...options.headers,
+    },
+    body: options.body ?? new URLSearchParams({ formToken, callbackUrl: "/", json: "true", ...options.fields }).toString(),
   });
   return (await import("@/app/api/auth/signout/route")).POST(request);
 }

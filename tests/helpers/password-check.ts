@@ -22,7 +22,7 @@ export async function passwordCheck(gate: Gatehouse, attempt: PasswordTry): Prom
     knownDevice: false,
   };
   const level = challengeLevel(pressure);
-  const settings = { ...gate.altcha, maxCounter: maxCounterAt(gate.altcha.maxCounter, level) };
+  const settings = { ...gate.config.altcha, maxCounter: maxCounterAt(gate.config.altcha.maxCounter, level) };
   const altcha = await solve(await issueChallenge(settings, gate.clock(), level, levelDue(pressure).pressureLevel));
   const limits = {
     gate,

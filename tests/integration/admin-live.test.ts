@@ -66,14 +66,14 @@ describe("the admin command line on a live embedded instance", () => {
     const key = gate.usernameKey("owner@example.com");
     // Locked under the instance's own policy: a lock longer than its schedule allows reads as a clock
     // step and is over (lib/lockout/lockout-rules.ts).
-    const policy = gate.lockoutPolicy;
+    const policy = gate.config.lockout;
     for (let i = 0; i < policy.threshold + 1; i++) await gate.lockouts.admitAttempt(key, gate.clock(), policy);
-    expect((await gate.lockouts.check(key, gate.clock(), gate.lockoutPolicy)).locked).toBe(true);
+    expect((await gate.lockouts.check(key, gate.clock(), gate.config.lockout)).locked).toBe(true);
 
     // The folder is held by this process: without the socket the command would exit 1 ("in use").
     const unlocked = await admin("--as", "Ada Operator", "unlock", "Owner@Example.com");
     expect(unlocked, unlocked.out).toMatchObject({ code: 0, out: expect.stringContaining("Unlocked owner@example.com.") });
-    expect((await gate.lockouts.check(key, gate.clock(), gate.lockoutPolicy)).locked).toBe(false);
+    expect((await gate.lockouts.check(key, gate.clock(), gate.config.lockout)).locked).toBe(false);
 
     const session = await gate.prisma.browserSession.create({
       data: {

@@ -91,7 +91,7 @@ export function codeShapes(current: () => { gate: Gate }, makeDatabase: () => Pr
       return { pending: pendingOf(owner), code: await newestCode(email) };
     }
 
-    const strangers = async (email: string) => (await gate.lockouts.check(gate.usernameKey(email), Date.now(), gate.lockoutPolicy)).locked;
+    const strangers = async (email: string) => (await gate.lockouts.check(gate.usernameKey(email), Date.now(), gate.config.lockout)).locked;
     const failuresOf = async (email: string) =>
       (await gate.prisma.signInLockout.findUnique({ where: { usernameKey: gate.usernameKey(email) } }))?.failureCount ?? 0;
 

@@ -343,7 +343,7 @@ export function hardeningShapes(current: () => { gate: Gate; checks: Checks }, m
     it("refuses a challenge fetched in a quiet moment once the pressure has come, and takes one of the level due", async () => {
       const { issueChallenge } = await import("@/lib/captcha/altcha");
       // Fetched two minutes ago, before the pressure: still within its expiry.
-      const quiet = await issueChallenge(gate().altcha, Date.now() - 120_000, 0);
+      const quiet = await issueChallenge(gate().config.altcha, Date.now() - 120_000, 0);
       const stored = await solve(quiet);
       await underPressure(async () => {
         current().checks.reset();

@@ -70,7 +70,7 @@ export function ownerShapes(current: () => { gate: Gate }, makeDatabase: () => P
       return row ?? null;
     }
     const usernameRow = (email: string) => lockRow(gate.usernameKey(email));
-    const locked = async (email: string) => (await gate.lockouts.check(gate.usernameKey(email), Date.now(), gate.lockoutPolicy)).locked;
+    const locked = async (email: string) => (await gate.lockouts.check(gate.usernameKey(email), Date.now(), gate.config.lockout)).locked;
     const userOf = (email: string) => gate.prisma.user.findUniqueOrThrow({ where: { email } });
 
     /** The code a right password from a new device had mailed, as the owner reads it. */
@@ -192,7 +192,7 @@ export function ownerShapes(current: () => { gate: Gate }, makeDatabase: () => P
         const count = (await usernameRow("burst@example.com"))!.failureCount;
         // Repeats racing the fingerprint's write may each be counted (never more than the lock allows).
         expect(count).toBeGreaterThanOrEqual(1);
-        expect(count).toBeLessThanOrEqual(gate.lockoutPolicy.threshold);
+        expect(count).toBeLessThanOrEqual(gate.config.lockout.threshold);
       });
 
       it("stores a keyed, truncated fingerprint, never a hash an offline attacker could test", async () => {
@@ -229,7 +229,7 @@ export function ownerShapes(current: () => { gate: Gate }, makeDatabase: () => P
         await tokenSignIn("window@example.com", OLD_PASSWORD, { address });
         await gate.prisma.signInLockout.update({
           where: { usernameKey: gate.usernameKey("window@example.com") },
-          data: { lastFailureAt: new Date(Date.now() - gate.lockoutPolicy.quietPeriodMs - 1_000) },
+          data: { lastFailureAt: new Date(Date.now() - gate.config.lockout.quietPeriodMs - 1_000) },
         });
         await tokenSignIn("window@example.com", OLD_PASSWORD, { address });
         expect(await usernameRow("window@example.com")).toMatchObject({ failureCount: 1, wrongPasswords: [expect.any(String)] });

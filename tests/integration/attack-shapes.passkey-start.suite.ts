@@ -288,8 +288,9 @@ export function passkeyStartSuite(label: string, makeDatabase: () => Promise<Tes
         expect(await refused.json()).toMatchObject({ error: "last_credential" });
         expect(await passkeysOf("keeps-last@example.com")).toBe(1);
         // A second passkey, then both removed at once: one of them stays.
-        const { id: _id, credentialId, ...rest } = only!;
-        const second = await gate.prisma.passkey.create({ data: { ...rest, credentialId: `${credentialId}-2`, name: "Second" } });
+        const { userId, publicKey, transports, deviceType, backedUp, createdAt, credentialId } = only!;
+        const copied = { userId, publicKey, transports, deviceType, backedUp, createdAt };
+        const second = await gate.prisma.passkey.create({ data: { ...copied, credentialId: `${credentialId}-2`, name: "Second" } });
         const raced = await Promise.all([remove(only!.id), remove(second.id)]);
         expect(raced.map((res) => res.status).sort()).toEqual([200, 409]);
         expect(await passkeysOf("keeps-last@example.com")).toBe(1);

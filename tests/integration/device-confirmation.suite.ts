@@ -345,7 +345,7 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
         expect(statuses[PASSWORD]).toEqual(Array(12).fill(401));
         expect(statuses[PASSWORD]).toEqual(statuses[WRONG]);
         expect(counted).toEqual({ [PASSWORD]: 6, [WRONG]: 6 });
-        expect((await gate.lockouts.check(usernameKey, Date.now(), gate.lockoutPolicy)).locked).toBe(true);
+        expect((await gate.lockouts.check(usernameKey, Date.now(), gate.config.lockout)).locked).toBe(true);
       });
 
       it("a real pending sign-in and a stand-in answer alike after the owner signs out everywhere", async () => {
@@ -435,7 +435,7 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
           expect(lookedUp("the busy stranger's guess")).toBe(false);
 
           // Locked: the username's lock, met inside the slot (the check before it raced a failure).
-          for (let i = 0; i < gate.lockoutPolicy.threshold; i++) await tokenSignIn("refused@example.com", `guess number ${i}`);
+          for (let i = 0; i < gate.config.lockout.threshold; i++) await tokenSignIn("refused@example.com", `guess number ${i}`);
           // The check saw no row at all: the count's insert misses the row the failures wrote, and it reads again.
           const usernameKey = gate.usernameKey("refused@example.com");
           vi.spyOn(gate.lockouts, "check").mockResolvedValueOnce({ locked: false, seen: { usernameKey, row: null } });

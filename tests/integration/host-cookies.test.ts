@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browserSignIn, browserSignOut, createAccount, csrfFor, sessionPairOf, sessionWith } from "../helpers/browser";
+import { browserSignIn, browserSignOut, createAccount, deviceCookieOf, sessionPairOf, sessionWith } from "../helpers/browser";
 import { freshPglite, type TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
@@ -7,8 +7,9 @@ import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 const PASSWORD = "the right passphrase";
 
 /**
- * Under an https NEXTAUTH_URL every next-auth cookie is __Host- (Secure, Path=/, no Domain), and
- * the cookie the sign-in route writes is the one the session, CSRF and sign-out routes read.
+ * Under an https NEXTAUTH_URL every cookie of the cookie room (lib/http/cookies.ts) is __Host-
+ * (Secure, Path=/, no Domain), and the cookie the sign-in route writes is the one the session and
+ * sign-out routes read.
  */
 describe("cookies under an https NEXTAUTH_URL", () => {
   let database: TestDatabase;
@@ -26,16 +27,18 @@ describe("cookies under an https NEXTAUTH_URL", () => {
     await database?.dispose();
   });
 
-  it("sets the CSRF, session and callback names with __Host- and nothing a sibling subdomain could shadow", async () => {
-    const { cookie } = await csrfFor();
-    expect(cookie).toMatch(/^__Host-next-auth\.csrf-token=/);
-    const res = await browserSignIn("host@example.com", PASSWORD);
+  it("sets the session and device cookies with __Host- and nothing a sibling subdomain could shadow", async () => {
+    const res = await browserSignIn("host@example.com", PASSWORD, { headers: { origin: "https://login.example.com" } });
     expect(res.status).toBe(200);
     const session = res.headers.getSetCookie().find((value) => value.includes("session-token="))!;
     expect(session).toMatch(/^__Host-next-auth\.session-token=[^;]+; Path=\/;/);
     expect(session).toContain("; Secure");
     expect(session).not.toMatch(/Domain=/i);
-    for (const value of res.headers.getSetCookie()) expect(value).not.toMatch(/^__Secure-/);
+    for (const value of res.headers.getSetCookie()) {
+      expect(value).toMatch(/^__Host-/);
+      expect(value).toContain("; Secure");
+    }
+    expect(deviceCookieOf(res)).not.toBeNull();
 
     const pair = sessionPairOf(res)!;
     expect((await sessionWith(pair)).body).toMatchObject({ user: { email: "host@example.com" } });

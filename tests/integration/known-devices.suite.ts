@@ -197,7 +197,7 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       // (LOCKOUT_CAP_FAILURES=8 here): the eighth reaches the cap.
       const hourMs = 3_600_000;
       for (let i = 0; i < 8; i++)
-        expect((await gate.lockouts.admitAttempt(key, Date.now() - (8 - i) * hourMs, gate.lockoutPolicy)).allowed).toBe(true);
+        expect((await gate.lockouts.admitAttempt(key, Date.now() - (8 - i) * hourMs, gate.config.lockout)).allowed).toBe(true);
       const stranger = await browserSignIn("capped@example.com", PASSWORD);
       expect(stranger.status).toBe(429);
       expect(await stranger.json()).toMatchObject({
@@ -208,7 +208,7 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
 
       const owner = await browserSignIn("capped@example.com", PASSWORD, { cookie: `${DEVICE_COOKIE}=${device}` });
       expect(owner.status).toBe(200);
-      expect((await gate.lockouts.check(key, Date.now(), gate.lockoutPolicy)).locked).toBe(false);
+      expect((await gate.lockouts.check(key, Date.now(), gate.config.lockout)).locked).toBe(false);
       expect((await browserSignIn("capped@example.com", PASSWORD)).status).toBe(200);
     });
 
@@ -243,11 +243,11 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       expect(checks.verified()).toBe(1);
     });
 
-    it("frees the device when next-auth's CSRF check refuses, so the owner's next try is still in the lane", async () => {
+    it("leaves the device free when the CSRF rule refuses, so the owner's next try is still in the lane", async () => {
       const device = await knownBrowser("stale@example.com");
       const stale = await browserSignIn("stale@example.com", PASSWORD, {
         cookie: `${DEVICE_COOKIE}=${device}`,
-        fields: { csrfToken: "stale" },
+        headers: { "sec-fetch-site": "cross-site" },
       });
       expect(stale.status).toBe(403);
       expect(
@@ -333,7 +333,7 @@ export function knownDevicesSuite(label: string, makeDatabase: () => Promise<Tes
       // Seven failures an hour apart (the cap is 8 here), then the eighth through the route.
       const hourMs = 3_600_000;
       for (let i = 0; i < 7; i++)
-        await gate.lockouts.admitAttempt(gate.deviceLockKey(id), Date.now() - (8 - i) * hourMs, gate.deviceLockoutPolicy);
+        await gate.lockouts.admitAttempt(gate.deviceLockKey(id), Date.now() - (8 - i) * hourMs, gate.config.devices.lockout);
       const eighth = await browserSignIn("thief@example.com", "wrong guess", { cookie: `${DEVICE_COOKIE}=${device}` });
       expect(eighth.status).toBe(401);
       expect(await gate.devices.recognise(device, gate.usernameKey("thief@example.com"), Date.now())).toBeNull();

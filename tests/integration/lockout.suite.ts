@@ -77,14 +77,14 @@ export function lockoutSuite(label: string, makeDatabase: () => Promise<TestData
     it("keeps a lockout across an app restart", async () => {
       for (let i = 0; i < 5; i++) await check("restart@example.com", `wrong guess ${i}`);
       const before = gate;
-      expect((await before.lockouts.check(before.usernameKey("restart@example.com"), Date.now(), before.lockoutPolicy)).locked).toBe(true);
+      expect((await before.lockouts.check(before.usernameKey("restart@example.com"), Date.now(), before.config.lockout)).locked).toBe(true);
 
       // A restart, in the order the server stops (background work, mail, stores, then the database);
       // every in-process layer (limiter memory included) is rebuilt.
       await before.close();
       const after = (gate = await testGatehouse(database.url, SETTINGS));
       expect(after).not.toBe(before);
-      const state = await after.lockouts.check(after.usernameKey("restart@example.com"), Date.now(), after.lockoutPolicy);
+      const state = await after.lockouts.check(after.usernameKey("restart@example.com"), Date.now(), after.config.lockout);
       expect(state.locked).toBe(true);
       expect(state.locked && state.retryAfterMs).toBeGreaterThan(50_000);
     });

@@ -120,7 +120,7 @@ export function passkeysSuite(label: string, makeDatabase: () => Promise<TestDat
     it("signs the owner in while strangers hold the account locked, and the lock still holds for them", async () => {
       const { passkey } = await ownerWithPasskey("besieged@example.com");
       for (let i = 0; i < 5; i++) await tokenSignIn("besieged@example.com", "a stranger's guess");
-      expect((await gate.lockouts.check(gate.usernameKey("besieged@example.com"), Date.now(), gate.lockoutPolicy)).locked).toBe(true);
+      expect((await gate.lockouts.check(gate.usernameKey("besieged@example.com"), Date.now(), gate.config.lockout)).locked).toBe(true);
       const res = await passkeySignIn(await authenticator.authenticate(passkey, await signInOptions()));
       expect(res.status).toBe(200);
       expect(sessionPairOf(res)).not.toBeNull();

@@ -78,7 +78,7 @@ describe("the composition root", () => {
         // Two verifications each, counted by each instance's own hasher; only A's rule locks at two.
         expect([a.counter.verifications(), b.counter.verifications()]).toEqual([2, 2]);
         const locked = async (gate: (typeof gates)[number]) =>
-          (await gate.lockouts.check(gate.usernameKey("owner@example.com"), Date.now(), gate.lockoutPolicy)).locked;
+          (await gate.lockouts.check(gate.usernameKey("owner@example.com"), Date.now(), gate.config.lockout)).locked;
         expect([await locked(a.gate), await locked(b.gate)]).toEqual([true, false]);
         // Their keys come from their own secrets: one's lockout key means nothing to the other.
         expect(a.gate.usernameKey("owner@example.com")).not.toBe(b.gate.usernameKey("owner@example.com"));
@@ -88,4 +88,10 @@ describe("the composition root", () => {
       }
     },
   );
+
+  it("and its room builders (lib/gatehouse/) read no environment and no global slot", () => {
+    const files = ["lib/gatehouse.ts", ...fs.readdirSync("lib/gatehouse").map((name) => `lib/gatehouse/${name}`)];
+    expect(files.length).toBeGreaterThan(1);
+    for (const file of files) expect(fs.readFileSync(file, "utf8"), file).not.toMatch(/process\.env|globalThis/);
+  });
 });

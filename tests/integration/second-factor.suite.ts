@@ -411,7 +411,7 @@ export function secondFactorSuite(label: string, makeDatabase: () => Promise<Tes
       // Strangers' wrong recovery codes lock the code step for the account...
       for (let i = 0; i < 5; i++)
         await secondStep((await passwordStep("passkey-2fa@example.com")).pending, { recoveryCode: "aaaaa-aaaaa" });
-      expect((await gate.lockouts.check(gate.secondFactorLockKey({ userId: id }), Date.now(), gate.secondFactorLockoutPolicy)).locked).toBe(
+      expect((await gate.lockouts.check(gate.secondFactorLockKey({ userId: id }), Date.now(), gate.config.factors.lockout)).locked).toBe(
         true,
       );
       // ... and the owner (from a known device: strangers' right passwords count on the password's lock too) finishes with the passkey.

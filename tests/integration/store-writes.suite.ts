@@ -214,7 +214,7 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
 
     it("parallel failures on one key are each counted: none is lost to a concurrent write", async () => {
       const key = gate.usernameKey("parallel@example.com");
-      const policy = { ...gate.lockoutPolicy, threshold: 1_000, capFailures: 1_000 };
+      const policy = { ...gate.config.lockout, threshold: 1_000, capFailures: 1_000 };
       const now = Date.now();
       const decisions = await Promise.all(Array.from({ length: 12 }, () => gate.lockouts.admitAttempt(key, now, policy)));
       expect(decisions.every((decision) => decision.allowed)).toBe(true);
@@ -225,7 +225,7 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
 
     it("parallel failures past the threshold lock the key, and every later one is refused", async () => {
       const key = gate.usernameKey("locking@example.com");
-      const policy = gate.lockoutPolicy;
+      const policy = gate.config.lockout;
       const now = Date.now();
       const decisions = await Promise.all(Array.from({ length: 3 * policy.threshold }, () => gate.lockouts.admitAttempt(key, now, policy)));
       // Admitted attempts up to the threshold; the one that reaches it locks; the rest are refused.
@@ -237,7 +237,7 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
     // changed meanwhile must be read again, never overwritten from the stale copy.
     it("a count from a stale check never slips past a lock written since", async () => {
       const key = gate.usernameKey("stale-lock@example.com");
-      const policy = gate.lockoutPolicy;
+      const policy = gate.config.lockout;
       const now = Date.now();
       const before = await gate.lockouts.check(key, now, policy);
       expect(before.locked).toBe(false);
@@ -248,7 +248,7 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
 
     it("a count from a stale check that saw a lock reads again: a lock cleared since no longer refuses", async () => {
       const key = gate.usernameKey("stale-unlock@example.com");
-      const policy = gate.lockoutPolicy;
+      const policy = gate.config.lockout;
       const now = Date.now();
       for (let i = 0; i < policy.threshold; i++) await gate.lockouts.admitAttempt(key, now, policy);
       const before = await gate.lockouts.check(key, now, policy);
@@ -260,7 +260,7 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
 
     it("a count from a stale check loses no failure counted since", async () => {
       const key = gate.usernameKey("stale-count@example.com");
-      const policy = { ...gate.lockoutPolicy, threshold: 1_000, capFailures: 1_000 };
+      const policy = { ...gate.config.lockout, threshold: 1_000, capFailures: 1_000 };
       const now = Date.now();
       await gate.lockouts.admitAttempt(key, now, policy);
       const before = await gate.lockouts.check(key, now, policy);
@@ -274,8 +274,8 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
     it("a count alongside another key tells that key's lock under its own policy, from a presumed row too", async () => {
       const device = gate.deviceLockKey("paired-device");
       const strangers = gate.usernameKey("paired@example.com");
-      const devicePolicy = gate.deviceLockoutPolicy;
-      const strangersPolicy = gate.lockoutPolicy;
+      const devicePolicy = gate.config.devices.lockout;
+      const strangersPolicy = gate.config.lockout;
       const along = { usernameKey: strangers, policy: strangersPolicy };
       const now = Date.now();
       const presumed = { usernameKey: device, row: null };
@@ -299,7 +299,7 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
 
     it("a reset as seen leaves a streak counted since the read", async () => {
       const key = gate.usernameKey("reset-as-seen@example.com");
-      const policy = { ...gate.lockoutPolicy, threshold: 1_000, capFailures: 1_000 };
+      const policy = { ...gate.config.lockout, threshold: 1_000, capFailures: 1_000 };
       const now = Date.now();
       await gate.lockouts.admitAttempt(key, now, policy);
       const before = await gate.lockouts.check(key, now, policy);
@@ -313,7 +313,7 @@ export function storeWritesSuite(label: string, makeDatabase: () => Promise<Test
     it("a count from a check's read tells the failure marked since (under attack), and counts right from another key's read", async () => {
       const key = gate.usernameKey("stale-mark@example.com");
       const other = gate.usernameKey("stale-other@example.com");
-      const policy = { ...gate.lockoutPolicy, threshold: 1_000, capFailures: 1_000 };
+      const policy = { ...gate.config.lockout, threshold: 1_000, capFailures: 1_000 };
       const now = Date.now();
       await gate.lockouts.admitAttempt(key, now, policy);
       const before = await gate.lockouts.check(key, now, policy);

@@ -1,7 +1,7 @@
 import { landingPath, signedInBrowser } from "@/lib/auth/browser-session";
 import { limited } from "@/lib/auth/limited";
 import { makePasskeyFromLink } from "@/lib/auth/new-passkey";
-import { deviceTokenOf } from "@/lib/http/device-cookie";
+import { deviceTokenOf } from "@/lib/http/cookies";
 
 export const dynamic = "force-dynamic";
 

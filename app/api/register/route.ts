@@ -30,7 +30,7 @@ export const POST = limited("/api/register", async (request, { gate, client }) =
 
   // Registration runs Argon2id too: the budget's pressure level is owed here as at sign-in.
   const due = levelDue({ budgetPressure: gate.hashBudget.recentPressure(), addressFailures: 0, knownDevice: false });
-  const captcha = await verifyAltcha(input.data.altcha, gate.altcha, gate.replays, gate.clock(), due);
+  const captcha = await verifyAltcha(input.data.altcha, gate.config.altcha, gate.replays, gate.clock(), due);
   if (!captcha.ok) {
     logSecurity(gate, { route: "/api/register", outcome: "captcha_invalid", client, email: input.data.email, detail: captcha.reason });
     return captchaInvalid(captcha);

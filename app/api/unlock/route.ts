@@ -1,5 +1,5 @@
 import { truncateAddress } from "@/lib/events/security-events";
-import { setDeviceCookie } from "@/lib/http/device-cookie";
+import { setDeviceCookie } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
 import { json } from "@/lib/http/responses";
 import { invalidLink, linkSchema, readLinkRequest } from "@/lib/auth/link-requests";

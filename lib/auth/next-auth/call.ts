@@ -1,11 +1,11 @@
 import NextAuth from "next-auth";
 import type { NextRequest } from "next/server";
 import type { Gatehouse } from "@/lib/app";
-import { cookieJar } from "./cookies";
+import { cookieJar } from "@/lib/http/cookies";
 import { authOptions } from "./options";
 
-/** The next-auth actions the app hands to next-auth; sign-in and sign-out are its own routes, every other /api/auth path a 404. */
-export type NextAuthAction = ["csrf"] | ["session"];
+/** The one next-auth action the app hands to next-auth (reading the session); every other /api/auth path is its own route or a 404. */
+export type NextAuthAction = ["session"];
 
 /**
  * Collects what next-auth's Node-style handler writes (status, headers, Set-Cookie, body), then

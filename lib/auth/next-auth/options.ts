@@ -2,12 +2,12 @@ import type { NextAuthOptions } from "next-auth";
 import { safeRedirect } from "@/lib/http/callback-url";
 import { liveSession, SessionEnded } from "../browser-session";
 import type { Gatehouse } from "@/lib/app";
-import { nextAuthCookies } from "./cookies";
+import { nextAuthCookies } from "./session-cookie";
 
 /**
- * next-auth's options for one Gatehouse: its secret, its session lifetime, the cookie names of
- * ./cookies.ts, and no provider at all. Sign-in and sign-out are Gatehouse's own routes, which
- * write and clear the same cookie next-auth reads; next-auth answers only `csrf` and `session`,
+ * next-auth's options for one Gatehouse: its secret, its session lifetime, the session cookie's name
+ * (./session-cookie.ts), and no provider at all. Sign-in and sign-out are Gatehouse's own routes, which
+ * write and clear the same cookie next-auth reads; next-auth answers only `session`,
  * so no next-auth code path can verify a password or start a session.
  */
 export function authOptions(gate: Gatehouse): NextAuthOptions {

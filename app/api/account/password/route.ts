@@ -4,7 +4,7 @@ import { fieldErrors, newPasswordField, typedPasswordField } from "@/lib/auth/cr
 import { newPasswordProblem, renewedAfterPassword, replacePassword } from "@/lib/auth/new-password";
 import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
 import { signInWithPassword } from "@/lib/auth/sign-in";
-import { deviceTokenOf } from "@/lib/http/device-cookie";
+import { deviceTokenOf } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { SESSION_ENDED } from "@/lib/ui/messages";

@@ -3,7 +3,7 @@ import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { fieldErrors, typedPasswordField } from "@/lib/auth/credentials";
 import { signInWithPassword } from "@/lib/auth/sign-in";
 import { secondStepRequired } from "@/lib/auth/second-step";
-import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
+import { deviceTokenOf, setDeviceCookie } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { SESSION_ENDED } from "@/lib/ui/messages";

@@ -1,6 +1,6 @@
 import { challengeLevel, levelDue, maxCounterAt } from "@/lib/captcha/difficulty";
 import { issueChallenge } from "@/lib/captcha/altcha";
-import { deviceTokenOf } from "@/lib/http/device-cookie";
+import { deviceTokenOf } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
 import { json } from "@/lib/http/responses";
 
@@ -25,6 +25,6 @@ export const GET = limited("/api/altcha/challenge", async (request, limits) => {
   if (byAddress) return byAddress;
   const level = challengeLevel(pressure);
   gate.metrics.challengesIssued.inc({ level: String(level) });
-  const settings = { ...gate.altcha, maxCounter: maxCounterAt(gate.altcha.maxCounter, level) };
+  const settings = { ...gate.config.altcha, maxCounter: maxCounterAt(gate.config.altcha.maxCounter, level) };
   return json(200, await issueChallenge(settings, nowMs, level, levelDue(pressure).pressureLevel));
 });

@@ -1,5 +1,5 @@
 import { landingUrl, signedInBrowser } from "@/lib/auth/browser-session";
-import { deviceTokenOf } from "@/lib/http/device-cookie";
+import { deviceTokenOf } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
 import { passkeyRefused, readPasskeyAnswer, signInWithPasskey } from "@/lib/auth/passkey-sign-in";
 

@@ -1,10 +1,10 @@
 import { finishBrowserSecondStep, liveSessionIdOf } from "@/lib/auth/browser-second-step";
 import { answerRefused, BROWSER_STEPS, browserSecondStepSchema, passSecondStep } from "@/lib/auth/second-step";
 import { readJson } from "@/lib/http/body";
-import { pendingSignInOf } from "@/lib/http/device-cookie";
+import { pendingSignInOf } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
 import { csrfRefused } from "@/lib/http/refusals";
-import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
+import { fromOwnPages } from "@/lib/http/csrf";
 
 export const dynamic = "force-dynamic";
 
@@ -20,7 +20,7 @@ export const dynamic = "force-dynamic";
 export const POST = limited("/api/auth/second-step", async (request, limits) => {
   const { gate } = limits;
   // It signs a browser in: no other site may make it do so, whatever the media type.
-  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) return csrfRefused();
+  if (!fromOwnPages(request.headers, gate.config)) return csrfRefused();
   const body = await readJson(request, gate.config.http.maxBodyBytes);
   if (!body.ok) return body.response;
   const input = browserSecondStepSchema.safeParse(body.value);

@@ -1,6 +1,8 @@
 import { fieldErrors, signOutSchema } from "@/lib/auth/credentials";
-import { clearedSessionCookie, cookieJar, csrfVerified, sessionClaimsOfCookies } from "@/lib/auth/next-auth/cookies";
+import { clearedSessionCookie, sessionClaimsOfCookies } from "@/lib/auth/next-auth/session-cookie";
+import { cookieJar } from "@/lib/http/cookies";
 import { readForm } from "@/lib/http/body";
+import { carriesFormToken, fromOwnPages } from "@/lib/http/csrf";
 import { safeCallbackPath } from "@/lib/http/callback-url";
 import { limited } from "@/lib/auth/limited";
 import { csrfRefused, signOutUnavailable } from "@/lib/http/refusals";
@@ -10,23 +12,23 @@ import { messageOf } from "@/lib/log/message";
 export const dynamic = "force-dynamic";
 
 /**
- * Sign-out: the same single parse as sign-in and next-auth's CSRF double-submit check, then the
- * session record is ended and only then the cookie cleared. A record that could not be ended is a
+ * Sign-out: the CSRF rule (from the app's own pages, with the session's form token when the cookie
+ * holds a session), the same single parse as sign-in, then the session record is ended and only then the cookie cleared. A record that could not be ended is a
  * 503 that keeps the cookie: a sign-out that looked done while the record stayed live would let a
  * copy of the cookie live on. With `json=true` the answer is `{ url }`, else a redirect (the
  * no-script form).
  */
 export const POST = limited("/api/auth/signout", async (request, { gate }) => {
+  if (!fromOwnPages(request.headers, gate.config)) return csrfRefused();
   const form = await readForm(request, gate.config.http.maxBodyBytes);
   if (!form.ok) return form.response;
   const input = signOutSchema.safeParse(form.value);
   if (!input.success) return jsonError(400, "invalid_input", "Reload the page and try again.", { fields: fieldErrors(input.error) });
-  const { csrfToken, callbackUrl, json: wantsJson } = input.data;
-  const cookies = cookieJar(request.cookies);
-  if (!csrfVerified(gate.config, cookies, csrfToken)) return csrfRefused();
+  const { callbackUrl, json: wantsJson } = input.data;
 
-  const claims = await sessionClaimsOfCookies(gate.config, cookies);
+  const claims = await sessionClaimsOfCookies(gate.config, cookieJar(request.cookies));
   if (typeof claims?.sub === "string" && typeof claims.sid === "string") {
+    if (!carriesFormToken(gate.config, claims.sid, form.value)) return csrfRefused();
     try {
       await gate.sessions.revoke(claims.sub, claims.sid, gate.clock());
     } catch (error) {

@@ -2,9 +2,9 @@ import { signOutEverywhere, liveSessionOfCookies } from "@/lib/auth/browser-sess
 import { addressTaken, readLinkToken } from "@/lib/auth/email-change-links";
 import { limited } from "@/lib/auth/limited";
 import { invalidLink } from "@/lib/auth/link-requests";
-import { cookieJar, sessionCookie } from "@/lib/auth/next-auth/cookies";
+import { sessionCookie } from "@/lib/auth/next-auth/session-cookie";
+import { cookieJar, setDeviceCookie } from "@/lib/http/cookies";
 import { truncateAddress } from "@/lib/events/security-events";
-import { setDeviceCookie } from "@/lib/http/device-cookie";
 import { json } from "@/lib/http/responses";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { confirmEmailChange } from "@/lib/users/email-change";

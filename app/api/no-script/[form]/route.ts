@@ -4,8 +4,7 @@ import { limited } from "@/lib/auth/limited";
 import { jsonError } from "@/lib/http/responses";
 import { readForm } from "@/lib/http/body";
 import { carriedEmailCookie } from "@/lib/http/carried-email";
-import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
-import { secureCookies } from "@/lib/auth/next-auth/cookies";
+import { fromOwnPages } from "@/lib/http/csrf";
 
 export const dynamic = "force-dynamic";
 
@@ -38,9 +37,9 @@ export const POST = limited("/api/no-script/[form]", async (request, { gate }, c
   // "Forgot password?" has no password in it: its address is kept (in a cookie for that page,
   // never in the URL), so the person does not type it again. Only from this app's own page.
   let keep: string | null = null;
-  if (form === "forgot-password" && isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) {
+  if (form === "forgot-password" && fromOwnPages(request.headers, gate.config)) {
     const body = await readForm(request, gate.config.http.maxBodyBytes);
-    keep = body.ok ? carriedEmailCookie(body.value.email, secureCookies(gate.config)) : null;
+    keep = body.ok ? carriedEmailCookie(body.value.email, gate.config) : null;
   } else {
     await request.body?.cancel();
   }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { newPasswordField } from "@/lib/auth/credentials";
 import { newPasswordProblem, replacePassword } from "@/lib/auth/new-password";
-import { setDeviceCookie } from "@/lib/http/device-cookie";
+import { setDeviceCookie } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { invalidLink, linkSchema, readLinkRequest } from "@/lib/auth/link-requests";

@@ -3,7 +3,7 @@ import { backToAccount, readAccountForm } from "@/lib/auth/account-form";
 import { fieldErrors } from "@/lib/auth/credentials";
 import { freshAuthenticationRefusal } from "@/lib/auth/fresh-authentication";
 import { limited } from "@/lib/auth/limited";
-import { deviceTokenOf, setDeviceCookie } from "@/lib/http/device-cookie";
+import { deviceTokenOf, setDeviceCookie } from "@/lib/http/cookies";
 import { json, jsonError } from "@/lib/http/responses";
 import { browserLabel } from "@/lib/sessions/browser-label";
 

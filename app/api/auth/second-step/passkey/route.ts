@@ -1,6 +1,6 @@
 import { finishBrowserSecondStep, liveSessionIdOf } from "@/lib/auth/browser-second-step";
 import { passSecondStep } from "@/lib/auth/second-step";
-import { pendingSignInOf } from "@/lib/http/device-cookie";
+import { pendingSignInOf } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
 import { readPasskeyAnswer } from "@/lib/auth/passkey-sign-in";
 

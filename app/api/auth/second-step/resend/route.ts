@@ -1,8 +1,8 @@
 import { resendDeviceCode } from "@/lib/auth/second-step";
-import { pendingSignInOf } from "@/lib/http/device-cookie";
+import { pendingSignInOf } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
 import { csrfRefused } from "@/lib/http/refusals";
-import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
+import { fromOwnPages } from "@/lib/http/csrf";
 
 export const dynamic = "force-dynamic";
 
@@ -14,6 +14,6 @@ export const dynamic = "force-dynamic";
  */
 export const POST = limited("/api/auth/second-step/resend", async (request, limits) => {
   const { gate } = limits;
-  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) return csrfRefused();
+  if (!fromOwnPages(request.headers, gate.config)) return csrfRefused();
   return resendDeviceCode(limits, pendingSignInOf(request, gate.config));
 });

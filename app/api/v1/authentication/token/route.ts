@@ -2,7 +2,7 @@ import { apiSignInSchema, fieldErrors } from "@/lib/auth/credentials";
 import { signInWithPassword } from "@/lib/auth/sign-in";
 import { secondStepRequired } from "@/lib/auth/second-step";
 import { readJson } from "@/lib/http/body";
-import { deviceTokenOf } from "@/lib/http/device-cookie";
+import { deviceTokenOf } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
 import { json, jsonError } from "@/lib/http/responses";
 import { apiTokensFor } from "@/lib/auth/api-sign-in";
