@@ -87,7 +87,7 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
       const pending = pendingOf(res);
       expect(pending).not.toBeNull();
       const code = await mailedCode("owner@example.com");
-      expect((await codeMails("owner@example.com"))[0]!.text).toMatch(/works once, for 10 minutes/);
+      expect((await codeMails("owner@example.com"))[0]!.text).toMatch(/works for 10 minutes, for any sign-in to this account/);
 
       // Issue 59: each success logged route_limit_skipped at error, which teaches operators to ignore it.
       const errors = vi.spyOn(gate.log, "error");
