@@ -1,4 +1,4 @@
-import { createHmac, randomInt, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { openSecret, sealKeyOf, sealSecret } from "./sealed-secret";
 
 /** NEW_DEVICE_CONFIRMATION: when a right password from a new device waits for a mailed code. */
@@ -20,11 +20,6 @@ export function confirmationDueBeforeCheck(mode: DeviceConfirmationMode, lastFai
   return lastFailedAtMs !== null && nowMs - lastFailedAtMs < AT_RISK_WINDOW_MS;
 }
 
-/** Six digits, uniformly: 20 bits, against at most 5 tries per pending sign-in and a mail quota per account. */
-export function newDeviceCode(): string {
-  return String(randomInt(0, 1_000_000)).padStart(6, "0");
-}
-
 /**
  * Every mailed code of one account within one window is the same code (docs/owner-lane.md,
  * "One code per window"): a guest's sign-in at a staffer's username then mails nothing the
@@ -38,7 +33,10 @@ export function deviceCodeWindow(nowMs: number): number {
   return Math.floor(nowMs / DEVICE_CODE_WINDOW_MS);
 }
 
-/** The window's code: keyed by the code secret, so only the server can make it, and made again at send time. */
+/**
+ * The window's code, six digits: keyed by the code secret, so only the server can make it, and
+ * made again at send time.
+ */
 export function windowDeviceCode(secret: string, userId: string, window: number): string {
   const digest = createHmac("sha256", secret).update(`device-code-window:${userId}:${window}`).digest();
   // 64 bits reduced to 10^6: the bias is below 10^-13.
