@@ -4,7 +4,7 @@ import { readForm } from "@/lib/http/body";
 import { csrfRefused, passwordChangeRequired, unavailable } from "@/lib/http/refusals";
 import { accept, refuse, type OrRefused } from "@/lib/http/or-refused";
 import { jsonError } from "@/lib/http/responses";
-import { carriesFormToken, fromOwnPages } from "@/lib/http/csrf";
+import { carriesFormToken } from "@/lib/http/csrf";
 import { liveSessionOfCookies, type LiveSession } from "./browser-session";
 import type { Gatehouse } from "@/lib/app";
 import { SESSION_ENDED } from "@/lib/ui/messages";
@@ -13,9 +13,9 @@ import { messageOf } from "@/lib/log/message";
 export type AccountForm = OrRefused<{ session: LiveSession; fields: Record<string, string> }>;
 
 /**
- * The gate of every form on the account page, in order: a live browser session (the same check
- * as every route), a request from the app's own pages (Sec-Fetch-Site or Origin), one parse of
- * the form, and the session's form token. Nothing is changed by a request that fails any of them.
+ * The gate of every form on the account page, in order: a request from the app's own pages (the
+ * route's wrapper checks it before this), a live browser session (the same check as every route),
+ * one parse of the form, and the session's form token. Nothing is changed by a request that fails any of them.
  */
 export async function readAccountForm(
   request: NextRequest,
@@ -35,10 +35,6 @@ export async function readAccountForm(
   }
   if (!session) return refuse(jsonError(401, "unauthenticated", SESSION_ENDED));
   if (session.passwordChangeRequired && !replacesPassword) return refuse(passwordChangeRequired());
-  if (!fromOwnPages(request.headers, gate.config)) {
-    gate.log.info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
-    return refuse(csrfRefused());
-  }
   const refused = await beforeBody(session);
   if (refused) return refuse(refused);
   const form = await readForm(request, gate.config.http.maxBodyBytes);

@@ -2,7 +2,6 @@ import type { NextRequest } from "next/server";
 import { cookieJar } from "@/lib/http/cookies";
 import { isMediaType } from "@/lib/http/body";
 import { passwordChangeRequired, unavailable } from "@/lib/http/refusals";
-import { fromOwnPages } from "@/lib/http/csrf";
 import { accept, refuse, type OrRefused } from "@/lib/http/or-refused";
 import { jsonError } from "@/lib/http/responses";
 import { accessTokenStanding, verifyAccessToken } from "@/lib/tokens/access-token";
@@ -87,18 +86,11 @@ async function sessionCaller(request: NextRequest, gate: Gatehouse, changesState
     return refuse(jsonError(401, "unauthenticated", "Sign in or send a Bearer access token.", {}, { "WWW-Authenticate": "Bearer" }));
   }
   // A cookie rides along on any request the browser makes, a Bearer token only on the ones its
-  // holder writes: cookie-authenticated writes must show they come from the app's own pages.
-  if (changesState) {
-    if (!fromOwnPages(request.headers, gate.config)) {
-      gate.log.info({ event: "cross_site_write_refused", path: request.nextUrl.pathname });
-      return refuse(
-        jsonError(403, "csrf_invalid", "This request did not come from this site's pages. Send it from the app, or use a Bearer token."),
-      );
-    }
-    // JSON cannot be sent cross-site without a CORS preflight; a form or text/plain body can.
-    if (!isMediaType(request.headers.get("content-type"), "application/json")) {
-      return refuse(jsonError(415, "unsupported_media_type", "Send Content-Type: application/json."));
-    }
+  // holder writes: a cookie-authenticated write came from the app's own pages (the route's wrapper
+  // refused any other, lib/http/csrf.ts), and is JSON, which no other site can send without a CORS
+  // preflight: the session's form token is for forms.
+  if (changesState && !isMediaType(request.headers.get("content-type"), "application/json")) {
+    return refuse(jsonError(415, "unsupported_media_type", "Send Content-Type: application/json."));
   }
   return accept({ caller: { userId: session.userId, via: "session", sid: session.sid } });
 }

@@ -4,11 +4,21 @@ import { gatehouse, type Gatehouse } from "@/lib/app";
 import { logSecurity } from "@/lib/auth/security-log";
 import type { ClientAddress } from "@/lib/http/client-address";
 import { outageCause } from "@/lib/rate-limit/outage";
-import { limitStoreUnavailable, noClientAddress, REFUSE, serviceUnavailable } from "@/lib/http/refusals";
+import { csrfRefused, limitStoreUnavailable, noClientAddress, REFUSE, serviceUnavailable } from "@/lib/http/refusals";
+import { jsonRequired } from "@/lib/http/body";
+import { sender } from "@/lib/http/csrf";
 import { jsonError, localized } from "@/lib/http/responses";
 import { sentence } from "@/lib/i18n/sentence";
 import type { PolicyName } from "@/lib/rate-limit/policies";
-import { ruleAt, type DeviceLane, type LimitKey, type RefusalStyle, type RouteLimit, type RoutePath } from "@/lib/http/route-policies";
+import {
+  ruleAt,
+  type DeviceLane,
+  type RouteRule,
+  type LimitKey,
+  type RefusalStyle,
+  type RouteLimit,
+  type RoutePath,
+} from "@/lib/http/route-policies";
 import { deviceTokenOf } from "@/lib/http/cookies";
 import { messageOf } from "@/lib/log/message";
 import { inSpan } from "@/lib/tracing/spans";
@@ -291,8 +301,8 @@ type Counted = { row: RouteLimit; key: LimitKey | "device"; parts: string[]; tru
 type Handler<C> = (request: NextRequest, limits: RouteLimits, context: C) => Promise<Response>;
 
 /**
- * A route handler behind its row of ROUTE_RULES: the client address, then the leading limits,
- * then the handler. A route with address limits and no trustworthy client address (plain
+ * A route handler behind its row of ROUTE_RULES: the client address, the leading limits, the
+ * CSRF rule's same-origin step (from the headers, before the body is read), then the handler. A route with address limits and no trustworthy client address (plain
  * `next start`, which cannot see the socket) answers 503 rather than put everyone in one bucket.
  */
 export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (request: Request, context?: C) => Promise<Response> {
@@ -334,7 +344,7 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
     const lane = deviceLane && deviceId ? { policy: deviceLane, deviceId } : null;
     const limits = new RouteLimits(gate, client, path, rows, style, request.headers.get("user-agent"), stated ? locale : null, lane);
     try {
-      const refused = await limits.leading();
+      const refused = (await limits.leading()) ?? (await senderRefused(rule, request, limits));
       if (refused) return refused;
       // Next.js always passes the context; a route with params is only ever called with it.
       const response = await handler(request, limits, context as C);
@@ -350,6 +360,22 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
       return failed(gate, path, error);
     }
   }
+}
+
+/**
+ * The CSRF rule's same-origin step (lib/http/csrf.ts) as the route's row says, from the headers:
+ * the refusal, or null. Before the body is read; after the address's rows, which another site's
+ * request pays as any that reaches no account does (a flood of them meets the fast path).
+ */
+async function senderRefused(rule: RouteRule, request: NextRequest, limits: RouteLimits): Promise<Response | null> {
+  const { gate } = limits;
+  const verdict = sender(request.headers, request.method, rule.senders, gate.config);
+  if (verdict === "allowed") return null;
+  await request.body?.cancel().catch(() => {});
+  await limits.settle();
+  if (verdict === "json_required") return jsonRequired();
+  gate.log.info({ event: "cross_site_write_refused", path: rule.path });
+  return csrfRefused(rule.senders?.cookieless ? "api" : "page");
 }
 
 /**

@@ -4,7 +4,6 @@ import { setCookieValue } from "@/lib/http/cookies";
 import { readForm, readJson, isMediaType } from "@/lib/http/body";
 import { safeCallbackPath } from "@/lib/http/callback-url";
 import { jsonError } from "@/lib/http/responses";
-import { fromOwnPages } from "@/lib/http/csrf";
 import { sentence } from "@/lib/i18n/sentence";
 import { chosenLocale } from "@/lib/i18n/locales";
 
@@ -19,12 +18,9 @@ function cookie(gate: Gatehouse, value: string | null): string {
  * `POST /api/locale`: the footer's language switch. A form (`locale`, `returnTo`) gets a 303 back
  * to the page it came from, so it works without JavaScript; JSON (`{ locale }`) gets 204. A value
  * that names no catalogue clears the choice (the browser's Accept-Language, then DEFAULT_LOCALE,
- * apply again): the form answers as usual, JSON with 400. Only the app's own pages may post it.
+ * apply again): the form answers as usual, JSON with 400. Only the app's own pages may post it (the route's wrapper checks).
  */
 export async function chooseLocale(gate: Gatehouse, request: Request): Promise<Response> {
-  if (!fromOwnPages(request.headers, gate.config)) {
-    return jsonError(403, "csrf_invalid", sentence("refusals.pageExpired"));
-  }
   const max = gate.config.http.maxBodyBytes;
   if (isMediaType(request.headers.get("content-type"), "application/json")) {
     const body = await readJson(request, max);

@@ -5,9 +5,7 @@ import { endOtherSessions } from "@/lib/auth/browser-session";
 import { noticeOrigin } from "@/lib/auth/complete-sign-in";
 import { passkeyRefused, signInPasskeyHolder } from "@/lib/auth/passkey-sign-in";
 import type { SignInOutcome } from "@/lib/auth/sign-in-outcome";
-import { csrfRefused } from "@/lib/http/refusals";
 import { jsonError } from "@/lib/http/responses";
-import { appOrigin, isSameOriginRequest } from "@/lib/http/same-origin";
 import type { LiveEmailToken } from "@/lib/recovery/email-tokens";
 import { parseRegistration, verifyRegistration } from "@/lib/passkeys/webauthn";
 import { browserLabel } from "@/lib/sessions/browser-label";
@@ -24,8 +22,8 @@ export function newPasskeyCeremony(token: Pick<LiveEmailToken, "id">): string {
 const answerSchema = linkSchema({ credential: z.unknown(), callbackUrl: z.string().max(2048).optional() });
 
 /**
- * An emailed `new_passkey` link's answer, top to bottom (decision 39): same origin (it signs a
- * browser in) → the live link → the authenticator's answer to the link's own challenge (our origin
+ * An emailed `new_passkey` link's answer, top to bottom (decision 39), past the wrapper's same-origin
+ * check (it signs a browser in): → the live link → the authenticator's answer to the link's own challenge (our origin
  * and RP ID, user verification) → the link spent and the passkey stored in one transaction (the
  * address confirmed with them) → the session. The mailbox is the proof: the link is single-use,
  * expiring, and dead once the account has a password. A session this browser held for another
@@ -37,7 +35,6 @@ export async function makePasskeyFromLink(
   deviceToken: string | undefined,
 ): Promise<{ ok: false; refusal: Response } | (Extract<SignInOutcome, { ok: true }> & { callbackUrl: string | undefined })> {
   const { gate, client } = limits;
-  if (!isSameOriginRequest(request.headers, appOrigin(gate.config.http.publicUrl))) return { ok: false, refusal: csrfRefused() };
   const link = await readLinkRequest(request, gate, "new_passkey", answerSchema);
   if (!link.ok) return { ok: false, refusal: link.response };
   const { token, fields } = link;

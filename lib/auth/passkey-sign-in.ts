@@ -12,9 +12,7 @@ import { parseAuthentication, verifyAuthentication } from "@/lib/passkeys/webaut
 import { z } from "zod";
 import type { Gatehouse } from "@/lib/app";
 import { readJson } from "@/lib/http/body";
-import { csrfRefused } from "@/lib/http/refusals";
 import { accept, refuse, type OrRefused } from "@/lib/http/or-refused";
-import { fromOwnPages } from "@/lib/http/csrf";
 
 const MESSAGES: Record<CeremonyFailure["reason"] | "unknown" | "regressed" | "unconfirmed", string> = {
   malformed: "That passkey answer was not understood. Try again.",
@@ -138,15 +136,14 @@ export async function signInPasskeyHolder(
 const answerSchema = z.object({ credential: z.unknown(), callbackUrl: z.string().max(2048).optional(), remember: z.boolean().optional() });
 
 /**
- * A passkey answer posted by the sign-in page (a sign-in, or the second step): a same-origin
- * check (no other site may make a browser sign in), one parse of the JSON body, and the assertion
+ * A passkey answer posted by the sign-in page (a sign-in, or the second step), which the route's
+ * wrapper let through from the app's own pages only (no other site may make a browser sign in): one parse of the JSON body, and the assertion
  * parsed and bounded; or the refusal to send.
  */
 export async function readPasskeyAnswer(
   request: Request,
   gate: Gatehouse,
 ): Promise<OrRefused<{ credential: ParsedAuthentication; callbackUrl: string | undefined; remember: boolean }>> {
-  if (!fromOwnPages(request.headers, gate.config)) return refuse(csrfRefused());
   const body = await readJson(request, gate.config.http.maxBodyBytes);
   if (!body.ok) return body;
   const input = answerSchema.safeParse(body.value);

@@ -53,6 +53,11 @@ export function isMediaType(header: string | null, expected: MediaType): boolean
   return charset === undefined || charset.toLowerCase() === "utf-8";
 }
 
+/** The 415 `readJson` answers for a body of another type: also what a headerless JSON-only request gets (lib/http/csrf.ts). */
+export function jsonRequired(): Response {
+  return bodyRefusal(new BodyError(415, "unsupported_media_type", MEDIA_HINT["application/json"]));
+}
+
 /**
  * Reads at most `maxBytes` of the body and stops there, so a 1 GB upload costs no more than
  * the limit (Content-Length is checked first, but a client can omit or lie about it).

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { carriesFormToken, fromOwnPages } from "./csrf";
+import { carriesFormToken, fromOwnPages, sender } from "./csrf";
+import type { Senders } from "./route-policies";
 import { sessionFormToken } from "./form-token";
 
 const config = { http: { publicUrl: "https://login.example.com/" }, session: { secret: "s".repeat(40) } };
@@ -21,5 +22,48 @@ describe("the one CSRF rule", () => {
     expect(carriesFormToken(config, "sid-1", { csrfToken: token })).toBe(false);
     expect(carriesFormToken(config, "sid-1", {})).toBe(false);
     expect(carriesFormToken({ ...config, session: { secret: "t".repeat(40) } }, "sid-1", { formToken: token })).toBe(false);
+  });
+});
+
+describe("the same-origin step, as a route's senders say", () => {
+  const verdict = (headers: Record<string, string>, senders?: Senders, method = "POST") =>
+    sender(new Headers(headers), method, senders, config);
+  const own = { "sec-fetch-site": "same-origin" };
+  const crossSite = { "sec-fetch-site": "cross-site" };
+  const json = { "content-type": "application/json" };
+
+  it("asks nothing of a request that changes nothing", () => {
+    for (const method of ["GET", "HEAD", "OPTIONS"]) expect(verdict(crossSite, undefined, method)).toBe("allowed");
+    for (const method of ["POST", "PUT", "PATCH", "DELETE", "PROPFIND"]) expect(verdict(crossSite, undefined, method)).toBe("cross_site");
+  });
+
+  it("takes only the app's own pages by default, and refuses a request that names neither site nor origin", () => {
+    expect(verdict(own)).toBe("allowed");
+    expect(verdict({ origin: "https://login.example.com" })).toBe("allowed");
+    expect(verdict(crossSite)).toBe("cross_site");
+    expect(verdict(json)).toBe("cross_site");
+  });
+
+  it("takes a script's JSON where the route says so, and nothing else that names no origin", () => {
+    const scripts: Senders = { nonBrowser: "scripts" };
+    expect(verdict(json, scripts)).toBe("allowed");
+    expect(verdict({ "content-type": "text/plain" }, scripts)).toBe("json_required");
+    expect(verdict({}, scripts)).toBe("json_required");
+    expect(verdict({ ...json, ...crossSite }, scripts)).toBe("cross_site");
+    expect(verdict({ ...json, origin: "null" }, scripts)).toBe("cross_site");
+  });
+
+  it("takes any request without a cookie where the route says so, and holds one with a cookie to the rule", () => {
+    const apps: Senders = { cookieless: "apps" };
+    expect(verdict({ ...json, ...crossSite }, apps)).toBe("allowed");
+    expect(verdict({ ...json, origin: "capacitor://localhost" }, apps)).toBe("allowed");
+    expect(verdict({ ...json, ...crossSite, cookie: "gatehouse-device=x" }, apps)).toBe("cross_site");
+    expect(verdict({ ...json, cookie: "gatehouse-device=x" }, apps)).toBe("cross_site");
+    expect(verdict({ ...json, cookie: "gatehouse-device=x" }, { ...apps, nonBrowser: "apps" })).toBe("allowed");
+    expect(verdict({ ...json, ...own, cookie: "gatehouse-device=x" }, apps)).toBe("allowed");
+  });
+
+  it("takes anything where the route changes nothing of anyone's", () => {
+    expect(verdict({ ...crossSite, cookie: "a=b" }, { anySite: "reports" })).toBe("allowed");
   });
 });

@@ -1,24 +1,45 @@
 import type { AppConfig } from "@/lib/config/env";
+import { isMediaType } from "./body";
 import { isSessionFormToken } from "./form-token";
+import type { Senders } from "./route-policies";
 import { appOrigin, isSameOriginRequest } from "./same-origin";
 
 type CsrfSettings = { http: Pick<AppConfig["http"], "publicUrl">; session: Pick<AppConfig["session"], "secret"> };
 
 /**
- * Gatehouse's one CSRF rule, for every state-changing POST a browser can send (OWASP CSRF
- * Prevention Cheat Sheet), in two steps a route runs in this order:
+ * Gatehouse's one CSRF rule, for every state-changing request a browser can send (OWASP CSRF
+ * Prevention Cheat Sheet), in two steps:
  *
- * 1. `fromOwnPages`: the request comes from the app's own origin (Fetch Metadata, else Origin),
- *    before the body is read. This alone guards the posts no session stands behind (sign-in, a
- *    second step, an emailed link's button): a cross-site page cannot make a browser send one.
+ * 1. `sender`: the request comes from the app's own origin (Fetch Metadata, else Origin), decided
+ *    from its headers before the body is read. `limited` (lib/auth/limited.ts) runs it for every
+ *    POST, PUT, PATCH and DELETE of every route, as the route's row of ROUTE_RULES says
+ *    (`senders`), so a new route cannot forget it. This alone guards the posts no session stands
+ *    behind (sign-in, registration, a second step, an emailed link's button).
  * 2. `carriesFormToken`: where a session exists, the form also carries the HMAC token of that
- *    session (./form-token.ts), which no other session's page and no other site can know.
+ *    session (./form-token.ts), which no other session's page and no other site can know. A
+ *    cookie-authenticated JSON write (lib/auth/api-auth.ts) is JSON only instead: no other site
+ *    can send a JSON body without a CORS preflight this app never allows.
  *
- * A cookie-authenticated JSON write (lib/auth/api-auth.ts) passes step 1 and, instead of step 2,
- * is JSON only: no other site can send a JSON body without a CORS preflight this app never allows.
- * The same holds for the JSON routes no session stands behind (registration, the emailed links'
- * buttons, the token API): each reads `application/json` only (415 otherwise).
+ * A request that names neither its site nor its origin comes from no browser of the last years
+ * (every one sends Origin or Sec-Fetch-Site on a POST). It is refused, except where the route
+ * takes such clients (`nonBrowser`: registration and the emailed links by script, as before this
+ * rule) and its body is JSON, which even an old browser could not send from another site.
+ * The token API for apps takes a request with no cookie from anywhere (`cookieless`): with no
+ * cookie there is no ambient authority for another site to borrow.
  */
+export type SenderVerdict = "allowed" | "cross_site" | "json_required";
+
+/** Step 1 for one request, from its method and headers: no body is read. */
+export function sender(headers: Headers, method: string, senders: Senders | undefined, config: CsrfSettings): SenderVerdict {
+  if (method === "GET" || method === "HEAD" || method === "OPTIONS") return "allowed";
+  if (senders?.anySite) return "allowed";
+  if (senders?.cookieless && !headers.has("cookie")) return "allowed";
+  if (headers.has("sec-fetch-site") || headers.has("origin")) return fromOwnPages(headers, config) ? "allowed" : "cross_site";
+  if (!senders?.nonBrowser) return "cross_site";
+  return isMediaType(headers.get("content-type"), "application/json") ? "allowed" : "json_required";
+}
+
+/** Whether the request comes from the app's own pages: Fetch Metadata, else the exact Origin. */
 export function fromOwnPages(headers: Headers, config: CsrfSettings): boolean {
   return isSameOriginRequest(headers, appOrigin(config.http.publicUrl));
 }

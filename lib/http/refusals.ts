@@ -101,9 +101,12 @@ export function apiRateLimited(result: LimitResult) {
   return response;
 }
 
-/** The CSRF rule (lib/http/csrf.ts) refused: a cross-site post, or a page whose session has changed. */
-export function csrfRefused() {
-  return jsonError(403, "csrf_invalid", sentence("refusals.pageExpired"));
+/**
+ * The CSRF rule (lib/http/csrf.ts) refused: a cross-site post, or a page whose session has changed.
+ * An API route (`api`) says how to call it instead: from the app, or with a Bearer token.
+ */
+export function csrfRefused(to: "page" | "api" = "page") {
+  return jsonError(403, "csrf_invalid", sentence(to === "api" ? "refusals.crossSite" : "refusals.pageExpired"));
 }
 
 /**

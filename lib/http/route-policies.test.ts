@@ -1,17 +1,7 @@
-import fs from "node:fs";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { defaultPolicies } from "@/lib/rate-limit/policies";
-import { pathOfRouteFile, rulesFor } from "@/tests/helpers/route-paths";
+import { pathOfRouteFile, routeFilesOnDisk, rulesFor } from "@/tests/helpers/route-paths";
 import { ROUTE_RULES } from "./route-policies";
-
-function routeFilesOnDisk(dir = "app/api"): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return routeFilesOnDisk(full);
-    return /^route\.(ts|tsx|js)$/.test(entry.name) ? [full.split(path.sep).join("/")] : [];
-  });
-}
 
 describe("route policy table", () => {
   it("classifies every route handler on disk, and only those", () => {
@@ -29,6 +19,14 @@ describe("route policy table", () => {
       } else {
         expect(rule.unlimited.length, rule.path).toBeGreaterThan(20);
       }
+    }
+  });
+
+  it("gives every exception to the CSRF rule's same-origin step a reason (lib/http/csrf.ts)", () => {
+    for (const rule of ROUTE_RULES) {
+      for (const reason of Object.values(rule.senders ?? {})) expect(reason.length, rule.path).toBeGreaterThan(20);
+      // A GET changes nothing: an exception there would say something untrue.
+      if ("method" in rule && rule.method === "GET") expect(rule.senders, rule.path).toBeUndefined();
     }
   });
 

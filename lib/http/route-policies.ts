@@ -27,6 +27,24 @@ export type DeviceLane = { policy: PolicyName; proof: "cookie" | "account" };
 export type RefusalStyle = "browser" | "api" | "drop";
 
 /**
+ * Who besides the app's own pages may send the route a state-changing request (POST, PUT, PATCH,
+ * DELETE), with the reason; absent, the app's own pages only. `limited` applies this before the
+ * route runs and before the body is read (lib/http/csrf.ts, the one CSRF rule), so no route can
+ * forget it, and attack-shapes.csrf.ts sends every route file's handlers another site's request.
+ * - `nonBrowser`: also a client that names neither its site nor its origin (curl, an app's HTTP
+ *   library: every browser since 2020 sends one on a POST), with a JSON body, which no page of
+ *   another site can make a browser send without a CORS preflight this app never grants.
+ * - `cookieless`: any request that carries no cookie at all, from anywhere (the token API for
+ *   apps: its authority is in the body or the Authorization header, nothing a browser adds on its
+ *   own); a request with a cookie is held to the rule, as `nonBrowser` says for it.
+ * - `anySite`: any request: the route reads no cookie and changes nothing of anyone's.
+ */
+export type Senders =
+  | { nonBrowser: string; cookieless?: undefined; anySite?: undefined }
+  | { cookieless: string; nonBrowser?: string; anySite?: undefined }
+  | { anySite: string; nonBrowser?: undefined; cookieless?: undefined };
+
+/**
  * Every route handler under app/api, with the limits it applies, in the order they apply, or
  * `unlimited` with the reason. This table is what runs: `limited(path, handler)` applies the
  * rows (lib/auth/limited.ts), so no route names a policy. Matching is on the whole path
@@ -34,7 +52,7 @@ export type RefusalStyle = "browser" | "api" | "drop";
  * bucket. route-policies.test.ts fails for a route file missing here, and for a path two rules
  * claim; tests/integration/route-limits.test.ts proves through the handlers that each row holds.
  */
-export type RouteRule = { path: string; file: string } & (
+export type RouteRule = { path: string; file: string; senders?: Senders } & (
   { method: "GET" | "POST"; limits: readonly RouteLimit[]; refusal: RefusalStyle; deviceLane?: DeviceLane } | { unlimited: string }
 );
 
@@ -59,6 +77,15 @@ const LINK_REQUEST: readonly RouteLimit[] = [
   { policy: "passwordForgot", key: "address" },
   { policy: "passwordForgotUsername", key: "addressAndUsername" },
 ];
+
+/** The emailed links' pages and "email me a link": scripts have always posted these as JSON. */
+const LINK_SCRIPTS: Senders = { nonBrowser: "a script may press an emailed link or ask for one (JSON only), as before this rule" };
+
+/** The token API for apps (decision 38): no cookie, no ambient authority, so no other site to fear. */
+const APPS: Senders = {
+  cookieless: "an app authenticates with the body's credentials or its Bearer token, never with anything a browser adds",
+  nonBrowser: "an app that keeps the browser's device cookie names no origin either",
+};
 
 export const ROUTE_RULES: readonly RouteRule[] = [
   // next-auth: only the four actions the app uses exist; every other /api/auth path is a 404.
@@ -129,12 +156,14 @@ export const ROUTE_RULES: readonly RouteRule[] = [
   {
     path: "/api/auth/[...rest]",
     file: "app/api/auth/[...rest]/route.ts",
+    senders: { anySite: "answers 404 to every method and changes nothing" },
     unlimited: "answers 404 for every next-auth action the app does not use",
   },
   {
     path: "/api/register",
     method: "POST",
     file: "app/api/register/route.ts",
+    senders: { nonBrowser: "a script (the bench, a provisioning tool) may register by JSON, as before this rule" },
     limits: [{ policy: "register", key: "address" }],
     refusal: "browser",
   },
@@ -144,6 +173,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/register/passkey",
     method: "POST",
     file: "app/api/register/passkey/route.ts",
+    senders: LINK_SCRIPTS,
     limits: [
       { policy: "register", key: "address" },
       { policy: "passwordForgotUsername", key: "addressAndUsername" },
@@ -168,6 +198,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/csp-report",
     method: "POST",
     file: "app/api/csp-report/route.ts",
+    senders: { anySite: "a browser's violation report, logged and counted: no cookie read, nothing of anyone's changed" },
     limits: [{ policy: "cspReport", key: "address" }],
     refusal: "drop",
   },
@@ -200,6 +231,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/v1/authentication/token",
     method: "POST",
     file: "app/api/v1/authentication/token/route.ts",
+    senders: APPS,
     // The browser's budget of checks for new devices too (decision 38), as a plain limit: the API has
     // no page to prove the mailbox first, and must not be the way around the browser's 5.
     limits: [
@@ -214,6 +246,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/v1/authentication/token/mfa",
     method: "POST",
     file: "app/api/v1/authentication/token/mfa/route.ts",
+    senders: APPS,
     limits: [
       { policy: "apiToken", key: "addressAndRoute" },
       { policy: "secondStep", key: "address" },
@@ -225,6 +258,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/v1/authentication/token/confirm-device",
     method: "POST",
     file: "app/api/v1/authentication/token/confirm-device/route.ts",
+    senders: APPS,
     // No per-account limit: it would tell a right password's pending sign-in from a stand-in (lib/auth/second-step.ts).
     limits: [
       { policy: "apiToken", key: "addressAndRoute" },
@@ -236,6 +270,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/v1/authentication/token/refresh",
     method: "POST",
     file: "app/api/v1/authentication/token/refresh/route.ts",
+    senders: APPS,
     limits: [{ policy: "apiToken", key: "addressAndRoute" }],
     refusal: "api",
   },
@@ -244,6 +279,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/v1/reports",
     method: "POST",
     file: "app/api/v1/reports/route.ts",
+    senders: { cookieless: "a Bearer token's write; with a cookie it is the session's, from the app's own pages only" },
     limits: [{ policy: "apiReports", key: "user" }],
     refusal: "api",
   },
@@ -319,6 +355,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path,
     method: "POST",
     file: `app${path}/route.ts`,
+    senders: LINK_SCRIPTS,
     limits: [{ policy: "emailLinks", key: "address" }],
     refusal: "browser",
   })),
@@ -360,6 +397,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/password/forgot",
     method: "POST",
     file: "app/api/password/forgot/route.ts",
+    senders: LINK_SCRIPTS,
     limits: LINK_REQUEST,
     refusal: "browser",
   },
@@ -367,6 +405,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/email/verification",
     method: "POST",
     file: "app/api/email/verification/route.ts",
+    senders: LINK_SCRIPTS,
     limits: LINK_REQUEST,
     refusal: "browser",
   },
@@ -374,6 +413,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/unlock/request",
     method: "POST",
     file: "app/api/unlock/request/route.ts",
+    senders: LINK_SCRIPTS,
     limits: LINK_REQUEST,
     refusal: "browser",
   },
@@ -381,6 +421,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/password/reset",
     method: "POST",
     file: "app/api/password/reset/route.ts",
+    senders: LINK_SCRIPTS,
     limits: [{ policy: "emailLinks", key: "address" }],
     refusal: "browser",
   },
@@ -401,6 +442,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/new-passkey/options",
     method: "POST",
     file: "app/api/new-passkey/options/route.ts",
+    senders: LINK_SCRIPTS,
     limits: [{ policy: "emailLinks", key: "address" }],
     refusal: "browser",
   },
@@ -418,6 +460,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/password/reset/preview",
     method: "POST",
     file: "app/api/password/reset/preview/route.ts",
+    senders: LINK_SCRIPTS,
     limits: [{ policy: "emailLinks", key: "address" }],
     refusal: "browser",
   },
@@ -425,6 +468,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/email/verify/preview",
     method: "POST",
     file: "app/api/email/verify/preview/route.ts",
+    senders: LINK_SCRIPTS,
     limits: [{ policy: "emailLinks", key: "address" }],
     refusal: "browser",
   },
@@ -432,6 +476,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/unlock/preview",
     method: "POST",
     file: "app/api/unlock/preview/route.ts",
+    senders: LINK_SCRIPTS,
     limits: [{ policy: "emailLinks", key: "address" }],
     refusal: "browser",
   },
@@ -439,6 +484,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/unlock",
     method: "POST",
     file: "app/api/unlock/route.ts",
+    senders: LINK_SCRIPTS,
     limits: [{ policy: "emailLinks", key: "address" }],
     refusal: "browser",
   },
@@ -446,6 +492,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/v1/download-tokens",
     method: "POST",
     file: "app/api/v1/download-tokens/route.ts",
+    senders: { cookieless: "a Bearer token's write; with a cookie it is the session's, from the app's own pages only" },
     limits: [{ policy: "apiDownloadTokens", key: "user" }],
     refusal: "api",
   },

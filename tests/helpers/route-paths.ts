@@ -1,7 +1,18 @@
+import fs from "node:fs";
+import path from "node:path";
 import { ROUTE_RULES, type RouteRule } from "@/lib/http/route-policies";
 
 // The table's own checks (route-policies.test.ts): which rows a concrete path would reach, as Next.js
 // routes it. The app needs none of this at run time: each route names its row (ruleAt).
+
+/** Every route file under `dir` (app/api), as `app/api/…/route.ts`. */
+export function routeFilesOnDisk(dir = "app/api"): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return routeFilesOnDisk(full);
+    return /^route\.(ts|tsx|js)$/.test(entry.name) ? [full.split(path.sep).join("/")] : [];
+  });
+}
 
 /** The route file's URL pattern: app/api/v1/reports/[id]/route.ts → /api/v1/reports/[id]. */
 export function pathOfRouteFile(file: string): string {

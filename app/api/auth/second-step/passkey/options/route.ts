@@ -1,9 +1,7 @@
 import { pendingRefused } from "@/lib/auth/second-step";
 import { pendingSignInOf } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
-import { csrfRefused } from "@/lib/http/refusals";
 import { json } from "@/lib/http/responses";
-import { fromOwnPages } from "@/lib/http/csrf";
 import { authenticationOptions } from "@/lib/passkeys/webauthn";
 
 export const dynamic = "force-dynamic";
@@ -14,7 +12,6 @@ export const dynamic = "force-dynamic";
  * answer (POST /api/auth/second-step/passkey) does.
  */
 export const POST = limited("/api/auth/second-step/passkey/options", async (request, { gate }) => {
-  if (!fromOwnPages(request.headers, gate.config)) return csrfRefused();
   await request.body?.cancel();
   const pending = await gate.pendingSignIns.peek(pendingSignInOf(request, gate.config) ?? "", "browser", gate.clock());
   if (!pending) return pendingRefused(gate, "unknown", "browser");
