@@ -18,6 +18,7 @@ export default async function NewPasskeyPage() {
       <div className="card">
         <h1>{t("heading")}</h1>
         <p>{t("explain")}</p>
+        <p>{t("explainRecovery")}</p>
         <noscript>
           <p className="hint">{t("needsJavaScript")}</p>
         </noscript>

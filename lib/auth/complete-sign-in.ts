@@ -4,7 +4,8 @@ import { logSecurity } from "@/lib/auth/security-log";
 import type { KnownDevice } from "@/lib/devices/known-devices";
 import type { NewRemember } from "@/lib/devices/remember";
 import { truncateAddress } from "@/lib/events/security-events";
-import { deviceCodeDigest, deviceCodeWindow, sealAddress, windowDeviceCode } from "@/lib/factors/device-confirmation";
+import { deviceCodeDigest, deviceCodeSeedTag, deviceCodeWindow, sealAddress, windowDeviceCode } from "@/lib/factors/device-confirmation";
+import { deviceCodeSeedOf } from "@/lib/factors/device-code-seeds";
 import type { SecondStepMethod } from "@/lib/factors/store";
 import type { Intent, SignInOutcome } from "@/lib/auth/sign-in-outcome";
 import type { ClientAddress } from "@/lib/http/client-address";
@@ -189,17 +190,24 @@ export async function openPending(
 ): Promise<Extract<SignInOutcome, { ok: "second_step" }>> {
   const nowMs = gate.clock();
   const mailed = next.step !== "second_factor";
-  // The window's code, made for a stand-in too (for nobody), so both do the same work.
+  const secret = gate.config.devices.codeSecret;
+  // The window's code under the account's seed, read and made for a stand-in too (for nobody), so
+  // both do the same work.
   const window = deviceCodeWindow(nowMs);
-  const windowCode = windowDeviceCode(gate.config.devices.codeSecret, user?.id ?? NOBODY, window);
-  const code = mailed && user ? windowCode : null;
+  const seed = mailed ? await deviceCodeSeedOf(gate.prisma, user?.id ?? NOBODY) : null;
+  const windowCode = windowDeviceCode(secret, user?.id ?? NOBODY, seed ?? NOBODY, window);
+  const code = mailed && user && seed !== null ? windowCode : null;
   const pending = await storePending(gate, passed, user, next, code, nowMs);
   const methods: SecondStepMethod[] = next.step === "second_factor" ? next.methods : ["email_code"];
   // A stand-in's promise too, for nobody (it sends nothing): the answer waits for the same write
   // whether the password was right, or the address has an account, or not.
   if (mailed) {
-    const minutes = Math.round((pending.expiresAtMs - nowMs) / 60_000);
-    await gate.recovery.deviceCode(user ?? { id: NOBODY }, window, minutes, noticeOrigin(gate, passed));
+    const seedTag = deviceCodeSeedTag(secret, seed ?? NOBODY);
+    await gate.recovery.deviceCode(
+      user ?? { id: NOBODY },
+      { window, seedTag, validUntilMs: pending.expiresAtMs },
+      noticeOrigin(gate, passed),
+    );
   }
   const event = next.step === "second_factor" ? "second_step_due" : "device_confirmation_due";
   gate.log.info({

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { RouteLimits } from "@/lib/auth/limited";
 import { linkSchema, invalidLink, readLinkRequest } from "@/lib/auth/link-requests";
 import { endOtherSessions } from "@/lib/auth/browser-session";
+import { endRememberedBrowsers } from "@/lib/auth/remembered-browsers";
 import { noticeOrigin } from "@/lib/auth/complete-sign-in";
 import { passkeyRefused, signInPasskeyHolder } from "@/lib/auth/passkey-sign-in";
 import type { SignInOutcome } from "@/lib/auth/sign-in-outcome";
@@ -53,13 +54,20 @@ export async function makePasskeyFromLink(
   if (!spent.ok) return { ok: false, refusal: spent.reason === "taken" ? passkeyRefused("invalid_response") : invalidLink() };
   const { user } = spent;
   await gate.events.accountChanged(user.id, "passkey_added", client, { browser: name });
-  // A recovery (the address was confirmed before) is news to the owner, and ends the account's
-  // other sessions, as a reset does: whoever had the lost key is out. A start has none.
+  // A recovery (the address was confirmed before) is news to the owner, and signs out everywhere,
+  // as a reset that removes passkeys does: the other passkeys went with the link (the credential
+  // generation raised with them), so whoever had the lost key is out and stays out. A start has none.
   if (!spent.confirmed) {
     await endOtherSessions(gate, user.id, null, nowMs);
+    await endRememberedBrowsers(gate, user.id);
+    if (spent.passkeysRemoved > 0) await gate.events.accountChanged(user.id, "passkeys_removed_by_recovery", client, { browser: name });
     void gate.recovery.notice("passkey_added", { id: user.id }, noticeOrigin(gate, limits), name);
   }
-  gate.log.info({ event: spent.confirmed ? "passkey_account_confirmed" : "passkey_recovered", userId: user.id });
+  gate.log.info({
+    event: spent.confirmed ? "passkey_account_confirmed" : "passkey_recovered",
+    userId: user.id,
+    ...(spent.confirmed ? {} : { passkeysRemoved: spent.passkeysRemoved }),
+  });
 
   const finished = await signInPasskeyHolder(limits, { ...user, passwordBreached: false }, deviceToken);
   if (!finished.ok) return { ok: false, refusal: finished.refusal ?? invalidLink() };

@@ -18,9 +18,11 @@ import type { ParsedAuthentication } from "@/lib/passkeys/webauthn";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { newRemember, type NewRemember } from "@/lib/devices/remember";
 import { RECOVERY_CODE_PATTERN } from "@/lib/factors/recovery-codes";
-import { deviceCodeDigest, deviceCodeMatches, deviceCodeWindow, windowDeviceCode } from "@/lib/factors/device-confirmation";
+import { codeOfSeed, deviceCodeMatches, deviceCodeSeedTag, deviceCodeWindow } from "@/lib/factors/device-confirmation";
+import { deviceCodeSeedOf, replaceDeviceCodeSeed } from "@/lib/factors/device-code-seeds";
 import { secondStepMethods } from "@/lib/factors/store";
 import {
+  mailedCodeOpenedAtMs,
   MAILED_CODE_STEPS,
   PENDING_SIGN_IN_TRIES,
   type PendingChannel,
@@ -323,10 +325,17 @@ async function confirmDevice(
       );
     }
     await countWrongCode(gate, limits, pending);
+    await countCodeGuess(gate, pending);
     return refused(wrongCode("emailCode", pending.attempts));
   }
   // A password reset or change since the password step: that password no longer signs in.
   if (user.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
+  // The code is spent by the first pending sign-in it finishes (its seed replaced, compare-and-set):
+  // a copy of it (a forwarded mail, a phishing relay) finishes no other, and of two racing, one.
+  const seed = await deviceCodeSeedOf(gate.prisma, user.id);
+  const window = deviceCodeWindow(mailedCodeOpenedAtMs(pending));
+  const current = seed !== null && codeOfSeed(gate.config.devices.codeSecret, user.id, seed, window, pending.codeDigest);
+  if (!current || !(await replaceDeviceCodeSeed(gate.prisma, user.id, seed))) return refused(pendingRefused(gate, "used", channel));
   if (!(await gate.pendingSignIns.spend(pending.id, gate.clock()))) return refused(pendingRefused(gate, "used", channel));
   // Not a session: no password was checked. The browser is the account's now, and its password
   // is checked next, in the owner's lane.
@@ -376,12 +385,36 @@ async function mailboxProved(limits: RouteLimits, pending: PendingSignIn, user: 
 const MAILBOX_PROVED = "This browser is confirmed for the account. Your password is checked next.";
 
 /**
- * "Resend code" for this browser's device confirmation: the pending sign-in's own code (its
- * window's) mailed again, within the account's hourly quota (`deviceCodeMail`); a stand-in's is
- * answered alike and sends nothing. It guesses nothing, so it spends no try and counts on no lock;
- * the quota bounds the mail and the route's per-address limit the work. The same work is done
- * before the answer for both (the windows' codes are made and digested either way), and the answer
- * never says whether a mail went out: only the owner's mailbox does.
+ * A wrong mailed code, counted against the code it missed (every pending sign-in of the window and
+ * seed shares it): at `deviceCodeGuesses` (10 by default) the code is retired, its seed replaced,
+ * so however many addresses and pending sign-ins a stranger spreads them over, one code takes that
+ * many guesses; the next sign-in mails a fresh one. A stand-in is counted alike (by its username
+ * and window) and retires nothing; the retiring runs in the background, so every answer waits for
+ * the same work. Only failures count: owners passing their code never spend it.
+ */
+async function countCodeGuess(gate: Gatehouse, pending: Extract<PendingSignIn, { codeDigest: string | null }>): Promise<void> {
+  const window = deviceCodeWindow(mailedCodeOpenedAtMs(pending));
+  const { userId, codeDigest } = pending;
+  const key = codeDigest !== null ? ["code", codeDigest] : ["stand-in", pending.usernameKey ?? "", String(window)];
+  const counted = await gate.limiter.consume("deviceCodeGuesses", key);
+  if (counted.storeFailed || (counted.allowed && counted.remaining > 0) || userId === null) return;
+  gate.background.run("device_code_retired", async () => {
+    const seed = await deviceCodeSeedOf(gate.prisma, userId);
+    // Retired once: a later guess at a code already replaced leaves the new one alone.
+    if (seed === null || !codeOfSeed(gate.config.devices.codeSecret, userId, seed, window, codeDigest)) return;
+    if (await replaceDeviceCodeSeed(gate.prisma, userId, seed)) gate.log.info({ event: "device_code_retired", userId });
+  });
+}
+
+/**
+ * "Resend code" for this browser's device confirmation: the pending sign-in's own code mailed
+ * again, only while its window is current (a later one would mail the owner an older code than a
+ * newer sign-in's: answered as expired, sign in again), at most `deviceCodeResend` (2) times per
+ * pending sign-in, and within the account's hourly quota (`deviceCodeMail`); a stand-in's, or one
+ * whose code was spent since, is answered alike and sends nothing. It guesses nothing, so it spends
+ * no try and counts on no lock; the quotas bound the mail and the route's per-address limit the
+ * work. The same work is done before the answer for every one (the seed read, the code made), and
+ * the answer never says whether a mail went out: only the owner's mailbox does.
  */
 export async function resendDeviceCode(limits: RouteLimits, token: string | undefined): Promise<Response> {
   const { gate, client } = limits;
@@ -389,24 +422,24 @@ export async function resendDeviceCode(limits: RouteLimits, token: string | unde
   const found = await gate.pendingSignIns.live(token ?? "", "browser", MAILED_CODE_STEPS, nowMs);
   if (!found.ok) return pendingRefused(gate, found.reason, "browser");
   const { pending } = found;
-  const user = { id: pending.userId ?? NOBODY };
+  const window = deviceCodeWindow(mailedCodeOpenedAtMs(pending));
+  if (window !== deviceCodeWindow(nowMs)) return pendingRefused(gate, "expired", "browser");
+  const secret = gate.config.devices.codeSecret;
   const codeDigest = "codeDigest" in pending ? pending.codeDigest : null;
-  const window = windowOf(gate.config.devices.codeSecret, user.id, codeDigest, nowMs);
-  // A stand-in's promise is for nobody and sends nothing, but it is written alike: the answer
-  // waits for the same write either way.
-  const lifetimeMinutes = Math.max(1, Math.floor((pending.expiresAtMs - nowMs) / 60_000));
-  await gate.recovery.deviceCode(user, window, lifetimeMinutes, noticeOrigin(gate, limits), true);
+  // Per pending sign-in, beneath the account's quota: one stranger's sign-in cannot spend the owner's resends.
+  const perPending = await gate.limiter.consume("deviceCodeResend", [pending.id]);
+  if (perPending.allowed) {
+    const seed = await deviceCodeSeedOf(gate.prisma, pending.userId ?? NOBODY);
+    const current = seed !== null && codeOfSeed(secret, pending.userId ?? NOBODY, seed, window, codeDigest);
+    // A stand-in's promise is for nobody and sends nothing, but it is written alike: the answer
+    // waits for the same write either way.
+    const user = { id: current ? (pending.userId ?? NOBODY) : NOBODY };
+    const code = { window, seedTag: deviceCodeSeedTag(secret, seed ?? NOBODY), validUntilMs: pending.expiresAtMs };
+    await gate.recovery.deviceCode(user, code, noticeOrigin(gate, limits), true);
+  }
   gate.log.info({ event: "device_code_resend", ...(pending.userId ? { userId: pending.userId } : { standIn: true }) });
   logSecurity(gate, { route: limits.path, outcome: "device_confirmation_due", client, detail: "resend" });
   return json(202, { status: "code_resent", message: RESENT });
-}
-
-/** The window a live pending sign-in's code was made in: this one or an earlier (it lives under two windows). */
-function windowOf(secret: string, userId: string, codeDigest: string | null, nowMs: number): number {
-  const now = deviceCodeWindow(nowMs);
-  const candidates = [now, now - 1, now - 2];
-  const digests = candidates.map((window) => deviceCodeDigest(secret, windowDeviceCode(secret, userId, window)));
-  return candidates[digests.indexOf(codeDigest ?? "")] ?? now;
 }
 
 const CODE_SHAPE = "Enter the 6 digits your authenticator app shows.";

@@ -17,6 +17,7 @@ export type AccountChangeKind =
   | "admin_passkey_removed"
   | "passkey_renamed"
   | "passkeys_removed_by_reset"
+  | "passkeys_removed_by_recovery"
   | "reauthenticated"
   | "totp_added"
   | "totp_removed"

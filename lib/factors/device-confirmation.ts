@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { openSecret, sealKeyOf, sealSecret } from "./sealed-secret";
 
 /** NEW_DEVICE_CONFIRMATION: when a right password from a new device waits for a mailed code. */
@@ -21,11 +21,13 @@ export function confirmationDueBeforeCheck(mode: DeviceConfirmationMode, lastFai
 }
 
 /**
- * Every mailed code of one account within one window is the same code (docs/owner-lane.md,
- * "One code per window"): a guest's sign-in at a staffer's username then mails nothing the
- * staffer could confuse with their own, and only the window's first code mail needs sending, so
- * nobody can spend the owner's code mails. No more guessable than a random code: each pending
- * sign-in still takes 5 tries, and wrong codes count toward the username's lock.
+ * Every mailed code of one account within one window and under one seed is the same code
+ * (docs/owner-lane.md, "One code per window"): a guest's sign-in at a staffer's username then
+ * mails nothing the staffer could confuse with their own, and only the first code mail of a
+ * window and seed needs sending, so nobody can spend the owner's code mails. The account's seed
+ * is replaced when a pending sign-in is finished with the code, or when the code took too many
+ * wrong answers (`deviceCodeGuesses`; docs/decisions/0040): a code that leaked, or was guessed
+ * at, serves no later sign-in.
  */
 export const DEVICE_CODE_WINDOW_MS = 10 * 60_000;
 
@@ -35,12 +37,33 @@ export function deviceCodeWindow(nowMs: number): number {
 
 /**
  * The window's code, six digits: keyed by the code secret, so only the server can make it, and
- * made again at send time.
+ * by the account's random seed, so the secret and an account id alone make none; made again at
+ * send time.
  */
-export function windowDeviceCode(secret: string, userId: string, window: number): string {
-  const digest = createHmac("sha256", secret).update(`device-code-window:${userId}:${window}`).digest();
+export function windowDeviceCode(secret: string, userId: string, seed: string, window: number): string {
+  const digest = createHmac("sha256", secret).update(`device-code-window:${userId}:${seed}:${window}`).digest();
   // 64 bits reduced to 10^6: the bias is below 10^-13.
   return String(digest.readBigUInt64BE(0) % 1_000_000n).padStart(6, "0");
+}
+
+/** A new seed for an account's device codes (the database gives each account its first). */
+export function newDeviceCodeSeed(): string {
+  return randomBytes(16).toString("base64url");
+}
+
+/**
+ * A seed's name where the seed itself must not go (the mail spool, the limiter's keys): a
+ * promise or a quota names the seed it was made under, and a replaced seed's promise sends nothing.
+ */
+export function deviceCodeSeedTag(secret: string, seed: string): string {
+  return createHmac("sha256", secret).update(`device-code-seed:${seed}`).digest("base64url").slice(0, 22);
+}
+
+/** Whether `codeDigest` is the code of this seed and window: false once the seed was replaced. */
+export function codeOfSeed(secret: string, userId: string, seed: string, window: number, codeDigest: string | null): boolean {
+  const expected = Buffer.from(deviceCodeDigest(secret, windowDeviceCode(secret, userId, seed, window)));
+  const stored = Buffer.from(codeDigest ?? "");
+  return expected.length === stored.length && timingSafeEqual(expected, stored);
 }
 
 /** A code's keyed digest: the table never holds a code a database reader could type in. */

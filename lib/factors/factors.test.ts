@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { openAddress, sealAddress } from "./device-confirmation";
+import {
+  codeOfSeed,
+  deviceCodeDigest,
+  deviceCodeSeedTag,
+  newDeviceCodeSeed,
+  openAddress,
+  sealAddress,
+  windowDeviceCode,
+} from "./device-confirmation";
 import { canonicalRecoveryCode, newRecoveryCodes, recoveryCodeDigest, RECOVERY_CODE_COUNT } from "./recovery-codes";
 import { openSecret, sealKeyOf, sealSecret } from "./sealed-secret";
 import { newTotpSecret } from "./totp";
@@ -36,6 +44,39 @@ describe("a device confirmation's sealed address", () => {
     expect(openAddress("code-secret", "key-a", null)).toBeNull();
     // A key of the authenticator apps' purpose does not open it, though derived from the same secret.
     expect(openSecret(sealKeyOf("code-secret"), sealed, "key-a")).toBeNull();
+  });
+});
+
+describe("a window's device code", () => {
+  const user = "5f0c2a8e-0000-4000-8000-000000000001";
+
+  it("is one code per account, window and seed: a new seed, window or account makes another", () => {
+    const seed = newDeviceCodeSeed();
+    const code = windowDeviceCode("code-secret", user, seed, 100);
+    expect(code).toMatch(/^\d{6}$/);
+    expect(windowDeviceCode("code-secret", user, seed, 100)).toBe(code);
+    // Six digits collide by chance once in a million; ten fresh seeds all colliding would be a fault.
+    const others = Array.from({ length: 10 }, () => windowDeviceCode("code-secret", user, newDeviceCodeSeed(), 100));
+    expect(others.every((other) => other === code)).toBe(false);
+    expect(newDeviceCodeSeed()).not.toBe(seed);
+  });
+
+  it("is told current only for the seed and window it was made under", () => {
+    const seed = newDeviceCodeSeed();
+    const digest = deviceCodeDigest("code-secret", windowDeviceCode("code-secret", user, seed, 7));
+    expect(codeOfSeed("code-secret", user, seed, 7, digest)).toBe(true);
+    expect(codeOfSeed("code-secret", user, newDeviceCodeSeed(), 7, digest)).toBe(false);
+    expect(codeOfSeed("code-secret", user, seed, 8, digest)).toBe(false);
+    expect(codeOfSeed("code-secret", user, seed, 7, null)).toBe(false);
+    expect(codeOfSeed("code-secret", user, seed, 7, "short")).toBe(false);
+  });
+
+  it("names its seed by a tag that does not hold it", () => {
+    const seed = newDeviceCodeSeed();
+    const tag = deviceCodeSeedTag("code-secret", seed);
+    expect(tag).toBe(deviceCodeSeedTag("code-secret", seed));
+    expect(tag).not.toContain(seed);
+    expect(deviceCodeSeedTag("another-secret", seed)).not.toBe(tag);
   });
 });
 

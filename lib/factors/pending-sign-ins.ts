@@ -53,6 +53,13 @@ const LIFETIME_MS: Record<PendingStep, number> = {
   device_confirmation: DEVICE_CONFIRMATION_MS,
   mailbox: DEVICE_CONFIRMATION_MS,
 };
+/**
+ * When a mailed code's pending sign-in was opened (its code is that moment's window's): read from
+ * the row alike for a stand-in and a right password's.
+ */
+export function mailedCodeOpenedAtMs(pending: { expiresAtMs: number }): number {
+  return pending.expiresAtMs - DEVICE_CONFIRMATION_MS;
+}
 /** Tries one pending sign-in takes (codes, recovery codes and passkey answers alike); then sign in again. */
 export const PENDING_SIGN_IN_TRIES = 5;
 

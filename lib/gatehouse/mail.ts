@@ -11,7 +11,7 @@ import { createMailer, mailerOptions, outboxOnlyNotice } from "@/lib/mail/mailer
 import { prismaMailSpool } from "@/lib/mail/spool";
 import type { Mailer } from "@/lib/mail/types";
 import type { RateLimiter } from "@/lib/rate-limit/limiter";
-import { windowDeviceCode } from "@/lib/factors/device-confirmation";
+import { deviceCodeSeedTag, windowDeviceCode } from "@/lib/factors/device-confirmation";
 import { Recovery } from "@/lib/recovery/recovery";
 import { noticeWebhook } from "@/lib/webhooks/notices";
 import type { AccountsRoom } from "./accounts";
@@ -72,7 +72,8 @@ export function buildMail(settings: Settings, deps: Deps): MailRoom {
     isPaused: pausedRule(settings, deps),
     onSkipped: (kind, reason) => log.info({ event: "mail_skipped", kind, reason }),
     onNotice: settings.webhooks ? noticeWebhook(deps.database.sql) : undefined,
-    windowCode: (userId, window) => windowDeviceCode(settings.devices.codeSecret, userId, window),
+    windowCode: (userId, seed, window) => windowDeviceCode(settings.devices.codeSecret, userId, seed, window),
+    seedTag: (seed) => deviceCodeSeedTag(settings.devices.codeSecret, seed),
   });
   keepIntent = (heldId, intent) => recovery.resumeIntent(heldId, intent);
   // What the last process could not deliver, or a killed one promised: sent now (and swept on a timer), each message once.

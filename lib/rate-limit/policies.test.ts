@@ -90,6 +90,9 @@ describe("defaultPolicies", () => {
       { name: "secondStepAccount", kind: "token-bucket", spec: "10/15m", failMode: "closed" },
       { name: "deviceCodeMail", kind: "token-bucket", spec: "5/1h", failMode: "open" },
       { name: "deviceCodeWindow", kind: "token-bucket", spec: "1/10m", failMode: "open" },
+      { name: "deviceCodeFresh", kind: "token-bucket", spec: "12/1h", failMode: "open" },
+      { name: "deviceCodeResend", kind: "token-bucket", spec: "2/10m", failMode: "closed" },
+      { name: "deviceCodeGuesses", kind: "token-bucket", spec: "10/10m", failMode: "open" },
       { name: "accountExport", kind: "token-bucket", spec: "1/5m", failMode: "closed" },
       { name: "emailChange", kind: "token-bucket", spec: "3/1h", failMode: "closed" },
       { name: "emailChangeAddress", kind: "token-bucket", spec: "3/1d", failMode: "closed" },
@@ -102,6 +105,7 @@ describe("defaultPolicies", () => {
       "newDeviceChecks",
       "passkeySignIn",
       "secondStep",
+      "deviceCodeGuesses",
     ]);
     for (const policy of Object.values(defaultPolicies)) expect(policy.description.length).toBeGreaterThan(20);
   });

@@ -56,6 +56,9 @@ export type PolicyName =
   | "secondStepAccount"
   | "deviceCodeMail"
   | "deviceCodeWindow"
+  | "deviceCodeFresh"
+  | "deviceCodeResend"
+  | "deviceCodeGuesses"
   | "accountExport"
   | "emailChange"
   | "emailChangeAddress";
@@ -324,9 +327,32 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
   deviceCodeWindow: {
     failMode: "open",
     description:
-      "Device-code mails per account and code window (10 minutes): every pending sign-in of one window waits " +
-      "for the same code, so the window's first mail is the one that matters and a guest asking again mails " +
-      "the owner nothing more. Not counted on the hourly quota, so nobody can spend the owner's codes. Fails open.",
+      "Device-code mails per account, code window (10 minutes) and code seed: every pending sign-in of one " +
+      "window waits for the same code until one is finished with it, so the first mail is the one that matters " +
+      "and a guest asking again mails the owner nothing more. Not counted on the resend quota, so nobody can " +
+      "spend the owner's codes. Fails open.",
+  },
+  deviceCodeFresh: {
+    failMode: "open",
+    description:
+      "Fresh device codes mailed per account (the first of each window and seed, beside deviceCodeWindow): a " +
+      "stranger who retires codes with wrong guesses (deviceCodeGuesses) cannot flood the owner's mailbox with " +
+      "new ones. Fails open.",
+  },
+  deviceCodeResend: {
+    failMode: "closed",
+    description:
+      "\"Resend code\" mails per pending sign-in, beneath the account's deviceCodeMail: one stranger's pending " +
+      "sign-in cannot spend the owner's resends. Past it the answer is the same and nothing is sent. Fails closed: " +
+      "the code already mailed still works.",
+  },
+  deviceCodeGuesses: {
+    failMode: "open",
+    countsFailuresOnly: true,
+    description:
+      "Wrong mailed device codes per code (every pending sign-in of its account, window and seed, over any " +
+      "number of addresses): when it is spent the code is retired and the next sign-in mails a fresh one. A " +
+      "stand-in is counted alike. Fails open: each pending sign-in's 5 tries and the secondStep budget remain.",
   },
   accountExport: {
     failMode: "closed",
@@ -378,6 +404,9 @@ const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   secondStepAccount: "10/15m",
   deviceCodeMail: "5/1h",
   deviceCodeWindow: "1/10m",
+  deviceCodeFresh: "12/1h",
+  deviceCodeResend: "2/10m",
+  deviceCodeGuesses: "10/10m",
   accountExport: "1/5m",
   emailChange: "3/1h",
   emailChangeAddress: "3/1d",
@@ -414,6 +443,9 @@ export const policyEnvVars = Object.freeze({
   secondStepAccount: "RATE_LIMIT_SECOND_STEP_ACCOUNT",
   deviceCodeMail: "RATE_LIMIT_DEVICE_CODE_MAIL",
   deviceCodeWindow: "RATE_LIMIT_DEVICE_CODE_WINDOW",
+  deviceCodeFresh: "RATE_LIMIT_DEVICE_CODE_FRESH",
+  deviceCodeResend: "RATE_LIMIT_DEVICE_CODE_RESEND",
+  deviceCodeGuesses: "RATE_LIMIT_DEVICE_CODE_GUESSES",
   accountExport: "RATE_LIMIT_ACCOUNT_EXPORT",
   emailChange: "RATE_LIMIT_EMAIL_CHANGE",
   emailChangeAddress: "RATE_LIMIT_EMAIL_CHANGE_ADDRESS",

@@ -144,11 +144,12 @@ export function brandedMessages(settings: MailSettings) {
     notice(kind, to, origin, forgotUrl, k(kind, "p1", { what: what ? factorName(settings, what) : t("mail.factor.secondStep") }));
 
   return {
-    deviceCode: (to: string, code: string, lifetimeMinutes: number, origin: NoticeOrigin, forgotUrl: string) =>
+    deviceCode: (to: string, code: string, validUntilMs: number, origin: NoticeOrigin, forgotUrl: string) =>
       layout(settings, to, "device_code", k("device_code", "subject"), [
         { text: k("device_code", "p1", { code }) },
         originParts(settings, origin),
-        { text: k("device_code", "p2", { minutes: lifetimeMinutes }) },
+        // HH:MM in UTC, as the mail's "when" line gives it: the code ends with the sign-in that asked.
+        { text: k("device_code", "p2", { until: utcMoment(validUntilMs).slice(-5) }) },
         { text: k("device_code", "p3") },
         reset(forgotUrl),
       ]),

@@ -58,18 +58,21 @@ type MailIntent =
       userId: string;
       /** The code's window (lib/factors/device-confirmation.ts): the code is made at send time, never spooled. */
       window: number;
-      lifetimeMinutes: number;
+      /** The seed the code was made under, by its tag: a promise whose seed was replaced since sends nothing. */
+      seedTag: string;
+      /** When the pending sign-in that asked ends: the mail says "valid until" it. */
+      validUntilMs: number;
       origin: NoticeOrigin;
       resend?: true;
     }
   | { do: "notice"; kind: NoticeKind; user: { id: string } | { email: string }; origin: NoticeOrigin; detail?: string }
   | { do: "account_deleted"; account: Account; origin: NoticeOrigin };
 
-type QuotaName = "recoveryMail" | "securityNotice" | "deviceCodeMail" | "deviceCodeWindow";
+type QuotaName = "recoveryMail" | "securityNotice" | "deviceCodeMail" | "deviceCodeWindow" | "deviceCodeFresh";
 /** A quota and the key parts beside the account's id (the mail's kind, unless given). */
 type Quota = QuotaName | { policy: QuotaName; key: string[] };
 
-type Send = (quota: Quota, account: Account, kind: string, render: () => Promise<MailMessage | null>) => Promise<void>;
+type Send = (quota: Quota | Quota[], account: Account, kind: string, render: () => Promise<MailMessage | null>) => Promise<void>;
 
 const PAGES: Record<EmailTokenPurpose, string> = {
   verify_email: "/verify-email",
@@ -105,8 +108,10 @@ export class Recovery {
       i18n: I18n;
       /** A message not sent (logged by kind: the account is never named). */
       onSkipped: (kind: string, reason: "quota" | "mail_queue_full") => void;
-      /** A window's device code for an account (keyed by the code secret, which this class never holds). */
-      windowCode: (userId: string, window: number) => string;
+      /** A window's device code for an account and seed (keyed by the code secret, which this class never holds). */
+      windowCode: (userId: string, seed: string, window: number) => string;
+      /** A seed's tag (lib/factors/device-confirmation.ts), to tell whether a promise's seed is still the account's. */
+      seedTag: (seed: string) => string;
       /** Told of every notice for an existing account, before its mail's quota (the security webhooks). */
       onNotice?: ((kind: NoticeKind, userId: string, origin: NoticeOrigin) => Promise<void>) | undefined;
     },
@@ -236,16 +241,23 @@ export class Recovery {
       }
       case "device_code": {
         const account = await this.byId(intent.userId);
-        // A promise spooled before codes had windows: its code is not known any more.
-        if (!account || typeof intent.window !== "number") return;
-        // The window's first code mail goes (one per window: nobody spends the owner's codes by
-        // asking often); "Resend code" counts on the hourly quota.
-        const quota: Quota = intent.resend ? "deviceCodeMail" : { policy: "deviceCodeWindow", key: ["device_code", String(intent.window)] };
+        // A promise spooled before codes had seeds: its code is not known any more.
+        if (!account || typeof intent.window !== "number" || typeof intent.seedTag !== "string") return;
+        const seed = await this.deviceCodeSeed(account.id);
+        // The code was spent, or guessed at too often, since: it finishes nothing, and a newer
+        // pending sign-in mails its own.
+        if (seed === null || this.deps.seedTag(seed) !== intent.seedTag) return;
+        // The first code mail of a window and seed goes (one each: nobody spends the owner's codes
+        // by asking often), within an hourly cap on fresh codes that a stranger replacing the seed
+        // with wrong guesses cannot pass; "Resend code" counts on the hourly resend quota.
+        const quota: Quota[] = intent.resend
+          ? ["deviceCodeMail"]
+          : [{ policy: "deviceCodeWindow", key: ["device_code", String(intent.window), intent.seedTag] }, "deviceCodeFresh"];
         return send(quota, account, "device_code", async () =>
           this.messagesFor(account).deviceCode(
             account.email,
-            this.deps.windowCode(account.id, intent.window),
-            intent.lifetimeMinutes,
+            this.deps.windowCode(account.id, seed, intent.window),
+            intent.validUntilMs,
             intent.origin,
             this.url("/forgot-password"),
           ),
@@ -334,12 +346,18 @@ export class Recovery {
 
   /**
    * The window's code for a new device of an account (a right password under attack, or mailbox
-   * first): mailed once per window, since every pending sign-in of that window waits for the same
-   * code. "Resend code" (`resend`) mails it again within the account's hourly code quota; past it
-   * nothing is sent, and the code already in the owner's mailbox still works.
+   * first): mailed once per window and seed, since every pending sign-in of that window waits for
+   * the same code until one is finished with it. "Resend code" (`resend`) mails it again within the
+   * account's hourly code quota; past it nothing is sent, and the code already in the owner's
+   * mailbox still works.
    */
-  deviceCode(user: { id: string }, window: number, lifetimeMinutes: number, origin: NoticeOrigin, resend = false): Promise<void> {
-    return this.promise({ do: "device_code", userId: user.id, window, lifetimeMinutes, origin, ...(resend ? { resend } : {}) });
+  deviceCode(
+    user: { id: string },
+    code: { window: number; seedTag: string; validUntilMs: number },
+    origin: NoticeOrigin,
+    resend = false,
+  ): Promise<void> {
+    return this.promise({ do: "device_code", userId: user.id, ...code, origin, ...(resend ? { resend } : {}) });
   }
 
   /**
@@ -420,7 +438,7 @@ export class Recovery {
    * owner's mailbox (nor spend the quota).
    */
   private async send(
-    quota: Quota,
+    quotas: Quota | Quota[],
     account: Account,
     kind: string,
     render: () => Promise<MailMessage | null>,
@@ -430,11 +448,14 @@ export class Recovery {
       this.deps.onSkipped(kind, "mail_queue_full");
       return false;
     }
-    const { policy, key } = typeof quota === "string" ? { policy: quota, key: [kind] } : quota;
-    const allowed = await this.deps.limiter.consume(policy, [account.id, ...key]);
-    if (!allowed.allowed) {
-      this.deps.onSkipped(kind, "quota");
-      return false;
+    // Each quota in turn: the first that refuses stops the mail (the ones before it stay counted).
+    for (const quota of Array.isArray(quotas) ? quotas : [quotas]) {
+      const { policy, key } = typeof quota === "string" ? { policy: quota, key: [kind] } : quota;
+      const allowed = await this.deps.limiter.consume(policy, [account.id, ...key]);
+      if (!allowed.allowed) {
+        this.deps.onSkipped(kind, "quota");
+        return false;
+      }
     }
     const message = await render();
     if (!message) return false;
@@ -456,6 +477,12 @@ export class Recovery {
         Math.round(this.deps.settings.verifyLifetimeMs / 3_600_000),
       );
     });
+  }
+
+  /** Read apart from the account, as the hash is: the seed never enters a mail's promise. */
+  private async deviceCodeSeed(userId: string): Promise<string | null> {
+    const row = await this.deps.prisma.user.findUnique({ where: { id: userId }, select: { deviceCodeSeed: true } });
+    return row?.deviceCodeSeed ?? null;
   }
 
   /** Read apart from the account: the hash never enters a mail's promise, which the spool keeps. */

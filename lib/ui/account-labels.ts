@@ -46,6 +46,7 @@ const KINDS: Record<SecurityEventKind, true> = {
   admin_passkey_removed: true,
   passkey_renamed: true,
   passkeys_removed_by_reset: true,
+  passkeys_removed_by_recovery: true,
   reauthenticated: true,
   totp_added: true,
   totp_removed: true,

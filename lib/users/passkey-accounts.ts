@@ -16,7 +16,14 @@ export async function startPasskeyAccount(prisma: PrismaClient, input: { email: 
 }
 
 export type PasskeyLinkSpent =
-  | { ok: true; passkeyId: string; user: { id: string; email: string; credentialGeneration: number }; confirmed: boolean }
+  | {
+      ok: true;
+      passkeyId: string;
+      user: { id: string; email: string; credentialGeneration: number };
+      confirmed: boolean;
+      /** A recovery's count of the account's other passkeys, removed with it (0 for a start). */
+      passkeysRemoved: number;
+    }
   | { ok: false; reason: "link" | "taken" };
 
 /**
@@ -24,6 +31,9 @@ export type PasskeyLinkSpent =
  * used once (of two parallel answers, one), only while the account still has no password and the
  * credential generation the link was issued under, and the address is confirmed with it. A
  * credential id that exists already (another account's key) rolls the whole back, link included.
+ * A recovery (the address was confirmed before) removes every other passkey of the account and
+ * raises its credential generation in the same transaction: the lost or stolen authenticator the
+ * owner recovers from signs in no more, and a sign-in it began before this commits is dead too.
  */
 export async function spendPasskeyLink(
   prisma: PrismaClient,
@@ -65,7 +75,14 @@ export async function spendPasskeyLink(
       if (!row) throw taken;
       // Every other unused passkey link of the account dies with this one.
       await tx.emailToken.deleteMany({ where: { userId: user.id, purpose: "new_passkey", usedAt: null } });
-      return { ok: true, passkeyId: row.id, user, confirmed } as const;
+      if (confirmed) return { ok: true, passkeyId: row.id, user, confirmed, passkeysRemoved: 0 } as const;
+      const removed = await tx.passkey.deleteMany({ where: { userId: user.id, id: { not: row.id } } });
+      const [raised] = await tx.user.updateManyAndReturn({
+        where: { id: user.id },
+        data: { credentialGeneration: { increment: 1 } },
+        select: { id: true, email: true, credentialGeneration: true },
+      });
+      return { ok: true, passkeyId: row.id, user: raised ?? user, confirmed, passkeysRemoved: removed.count } as const;
     });
   } catch (error) {
     if (error === taken) return { ok: false, reason: "taken" };

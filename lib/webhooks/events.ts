@@ -40,6 +40,7 @@ const FROM_SECURITY_EVENT: Partial<Record<SecurityEventKind, WebhookEventType>> 
   passkey_removed: "account.factor_changed",
   admin_passkey_removed: "account.factor_changed",
   passkeys_removed_by_reset: "account.factor_changed",
+  passkeys_removed_by_recovery: "account.factor_changed",
   totp_added: "account.factor_changed",
   totp_removed: "account.factor_changed",
   passkey_second_factor_on: "account.factor_changed",

@@ -1,6 +1,6 @@
 import type { ParsedMail } from "mailparser";
 import { NextRequest } from "next/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { browserSignIn, comparableAnswer, createAccount, deviceCookieOf, sessionPairOf, tokenSignIn } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
 import { closeServed, servedGatehouse } from "../helpers/instance";
@@ -10,6 +10,7 @@ import { redisUrl, testKeyPrefix } from "../helpers/redis";
 import { linkTokenOf, recipientOf, startMailbox } from "../helpers/smtp";
 import { APP_GATEHOUSE, serve } from "@/lib/app";
 import { forget, remember } from "@/lib/remember";
+import { DEVICE_CODE_WINDOW_MS, deviceCodeWindow } from "@/lib/factors/device-confirmation";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -196,6 +197,84 @@ export function codeShapes(current: () => { gate: Gate }, makeDatabase: () => Pr
       expect([await failuresOf(real), await failuresOf(wrong), await failuresOf("counted-nobody@example.com")]).toEqual([3, 3, 3]);
     });
 
+    describe("one code finishes one sign-in (an attacker's review of record 40)", () => {
+      /** The username "at risk" (a wrong password), so a right password from a new device waits for a code. */
+      async function atRisk(email: string) {
+        await createAccount(gate, email, PASSWORD);
+        expect((await tokenSignIn(email, WRONG)).status).toBe(401);
+      }
+
+      /** `code` finishes nothing on `token`: it was spent, or retired. */
+      async function spent(token: string, code: string) {
+        const res = await confirmDevice(token, code);
+        expect(res.status).toBe(401);
+        expect(await res.json()).toMatchObject({ error: "second_step_invalid", reason: "used" });
+      }
+
+      /** The next sign-in from a new device is mailed a fresh code at once (the second mail), and it finishes it. */
+      async function freshCodeFinishes(email: string, old: string) {
+        const next = await confirmationTokenOf(await tokenSignIn(email, PASSWORD));
+        expect(await mailsTo(email, CODE_MAIL)).toHaveLength(2);
+        const fresh = await newestCode(email);
+        expect(fresh).not.toBe(old);
+        expect((await confirmDevice(next, fresh)).status).toBe(200);
+      }
+
+      it("a code the owner used finishes no other pending sign-in, and the next sign-in is mailed a fresh code", async () => {
+        const email = "leaked-code@example.com";
+        await atRisk(email);
+        // A stranger who has the password waits too, in the owner's window: one mail, one code for both.
+        const stranger = await confirmationTokenOf(await tokenSignIn(email, PASSWORD));
+        const owner = pendingOf(await browserSignIn(email, PASSWORD));
+        expect(await mailsTo(email, CODE_MAIL)).toHaveLength(1);
+        const code = await newestCode(email);
+        expect((await browserStep(owner, code)).status).toBe(200);
+
+        // The mail forwarded, or relayed by a phishing page: it finishes nothing more.
+        await spent(stranger, code);
+        // The next sign-in from a new device waits for a code of its own, mailed at once.
+        await freshCodeFinishes(email, code);
+      });
+
+      it("wrong codes spread over pending sign-ins and addresses retire the code at 10, answered as a stand-in's are", async () => {
+        // Five sign-ins and their wrong codes at one username: more than its limit and its lock let through.
+        await serveWith({ RATE_LIMIT_SIGN_IN_USERNAME: "20/15m", LOCKOUT_THRESHOLD: "10" });
+        try {
+          const email = "guessed-code@example.com";
+          const nobody = "guessed-nobody@example.com";
+          await atRisk(email);
+          expect((await tokenSignIn(nobody, WRONG)).status).toBe(401);
+          const tokens = [];
+          for (let i = 0; i < 3; i++) tokens.push(await confirmationTokenOf(await tokenSignIn(email, PASSWORD)));
+          const standIn = await confirmationTokenOf(await tokenSignIn(nobody, PASSWORD));
+          const code = await newestCode(email);
+          const wrongCodes = Array.from({ length: 5 }, (_, i) => String((Number(code) + 1 + i) % 1_000_000).padStart(6, "0"));
+
+          // Two pending sign-ins, five wrong codes each, each answer from its own address.
+          const answers: Record<string, unknown[][]> = { real: [], standIn: [] };
+          for (const [name, token] of [
+            ["real", tokens[0]!],
+            ["real", tokens[1]!],
+            ["standIn", standIn],
+          ] as const)
+            for (const wrong of wrongCodes) {
+              const res = await confirmDevice(token, wrong);
+              answers[name]!.push([res.status, comparableAnswer((await res.json()) as Record<string, unknown>)]);
+            }
+          // The second pending sign-in's answers (its last retires the code) are the first's, and a stand-in's.
+          expect(answers.real!.slice(5)).toEqual(answers.real!.slice(0, 5));
+          expect(answers.standIn).toEqual(answers.real!.slice(5));
+          await gate.background.idle();
+
+          // The right code, on a pending sign-in with all its tries: retired, it finishes nothing.
+          await spent(tokens[2]!, code);
+          await freshCodeFinishes(email, code);
+        } finally {
+          await serveWith();
+        }
+      });
+    });
+
     describe("Resend code", () => {
       /** Status, body and the headers a client could tell apart (Date aside). */
       async function answerOf(res: Response) {
@@ -242,6 +321,36 @@ export function codeShapes(current: () => { gate: Gate }, makeDatabase: () => Pr
         } finally {
           await serveWith();
         }
+      });
+
+      it("mails a code only while its window is current: a later resend is answered as expired and mails nothing", async () => {
+        const email = "resend-late@example.com";
+        const { pending } = await ownerWaitingForCode(email);
+        const nextWindowMs = (deviceCodeWindow(Date.now()) + 1) * DEVICE_CODE_WINDOW_MS + 1;
+        const late = vi.spyOn(gate, "clock").mockReturnValue(nextWindowMs);
+        try {
+          const res = await resend(pending);
+          expect(res.status).toBe(401);
+          expect(await res.json()).toMatchObject({ error: "second_step_invalid", reason: "expired" });
+        } finally {
+          late.mockRestore();
+        }
+        expect(await mailsTo(email, CODE_MAIL)).toHaveLength(1);
+      });
+
+      it("mails a pending sign-in's code at most twice more, whoever asks, and says until when it is valid", async () => {
+        const email = "resend-bounded@example.com";
+        const startedMs = Date.now();
+        const { pending } = await ownerWaitingForCode(email);
+        const answers = [];
+        for (let i = 0; i < 5; i++) answers.push(await answerOf(await resend(pending)));
+        expect(new Set(answers.map((answer) => JSON.stringify(answer))).size).toBe(1);
+        // The window's mail, then two resends: the account's other three are left to its owner's other sign-ins.
+        const mails = await mailsTo(email, CODE_MAIL);
+        expect(mails).toHaveLength(3);
+        const until = /valid\s+until\s+(\d\d:\d\d)\s+\(UTC\)/.exec(mails[0]!.text ?? "")?.[1];
+        const expected = [0, 1].map((late) => new Date(startedMs + 10 * 60_000 + late * 60_000).toISOString().slice(11, 16));
+        expect(expected).toContain(until);
       });
 
       it("refuses another site, a missing or spent pending sign-in, and the second factor's step", async () => {

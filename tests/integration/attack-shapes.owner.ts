@@ -76,9 +76,10 @@ export function ownerShapes(current: () => { gate: Gate }, makeDatabase: () => P
     /** The code a right password from a new device had mailed, as the owner reads it. */
     function watchCodes() {
       const codes: string[] = [];
-      const spy = vi
-        .spyOn(gate.recovery, "deviceCode")
-        .mockImplementation(async (user, window) => void codes.push(windowDeviceCode(gate.config.devices.codeSecret, user.id, window)));
+      const spy = vi.spyOn(gate.recovery, "deviceCode").mockImplementation(async (user, { window }) => {
+        const seed = (await gate.prisma.user.findUnique({ where: { id: user.id } }))?.deviceCodeSeed ?? "";
+        codes.push(windowDeviceCode(gate.config.devices.codeSecret, user.id, seed, window));
+      });
       return { codes, restore: () => spy.mockRestore() };
     }
 

@@ -157,13 +157,51 @@ export function passkeyStartSuite(label: string, makeDatabase: () => Promise<Tes
         const made = await madeWith(token);
         const done = await finish(token, made.response);
         expect(done.status).toBe(200);
-        expect(await passkeysOf("recovers@example.com")).toBe(2);
+        // The made passkey is the account's only one now (the lost one went with the recovery).
+        expect(await passkeysOf("recovers@example.com")).toBe(1);
         expect((await sessionWith(cookie)).body).toEqual({});
         expect((await userOf("recovers@example.com"))?.passwordHash).toBeNull();
       });
     });
 
     describe("attack shapes", () => {
+      /** A passkey sign-in with `passkey`, through the sign-in page's routes. */
+      async function passkeySignIn(passkey: Parameters<typeof authenticator.authenticate>[0]) {
+        const { POST: signInOptions } = await import("@/app/api/auth/passkey/options/route");
+        const optionsRes = await signInOptions(
+          new Request("http://localhost/api/auth/passkey/options", { method: "POST", headers: { [PEER_HEADER]: freshAddress() } }),
+        );
+        const { options } = (await optionsRes.json()) as { options: Parameters<typeof authenticator.authenticate>[1] };
+        return post("/api/auth/passkey", { credential: await authenticator.authenticate(passkey, options) });
+      }
+
+      it("a stolen authenticator signs in no more once the owner recovers with the mailbox (issue 57, item 6)", async () => {
+        const email = "stolen-key@example.com";
+        const { cookie, passkey: stolen } = await passkeyAccount(email);
+        // The authenticator the owner then loses (or has stolen) signs in before the recovery.
+        expect((await passkeySignIn(stolen)).status).toBe(200);
+
+        watchMail();
+        expect((await post("/api/password/forgot", { email, altcha: await altchaPayload() })).status).toBe(202);
+        // (The new-sign-in notice of the passkey's sign-in above may land in between.)
+        const mail = (await mailTo(email)).find((message) => message.kind === "passkey_recovery");
+        // The owner is told before pressing the button what the link does to the other passkeys.
+        expect(mail?.text).toMatch(/removes every other passkey/);
+        const token = tokenIn(mail, "/new-passkey");
+        const made = await madeWith(token);
+        expect((await finish(token, made.response)).status).toBe(200);
+
+        // The thief's key: refused, and no session of its is left.
+        const thief = await passkeySignIn(stolen);
+        expect(thief.status).not.toBe(200);
+        expect(sessionPairOf(thief)).toBeNull();
+        expect((await sessionWith(cookie)).body).toEqual({});
+        // The owner's new one signs in.
+        expect((await passkeySignIn(made.passkey)).status).toBe(200);
+        const events = await gate.prisma.securityEvent.findMany({ where: { user: { email } }, select: { kind: true } });
+        expect(events.map((event) => event.kind)).toContain("passkeys_removed_by_recovery");
+      });
+
       it("an address that has an account is answered as a free one; its owner is told, nothing changes", async () => {
         const before = await userOf("taken@example.com");
         watchMail();
