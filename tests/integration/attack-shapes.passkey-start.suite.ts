@@ -169,7 +169,10 @@ export function passkeyStartSuite(label: string, makeDatabase: () => Promise<Tes
       async function passkeySignIn(passkey: Parameters<typeof authenticator.authenticate>[0]) {
         const { POST: signInOptions } = await import("@/app/api/auth/passkey/options/route");
         const optionsRes = await signInOptions(
-          new Request("http://localhost/api/auth/passkey/options", { method: "POST", headers: { [PEER_HEADER]: freshAddress() } }),
+          new Request("http://localhost/api/auth/passkey/options", {
+            method: "POST",
+            headers: { [PEER_HEADER]: freshAddress(), "sec-fetch-site": "same-origin" },
+          }),
         );
         const { options } = (await optionsRes.json()) as { options: Parameters<typeof authenticator.authenticate>[1] };
         return post("/api/auth/passkey", { credential: await authenticator.authenticate(passkey, options) });
