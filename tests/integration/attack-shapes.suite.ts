@@ -25,6 +25,7 @@ import { accountShapes } from "./attack-shapes.account";
 import { rememberShapes } from "./attack-shapes.remember";
 import { emailChangeShapes } from "./attack-shapes.email";
 import { csrfShapes } from "./attack-shapes.csrf";
+import { noticeShapes } from "./attack-shapes.notice";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -409,6 +410,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     rememberShapes(() => ({ gate }));
     emailChangeShapes(() => ({ gate }));
     csrfShapes(() => ({ gate, checks }));
+    noticeShapes(() => ({ gate }));
 
     describe("'email me a link' routes (a new confirmation link, a new unlock link) tell nobody anything", () => {
       const LINK_ROUTES = {
