@@ -8,6 +8,7 @@ import type { I18n } from "@/lib/i18n/i18n";
 import { brandedMessages, type NoticeKind, type NoticeOrigin } from "./mails";
 import { issueChangeLinks } from "@/lib/users/email-change";
 import { issueNotMeLink, type NotMe } from "@/lib/users/not-me";
+import { hasPassword } from "@/lib/users/accounts";
 
 export type RecoverySettings = {
   /** The app's public URL (NEXTAUTH_URL): links are built from it, never from a request's Host header. */
@@ -490,8 +491,8 @@ export class Recovery {
   }
 
   /** Read apart from the account: the hash never enters a mail's promise, which the spool keeps. */
-  private async hasPassword(userId: string): Promise<boolean> {
-    return (await this.deps.prisma.user.count({ where: { id: userId, passwordHash: { not: null } } })) === 1;
+  private hasPassword(userId: string): Promise<boolean> {
+    return hasPassword(this.deps.prisma, userId);
   }
 
   private find(email: string): Promise<Account | null> {

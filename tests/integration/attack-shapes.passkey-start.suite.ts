@@ -7,6 +7,7 @@ import {
   altchaPayload,
   browserSignIn,
   comparableAnswer,
+  createAccount,
   sessionPairOf,
   sessionWith,
   signedInBrowser,
@@ -169,7 +170,10 @@ export function passkeyStartSuite(label: string, makeDatabase: () => Promise<Tes
       async function passkeySignIn(passkey: Parameters<typeof authenticator.authenticate>[0]) {
         const { POST: signInOptions } = await import("@/app/api/auth/passkey/options/route");
         const optionsRes = await signInOptions(
-          new Request("http://localhost/api/auth/passkey/options", { method: "POST", headers: { [PEER_HEADER]: freshAddress() } }),
+          new Request("http://localhost/api/auth/passkey/options", {
+            method: "POST",
+            headers: { "sec-fetch-site": "same-origin", [PEER_HEADER]: freshAddress() },
+          }),
         );
         const { options } = (await optionsRes.json()) as { options: Parameters<typeof authenticator.authenticate>[1] };
         return post("/api/auth/passkey", { credential: await authenticator.authenticate(passkey, options) });
@@ -303,6 +307,23 @@ export function passkeyStartSuite(label: string, makeDatabase: () => Promise<Tes
         expect(res.status).toBe(401);
         expect(await res.json()).toMatchObject({ error: "reauthentication_required" });
         expect((await userOf("stale-set@example.com"))?.passwordHash).toBeNull();
+      });
+
+      it("'Confirm it's you' with a password typed at an account with none is a wrong password, and confirms nothing", async () => {
+        const { cookie } = await passkeyAccount("confirm-typed@example.com");
+        await createAccount(gate, "confirm-other@example.com", PASSWORD);
+        const other = await signedInBrowser("confirm-other@example.com", PASSWORD);
+        vi.spyOn(gate, "clock").mockReturnValue(Date.now() + 11 * 60_000);
+        const confirm = async (session: string, password: string) =>
+          accountFormPost(gate, "/api/account/reauthenticate", session, { password, altcha: await altchaPayload(), json: "true" });
+        const none = await confirm(cookie, PASSWORD);
+        const wrong = await confirm(other, "not the right passphrase");
+        expect(none.status).toBe(401);
+        expect(none.status).toBe(wrong.status);
+        expect(comparableAnswer(await none.json())).toEqual(comparableAnswer(await wrong.json()));
+        const res = await accountFormPost(gate, "/api/account/password/set", cookie, { newPassword: NEW_PASSWORD });
+        expect(await res.json()).toMatchObject({ error: "reauthentication_required" });
+        expect((await userOf("confirm-typed@example.com"))?.passwordHash).toBeNull();
       });
 
       it("the mailbox does not stand in for an authenticator app the owner turned on", async () => {
