@@ -91,11 +91,14 @@ if (!dev && fs.existsSync(".next/required-server-files.json")) {
 // so the listener opens only after it: no half-started server answers in between.
 const started = new Promise((resolve) => (shared[STARTED_SYMBOL] = resolve));
 
+// Announced before Next.js starts: the Gatehouse reads it once, when it is built, and that happens
+// while Next prepares (instrumentation.ts). Only this server takes requests, and it overwrites the
+// header on every one, so announcing it early trusts nothing a client wrote.
+shared[PEER_HEADER_SYMBOL] = PEER_HEADER;
 const app = next({ dev, hostname, port });
 const handle = app.getRequestHandler();
 await app.prepare();
 if (!dev) await started;
-shared[PEER_HEADER_SYMBOL] = PEER_HEADER;
 
 // The fast path reads a few headers by name; Node's parsed headers serve them without copying
 // (Node already joins repeated X-Forwarded-For headers with ", ", as Headers.get does).

@@ -25,8 +25,9 @@ export function gatehouse(): Promise<Gatehouse> {
       onConnectionLost: (error) => log.warn({ event: "database_connection_lost", err: error.message }),
     });
     try {
-      // The server that serves this process (server.mjs) announces its peer header; the root reads no globals.
-      return serve(await createGatehouse(config, database, { log, peerHeader: peerHeaderFromServer }));
+      // The server that serves this process (server.mjs) announces its peer header before Next.js
+      // builds this; read once here, so the root and its requests read no globals.
+      return serve(await createGatehouse(config, database, { log, peerHeader: peerHeaderFromServer() }));
     } catch (error) {
       await database.close();
       throw error;

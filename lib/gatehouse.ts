@@ -70,10 +70,11 @@ export type GatehouseOptions = {
   utilisation?: UtilisationMeter;
   /**
    * The header server.mjs writes each socket's address into, as the server that serves this
-   * instance announced it (lib/app.ts passes `peerHeaderFromServer`); none: every client's address
-   * is unknown, and the routes that need one answer 503 naming server.mjs.
+   * instance announced it before the instance was built (lib/app.ts reads `peerHeaderFromServer()`
+   * once); none: every client's address is unknown, and the routes that need one answer 503 naming
+   * server.mjs.
    */
-  peerHeader?: () => string | undefined;
+  peerHeader?: string | undefined;
 };
 
 /** For intervals only (the door, the hash budget's recent pressure): never steps, unlike the wall clock. */
@@ -125,7 +126,7 @@ export async function createGatehouse(config: AppConfig, database: Database, opt
     devices: accounts.devices,
     hashBudget: passwords.hashBudget,
     digestTally,
-    peerHeader: options.peerHeader ?? (() => undefined),
+    peerHeader: options.peerHeader,
     utilisation: options.utilisation,
   });
   const mail = buildMail(config, { database, clock, log, metrics, brand, i18n, limiter: limits.room.limiter, accounts });

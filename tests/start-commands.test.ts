@@ -44,3 +44,18 @@ describe("every start command starts the server lean", () => {
     );
   });
 });
+
+/**
+ * The Gatehouse reads the peer header's name once, when it is built (lib/app.ts), and Next.js
+ * builds it while it prepares (instrumentation.ts): server.mjs must announce the header before
+ * that, or every request's address would be unknown and the routes would answer 503.
+ */
+describe("server.mjs announces its peer header before Next.js builds the Gatehouse", () => {
+  it("sets the slot before it creates or prepares the Next.js app", () => {
+    const source = read("server.mjs");
+    const announced = source.indexOf("shared[PEER_HEADER_SYMBOL] = PEER_HEADER;");
+    expect(announced).toBeGreaterThan(0);
+    expect(announced).toBeLessThan(source.indexOf("next({ dev, hostname, port })"));
+    expect(announced).toBeLessThan(source.indexOf("await app.prepare()"));
+  });
+});

@@ -14,7 +14,7 @@ const ACTION = "/api/account/email";
  * in place when the server wants a fresh authentication. The answer is the same whether the address
  * is free or another account's: check that inbox. Without JavaScript, a plain form post.
  */
-export function ChangeEmail({ formToken, email, hasPasskey, words }: ActionProps<typeof EMAIL_CHANGE_WORDS>) {
+export function ChangeEmail({ formToken, email, ways, words }: ActionProps<typeof EMAIL_CHANGE_WORDS>) {
   const action = useFreshAction();
   const { pending, freshly } = action;
   const [open, setOpen] = useState(false);
@@ -47,7 +47,7 @@ export function ChangeEmail({ formToken, email, hasPasskey, words }: ActionProps
   }
   return (
     <>
-      <FreshActionPrompts action={action} formToken={formToken} email={email} hasPasskey={hasPasskey} testId="email-change-error" />
+      <FreshActionPrompts action={action} formToken={formToken} email={email} ways={ways} testId="email-change-error" />
       <form
         method="post"
         action={ACTION}

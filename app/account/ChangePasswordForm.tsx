@@ -12,17 +12,17 @@ import { PasswordInput } from "../components/PasswordInput";
 import { PasswordStrength } from "../components/PasswordStrength";
 import { useGuardedSubmit, type Send } from "../components/guarded-submit";
 import { RefusalBanner, refusalFrom } from "../components/RefusalBanner";
-import { ConfirmItsYou } from "./ConfirmItsYou";
+import { ConfirmItsYou, type ConfirmWays } from "./ConfirmItsYou";
 
 /** `set`: "Set a password" on an account started with a passkey (no current one; a fresh passkey proof instead). */
-type Props = { formToken: string; email: string; minLength: number; hasPasskey: boolean; mode?: "change" | "set" };
+type Props = { formToken: string; email: string; minLength: number; ways: ConfirmWays; mode?: "change" | "set" };
 type Errors = Partial<Record<"currentPassword" | "newPassword", string>>;
 
 /**
  * Change password. The proof of work (ALTCHA) needs JavaScript, as on the sign-in page; the form
  * still posts (never GET), so a submit before hydration cannot put a password in a URL.
  */
-export function ChangePasswordForm({ formToken, email, minLength, hasPasskey, mode = "change" }: Props) {
+export function ChangePasswordForm({ formToken, email, minLength, ways, mode = "change" }: Props) {
   const setting = mode === "set";
   const action = setting ? "/api/account/password/set" : "/api/account/password";
   const t = useT();
@@ -100,7 +100,7 @@ export function ChangePasswordForm({ formToken, email, minLength, hasPasskey, mo
         <ConfirmItsYou
           formToken={formToken}
           email={email}
-          hasPasskey={hasPasskey}
+          ways={ways}
           reason={t(setting ? "account.password.setConfirmReason" : "account.password.confirmReason")}
           onConfirmed={() => {
             setConfirming(false);

@@ -2,6 +2,7 @@ import { gatehouse } from "@/lib/app";
 import { sessionFormToken } from "@/lib/http/form-token";
 import { minimumPasswordLength } from "@/lib/password/password-rules";
 import { getTranslations } from "next-intl/server";
+import { hasPassword } from "@/lib/users/accounts";
 import { ChangePasswordForm } from "./ChangePasswordForm";
 
 /** Change password (or set one, on an account started with a passkey): after it, every other browser and API session is signed out. */
@@ -23,7 +24,7 @@ export async function ChangePasswordSection({
   const [gate, t] = await Promise.all([gatehouse(), getTranslations("account.password")]);
   const passkeys = await gate.prisma.passkey.count({ where: { userId } });
   // An account started with a passkey has no password to change: it may set one (decision 39).
-  const setting = (await gate.prisma.user.count({ where: { id: userId, passwordHash: null } })) === 1;
+  const setting = !(await hasPassword(gate.prisma, userId));
   return (
     <div className="card">
       <h2>{setting ? t("setHeading") : (heading ?? t("heading"))}</h2>
@@ -32,7 +33,7 @@ export async function ChangePasswordSection({
         formToken={sessionFormToken(gate.config.session.secret, currentSid)}
         email={email}
         minLength={minimumPasswordLength({ hasOtherFactor })}
-        hasPasskey={passkeys > 0}
+        ways={{ password: !setting, passkey: passkeys > 0 }}
         mode={setting ? "set" : "change"}
       />
     </div>

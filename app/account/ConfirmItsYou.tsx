@@ -14,10 +14,16 @@ import type { SecondStepMethod } from "../components/SecondStep";
 const SecondStep = lazy(() => import("../components/SecondStep").then((module) => ({ default: module.SecondStep })));
 import { handled } from "../components/handled";
 
+/**
+ * How this account can confirm it's you: its password, if it has one (an account started with a
+ * passkey has none: decision 39), and its passkeys. Only those are offered.
+ */
+export type ConfirmWays = { password: boolean; passkey: boolean };
+
 type Props = {
   formToken: string;
   email: string;
-  hasPasskey: boolean;
+  ways: ConfirmWays;
   /** What the person was doing, which carries on once they have confirmed. */
   reason: string;
   onConfirmed(): void;
@@ -35,7 +41,7 @@ const form = (fields: Record<string, string>) => ({
  * or one of the account's passkeys. What changes how the account is protected asks for it when
  * the last proof is more than 10 minutes old, then carries on.
  */
-export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirmed, onCancel }: Props) {
+export function ConfirmItsYou({ formToken, email, ways, reason, onConfirmed, onCancel }: Props) {
   const t = useT();
   const altcha = useRef<AltchaHandle>(null);
   const password = useRef<HTMLInputElement>(null);
@@ -44,10 +50,13 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
   const [error, setError] = useState<string | undefined>(undefined);
   const nowMs = useRefusalClock(refusal);
   const hydrated = useHydrated();
+  // An account with no password is offered its passkeys only; with neither (it cannot happen: the
+  // last way in is never removed) the password form stays, and whatever is typed is a wrong password.
+  const withPassword = ways.password || !ways.passkey;
   // An account with a second step asks for it after the password here too.
   const [secondStep, setSecondStep] = useState<SecondStepMethod[] | null>(null);
 
-  async function withPassword(event: FormEvent<HTMLFormElement>) {
+  async function confirmWithPassword(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     if (pending) return;
     const value = password.current?.value ?? "";
@@ -94,7 +103,10 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
         () => fetch("/api/account/passkeys/options", form({ formToken, purpose: "reauthenticate" })),
         (credential) => fetch("/api/account/reauthenticate/passkey", form({ formToken, credential: JSON.stringify(credential) })),
       );
-      if (res === "cancelled") return setRefusal(localRefusal("passkey_invalid", t("account.confirm.noPasskeyUsed")));
+      if (res === "cancelled")
+        return setRefusal(
+          localRefusal("passkey_invalid", t(withPassword ? "account.confirm.noPasskeyUsed" : "account.confirm.noPasskeyUsedOnly")),
+        );
       if (res.ok) return onConfirmed();
       setRefusal(await refusalFrom(res));
     } catch {
@@ -103,6 +115,12 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
       setPending(false);
     }
   }
+
+  const cancel = onCancel ? (
+    <button type="button" className="link" onClick={onCancel}>
+      {t("account.confirm.cancel")}
+    </button>
+  ) : null;
 
   if (secondStep) {
     return (
@@ -120,37 +138,42 @@ export function ConfirmItsYou({ formToken, email, hasPasskey, reason, onConfirme
       <h3 id="confirm-heading">{t("account.confirm.heading")}</h3>
       <p className="hint">{reason}</p>
       <RefusalBanner refusal={refusal} form="sign-in" nowMs={nowMs} testId="confirm-error" />
-      <form onSubmit={(event) => handled(withPassword(event))} noValidate data-hydrated={hydrated}>
-        <input type="text" name="username" autoComplete="username" value={email} readOnly hidden />
-        <Field id="confirm-password" label={t("account.confirm.password")} error={error}>
-          {(aria) => (
-            <PasswordInput
-              id="confirm-password"
-              inputRef={password}
-              name="password"
-              autoComplete="current-password"
-              required
-              toggle={hydrated}
-              hideKey={0}
-              {...aria}
-            />
-          )}
-        </Field>
-        <AltchaField ref={altcha} />
-        <button type="submit" className="primary" aria-disabled={pending ? true : undefined}>
-          {pending ? t("account.confirm.pending") : t("account.confirm.submit")}
-        </button>
-        {hasPasskey ? (
-          <button type="button" className="secondary" onClick={() => handled(withPasskey())}>
-            {t("account.confirm.usePasskey")}
+      {withPassword ? (
+        <form onSubmit={(event) => handled(confirmWithPassword(event))} noValidate data-hydrated={hydrated}>
+          <input type="text" name="username" autoComplete="username" value={email} readOnly hidden />
+          <Field id="confirm-password" label={t("account.confirm.password")} error={error}>
+            {(aria) => (
+              <PasswordInput
+                id="confirm-password"
+                inputRef={password}
+                name="password"
+                autoComplete="current-password"
+                required
+                toggle={hydrated}
+                hideKey={0}
+                {...aria}
+              />
+            )}
+          </Field>
+          <AltchaField ref={altcha} />
+          <button type="submit" className="primary" aria-disabled={pending ? true : undefined}>
+            {pending ? t("account.confirm.pending") : t("account.confirm.submit")}
           </button>
-        ) : null}
-        {onCancel ? (
-          <button type="button" className="link" onClick={onCancel}>
-            {t("account.confirm.cancel")}
+          {ways.passkey ? (
+            <button type="button" className="secondary" onClick={() => handled(withPasskey())}>
+              {t("account.confirm.usePasskey")}
+            </button>
+          ) : null}
+          {cancel}
+        </form>
+      ) : (
+        <div className="actions" data-hydrated={hydrated}>
+          <button type="button" className="primary" aria-disabled={pending ? true : undefined} onClick={() => handled(withPasskey())}>
+            {pending ? t("account.confirm.pending") : t("account.confirm.usePasskeyOnly")}
           </button>
-        ) : null}
-      </form>
+          {cancel}
+        </div>
+      )}
     </section>
   );
 }

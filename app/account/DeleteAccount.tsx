@@ -14,14 +14,14 @@ const ACTION = "/api/account/delete";
  * place when the server asks for a fresh authentication. A plain form post without JavaScript.
  * Deleted, the browser goes home, signed out, where the page says so.
  */
-export function DeleteAccount({ formToken, email, hasPasskey, words }: ActionProps<typeof DELETE_WORDS>) {
+export function DeleteAccount({ formToken, email, ways, words }: ActionProps<typeof DELETE_WORDS>) {
   const action = useFreshAction();
   const { pending, freshly } = action;
   const [confirm, setConfirm] = useState("");
   const [missing, setMissing] = useState(false);
   return (
     <>
-      <FreshActionPrompts action={action} formToken={formToken} email={email} hasPasskey={hasPasskey} testId="delete-account-error" />
+      <FreshActionPrompts action={action} formToken={formToken} email={email} ways={ways} testId="delete-account-error" />
       <form
         method="post"
         action={ACTION}

@@ -29,12 +29,12 @@ async function saveFile(res: Response): Promise<void> {
  * "Download my data": a plain form post without JavaScript (the answer is a file, or the page
  * asking to confirm first); with it, "Confirm it's you" in place when the server asks for it.
  */
-export function DownloadData({ formToken, email, hasPasskey, words }: ActionProps<typeof DOWNLOAD_WORDS>) {
+export function DownloadData({ formToken, email, ways, words }: ActionProps<typeof DOWNLOAD_WORDS>) {
   const action = useFreshAction();
   const { pending, freshly } = action;
   return (
     <>
-      <FreshActionPrompts action={action} formToken={formToken} email={email} hasPasskey={hasPasskey} testId="download-data-error" />
+      <FreshActionPrompts action={action} formToken={formToken} email={email} ways={ways} testId="download-data-error" />
       <form
         method="post"
         action={ACTION}

@@ -2,7 +2,7 @@
 
 import { RefusalBanner } from "../components/RefusalBanner";
 import { handled } from "../components/handled";
-import { ConfirmItsYou } from "./ConfirmItsYou";
+import { ConfirmItsYou, type ConfirmWays } from "./ConfirmItsYou";
 import { postForm, type useFreshAction } from "./useFreshAction";
 
 type Props = {
@@ -59,12 +59,12 @@ type PromptProps = {
   action: ReturnType<typeof useFreshAction>;
   formToken: string;
   email: string;
-  hasPasskey: boolean;
+  ways: ConfirmWays;
   testId: string;
 };
 
 /** What a fresh action shows above its buttons: its refusal, and "Confirm it's you" while the server asks. */
-export function FreshActionPrompts({ action, formToken, email, hasPasskey, testId }: PromptProps) {
+export function FreshActionPrompts({ action, formToken, email, ways, testId }: PromptProps) {
   const { refusal, nowMs, confirming, setConfirming } = action;
   return (
     <>
@@ -73,7 +73,7 @@ export function FreshActionPrompts({ action, formToken, email, hasPasskey, testI
         <ConfirmItsYou
           formToken={formToken}
           email={email}
-          hasPasskey={hasPasskey}
+          ways={ways}
           reason={confirming.reason}
           onConfirmed={() => void confirming.resume()}
           onCancel={() => setConfirming(null)}
@@ -90,6 +90,6 @@ export function FreshActionPrompts({ action, formToken, email, hasPasskey, testI
 export type ActionProps<Keys extends readonly string[]> = {
   formToken: string;
   email: string;
-  hasPasskey: boolean;
+  ways: ConfirmWays;
   words: Record<Keys[number], string>;
 };

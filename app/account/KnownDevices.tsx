@@ -2,6 +2,7 @@
 
 import { AccountTime } from "./AccountTime";
 import type { KNOWN_DEVICE_WORDS, Words } from "./action-words";
+import type { ConfirmWays } from "./ConfirmItsYou";
 import { FreshActionPrompts, FreshPostForm } from "./FreshPostForm";
 import { useFreshAction } from "./useFreshAction";
 
@@ -17,20 +18,20 @@ export type KnownDeviceItem = {
   forgetReason: string;
 };
 
-type Props = { formToken: string; email: string; hasPasskey: boolean; devices: KnownDeviceItem[]; words: Words<typeof KNOWN_DEVICE_WORDS> };
+type Props = { formToken: string; email: string; ways: ConfirmWays; devices: KnownDeviceItem[]; words: Words<typeof KNOWN_DEVICE_WORDS> };
 
 /**
  * The known devices as cards (each value labelled, like the sessions above), each with "Forget
  * device …": a plain form that works without JavaScript, and with it asks "Confirm it's you"
  * first when the server wants a fresh authentication, then carries on.
  */
-export function KnownDevices({ formToken, email, hasPasskey, devices, words }: Props) {
+export function KnownDevices({ formToken, email, ways, devices, words }: Props) {
   const action = useFreshAction();
   const { freshly } = action;
   if (devices.length === 0) return <p data-testid="known-devices-none">{words.none}</p>;
   return (
     <>
-      <FreshActionPrompts action={action} formToken={formToken} email={email} hasPasskey={hasPasskey} testId="known-devices-error" />
+      <FreshActionPrompts action={action} formToken={formToken} email={email} ways={ways} testId="known-devices-error" />
       <ul className="session-cards" data-testid="known-devices" aria-labelledby="known-devices-title">
         {devices.map((device) => (
           <li key={device.id} className="session-card" data-current={device.current} data-testid="known-device">

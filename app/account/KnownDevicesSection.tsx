@@ -5,6 +5,7 @@ import { deviceTokenOfHeader } from "@/lib/http/cookies";
 import { sessionFormToken } from "@/lib/http/form-token";
 import { browserText } from "@/lib/ui/account-labels";
 import { KNOWN_DEVICE_WORDS, type Words } from "./action-words";
+import type { ConfirmWays } from "./ConfirmItsYou";
 import { KnownDevices, type KnownDeviceItem } from "./KnownDevices";
 
 /**
@@ -12,7 +13,7 @@ import { KnownDevices, type KnownDeviceItem } from "./KnownDevices";
  * one marked, each with "Forget device …". Labels and networks were recorded at sign-in in English
  * and are said here in the page's language.
  */
-export async function KnownDevicesSection({ email, currentSid, hasPasskey }: { email: string; currentSid: string; hasPasskey: boolean }) {
+export async function KnownDevicesSection({ email, currentSid, ways }: { email: string; currentSid: string; ways: ConfirmWays }) {
   const [gate, t] = await Promise.all([gatehouse(), getTranslations("account")]);
   const nowMs = gate.clock();
   const usernameKey = gate.usernameKey(email);
@@ -26,7 +27,7 @@ export async function KnownDevicesSection({ email, currentSid, hasPasskey }: { e
       <KnownDevices
         formToken={sessionFormToken(gate.config.session.secret, currentSid)}
         email={email}
-        hasPasskey={hasPasskey}
+        ways={ways}
         words={Object.fromEntries(KNOWN_DEVICE_WORDS.map((key) => [key, t(`devices.${key}`)])) as Words<typeof KNOWN_DEVICE_WORDS>}
         devices={devices.map((device) => named(device))}
       />

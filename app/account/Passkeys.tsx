@@ -12,14 +12,21 @@ import { postForm, useFreshAction } from "./useFreshAction";
 export type PasskeyItem = { id: string; name: string; createdAt: string; lastUsedAt: string | null; synced: boolean };
 
 /** canAdd: false where browsers make no passkeys (the section says why). */
-type Props = { formToken: string; email: string; passkeys: PasskeyItem[]; canAdd: boolean };
+type Props = {
+  formToken: string;
+  email: string;
+  passkeys: PasskeyItem[];
+  canAdd: boolean;
+  /** Whether the account has a password: "Confirm it's you" offers it only then. */
+  hasPassword: boolean;
+};
 
 /**
  * The account's passkeys: add one (the browser's WebAuthn dialog), rename, remove. Adding and
  * removing need a fresh authentication: when the server asks for one, "Confirm it's you" comes
  * first and the action carries on after it. Rename and remove also work as plain forms.
  */
-export function Passkeys({ formToken, email, passkeys, canAdd }: Props) {
+export function Passkeys({ formToken, email, passkeys, canAdd, hasPassword }: Props) {
   const t = useT();
   const moment = useMoment();
   const hydrated = useHydrated();
@@ -45,7 +52,7 @@ export function Passkeys({ formToken, email, passkeys, canAdd }: Props) {
         <ConfirmItsYou
           formToken={formToken}
           email={email}
-          hasPasskey={passkeys.length > 0}
+          ways={{ password: hasPassword, passkey: passkeys.length > 0 }}
           reason={confirming.reason}
           onConfirmed={() => void confirming.resume()}
           onCancel={() => setConfirming(null)}

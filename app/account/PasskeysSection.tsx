@@ -6,7 +6,17 @@ import { getTranslations } from "next-intl/server";
 import { Passkeys } from "./Passkeys";
 
 /** Passkeys: the account's doors that need no password, and that strangers' failures cannot lock. */
-export async function PasskeysSection({ passkeys, currentSid, email }: { passkeys: PasskeyView[]; currentSid: string; email: string }) {
+export async function PasskeysSection({
+  passkeys,
+  currentSid,
+  email,
+  hasPassword,
+}: {
+  passkeys: PasskeyView[];
+  currentSid: string;
+  email: string;
+  hasPassword: boolean;
+}) {
   const [gate, t] = await Promise.all([gatehouse(), getTranslations("account.passkeys")]);
   // At an IP address or a plain http domain the browser refuses every ceremony: say why, offer none.
   const { origin } = gate.passkeySettings.rp;
@@ -22,6 +32,7 @@ export async function PasskeysSection({ passkeys, currentSid, email }: { passkey
       ) : null}
       <Passkeys
         canAdd={obstacle === null}
+        hasPassword={hasPassword}
         formToken={sessionFormToken(gate.config.session.secret, currentSid)}
         email={email}
         passkeys={passkeys.map((passkey) => ({

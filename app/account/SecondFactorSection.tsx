@@ -12,7 +12,17 @@ import { SecondFactors } from "./SecondFactors";
  * secret (QR code and text) until its first code turns it on; only the browser session that started
  * the setup sees it, for 10 minutes (lib/factors/store.ts).
  */
-export async function SecondFactorSection({ userId, currentSid, email }: { userId: string; currentSid: string; email: string }) {
+export async function SecondFactorSection({
+  userId,
+  currentSid,
+  email,
+  hasPassword,
+}: {
+  userId: string;
+  currentSid: string;
+  email: string;
+  hasPassword: boolean;
+}) {
   const [gate, t] = await Promise.all([gatehouse(), getTranslations("account.factors")]);
   const summary = await gate.factors.summary(userId);
   const secret = summary.totp ? null : await gate.factors.totpBeingSetUp(userId, currentSid, gate.clock());
@@ -40,6 +50,7 @@ export async function SecondFactorSection({ userId, currentSid, email }: { userI
         summary={summary}
         setup={setup}
         recoveryCodeCount={RECOVERY_CODE_COUNT}
+        hasPassword={hasPassword}
       />
     </div>
   );

@@ -19,13 +19,15 @@ type Props = {
   setup: { uri: string; qrSvg: string; secretText: string } | null;
   /** How many recovery codes a set has. */
   recoveryCodeCount: number;
+  /** Whether the account has a password: "Confirm it's you" offers it only then. */
+  hasPassword: boolean;
 };
 
 /**
  * The account's second step. Setting up, removing and new codes need a fresh authentication;
  * recovery codes are shown once, here, right after they are made, and never again.
  */
-export function SecondFactors({ formToken, email, summary, setup, recoveryCodeCount }: Props) {
+export function SecondFactors({ formToken, email, summary, setup, recoveryCodeCount, hasPassword }: Props) {
   const t = useT();
   const f = (key: string, values?: Record<string, number>) => t(`account.factors.${key}`, values);
   const [copied, setCopied] = useState(false);
@@ -66,7 +68,7 @@ export function SecondFactors({ formToken, email, summary, setup, recoveryCodeCo
         <ConfirmItsYou
           formToken={formToken}
           email={email}
-          hasPasskey={summary.passkeys > 0}
+          ways={{ password: hasPassword, passkey: summary.passkeys > 0 }}
           reason={confirming.reason}
           onConfirmed={() => void confirming.resume()}
           onCancel={() => setConfirming(null)}

@@ -19,7 +19,7 @@ import { DELETE_WORDS, DOWNLOAD_WORDS, EMAIL_CHANGE_WORDS } from "./action-words
 import { ChangeEmail } from "./ChangeEmail";
 import { PasskeyInvite } from "./PasskeyInvite";
 import { passkeyObstacle } from "@/lib/passkeys/passkey-rules";
-import { hasOtherFactor } from "@/lib/users/accounts";
+import { hasOtherFactor, hasPassword } from "@/lib/users/accounts";
 import { ACCOUNT_CLIENT_NAMESPACES } from "./namespaces";
 import { PageMessages } from "../components/PageMessages";
 
@@ -58,10 +58,12 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
   // What strangers currently meet when they try this account (the owner's known devices are not affected).
   const strangers = await gate.lockouts.check(gate.usernameKey(user.email), gate.clock(), gate.config.lockout);
   const t = await getTranslations("account");
+  // How "Confirm it's you" may ask: a passkey-only account is never shown a password field.
+  const ways = { password: await hasPassword(gate.prisma, userId), passkey: passkeys.length > 0 };
   const actionProps = {
     formToken: sessionFormToken(gate.config.session.secret, currentSid),
     email: user.email,
-    hasPasskey: passkeys.length > 0,
+    ways,
   };
   /** A client action's words, said here: only they ship to the browser, not their catalogue part. */
   const said = <Keys extends readonly string[]>(part: string, keys: Keys) =>
@@ -71,11 +73,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
       <>
         <AccountNotice notice={typeof notice === "string" ? notice : undefined} />
         {notice === "confirm_first" ? (
-          <ConfirmFirstCard
-            formToken={sessionFormToken(gate.config.session.secret, currentSid)}
-            email={user.email}
-            hasPasskey={passkeys.length > 0}
-          />
+          <ConfirmFirstCard formToken={sessionFormToken(gate.config.session.secret, currentSid)} email={user.email} ways={ways} />
         ) : null}
         {/* No passkey: this session signed in with the password. Until the owner says "Don't ask again". */}
         {passkeys.length === 0 && user.passkeyInviteDismissedAt === null && !passkeyObstacle(gate.passkeySettings.rp.origin) ? (
@@ -104,9 +102,9 @@ export default async function AccountPage({ searchParams }: { searchParams: Prom
           />
         </ActionCard>
         <SessionsSection userId={userId} currentSid={currentSid} />
-        <KnownDevicesSection email={user.email} currentSid={currentSid} hasPasskey={passkeys.length > 0} />
-        <PasskeysSection passkeys={passkeys} currentSid={currentSid} email={user.email} />
-        <SecondFactorSection userId={userId} currentSid={currentSid} email={user.email} />
+        <KnownDevicesSection email={user.email} currentSid={currentSid} ways={ways} />
+        <PasskeysSection passkeys={passkeys} currentSid={currentSid} email={user.email} hasPassword={ways.password} />
+        <SecondFactorSection userId={userId} currentSid={currentSid} email={user.email} hasPassword={ways.password} />
         <ChangePasswordSection
           userId={userId}
           currentSid={currentSid}

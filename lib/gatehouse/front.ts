@@ -28,8 +28,8 @@ type Deps = {
   devices: KnownDevices;
   hashBudget: HashBudget;
   digestTally: DigestTally | null;
-  /** The header server.mjs writes each socket's address into (GatehouseOptions.peerHeader). */
-  peerHeader: () => string | undefined;
+  /** The header server.mjs writes each socket's address into (GatehouseOptions.peerHeader), read once at start. */
+  peerHeader: string | undefined;
   utilisation?: UtilisationMeter;
 };
 
@@ -58,7 +58,7 @@ export function buildFront(settings: Settings, deps: Deps): FrontRoom {
   };
 }
 
-function clientResolver(settings: Settings, peerHeader: () => string | undefined): (headers: HeaderReader) => ClientAddress {
+function clientResolver(settings: Settings, peerHeader: string | undefined): (headers: HeaderReader) => ClientAddress {
   const trustedProxies = parseTrustedProxies(settings.http.trustedProxies);
   const trustedNetworks = parseTrustedProxies(settings.http.trustedNetworks, "TRUSTED_NETWORKS");
   return (headers) =>
@@ -66,7 +66,7 @@ function clientResolver(settings: Settings, peerHeader: () => string | undefined
       trustedProxies,
       trustedNetworks,
       ipv6PrefixLength: settings.http.ipv6PrefixLength,
-      peerHeader: peerHeader(),
+      peerHeader,
     });
 }
 

@@ -42,6 +42,7 @@ export const DEFAULT_IPV6_PREFIX_LENGTH = 64;
 // address makes the limiter stricter, never lets a client pick a fresh key per request.
 const UNKNOWN: Readonly<ClientAddress> = Object.freeze({ address: "unknown", key: "unknown", source: "unknown" });
 
+/** The header server.mjs announced, if any: read once, when the Gatehouse is built (lib/app.ts). */
 export function peerHeaderFromServer(): string | undefined {
   const value = (globalThis as Record<symbol, unknown>)[PEER_HEADER_SYMBOL];
   return typeof value === "string" && value !== "" ? value : undefined;

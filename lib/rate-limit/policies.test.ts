@@ -84,6 +84,7 @@ describe("defaultPolicies", () => {
       { name: "emailLinks", kind: "token-bucket", spec: "20/15m", failMode: "closed" },
       { name: "recoveryMail", kind: "token-bucket", spec: "3/1h", failMode: "open" },
       { name: "securityNotice", kind: "token-bucket", spec: "1/15m,4/1d", failMode: "open" },
+      { name: "newDeviceNotices", kind: "token-bucket", spec: "6/1h,12/1d", failMode: "open" },
       { name: "passkeyOptions", kind: "token-bucket", spec: "120/1m,30/10s", failMode: "open" },
       { name: "passkeySignIn", kind: "token-bucket", spec: "20/15m", failMode: "closed" },
       { name: "secondStep", kind: "token-bucket", spec: "30/15m", failMode: "closed" },

@@ -50,6 +50,7 @@ export type PolicyName =
   | "emailLinks"
   | "recoveryMail"
   | "securityNotice"
+  | "newDeviceNotices"
   | "passkeyOptions"
   | "passkeySignIn"
   | "secondStep"
@@ -288,7 +289,16 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
     failMode: "open",
     description:
       "Security notices (new device, password changed or reset, session copied, lockout) per account and kind: " +
-      "one alert, not one per attempt. Fails open: the sign-in limits bound them already.",
+      "one alert, not one per attempt; a new device's sign-in per account and device, so each new device gets its own " +
+      "notice (newDeviceNotices caps them). Fails open: the sign-in limits bound them already.",
+  },
+  newDeviceNotices: {
+    failMode: "open",
+    description:
+      '"New sign-in to your account" mails per account, whatever the device: each new device\'s sign-in is mailed with ' +
+      'its own "This wasn\'t me" up to this cap, and past it the sign-in is only listed on the account page (its ' +
+      "sessions and known devices), so a flood of new devices cannot fill the owner's mailbox (decision 0041). Fails " +
+      "open: the sign-in limits bound them already.",
   },
   passkeyOptions: {
     failMode: "open",
@@ -398,6 +408,7 @@ const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   emailLinks: "20/15m",
   recoveryMail: "3/1h",
   securityNotice: "1/15m,4/1d",
+  newDeviceNotices: "6/1h,12/1d",
   passkeyOptions: "120/1m,30/10s",
   passkeySignIn: "20/15m",
   secondStep: "30/15m",
@@ -437,6 +448,7 @@ export const policyEnvVars = Object.freeze({
   emailLinks: "RATE_LIMIT_EMAIL_LINKS",
   recoveryMail: "RATE_LIMIT_RECOVERY_MAIL",
   securityNotice: "RATE_LIMIT_SECURITY_NOTICE",
+  newDeviceNotices: "RATE_LIMIT_NEW_DEVICE_NOTICES",
   passkeyOptions: "RATE_LIMIT_PASSKEY_OPTIONS",
   passkeySignIn: "RATE_LIMIT_PASSKEY_SIGN_IN",
   secondStep: "RATE_LIMIT_SECOND_STEP",

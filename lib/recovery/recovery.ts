@@ -8,6 +8,7 @@ import type { I18n } from "@/lib/i18n/i18n";
 import { brandedMessages, type NoticeKind, type NoticeOrigin } from "./mails";
 import { issueChangeLinks } from "@/lib/users/email-change";
 import { issueNotMeLink, type NotMe } from "@/lib/users/not-me";
+import { hasPassword } from "@/lib/users/accounts";
 
 export type RecoverySettings = {
   /** The app's public URL (NEXTAUTH_URL): links are built from it, never from a request's Host header. */
@@ -68,7 +69,7 @@ type MailIntent =
   | { do: "notice"; kind: NoticeKind; user: { id: string } | { email: string }; origin: NoticeOrigin; detail?: string }
   | { do: "account_deleted"; account: Account; origin: NoticeOrigin };
 
-type QuotaName = "recoveryMail" | "securityNotice" | "deviceCodeMail" | "deviceCodeWindow" | "deviceCodeFresh";
+type QuotaName = "recoveryMail" | "securityNotice" | "newDeviceNotices" | "deviceCodeMail" | "deviceCodeWindow" | "deviceCodeFresh";
 /** A quota and the key parts beside the account's id (the mail's kind, unless given). */
 type Quota = QuotaName | { policy: QuotaName; key: string[] };
 
@@ -364,13 +365,17 @@ export class Recovery {
    * "New sign-in to your account", with "This wasn't me": a single-use link that ends that sign-in's
    * session (or the app's token family) and forgets its device, living as long as the session can.
    * The link is issued only once the quota lets the mail go, so no link exists that was never sent.
+   * The quota is per device (decision 0041): an intruder's new device just after the owner's own is
+   * mailed too, each with its own link; the account's hourly cap keeps a flood of them out of the
+   * mailbox, and past it the sign-ins are on the account page.
    */
   newDeviceSignIn(user: { id: string }, origin: NoticeOrigin, notMe: NotMe): void {
     this.deps.background.run("new_device_sign_in", async () => {
       const account = await this.byId(user.id);
       if (!account) return;
       await this.deps.onNotice?.("new_device_sign_in", account.id, origin);
-      await this.send("securityNotice", account, "new_device_sign_in", async () => {
+      const quotas: Quota[] = [{ policy: "securityNotice", key: ["new_device_sign_in", notMe.deviceId] }, "newDeviceNotices"];
+      await this.send(quotas, account, "new_device_sign_in", async () => {
         const token = await issueNotMeLink(this.deps.prisma, account, notMe, this.deps.clock());
         return this.messagesFor(account).newDeviceSignIn(account.email, origin, this.url("/forgot-password"), this.url("/not-me", token));
       });
@@ -486,8 +491,8 @@ export class Recovery {
   }
 
   /** Read apart from the account: the hash never enters a mail's promise, which the spool keeps. */
-  private async hasPassword(userId: string): Promise<boolean> {
-    return (await this.deps.prisma.user.count({ where: { id: userId, passwordHash: { not: null } } })) === 1;
+  private hasPassword(userId: string): Promise<boolean> {
+    return hasPassword(this.deps.prisma, userId);
   }
 
   private find(email: string): Promise<Account | null> {

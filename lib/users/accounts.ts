@@ -174,6 +174,14 @@ export async function confirmAddress(prisma: PrismaClient, userId: string, nowMs
 }
 
 /**
+ * Whether the account has a password (one started with a passkey has none until its owner sets one:
+ * decision 39). A count: the hash itself is never read here.
+ */
+export async function hasPassword(prisma: PrismaClient, userId: string): Promise<boolean> {
+  return (await prisma.user.count({ where: { id: userId, passwordHash: { not: null } } })) === 1;
+}
+
+/**
  * Whether the account has a factor besides its password (a passkey or an authenticator app): the password's
  * minimum length depends on it (NIST SP 800-63B-4 §3.1.1.2). One read of the user's own row;
  * another factor's table is one more line in `_count`.

@@ -32,8 +32,8 @@ export async function testGatehouse(
   const config = testConfig({ ...settings, DATABASE_URL: databaseUrl });
   const database = await openDatabase(config.database.target, open);
   try {
-    // The peer header as the app reads it: announcePeerHeader() (tests/helpers/peer.ts) plays server.mjs.
-    return await createGatehouse(config, database, { peerHeader: peerHeaderFromServer });
+    // The peer header as the app reads it, once: announcePeerHeader() (tests/helpers/peer.ts) plays server.mjs.
+    return await createGatehouse(config, database, { peerHeader: peerHeaderFromServer() });
   } catch (error) {
     await database.close();
     throw error;
@@ -50,7 +50,11 @@ export async function servedGatehouse(
   settings: Record<string, string> = {},
   open: Pick<OpenOptions, "wrapAdapter" | "wrapSql"> = {},
 ): Promise<Gatehouse> {
-  const gate = await testGatehouse(databaseUrl, settings, open);
+  return serveAgain(await testGatehouse(databaseUrl, settings, open));
+}
+
+/** Makes `gate` (again) the one `gatehouse()` answers with, as servedGatehouse did when it built it. */
+export async function serveAgain(gate: Gatehouse): Promise<Gatehouse> {
   forget(APP_GATEHOUSE);
   await remember(APP_GATEHOUSE, async () => serve(gate));
   return gate;

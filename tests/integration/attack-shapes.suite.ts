@@ -13,7 +13,7 @@ import {
   tokenSignIn,
 } from "../helpers/browser";
 import type { TestDatabase } from "../helpers/databases";
-import { closeServed, servedGatehouse } from "../helpers/instance";
+import { closeServed, serveAgain, servedGatehouse } from "../helpers/instance";
 import { announcePeerHeader, freshAddress, PEER_HEADER } from "../helpers/peer";
 import { watchPasswordChecks } from "../helpers/verifications";
 import { codeShapes } from "./attack-shapes.codes";
@@ -25,6 +25,7 @@ import { accountShapes } from "./attack-shapes.account";
 import { rememberShapes } from "./attack-shapes.remember";
 import { emailChangeShapes } from "./attack-shapes.email";
 import { csrfShapes } from "./attack-shapes.csrf";
+import { noticeShapes } from "./attack-shapes.notice";
 
 type Gate = import("@/lib/app").Gatehouse;
 
@@ -409,6 +410,7 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     rememberShapes(() => ({ gate }));
     emailChangeShapes(() => ({ gate }));
     csrfShapes(() => ({ gate, checks }));
+    noticeShapes(() => ({ gate }));
 
     describe("'email me a link' routes (a new confirmation link, a new unlock link) tell nobody anything", () => {
       const LINK_ROUTES = {
@@ -821,31 +823,50 @@ export function attackShapeSuite(label: string, makeDatabase: () => Promise<Test
     });
 
     describe("without server.mjs", () => {
-      it("answers 503 naming server.mjs instead of putting every client in one bucket", async () => {
+      it("answers 503 naming server.mjs, even to a client that sends the peer header itself, and even once one is announced", async () => {
         const symbol = Symbol.for("gatehouse.peerHeader");
         const globals = globalThis as Record<symbol, unknown>;
         const saved = globals[symbol];
+        const plainDatabase = await makeDatabase();
+        // Built as under plain `next start`: nobody announced a peer header.
         delete globals[symbol];
+        let plain: Gate | undefined;
+        try {
+          plain = await servedGatehouse(plainDatabase.url);
+        } finally {
+          globals[symbol] = saved;
+        }
+        // The header is read once, when the instance is built: announcing one later (or a module
+        // that sets the global) does not make this instance trust what clients write in it.
+        const plainChecks = await watchPasswordChecks(plain);
         try {
           const post = (path: string, type: string, body: string) =>
-            new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": type }, body });
+            new Request(`http://localhost${path}`, {
+              method: "POST",
+              headers: { "content-type": type, [PEER_HEADER]: freshAddress() },
+              body,
+            });
           const responses = [
             await (await signInRoute()).POST(post("/api/auth/callback/credentials", "application/x-www-form-urlencoded", "")),
             await (
               await import("@/app/api/v1/authentication/token/route")
             ).POST(post("/api/v1/authentication/token", "application/json", "{}")),
             await (await import("@/app/api/register/route")).POST(post("/api/register", "application/json", "{}")),
-            await (await import("@/app/api/altcha/challenge/route")).GET(new Request("http://localhost/api/altcha/challenge")),
+            await (
+              await import("@/app/api/altcha/challenge/route")
+            ).GET(new Request("http://localhost/api/altcha/challenge", { headers: { [PEER_HEADER]: freshAddress() } })),
           ];
           for (const response of responses) {
             expect(response.status).toBe(503);
             expect(response.headers.get("Retry-After")).toBe("60");
             expect(await response.json()).toMatchObject({ error: "misconfigured", message: expect.stringContaining("server.mjs") });
           }
+          expect(plainChecks.verified()).toBe(0);
         } finally {
-          globals[symbol] = saved;
+          await closeServed(plain);
+          await plainDatabase.dispose();
+          await serveAgain(gate);
         }
-        expect(checks.verified()).toBe(0);
       });
     });
   });

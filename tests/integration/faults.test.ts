@@ -298,10 +298,12 @@ describe("the disk guard: one threshold for readiness and writes, a warning befo
   }
 
   it("between once and twice DISK_MIN_FREE_MB: a warning, while readiness and registration go on", { timeout: ONE_MINUTE }, async () => {
-    gate = await servedGatehouse(`pglite:${dataDir}`, {
-      REQUIRE_EMAIL_VERIFICATION: "false",
-      DISK_MIN_FREE_MB: String(await thresholdAt(1.5)),
-    });
+    // Measured first: it makes the folder. (Inside the call, the URL was read before it ran, so the
+    // instance opened `pglite:undefined`, a folder named undefined/ in the working directory.)
+    const minFreeMiB = await thresholdAt(1.5);
+    gate = await servedGatehouse(`pglite:${dataDir}`, { REQUIRE_EMAIL_VERIFICATION: "false", DISK_MIN_FREE_MB: String(minFreeMiB) });
+    // The instance's data is in the folder whose free space set the threshold.
+    expect(gate.config.database.target).toEqual({ kind: "pglite", dataDir });
     const warned = vi.spyOn(gate.log, "warn");
     const refused = vi.spyOn(gate.log, "error");
     const low = await ready();
@@ -319,6 +321,7 @@ describe("the disk guard: one threshold for readiness and writes, a warning befo
     async () => {
       const minFreeMiB = await thresholdAt(0.5);
       gate = await servedGatehouse(`pglite:${dataDir}`, { REQUIRE_EMAIL_VERIFICATION: "false" });
+      expect(gate.config.database.target).toEqual({ kind: "pglite", dataDir });
       // The disk "fills" while the instance serves: a start below the threshold would be refused.
       const { DiskGuard } = await import("@/lib/db/disk-guard");
       const refused = vi.fn();
