@@ -301,8 +301,22 @@ type Counted = { row: RouteLimit; key: LimitKey | "device"; parts: string[]; tru
 type Handler<C> = (request: NextRequest, limits: RouteLimits, context: C) => Promise<Response>;
 
 /**
+ * Next.js hands a route its NextRequest, but from its runtime's own copy of the class, so
+ * `instanceof` against the copy bundled with this route fails and each request was copied into a
+ * second NextRequest: its headers, URL and body stream, on every request (bench/RESULTS.md part
+ * 15). One with NextRequest's members is taken as it is; a plain Request (a test, a caller
+ * outside Next.js) is wrapped.
+ */
+function asNextRequest(incoming: Request): NextRequest {
+  if (incoming instanceof NextRequest) return incoming;
+  if ("nextUrl" in incoming && "cookies" in incoming) return incoming as NextRequest;
+  return new NextRequest(incoming);
+}
+
+/**
  * A route handler behind its row of ROUTE_RULES: the client address, the leading limits, the
- * CSRF rule's same-origin step (from the headers, before the body is read), then the handler. A route with address limits and no trustworthy client address (plain
+ * CSRF rule's same-origin step (from the headers, before the body is read), then the handler. A
+ * route with address limits and no trustworthy client address (plain
  * `next start`, which cannot see the socket) answers 503 rather than put everyone in one bucket.
  */
 export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (request: Request, context?: C) => Promise<Response> {
@@ -312,7 +326,7 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
   const deviceLane = "limits" in rule ? (rule.deviceLane ?? null) : null;
   const needsAddress = rows.some((row) => row.key !== "user" && row.key !== "email");
   return async (incoming, context) => {
-    const request = incoming instanceof NextRequest ? incoming : new NextRequest(incoming);
+    const request = asNextRequest(incoming);
     const gate = await gatehouse();
     // Every refusal's sentences in the request's language; its `error` code stays as it is.
     const locale = gate.i18n.localeOf(request.headers);

@@ -33,7 +33,15 @@ export type ErrorCode =
 const NO_STORE = { "Cache-Control": "no-store" };
 
 /** Bodies whose sentences `localized` may render again, by the response that carries them in English. */
-const translatable = new WeakMap<Response, Record<string, unknown>>();
+const translatable = new WeakMap<Response, { body: Record<string, unknown>; english: string }>();
+
+/** An English JSON answer whose sentences `localized` may say again in another language. */
+function translatableJson(body: Record<string, unknown>, status: number, headers: Record<string, string>) {
+  const english = JSON.stringify(rendered(body, englishTranslator()));
+  const response = new NextResponse(english, { status, headers: { "Content-Type": "application/json", ...headers } });
+  if (containsSentence(body)) translatable.set(response, { body, english });
+  return response;
+}
 
 /**
  * A refusal: a stable `error` code and a `message` for people, in English here; the route's
@@ -50,19 +58,24 @@ export function jsonError(
   // Only message and fields are for people; the other fields are codes and figures, never translated.
   const { fields, ...rest } = extra;
   const body = { error, message: withSentences(message), ...rest, ...(fields === undefined ? {} : { fields: withSentences(fields) }) };
-  const response = NextResponse.json(rendered(body, englishTranslator()), { status, headers: { ...NO_STORE, ...headers } });
-  if (containsSentence(body)) translatable.set(response, body);
-  return response;
+  return translatableJson(body, status, { ...NO_STORE, ...headers });
 }
 
 /** `response` with its sentences in `locale` (said in Content-Language); any other response as it is. */
 export function localized(response: Response, locale: string, t: Translate): Response {
-  const body = translatable.get(response);
-  if (!body) return response;
+  const said = translatable.get(response);
+  if (!said) return response;
+  const text = JSON.stringify(rendered(said.body, t));
+  // Said the same in this language (English, or a sentence its catalogue lacks): the response
+  // as it is, named; a second response costs about as much as the refusal's own work.
+  if (text === said.english) {
+    response.headers.set("Content-Language", locale);
+    return response;
+  }
   const headers = new Headers(response.headers);
   headers.set("Content-Language", locale);
   headers.delete("content-length");
-  return NextResponse.json(rendered(body, t), { status: response.status, headers });
+  return new NextResponse(text, { status: response.status, headers });
 }
 
 /** A JSON answer; a `message` in it, when a catalogue has it, is said in the request's language too. */
@@ -70,10 +83,7 @@ export function json(status: number, body: unknown) {
   const message = (body as { message?: unknown } | null)?.message;
   const said = typeof message === "string" ? withSentences(message) : undefined;
   if (!containsSentence(said)) return NextResponse.json(body, { status, headers: NO_STORE });
-  const withSentence = { ...(body as Record<string, unknown>), message: said };
-  const response = NextResponse.json(rendered(withSentence, englishTranslator()), { status, headers: NO_STORE });
-  translatable.set(response, withSentence);
-  return response;
+  return translatableJson({ ...(body as Record<string, unknown>), message: said }, status, NO_STORE);
 }
 
 /**

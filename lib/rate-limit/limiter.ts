@@ -1,4 +1,4 @@
-import { createHmac } from "node:crypto";
+import { createHmac, createSecretKey, type KeyObject } from "node:crypto";
 import type { Cost } from "./algorithms";
 import { scaledPolicy, type Policies, type Policy, type PolicyName } from "./policies";
 import type { Decision, RateLimitStore } from "./store";
@@ -18,9 +18,23 @@ const FAIL_CLOSED_RETRY_MS = 5_000;
  * username or address appears in a store key or a log line.
  */
 export function digestKey(secret: string, parts: readonly string[]): string {
-  const mac = createHmac("sha256", secret);
+  const mac = createHmac("sha256", secretKey(secret));
   for (const part of parts) mac.update(`${Buffer.byteLength(part)}:${part}`);
   return mac.digest("base64url");
+}
+
+// A string secret is imported into a new key on every createHmac; a request digests several keys
+// (each limit, the lockout, the log's), so each secret is imported once. An instance has one or two.
+const importedSecrets = new Map<string, KeyObject>();
+function secretKey(secret: string): KeyObject {
+  let key = importedSecrets.get(secret);
+  if (!key) {
+    // Tests build many instances, each with its own secret: the map stays small.
+    if (importedSecrets.size >= 8) importedSecrets.clear();
+    key = createSecretKey(Buffer.from(secret, "utf8"));
+    importedSecrets.set(secret, key);
+  }
+  return key;
 }
 
 export type StoreFailureHandler = (policy: Policy, error: unknown) => void;
