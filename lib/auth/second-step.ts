@@ -310,9 +310,11 @@ async function confirmDevice(
   // per-account row: a stand-in has no account, and that row would tell it from a real one.
   limits.notApplied("user");
   if (!("code" in answer)) return refused(jsonError(400, "invalid_input", "Enter the 6-digit code we emailed you.", { fields: {} }));
-  const user = deviceCodeMatches(gate.config.devices.codeSecret, pending.codeDigest, answer.code)
-    ? await accountOf(gate, pending.userId)
-    : null;
+  const guess = await takeCodeGuess(gate, limits, pending);
+  const user =
+    guess.allowed && deviceCodeMatches(gate.config.devices.codeSecret, pending.codeDigest, answer.code)
+      ? await accountOf(gate, pending.userId)
+      : null;
   if (!user) {
     const { userId } = pending;
     gate.log.info({ event: "device_confirmation_failed", ...(userId ? { userId } : { standIn: true }) });
@@ -325,9 +327,9 @@ async function confirmDevice(
       );
     }
     await countWrongCode(gate, limits, pending);
-    await countCodeGuess(gate, pending);
     return refused(wrongCode("emailCode", pending.attempts));
   }
+  await guess.giveBack();
   // A password reset or change since the password step: that password no longer signs in.
   if (user.credentialGeneration !== pending.credentialGeneration) return refused(pendingRefused(gate, "used", channel));
   // The code is spent by the first pending sign-in it finishes (its seed replaced, compare-and-set):
@@ -385,25 +387,29 @@ async function mailboxProved(limits: RouteLimits, pending: PendingSignIn, user: 
 const MAILBOX_PROVED = "This browser is confirmed for the account. Your password is checked next.";
 
 /**
- * A wrong mailed code, counted against the code it missed (every pending sign-in of the window and
- * seed shares it): at `deviceCodeGuesses` (10 by default) the code is retired, its seed replaced,
- * so however many addresses and pending sign-ins a stranger spreads them over, one code takes that
- * many guesses; the next sign-in mails a fresh one. A stand-in is counted alike (by its username
- * and window) and retires nothing; the retiring runs in the background, so every answer waits for
- * the same work. Only failures count: owners passing their code never spend it.
+ * One guess at a mailed code, taken before the code is compared (a burst of parallel guesses meets
+ * the count, not the compare) and given back when it was right, so only wrong ones count: at
+ * `deviceCodeGuesses` (10 by default) per account, code and address, that address's answers are a
+ * wrong code's, without a compare. Keyed by the address, not by the code alone: a stranger's
+ * guesses elsewhere never spend, and never retire, the code the owner is about to type (an
+ * attacker's review of the first version, which retired it for everyone). A stand-in is counted
+ * alike, by its username and window.
  */
-async function countCodeGuess(gate: Gatehouse, pending: Extract<PendingSignIn, { codeDigest: string | null }>): Promise<void> {
-  const window = deviceCodeWindow(mailedCodeOpenedAtMs(pending));
+async function takeCodeGuess(
+  gate: Gatehouse,
+  limits: RouteLimits,
+  pending: Extract<PendingSignIn, { codeDigest: string | null }>,
+): Promise<{ allowed: boolean; giveBack(): Promise<void> }> {
   const { userId, codeDigest } = pending;
-  const key = codeDigest !== null ? ["code", codeDigest] : ["stand-in", pending.usernameKey ?? "", String(window)];
-  const counted = await gate.limiter.consume("deviceCodeGuesses", key);
-  if (counted.storeFailed || (counted.allowed && counted.remaining > 0) || userId === null) return;
-  gate.background.run("device_code_retired", async () => {
-    const seed = await deviceCodeSeedOf(gate.prisma, userId);
-    // Retired once: a later guess at a code already replaced leaves the new one alone.
-    if (seed === null || !codeOfSeed(gate.config.devices.codeSecret, userId, seed, window, codeDigest)) return;
-    if (await replaceDeviceCodeSeed(gate.prisma, userId, seed)) gate.log.info({ event: "device_code_retired", userId });
-  });
+  const code = userId !== null && codeDigest !== null ? ["code", userId, codeDigest] : ["stand-in", pending.usernameKey ?? ""];
+  const key = [...code, String(deviceCodeWindow(mailedCodeOpenedAtMs(pending))), limits.client.key];
+  const taken = await gate.limiter.consume("deviceCodeGuesses", key);
+  return {
+    allowed: taken.allowed,
+    giveBack: async () => {
+      if (taken.allowed && !taken.storeFailed) await gate.limiter.consume("deviceCodeGuesses", key, { cost: -1 });
+    },
+  };
 }
 
 /**

@@ -25,9 +25,8 @@ export function confirmationDueBeforeCheck(mode: DeviceConfirmationMode, lastFai
  * (docs/owner-lane.md, "One code per window"): a guest's sign-in at a staffer's username then
  * mails nothing the staffer could confuse with their own, and only the first code mail of a
  * window and seed needs sending, so nobody can spend the owner's code mails. The account's seed
- * is replaced when a pending sign-in is finished with the code, or when the code took too many
- * wrong answers (`deviceCodeGuesses`; docs/decisions/0040): a code that leaked, or was guessed
- * at, serves no later sign-in.
+ * is replaced when a pending sign-in is finished with the code (docs/decisions/0040): a code that
+ * leaked serves no later sign-in. Wrong answers are bounded per address (`deviceCodeGuesses`).
  */
 export const DEVICE_CODE_WINDOW_MS = 10 * 60_000;
 

@@ -345,9 +345,8 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
   deviceCodeFresh: {
     failMode: "open",
     description:
-      "Fresh device codes mailed per account (the first of each window and seed, beside deviceCodeWindow): a " +
-      "stranger who retires codes with wrong guesses (deviceCodeGuesses) cannot flood the owner's mailbox with " +
-      "new ones. Fails open.",
+      "Fresh device codes mailed per account (the first of each window and seed, beside deviceCodeWindow): " +
+      "however often codes are spent, the owner's mailbox gets a bounded number of new ones. Fails open.",
   },
   deviceCodeResend: {
     failMode: "closed",
@@ -360,9 +359,10 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
     failMode: "open",
     countsFailuresOnly: true,
     description:
-      "Wrong mailed device codes per code (every pending sign-in of its account, window and seed, over any " +
-      "number of addresses): when it is spent the code is retired and the next sign-in mails a fresh one. A " +
-      "stand-in is counted alike. Fails open: each pending sign-in's 5 tries and the secondStep budget remain.",
+      "Wrong mailed device codes per account, code, window and address, taken before the compare and given " +
+      "back for a right code: past it that address's answers are a wrong code's without a compare, and the " +
+      "code still works from any other address (the owner's). A stand-in is counted alike. Fails open: each " +
+      "pending sign-in's 5 tries and the secondStep budget remain.",
   },
   accountExport: {
     failMode: "closed",
