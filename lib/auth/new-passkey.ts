@@ -60,6 +60,11 @@ export async function makePasskeyFromLink(
   if (!spent.confirmed) {
     await endOtherSessions(gate, user.id, null, nowMs);
     await endRememberedBrowsers(gate, user.id);
+    // As after a reset: no browser keeps the owner's lane (the lost key's included), and the attack
+    // on the account is over. This browser becomes a known device again as it signs in below.
+    const usernameKey = gate.usernameKey(user.email);
+    await gate.devices.forgetAll(usernameKey);
+    await gate.lockouts.forget(usernameKey, nowMs);
     if (spent.passkeysRemoved > 0) await gate.events.accountChanged(user.id, "passkeys_removed_by_recovery", client, { browser: name });
     void gate.recovery.notice("passkey_added", { id: user.id }, noticeOrigin(gate, limits), name);
   }

@@ -7,6 +7,7 @@ import {
   altchaPayload,
   browserSignIn,
   comparableAnswer,
+  deviceCookieOf,
   sessionPairOf,
   sessionWith,
   signedInBrowser,
@@ -182,7 +183,12 @@ export function passkeyStartSuite(label: string, makeDatabase: () => Promise<Tes
         const email = "stolen-key@example.com";
         const { cookie, passkey: stolen } = await passkeyAccount(email);
         // The authenticator the owner then loses (or has stolen) signs in before the recovery.
-        expect((await passkeySignIn(stolen)).status).toBe(200);
+        const before = await passkeySignIn(stolen);
+        expect(before.status).toBe(200);
+        // Its browser became a known device of the account (the owner's lane).
+        const thiefDevice = deviceCookieOf(before)!;
+        const known = () => gate.devices.recognise(thiefDevice, gate.usernameKey(email), Date.now());
+        expect(await known()).not.toBeNull();
 
         watchMail();
         expect((await post("/api/password/forgot", { email, altcha: await altchaPayload() })).status).toBe(202);
@@ -199,6 +205,8 @@ export function passkeyStartSuite(label: string, makeDatabase: () => Promise<Tes
         expect(thief.status).not.toBe(200);
         expect(sessionPairOf(thief)).toBeNull();
         expect((await sessionWith(cookie)).body).toEqual({});
+        // Nor does its browser keep the owner's lane, as after a password reset.
+        expect(await known()).toBeNull();
         // The owner's new one signs in.
         expect((await passkeySignIn(made.passkey)).status).toBe(200);
         const events = await gate.prisma.securityEvent.findMany({ where: { user: { email } }, select: { kind: true } });
