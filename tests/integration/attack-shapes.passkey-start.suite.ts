@@ -64,6 +64,19 @@ export function passkeyStartSuite(label: string, makeDatabase: () => Promise<Tes
         }),
       );
     }
+
+    /** A passkey sign-in with `passkey`, through the sign-in page's routes. */
+    async function passkeySignIn(passkey: Parameters<typeof authenticator.authenticate>[0]) {
+      const { POST: signInOptions } = await import("@/app/api/auth/passkey/options/route");
+      const optionsRes = await signInOptions(
+        new Request("http://localhost/api/auth/passkey/options", {
+          method: "POST",
+          headers: { [PEER_HEADER]: freshAddress(), "sec-fetch-site": "same-origin" },
+        }),
+      );
+      const { options } = (await optionsRes.json()) as { options: Parameters<typeof authenticator.authenticate>[1] };
+      return post("/api/auth/passkey", { credential: await authenticator.authenticate(passkey, options) });
+    }
     const start = async (email: string) => post("/api/register/passkey", { email, altcha: await altchaPayload() });
 
     /** The link the last mail to `email` carries to the passkey page. */
@@ -117,16 +130,7 @@ export function passkeyStartSuite(label: string, makeDatabase: () => Promise<Tes
         expect(await passkeysOf("new.owner@example.com")).toBe(1);
 
         // The passkey signs in on its own afterwards.
-        const { POST: signInOptions } = await import("@/app/api/auth/passkey/options/route");
-        const optionsRes = await signInOptions(
-          new Request("http://localhost/api/auth/passkey/options", {
-            method: "POST",
-            headers: { [PEER_HEADER]: freshAddress(), "sec-fetch-site": "same-origin" },
-          }),
-        );
-        const { options } = (await optionsRes.json()) as { options: Parameters<typeof authenticator.authenticate>[1] };
-        const signIn = await post("/api/auth/passkey", { credential: await authenticator.authenticate(made.passkey, options) });
-        expect(signIn.status).toBe(200);
+        expect((await passkeySignIn(made.passkey)).status).toBe(200);
       });
 
       it("lets the owner set a password later, under the password rules; then the password signs in", async () => {
@@ -166,19 +170,6 @@ export function passkeyStartSuite(label: string, makeDatabase: () => Promise<Tes
     });
 
     describe("attack shapes", () => {
-      /** A passkey sign-in with `passkey`, through the sign-in page's routes. */
-      async function passkeySignIn(passkey: Parameters<typeof authenticator.authenticate>[0]) {
-        const { POST: signInOptions } = await import("@/app/api/auth/passkey/options/route");
-        const optionsRes = await signInOptions(
-          new Request("http://localhost/api/auth/passkey/options", {
-            method: "POST",
-            headers: { [PEER_HEADER]: freshAddress(), "sec-fetch-site": "same-origin" },
-          }),
-        );
-        const { options } = (await optionsRes.json()) as { options: Parameters<typeof authenticator.authenticate>[1] };
-        return post("/api/auth/passkey", { credential: await authenticator.authenticate(passkey, options) });
-      }
-
       it("a stolen authenticator signs in no more once the owner recovers with the mailbox (issue 57, item 6)", async () => {
         const email = "stolen-key@example.com";
         const { cookie, passkey: stolen } = await passkeyAccount(email);
