@@ -33,7 +33,7 @@ import { connectionGuard, effectiveCap, openFilesSoftLimit } from "./lib/http/co
 /** @typedef {{ status: number; headers: Record<string, string>; body: string | Buffer }} FastAnswer */
 /** @typedef {{ answer(method: string, url: string, headers: HeaderReader): Promise<FastAnswer | null> }} FastPath */
 /** @typedef {{ kind: "in"; leave(): void } | { kind: "busy"; answer: FastAnswer } | { kind: "gone" }} DoorPass */
-/** @typedef {{ enter(method: string, url: string, headers: HeaderReader, left: AbortSignal): Promise<DoorPass> }} Door */
+/** @typedef {{ enter(method: string, url: string, headers: HeaderReader, left: () => AbortSignal): Promise<DoorPass> }} Door */
 /** @typedef {import("./lib/lifecycle/lifecycle").Lifecycle} Lifecycle */
 /** The slots this server reads and writes on globalThis (lib/server-contract.mjs names them). */
 const shared =
@@ -143,7 +143,8 @@ async function serve(req, res) {
   // it (lib/http/door.ts), so a flood of strangers cannot take every turn the owner's sign-in needs.
   const door = shared[DOOR_SYMBOL];
   if (door) {
-    const pass = await door.enter(req.method ?? "", req.url ?? "", headers, leftSignal(req, res));
+    // The signal only for a request that may wait: an AbortController per request cost about 1% of a never-seen address's CPU.
+    const pass = await door.enter(req.method ?? "", req.url ?? "", headers, () => leftSignal(req, res));
     if (pass.kind === "gone") return;
     if (pass.kind === "busy") return answerEarly(req, res, pass.answer);
     // The client may have left while the door looked its device up (a pipelined request's

@@ -129,7 +129,8 @@ function setUp(overrides: Partial<DoorDeps> = {}, policy: DoorPolicy = POLICY) {
     onWait: (outcome) => waits.push(outcome),
     ...overrides,
   });
-  const enter = (cookie?: string, left = new AbortController().signal, url = "/sign-in") => door.enter("GET", url, headersOf(cookie), left);
+  const enter = (cookie?: string, left = new AbortController().signal, url = "/sign-in") =>
+    door.enter("GET", url, headersOf(cookie), () => left);
   return { door, enter, recognise, busyAnswer, waits, setBusy: (share: number) => (busy = share) };
 }
 

@@ -24,7 +24,8 @@ export type DoorPass =
 
 /** The door as server.mjs sees it (published on globalThis, lib/server-contract.mjs). */
 export type DoorKeeper = {
-  enter(method: string, url: string, headers: HeaderReader, left: AbortSignal): Promise<DoorPass>;
+  /** `left`: aborted once the client is gone; asked for only when the request may wait (most never do). */
+  enter(method: string, url: string, headers: HeaderReader, left: () => AbortSignal): Promise<DoorPass>;
 };
 
 /** How busy the event loop was since the last call, 0 to 1 (performance.eventLoopUtilization in production). */
@@ -127,7 +128,7 @@ export class Door implements DoorKeeper {
     return this.queue.length;
   }
 
-  async enter(method: string, url: string, headers: HeaderReader, left: AbortSignal): Promise<DoorPass> {
+  async enter(method: string, url: string, headers: HeaderReader, leftSignal: () => AbortSignal): Promise<DoorPass> {
     if (this.deps.exempt.has(url.split("?", 1)[0] ?? "") && this.exemptAllowed()) return IN;
     this.refill();
     // First come, first served among strangers: nobody overtakes the queue on a fresh allowance.
@@ -141,6 +142,7 @@ export class Door implements DoorKeeper {
       this.deps.onKnownDevice?.();
       return this.knownPass(device);
     }
+    const left = leftSignal();
     if (left.aborted) return { kind: "gone" };
     // A full queue answers at once: pipelined or parallel requests cannot pile up without bound.
     if (this.queue.length >= MAX_WAITING) {

@@ -24,7 +24,7 @@ describe("the clocks the composition root gives what measures intervals", () => 
     // A quiet event loop: the door's only reason to hold a stranger is its allowance.
     gate = await createGatehouse(config, await openDatabase(config.database.target), { utilisation: () => 0 });
     const door = gate.door!;
-    const enter = () => door.enter("GET", "/sign-in", noCookie, new AbortController().signal);
+    const enter = () => door.enter("GET", "/sign-in", noCookie, () => new AbortController().signal);
 
     // The burst, spent in one turn of the loop: the next stranger waits for the allowance to refill.
     const burst = await Promise.all(Array.from({ length: 20 }, enter));

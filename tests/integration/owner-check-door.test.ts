@@ -8,7 +8,7 @@ import { testConfig } from "@/tests/helpers/instance";
 
 const noCookie = { get: () => null };
 /** A request with no device cookie at the door. */
-const strangerAt = (instance: Gatehouse) => instance.door!.enter("GET", "/sign-in", noCookie, new AbortController().signal);
+const strangerAt = (instance: Gatehouse) => instance.door!.enter("GET", "/sign-in", noCookie, () => new AbortController().signal);
 
 describe("the door while a password check runs (composition root)", () => {
   let database: TestDatabase | undefined;
