@@ -14,6 +14,7 @@ import {
   DEV_SERVER_SYMBOL,
   DOOR_SYMBOL,
   FAST_PATH_SYMBOL,
+  IN_FRONT_SYMBOL,
   inheritedListener,
   LIFECYCLE_SYMBOL,
   listenAddress,
@@ -30,14 +31,15 @@ import { leftSignal, whenDone } from "./lib/http/response-done.mjs";
 import { connectionGuard, effectiveCap, openFilesSoftLimit } from "./lib/http/connections.mjs";
 
 /** @typedef {{ get(name: string): string | null }} HeaderReader */
-/** @typedef {{ status: number; headers: Record<string, string>; body: string | Buffer }} FastAnswer */
+/** @typedef {{ status: number; headers: Record<string, string | string[]>; body: string | Buffer }} FastAnswer */
+/** @typedef {(incoming: import("node:http").IncomingMessage) => Promise<FastAnswer>} InFrontHandler */
 /** @typedef {{ answer(method: string, url: string, headers: HeaderReader): Promise<FastAnswer | null> }} FastPath */
 /** @typedef {{ kind: "in"; leave(): void } | { kind: "busy"; answer: FastAnswer } | { kind: "gone" }} DoorPass */
 /** @typedef {{ enter(method: string, url: string, headers: HeaderReader, left: () => AbortSignal): Promise<DoorPass> }} Door */
 /** @typedef {import("./lib/lifecycle/lifecycle").Lifecycle} Lifecycle */
 /** The slots this server reads and writes on globalThis (lib/server-contract.mjs names them). */
 const shared =
-  /** @type {typeof globalThis & { [FAST_PATH_SYMBOL]?: FastPath; [DOOR_SYMBOL]?: Door | null; [LIFECYCLE_SYMBOL]?: Lifecycle; [PEER_HEADER_SYMBOL]?: string; [DEV_SERVER_SYMBOL]?: boolean; [STARTED_SYMBOL]?: (value?: unknown) => void; [CONNECTIONS_SYMBOL]?: unknown }} */ (
+  /** @type {typeof globalThis & { [FAST_PATH_SYMBOL]?: FastPath; [DOOR_SYMBOL]?: Door | null; [IN_FRONT_SYMBOL]?: Map<string, InFrontHandler>; [LIFECYCLE_SYMBOL]?: Lifecycle; [PEER_HEADER_SYMBOL]?: string; [DEV_SERVER_SYMBOL]?: boolean; [STARTED_SYMBOL]?: (value?: unknown) => void; [CONNECTIONS_SYMBOL]?: unknown }} */ (
     globalThis
   );
 
@@ -152,11 +154,17 @@ async function serve(req, res) {
     if (req.socket.destroyed || res.destroyed || res.writableEnded) return pass.leave();
     whenDone(req, res, pass.leave);
   }
+  // A route that published its handler is answered by it here, as Next.js would have called it,
+  // without Next.js's router (docs/decisions/0042): a never-seen address's sign-in costs what
+  // Gatehouse's layers cost, not Next.js's per-request work on top.
+  const inFront = shared[IN_FRONT_SYMBOL]?.get(`${req.method} ${(req.url ?? "").split("?", 1)[0]}`);
+  if (inFront) return answerEarly(req, res, await inFront(req));
   await handle(req, res);
 }
 
 /**
- * An answer decided in front of Next.js; the body is not read.
+ * An answer decided in front of Next.js; the body is not read, or no more of it (a route answered
+ * in front may have stopped reading at its size limit).
  * @param {import("node:http").IncomingMessage} req
  * @param {import("node:http").ServerResponse} res
  * @param {FastAnswer} answer

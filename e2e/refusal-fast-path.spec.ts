@@ -1,22 +1,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { request as playwrightRequest, type APIResponse } from "@playwright/test";
+import { request as playwrightRequest } from "@playwright/test";
+import { comparable } from "./helpers/compare";
 import { startInstance, sharedSecrets, type Instance } from "./helpers/instances";
 import { expect, test } from "./helpers/serverGrid";
-
-// Transport framing, set by Node for whichever server wrote the response.
-const FRAMING = new Set(["date", "connection", "keep-alive", "transfer-encoding", "content-length"]);
-
-function comparable(response: APIResponse) {
-  const headers = Object.fromEntries(
-    response
-      .headersArray()
-      .map(({ name, value }) => [name.toLowerCase(), value] as const)
-      .filter(([name]) => !FRAMING.has(name)),
-  );
-  return { status: response.status(), headers };
-}
 
 test.describe("the refusal fast path in server.mjs", () => {
   test.describe.configure({ mode: "serial" });

@@ -7,7 +7,7 @@ import type { RefusalStyle, RoutePath } from "./route-policies";
 import { apiSecurityHeaders } from "./security-headers";
 
 /** What server.mjs needs to answer a request without entering Next.js. */
-export type FastAnswer = { status: number; headers: Record<string, string>; body: string | Buffer };
+export type FastAnswer = { status: number; headers: Record<string, string | string[]>; body: string | Buffer };
 
 // What Next.js adds to a route handler's response on its way out: its cache-key Vary and gzip
 // when the client takes it. The fast path adds the same, so a client cannot tell the two apart
@@ -115,12 +115,8 @@ export class FastPathCache implements FastPath {
     }
     const rendered = entry.rendered;
     this.onAnswer(route.path);
-    if (!/\bgzip\b/i.test(headers.get("accept-encoding") ?? "")) return rendered.plain;
-    rendered.gzip ??= {
-      ...rendered.plain,
-      headers: { ...rendered.plain.headers, "content-encoding": "gzip" },
-      body: gzipSync(rendered.plain.body),
-    };
+    if (!takesGzip(headers.get("accept-encoding"))) return rendered.plain;
+    rendered.gzip ??= gzipped(rendered.plain);
     return rendered.gzip;
   }
 
@@ -130,15 +126,41 @@ export class FastPathCache implements FastPath {
   }
 
   /** The very refusal the route would send now, with the same headers and body. */
-  private async render(response: Response): Promise<FastAnswer> {
-    const answer: FastAnswer = {
-      status: response.status,
-      headers: { ...apiSecurityHeaders(this.production), vary: NEXT_VARY },
-      body: await response.text(),
-    };
-    response.headers.forEach((value, name) => (answer.headers[name] = value));
-    return answer;
+  private render(response: Response): Promise<FastAnswer> {
+    return nextLikeAnswer(response, this.production);
   }
+}
+
+/**
+ * A route handler's response as Next.js sends it for an API route: the security headers of
+ * next.config.ts, its Vary, and gzip when `acceptEncoding` takes it (null: never). Each
+ * Set-Cookie stays a header of its own.
+ */
+export async function nextLikeAnswer(
+  response: Response,
+  production: boolean,
+  acceptEncoding: string | string[] | null | undefined = null,
+): Promise<FastAnswer> {
+  const answer: FastAnswer = {
+    status: response.status,
+    headers: { ...apiSecurityHeaders(production), vary: NEXT_VARY },
+    body: await response.text(),
+  };
+  response.headers.forEach((value, name) => {
+    if (name !== "set-cookie") answer.headers[name] = value;
+  });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) answer.headers["set-cookie"] = cookies;
+  return takesGzip(acceptEncoding) ? gzipped(answer) : answer;
+}
+
+function takesGzip(acceptEncoding: string | string[] | null | undefined): boolean {
+  const value = Array.isArray(acceptEncoding) ? acceptEncoding.join(", ") : acceptEncoding;
+  return /\bgzip\b/i.test(value ?? "");
+}
+
+function gzipped(answer: FastAnswer): FastAnswer {
+  return { ...answer, headers: { ...answer.headers, "content-encoding": "gzip" }, body: gzipSync(answer.body) };
 }
 
 function key(path: RoutePath, client: ClientAddress): string {

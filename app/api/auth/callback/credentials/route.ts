@@ -5,6 +5,7 @@ import { secondStepRequired } from "@/lib/auth/second-step";
 import { readForm } from "@/lib/http/body";
 import { deviceTokenOf, rememberSecretOf } from "@/lib/http/cookies";
 import { limited } from "@/lib/auth/limited";
+import { answeredInFront } from "@/lib/auth/in-front";
 import { jsonError } from "@/lib/http/responses";
 import { ENTER_EMAIL_AND_PASSWORD, INCORRECT_CREDENTIALS } from "@/lib/ui/messages";
 
@@ -37,3 +38,7 @@ export const POST = limited("/api/auth/callback/credentials", async (request, li
 
   return signedInBrowser(gate, outcome, limits.client, limits.userAgent, { url: landingUrl(gate, outcome, callbackUrl) });
 });
+
+// The route every sign-in from a new address takes: server.mjs calls this handler itself once it
+// is loaded, without Next.js's router (docs/decisions/0042).
+answeredInFront("POST", "/api/auth/callback/credentials", POST);
