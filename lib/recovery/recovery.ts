@@ -475,18 +475,33 @@ export class Recovery {
       this.deps.onSkipped(kind, "mail_queue_full");
       return false;
     }
-    // Each quota in turn: the first that refuses stops the mail (the ones before it stay counted).
-    for (const quota of Array.isArray(quotas) ? quotas : [quotas]) {
-      const { policy, key } = typeof quota === "string" ? { policy: quota, key: [kind] } : quota;
-      const allowed = await this.deps.limiter.consume(policy, [account.id, ...key]);
-      if (!allowed.allowed) {
-        this.deps.onSkipped(kind, "quota");
-        return false;
-      }
+    if (!(await this.takeQuotas(Array.isArray(quotas) ? quotas : [quotas], account, kind))) {
+      this.deps.onSkipped(kind, "quota");
+      return false;
     }
     const message = await render();
     if (!message) return false;
     this.deps.mailer.send(message, heldId ?? undefined);
+    return true;
+  }
+
+  /**
+   * Every quota of one mail, in turn, or none: when one refuses, those taken before it are given
+   * back, so a mail that does not go spends nothing (a resend refused by the account's ceiling
+   * leaves its address's budget whole; a fresh code refused by the hourly cap leaves its window's
+   * one mail to a later sign-in). A count the store did not take is not given back.
+   */
+  private async takeQuotas(quotas: Quota[], account: Account, kind: string): Promise<boolean> {
+    const taken: { policy: QuotaName; key: string[] }[] = [];
+    for (const quota of quotas) {
+      const { policy, key } = typeof quota === "string" ? { policy: quota, key: [kind] } : quota;
+      const counted = await this.deps.limiter.consume(policy, [account.id, ...key]);
+      if (!counted.allowed) {
+        for (const back of taken) await this.deps.limiter.consume(back.policy, [account.id, ...back.key], { cost: -1 });
+        return false;
+      }
+      if (!counted.storeFailed) taken.push({ policy, key });
+    }
     return true;
   }
 

@@ -311,6 +311,44 @@ export function crowdShapes(label: string, makeDatabase: () => Promise<TestDatab
             expect(byGuest).toBe(1 + 2);
           });
         });
+
+        it("lets a crowd of addresses spend only one code's resends, which the mailbox then holds; the next code is resent", async () => {
+          const guest = await sprayed();
+          const office = await sprayed();
+          const [owner] = await staff(1);
+          await inWindows(async (later) => {
+            // The guest's pending sign-ins' cookies, resent from a new address each time: no address's budget
+            // holds them, only the account's ceiling.
+            for (let i = 0; i < 4; i++) {
+              const res = await browserSignIn(owner!, "a guess", { address: guest });
+              await expectMailboxFirst(res);
+              for (let j = 0; j < 2; j++) expect((await resendFrom(res, freshAddress())).status).toBe(202);
+            }
+            const codesOf = async () => (await codeMails(owner!)).map((mail) => /enter this code: (\d{6})/.exec(mail.text ?? "")?.[1]);
+            const crowd = await codesOf();
+            // The window's mail and the code's three resends (deviceCodeMail), every one the same code: the
+            // one the owner's sign-in of this window waits for.
+            expect(crowd).toHaveLength(1 + 3);
+            expect(new Set(crowd).size).toBe(1);
+            // The owner asks twice in this window: refused by the code's ceiling, and given back to the
+            // office's budget (2 an hour), which a refused mail does not spend.
+            const mine = await browserSignIn(owner!, PASSWORD, { address: office });
+            await expectMailboxFirst(mine);
+            for (let j = 0; j < 2; j++) expect((await resendFrom(mine, office)).status).toBe(202);
+            expect(await codesOf()).toHaveLength(1 + 3);
+
+            // The next window: the owner's new sign-in is mailed its fresh code, and its resend goes too.
+            later(1);
+            const next = await browserSignIn(owner!, PASSWORD, { address: office });
+            await expectMailboxFirst(next);
+            const fresh = await codesOf();
+            expect(fresh.at(-1)).not.toBe(crowd[0]);
+            expect((await resendFrom(next, office)).status).toBe(202);
+            const resent = await codesOf();
+            expect(resent).toHaveLength(fresh.length + 1);
+            expect(resent.at(-1)).toBe(fresh.at(-1));
+          });
+        });
       });
 
       it("lets more newcomers prove the mailbox from one address than its second-step budget holds (30)", async () => {
