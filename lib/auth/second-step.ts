@@ -18,7 +18,7 @@ import type { ParsedAuthentication } from "@/lib/passkeys/webauthn";
 import { browserLabel } from "@/lib/sessions/browser-label";
 import { newRemember, type NewRemember } from "@/lib/devices/remember";
 import { RECOVERY_CODE_PATTERN } from "@/lib/factors/recovery-codes";
-import { codeOfSeed, deviceCodeMatches, deviceCodeSeedTag, deviceCodeWindow } from "@/lib/factors/device-confirmation";
+import { codeOfSeed, deviceCodeAskerTag, deviceCodeMatches, deviceCodeSeedTag, deviceCodeWindow } from "@/lib/factors/device-confirmation";
 import { deviceCodeSeedOf, replaceDeviceCodeSeed } from "@/lib/factors/device-code-seeds";
 import { secondStepMethods } from "@/lib/factors/store";
 import {
@@ -416,8 +416,10 @@ async function takeCodeGuess(
  * "Resend code" for this browser's device confirmation: the pending sign-in's own code mailed
  * again, only while its window is current (a later one would mail the owner an older code than a
  * newer sign-in's: answered as expired, sign in again), at most `deviceCodeResend` (2) times per
- * pending sign-in, and within the account's hourly quota (`deviceCodeMail`); a stand-in's, or one
- * whose code was spent since, is answered alike and sends nothing. It guesses nothing, so it spends
+ * pending sign-in, charged to the asking address (`deviceCodeResendAddress`, per account) and
+ * within the account's ceiling for that code (`deviceCodeMail`): a stranger's resends spend their
+ * own address's budget, never the owner's. A stand-in's, or one whose code was spent since, is
+ * answered alike and sends nothing. It guesses nothing, so it spends
  * no try and counts on no lock; the quotas bound the mail and the route's per-address limit the
  * work. The same work is done before the answer for every one (the seed read, the code made), and
  * the answer never says whether a mail went out: only the owner's mailbox does.
@@ -441,7 +443,7 @@ export async function resendDeviceCode(limits: RouteLimits, token: string | unde
     // waits for the same write either way.
     const user = { id: current ? (pending.userId ?? NOBODY) : NOBODY };
     const code = { window, seedTag: deviceCodeSeedTag(secret, seed ?? NOBODY), validUntilMs: pending.expiresAtMs };
-    await gate.recovery.deviceCode(user, code, noticeOrigin(gate, limits), true);
+    await gate.recovery.deviceCode(user, code, noticeOrigin(gate, limits), { askedBy: deviceCodeAskerTag(secret, client.key) });
   }
   gate.log.info({ event: "device_code_resend", ...(pending.userId ? { userId: pending.userId } : { standIn: true }) });
   logSecurity(gate, { route: limits.path, outcome: "device_confirmation_due", client, detail: "resend" });

@@ -58,6 +58,14 @@ export function deviceCodeSeedTag(secret: string, seed: string): string {
   return createHmac("sha256", secret).update(`device-code-seed:${seed}`).digest("base64url").slice(0, 22);
 }
 
+/**
+ * The address that asked for a resend, by its keyed tag: the mail's promise names whose budget it
+ * is charged to (deviceCodeResendAddress) without the spool holding the address itself.
+ */
+export function deviceCodeAskerTag(secret: string, clientKey: string): string {
+  return createHmac("sha256", secret).update(`device-code-asker:${clientKey}`).digest("base64url").slice(0, 22);
+}
+
 /** Whether `codeDigest` is the code of this seed and window: false once the seed was replaced. */
 export function codeOfSeed(secret: string, userId: string, seed: string, window: number, codeDigest: string | null): boolean {
   const expected = Buffer.from(deviceCodeDigest(secret, windowDeviceCode(secret, userId, seed, window)));

@@ -127,8 +127,9 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     ],
     refusal: "browser",
   })),
-  // "Resend code": mail is bounded per account by the code quota (deviceCodeMail) behind this; no
-  // per-account limit, which would tell a right password's pending sign-in from a stand-in.
+  // "Resend code": mail is bounded behind this per asking address (deviceCodeResendAddress) and per
+  // account and code (deviceCodeMail), in the background; no per-account limit here, which would
+  // tell a right password's pending sign-in from a stand-in.
   {
     path: "/api/auth/second-step/resend",
     method: "POST",

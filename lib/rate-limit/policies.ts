@@ -59,6 +59,7 @@ export type PolicyName =
   | "deviceCodeWindow"
   | "deviceCodeFresh"
   | "deviceCodeResend"
+  | "deviceCodeResendAddress"
   | "deviceCodeGuesses"
   | "accountExport"
   | "emailChange"
@@ -331,8 +332,10 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
   deviceCodeMail: {
     failMode: "open",
     description:
-      '"Resend code" mails per account: past it the answer is the same and nothing is sent; the code already in ' +
-      "the owner's mailbox still works. Fails open: a resend only repeats a code the window already mailed.",
+      '"Resend code" mails per account and code (its window and seed), whoever asks: the ceiling that keeps a crowd ' +
+      "of addresses from flooding the mailbox. A code lives 10 minutes, so the hourly spec is its resends; past it " +
+      "nothing is sent and the answer is the same, and the mailbox already holds that code from the resends that " +
+      "spent it; the next code has resends of its own. Fails open: a resend only repeats a code the window already mailed.",
   },
   deviceCodeWindow: {
     failMode: "open",
@@ -351,9 +354,17 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
   deviceCodeResend: {
     failMode: "closed",
     description:
-      "\"Resend code\" mails per pending sign-in, beneath the account's deviceCodeMail: one stranger's pending " +
-      "sign-in cannot spend the owner's resends. Past it the answer is the same and nothing is sent. Fails closed: " +
-      "the code already mailed still works.",
+      '"Resend code" mails per pending sign-in, beneath deviceCodeResendAddress and the account\'s deviceCodeMail: ' +
+      "one stranger's pending sign-in cannot spend the owner's resends. Past it the answer is the same and nothing is " +
+      "sent. Fails closed: the code already mailed still works.",
+  },
+  deviceCodeResendAddress: {
+    failMode: "closed",
+    description:
+      '"Resend code" mails per account and asking address, before the account\'s deviceCodeMail (and given back ' +
+      "when that refuses): a stranger's resends, from however many pending sign-ins, spend their own address's " +
+      "budget, never the owner's elsewhere. Keep it below deviceCodeMail, so one address cannot spend a code's " +
+      "resends. Past it the answer is the same and nothing is sent. Fails closed: the code already mailed still works.",
   },
   deviceCodeGuesses: {
     failMode: "open",
@@ -413,10 +424,11 @@ const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   passkeySignIn: "20/15m",
   secondStep: "30/15m",
   secondStepAccount: "10/15m",
-  deviceCodeMail: "5/1h",
+  deviceCodeMail: "3/1h",
   deviceCodeWindow: "1/10m",
   deviceCodeFresh: "12/1h",
   deviceCodeResend: "2/10m",
+  deviceCodeResendAddress: "2/1h",
   deviceCodeGuesses: "10/10m",
   accountExport: "1/5m",
   emailChange: "3/1h",
@@ -457,6 +469,7 @@ export const policyEnvVars = Object.freeze({
   deviceCodeWindow: "RATE_LIMIT_DEVICE_CODE_WINDOW",
   deviceCodeFresh: "RATE_LIMIT_DEVICE_CODE_FRESH",
   deviceCodeResend: "RATE_LIMIT_DEVICE_CODE_RESEND",
+  deviceCodeResendAddress: "RATE_LIMIT_DEVICE_CODE_RESEND_ADDRESS",
   deviceCodeGuesses: "RATE_LIMIT_DEVICE_CODE_GUESSES",
   accountExport: "RATE_LIMIT_ACCOUNT_EXPORT",
   emailChange: "RATE_LIMIT_EMAIL_CHANGE",

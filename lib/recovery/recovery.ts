@@ -65,11 +65,20 @@ type MailIntent =
       validUntilMs: number;
       origin: NoticeOrigin;
       resend?: true;
+      /** A resend's asking address, by its tag (lib/factors/device-confirmation.ts): its budget pays. */
+      askedBy?: string;
     }
   | { do: "notice"; kind: NoticeKind; user: { id: string } | { email: string }; origin: NoticeOrigin; detail?: string }
   | { do: "account_deleted"; account: Account; origin: NoticeOrigin };
 
-type QuotaName = "recoveryMail" | "securityNotice" | "newDeviceNotices" | "deviceCodeMail" | "deviceCodeWindow" | "deviceCodeFresh";
+type QuotaName =
+  | "recoveryMail"
+  | "securityNotice"
+  | "newDeviceNotices"
+  | "deviceCodeMail"
+  | "deviceCodeWindow"
+  | "deviceCodeFresh"
+  | "deviceCodeResendAddress";
 /** A quota and the key parts beside the account's id (the mail's kind, unless given). */
 type Quota = QuotaName | { policy: QuotaName; key: string[] };
 
@@ -250,10 +259,17 @@ export class Recovery {
         if (seed === null || this.deps.seedTag(seed) !== intent.seedTag) return;
         // The first code mail of a window and seed goes (one each: nobody spends the owner's codes
         // by asking often), within an hourly cap on fresh codes that a stranger replacing the seed
-        // with wrong guesses cannot pass; "Resend code" counts on the hourly resend quota.
+        // with wrong guesses cannot pass. "Resend code" is charged to the asking address, then to
+        // the account's ceiling for this code: a stranger spends their own address's resends, and
+        // a crowd of addresses at most this code's, which the owner's mailbox then holds; the
+        // owner's next code has its own (an attacker's review of record 40).
+        const code = ["device_code", String(intent.window), intent.seedTag];
         const quota: Quota[] = intent.resend
-          ? ["deviceCodeMail"]
-          : [{ policy: "deviceCodeWindow", key: ["device_code", String(intent.window), intent.seedTag] }, "deviceCodeFresh"];
+          ? [
+              { policy: "deviceCodeResendAddress", key: ["device_code", intent.askedBy ?? "unknown"] },
+              { policy: "deviceCodeMail", key: code },
+            ]
+          : [{ policy: "deviceCodeWindow", key: code }, "deviceCodeFresh"];
         return send(quota, account, "device_code", async () =>
           this.messagesFor(account).deviceCode(
             account.email,
@@ -348,17 +364,23 @@ export class Recovery {
   /**
    * The window's code for a new device of an account (a right password under attack, or mailbox
    * first): mailed once per window and seed, since every pending sign-in of that window waits for
-   * the same code until one is finished with it. "Resend code" (`resend`) mails it again within the
-   * account's hourly code quota; past it nothing is sent, and the code already in the owner's
-   * mailbox still works.
+   * the same code until one is finished with it. "Resend code" (`resend`, naming the asking
+   * address by its tag) mails it again within that address's budget and the account's ceiling for
+   * the code; past either nothing is sent, and the code already in the owner's mailbox still works.
    */
   deviceCode(
     user: { id: string },
     code: { window: number; seedTag: string; validUntilMs: number },
     origin: NoticeOrigin,
-    resend = false,
+    resend?: { askedBy: string },
   ): Promise<void> {
-    return this.promise({ do: "device_code", userId: user.id, ...code, origin, ...(resend ? { resend } : {}) });
+    return this.promise({
+      do: "device_code",
+      userId: user.id,
+      ...code,
+      origin,
+      ...(resend ? { resend: true, askedBy: resend.askedBy } : {}),
+    });
   }
 
   /**
@@ -453,18 +475,33 @@ export class Recovery {
       this.deps.onSkipped(kind, "mail_queue_full");
       return false;
     }
-    // Each quota in turn: the first that refuses stops the mail (the ones before it stay counted).
-    for (const quota of Array.isArray(quotas) ? quotas : [quotas]) {
-      const { policy, key } = typeof quota === "string" ? { policy: quota, key: [kind] } : quota;
-      const allowed = await this.deps.limiter.consume(policy, [account.id, ...key]);
-      if (!allowed.allowed) {
-        this.deps.onSkipped(kind, "quota");
-        return false;
-      }
+    if (!(await this.takeQuotas(Array.isArray(quotas) ? quotas : [quotas], account, kind))) {
+      this.deps.onSkipped(kind, "quota");
+      return false;
     }
     const message = await render();
     if (!message) return false;
     this.deps.mailer.send(message, heldId ?? undefined);
+    return true;
+  }
+
+  /**
+   * Every quota of one mail, in turn, or none: when one refuses, those taken before it are given
+   * back, so a mail that does not go spends nothing (a resend refused by the account's ceiling
+   * leaves its address's budget whole; a fresh code refused by the hourly cap leaves its window's
+   * one mail to a later sign-in). A count the store did not take is not given back.
+   */
+  private async takeQuotas(quotas: Quota[], account: Account, kind: string): Promise<boolean> {
+    const taken: { policy: QuotaName; key: string[] }[] = [];
+    for (const quota of quotas) {
+      const { policy, key } = typeof quota === "string" ? { policy: quota, key: [kind] } : quota;
+      const counted = await this.deps.limiter.consume(policy, [account.id, ...key]);
+      if (!counted.allowed) {
+        for (const back of taken) await this.deps.limiter.consume(back.policy, [account.id, ...back.key], { cost: -1 });
+        return false;
+      }
+      if (!counted.storeFailed) taken.push({ policy, key });
+    }
     return true;
   }
 

@@ -308,7 +308,7 @@ export function codeShapes(current: () => { gate: Gate }, makeDatabase: () => Pr
         expect(await resend(real)).toMatchObject({ status: 401 });
       });
 
-      it("is bounded per account by the code mail quota; past it the answer is the same and the last code still works", async () => {
+      it("is bounded per account and code by the code mail ceiling; past it the answer is the same and the last code still works", async () => {
         await serveWith({ RATE_LIMIT_DEVICE_CODE_MAIL: "2/1h" });
         try {
           const email = "resend-quota@example.com";
@@ -346,7 +346,7 @@ export function codeShapes(current: () => { gate: Gate }, makeDatabase: () => Pr
         const answers = [];
         for (let i = 0; i < 5; i++) answers.push(await answerOf(await resend(pending)));
         expect(new Set(answers.map((answer) => JSON.stringify(answer))).size).toBe(1);
-        // The window's mail, then two resends: the account's other three are left to its owner's other sign-ins.
+        // The window's mail, then two resends: the code's third is left to its owner's other sign-ins.
         const mails = await mailsTo(email, CODE_MAIL);
         expect(mails).toHaveLength(3);
         const until = /valid\s+until\s+(\d\d:\d\d)\s+\(UTC\)/.exec(mails[0]!.text ?? "")?.[1];

@@ -221,22 +221,22 @@ export function crowdShapes(label: string, makeDatabase: () => Promise<TestDatab
         const resend = (res: Response) =>
           secondStepPost(pendingCookieOf(res), {}, "/api/auth/second-step/resend", { [PEER_HEADER]: guest });
         // The guest asks for the staffer three times and resends each twice (a pending sign-in's
-        // bound): past the hourly quota (5).
+        // bound): past the guest address's resends (2 an hour).
         for (let i = 0; i < 3; i++) {
           const res = await browserSignIn(owner!, "a guess", { address: guest });
           await expectMailboxFirst(res);
           for (let j = 0; j < 2; j++) expect((await resend(res)).status).toBe(202);
         }
         const codesOf = async () => (await codeMails(owner!)).map((mail) => /enter this code: (\d{6})/.exec(mail.text ?? "")?.[1]);
-        // The window's mail and five resends, every one the same code.
-        expect(await codesOf()).toHaveLength(6);
+        // The window's mail and the address's two resends, every one the same code.
+        expect(await codesOf()).toHaveLength(3);
         expect(new Set(await codesOf()).size).toBe(1);
         // The staffer, at the same address: no new mail, and the code in the mailbox is theirs.
         const { res } = await inByMailbox(owner!, guest);
         expect(res.status).toBe(200);
-        expect(await codesOf()).toHaveLength(6);
+        expect(await codesOf()).toHaveLength(3);
 
-        // The next window, the hourly quota still spent by the guest: a new pending sign-in is mailed
+        // The next window, the address's resends still spent by the guest: a new pending sign-in is mailed
         // the new window's code, and that code finishes it.
         const realClock = gate.clock;
         (gate as { clock: () => number }).clock = () => realClock() + 10 * 60_000;
@@ -244,13 +244,111 @@ export function crowdShapes(label: string, makeDatabase: () => Promise<TestDatab
           const next = await browserSignIn(owner!, PASSWORD, { address: guest });
           await expectMailboxFirst(next);
           const codes = await codesOf();
-          expect(codes).toHaveLength(7);
+          expect(codes).toHaveLength(4);
           expect(codes.at(-1)).not.toBe(codes[0]);
           const proved = await secondStepPost(pendingCookieOf(next), { code: codes.at(-1) }, undefined, { [PEER_HEADER]: guest });
           expect(await bodyOf(proved)).toMatchObject({ status: "mailbox_proved" });
         } finally {
           (gate as { clock: () => number }).clock = realClock;
         }
+      });
+
+      describe("Resend code, charged to the asking address (an attacker's review of record 40)", () => {
+        const resendFrom = (res: Response, address: string) =>
+          secondStepPost(pendingCookieOf(res), {}, "/api/auth/second-step/resend", { [PEER_HEADER]: address });
+
+        /** An address whose checks for new devices a guest spent: a new browser there is answered mailbox first. */
+        async function sprayed(): Promise<string> {
+          const address = freshAddress();
+          for (const email of await staff(5)) await browserSignIn(email, "a guess", { address });
+          return address;
+        }
+
+        /**
+         * Runs `steps` on the gate's clock moved to just past the start of a code window (and
+         * `windows` windows later with `later`), so every sign-in of a step shares that window.
+         */
+        async function inWindows(steps: (later: (windows: number) => void) => Promise<void>) {
+          const realClock = gate.clock;
+          const windowMs = 10 * 60_000;
+          const start = (Math.floor(realClock() / windowMs) + 1) * windowMs + 1_000;
+          let shift = start - realClock();
+          (gate as { clock: () => number }).clock = () => realClock() + shift;
+          try {
+            await steps((windows) => {
+              shift += windows * windowMs;
+            });
+          } finally {
+            (gate as { clock: () => number }).clock = realClock;
+          }
+        }
+
+        it("a guest's resends from their own pending sign-ins leave the owner's own resend, elsewhere, its mail", async () => {
+          const guest = await sprayed();
+          const office = await sprayed();
+          const [owner] = await staff(1);
+          await inWindows(async () => {
+            // Knowing only the address: three pending sign-ins, each from its own request, each resent twice.
+            for (let i = 0; i < 3; i++) {
+              const res = await browserSignIn(owner!, "a guess", { address: guest });
+              await expectMailboxFirst(res);
+              for (let j = 0; j < 2; j++) expect((await resendFrom(res, guest)).status).toBe(202);
+            }
+            const byGuest = (await codeMails(owner!)).length;
+
+            // The owner at their own office, a new browser in the same window: no mail of its own (the
+            // window's went), and "Resend code" mails it, describing the owner's own sign-in.
+            const mine = await browserSignIn(owner!, PASSWORD, { address: office });
+            await expectMailboxFirst(mine);
+            expect(await codeMails(owner!)).toHaveLength(byGuest);
+            expect((await resendFrom(mine, office)).status).toBe(202);
+            expect(await codeMails(owner!)).toHaveLength(byGuest + 1);
+            const proved = await secondStepPost(pendingCookieOf(mine), { code: await mailedCode(owner!) }, undefined, {
+              [PEER_HEADER]: office,
+            });
+            expect(await bodyOf(proved)).toMatchObject({ status: "mailbox_proved" });
+            // The window's mail and the guest address's own two resends: the code's third was not the guest's to spend.
+            expect(byGuest).toBe(1 + 2);
+          });
+        });
+
+        it("lets a crowd of addresses spend only one code's resends, which the mailbox then holds; the next code is resent", async () => {
+          const guest = await sprayed();
+          const office = await sprayed();
+          const [owner] = await staff(1);
+          await inWindows(async (later) => {
+            // The guest's pending sign-ins' cookies, resent from a new address each time: no address's budget
+            // holds them, only the account's ceiling.
+            for (let i = 0; i < 4; i++) {
+              const res = await browserSignIn(owner!, "a guess", { address: guest });
+              await expectMailboxFirst(res);
+              for (let j = 0; j < 2; j++) expect((await resendFrom(res, freshAddress())).status).toBe(202);
+            }
+            const codesOf = async () => (await codeMails(owner!)).map((mail) => /enter this code: (\d{6})/.exec(mail.text ?? "")?.[1]);
+            const crowd = await codesOf();
+            // The window's mail and the code's three resends (deviceCodeMail), every one the same code: the
+            // one the owner's sign-in of this window waits for.
+            expect(crowd).toHaveLength(1 + 3);
+            expect(new Set(crowd).size).toBe(1);
+            // The owner asks twice in this window: refused by the code's ceiling, and given back to the
+            // office's budget (2 an hour), which a refused mail does not spend.
+            const mine = await browserSignIn(owner!, PASSWORD, { address: office });
+            await expectMailboxFirst(mine);
+            for (let j = 0; j < 2; j++) expect((await resendFrom(mine, office)).status).toBe(202);
+            expect(await codesOf()).toHaveLength(1 + 3);
+
+            // The next window: the owner's new sign-in is mailed its fresh code, and its resend goes too.
+            later(1);
+            const next = await browserSignIn(owner!, PASSWORD, { address: office });
+            await expectMailboxFirst(next);
+            const fresh = await codesOf();
+            expect(fresh.at(-1)).not.toBe(crowd[0]);
+            expect((await resendFrom(next, office)).status).toBe(202);
+            const resent = await codesOf();
+            expect(resent).toHaveLength(fresh.length + 1);
+            expect(resent.at(-1)).toBe(fresh.at(-1));
+          });
+        });
       });
 
       it("lets more newcomers prove the mailbox from one address than its second-step budget holds (30)", async () => {

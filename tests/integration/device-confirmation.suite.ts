@@ -456,7 +456,7 @@ export function deviceConfirmationSuite(label: string, makeDatabase: () => Promi
     });
 
     it("within one code window a right password asked again answers alike and mails no second code", async () => {
-      // The hourly quota is for resends only: a tight one changes nothing here.
+      // The resend ceiling is for resends only: a tight one changes nothing here.
       await serve({ RATE_LIMIT_DEVICE_CODE_MAIL: "1/1h" });
       await createAccount(gate, "quota@example.com", PASSWORD);
       await strangerFails("quota@example.com");
