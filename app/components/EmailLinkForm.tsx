@@ -8,8 +8,7 @@ import { useHydrated } from "./hydrated";
 import { useFocusFirstEmpty } from "./form-helpers";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/password-checks";
-import { Field } from "./Field";
-import { PasswordInput } from "./PasswordInput";
+import { PasswordField } from "./PasswordInput";
 import { PasswordStrength } from "./PasswordStrength";
 import { EMAIL_LINKS, type EmailLinkPurpose } from "./email-links";
 import { useGuardedSubmit, type Send } from "./guarded-submit";
@@ -203,25 +202,18 @@ export function EmailLinkForm({ purpose }: { purpose: EmailLinkPurpose }) {
       >
         {asks ? (
           <>
-            <Field
+            <PasswordField
               id="link-password"
               label={asks === "new" ? t("recovery.link.newPassword") : t("forms.password")}
               hint={asks === "new" ? newPasswordHint(linked, minLength, t) : t("recovery.link.currentPasswordHint")}
               error={passwordError}
-            >
-              {(aria) => (
-                <PasswordInput
-                  id="link-password"
-                  inputRef={passwordInput}
-                  name="password"
-                  autoComplete={AUTOCOMPLETE[asks]}
-                  required
-                  toggle={hydrated}
-                  hideKey={submits}
-                  {...aria}
-                />
-              )}
-            </Field>
+              inputRef={passwordInput}
+              name="password"
+              autoComplete={AUTOCOMPLETE[asks]}
+              required
+              toggle={hydrated}
+              hideKey={submits}
+            />
             {asks === "new" ? (
               <>
                 <PasswordStrength field="password" minLength={minLength} fieldError={passwordError} />
