@@ -1,7 +1,15 @@
-import { confirmFromOutbox, PASSWORD, signInThroughUi, submitRegistration, uniqueEmail, waitForForm } from "./helpers/accounts";
+import {
+  confirmFromOutbox,
+  PASSWORD,
+  resetLinkFor,
+  signInThroughUi,
+  submitRegistration,
+  uniqueEmail,
+  waitForForm,
+} from "./helpers/accounts";
 import { mailsTo, mailTo } from "./helpers/outbox";
 import { accountOnPage, otherBrowser } from "./helpers/sessions";
-import { expect, signInApi, test } from "./helpers/serverGrid";
+import { expect, registerApi, signInApi, test } from "./helpers/serverGrid";
 
 const NEW_PASSWORD = "a fresh and different passphrase";
 
@@ -100,4 +108,35 @@ test("a reset request for an address without an account answers the same and sen
   await expect(page.getByTestId("forgot-sent")).toContainText("If an account uses that address");
   await page.waitForTimeout(1_000);
   expect(await mailsTo(email)).toHaveLength(0);
+});
+
+test("the reset form says it is ready only once the link's account is named, so nothing moves under a press", async ({
+  page,
+  newClient,
+}) => {
+  const email = uniqueEmail("steady");
+  expect((await registerApi(await newClient(), email, PASSWORD)).status()).toBe(202);
+  const link = await resetLinkFor(page, email);
+  // The preview's answer held back: the page has hydrated (it asked) and does not know the account yet.
+  let asked!: () => void;
+  const asking = new Promise<void>((resolve) => (asked = resolve));
+  let answer!: () => void;
+  const held = new Promise<void>((resolve) => (answer = resolve));
+  await page.route("**/api/password/reset/preview", async (route) => {
+    asked();
+    await held;
+    await route.continue();
+  });
+  await page.goto(link);
+  await asking;
+  const form = page.locator("form", { has: page.getByLabel("New password") });
+  await expect(form).toHaveAttribute("data-hydrated", "false");
+  answer();
+  await waitForForm(page);
+  // Named by the time the form is ready: the line above it is in, and the button stays where it is.
+  expect(await page.getByTestId("link-account").textContent()).toContain("•••@example.com");
+  const button = page.getByRole("button", { name: "Set the new password" });
+  const ready = await button.boundingBox();
+  await page.waitForTimeout(500);
+  expect(await button.boundingBox()).toEqual(ready);
 });

@@ -7,8 +7,7 @@ import { useHydrated } from "../components/hydrated";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/password-checks";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
-import { Field } from "../components/Field";
-import { PasswordInput } from "../components/PasswordInput";
+import { PasswordField } from "../components/PasswordInput";
 import { PasswordStrength } from "../components/PasswordStrength";
 import { useGuardedSubmit, type Send } from "../components/guarded-submit";
 import { RefusalBanner, refusalFrom } from "../components/RefusalBanner";
@@ -120,40 +119,30 @@ export function ChangePasswordForm({ formToken, email, minLength, ways, mode = "
       >
         <input type="text" name="username" autoComplete="username" value={email} readOnly hidden />
         {setting ? null : (
-          <Field id="current-password" label={t("account.password.current")} error={fields.currentPassword}>
-            {(aria) => (
-              <PasswordInput
-                id="current-password"
-                inputRef={currentInput}
-                name="currentPassword"
-                autoComplete="current-password"
-                required
-                toggle={hydrated}
-                hideKey={submits}
-                {...aria}
-              />
-            )}
-          </Field>
+          <PasswordField
+            id="current-password"
+            label={t("account.password.current")}
+            error={fields.currentPassword}
+            inputRef={currentInput}
+            name="currentPassword"
+            autoComplete="current-password"
+            required
+            toggle={hydrated}
+            hideKey={submits}
+          />
         )}
-        <Field
+        <PasswordField
           id="new-password"
           label={t("account.password.new")}
           hint={t("account.password.newHint", { min: minLength, max: PASSWORD_LIMITS.max })}
           error={fields.newPassword}
-        >
-          {(aria) => (
-            <PasswordInput
-              id="new-password"
-              inputRef={newInput}
-              name="newPassword"
-              autoComplete="new-password"
-              required
-              toggle={hydrated}
-              hideKey={submits}
-              {...aria}
-            />
-          )}
-        </Field>
+          inputRef={newInput}
+          name="newPassword"
+          autoComplete="new-password"
+          required
+          toggle={hydrated}
+          hideKey={submits}
+        />
         <PasswordStrength field="newPassword" email={email} minLength={minLength} fieldError={fields.newPassword} />
         {setting ? null : <AltchaField ref={altcha} />}
         <noscript>

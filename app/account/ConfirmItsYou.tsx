@@ -3,9 +3,8 @@
 import { useRouter } from "next/navigation";
 import { Suspense, lazy, useRef, useState, type FormEvent } from "react";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
-import { Field } from "../components/Field";
 import { assertWithPasskey } from "../components/passkey-ceremony";
-import { PasswordInput } from "../components/PasswordInput";
+import { PasswordField } from "../components/PasswordInput";
 import { RefusalBanner, localRefusal, refusalFrom, useRefusalClock, type Refusal } from "../components/RefusalBanner";
 import { useHydrated } from "../components/hydrated";
 import { useT } from "../components/Messages";
@@ -141,20 +140,17 @@ export function ConfirmItsYou({ formToken, email, ways, reason, onConfirmed, onC
       {withPassword ? (
         <form onSubmit={(event) => handled(confirmWithPassword(event))} noValidate data-hydrated={hydrated}>
           <input type="text" name="username" autoComplete="username" value={email} readOnly hidden />
-          <Field id="confirm-password" label={t("account.confirm.password")} error={error}>
-            {(aria) => (
-              <PasswordInput
-                id="confirm-password"
-                inputRef={password}
-                name="password"
-                autoComplete="current-password"
-                required
-                toggle={hydrated}
-                hideKey={0}
-                {...aria}
-              />
-            )}
-          </Field>
+          <PasswordField
+            id="confirm-password"
+            label={t("account.confirm.password")}
+            error={error}
+            inputRef={password}
+            name="password"
+            autoComplete="current-password"
+            required
+            toggle={hydrated}
+            hideKey={0}
+          />
           <AltchaField ref={altcha} />
           <button type="submit" className="primary" aria-disabled={pending ? true : undefined}>
             {pending ? t("account.confirm.pending") : t("account.confirm.submit")}

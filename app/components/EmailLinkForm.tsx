@@ -8,8 +8,7 @@ import { useHydrated } from "./hydrated";
 import { useFocusFirstEmpty } from "./form-helpers";
 import { flushSync } from "react-dom";
 import { PASSWORD_LIMITS, checkNewPassword } from "@/lib/ui/password-checks";
-import { Field } from "./Field";
-import { PasswordInput } from "./PasswordInput";
+import { PasswordField } from "./PasswordInput";
 import { PasswordStrength } from "./PasswordStrength";
 import { EMAIL_LINKS, type EmailLinkPurpose } from "./email-links";
 import { useGuardedSubmit, type Send } from "./guarded-submit";
@@ -77,7 +76,7 @@ export function EmailLinkForm({ purpose }: { purpose: EmailLinkPurpose }) {
   const [passwordError, setPasswordError] = useState<string | undefined>(undefined);
   const formRef = useRef<HTMLFormElement>(null);
   useFocusFirstEmpty(formRef, hydrated && typeof token === "string");
-  const linked = useLinkAccount(preview, token);
+  const { linked, settled } = useLinkAccount(preview, token);
   const account = linked?.account ?? null;
   // The reset's rule is the account's: 8 characters while another factor stays, else 15. Until the
   // preview has said, the stricter one, so a password the server would refuse never reads as fine.
@@ -196,29 +195,25 @@ export function EmailLinkForm({ purpose }: { purpose: EmailLinkPurpose }) {
         noValidate
         method="post"
         action={`/api/no-script/${noScriptForm}`}
-        data-hydrated={hydrated && token !== undefined}
+        // Ready once the page has said all it will about the link: the preview's answer puts the
+        // account's line above the form (and may add the passkey box above the button), which would
+        // move the button under a press already aimed at it.
+        data-hydrated={hydrated && token !== undefined && settled}
       >
         {asks ? (
           <>
-            <Field
+            <PasswordField
               id="link-password"
               label={asks === "new" ? t("recovery.link.newPassword") : t("forms.password")}
               hint={asks === "new" ? newPasswordHint(linked, minLength, t) : t("recovery.link.currentPasswordHint")}
               error={passwordError}
-            >
-              {(aria) => (
-                <PasswordInput
-                  id="link-password"
-                  inputRef={passwordInput}
-                  name="password"
-                  autoComplete={AUTOCOMPLETE[asks]}
-                  required
-                  toggle={hydrated}
-                  hideKey={submits}
-                  {...aria}
-                />
-              )}
-            </Field>
+              inputRef={passwordInput}
+              name="password"
+              autoComplete={AUTOCOMPLETE[asks]}
+              required
+              toggle={hydrated}
+              hideKey={submits}
+            />
             {asks === "new" ? (
               <>
                 <PasswordStrength field="password" minLength={minLength} fieldError={passwordError} />
@@ -263,9 +258,16 @@ function newPasswordHint(linked: LinkedAccount | null, minLength: number, t: T):
   return t(linked?.hasOtherFactor ? "recovery.link.newPasswordHintSecondStep" : "recovery.link.newPasswordHintPasswordOnly", limits);
 }
 
-/** The masked account a link is for (or that its address is confirmed), once `endpoint` has said (nothing on a bad link: the button tells). */
-function useLinkAccount(endpoint: string | undefined, token: string | null | undefined): LinkedAccount | null {
-  const [account, setAccount] = useState<LinkedAccount | null>(null);
+/**
+ * The masked account a link is for (or that its address is confirmed), once `endpoint` has said
+ * (nothing on a bad link: the button tells); `settled` once there is nothing more to wait for.
+ */
+function useLinkAccount(
+  endpoint: string | undefined,
+  token: string | null | undefined,
+): { linked: LinkedAccount | null; settled: boolean } {
+  // undefined until the answer (or its failure) is in.
+  const [answer, setAnswer] = useState<LinkedAccount | null | undefined>(undefined);
   useEffect(() => {
     if (!endpoint || !token) return;
     let current = true;
@@ -274,11 +276,11 @@ function useLinkAccount(endpoint: string | undefined, token: string | null | und
       .then(async (res) => (res.ok ? ((await res.json()) as LinkedAccount) : undefined))
       .catch(() => undefined)
       .then((named) => {
-        if (current && named) setAccount(named);
+        if (current) setAnswer(named ?? null);
       });
     return () => {
       current = false;
     };
   }, [endpoint, token]);
-  return account;
+  return { linked: answer ?? null, settled: !endpoint || !token || answer !== undefined };
 }

@@ -2,6 +2,7 @@
 
 import { useT } from "./Messages";
 import { useState, type ComponentProps, type Ref } from "react";
+import { Field, type FieldAria } from "./Field";
 
 type Props = Omit<ComponentProps<"input">, "type" | "ref"> & {
   id: string;
@@ -36,5 +37,19 @@ export function PasswordInput({ id, inputRef, toggle, hideKey, ...input }: Props
         </button>
       ) : null}
     </div>
+  );
+}
+
+/** A labelled password field (./Field) with its show/hide toggle: the hint and the error are the input's description. */
+export function PasswordField({
+  label,
+  hint,
+  error,
+  ...input
+}: Omit<Props, keyof FieldAria> & { label: string; hint?: string; error?: string }) {
+  return (
+    <Field id={input.id} label={label} hint={hint} error={error}>
+      {(aria) => <PasswordInput {...input} {...aria} />}
+    </Field>
   );
 }

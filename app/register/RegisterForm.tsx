@@ -11,7 +11,7 @@ import { clearWhenCorrected, useFocusFirstEmpty } from "../components/form-helpe
 import { PasswordStrength } from "../components/PasswordStrength";
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { Field } from "../components/Field";
-import { PasswordInput } from "../components/PasswordInput";
+import { PasswordField } from "../components/PasswordInput";
 import { EmailMeALink } from "../components/EmailMeALink";
 import { RefusalBanner, refusalFrom } from "../components/RefusalBanner";
 import { useGuardedSubmit, type Send } from "../components/guarded-submit";
@@ -118,25 +118,18 @@ export function RegisterForm({ notice }: { notice: ReactNode }) {
         </Field>
         {withPasskey ? null : (
           <>
-            <Field
+            <PasswordField
               id="register-password"
               label={t("forms.password")}
               hint={t("register.passwordHint", { min: PASSWORD_LIMITS.min, max: PASSWORD_LIMITS.max })}
               error={fields.password}
-            >
-              {(aria) => (
-                <PasswordInput
-                  id="register-password"
-                  inputRef={passwordInput}
-                  name="password"
-                  autoComplete="new-password"
-                  required
-                  toggle={hydrated}
-                  hideKey={submits}
-                  {...aria}
-                />
-              )}
-            </Field>
+              inputRef={passwordInput}
+              name="password"
+              autoComplete="new-password"
+              required
+              toggle={hydrated}
+              hideKey={submits}
+            />
             <PasswordStrength field="password" emailField="email" fieldError={fields.password} />
           </>
         )}

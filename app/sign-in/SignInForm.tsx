@@ -11,7 +11,7 @@ import { checkSignIn, firstInvalid, type FieldErrors } from "@/lib/ui/field-chec
 import { AltchaField, type AltchaHandle } from "../components/AltchaField";
 import { EmailMeALink } from "../components/EmailMeALink";
 import { Field } from "../components/Field";
-import { PasswordInput } from "../components/PasswordInput";
+import { PasswordField } from "../components/PasswordInput";
 import { RefusalBanner, localRefusal, refusalFrom } from "../components/RefusalBanner";
 import { useGuardedSubmit, type Send } from "../components/guarded-submit";
 import { takeCarriedEmail } from "../components/sign-in-email";
@@ -212,20 +212,17 @@ export function SignInForm({ callbackPath, done }: Props) {
             />
           )}
         </Field>
-        <Field id="sign-in-password" label={t("forms.password")} error={fields.password}>
-          {(aria) => (
-            <PasswordInput
-              id="sign-in-password"
-              inputRef={passwordInput}
-              name="password"
-              autoComplete="current-password"
-              required
-              toggle={hydrated}
-              hideKey={submits}
-              {...aria}
-            />
-          )}
-        </Field>
+        <PasswordField
+          id="sign-in-password"
+          label={t("forms.password")}
+          error={fields.password}
+          inputRef={passwordInput}
+          name="password"
+          autoComplete="current-password"
+          required
+          toggle={hydrated}
+          hideKey={submits}
+        />
         <p className="hint">
           <Link href="/forgot-password">{t("signIn.forgot")}</Link>
         </p>

@@ -8,7 +8,10 @@ export function uniqueEmail(prefix = "user"): string {
 
 export const PASSWORD = "correct horse battery staple";
 
-/** The form is the component's once it has hydrated; before that a submit is the browser's (no-script). */
+/**
+ * The form is the component's once it has hydrated; before that a submit is the browser's (no-script).
+ * An emailed link's page says so once its preview has answered too: the account's line is then in.
+ */
 export async function waitForForm(page: Page) {
   await page.locator('form[data-hydrated="true"]').waitFor();
 }

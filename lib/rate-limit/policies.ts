@@ -282,9 +282,9 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
   recoveryMail: {
     failMode: "open",
     description:
-      "Recovery emails (verification, reset, address-taken) per account and kind. Past it the request still answers " +
-      "alike, and no email is sent: the newest link already in the owner's mailbox still works. Fails open: the " +
-      "route limits in front of it fail closed.",
+      "Recovery emails (verification, reset, address-taken, an unlock link asked for) per account and kind. Past " +
+      "it the request still answers alike, and no email is sent: the newest link already in the owner's mailbox " +
+      "still works. Fails open: the route limits in front of it fail closed.",
   },
   securityNotice: {
     failMode: "open",

@@ -52,6 +52,8 @@ describe("the composition root", () => {
               NEXTAUTH_SECRET: name.repeat(32),
               ARGON2_PROFILE: "test",
               DATABASE_URL: `pglite:${path.join(root, name)}`,
+              // Its own mail folder: with process.env empty the default (.data/outbox) is the repository's.
+              MAIL_OUTBOX_DIR: path.join(root, `${name}-outbox`),
               NEW_DEVICE_CONFIRMATION: "off",
               ...settings,
             },
@@ -86,6 +88,10 @@ describe("the composition root", () => {
         process.env = saved;
         await Promise.all(gates.map((gate) => gate.close()));
       }
+      // A's lock mailed its owner (a closed instance has sent what it promised), into A's own outbox.
+      const mailed = (name: string) =>
+        fs.existsSync(path.join(root, `${name}-outbox`)) ? fs.readdirSync(path.join(root, `${name}-outbox`)) : [];
+      expect([mailed("a").filter((file) => file.endsWith(".eml")).length, mailed("b").length]).toEqual([1, 0]);
     },
   );
 
