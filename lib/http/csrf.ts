@@ -25,7 +25,10 @@ type CsrfSettings = { http: Pick<AppConfig["http"], "publicUrl">; session: Pick<
  * takes such clients (`nonBrowser`: registration and the emailed links by script, as before this
  * rule) and its body is JSON, which even an old browser could not send from another site.
  * The token API for apps takes a request with no cookie from anywhere (`cookieless`): with no
- * cookie there is no ambient authority for another site to borrow.
+ * cookie there is no ambient authority for another site to borrow. The API's writes also take a
+ * request with a Bearer token whatever it carries besides (`bearer`): no browser adds that header
+ * on its own, and those routes then authenticate by the token alone (apiCaller,
+ * lib/auth/api-auth.ts: a bad token is a 401, never the cookie's session).
  */
 export type SenderVerdict = "allowed" | "cross_site" | "json_required";
 
@@ -37,11 +40,18 @@ export function sender(headers: HeaderReader, method: string, senders: Senders |
   if (method === "GET" || method === "HEAD" || method === "OPTIONS") return "allowed";
   if (senders?.anySite) return "allowed";
   if (senders?.cookieless && headers.get("cookie") === null) return "allowed";
+  if (senders?.bearer && BEARER.test(headers.get("authorization") ?? "")) return "allowed";
   if (headers.get("sec-fetch-site") !== null || headers.get("origin") !== null)
     return fromOwnPages(headers, config) ? "allowed" : "cross_site";
   if (!senders?.nonBrowser) return "cross_site";
   return isMediaType(headers.get("content-type"), "application/json") ? "allowed" : "json_required";
 }
+
+/**
+ * The Bearer scheme (any case, RFC 9110): a header only its holder's code writes. Basic is not
+ * one: a browser adds the credentials it was given for a site to every request there.
+ */
+const BEARER = /^bearer /i;
 
 type SenderSettings = { http: Pick<AppConfig["http"], "publicUrl"> };
 
