@@ -148,6 +148,25 @@ export class RouteLimits {
     return null;
   }
 
+  /**
+   * The CSRF rule refused this request (`senderRefused`, before any row): counted on the
+   * address's own `crossSiteRefusals`, never on the budgets its pages share. Past it the refusal
+   * is a 429, which the fast path then answers for such requests only. Null: refuse it as the
+   * rule says. An unknown address (a route with no address rows, behind plain `next start`) has no
+   * key to count on: its refusal is the rule's alone.
+   */
+  async refusedSender(method: string): Promise<Response | null> {
+    if (this.client.source === "unknown") return null;
+    const policy: PolicyName = "crossSiteRefusals";
+    const result = await this.gate.limiter.consume(policy, this.keyParts("address", ""), { trustedNetwork: this.trusted("address") });
+    this.gate.metrics.limitDecisions.inc({ policy, result: result.allowed ? "allowed" : "refused" });
+    // Fails open: a store outage leaves the rule's own refusal, which is no less a refusal.
+    if (result.allowed || result.storeFailed) return null;
+    logSecurity(this.gate, { route: this.path, outcome: "rate_limited", client: this.client, policy });
+    this.gate.fastPath.rememberRefusedSender(method, this.path, this.client, result);
+    return REFUSE[this.style](result);
+  }
+
   /** A request that ended before its account was known (a malformed body, say) pays the rows it put off. */
   async settle(): Promise<void> {
     const waiting = this.deferred;
@@ -314,8 +333,8 @@ function asNextRequest(incoming: Request): NextRequest {
 }
 
 /**
- * A route handler behind its row of ROUTE_RULES: the client address, the leading limits, the
- * CSRF rule's same-origin step (from the headers, before the body is read), then the handler. A
+ * A route handler behind its row of ROUTE_RULES: the client address, the CSRF rule's same-origin
+ * step (from the headers, before the body is read), the leading limits, then the handler. A
  * route with address limits and no trustworthy client address (plain
  * `next start`, which cannot see the socket) answers 503 rather than put everyone in one bucket.
  */
@@ -358,7 +377,7 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
     const lane = deviceLane && deviceId ? { policy: deviceLane, deviceId } : null;
     const limits = new RouteLimits(gate, client, path, rows, style, request.headers.get("user-agent"), stated ? locale : null, lane);
     try {
-      const refused = (await limits.leading()) ?? (await senderRefused(rule, request, limits));
+      const refused = (await senderRefused(rule, request, limits)) ?? (await limits.leading());
       if (refused) return refused;
       // Next.js always passes the context; a route with params is only ever called with it.
       const response = await handler(request, limits, context as C);
@@ -378,15 +397,25 @@ export function limited<C = unknown>(path: RoutePath, handler: Handler<C>): (req
 
 /**
  * The CSRF rule's same-origin step (lib/http/csrf.ts) as the route's row says, from the headers:
- * the refusal, or null. Before the body is read; after the address's rows, which another site's
- * request pays as any that reaches no account does (a flood of them meets the fast path).
+ * the refusal, or null. Before the body is read, and before the address's rows: another site's
+ * page open in the browsers of an office (one address) makes them post here, and were those posts
+ * counted there they would spend the office's budgets (its checks for new devices: everyone
+ * mailbox first). So they spend only `crossSiteRefusals`, which bounds a flood of them.
+ *
+ * Nothing is owed by skipping the rows. A refused request reaches no handler, no body, no
+ * account and no password check: the rows bound exactly that work. No row is deferred yet either
+ * (the device lane defers rows in `leading`, which has not run), so nothing is left for `settle`
+ * to charge, and a device cookie changes nothing here. And a client cannot get past a budget by
+ * naming another site: that only gets it refused; to be served it must name the app's own pages,
+ * and then it meets every row as before.
  */
 async function senderRefused(rule: RouteRule, request: NextRequest, limits: RouteLimits): Promise<Response | null> {
   const { gate } = limits;
   const verdict = sender(request.headers, request.method, rule.senders, gate.config);
   if (verdict === "allowed") return null;
   await request.body?.cancel().catch(() => {});
-  await limits.settle();
+  const spent = await limits.refusedSender(request.method);
+  if (spent) return spent;
   if (verdict === "json_required") return jsonRequired();
   gate.log.info({ event: "cross_site_write_refused", path: rule.path });
   return csrfRefused(rule.senders?.cookieless ? "api" : "page");

@@ -6,7 +6,8 @@ import { parseTrustedProxies, resolveClientAddress, type ClientAddress } from "@
 import { deviceTokenOfHeader } from "@/lib/http/cookies";
 import { Door, DOOR_EXEMPT_PATHS, eventLoopUtilisation, type UtilisationMeter } from "@/lib/http/door";
 import { doorPolicy } from "@/lib/http/door-rules";
-import { FastPathCache, type FastRoute, type HeaderReader } from "@/lib/http/fast-path";
+import { sender } from "@/lib/http/csrf";
+import { FastPathCache, type FastRoute, type HeaderReader, type SenderRoute } from "@/lib/http/fast-path";
 import { busy } from "@/lib/http/refusals";
 import { localized } from "@/lib/http/responses";
 import { ROUTE_RULES } from "@/lib/http/route-policies";
@@ -101,6 +102,26 @@ function fastRoutes(): FastRoute[] {
   );
 }
 
+/**
+ * Routes whose CSRF refusals, once the address's `crossSiteRefusals` are spent, the fast path
+ * answers: those with a limited write at a fixed path, for the requests their same-origin step
+ * refuses (the very rule of lib/http/csrf.ts, from the headers alone).
+ */
+function senderRoutes(settings: Settings): SenderRoute[] {
+  return ROUTE_RULES.flatMap((rule) =>
+    "limits" in rule && rule.method !== "GET" && !rule.path.includes("[") && !rule.senders?.anySite
+      ? [
+          {
+            method: rule.method,
+            path: rule.path,
+            style: rule.refusal,
+            refusedSender: (headers: HeaderReader) => sender(headers, rule.method, rule.senders, settings) !== "allowed",
+          },
+        ]
+      : [],
+  );
+}
+
 function buildFastPath(
   settings: Settings,
   deps: Deps,
@@ -125,6 +146,7 @@ function buildFastPath(
       say: (response, locale) => localized(response, locale, i18n.translator(locale)),
     },
     (headers) => signedDeviceToken(headers) !== null,
+    senderRoutes(settings),
   );
 }
 

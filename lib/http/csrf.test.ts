@@ -63,6 +63,19 @@ describe("the same-origin step, as a route's senders say", () => {
     expect(verdict({ ...json, ...own, cookie: "gatehouse-device=x" }, apps)).toBe("allowed");
   });
 
+  it("takes a Bearer token's request where the route says so, whatever cookie or site it names, and no other scheme", () => {
+    const api: Senders = { cookieless: "apps", bearer: "a Bearer token's write" };
+    const cookie = { cookie: "theme=dark" };
+    expect(verdict({ ...json, ...cookie, authorization: "Bearer abc" }, api)).toBe("allowed");
+    expect(verdict({ ...json, ...cookie, ...crossSite, authorization: "bearer abc" }, api)).toBe("allowed");
+    // A browser adds Basic credentials on its own; nor is a header that only starts with the word a Bearer token.
+    expect(verdict({ ...json, ...cookie, ...crossSite, authorization: "Basic dXNlcjpwYXNz" }, api)).toBe("cross_site");
+    expect(verdict({ ...json, ...cookie, authorization: "Bearerabc" }, api)).toBe("cross_site");
+    expect(verdict({ ...json, ...cookie }, api)).toBe("cross_site");
+    // Not where the route does not say so (it might read the cookie beside the token).
+    expect(verdict({ ...json, ...cookie, authorization: "Bearer abc" }, { cookieless: "apps" })).toBe("cross_site");
+  });
+
   it("takes anything where the route changes nothing of anyone's", () => {
     expect(verdict({ ...crossSite, cookie: "a=b" }, { anySite: "reports" })).toBe("allowed");
   });

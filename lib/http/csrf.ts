@@ -25,22 +25,38 @@ type CsrfSettings = { http: Pick<AppConfig["http"], "publicUrl">; session: Pick<
  * takes such clients (`nonBrowser`: registration and the emailed links by script, as before this
  * rule) and its body is JSON, which even an old browser could not send from another site.
  * The token API for apps takes a request with no cookie from anywhere (`cookieless`): with no
- * cookie there is no ambient authority for another site to borrow.
+ * cookie there is no ambient authority for another site to borrow. The API's writes also take a
+ * request with a Bearer token whatever it carries besides (`bearer`): no browser adds that header
+ * on its own, and those routes then authenticate by the token alone (apiCaller,
+ * lib/auth/api-auth.ts: a bad token is a 401, never the cookie's session).
  */
 export type SenderVerdict = "allowed" | "cross_site" | "json_required";
 
+/** Only the headers, read by name: server.mjs's fast path passes Node's parsed ones. */
+type HeaderReader = Pick<Headers, "get">;
+
 /** Step 1 for one request, from its method and headers: no body is read. */
-export function sender(headers: Headers, method: string, senders: Senders | undefined, config: CsrfSettings): SenderVerdict {
+export function sender(headers: HeaderReader, method: string, senders: Senders | undefined, config: SenderSettings): SenderVerdict {
   if (method === "GET" || method === "HEAD" || method === "OPTIONS") return "allowed";
   if (senders?.anySite) return "allowed";
-  if (senders?.cookieless && !headers.has("cookie")) return "allowed";
-  if (headers.has("sec-fetch-site") || headers.has("origin")) return fromOwnPages(headers, config) ? "allowed" : "cross_site";
+  if (senders?.cookieless && headers.get("cookie") === null) return "allowed";
+  if (senders?.bearer && BEARER.test(headers.get("authorization") ?? "")) return "allowed";
+  if (headers.get("sec-fetch-site") !== null || headers.get("origin") !== null)
+    return fromOwnPages(headers, config) ? "allowed" : "cross_site";
   if (!senders?.nonBrowser) return "cross_site";
   return isMediaType(headers.get("content-type"), "application/json") ? "allowed" : "json_required";
 }
 
+/**
+ * The Bearer scheme (any case, RFC 9110): a header only its holder's code writes. Basic is not
+ * one: a browser adds the credentials it was given for a site to every request there.
+ */
+const BEARER = /^bearer /i;
+
+type SenderSettings = { http: Pick<AppConfig["http"], "publicUrl"> };
+
 /** Whether the request comes from the app's own pages: Fetch Metadata, else the exact Origin. */
-export function fromOwnPages(headers: Headers, config: CsrfSettings): boolean {
+export function fromOwnPages(headers: HeaderReader, config: SenderSettings): boolean {
   return isSameOriginRequest(headers, appOrigin(config.http.publicUrl));
 }
 

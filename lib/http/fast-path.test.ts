@@ -126,4 +126,25 @@ describe("FastPathCache (the fast path's memory)", () => {
     expect(await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("10.15.66.63"))).not.toBeNull();
     expect(await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("10.0.0.0"))).toBeNull();
   });
+
+  it("answers an address's spent CSRF refusals for the requests the route's rule refuses only, never its own pages'", async () => {
+    let nowMs = 1_000_000;
+    const clientAddress = (headers: HeaderReader) => resolveClientAddress(headers, { trustedProxies: [], peerHeader: PEER });
+    const crossSite = (headers: HeaderReader) => headers.get("sec-fetch-site") === "cross-site";
+    const path = "/api/auth/callback/credentials";
+    const cache = new FastPathCache(ROUTES, clientAddress, () => nowMs, 1_000, true, undefined, undefined, undefined, [
+      { method: "POST", path, style: "browser", refusedSender: crossSite },
+    ]);
+    cache.rememberRefusedSender("POST", path, client("203.0.113.7"), refused(30_000));
+    const from = (site: string, peer = "203.0.113.7") => cache.answer("POST", path, headersFrom(peer, { "sec-fetch-site": site }));
+    expect((await from("cross-site"))?.status).toBe(429);
+    expect(await from("same-origin")).toBeNull();
+    expect(await from("cross-site", "203.0.113.8")).toBeNull();
+    // An address whose own budget is spent: its pages' requests are answered so, another site's go on to the rule.
+    cache.remember(path, client("203.0.113.9"), refused(30_000));
+    expect((await from("same-origin", "203.0.113.9"))?.status).toBe(429);
+    expect(await from("cross-site", "203.0.113.9")).toBeNull();
+    nowMs += 30_000;
+    expect(await from("cross-site")).toBeNull();
+  });
 });

@@ -29,6 +29,13 @@ export type FastPath = {
  */
 export type FastRoute = { method: string; path: RoutePath; style: RefusalStyle; deviceLane?: boolean };
 
+/**
+ * A route whose CSRF refusals past `crossSiteRefusals` are remembered (lib/auth/limited.ts), and
+ * `refusedSender`: whether a request is one its same-origin step refuses (from the headers, as
+ * the route decides it). Only such requests are answered here: the address's own pages never are.
+ */
+export type SenderRoute = { method: string; path: RoutePath; style: RefusalStyle; refusedSender: (headers: HeaderReader) => boolean };
+
 // A refusal's bytes change only when its Retry-After second does: each entry keeps the answer it
 // last rendered (and its gzip, made when first asked for), so a flood pays for a lookup, not a render.
 type Rendered = { seconds: number; locale: string; plain: FastAnswer; gzip?: FastAnswer };
@@ -53,6 +60,7 @@ export class FastPathCache implements FastPath {
   private readonly entries: LRUCache<string, Entry>;
   private readonly routes: ReadonlyMap<string, FastRoute>;
   private readonly styles: ReadonlyMap<RoutePath, RefusalStyle>;
+  private readonly senderRoutes: ReadonlyMap<string, SenderRoute>;
 
   constructor(
     routes: readonly FastRoute[],
@@ -69,9 +77,11 @@ export class FastPathCache implements FastPath {
     } = { of: () => "", say: (response) => response },
     /** Whether the request carries a device cookie whose signature holds (an HMAC, no read). */
     private readonly signedDevice: (headers: HeaderReader) => boolean = () => false,
+    senderRoutes: readonly SenderRoute[] = [],
   ) {
     this.routes = new Map(routes.map((route) => [`${route.method} ${route.path}`, route]));
     this.styles = new Map(routes.map((route) => [route.path, route.style]));
+    this.senderRoutes = new Map(senderRoutes.map((route) => [`${route.method} ${route.path}`, route]));
     // Bounded in entries and bytes; each entry forgets itself at its retry time.
     this.entries = new LRUCache<string, Entry>({
       max: maxEntries,
@@ -86,24 +96,29 @@ export class FastPathCache implements FastPath {
 
   /** Called when a route's first limit refused this client. */
   remember(path: RoutePath, client: ClientAddress, result: LimitResult) {
+    const style = this.styles.get(path);
+    if (style) this.keep(key(path, client), client, result, style);
+  }
+
+  /** Called when this client's CSRF refusals are spent (`crossSiteRefusals`) at `path`. */
+  rememberRefusedSender(method: string, path: RoutePath, client: ClientAddress, result: LimitResult) {
+    const route = this.senderRoutes.get(`${method} ${path}`);
+    if (route) this.keep(senderKey(path, client), client, result, route.style);
+  }
+
+  private keep(entryKey: string, client: ClientAddress, result: LimitResult, style: RefusalStyle) {
     const ttl = Math.ceil(result.retryAfterMs);
     // An outage's refusal is the fail mode's, not the limiter's: let each request ask again.
     // Malformed hops share one key that names no client: the limiter answers them, each one logged and counted.
     if (ttl <= 0 || result.storeFailed || client.source === "unknown" || client.source === "malformed") return;
-    const style = this.styles.get(path);
-    if (!style) return;
-    this.entries.set(key(path, client), { retryAtMs: this.clock() + ttl, result, style }, { ttl });
+    this.entries.set(entryKey, { retryAtMs: this.clock() + ttl, result, style }, { ttl });
   }
 
   async answer(method: string, url: string, headers: HeaderReader): Promise<FastAnswer | null> {
     if (this.entries.size === 0) return null;
-    const route = this.routes.get(`${method} ${url.split("?", 1)[0]}`);
-    if (!route) return null;
-    // The address's refusal is not the owner's: a known device goes on to its own lane.
-    if (route.deviceLane && this.signedDevice(headers)) return null;
-    const client = this.clientAddress(headers);
-    if (client.source === "unknown" || client.source === "malformed") return null;
-    const entry = this.entries.get(key(route.path, client));
+    const found = this.lookUp(`${method} ${url.split("?", 1)[0]}`, headers);
+    if (!found) return null;
+    const { path, entry } = found;
     const nowMs = this.clock();
     if (!entry || entry.retryAtMs <= nowMs) return null;
     const remainingMs = entry.retryAtMs - nowMs;
@@ -114,10 +129,29 @@ export class FastPathCache implements FastPath {
       entry.rendered = { seconds, locale, plain: await this.render(refusal) };
     }
     const rendered = entry.rendered;
-    this.onAnswer(route.path);
+    this.onAnswer(path);
     if (!takesGzip(headers.get("accept-encoding"))) return rendered.plain;
     rendered.gzip ??= gzipped(rendered.plain);
     return rendered.gzip;
+  }
+
+  /**
+   * The refusal remembered for this request: its CSRF refusals' where the route's same-origin step
+   * refuses it (never the address's budget, which such a request does not reach), else its
+   * address's where the route's first limit is the address's (never a known device's, which goes
+   * on to its own lane).
+   */
+  private lookUp(at: string, headers: HeaderReader): { path: RoutePath; entry: Entry | undefined } | null {
+    const senderRoute = this.senderRoutes.get(at);
+    const route = this.routes.get(at);
+    let entryKey: (path: RoutePath, client: ClientAddress) => string;
+    let path: RoutePath;
+    if (senderRoute?.refusedSender(headers)) [entryKey, path] = [senderKey, senderRoute.path];
+    else if (route && !(route.deviceLane && this.signedDevice(headers))) [entryKey, path] = [key, route.path];
+    else return null;
+    const client = this.clientAddress(headers);
+    if (client.source === "unknown" || client.source === "malformed") return null;
+    return { path, entry: this.entries.get(entryKey(path, client)) };
   }
 
   /** A refusal decided in front of Next.js (the door's 503), said in the request's language. */
@@ -165,4 +199,9 @@ function gzipped(answer: FastAnswer): FastAnswer {
 
 function key(path: RoutePath, client: ClientAddress): string {
   return `${path} ${client.key}`;
+}
+
+/** A separate entry: the address's CSRF refusals never answer its own pages' requests. */
+function senderKey(path: RoutePath, client: ClientAddress): string {
+  return `${path} ${client.key} sender`;
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { defaultPolicies } from "@/lib/rate-limit/policies";
 import { pathOfRouteFile, routeFilesOnDisk, rulesFor } from "@/tests/helpers/route-paths";
@@ -27,6 +28,17 @@ describe("route policy table", () => {
       for (const reason of Object.values(rule.senders ?? {})) expect(reason.length, rule.path).toBeGreaterThan(20);
       // A GET changes nothing: an exception there would say something untrue.
       if ("method" in rule && rule.method === "GET") expect(rule.senders, rule.path).toBeUndefined();
+    }
+  });
+
+  it("takes a Bearer request past the same-origin step only where the route authenticates by that token alone", () => {
+    const bearer = ROUTE_RULES.filter((rule) => rule.senders?.bearer).map((rule) => rule.path);
+    expect(bearer.sort()).toEqual(["/api/v1/download-tokens", "/api/v1/reports"]);
+    for (const rule of ROUTE_RULES.filter((candidate) => candidate.senders?.bearer)) {
+      const source = readFileSync(rule.file, "utf8");
+      // apiCaller reads the cookie only when no Authorization is sent (lib/auth/api-auth.ts).
+      expect(source, rule.file).toMatch(/apiCaller\(request, gate/);
+      expect(source, rule.file).not.toMatch(/cookie|liveSession|getServerSession/i);
     }
   });
 

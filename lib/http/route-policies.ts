@@ -37,12 +37,18 @@ export type RefusalStyle = "browser" | "api" | "drop";
  * - `cookieless`: any request that carries no cookie at all, from anywhere (the token API for
  *   apps: its authority is in the body or the Authorization header, nothing a browser adds on its
  *   own); a request with a cookie is held to the rule, as `nonBrowser` says for it.
+ * - `bearer`: also a request whose Authorization header is a Bearer token, whatever cookie it
+ *   carries and whatever site it names: no browser adds that header on its own (nor can another
+ *   site's page without a CORS preflight this app never grants). Only on a route that then
+ *   authenticates by that token alone (apiCaller, lib/auth/api-auth.ts: with an Authorization
+ *   header the cookie is never read, and a bad token is a 401), so the cookie's authority is not
+ *   borrowed.
  * - `anySite`: any request: the route reads no cookie and changes nothing of anyone's.
  */
 export type Senders =
-  | { nonBrowser: string; cookieless?: undefined; anySite?: undefined }
-  | { cookieless: string; nonBrowser?: string; anySite?: undefined }
-  | { anySite: string; nonBrowser?: undefined; cookieless?: undefined };
+  | { nonBrowser: string; cookieless?: undefined; bearer?: undefined; anySite?: undefined }
+  | { cookieless: string; nonBrowser?: string; bearer?: string; anySite?: undefined }
+  | { anySite: string; nonBrowser?: undefined; cookieless?: undefined; bearer?: undefined };
 
 /**
  * Every route handler under app/api, with the limits it applies, in the order they apply, or
@@ -85,6 +91,16 @@ const LINK_SCRIPTS: Senders = { nonBrowser: "a script may press an emailed link 
 const APPS: Senders = {
   cookieless: "an app authenticates with the body's credentials or its Bearer token, never with anything a browser adds",
   nonBrowser: "an app that keeps the browser's device cookie names no origin either",
+};
+
+/**
+ * The API's writes, by Bearer token or by the browser's session: the token from anywhere, with or
+ * without a cookie beside it (the route reads the cookie only when no Authorization is sent); the
+ * session from the app's own pages only.
+ */
+const API_WRITES: Senders = {
+  cookieless: "a Bearer token's write that carries no cookie at all: no ambient authority for another site to borrow",
+  bearer: "a Bearer token's write, whatever cookie the client keeps: apiCaller reads no cookie once Authorization is sent",
 };
 
 export const ROUTE_RULES: readonly RouteRule[] = [
@@ -280,7 +296,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/v1/reports",
     method: "POST",
     file: "app/api/v1/reports/route.ts",
-    senders: { cookieless: "a Bearer token's write; with a cookie it is the session's, from the app's own pages only" },
+    senders: API_WRITES,
     limits: [{ policy: "apiReports", key: "user" }],
     refusal: "api",
   },
@@ -493,7 +509,7 @@ export const ROUTE_RULES: readonly RouteRule[] = [
     path: "/api/v1/download-tokens",
     method: "POST",
     file: "app/api/v1/download-tokens/route.ts",
-    senders: { cookieless: "a Bearer token's write; with a cookie it is the session's, from the app's own pages only" },
+    senders: API_WRITES,
     limits: [{ policy: "apiDownloadTokens", key: "user" }],
     refusal: "api",
   },

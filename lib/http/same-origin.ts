@@ -4,7 +4,7 @@
  * an Origin equal to the app's. `same-site` is refused: a sibling subdomain shares SameSite=Lax
  * cookies, which is exactly the attack left open. OWASP CSRF Prevention Cheat Sheet.
  */
-export function isSameOriginRequest(headers: Headers, appOrigin: string): boolean {
+export function isSameOriginRequest(headers: Pick<Headers, "get">, appOrigin: string): boolean {
   const site = headers.get("sec-fetch-site");
   if (site !== null) return site === "same-origin";
   const origin = headers.get("origin");

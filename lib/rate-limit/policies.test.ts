@@ -78,6 +78,7 @@ describe("defaultPolicies", () => {
       { name: "api", kind: "token-bucket", spec: "120/1m,20/1s", failMode: "open" },
       { name: "accountChanges", kind: "token-bucket", spec: "10/1m", failMode: "closed" },
       { name: "cspReport", kind: "token-bucket", spec: "60/1m", failMode: "open" },
+      { name: "crossSiteRefusals", kind: "token-bucket", spec: "20/1m", failMode: "open" },
       { name: "knownDeviceLane", kind: "token-bucket", spec: "10/1h", failMode: "closed" },
       { name: "passwordForgot", kind: "token-bucket", spec: "20/1h", failMode: "closed" },
       { name: "passwordForgotUsername", kind: "token-bucket", spec: "3/1h", failMode: "closed" },

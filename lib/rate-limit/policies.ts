@@ -44,6 +44,7 @@ export type PolicyName =
   | "api"
   | "accountChanges"
   | "cspReport"
+  | "crossSiteRefusals"
   | "knownDeviceLane"
   | "passwordForgot"
   | "passwordForgotUsername"
@@ -254,6 +255,15 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
       "Content-Security-Policy reports per client address, in a bucket of their own: browsers send them on " +
       "their own, so they must never spend a user's sign-in or API quota. Fails open.",
   },
+  crossSiteRefusals: {
+    failMode: "open",
+    description:
+      "Requests per client address that the CSRF rule refused (another site's post, or one that names no origin " +
+      "where the route wants the app's own pages), counted only on refusal and before any other limit, so another " +
+      "site's page open in an office's browsers spends none of that address's budgets. Past it the refusal is a " +
+      "429 that the fast path answers for such requests only, never for the address's own pages. Fails open: the " +
+      "request is refused all the same.",
+  },
   knownDeviceLane: {
     failMode: "closed",
     description:
@@ -413,6 +423,7 @@ const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   api: "120/1m,20/1s",
   accountChanges: "10/1m",
   cspReport: "60/1m",
+  crossSiteRefusals: "20/1m",
   knownDeviceLane: "10/1h",
   passwordForgot: "20/1h",
   passwordForgotUsername: "3/1h",
@@ -454,6 +465,7 @@ export const policyEnvVars = Object.freeze({
   api: "RATE_LIMIT_API",
   accountChanges: "RATE_LIMIT_ACCOUNT_CHANGES",
   cspReport: "RATE_LIMIT_CSP_REPORT",
+  crossSiteRefusals: "RATE_LIMIT_CROSS_SITE_REFUSALS",
   knownDeviceLane: "RATE_LIMIT_KNOWN_DEVICE_LANE",
   passwordForgot: "RATE_LIMIT_PASSWORD_FORGOT",
   passwordForgotUsername: "RATE_LIMIT_PASSWORD_FORGOT_USERNAME",

@@ -424,18 +424,59 @@ export function crowdShapes(label: string, makeDatabase: () => Promise<TestDatab
         expect(checks.verified()).toBe(1);
       });
 
-      it("counts malformed, body-less and cross-site requests as the address's failures, with or without a device cookie", async () => {
+      it("counts malformed and body-less requests as the address's failures, with or without a device cookie; another site's, none", async () => {
         const office = freshAddress();
         const [owner] = await staff(1);
         const cookie = await knownDevice(owner!, office);
-        // A body-less POST with the cookie reaches no account: it pays the address on its way out,
-        // as does one the CSRF rule refuses before the body.
+        // A body-less POST with the cookie reaches no account: it pays the address on its way out.
         for (let i = 0; i < 10; i++) expect((await bodyless(office, cookie)).status).toBe(415);
+        // One the CSRF rule refuses pays none of the address's rows: it is refused before them.
         for (let i = 0; i < 10; i++) expect((await bodyless(office, cookie, "cross-site")).status).toBe(403);
-        for (let i = 0; i < 10; i++) expect((await bodyless(office)).status).toBe(415);
+        for (let i = 0; i < 20; i++) expect((await bodyless(office)).status).toBe(415);
         const refused = await bodyless(office);
         expect(refused.status).toBe(429);
         expect(refused.headers.get("Retry-After")).not.toBeNull();
+      });
+
+      it("spends none of the office's budgets for another site's posts from its browsers, with a live session or none", async () => {
+        const office = freshAddress();
+        const [owner, insider, ...targets] = await staff(8);
+        // A staffer's live session, as the attacker's page finds it in that browser.
+        const session = sessionPairOf(await browserSignIn(insider!, PASSWORD, { address: freshAddress() }))!;
+        expect(session).not.toBeNull();
+        checks.reset();
+        const foreign = { "sec-fetch-site": "cross-site", origin: "https://evil.example" };
+        for (const [i, email] of targets.entries()) {
+          const cookie = i % 2 === 0 ? session : undefined;
+          expect((await signInWith(email, "Summer2026!", { address: office, cookie, headers: foreign })).status).toBe(403);
+          expect((await tokenSignIn(email, "Summer2026!", { address: office, headers: { ...foreign, cookie: session } })).status).toBe(403);
+        }
+        expect(checks.verified()).toBe(0);
+        // The office's own pages, after: its newcomer gets in with no mailed code...
+        expect((await browserSignIn(owner!, PASSWORD, { address: office })).status).toBe(200);
+        // ...and its 5 checks for new devices are all still there (before the fix the 12 posts had spent them).
+        const answers = [];
+        for (const email of targets.slice(0, 6)) answers.push(await browserSignIn(email, "Summer2026!", { address: office }));
+        for (const res of answers.slice(0, 5)) expect(await bodyOf(res)).toMatchObject({ error: "invalid_credentials" });
+        await expectMailboxFirst(answers[5]!);
+      });
+
+      it("bounds a flood of another site's posts from one address in a bucket of their own, answered early for such posts only", async () => {
+        const flooder = freshAddress();
+        const [owner] = await staff(1);
+        // crossSiteRefusals' default, 20 a minute.
+        const capacity = 20;
+        const statuses = [];
+        for (let i = 0; i < capacity + 3; i++) statuses.push((await bodyless(flooder, undefined, "cross-site")).status);
+        expect(statuses.slice(0, capacity).every((status) => status === 403)).toBe(true);
+        expect(statuses.slice(capacity)).toEqual([429, 429, 429]);
+        // The fast path answers the next cross-site post from that address before Next.js...
+        const early = (site: string) =>
+          gate.fastPath.answer("POST", "/api/auth/callback/credentials", new Headers({ [PEER_HEADER]: flooder, "sec-fetch-site": site }));
+        expect((await early("cross-site"))?.status).toBe(429);
+        // ...and never one from the app's own pages: the flood cost the address's own sign-ins nothing.
+        expect(await early("same-origin")).toBeNull();
+        expect((await browserSignIn(owner!, PASSWORD, { address: flooder })).status).toBe(200);
       });
 
       it("does not let one account's device cookie pass the address's limit for another account", async () => {

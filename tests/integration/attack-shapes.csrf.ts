@@ -14,6 +14,7 @@ import {
   tokenSignIn,
 } from "../helpers/browser";
 import { freshAddress, PEER_HEADER } from "../helpers/peer";
+import { apiTokenFor } from "../helpers/tokens";
 import { pathOfRouteFile, routeFilesOnDisk } from "../helpers/route-paths";
 
 type Gate = import("@/lib/app").Gatehouse;
@@ -230,6 +231,75 @@ export function csrfShapes(current: () => { gate: Gate; checks: Checks }) {
         expect((await register(post("text/plain"))).status).toBe(415);
         expect((await register(post("application/x-www-form-urlencoded"))).status).toBe(415);
         expect((await register(post("application/json"))).status).toBe(202);
+      });
+    });
+
+    describe("the API's writes by Bearer token: the token is the whole authority there, never the cookie", () => {
+      const BEARER_WRITES = ["/api/v1/reports", "/api/v1/download-tokens"] as const;
+      let cookie: string;
+      let token: string;
+      let userId: string;
+      let reportId: string;
+      beforeAll(async () => {
+        cookie = await signedInBrowser("csrf-out@example.com", PASSWORD);
+        userId = (await current().gate.prisma.user.findUniqueOrThrow({ where: { email: "csrf-out@example.com" } })).id;
+        token = await apiTokenFor(current().gate, userId);
+        reportId = (await current().gate.prisma.report.create({ data: { userId, content: {} } })).id;
+      });
+
+      const write = async (path: (typeof BEARER_WRITES)[number], headers: Record<string, string>) => {
+        const route = (await import(`@/app${path}/route`)) as { POST: Handler };
+        return route.POST(
+          new NextRequest(`http://localhost${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", [PEER_HEADER]: freshAddress(), ...headers },
+            body: JSON.stringify({ report_id: reportId }),
+          }),
+        );
+      };
+      /** What the account's writes left: its reports and download tokens. */
+      const reportsOf = async () =>
+        (await current().gate.prisma.report.count({ where: { userId } })) +
+        (await current().gate.prisma.downloadToken.count({ where: { userId } }));
+
+      it.each(BEARER_WRITES)(
+        "takes %s with a Bearer token from a client that keeps an unrelated cookie and names no origin",
+        async (path) => {
+          const res = await write(path, { authorization: `Bearer ${token}`, cookie: "theme=dark; gatehouse-device=x" });
+          expect(res.status).toBe(201);
+        },
+      );
+
+      it.each(BEARER_WRITES)("still refuses another site's %s that carries the browser's session and no Authorization", async (path) => {
+        const before = await reportsOf();
+        const sites: Record<string, string>[] = [{ "sec-fetch-site": "cross-site" }, { origin: "https://evil.example" }, {}];
+        for (const headers of sites) {
+          const res = await write(path, { ...headers, cookie });
+          expect(res.status, JSON.stringify(headers)).toBe(403);
+          expect(((await res.json()) as { error: string }).error).toBe("csrf_invalid");
+        }
+        expect(await reportsOf()).toBe(before);
+      });
+
+      it.each(BEARER_WRITES)("never takes a bad Bearer token on %s as the session cookie's user, from any site", async (path) => {
+        const before = await reportsOf();
+        const sites: Record<string, string>[] = [
+          { "sec-fetch-site": "cross-site" },
+          { origin: "https://evil.example" },
+          {},
+          { "sec-fetch-site": "same-origin" },
+        ];
+        for (const headers of sites) {
+          for (const authorization of ["Bearer not-a-token", "Bearer ", "bearer " + token]) {
+            const res = await write(path, { ...headers, cookie, authorization });
+            expect([401, 403], `${authorization} ${JSON.stringify(headers)}`).toContain(res.status);
+            expect(res.status).not.toBe(201);
+          }
+        }
+        // Another scheme is no Bearer token: a browser may add Basic credentials on its own.
+        const basic = await write(path, { "sec-fetch-site": "cross-site", cookie, authorization: "Basic dXNlcjpwYXNz" });
+        expect(basic.status).toBe(403);
+        expect(await reportsOf()).toBe(before);
       });
     });
 
