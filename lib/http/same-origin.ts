@@ -13,9 +13,17 @@ export function isSameOriginRequest(headers: Pick<Headers, "get">, appOrigin: st
 
 /** The origin of NEXTAUTH_URL, or next-auth's own fallback when it is unset (development, tests). */
 export function appOrigin(nextAuthUrl: string | undefined): string {
+  // Asked on every write (the CSRF rule, the fast path's cross-site memory) with the same setting:
+  // the last answer is kept, so a flood pays for a comparison, not a URL parse.
+  if (lastOrigin !== null && lastOrigin.url === nextAuthUrl) return lastOrigin.origin;
+  let origin: string;
   try {
-    return new URL(nextAuthUrl ?? "http://localhost:3000").origin;
+    origin = new URL(nextAuthUrl ?? "http://localhost:3000").origin;
   } catch {
-    return "http://localhost:3000";
+    origin = "http://localhost:3000";
   }
+  lastOrigin = { url: nextAuthUrl, origin };
+  return origin;
 }
+
+let lastOrigin: { url: string | undefined; origin: string } | null = null;
