@@ -28,6 +28,7 @@ import {
   STARTED_SYMBOL,
 } from "./lib/server-contract.mjs";
 import { leftSignal, whenDone } from "./lib/http/response-done.mjs";
+import { requestPath } from "./lib/http/request-path.mjs";
 import { connectionGuard, effectiveCap, openFilesSoftLimit } from "./lib/http/connections.mjs";
 
 /** @typedef {{ get(name: string): string | null }} HeaderReader */
@@ -133,12 +134,16 @@ async function serve(req, res) {
   if (home) return answerEarly(req, res, { status: 308, headers: { Location: home, "Cache-Control": "no-store" }, body: "" });
   // While draining, each answer closes its connection, so the server can close once they are done.
   if (stopping) res.setHeader("Connection", "close");
+  // The path as Next.js routes it, worked out once: every match below is by it, so no spelling of
+  // a path (`/./`, `%2e`, a fragment) reaches the same route by a costlier way.
+  const path = requestPath(req.url ?? "/");
+  if (path === null) return answerEarly(req, res, NO_PATH);
   // A refusal the limiter already decided for this address and route is answered here, without
   // entering Next.js: a flood of refused requests then costs little more than a bare 429.
   const headers = headerReader(req.headers);
   const fast = shared[FAST_PATH_SYMBOL];
   if (fast) {
-    const hit = await fast.answer(req.method ?? "", req.url ?? "", headers).catch(() => null);
+    const hit = await fast.answer(req.method ?? "", path, headers).catch(() => null);
     if (hit) return answerEarly(req, res, hit);
   }
   // While the event loop is busy, a request without a known device waits here before Next.js reads
@@ -146,7 +151,7 @@ async function serve(req, res) {
   const door = shared[DOOR_SYMBOL];
   if (door) {
     // The signal only for a request that may wait: an AbortController per request cost about 1% of a never-seen address's CPU.
-    const pass = await door.enter(req.method ?? "", req.url ?? "", headers, () => leftSignal(req, res));
+    const pass = await door.enter(req.method ?? "", path, headers, () => leftSignal(req, res));
     if (pass.kind === "gone") return;
     if (pass.kind === "busy") return answerEarly(req, res, pass.answer);
     // The client may have left while the door looked its device up (a pipelined request's
@@ -157,10 +162,21 @@ async function serve(req, res) {
   // A route that published its handler is answered by it here, as Next.js would have called it,
   // without Next.js's router (docs/decisions/0042): a never-seen address's sign-in costs what
   // Gatehouse's layers cost, not Next.js's per-request work on top.
-  const inFront = shared[IN_FRONT_SYMBOL]?.get(`${req.method} ${(req.url ?? "").split("?", 1)[0]}`);
+  const inFront = shared[IN_FRONT_SYMBOL]?.get(`${req.method} ${path}`);
   if (inFront) return answerEarly(req, res, await inFront(req));
   await handle(req, res);
 }
+
+/**
+ * A request target that is no path (`*`, or not a URL): Next.js threw on it, a 500 and a stack trace
+ * in the log for each one.
+ * @type {FastAnswer}
+ */
+const NO_PATH = {
+  status: 400,
+  headers: { "Content-Type": "application/json", "Cache-Control": "no-store" },
+  body: JSON.stringify({ error: "invalid_request", message: "The request's target is not a path." }),
+};
 
 /**
  * An answer decided in front of Next.js; the body is not read, or no more of it (a route answered

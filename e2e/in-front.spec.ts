@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { request as playwrightRequest } from "@playwright/test";
@@ -96,4 +97,36 @@ test.describe("the sign-in answered in front of Next.js", () => {
     expect(put.status()).toBe(405);
     await client.dispose();
   });
+
+  // Playwright's client normalises a URL before sending it; these go as written, over a socket.
+  test("answers a dot-segment spelling in front too, and a target that is no path with a 400", async () => {
+    const before = inFront();
+    const form = "email=nobody%40example.com&password=wrong&altcha=&json=true";
+    const raw = (target: string) =>
+      rawRequest(
+        instance.baseURL,
+        `POST ${target} HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 198.51.100.44\r\nSec-Fetch-Site: same-origin\r\n` +
+          `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\nConnection: close\r\n\r\n${form}`,
+      );
+    for (const target of ["/api/auth/callback/./credentials", "/api/auth/x/../callback/credentials", "/api/auth/callback/%2e/credentials"])
+      expect(await raw(target), target).toMatch(/^HTTP\/1\.1 400 /);
+    expect(inFront()).toBe(before + 3);
+    const star = await raw("*");
+    expect(star).toMatch(/^HTTP\/1\.1 400 /);
+    expect(star).toContain('"error":"invalid_request"');
+    expect(instance.output()).not.toContain("Invalid URL");
+  });
 });
+
+/** Sends `text` as it is and reads the whole answer (the request asks to close). */
+function rawRequest(baseURL: string, text: string): Promise<string> {
+  const { hostname, port } = new URL(baseURL);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => socket.end(text));
+    let answer = "";
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => (answer += chunk));
+    socket.on("end", () => resolve(answer));
+    socket.on("error", reject);
+  });
+}

@@ -11,7 +11,7 @@ export const DEV_SERVER_SYMBOL = Symbol.for("gatehouse.devServer");
 export const FAST_PATH_SYMBOL = Symbol.for("gatehouse.fastPath");
 /** The door (lib/http/door.ts): strangers wait there while the event loop is busy. */
 export const DOOR_SYMBOL = Symbol.for("gatehouse.door");
-/** Routes server.mjs answers itself, with the route's own handler (lib/http/in-front.ts). */
+/** Routes server.mjs answers itself, with the route's own handler (lib/auth/in-front.ts). */
 export const IN_FRONT_SYMBOL = Symbol.for("gatehouse.inFront");
 export const LIFECYCLE_SYMBOL = Symbol.for("gatehouse.lifecycle");
 /** server.mjs puts a resolve function here and listens only once lib/lifecycle calls it (the app started). */

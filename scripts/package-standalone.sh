@@ -27,11 +27,12 @@ cp -a .next/standalone/. "$dest"/
 # and drains on SIGTERM, none of which Next's generated server.js does.
 rm -f "$dest/server.js"
 cp server.mjs "$dest/server.mjs"
-# The names server.mjs shares with the app (the app's copy is compiled into the build), and the
-# module it tells a finished response by.
+# The names server.mjs shares with the app (the app's copy is compiled into the build), the
+# module it tells a finished response by, and the one it reads a request's path with.
 mkdir -p "$dest/lib/http"
 cp lib/server-contract.mjs "$dest/lib/server-contract.mjs"
 cp lib/http/response-done.mjs "$dest/lib/http/response-done.mjs"
+cp lib/http/request-path.mjs "$dest/lib/http/request-path.mjs"
 # Next may copy the build machine's .env files; an instance's environment is its own env file.
 rm -f "$dest"/.env "$dest"/.env.*
 mkdir -p "$dest/.next"
@@ -47,6 +48,7 @@ for required in \
   .next/required-server-files.json \
   lib/server-contract.mjs \
   lib/http/response-done.mjs \
+  lib/http/request-path.mjs \
   node_modules/next/package.json \
   prisma/migrations/migration_lock.toml \
   node_modules/@electric-sql/pglite/dist/pglite.wasm \

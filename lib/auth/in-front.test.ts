@@ -61,11 +61,26 @@ describe("answeredInFront", () => {
     const plain = await published()!(nodeRequest({ host: "gate.example" }, ""));
     expect(plain.headers["set-cookie"]).toEqual(["session=s; Path=/; HttpOnly", "device=d; Path=/; HttpOnly"]);
     expect(plain.headers["x-content-type-options"] ?? plain.headers["X-Content-Type-Options"]).toBe("nosniff");
-    expect(plain.headers.vary).toContain("Accept-Encoding");
-    expect(plain.headers["content-encoding"]).toBeUndefined();
+    expect(plain.headers.Vary).toContain("Accept-Encoding");
+    expect(plain.headers["Content-Encoding"]).toBeUndefined();
     const zipped = await published()!(nodeRequest({ host: "gate.example", "accept-encoding": "gzip, br" }, ""));
-    expect(zipped.headers["content-encoding"]).toBe("gzip");
+    expect(zipped.headers["Content-Encoding"]).toBe("gzip");
     expect(gunzipSync(zipped.body).toString()).toBe(plain.body);
+    // Refused with q=0, or not named at all: the plain body (RFC 9110 12.5.3).
+    for (const refused of ["gzip;q=0, identity", "br", "*;q=0"])
+      expect(
+        (await published()!(nodeRequest({ host: "gate.example", "accept-encoding": refused }, ""))).headers["Content-Encoding"],
+      ).toBeUndefined();
+    expect((await published()!(nodeRequest({ host: "gate.example", "accept-encoding": "*" }, ""))).headers["Content-Encoding"]).toBe(
+      "gzip",
+    );
+  });
+
+  it("lets a route's own header replace a default of the same name, as Next.js does", async () => {
+    answeredInFront("POST", PATH, async () => Response.json({}, { headers: { "x-frame-options": "SAMEORIGIN" } }));
+    const answer = await published()!(nodeRequest({ host: "gate.example" }, ""));
+    expect(Object.keys(answer.headers).filter((name) => name.toLowerCase() === "x-frame-options")).toEqual(["x-frame-options"]);
+    expect(answer.headers["x-frame-options"]).toBe("SAMEORIGIN");
   });
 
   it("survives a Host that is no host name", async () => {

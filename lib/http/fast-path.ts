@@ -177,24 +177,48 @@ export async function nextLikeAnswer(
 ): Promise<FastAnswer> {
   const answer: FastAnswer = {
     status: response.status,
-    headers: { ...apiSecurityHeaders(production), vary: NEXT_VARY },
+    headers: { ...apiSecurityHeaders(production), Vary: NEXT_VARY },
     body: await response.text(),
   };
+  // The route's own header replaces a default of the same name, whatever its case, as Node's
+  // setHeader does for Next.js.
   response.headers.forEach((value, name) => {
-    if (name !== "set-cookie") answer.headers[name] = value;
+    if (name !== "set-cookie") setHeader(answer.headers, name, value);
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) answer.headers["set-cookie"] = cookies;
   return takesGzip(acceptEncoding) ? gzipped(answer) : answer;
 }
 
+function setHeader(headers: FastAnswer["headers"], name: string, value: string | string[]): void {
+  for (const existing of Object.keys(headers)) if (existing.toLowerCase() === name.toLowerCase()) delete headers[existing];
+  headers[name] = value;
+}
+
+/**
+ * Whether the client takes gzip (RFC 9110 12.5.3): named, or by `*`, with a weight above 0, so
+ * `gzip;q=0` gets the plain body, as from Next.js's compression.
+ */
 function takesGzip(acceptEncoding: string | string[] | null | undefined): boolean {
-  const value = Array.isArray(acceptEncoding) ? acceptEncoding.join(", ") : acceptEncoding;
-  return /\bgzip\b/i.test(value ?? "");
+  const value = Array.isArray(acceptEncoding) ? acceptEncoding.join(",") : (acceptEncoding ?? "");
+  let gzip: number | null = null;
+  let any: number | null = null;
+  for (const part of value.split(",")) {
+    const [coding = "", ...parameters] = part.split(";").map((piece) => piece.trim().toLowerCase());
+    const q = parameters.find((parameter) => parameter.startsWith("q="));
+    const weight = q === undefined ? 1 : Number(q.slice(2));
+    if (coding === "gzip" || coding === "x-gzip") gzip = weight;
+    else if (coding === "*") any = weight;
+  }
+  const weight = gzip ?? any ?? 0;
+  return Number.isFinite(weight) && weight > 0;
 }
 
 function gzipped(answer: FastAnswer): FastAnswer {
-  return { ...answer, headers: { ...answer.headers, "content-encoding": "gzip" }, body: gzipSync(answer.body) };
+  const headers = { ...answer.headers };
+  for (const name of Object.keys(headers)) if (name.toLowerCase() === "content-length") delete headers[name];
+  setHeader(headers, "Content-Encoding", "gzip");
+  return { ...answer, headers, body: gzipSync(answer.body) };
 }
 
 function key(path: RoutePath, client: ClientAddress): string {
