@@ -61,8 +61,6 @@ export class FastPathCache implements FastPath {
   private readonly routes: ReadonlyMap<string, FastRoute>;
   private readonly styles: ReadonlyMap<RoutePath, RefusalStyle>;
   private readonly senderRoutes: ReadonlyMap<string, SenderRoute>;
-  /** When the last CSRF refusal remembered runs out: until then a request's sender is asked. */
-  private senderRefusalsUntilMs = 0;
 
   constructor(
     routes: readonly FastRoute[],
@@ -105,18 +103,15 @@ export class FastPathCache implements FastPath {
   /** Called when this client's CSRF refusals are spent (`crossSiteRefusals`) at `path`. */
   rememberRefusedSender(method: string, path: RoutePath, client: ClientAddress, result: LimitResult) {
     const route = this.senderRoutes.get(`${method} ${path}`);
-    if (route && this.keep(senderKey(path, client), client, result, route.style))
-      this.senderRefusalsUntilMs = Math.max(this.senderRefusalsUntilMs, this.clock() + Math.ceil(result.retryAfterMs));
+    if (route) this.keep(senderKey(path, client), client, result, route.style);
   }
 
-  /** Keeps a refusal until its retry time; false when it is not one to keep. */
-  private keep(entryKey: string, client: ClientAddress, result: LimitResult, style: RefusalStyle): boolean {
+  private keep(entryKey: string, client: ClientAddress, result: LimitResult, style: RefusalStyle) {
     const ttl = Math.ceil(result.retryAfterMs);
     // An outage's refusal is the fail mode's, not the limiter's: let each request ask again.
     // Malformed hops share one key that names no client: the limiter answers them, each one logged and counted.
-    if (ttl <= 0 || result.storeFailed || client.source === "unknown" || client.source === "malformed") return false;
+    if (ttl <= 0 || result.storeFailed || client.source === "unknown" || client.source === "malformed") return;
     this.entries.set(entryKey, { retryAtMs: this.clock() + ttl, result, style }, { ttl });
-    return true;
   }
 
   async answer(method: string, url: string, headers: HeaderReader): Promise<FastAnswer | null> {
@@ -147,9 +142,7 @@ export class FastPathCache implements FastPath {
    * on to its own lane).
    */
   private lookUp(at: string, headers: HeaderReader): { path: RoutePath; entry: Entry | undefined } | null {
-    // The sender is read only while some CSRF refusal is remembered: a flood of the app's own
-    // pages' requests (the usual refused sign-in) then pays for none of it.
-    const senderRoute = this.senderRefusalsUntilMs > this.clock() ? this.senderRoutes.get(at) : undefined;
+    const senderRoute = this.senderRoutes.get(at);
     const route = this.routes.get(at);
     let entryKey: (path: RoutePath, client: ClientAddress) => string;
     let path: RoutePath;
