@@ -76,11 +76,15 @@ describe("answeredInFront", () => {
     );
   });
 
-  it("lets a route's own header replace a default of the same name, as Next.js does", async () => {
-    answeredInFront("POST", PATH, async () => Response.json({}, { headers: { "x-frame-options": "SAMEORIGIN" } }));
+  it("merges the route's headers as Next.js does: next.config's stay, its Vary is added, its framing dropped", async () => {
+    answeredInFront("POST", PATH, async () =>
+      Response.json({}, { headers: { "x-frame-options": "SAMEORIGIN", vary: "Origin", "content-length": "99" } }),
+    );
     const answer = await published()!(nodeRequest({ host: "gate.example" }, ""));
-    expect(Object.keys(answer.headers).filter((name) => name.toLowerCase() === "x-frame-options")).toEqual(["x-frame-options"]);
-    expect(answer.headers["x-frame-options"]).toBe("SAMEORIGIN");
+    expect(Object.keys(answer.headers).filter((name) => name.toLowerCase() === "x-frame-options")).toEqual(["X-Frame-Options"]);
+    expect(answer.headers["X-Frame-Options"]).toBe("DENY");
+    expect(answer.headers.Vary).toEqual([expect.stringContaining("Accept-Encoding"), "Origin"]);
+    expect(Object.keys(answer.headers).map((name) => name.toLowerCase())).not.toContain("content-length");
   });
 
   it("survives a Host that is no host name", async () => {

@@ -49,7 +49,9 @@ function asNextRequest(incoming: NodeRequest): NextRequest {
   }
   const host =
     typeof incoming.headers.host === "string" && URL.canParse(`http://${incoming.headers.host}`) ? incoming.headers.host : "localhost";
-  return new NextRequest(new URL(incoming.url ?? "/", `http://${host}`), {
+  // server.mjs answers only origin-form targets in front (lib/http/request-path.mjs); anything else is "/".
+  const target = incoming.url?.startsWith("/") && !incoming.url.startsWith("//") ? incoming.url : "/";
+  return new NextRequest(new URL(target, `http://${host}`), {
     method: incoming.method,
     headers,
     body: incoming as unknown as ReadableStream<Uint8Array>,

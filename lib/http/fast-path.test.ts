@@ -130,6 +130,27 @@ describe("FastPathCache (the fast path's memory)", () => {
       expect((await cache.answer("POST", requestPath(url)!, headersFrom("203.0.113.7")))?.status, url).toBe(429);
   });
 
+  // The second attacker review: another site's request never meets the address's budget (the route
+  // answers it 403 and counts it on crossSiteRefusals), so the address's refusal must not answer it.
+  it("lets another site's request from a refused address go on to the CSRF rule, none of its refusals remembered", async () => {
+    const crossSite = (headers: HeaderReader) => headers.get("sec-fetch-site") === "cross-site";
+    const cache = new FastPathCache(
+      [{ method: "POST", path: "/api/auth/callback/credentials", style: "browser" }],
+      (headers) => resolveClientAddress(headers, { trustedProxies: [], peerHeader: PEER }),
+      () => 1_000_000,
+      1_000,
+      true,
+      undefined,
+      undefined,
+      undefined,
+      [{ method: "POST", path: "/api/auth/callback/credentials", style: "browser", refusedSender: crossSite }],
+    );
+    cache.remember("/api/auth/callback/credentials", client("203.0.113.9"), refused(30_000));
+    const headers = new Headers({ [PEER]: "203.0.113.9", "sec-fetch-site": "cross-site" });
+    expect(await cache.answer("POST", "/api/auth/callback/credentials", headers)).toBeNull();
+    expect((await cache.answer("POST", "/api/auth/callback/credentials", new Headers({ [PEER]: "203.0.113.9" })))?.status).toBe(429);
+  });
+
   it("stays bounded under 1,000,000 refused addresses", async () => {
     const { cache } = setup({ maxEntries: 10_000 });
     const heapBefore = process.memoryUsage().heapUsed;

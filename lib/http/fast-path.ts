@@ -180,20 +180,23 @@ export async function nextLikeAnswer(
     headers: { ...apiSecurityHeaders(production), Vary: NEXT_VARY },
     body: await response.text(),
   };
-  // The route's own header replaces a default of the same name, whatever its case, as Node's
-  // setHeader does for Next.js.
+  // As Next.js's sendResponse merges them: a header routing set (next.config's) stays, the route's
+  // Vary and challenges are added beside it, and the route's framing headers are dropped.
   response.headers.forEach((value, name) => {
-    if (name !== "set-cookie") setHeader(answer.headers, name, value);
+    if (name === "set-cookie" || FRAMING.has(name)) return;
+    const existing = Object.keys(answer.headers).find((known) => known.toLowerCase() === name);
+    if (existing === undefined) answer.headers[name] = value;
+    else if (ADDED.has(name)) answer.headers[existing] = [answer.headers[existing]!, value].flat();
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) answer.headers["set-cookie"] = cookies;
   return takesGzip(acceptEncoding) ? gzipped(answer) : answer;
 }
 
-function setHeader(headers: FastAnswer["headers"], name: string, value: string | string[]): void {
-  for (const existing of Object.keys(headers)) if (existing.toLowerCase() === name.toLowerCase()) delete headers[existing];
-  headers[name] = value;
-}
+/** Headers Next.js appends to what routing set, rather than leaving the route's out. */
+const ADDED = new Set(["vary", "www-authenticate", "proxy-authenticate"]);
+/** A route's framing, which Next.js drops: Node frames the answer it sends. */
+const FRAMING = new Set(["content-length", "content-encoding", "transfer-encoding"]);
 
 /**
  * Whether the client takes gzip (RFC 9110 12.5.3): named, or by `*`, with a weight above 0, so
@@ -212,6 +215,11 @@ function takesGzip(acceptEncoding: string | string[] | null | undefined): boolea
   }
   const weight = gzip ?? any ?? 0;
   return Number.isFinite(weight) && weight > 0;
+}
+
+function setHeader(headers: FastAnswer["headers"], name: string, value: string): void {
+  for (const existing of Object.keys(headers)) if (existing.toLowerCase() === name.toLowerCase()) delete headers[existing];
+  headers[name] = value;
 }
 
 function gzipped(answer: FastAnswer): FastAnswer {
