@@ -89,8 +89,12 @@ describe("answeredInFront", () => {
 
   it("survives a Host that is no host name", async () => {
     answeredInFront("POST", PATH, async (request) => Response.json({ url: request.url }));
-    const answer = await published()!(nodeRequest({ host: "bad host/@" }, ""));
-    expect(JSON.parse(String(answer.body))).toEqual({ url: `http://localhost${PATH}?x=1` });
+    for (const host of ["bad host/@", "u:p@gate.example", "gate.example:1:2", "[::1"]) {
+      const answer = await published()!(nodeRequest({ host }, ""));
+      expect(JSON.parse(String(answer.body)), host).toEqual({ url: `http://localhost${PATH}?x=1` });
+    }
+    // An IPv6 literal is a host too (NextRequest names loopback `localhost`, as it does in Next.js).
+    expect((await published()!(nodeRequest({ host: "[2001:db8::1]:3000" }, ""))).status).toBe(200);
   });
 
   it("publishes nothing for the development server, which reloads routes", () => {

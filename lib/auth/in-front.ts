@@ -35,6 +35,8 @@ export function answeredInFront(method: "POST", path: RoutePath, handler: (reque
   });
 }
 
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
 /**
  * The NextRequest Next.js would have built: the URL from Host and the path, the headers as Node
  * parsed them (so a repeated header reads as it does in Next.js: joined, or the first for the
@@ -47,8 +49,9 @@ function asNextRequest(incoming: NodeRequest): NextRequest {
     if (Array.isArray(value)) for (const one of value) headers.append(name, one);
     else headers.set(name, value);
   }
-  const host =
-    typeof incoming.headers.host === "string" && URL.canParse(`http://${incoming.headers.host}`) ? incoming.headers.host : "localhost";
+  // A host name or address with a port, nothing else: `u:p@x` would put credentials in the URL,
+  // which NextRequest refuses with a throw (a 500 and a log line for each such request).
+  const host = typeof incoming.headers.host === "string" && HOST.test(incoming.headers.host) ? incoming.headers.host : "localhost";
   // server.mjs answers only origin-form targets in front (lib/http/request-path.mjs); anything else is "/".
   const target = incoming.url?.startsWith("/") && !incoming.url.startsWith("//") ? incoming.url : "/";
   return new NextRequest(new URL(target, `http://${host}`), {
