@@ -1,5 +1,6 @@
 import { gzipSync } from "node:zlib";
 import { LRUCache } from "lru-cache";
+import Negotiator from "negotiator";
 import type { LimitResult } from "@/lib/rate-limit/limiter";
 import type { ClientAddress } from "./client-address";
 import { REFUSE, retryAfterSeconds } from "./refusals";
@@ -199,22 +200,12 @@ const ADDED = new Set(["vary", "www-authenticate", "proxy-authenticate"]);
 const FRAMING = new Set(["content-length", "content-encoding", "transfer-encoding"]);
 
 /**
- * Whether the client takes gzip (RFC 9110 12.5.3): named, or by `*`, with a weight above 0, so
- * `gzip;q=0` gets the plain body, as from Next.js's compression.
+ * Whether the client takes gzip (RFC 9110 12.5.3), read by negotiator as Next.js's compression reads
+ * it (and as lib/i18n reads Accept-Language): `gzip;q=0` gets the plain body.
  */
 function takesGzip(acceptEncoding: string | string[] | null | undefined): boolean {
-  const value = Array.isArray(acceptEncoding) ? acceptEncoding.join(",") : (acceptEncoding ?? "");
-  let gzip: number | null = null;
-  let any: number | null = null;
-  for (const part of value.split(",")) {
-    const [coding = "", ...parameters] = part.split(";").map((piece) => piece.trim().toLowerCase());
-    const q = parameters.find((parameter) => parameter.startsWith("q="));
-    const weight = q === undefined ? 1 : Number(q.slice(2));
-    if (coding === "gzip" || coding === "x-gzip") gzip = weight;
-    else if (coding === "*") any = weight;
-  }
-  const weight = gzip ?? any ?? 0;
-  return Number.isFinite(weight) && weight > 0;
+  const header = Array.isArray(acceptEncoding) ? acceptEncoding.join(",") : (acceptEncoding ?? undefined);
+  return new Negotiator({ headers: { "accept-encoding": header } }).encoding(["gzip"]) === "gzip";
 }
 
 // nextLikeAnswer is the only source of an answer: it dropped the route's framing headers, and
