@@ -34,7 +34,7 @@ import { connectionGuard, effectiveCap, openFilesSoftLimit } from "./lib/http/co
 /** @typedef {{ get(name: string): string | null }} HeaderReader */
 /** @typedef {{ status: number; headers: Record<string, string | string[]>; body: string | Buffer }} FastAnswer */
 /** @typedef {(incoming: import("node:http").IncomingMessage) => Promise<FastAnswer>} InFrontHandler */
-/** @typedef {{ answer(method: string, url: string, headers: HeaderReader): Promise<FastAnswer | null> }} FastPath */
+/** @typedef {{ answer(method: string, url: string, headers: HeaderReader): FastAnswer | null | Promise<FastAnswer | null> }} FastPath */
 /** @typedef {{ kind: "in"; leave(): void } | { kind: "busy"; answer: FastAnswer } | { kind: "gone" }} DoorPass */
 /** @typedef {{ enter(method: string, url: string, headers: HeaderReader, left: () => AbortSignal): Promise<DoorPass> }} Door */
 /** @typedef {import("./lib/lifecycle/lifecycle").Lifecycle} Lifecycle */
@@ -143,7 +143,9 @@ async function serve(req, res) {
   const headers = headerReader(req.headers);
   const fast = shared[FAST_PATH_SYMBOL];
   if (fast) {
-    const hit = await fast.answer(req.method ?? "", path, headers).catch(() => null);
+    // A refusal already rendered comes back as it is, not in a promise: a flood's requests await nothing.
+    let hit = fastAnswer(fast, req.method ?? "", path, headers);
+    if (hit instanceof Promise) hit = await hit;
     if (hit) return answerEarly(req, res, hit);
   }
   // While the event loop is busy, a request without a known device waits here before Next.js reads
@@ -165,6 +167,24 @@ async function serve(req, res) {
   const inFront = shared[IN_FRONT_SYMBOL]?.get(`${req.method} ${path}`);
   if (inFront) return answerEarly(req, res, await inFront(req));
   await handle(req, res);
+}
+
+/**
+ * The fast path's answer, or null when it has none or fails (the request then goes on to the route,
+ * whose limiter decides): a promise only when the fast path had to render its answer.
+ * @param {FastPath} fast
+ * @param {string} method
+ * @param {string} path
+ * @param {HeaderReader} headers
+ * @returns {FastAnswer | null | Promise<FastAnswer | null>}
+ */
+function fastAnswer(fast, method, path, headers) {
+  try {
+    const hit = fast.answer(method, path, headers);
+    return hit instanceof Promise ? hit.catch(() => null) : hit;
+  } catch {
+    return null;
+  }
 }
 
 /**

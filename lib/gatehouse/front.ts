@@ -2,7 +2,7 @@ import type { AppConfig } from "@/lib/config/env";
 import type { KnownDevices } from "@/lib/devices/known-devices";
 import { deviceIdOf, doorCheckedDeviceId } from "@/lib/devices/device-token";
 import type { DigestTally } from "@/lib/digest/tally";
-import { parseTrustedProxies, resolveClientAddress, type ClientAddress } from "@/lib/http/client-address";
+import { parseTrustedProxies, clientAddressResolver, type ClientAddress } from "@/lib/http/client-address";
 import { deviceTokenOfHeader } from "@/lib/http/cookies";
 import { Door, DOOR_EXEMPT_PATHS, eventLoopUtilisation, type UtilisationMeter } from "@/lib/http/door";
 import { doorPolicy } from "@/lib/http/door-rules";
@@ -62,13 +62,7 @@ export function buildFront(settings: Settings, deps: Deps): FrontRoom {
 function clientResolver(settings: Settings, peerHeader: string | undefined): (headers: HeaderReader) => ClientAddress {
   const trustedProxies = parseTrustedProxies(settings.http.trustedProxies);
   const trustedNetworks = parseTrustedProxies(settings.http.trustedNetworks, "TRUSTED_NETWORKS");
-  return (headers) =>
-    resolveClientAddress(headers, {
-      trustedProxies,
-      trustedNetworks,
-      ipv6PrefixLength: settings.http.ipv6PrefixLength,
-      peerHeader,
-    });
+  return clientAddressResolver({ trustedProxies, trustedNetworks, ipv6PrefixLength: settings.http.ipv6PrefixLength, peerHeader });
 }
 
 /** The routes' client address: counted and logged here, once (the fast path resolves it again, silently). */

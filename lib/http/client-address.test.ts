@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  clientAddressResolver,
   MALFORMED_HOP_KEY,
   PEER_HEADER_SYMBOL,
   parseTrustedProxies,
@@ -240,5 +241,64 @@ describe("parseTrustedProxies", () => {
     ["fe80::1%eth0", /^TRUSTED_PROXIES: "fe80::1%eth0" is not an IP address/],
   ])("rejects %s with an error naming TRUSTED_PROXIES", (entry, message) => {
     expect(() => parseTrustedProxies(`192.0.2.7, ${entry}`)).toThrow(message);
+  });
+});
+
+describe("clientAddressResolver (resolveClientAddress, remembered)", () => {
+  const options = { trustedProxies: parseTrustedProxies("10.0.0.0/8, 2001:db8:ffff::/48"), peerHeader: PEER };
+  const cases: Headers[] = [
+    request("203.0.113.9"),
+    request("203.0.113.9", [["x-forwarded-for", "198.51.100.1"]]),
+    request("10.0.0.2", [["x-forwarded-for", "198.51.100.1, 203.0.113.9"]]),
+    request("10.0.0.2", [["x-forwarded-for", "198.51.100.1, 203.0.113.10"]]),
+    request("10.0.0.2", [["x-forwarded-for", "not-an-address"]]),
+    request("10.0.0.2"),
+    request("2001:db8:1:2::7"),
+    request("::ffff:203.0.113.9"),
+    request(undefined),
+    request("junk"),
+  ];
+
+  it("answers as resolveClientAddress does, the first time and every time after", () => {
+    const resolveClient = clientAddressResolver(options);
+    for (let round = 0; round < 2; round++)
+      for (const headers of cases) expect(resolveClient(headers)).toEqual(resolveClientAddress(headers, options));
+  });
+
+  it("keeps an answer by both headers it reads: another X-Forwarded-For is resolved anew", () => {
+    const resolveClient = clientAddressResolver(options);
+    const first = resolveClient(cases[2]!);
+    expect(resolveClient(request("10.0.0.2", [["x-forwarded-for", "198.51.100.1, 203.0.113.9"]]))).toBe(first);
+    expect(resolveClient(cases[3]!).key).toBe("203.0.113.10");
+    expect(resolveClient(request("10.0.0.3", [["x-forwarded-for", "198.51.100.1, 203.0.113.9"]]))).not.toBe(first);
+  });
+
+  it("hands out frozen answers, so no caller can change what the next one is given", () => {
+    const resolveClient = clientAddressResolver(options);
+    const client = resolveClient(cases[0]!);
+    expect(Object.isFrozen(client)).toBe(true);
+    expect(() => {
+      (client as { key: string }).key = "203.0.113.99";
+    }).toThrow(TypeError);
+    expect(resolveClient(cases[0]!).key).toBe("203.0.113.9");
+  });
+
+  it("resolves a long forwarded chain each time, without keeping it, and still right", () => {
+    const resolveClient = clientAddressResolver(options, 2);
+    const chain = [...Array.from({ length: 40 }, (_, i) => `198.51.100.${i}`), "203.0.113.9", "10.0.0.5"].join(", ");
+    const headers = request("10.0.0.2", [["x-forwarded-for", chain]]);
+    const first = resolveClient(headers);
+    expect(first).toEqual({ address: "203.0.113.9", key: "203.0.113.9", source: "forwarded" });
+    expect(resolveClient(headers)).not.toBe(first);
+  });
+
+  it("forgets the least recently used past its size, and answers those again correctly", () => {
+    const resolveClient = clientAddressResolver(options, 2);
+    const a = resolveClient(cases[0]!);
+    resolveClient(cases[1]!);
+    resolveClient(cases[6]!);
+    const again = resolveClient(cases[0]!);
+    expect(again).not.toBe(a);
+    expect(again).toEqual(a);
   });
 });

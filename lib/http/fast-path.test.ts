@@ -33,6 +33,41 @@ const refused = (retryAfterMs: number, storeFailed = false): LimitResult => ({
 const client = (address: string): ClientAddress => ({ address, key: address, source: "socket" });
 
 describe("FastPathCache (the fast path's memory)", () => {
+  it("answers a refusal it already rendered at once, not in a promise, and renders once a second", async () => {
+    const { cache, advance } = setup();
+    cache.remember("/api/auth/callback/credentials", client("203.0.113.7"), refused(29_500));
+    const first = cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7"));
+    expect(first).toBeInstanceOf(Promise);
+    const rendered = await first;
+    const again = cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7"));
+    expect(again).not.toBeInstanceOf(Promise);
+    expect(again).toBe(rendered);
+    advance(1_000);
+    const nextSecond = cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7"));
+    expect(nextSecond).toBeInstanceOf(Promise);
+    expect((await nextSecond)?.headers["retry-after"]).toBe("29");
+  });
+
+  it("reads each Accept-Encoding as negotiator does, however often it is seen", async () => {
+    const { cache } = setup();
+    cache.remember("/api/auth/callback/credentials", client("203.0.113.7"), refused(29_500));
+    const encodings: [string | undefined, boolean][] = [
+      ["gzip", true],
+      ["gzip;q=0", false],
+      ["br, gzip;q=0.5", true],
+      ["identity", false],
+      [undefined, false],
+      ["*", true],
+      ["*;q=0", false],
+    ];
+    for (let round = 0; round < 3; round++)
+      for (const [acceptEncoding, gzip] of encodings) {
+        const extra: Record<string, string> = acceptEncoding === undefined ? {} : { "accept-encoding": acceptEncoding };
+        const answer = await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7", extra));
+        expect(answer?.headers["Content-Encoding"], `${acceptEncoding} (round ${round})`).toBe(gzip ? "gzip" : undefined);
+      }
+  });
+
   it("answers exactly what the route answers: status, headers and body", async () => {
     const { cache } = setup();
     cache.remember("/api/auth/callback/credentials", client("203.0.113.7"), refused(29_500));

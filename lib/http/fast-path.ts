@@ -19,8 +19,11 @@ const NEXT_VARY = "rsc, next-router-state-tree, next-router-prefetch, next-route
 export type HeaderReader = { get(name: string): string | null };
 
 export type FastPath = {
-  /** The remembered refusal for this request, or null to let it through to Next.js. */
-  answer(method: string, url: string, headers: HeaderReader): Promise<FastAnswer | null>;
+  /**
+   * The remembered refusal for this request, or null to let it through to Next.js: a promise only
+   * when its answer must be rendered first (once a second), so a flood's refusal costs no promise.
+   */
+  answer(method: string, url: string, headers: HeaderReader): FastAnswer | null | Promise<FastAnswer | null>;
 };
 
 /**
@@ -115,7 +118,7 @@ export class FastPathCache implements FastPath {
     this.entries.set(entryKey, { retryAtMs: this.clock() + ttl, result, style }, { ttl });
   }
 
-  async answer(method: string, url: string, headers: HeaderReader): Promise<FastAnswer | null> {
+  answer(method: string, url: string, headers: HeaderReader): FastAnswer | null | Promise<FastAnswer | null> {
     if (this.entries.size === 0) return null;
     const found = this.lookUp(`${method} ${url.split("?", 1)[0]}`, headers);
     if (!found) return null;
@@ -125,11 +128,13 @@ export class FastPathCache implements FastPath {
     const remainingMs = entry.retryAtMs - nowMs;
     const seconds = retryAfterSeconds(remainingMs);
     const locale = this.language.of(headers);
-    if (entry.rendered?.seconds !== seconds || entry.rendered.locale !== locale) {
-      const refusal = this.language.say(REFUSE[entry.style]({ ...entry.result, retryAfterMs: remainingMs }), locale);
-      entry.rendered = { seconds, locale, plain: await this.render(refusal) };
-    }
-    const rendered = entry.rendered;
+    if (entry.rendered?.seconds === seconds && entry.rendered.locale === locale) return this.sent(entry.rendered, path, headers);
+    const refusal = this.language.say(REFUSE[entry.style]({ ...entry.result, retryAfterMs: remainingMs }), locale);
+    return this.render(refusal).then((plain) => this.sent((entry.rendered = { seconds, locale, plain }), path, headers));
+  }
+
+  /** A rendered refusal as this request takes it (gzip or not), counted as answered early. */
+  private sent(rendered: Rendered, path: RoutePath, headers: HeaderReader): FastAnswer {
     this.onAnswer(path);
     if (!takesGzip(headers.get("accept-encoding"))) return rendered.plain;
     rendered.gzip ??= gzipped(rendered.plain);
@@ -205,8 +210,21 @@ const FRAMING = new Set(["content-length", "content-encoding", "transfer-encodin
  */
 function takesGzip(acceptEncoding: string | string[] | null | undefined): boolean {
   const header = Array.isArray(acceptEncoding) ? acceptEncoding.join(",") : (acceptEncoding ?? undefined);
-  return new Negotiator({ headers: { "accept-encoding": header } }).encoding(["gzip"]) === "gzip";
+  // A client sends one Accept-Encoding, so a flood's is the same each time: its answer is kept.
+  const memoKey = header ?? NO_HEADER;
+  const known = gzipTaken.get(memoKey);
+  if (known !== undefined) return known;
+  const takes = new Negotiator({ headers: { "accept-encoding": header } }).encoding(["gzip"]) === "gzip";
+  if (memoKey.length > 256) return takes;
+  if (gzipTaken.size >= 64) gzipTaken.clear();
+  gzipTaken.set(memoKey, takes);
+  return takes;
 }
+
+/** Accept-Encoding values already read (at most 64, each at most 256 characters: no client grows it). */
+const gzipTaken = new Map<string, boolean>();
+/** The key of a request without Accept-Encoding: no header value holds a NUL (Node refuses it). */
+const NO_HEADER = "\u0000";
 
 // nextLikeAnswer is the only source of an answer: it dropped the route's framing headers, and
 // next.config's set has none, so there is no Content-Length or Content-Encoding to replace.
