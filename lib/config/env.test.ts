@@ -104,6 +104,33 @@ describe("parseConfig", () => {
     expect(() => parseConfig({ ...SECRET, REFRESH_FAMILY_LIFETIME_DAYS: "0" })).toThrow(/REFRESH_FAMILY_LIFETIME_DAYS/);
   });
 
+  it("refuses a resend allowance per address that could spend every mail of a code, naming both variables", () => {
+    const refusal = /RATE_LIMIT_DEVICE_CODE_RESEND_ADDRESS: .*RATE_LIMIT_DEVICE_CODE_MAIL/;
+    const limits = (RATE_LIMIT_DEVICE_CODE_RESEND_ADDRESS?: string, RATE_LIMIT_DEVICE_CODE_MAIL?: string) =>
+      parseConfig({ ...SECRET, RATE_LIMIT_DEVICE_CODE_RESEND_ADDRESS, RATE_LIMIT_DEVICE_CODE_MAIL }).rateLimit.policies;
+    // The defaults (2/1h per address, 3/1h per code) leave the owner one.
+    expect(limits().deviceCodeResendAddress.algorithm).toMatchObject({ bandwidths: [{ capacity: 2 }] });
+    // Equal to or above the code's ceiling, one set against the other's default or both set.
+    expect(() => limits("3/1h")).toThrow(refusal);
+    expect(() => limits("5/1h")).toThrow(refusal);
+    expect(() => limits(undefined, "2/1h")).toThrow(refusal);
+    expect(() => limits("4/1h", "4/1h")).toThrow(refusal);
+    expect(() => limits(undefined, "4/1h")).not.toThrow();
+    expect(() => limits("1/1h", "2/1h")).not.toThrow();
+    // Different windows: a smaller burst that refills faster, and a larger burst over a longer window
+    // (5 in 2 h is fewer than the code's 6 in 2 h, but all 5 at once spend its 3).
+    expect(() => limits("2/10m")).toThrow(refusal);
+    expect(() => limits("2/1h", "3/2h")).toThrow(refusal);
+    expect(() => limits("5/2h")).toThrow(refusal);
+    expect(() => limits("2/1h", "3/30m")).not.toThrow();
+    expect(() => limits("1/1h", "3/2h")).not.toThrow();
+    expect(() => limits("2/1h", "3/90m")).not.toThrow();
+    // Several bandwidths: within its daily 10, one mail a minute outruns 3 an hour after a few minutes.
+    expect(() => limits("2/1m,10/1d")).toThrow(refusal);
+    expect(() => limits("1/1h,2/1d", "3/1h,4/1d")).not.toThrow();
+    expect(() => limits("1/1h,2/1d", "3/1h,2/1d")).toThrow(refusal);
+  });
+
   it("uses no-reply@localhost only under npm run dev, and asks for MAIL_FROM in production with SMTP_URL", () => {
     expect(parseConfig(SECRET, { devServer: true }).mail.from).toBe("Gatehouse <no-reply@localhost>");
     expect(parseConfig(SECRET, { devServer: false }).mail.from).not.toContain("localhost");

@@ -5,7 +5,17 @@ import { DEFAULT_MAX_CONNECTIONS, DEV_SERVER_SYMBOL, MAX_CONNECTIONS_LIMIT } fro
 import { brandPalette, describeProblems, isHexColor, type Palette } from "@/lib/brand/contrast";
 import { resolveDatabaseTarget, type DatabaseTarget } from "@/lib/db/target";
 import type { LockoutPolicy } from "@/lib/lockout/lockout-rules";
-import { checkLimitSpec, POLICY_NAMES, policiesFromSpecs, policyEnvVars, type Policies, type PolicyName } from "@/lib/rate-limit/policies";
+import {
+  canSpendAll,
+  checkLimitSpec,
+  defaultLimitSpecs,
+  parseLimitSpec,
+  POLICY_NAMES,
+  policiesFromSpecs,
+  policyEnvVars,
+  type Policies,
+  type PolicyName,
+} from "@/lib/rate-limit/policies";
 import type { SessionPolicy } from "@/lib/sessions/session-rules";
 
 // Public (it is in the repository), so only the development server may run with it.
@@ -80,6 +90,30 @@ const brandFields = {
   PRIVACY_URL: httpsLink,
   TERMS_URL: httpsLink,
 };
+
+const RESEND_ADDRESS = policyEnvVars.deviceCodeResendAddress;
+const CODE_MAIL = policyEnvVars.deviceCodeMail;
+type ResendValues = { [RESEND_ADDRESS]?: string | undefined; [CODE_MAIL]?: string | undefined };
+
+/**
+ * One address's "Resend code" allowance must stay below a code's mail ceiling at every moment, or
+ * one stranger's address spends every mail of the owner's code, which the split exists to stop.
+ * Every moment, not only a code's 10 minutes: stricter by a little, and still right if that changes.
+ * Checked only when both specs parse (each names its own problem otherwise).
+ */
+function checkResendSplit(env: ResendValues, ctx: z.RefinementCtx): void {
+  const resendSpec = env[RESEND_ADDRESS] ?? defaultLimitSpecs.deviceCodeResendAddress;
+  const mailSpec = env[CODE_MAIL] ?? defaultLimitSpecs.deviceCodeMail;
+  if (checkLimitSpec("deviceCodeResendAddress", resendSpec) !== null || checkLimitSpec("deviceCodeMail", mailSpec) !== null) return;
+  if (!canSpendAll(parseLimitSpec(resendSpec), parseLimitSpec(mailSpec))) return;
+  ctx.addIssue({
+    code: "custom",
+    path: [RESEND_ADDRESS],
+    message:
+      `must let one address send fewer mails than ${CODE_MAIL} allows a code at every moment (now ${resendSpec} ` +
+      `against ${mailSpec}), or a stranger's address can spend the owner's resends: lower ${RESEND_ADDRESS} or raise ${CODE_MAIL}`,
+  });
+}
 
 type BrandValues = { BRAND_COLOR?: string | undefined; SUPPORT_URL?: string | undefined; SUPPORT_EMAIL?: string | undefined };
 
@@ -416,6 +450,7 @@ export const envSchema = z
         message: "must be less than HASH_CONCURRENCY, or untrusted sign-ins could never run",
       });
     }
+    checkResendSplit(env, ctx);
     checkBrand(env, ctx);
     if ((env.SECURITY_WEBHOOK_URL === undefined) !== (env.SECURITY_WEBHOOK_SECRET === undefined)) {
       ctx.addIssue({

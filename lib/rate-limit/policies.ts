@@ -405,7 +405,7 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
   },
 };
 
-const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
+export const defaultLimitSpecs: Readonly<Record<PolicyName, string>> = Object.freeze({
   signInUsername: "5/15m",
   signInAddress: "30/15m",
   signInDevice: "20/15m",
@@ -511,6 +511,68 @@ export function checkLimitSpec(name: PolicyName, spec: string): string | null {
     return (error as Error).message;
   }
 }
+
+/**
+ * Whether one sender limited by `sender` can, at some moment, have sent every request `ceiling`
+ * allows by then, both starting full (an address's resends against a code's mails). Compared by
+ * whole requests in the buckets' continuous refill rather than by counts over one window: a bigger
+ * burst over a longer window (5/2h) spends a code's 3/1h at once though it allows fewer in 2 h.
+ * The k-th request can go at max(0, periodMs × (k − capacity) / capacity) over the bandwidths; the
+ * ceiling is spent if the sender's k-th goes before the ceiling's (k+1)-th. That gap is piecewise
+ * linear in k, so the whole k beside each bend, k = 1 and the slope past the bends decide it exactly.
+ */
+export function canSpendAll(sender: readonly Bandwidth[], ceiling: readonly Bandwidth[]): boolean {
+  const senderPieces = bandwidthPieces(sender, 0n);
+  const ceilingPieces = bandwidthPieces(ceiling, 1n);
+  const candidates = new Set<bigint>([1n]);
+  for (const pieces of [senderPieces, ceilingPieces]) {
+    for (const [i, a] of pieces.entries()) {
+      for (const b of pieces.slice(i + 1)) {
+        // Where the two lines meet: k = num / den.
+        const num = a.den * b.offset - b.den * a.offset;
+        const den = a.slopeNum * b.den - b.slopeNum * a.den;
+        if (den === 0n) continue;
+        const [n, d] = den < 0n ? [-num, -den] : [num, den];
+        if (n < 0n) continue;
+        for (const k of [n / d, n / d + 1n]) if (k >= 1n) candidates.add(k);
+      }
+    }
+  }
+  const gapIsPositive = (k: bigint) => compareTimes(latestTime(ceilingPieces, k), latestTime(senderPieces, k)) > 0;
+  if ([...candidates].some(gapIsPositive)) return true;
+  // Past every bend: the ceiling's time per request against the sender's, both the slowest bandwidth's.
+  return compareTimes(steepest(ceilingPieces), steepest(senderPieces)) > 0;
+}
+
+/** The time of request k + shift as lines in k: (slopeNum·k + offset) / den ms, with the zero line first. */
+type Piece = { slopeNum: bigint; offset: bigint; den: bigint };
+
+function bandwidthPieces(bandwidths: readonly Bandwidth[], shift: bigint): Piece[] {
+  const zero: Piece = { slopeNum: 0n, offset: 0n, den: 1n };
+  return [
+    zero,
+    ...bandwidths.map(({ capacity, periodMs }) => {
+      const period = BigInt(periodMs);
+      const count = BigInt(capacity);
+      return { slopeNum: period, offset: period * (shift - count), den: count };
+    }),
+  ];
+}
+
+type Fraction = { num: bigint; den: bigint };
+
+const compareTimes = (a: Fraction, b: Fraction): number => {
+  const difference = a.num * b.den - b.num * a.den;
+  return difference > 0n ? 1 : difference < 0n ? -1 : 0;
+};
+
+const latestTime = (pieces: Piece[], k: bigint): Fraction =>
+  pieces
+    .map((piece) => ({ num: piece.slopeNum * k + piece.offset, den: piece.den }))
+    .reduce((latest, time) => (compareTimes(time, latest) > 0 ? time : latest));
+
+const steepest = (pieces: Piece[]): Fraction =>
+  pieces.map((piece) => ({ num: piece.slopeNum, den: piece.den })).reduce((most, slope) => (compareTimes(slope, most) > 0 ? slope : most));
 
 /** The policies table with some specs replaced (each checked by `checkLimitSpec` first); an undefined spec keeps the default. */
 export function policiesFromSpecs(overrides: Partial<Record<PolicyName, string | undefined>>): Policies {
