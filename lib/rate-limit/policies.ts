@@ -373,8 +373,9 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
     description:
       '"Resend code" mails per account and asking address, before the account\'s deviceCodeMail (and given back ' +
       "when that refuses): a stranger's resends, from however many pending sign-ins, spend their own address's " +
-      "budget, never the owner's elsewhere. Keep it below deviceCodeMail, so one address cannot spend a code's " +
-      "resends. Past it the answer is the same and nothing is sent. Fails closed: the code already mailed still works.",
+      "budget, never the owner's elsewhere. It must stay below deviceCodeMail at every moment (the server refuses " +
+      "to start otherwise), so one address cannot spend a code's resends. Past it the answer is the same and " +
+      "nothing is sent. Fails closed: the code already mailed still works.",
   },
   deviceCodeGuesses: {
     failMode: "open",
