@@ -120,7 +120,7 @@ describe("parseConfig", () => {
     // Different windows: a smaller burst that refills faster, and a larger burst over a longer window
     // (5 in 2 h is fewer than the code's 6 in 2 h, but all 5 at once spend its 3).
     expect(() => limits("2/10m")).toThrow(refusal);
-    expect(() => limits("2/1h", "3/2h")).toThrow(refusal);
+    expect(() => limits("4/1h", "3/30m")).toThrow(refusal);
     expect(() => limits("5/2h")).toThrow(refusal);
     expect(() => limits("2/1h", "3/30m")).not.toThrow();
     expect(() => limits("1/1h", "3/2h")).not.toThrow();
@@ -128,7 +128,32 @@ describe("parseConfig", () => {
     // Several bandwidths: within its daily 10, one mail a minute outruns 3 an hour after a few minutes.
     expect(() => limits("2/1m,10/1d")).toThrow(refusal);
     expect(() => limits("1/1h,2/1d", "3/1h,4/1d")).not.toThrow();
-    expect(() => limits("1/1h,2/1d", "3/1h,2/1d")).toThrow(refusal);
+    expect(() => limits("3/1h,10/1d", "3/1h,4/1d")).toThrow(refusal);
+    // Within a code's 10 minutes, not over all time (the ceiling's bucket is per code): 2 an hour
+    // from one address leave a code with 3 every 2 hours, or 10 a day, one resend for the owner.
+    expect(() => limits("2/1h", "3/2h")).not.toThrow();
+    expect(() => limits(undefined, "10/1d")).not.toThrow();
+    expect(() => limits("1/1h,2/1d", "3/1h,2/1d")).not.toThrow();
+  });
+
+  it("says which values are defaults, and that a ceiling of one resend must be raised, not the allowance lowered", () => {
+    const message = (env: Record<string, string>) => {
+      try {
+        parseConfig({ ...SECRET, ...env });
+      } catch (error) {
+        return String(error);
+      }
+      return "";
+    };
+    expect(message({ RATE_LIMIT_DEVICE_CODE_MAIL: "2/1h" })).toMatch(
+      /RATE_LIMIT_DEVICE_CODE_RESEND_ADDRESS 2\/1h \(the default\) against 2\/1h\)/,
+    );
+    expect(message({ RATE_LIMIT_DEVICE_CODE_MAIL: "2/1h" })).toMatch(
+      /lower RATE_LIMIT_DEVICE_CODE_RESEND_ADDRESS or raise RATE_LIMIT_DEVICE_CODE_MAIL/,
+    );
+    const one = message({ RATE_LIMIT_DEVICE_CODE_RESEND_ADDRESS: "1/1d", RATE_LIMIT_DEVICE_CODE_MAIL: "3/1h,1/5m" });
+    expect(one).toMatch(/raise RATE_LIMIT_DEVICE_CODE_MAIL to at least 2 in each of its limits/);
+    expect(one).not.toMatch(/lower RATE_LIMIT_DEVICE_CODE_RESEND_ADDRESS/);
   });
 
   it("uses no-reply@localhost only under npm run dev, and asks for MAIL_FROM in production with SMTP_URL", () => {

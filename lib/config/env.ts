@@ -4,6 +4,7 @@ import { z } from "zod";
 import { DEFAULT_MAX_CONNECTIONS, DEV_SERVER_SYMBOL, MAX_CONNECTIONS_LIMIT } from "@/lib/server-contract.mjs";
 import { brandPalette, describeProblems, isHexColor, type Palette } from "@/lib/brand/contrast";
 import { resolveDatabaseTarget, type DatabaseTarget } from "@/lib/db/target";
+import { DEVICE_CODE_WINDOW_MS } from "@/lib/factors/device-confirmation";
 import type { LockoutPolicy } from "@/lib/lockout/lockout-rules";
 import {
   canSpendAll,
@@ -96,22 +97,29 @@ const CODE_MAIL = policyEnvVars.deviceCodeMail;
 type ResendValues = { [RESEND_ADDRESS]?: string | undefined; [CODE_MAIL]?: string | undefined };
 
 /**
- * One address's "Resend code" allowance must stay below a code's mail ceiling at every moment, or
- * one stranger's address spends every mail of the owner's code, which the split exists to stop.
- * Every moment, not only a code's 10 minutes: stricter by a little, and still right if that changes.
- * Checked only when both specs parse (each names its own problem otherwise).
+ * One address's "Resend code" allowance must stay below a code's mail ceiling within the code's
+ * window (its ceiling's bucket is per code), or one stranger's address spends every resend of the
+ * owner's code, which the split exists to stop. Checked only when both specs parse (each names its
+ * own problem otherwise).
  */
 function checkResendSplit(env: ResendValues, ctx: z.RefinementCtx): void {
   const resendSpec = env[RESEND_ADDRESS] ?? defaultLimitSpecs.deviceCodeResendAddress;
   const mailSpec = env[CODE_MAIL] ?? defaultLimitSpecs.deviceCodeMail;
   if (checkLimitSpec("deviceCodeResendAddress", resendSpec) !== null || checkLimitSpec("deviceCodeMail", mailSpec) !== null) return;
-  if (!canSpendAll(parseLimitSpec(resendSpec), parseLimitSpec(mailSpec))) return;
+  const ceiling = parseLimitSpec(mailSpec);
+  if (!canSpendAll(parseLimitSpec(resendSpec), ceiling, DEVICE_CODE_WINDOW_MS)) return;
+  const shown = (spec: string, name: string) => (env[name as keyof ResendValues] === undefined ? `${spec} (the default)` : spec);
+  // One address always has its first resend, so a ceiling of one resend is spent whatever it is.
+  const fix = ceiling.some(({ capacity }) => capacity < 2)
+    ? `raise ${CODE_MAIL} to at least 2 in each of its limits`
+    : `lower ${RESEND_ADDRESS} or raise ${CODE_MAIL}`;
   ctx.addIssue({
     code: "custom",
     path: [RESEND_ADDRESS],
     message:
-      `must let one address send fewer mails than ${CODE_MAIL} allows a code at every moment (now ${resendSpec} ` +
-      `against ${mailSpec}), or a stranger's address can spend the owner's resends: lower ${RESEND_ADDRESS} or raise ${CODE_MAIL}`,
+      `one address could send every resend ${CODE_MAIL} allows a device code within its ${DEVICE_CODE_WINDOW_MS / 60_000} minutes ` +
+      `(${RESEND_ADDRESS} ${shown(resendSpec, RESEND_ADDRESS)} against ${shown(mailSpec, CODE_MAIL)}), so a stranger's address ` +
+      `could spend the owner's: ${fix}`,
   });
 }
 

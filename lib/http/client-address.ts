@@ -219,7 +219,7 @@ export function clientAddressResolver(
   return (headers) => {
     // Header values hold no line feed (Node refuses them), so the two cannot run together.
     const memoKey = `${options.peerHeader ? (headers.get(options.peerHeader) ?? "") : ""}\n${headers.get("x-forwarded-for") ?? ""}`;
-    if (memoKey.length > MEMO_KEY_MAX_CHARS) return resolveClientAddress(headers, options);
+    if (memoKey.length > MEMO_KEY_MAX_CHARS) return Object.freeze(resolveClientAddress(headers, options));
     const remembered = known.get(memoKey);
     if (remembered !== undefined) return remembered;
     const client = Object.freeze(resolveClientAddress(headers, options));

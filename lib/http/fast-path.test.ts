@@ -48,6 +48,15 @@ describe("FastPathCache (the fast path's memory)", () => {
     expect((await nextSecond)?.headers["retry-after"]).toBe("29");
   });
 
+  it("sends the plain body for an Accept-Encoding too long to be a browser's, without parsing it", async () => {
+    const { cache } = setup();
+    cache.remember("/api/auth/callback/credentials", client("203.0.113.7"), refused(29_500));
+    const long = `${Array.from({ length: 1_800 }, (_, i) => `x${i};q=0.5`).join(", ")}, gzip`;
+    const answer = await cache.answer("POST", "/api/auth/callback/credentials", headersFrom("203.0.113.7", { "accept-encoding": long }));
+    expect(answer?.status).toBe(429);
+    expect(answer?.headers["Content-Encoding"]).toBeUndefined();
+  });
+
   it("reads each Accept-Encoding as negotiator does, however often it is seen", async () => {
     const { cache } = setup();
     cache.remember("/api/auth/callback/credentials", client("203.0.113.7"), refused(29_500));

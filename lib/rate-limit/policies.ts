@@ -345,7 +345,8 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
       '"Resend code" mails per account and code (its window and seed), whoever asks: the ceiling that keeps a crowd ' +
       "of addresses from flooding the mailbox. A code lives 10 minutes, so the hourly spec is its resends; past it " +
       "nothing is sent and the answer is the same, and the mailbox already holds that code from the resends that " +
-      "spent it; the next code has resends of its own. Fails open: a resend only repeats a code the window already mailed.",
+      "spent it; the next code has resends of its own. Must allow more than deviceCodeResendAddress within those 10 " +
+      "minutes, at least 2 (the server refuses to start otherwise). Fails open: a resend only repeats a code the window already mailed.",
   },
   deviceCodeWindow: {
     failMode: "open",
@@ -373,8 +374,8 @@ const DESCRIPTIONS: Record<PolicyName, Described & { algorithm?: "sliding-window
     description:
       '"Resend code" mails per account and asking address, before the account\'s deviceCodeMail (and given back ' +
       "when that refuses): a stranger's resends, from however many pending sign-ins, spend their own address's " +
-      "budget, never the owner's elsewhere. It must stay below deviceCodeMail at every moment (the server refuses " +
-      "to start otherwise), so one address cannot spend a code's resends. Past it the answer is the same and " +
+      "budget, never the owner's elsewhere. It must stay below deviceCodeMail within a code's 10 minutes (the " +
+      "server refuses to start otherwise), so one address cannot spend a code's resends. Past it the answer is the same and " +
       "nothing is sent. Fails closed: the code already mailed still works.",
   },
   deviceCodeGuesses: {
@@ -514,18 +515,23 @@ export function checkLimitSpec(name: PolicyName, spec: string): string | null {
 }
 
 /**
- * Whether one sender limited by `sender` can, at some moment, have sent every request `ceiling`
- * allows by then, both starting full (an address's resends against a code's mails). Compared by
- * whole requests in the buckets' continuous refill rather than by counts over one window: a bigger
- * burst over a longer window (5/2h) spends a code's 3/1h at once though it allows fewer in 2 h.
+ * Whether one sender limited by `sender` can, at some moment within `horizonMs` (a device code's
+ * window: its ceiling's bucket is per code), have sent every request `ceiling` allows by then, both
+ * starting full (an address's resends against a code's mails). Compared by whole requests in the
+ * buckets' continuous refill rather than by counts over one window: a bigger burst over a longer
+ * window (5/2h) spends a code's 3/1h at once though it allows fewer in 2 h.
  * The k-th request can go at max(0, periodMs × (k − capacity) / capacity) over the bandwidths; the
  * ceiling is spent if the sender's k-th goes before the ceiling's (k+1)-th. That gap is piecewise
- * linear in k, so the whole k beside each bend, k = 1 and the slope past the bends decide it exactly.
+ * linear in k, so the whole k beside each bend, k = 1 and the last k within the horizon decide it exactly.
  */
-export function canSpendAll(sender: readonly Bandwidth[], ceiling: readonly Bandwidth[]): boolean {
+export function canSpendAll(sender: readonly Bandwidth[], ceiling: readonly Bandwidth[], horizonMs: number): boolean {
   const senderPieces = bandwidthPieces(sender, 0n);
   const ceilingPieces = bandwidthPieces(ceiling, 1n);
-  const candidates = new Set<bigint>([1n]);
+  // The sender's last request within the horizon: k ≤ capacity × (periodMs + horizonMs) / periodMs for each bandwidth.
+  const lastK = sender
+    .map(({ capacity, periodMs }) => (BigInt(capacity) * (BigInt(periodMs) + BigInt(horizonMs))) / BigInt(periodMs))
+    .reduce((least, k) => (k < least ? k : least));
+  const candidates = new Set<bigint>([1n, lastK]);
   for (const pieces of [senderPieces, ceilingPieces]) {
     for (const [i, a] of pieces.entries()) {
       for (const b of pieces.slice(i + 1)) {
@@ -540,9 +546,7 @@ export function canSpendAll(sender: readonly Bandwidth[], ceiling: readonly Band
     }
   }
   const gapIsPositive = (k: bigint) => compareTimes(latestTime(ceilingPieces, k), latestTime(senderPieces, k)) > 0;
-  if ([...candidates].some(gapIsPositive)) return true;
-  // Past every bend: the ceiling's time per request against the sender's, both the slowest bandwidth's.
-  return compareTimes(steepest(ceilingPieces), steepest(senderPieces)) > 0;
+  return [...candidates].some((k) => k >= 1n && k <= lastK && gapIsPositive(k));
 }
 
 /** The time of request k + shift as lines in k: (slopeNum·k + offset) / den ms, with the zero line first. */
@@ -571,9 +575,6 @@ const latestTime = (pieces: Piece[], k: bigint): Fraction =>
   pieces
     .map((piece) => ({ num: piece.slopeNum * k + piece.offset, den: piece.den }))
     .reduce((latest, time) => (compareTimes(time, latest) > 0 ? time : latest));
-
-const steepest = (pieces: Piece[]): Fraction =>
-  pieces.map((piece) => ({ num: piece.slopeNum, den: piece.den })).reduce((most, slope) => (compareTimes(slope, most) > 0 ? slope : most));
 
 /** The policies table with some specs replaced (each checked by `checkLimitSpec` first); an undefined spec keeps the default. */
 export function policiesFromSpecs(overrides: Partial<Record<PolicyName, string | undefined>>): Policies {
