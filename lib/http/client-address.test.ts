@@ -265,6 +265,22 @@ describe("clientAddressResolver (resolveClientAddress, remembered)", () => {
       for (const headers of cases) expect(resolveClient(headers)).toEqual(resolveClientAddress(headers, options));
   });
 
+  it("keeps a direct client's answer by its peer alone: new X-Forwarded-For values add no entry", () => {
+    const resolveClient = clientAddressResolver(options, 2);
+    const owner = resolveClient(request("198.51.100.7"));
+    const other = resolveClient(request("198.51.100.8"));
+    // A direct client forging a new chain each time: the same answer, and nobody else's evicted.
+    for (let i = 0; i < 50; i++) {
+      const forged = resolveClient(request("203.0.113.9", [["x-forwarded-for", `192.0.2.${i}`]]));
+      expect(forged).toEqual({ address: "203.0.113.9", key: "203.0.113.9", source: "socket" });
+    }
+    expect(resolveClient(request("203.0.113.9", [["x-forwarded-for", "192.0.2.200"]]))).toBe(
+      resolveClient(request("203.0.113.9", [["x-forwarded-for", "192.0.2.201"]])),
+    );
+    expect(resolveClient(request("198.51.100.8"))).toBe(other);
+    expect(resolveClient(request("198.51.100.7"))).not.toBe(owner);
+  });
+
   it("keeps an answer by both headers it reads: another X-Forwarded-For is resolved anew", () => {
     const resolveClient = clientAddressResolver(options);
     const first = resolveClient(cases[2]!);
@@ -295,8 +311,8 @@ describe("clientAddressResolver (resolveClientAddress, remembered)", () => {
   it("forgets the least recently used past its size, and answers those again correctly", () => {
     const resolveClient = clientAddressResolver(options, 2);
     const a = resolveClient(cases[0]!);
-    resolveClient(cases[1]!);
     resolveClient(cases[6]!);
+    resolveClient(cases[2]!);
     const again = resolveClient(cases[0]!);
     expect(again).not.toBe(a);
     expect(again).toEqual(a);

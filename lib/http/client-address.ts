@@ -206,10 +206,12 @@ export function resolveClientAddress(headers: { get(name: string): string | null
 const MEMO_KEY_MAX_CHARS = 256;
 
 /**
- * `resolveClientAddress` with `options` fixed, remembering its last `maxEntries` answers by the two
- * headers it reads (the peer's and X-Forwarded-For), frozen so no caller can change another's. The
- * parse took about 15 µs of a repeated refusal's 60 µs of fast-path work (ipaddr.js's regular
- * expressions), and a request is resolved more than once (door, fast path, route).
+ * `resolveClientAddress` with `options` fixed, remembering its last `maxEntries` answers, frozen so
+ * no caller can change another's. The parse took about 15 µs of a repeated refusal's 60 µs of
+ * fast-path work (ipaddr.js's regular expressions), and a request is resolved more than once (door,
+ * fast path, route). A peer that is no trusted proxy is the client whatever X-Forwarded-For says, so
+ * its answer is kept by the peer alone: a client sending a new X-Forwarded-For each time adds no
+ * entry (the attacker review of 7ca7515). A trusted proxy's are kept by the peer and the chain.
  */
 export function clientAddressResolver(
   options: ResolveOptions,
@@ -217,15 +219,24 @@ export function clientAddressResolver(
 ): (headers: { get(name: string): string | null }) => ClientAddress {
   const known = new LRUCache<string, Readonly<ClientAddress>>({ max: maxEntries });
   return (headers) => {
-    // Header values hold no line feed (Node refuses them), so the two cannot run together.
-    const memoKey = `${options.peerHeader ? (headers.get(options.peerHeader) ?? "") : ""}\n${headers.get("x-forwarded-for") ?? ""}`;
-    if (memoKey.length > MEMO_KEY_MAX_CHARS) return Object.freeze(resolveClientAddress(headers, options));
-    const remembered = known.get(memoKey);
-    if (remembered !== undefined) return remembered;
+    const peer = options.peerHeader ? (headers.get(options.peerHeader) ?? "") : "";
+    const direct = known.get(peer);
+    if (direct !== undefined) return direct;
+    // Header values hold no line feed (Node refuses them): a chain's key never equals a peer's.
+    const chainKey = `${peer}\n${headers.get("x-forwarded-for") ?? ""}`;
+    const chained = known.get(chainKey);
+    if (chained !== undefined) return chained;
     const client = Object.freeze(resolveClientAddress(headers, options));
-    known.set(memoKey, client);
+    const memoKey = readsForwardedFor(peer, options.trustedProxies) ? chainKey : peer;
+    if (memoKey.length <= MEMO_KEY_MAX_CHARS) known.set(memoKey, client);
     return client;
   };
+}
+
+/** Whether X-Forwarded-For is read for a request from this peer: the peer is a trusted proxy. */
+function readsForwardedFor(peerValue: string, trustedProxies: TrustedProxies): boolean {
+  const peer = parseAddress(peerValue);
+  return peer !== null && isTrusted(peer, trustedProxies);
 }
 
 /**
