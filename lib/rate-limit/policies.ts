@@ -1,3 +1,4 @@
+import { DEVICE_CODE_WINDOW_MS } from "@/lib/factors/device-confirmation";
 import type { AlgorithmPolicy, Bandwidth } from "@/lib/rate-limit/algorithms";
 
 /**
@@ -513,6 +514,12 @@ export function checkLimitSpec(name: PolicyName, spec: string): string | null {
     return (error as Error).message;
   }
 }
+
+/**
+ * A device code's life: its mail ceiling (deviceCodeMail) is one bucket per code, so one address's
+ * resends are compared with it over this long (config/ checks the two at start).
+ */
+export const DEVICE_CODE_LIFE_MS = DEVICE_CODE_WINDOW_MS;
 
 /**
  * Whether one sender limited by `sender` can, at some moment within `horizonMs` (a device code's
