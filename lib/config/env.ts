@@ -108,7 +108,7 @@ function checkResendSplit(env: ResendValues, ctx: z.RefinementCtx): void {
   if (checkLimitSpec("deviceCodeResendAddress", resendSpec) !== null || checkLimitSpec("deviceCodeMail", mailSpec) !== null) return;
   const ceiling = parseLimitSpec(mailSpec);
   if (!canSpendAll(parseLimitSpec(resendSpec), ceiling, DEVICE_CODE_LIFE_MS)) return;
-  const shown = (spec: string, name: string) => (env[name as keyof ResendValues] === undefined ? `${spec} (the default)` : spec);
+  const shown = (spec: string, name: keyof ResendValues) => (env[name] === undefined ? `${spec} (the default)` : spec);
   // One address always has its first resend, so a ceiling of one resend is spent whatever it is.
   const fix = ceiling.some(({ capacity }) => capacity < 2)
     ? `raise ${CODE_MAIL} to at least 2 in each of its limits`

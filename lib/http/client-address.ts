@@ -174,18 +174,30 @@ function toResult(ip: IP, source: "socket" | "forwarded", options: ResolveOption
  * X-Real-IP is never read: it carries one address with no chain to check against.
  */
 export function resolveClientAddress(headers: { get(name: string): string | null }, options: ResolveOptions): ClientAddress {
+  return resolved(headers, options).client;
+}
+
+/** The client, and whether X-Forwarded-For was read for it (the peer is a trusted proxy): one parse of the peer for both. */
+function resolved(
+  headers: { get(name: string): string | null },
+  options: ResolveOptions,
+): { client: ClientAddress; readsForwardedFor: boolean } {
   const ipv6PrefixLength = options.ipv6PrefixLength ?? DEFAULT_IPV6_PREFIX_LENGTH;
   if (!Number.isInteger(ipv6PrefixLength) || ipv6PrefixLength < 0 || ipv6PrefixLength > 128) {
     throw new RangeError(`ipv6PrefixLength: expected an integer from 0 to 128, got ${ipv6PrefixLength}`);
   }
   // Without the server's announcement the header could have been written by the client.
-  if (!options.peerHeader) return { ...UNKNOWN };
+  if (!options.peerHeader) return { client: { ...UNKNOWN }, readsForwardedFor: false };
   const peer = parseAddress(headers.get(options.peerHeader) ?? "");
-  if (peer === null) return { ...UNKNOWN };
-  if (!isTrusted(peer, options.trustedProxies)) return toResult(peer, "socket", options, ipv6PrefixLength);
+  if (peer === null) return { client: { ...UNKNOWN }, readsForwardedFor: false };
+  if (!isTrusted(peer, options.trustedProxies))
+    return { client: toResult(peer, "socket", options, ipv6PrefixLength), readsForwardedFor: false };
+  return { client: forwardedClient(peer, headers.get("x-forwarded-for"), options, ipv6PrefixLength), readsForwardedFor: true };
+}
 
+/** The client behind a trusted proxy `peer`: X-Forwarded-For read right to left past trusted hops. */
+function forwardedClient(peer: IP, forwarded: string | null, options: ResolveOptions, ipv6PrefixLength: number): ClientAddress {
   // Headers.get joins repeated X-Forwarded-For headers with ", " in arrival order.
-  const forwarded = headers.get("x-forwarded-for");
   if (forwarded === null || forwarded.trim() === "") return toResult(peer, "socket", options, ipv6PrefixLength);
 
   let client = peer;
@@ -226,17 +238,12 @@ export function clientAddressResolver(
     const chainKey = `${peer}\n${headers.get("x-forwarded-for") ?? ""}`;
     const chained = known.get(chainKey);
     if (chained !== undefined) return chained;
-    const client = Object.freeze(resolveClientAddress(headers, options));
-    const memoKey = readsForwardedFor(peer, options.trustedProxies) ? chainKey : peer;
-    if (memoKey.length <= MEMO_KEY_MAX_CHARS) known.set(memoKey, client);
-    return client;
+    const { client, readsForwardedFor } = resolved(headers, options);
+    const frozen = Object.freeze(client);
+    const memoKey = readsForwardedFor ? chainKey : peer;
+    if (memoKey.length <= MEMO_KEY_MAX_CHARS) known.set(memoKey, frozen);
+    return frozen;
   };
-}
-
-/** Whether X-Forwarded-For is read for a request from this peer: the peer is a trusted proxy. */
-function readsForwardedFor(peerValue: string, trustedProxies: TrustedProxies): boolean {
-  const peer = parseAddress(peerValue);
-  return peer !== null && isTrusted(peer, trustedProxies);
 }
 
 /**
