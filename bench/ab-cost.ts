@@ -4,6 +4,7 @@
  * order flipped each round): a repeated refused sign-in (one address, its allowance spent by 300
  * unmeasured answers), sign-ins from never-seen addresses (new ones each round), and idle RSS.
  *   npx tsx bench/ab-cost.ts label=DIR [label=DIR ...]     (the first build's 429 is the floor's)
+ * A build may name settings of its own after the directory: label=DIR@LOG_LEVEL=warn@NAME=VALUE.
  * ROUNDS (default 3) and WARMUP (never-seen requests before the rounds, default 2,000) set its size.
  */
 import os from "node:os";
@@ -35,10 +36,15 @@ type Target = {
 const say = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)} load ${os.loadavg()[0]!.toFixed(1)}] ${line}`);
 const rssOf = (pid: number) => Number(/^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) * 1024;
 
-async function gatehouse(label: string, root: string): Promise<Target> {
-  const server = await startServer(path.resolve(root), { ...DRILL_SETTINGS }, say).catch(() =>
-    startServer(path.resolve(root), { ...DRILL_SETTINGS }, say),
-  );
+async function gatehouse(label: string, spec: string): Promise<Target> {
+  const [root = "", ...assignments] = spec.split("@");
+  const settings = {
+    ...DRILL_SETTINGS,
+    ...Object.fromEntries(
+      assignments.map((assignment) => [assignment.slice(0, assignment.indexOf("=")), assignment.slice(assignment.indexOf("=") + 1)]),
+    ),
+  };
+  const server = await startServer(path.resolve(root), settings, say).catch(() => startServer(path.resolve(root), settings, say));
   const csrf = await getCsrf(server.baseUrl);
   const body = signInBody({ email: "nobody@example.com", password: "wrong-password-123", altcha: "", csrfToken: csrf.token });
   const headers = signInHeaders("10.0.0.1", csrf);
