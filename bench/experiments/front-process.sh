@@ -9,7 +9,11 @@ set -euo pipefail
 src=$(cd "$1" && pwd)
 out=$2
 [ -f "$src/.next/BUILD_ID" ] || { echo "no production build in $src" >&2; exit 1; }
-rm -rf "$out"
+# Only a folder this script made before is replaced: OUT may not be the build, or anything else.
+if [ -e "$out" ]; then
+  [ -f "$out/child-server.mjs" ] || { echo "$out exists and is no front-process copy: not replacing it" >&2; exit 1; }
+  rm -rf "$out"
+fi
 # Hard links: the copy costs no disk, and only server.mjs is replaced (a new file, not an edit).
 cp -al "$src" "$out"
 rm "$out/server.mjs"
