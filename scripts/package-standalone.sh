@@ -21,18 +21,39 @@ if [ -e "$dest" ] && [ -n "$(ls -A "$dest")" ]; then
   exit 1
 fi
 
+# Next's tracer takes the whole repository into the standalone build when it cannot tell which
+# files a run-time read names (a build warning, "Dynamic filesystem access causes tracing of the
+# whole project"): the image would then ship the tests, the bench and every source file.
+for repository_only in app bench docs e2e ops scripts tests; do
+  if [ -e ".next/standalone/$repository_only" ]; then
+    echo "the standalone build holds the repository's $repository_only/: see the build's 'Dynamic filesystem access' warning" >&2
+    exit 1
+  fi
+done
 mkdir -p "$dest"
 cp -a .next/standalone/. "$dest"/
 # server.mjs is the entry: it writes the socket's peer address, answers known refusals early
 # and drains on SIGTERM, none of which Next's generated server.js does.
 rm -f "$dest/server.js"
 cp server.mjs "$dest/server.mjs"
-# The names server.mjs shares with the app (the app's copy is compiled into the build), the
-# module it tells a finished response by, and the one it reads a request's path with.
-mkdir -p "$dest/lib/http"
-cp lib/server-contract.mjs "$dest/lib/server-contract.mjs"
-cp lib/http/response-done.mjs "$dest/lib/http/response-done.mjs"
-cp lib/http/request-path.mjs "$dest/lib/http/request-path.mjs"
+# server.mjs runs outside the build, so every module it imports by a relative path (the names it
+# shares with the app, the connection guard, ...) is copied beside it, and theirs in turn: read
+# from the import lines, not listed by hand. A hand-written list once left the connection guard
+# out, and only the build's tracer, which then took the whole repository, had hidden that.
+declare -A copied=()
+pending=(server.mjs)
+while [ ${#pending[@]} -gt 0 ]; do
+  importer=${pending[0]}
+  pending=("${pending[@]:1}")
+  for relative in $(grep -oE "from \"\.\.?/[^\"]+\"" "$importer" | sed -E 's/^from "(.*)"$/\1/'); do
+    module=$(realpath --relative-to="$root" "$(dirname "$importer")/$relative")
+    [ -n "${copied[$module]:-}" ] && continue
+    copied[$module]=1
+    mkdir -p "$dest/$(dirname "$module")"
+    cp "$module" "$dest/$module"
+    pending+=("$module")
+  done
+done
 # Next may copy the build machine's .env files; an instance's environment is its own env file.
 rm -f "$dest"/.env "$dest"/.env.*
 mkdir -p "$dest/.next"
@@ -49,6 +70,7 @@ for required in \
   lib/server-contract.mjs \
   lib/http/response-done.mjs \
   lib/http/request-path.mjs \
+  lib/http/connections.mjs \
   node_modules/next/package.json \
   prisma/migrations/migration_lock.toml \
   node_modules/@electric-sql/pglite/dist/pglite.wasm \

@@ -19,15 +19,19 @@ export type MessageTree = { [key: string]: string | MessageTree };
 /** One language: namespace → messages. */
 export type Catalogue = Record<string, MessageTree>;
 
+// The build's tracer cannot tell which files a path read at run time names, so it took the whole
+// repository into the standalone server (tests, bench, docs, sources). The catalogues are named to
+// it instead (next.config.ts, outputFileTracingIncludes), and these reads are left out of tracing.
 export function readCatalogues(dir = MESSAGES_DIR): Map<string, Catalogue> {
   const catalogues = new Map<string, Catalogue>();
-  for (const locale of fs.readdirSync(dir).sort()) {
-    const folder = path.join(dir, locale);
-    if (!isLocaleTag(locale) || !fs.statSync(folder).isDirectory()) continue;
+  for (const locale of fs.readdirSync(/*turbopackIgnore: true*/ dir).sort()) {
+    const folder = path.join(/*turbopackIgnore: true*/ dir, locale);
+    if (!isLocaleTag(locale) || !fs.statSync(/*turbopackIgnore: true*/ folder).isDirectory()) continue;
     const catalogue: Catalogue = {};
-    for (const file of fs.readdirSync(folder).sort()) {
+    for (const file of fs.readdirSync(/*turbopackIgnore: true*/ folder).sort()) {
       if (!file.endsWith(".json")) continue;
-      catalogue[file.slice(0, -".json".length)] = JSON.parse(fs.readFileSync(path.join(folder, file), "utf8")) as MessageTree;
+      const text = fs.readFileSync(/*turbopackIgnore: true*/ path.join(/*turbopackIgnore: true*/ folder, file), "utf8");
+      catalogue[file.slice(0, -".json".length)] = JSON.parse(text) as MessageTree;
     }
     catalogues.set(locale, catalogue);
   }
