@@ -23,8 +23,9 @@ fi
 
 # Next's tracer takes the whole repository into the standalone build when it cannot tell which
 # files a run-time read names (a build warning, "Dynamic filesystem access causes tracing of the
-# whole project"): the image would then ship the tests, the bench and every source file.
-for repository_only in app bench docs e2e ops scripts tests; do
+# whole project"): the folder would then ship the tests, the bench and every source file, and,
+# from an operator's checkout, every client's instances/<client>/gatehouse.env and a .data/ folder.
+for repository_only in .data app bench docs e2e instances ops scripts tests; do
   if [ -e ".next/standalone/$repository_only" ]; then
     echo "the standalone build holds the repository's $repository_only/: see the build's 'Dynamic filesystem access' warning" >&2
     exit 1
