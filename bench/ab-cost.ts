@@ -36,14 +36,17 @@ type Target = {
 const say = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)} load ${os.loadavg()[0]!.toFixed(1)}] ${line}`);
 const rssOf = (pid: number) => Number(/^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) * 1024;
 
+/** `NAME=VALUE` at its first `=`; anything else stops the run rather than start a server without it. */
+function splitAssignment(text: string): [string, string] {
+  const at = text.indexOf("=");
+  if (at <= 0) throw new Error(`expected NAME=VALUE, got "${text}"`);
+  return [text.slice(0, at), text.slice(at + 1)];
+}
+
 async function gatehouse(label: string, spec: string): Promise<Target> {
   const [root = "", ...assignments] = spec.split("@");
-  const settings = {
-    ...DRILL_SETTINGS,
-    ...Object.fromEntries(
-      assignments.map((assignment) => [assignment.slice(0, assignment.indexOf("=")), assignment.slice(assignment.indexOf("=") + 1)]),
-    ),
-  };
+  const settings = { ...DRILL_SETTINGS, ...Object.fromEntries(assignments.map(splitAssignment)) };
+  say(`${label}: ${root}${assignments.length > 0 ? ` with ${assignments.join(" ")}` : ""}`);
   const server = await startServer(path.resolve(root), settings, say).catch(() => startServer(path.resolve(root), settings, say));
   const csrf = await getCsrf(server.baseUrl);
   const body = signInBody({ email: "nobody@example.com", password: "wrong-password-123", altcha: "", csrfToken: csrf.token });
@@ -62,7 +65,8 @@ async function gatehouse(label: string, spec: string): Promise<Target> {
 }
 
 async function main() {
-  const builds = process.argv.slice(2).map((arg) => arg.split("=") as [string, string]);
+  // label=DIR@NAME=VALUE...: the label ends at the first "=", the rest is the build and its settings.
+  const builds = process.argv.slice(2).map(splitAssignment);
   const cannon = new FloodClient(path.resolve(__dirname, ".."));
   const targets: Target[] = [];
   for (const [label, root] of builds) targets.push(await gatehouse(label, root));
