@@ -19,7 +19,8 @@ const childPort = await new Promise((resolve) => {
 });
 // As every deployment starts server.mjs (lib/server-contract.mjs: LEAN_START).
 const child = spawn(process.execPath, ["--max-semi-space-size=2", "child-server.mjs"], {
-  env: { ...process.env, PORT: String(childPort) },
+  // On loopback only: the child believes the peer the front names (x-front-peer).
+  env: { ...process.env, PORT: String(childPort), HOST: "127.0.0.1" },
   stdio: "inherit",
 });
 child.on("exit", (code) => process.exit(code ?? 1));

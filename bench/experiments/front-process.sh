@@ -7,7 +7,8 @@
 # ab-cost's idle RSS of such a copy is the front's alone; its CPU figures are of both processes.
 set -euo pipefail
 src=$(cd "$1" && pwd)
-out=$2
+out=$(realpath -m "$2")
+case "$out/" in "$src"/*) echo "$out is inside $src: give a folder outside the build" >&2; exit 1 ;; esac
 [ -f "$src/.next/BUILD_ID" ] || { echo "no production build in $src" >&2; exit 1; }
 # Only a folder this script made before is replaced: OUT may not be the build, or anything else.
 if [ -e "$out" ]; then
@@ -16,6 +17,9 @@ if [ -e "$out" ]; then
 fi
 # Hard links: the copy costs no disk, and only server.mjs is replaced (a new file, not an edit).
 cp -al "$src" "$out"
+# Not the checkout's data, secrets or history: a server started in the copy must not write
+# through a hard link into the build's database (ab-cost starts it on a fresh one).
+rm -rf "$out/.data" "$out/instances" "$out/.git" "$out"/.env "$out"/.env.*
 rm "$out/server.mjs"
 # The child is the build's server.mjs with two changes: the peer is the one the front names, and
 # a refusal its fast path answered is marked, so that the front remembers it.
