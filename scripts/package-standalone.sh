@@ -24,7 +24,7 @@ fi
 # Next's tracer takes the whole repository into the standalone build when it cannot tell which
 # files a run-time read names (a build warning, "Dynamic filesystem access causes tracing of the
 # whole project"): the folder would then ship the tests, the bench and every source file, and,
-# from an operator's checkout, every client's instances/<client>/gatehouse.env and a .data/ folder.
+# from an operator's checkout, every client's instances/<client>/gatehouse.env (seen; .data/ is guarded too).
 for repository_only in .data app bench docs e2e instances ops scripts tests; do
   if [ -e ".next/standalone/$repository_only" ]; then
     echo "the standalone build holds the repository's $repository_only/: see the build's 'Dynamic filesystem access' warning" >&2
@@ -41,15 +41,22 @@ cp server.mjs "$dest/server.mjs"
 # shares with the app, the connection guard, ...) is copied beside it, and theirs in turn: read
 # from the import lines, not listed by hand. A hand-written list once left the connection guard
 # out, and only the build's tracer, which then took the whole repository, had hidden that.
-declare -A copied=()
+copied=" "
 pending=(server.mjs)
 while [ ${#pending[@]} -gt 0 ]; do
   importer=${pending[0]}
   pending=("${pending[@]:1}")
-  for relative in $(grep -oE "from \"\.\.?/[^\"]+\"" "$importer" | sed -E 's/^from "(.*)"$/\1/'); do
-    module=$(realpath --relative-to="$root" "$(dirname "$importer")/$relative")
-    [ -n "${copied[$module]:-}" ] && continue
-    copied[$module]=1
+  # Import statements only (`import … from`, `} from` ending a long one, `export … from`, a bare
+  # `import "…"`), at the start of a line: a JSDoc type's import("…") names no file to ship.
+  for relative in $(grep -oE '^(import|export|\}) [^"]*"\.\.?/[^"]+"' "$importer" | sed -E 's/^.*"(.*)"$/\1/'); do
+    module=$(node -p 'path.relative(process.cwd(), path.resolve(path.dirname(process.argv[1]), process.argv[2]))' "$importer" "$relative")
+    case "$module" in ../* | /*)
+      echo "$importer imports $relative, outside the repository" >&2
+      exit 1
+      ;;
+    esac
+    case "$copied" in *" $module "*) continue ;; esac
+    copied="$copied$module "
     mkdir -p "$dest/$(dirname "$module")"
     cp "$module" "$dest/$module"
     pending+=("$module")
@@ -68,10 +75,8 @@ missing=0
 for required in \
   .next/BUILD_ID \
   .next/required-server-files.json \
+  server.mjs \
   lib/server-contract.mjs \
-  lib/http/response-done.mjs \
-  lib/http/request-path.mjs \
-  lib/http/connections.mjs \
   node_modules/next/package.json \
   prisma/migrations/migration_lock.toml \
   node_modules/@electric-sql/pglite/dist/pglite.wasm \
