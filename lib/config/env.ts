@@ -9,7 +9,7 @@ import {
   canSpendAll,
   checkLimitSpec,
   defaultLimitSpecs,
-  DEVICE_CODE_LIFE_MS,
+  DEVICE_CODE_WINDOW_MS,
   parseLimitSpec,
   POLICY_NAMES,
   policiesFromSpecs,
@@ -107,7 +107,7 @@ function checkResendSplit(env: ResendValues, ctx: z.RefinementCtx): void {
   const mailSpec = env[CODE_MAIL] ?? defaultLimitSpecs.deviceCodeMail;
   if (checkLimitSpec("deviceCodeResendAddress", resendSpec) !== null || checkLimitSpec("deviceCodeMail", mailSpec) !== null) return;
   const ceiling = parseLimitSpec(mailSpec);
-  if (!canSpendAll(parseLimitSpec(resendSpec), ceiling, DEVICE_CODE_LIFE_MS)) return;
+  if (!canSpendAll(parseLimitSpec(resendSpec), ceiling, DEVICE_CODE_WINDOW_MS)) return;
   const shown = (spec: string, name: keyof ResendValues) => (env[name] === undefined ? `${spec} (the default)` : spec);
   // One address always has its first resend, so a ceiling of one resend is spent whatever it is.
   const fix = ceiling.some(({ capacity }) => capacity < 2)
@@ -117,7 +117,7 @@ function checkResendSplit(env: ResendValues, ctx: z.RefinementCtx): void {
     code: "custom",
     path: [RESEND_ADDRESS],
     message:
-      `one address could send every resend ${CODE_MAIL} allows a device code within its ${DEVICE_CODE_LIFE_MS / 60_000} minutes ` +
+      `one address could send every resend ${CODE_MAIL} allows a device code within its ${DEVICE_CODE_WINDOW_MS / 60_000} minutes ` +
       `(${RESEND_ADDRESS} ${shown(resendSpec, RESEND_ADDRESS)} against ${shown(mailSpec, CODE_MAIL)}), so a stranger's address ` +
       `could spend the owner's: ${fix}`,
   });
