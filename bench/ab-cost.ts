@@ -12,6 +12,7 @@ import fs from "node:fs";
 import path from "node:path";
 import readline from "node:readline";
 import { spawn } from "node:child_process";
+import { buildArgs, type BuildArg } from "./lib/builds";
 import { answered, FloodClient, type CannonLoad } from "./lib/cannon";
 import { getCsrf, request, signInBody, signInHeaders, SIGN_IN_PATH } from "./lib/http";
 import { DRILL_SETTINGS, freePort, killOnExit, processTreeCpuMs, startServer } from "./lib/server";
@@ -36,17 +37,9 @@ type Target = {
 const say = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)} load ${os.loadavg()[0]!.toFixed(1)}] ${line}`);
 const rssOf = (pid: number) => Number(/^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) * 1024;
 
-/** `NAME=VALUE` at its first `=`; anything else stops the run rather than start a server without it. */
-function splitAssignment(text: string): [string, string] {
-  const at = text.indexOf("=");
-  if (at <= 0) throw new Error(`expected NAME=VALUE, got "${text}"`);
-  return [text.slice(0, at), text.slice(at + 1)];
-}
-
-async function gatehouse(label: string, spec: string): Promise<Target> {
-  const [root = "", ...assignments] = spec.split("@");
-  const settings = { ...DRILL_SETTINGS, ...Object.fromEntries(assignments.map(splitAssignment)) };
-  say(`${label}: ${root}${assignments.length > 0 ? ` with ${assignments.join(" ")}` : ""}`);
+async function gatehouse({ label, root, settings: own }: BuildArg): Promise<Target> {
+  const settings = { ...DRILL_SETTINGS, ...own };
+  say(`${label}: ${root}${Object.keys(own).length > 0 ? ` with ${JSON.stringify(own)}` : ""}`);
   const server = await startServer(path.resolve(root), settings, say).catch(() => startServer(path.resolve(root), settings, say));
   const csrf = await getCsrf(server.baseUrl);
   const body = signInBody({ email: "nobody@example.com", password: "wrong-password-123", altcha: "", csrfToken: csrf.token });
@@ -65,11 +58,9 @@ async function gatehouse(label: string, spec: string): Promise<Target> {
 }
 
 async function main() {
-  // label=DIR@NAME=VALUE...: the label ends at the first "=", the rest is the build and its settings.
-  const builds = process.argv.slice(2).map(splitAssignment);
   const cannon = new FloodClient(path.resolve(__dirname, ".."));
   const targets: Target[] = [];
-  for (const [label, root] of builds) targets.push(await gatehouse(label, root));
+  for (const build of buildArgs(process.argv.slice(2))) targets.push(await gatehouse(build));
   const peer = await startPeer(path.resolve(__dirname, ".."), say, "argon2id");
   for (let i = 0; i < 20; i++) await request(peer.baseUrl, { method: "GET", path: "/api/auth/get-session" });
   const json = { "content-type": "application/json", origin: peer.baseUrl };

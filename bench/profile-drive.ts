@@ -3,11 +3,12 @@
  * (`node --import bench/lib/profile-hook.mjs server.mjs`), a repeated refused sign-in from one
  * address (REFUSALS requests) and sign-ins from never-seen addresses (DISTINCT requests), each
  * profiled alone into OUT/<label>-refusal.cpuprofile and OUT/<label>-distinct.cpuprofile.
- *   npx tsx bench/profile-drive.ts OUT label=DIR [label=DIR ...]
+ *   npx tsx bench/profile-drive.ts OUT label=DIR [label=DIR ...]   (label=DIR@NAME=VALUE: bench/lib/builds.ts)
  * Then: node bench/lib/profile-summary.mjs OUT/a-refusal.cpuprofile OUT/b-refusal.cpuprofile
  */
 import fs from "node:fs";
 import path from "node:path";
+import { buildArgs } from "./lib/builds";
 import { answered, FloodClient, type CannonLoad } from "./lib/cannon";
 import { getCsrf, signInBody, signInHeaders, SIGN_IN_PATH } from "./lib/http";
 import { DRILL_SETTINGS, startServer } from "./lib/server";
@@ -23,10 +24,9 @@ const say = (line: string) => console.log(line);
 
 async function main() {
   const cannon = new FloodClient(path.resolve(__dirname, ".."));
-  for (const build of builds) {
-    const [label, dir] = build.split("=") as [string, string];
+  for (const { label, root, settings } of buildArgs(builds)) {
     const profile = path.join(out!, `${label}.tmp.cpuprofile`);
-    const server = await startServer(path.resolve(dir), { ...DRILL_SETTINGS, BENCH_PROFILE_OUT: profile }, say);
+    const server = await startServer(path.resolve(root), { ...DRILL_SETTINGS, ...settings, BENCH_PROFILE_OUT: profile }, say);
     try {
       const csrf = await getCsrf(server.baseUrl);
       const body = signInBody({ email: "nobody@example.com", password: "wrong-password-123", altcha: "", csrfToken: csrf.token });

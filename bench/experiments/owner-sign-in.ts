@@ -7,6 +7,7 @@
  *   npx tsx bench/experiments/owner-sign-in.ts label=DIR [label=DIR ...]      (ROUNDS, default 4)
  */
 import path from "node:path";
+import { buildArgs } from "../lib/builds";
 import { closeConnections, getCsrf, register, signIn, solvedPayload, type Csrf } from "../lib/http";
 import { DRILL_SETTINGS, processTreeCpuMs, startServer, type BenchServer } from "../lib/server";
 import { fmt, median } from "../lib/stats";
@@ -52,9 +53,13 @@ async function signInOnce(contender: Contender): Promise<number> {
 
 async function main() {
   const contenders: Contender[] = [];
-  for (const [label, root] of process.argv.slice(2).map((arg) => arg.split("=") as [string, string])) {
+  for (const { label, root, settings } of buildArgs(process.argv.slice(2))) {
     // The known-device lane's hourly allowance is raised: this drill signs in 3 + ROUNDS × 12 times.
-    const server = await startServer(path.resolve(root), { ...DRILL_SETTINGS, RATE_LIMIT_KNOWN_DEVICE_LANE: "1000/1h" }, () => {});
+    const server = await startServer(
+      path.resolve(root),
+      { ...DRILL_SETTINGS, RATE_LIMIT_KNOWN_DEVICE_LANE: "1000/1h", ...settings },
+      () => {},
+    );
     const email = `owner-${label}@example.com`;
     const registered = await register(server.baseUrl, nextAddress(), email, PASSWORD);
     if (registered.status >= 300) throw new Error(`${label}: registration answered ${registered.status}`);
